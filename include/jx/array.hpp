@@ -1,0 +1,92 @@
+// jx::Array: an immutable, cheaply copied handle to a concrete buffer or to a tracer.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "jx/dtype.hpp"
+#include "jx/errors.hpp"
+#include "jx/shape.hpp"
+
+namespace jx {
+
+namespace detail {
+struct ArrayImpl;  // defined in src/core: aval plus either a host buffer or a tracer
+}  // namespace detail
+
+template <class T>
+concept Scalar = std::is_arithmetic_v<T>;
+
+class Array {
+ public:
+  Array() = default;  // an empty handle; using it throws jx::Error
+
+  // A C++ scalar becomes a 0-d array. Signed integers and floating point values are weak-typed
+  // (like Python scalars in JAX: they take the dtype of the array they meet); bool is not.
+  template <Scalar T>
+  Array(T value) : Array(from_scalar(value)) {}  // NOLINT: implicit, so `x + 2.0f` works
+
+  explicit Array(std::shared_ptr<detail::ArrayImpl> impl) : impl_(std::move(impl)) {}
+
+  const ShapedArray& aval() const;
+  const Shape& shape() const { return aval().shape; }
+  DType dtype() const { return aval().dtype; }
+  bool weak_type() const { return aval().weak_type; }
+  int ndim() const { return aval().ndim(); }
+  std::int64_t size() const { return aval().size(); }
+
+  bool valid() const { return impl_ != nullptr; }
+  bool is_tracer() const;
+
+  // Reading values needs a concrete array: under a trace these throw jx::ConcretizationError.
+  // T may differ from dtype(); values are converted as static_cast would.
+  template <class T>
+  T item() const;
+  template <class T>
+  std::vector<T> to_vector() const;
+  explicit operator bool() const;  // `if (x < y)`: a concrete size-1 array only
+
+  Array astype(DType dtype) const;
+  std::string repr() const;  // NumPy style: Array([1., 2.], dtype=float32)
+
+  const std::shared_ptr<detail::ArrayImpl>& impl() const { return impl_; }
+
+ private:
+  template <Scalar T>
+  static Array from_scalar(T value) {
+    constexpr bool weak = !std::is_same_v<T, bool> && !std::is_unsigned_v<T>;
+    if constexpr (std::is_same_v<T, bool>) return scalar(value ? 1.0 : 0.0, 0, bool_, false);
+    else if constexpr (std::is_floating_point_v<T>)
+      return scalar(static_cast<double>(value), 0, sizeof(T) == 8 ? float64 : float32, weak);
+    else
+      return scalar(0.0, static_cast<std::int64_t>(value), dtype_of<T>(), weak);
+  }
+  static Array scalar(double f, std::int64_t i, DType dtype, bool weak);
+
+  std::shared_ptr<detail::ArrayImpl> impl_;
+};
+
+std::ostream& operator<<(std::ostream& os, const Array& x);
+
+// NumPy-style operators: broadcasting and type promotion, as jx::np does.
+Array operator+(const Array& a, const Array& b);
+Array operator-(const Array& a, const Array& b);
+Array operator*(const Array& a, const Array& b);
+Array operator/(const Array& a, const Array& b);  // true division: int / int → float
+Array operator%(const Array& a, const Array& b);  // Python's sign convention (np.remainder)
+Array operator-(const Array& a);
+Array operator~(const Array& a);  // bitwise not; logical not for bool
+Array operator&(const Array& a, const Array& b);
+Array operator|(const Array& a, const Array& b);
+Array operator<(const Array& a, const Array& b);
+Array operator<=(const Array& a, const Array& b);
+Array operator>(const Array& a, const Array& b);
+Array operator>=(const Array& a, const Array& b);
+Array operator==(const Array& a, const Array& b);
+Array operator!=(const Array& a, const Array& b);
+
+}  // namespace jx

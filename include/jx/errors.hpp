@@ -1,0 +1,44 @@
+// The exception types jx throws at its user boundary; all derive from jx::Error.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace jx {
+
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Incompatible shapes, bad axes, bad reshape sizes, bad dot dimensions.
+class ShapeError : public Error {
+ public:
+  using Error::Error;
+};
+
+// Bad or mismatched dtypes, ill-typed jaxprs.
+class TypeError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A traced value was read where a concrete value is needed (item(), if (x < y), ...).
+class ConcretizationError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A tracer escaped the transformation that created it and was used afterwards.
+class TracerLeakError : public Error {
+ public:
+  using Error::Error;
+};
+
+// Text that does not parse (jaxpr, HLO) or a backend that cannot compile a program.
+class CompileError : public Error {
+ public:
+  using Error::Error;
+};
+
+}  // namespace jx

@@ -1,0 +1,11 @@
+// The umbrella header: everything a jx user needs.
+#pragma once
+
+#include "jx/array.hpp"
+#include "jx/dtype.hpp"
+#include "jx/errors.hpp"
+#include "jx/lax.hpp"
+#include "jx/numpy.hpp"
+#include "jx/shape.hpp"
+#include "jx/transforms.hpp"
+#include "jx/tree.hpp"

@@ -1,0 +1,101 @@
+// jx::lax — one thin wrapper per primitive. Operands must already agree in dtype and shape
+// (a 0-d operand of an elementwise op broadcasts); jx::np does promotion and broadcasting.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "jx/array.hpp"
+
+namespace jx::lax {
+
+// unary.cpp — elementwise maps.
+Array neg(const Array& x);
+Array exp(const Array& x);
+Array log(const Array& x);
+Array log1p(const Array& x);
+Array expm1(const Array& x);
+Array sin(const Array& x);
+Array cos(const Array& x);
+Array tan(const Array& x);
+Array tanh(const Array& x);
+Array logistic(const Array& x);
+Array sqrt(const Array& x);
+Array rsqrt(const Array& x);
+Array abs(const Array& x);
+Array sign(const Array& x);
+Array floor(const Array& x);
+Array ceil(const Array& x);
+enum class RoundingMethod : int { kAwayFromZero = 0, kToNearestEven = 1 };
+Array round(const Array& x, RoundingMethod method = RoundingMethod::kAwayFromZero);
+Array erf(const Array& x);
+Array integer_pow(const Array& x, int y);
+Array bitwise_not(const Array& x);  // the primitive `not`
+
+// binary.cpp — elementwise arithmetic.
+Array add(const Array& x, const Array& y);
+Array sub(const Array& x, const Array& y);
+Array mul(const Array& x, const Array& y);
+Array div(const Array& x, const Array& y);  // integers round toward zero, as C++ and XLA do
+Array rem(const Array& x, const Array& y);  // sign of the dividend, as C++ fmod and XLA do
+Array pow(const Array& x, const Array& y);
+Array max(const Array& x, const Array& y);
+Array min(const Array& x, const Array& y);
+Array atan2(const Array& x, const Array& y);
+Array bitwise_and(const Array& x, const Array& y);  // the primitive `and`
+Array bitwise_or(const Array& x, const Array& y);   // the primitive `or`
+
+// compare_select.cpp — comparisons give bool; selection picks among cases.
+Array eq(const Array& x, const Array& y);
+Array ne(const Array& x, const Array& y);
+Array lt(const Array& x, const Array& y);
+Array le(const Array& x, const Array& y);
+Array gt(const Array& x, const Array& y);
+Array ge(const Array& x, const Array& y);
+// cases[which]: `which` is bool (two cases) or int32 with values in [0, cases.size()).
+Array select_n(const Array& which, const std::vector<Array>& cases);
+Array clamp(const Array& lo, const Array& x, const Array& hi);
+
+// convert.cpp
+Array convert_element_type(const Array& x, DType new_dtype, bool weak_type = false);
+
+// shape_ops.cpp — layout changes; no arithmetic.
+Array broadcast_in_dim(const Array& x, const Shape& shape,
+                       const std::vector<std::int64_t>& broadcast_dimensions);
+Array reshape(const Array& x, const Shape& new_sizes);
+Array transpose(const Array& x, const std::vector<std::int64_t>& permutation);
+Array squeeze(const Array& x, const std::vector<std::int64_t>& dimensions);
+Array expand_dims(const Array& x, const std::vector<std::int64_t>& dimensions);
+Array slice(const Array& x, const std::vector<std::int64_t>& start_indices,
+            const std::vector<std::int64_t>& limit_indices,
+            const std::vector<std::int64_t>& strides = {});
+// Start indices are 0-d integer arrays, clamped so the slice stays in bounds (as XLA does).
+Array dynamic_slice(const Array& x, const std::vector<Array>& start_indices,
+                    const std::vector<std::int64_t>& slice_sizes);
+Array dynamic_update_slice(const Array& x, const Array& update,
+                           const std::vector<Array>& start_indices);
+Array concatenate(const std::vector<Array>& xs, std::int64_t dimension);
+using PaddingConfig = std::vector<std::array<std::int64_t, 3>>;  // (low, high, interior) per dim
+Array pad(const Array& x, const Array& padding_value, const PaddingConfig& padding_config);
+Array iota(DType dtype, const Shape& shape, std::int64_t dimension = 0);
+
+// reduce.cpp
+Array reduce_sum(const Array& x, const std::vector<std::int64_t>& axes);
+Array reduce_max(const Array& x, const std::vector<std::int64_t>& axes);
+Array reduce_min(const Array& x, const std::vector<std::int64_t>& axes);
+Array reduce_prod(const Array& x, const std::vector<std::int64_t>& axes);
+Array argmax(const Array& x, std::int64_t axis, DType index_dtype = int32);
+Array argmin(const Array& x, std::int64_t axis, DType index_dtype = int32);
+
+// dot.cpp
+struct DotDimensionNumbers {
+  std::vector<std::int64_t> lhs_contracting, rhs_contracting;
+  std::vector<std::int64_t> lhs_batch, rhs_batch;
+};
+// Output dims: batch, then lhs free, then rhs free (XLA's order).
+Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers& dimension_numbers,
+                  std::optional<DType> preferred_element_type = std::nullopt);
+
+}  // namespace jx::lax

@@ -1,0 +1,129 @@
+// jx::np — NumPy's API on jx arrays: broadcasting and JAX's type promotion, built on jx::lax.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <vector>
+
+#include "jx/array.hpp"
+
+namespace jx::np {
+
+// An `axis` argument: all axes (the default), one axis, or several. Negative axes count from
+// the end.
+class Axes {
+ public:
+  Axes() = default;
+  Axes(int axis) : axes_(std::vector<int>{axis}) {}  // NOLINT: implicit, like numpy's axis=0
+  Axes(std::vector<int> axes) : axes_(std::move(axes)) {}  // NOLINT
+  Axes(std::initializer_list<int> axes) : axes_(std::vector<int>(axes)) {}
+  const std::optional<std::vector<int>>& get() const { return axes_; }
+
+ private:
+  std::optional<std::vector<int>> axes_;
+};
+
+// ---- creation --------------------------------------------------------------------------------
+Array array(const Array& x);  // a strong-typed copy of x: np::array(3.0f) is f32[]
+template <Scalar T>
+Array array(std::initializer_list<T> values);
+template <Scalar T>
+Array array(const std::vector<T>& values, const Shape& shape);
+template <Scalar T>
+Array array(const std::vector<T>& values) {
+  return array(values, Shape{static_cast<std::int64_t>(values.size())});
+}
+Array asarray(const Array& x, std::optional<DType> dtype = std::nullopt);
+Array zeros(const Shape& shape, DType dtype = float32);
+Array ones(const Shape& shape, DType dtype = float32);
+Array full(const Shape& shape, const Array& fill_value, std::optional<DType> dtype = std::nullopt);
+Array zeros_like(const Array& x, std::optional<DType> dtype = std::nullopt);
+Array ones_like(const Array& x, std::optional<DType> dtype = std::nullopt);
+Array full_like(const Array& x, const Array& fill_value, std::optional<DType> dtype = std::nullopt);
+Array arange(double stop, std::optional<DType> dtype = std::nullopt);  // int32 for whole numbers
+Array arange(double start, double stop, double step = 1, std::optional<DType> dtype = std::nullopt);
+Array linspace(double start, double stop, std::int64_t num = 50, bool endpoint = true,
+               DType dtype = float32);
+Array eye(std::int64_t n, std::optional<std::int64_t> m = std::nullopt, std::int64_t k = 0,
+          DType dtype = float32);
+
+// ---- elementwise -----------------------------------------------------------------------------
+Array negative(const Array& x);
+Array positive(const Array& x);
+Array exp(const Array& x);
+Array log(const Array& x);
+Array log1p(const Array& x);
+Array expm1(const Array& x);
+Array sin(const Array& x);
+Array cos(const Array& x);
+Array tan(const Array& x);
+Array tanh(const Array& x);
+Array sqrt(const Array& x);
+Array square(const Array& x);
+Array reciprocal(const Array& x);
+Array abs(const Array& x);
+Array sign(const Array& x);
+Array floor(const Array& x);
+Array ceil(const Array& x);
+Array round(const Array& x);  // half to even, as numpy
+Array logical_not(const Array& x);
+Array bitwise_not(const Array& x);
+
+Array add(const Array& x, const Array& y);
+Array subtract(const Array& x, const Array& y);
+Array multiply(const Array& x, const Array& y);
+Array divide(const Array& x, const Array& y);  // true division
+Array true_divide(const Array& x, const Array& y);
+Array floor_divide(const Array& x, const Array& y);
+Array remainder(const Array& x, const Array& y);  // sign of the divisor, as Python's %
+Array mod(const Array& x, const Array& y);
+Array power(const Array& x, const Array& y);
+Array maximum(const Array& x, const Array& y);
+Array minimum(const Array& x, const Array& y);
+Array arctan2(const Array& x, const Array& y);
+Array logaddexp(const Array& x, const Array& y);
+Array equal(const Array& x, const Array& y);
+Array not_equal(const Array& x, const Array& y);
+Array less(const Array& x, const Array& y);
+Array less_equal(const Array& x, const Array& y);
+Array greater(const Array& x, const Array& y);
+Array greater_equal(const Array& x, const Array& y);
+Array logical_and(const Array& x, const Array& y);
+Array logical_or(const Array& x, const Array& y);
+Array bitwise_and(const Array& x, const Array& y);
+Array bitwise_or(const Array& x, const Array& y);
+Array where(const Array& condition, const Array& x, const Array& y);
+Array clip(const Array& x, const std::optional<Array>& lo, const std::optional<Array>& hi);
+
+// ---- reductions ------------------------------------------------------------------------------
+Array sum(const Array& x, const Axes& axis = {}, bool keepdims = false);
+Array prod(const Array& x, const Axes& axis = {}, bool keepdims = false);
+Array max(const Array& x, const Axes& axis = {}, bool keepdims = false);
+Array min(const Array& x, const Axes& axis = {}, bool keepdims = false);
+Array mean(const Array& x, const Axes& axis = {}, bool keepdims = false);
+Array var(const Array& x, const Axes& axis = {}, bool keepdims = false);
+Array std(const Array& x, const Axes& axis = {}, bool keepdims = false);
+Array all(const Array& x, const Axes& axis = {}, bool keepdims = false);
+Array any(const Array& x, const Axes& axis = {}, bool keepdims = false);
+Array argmax(const Array& x, std::optional<int> axis = std::nullopt, bool keepdims = false);
+Array argmin(const Array& x, std::optional<int> axis = std::nullopt, bool keepdims = false);
+
+// ---- shapes ----------------------------------------------------------------------------------
+Array reshape(const Array& x, const Shape& shape);  // one -1 entry is inferred
+Array ravel(const Array& x);
+Array transpose(const Array& x, std::optional<std::vector<int>> axes = std::nullopt);
+Array swapaxes(const Array& x, int axis1, int axis2);
+Array expand_dims(const Array& x, const Axes& axis);
+Array squeeze(const Array& x, const Axes& axis = {});
+Array broadcast_to(const Array& x, const Shape& shape);
+Array concatenate(const std::vector<Array>& xs, int axis = 0);
+Array stack(const std::vector<Array>& xs, int axis = 0);
+Shape broadcast_shapes(const Shape& a, const Shape& b);
+
+// ---- linear algebra --------------------------------------------------------------------------
+Array matmul(const Array& a, const Array& b);  // batch dims broadcast; 1-d operands as numpy
+Array dot(const Array& a, const Array& b);
+Array outer(const Array& a, const Array& b);
+
+}  // namespace jx::np

@@ -1,0 +1,95 @@
+// Array handle: construction from scalars, reading values, conversion.
+#include <cstring>
+
+#include "core/array_impl.hpp"
+#include "core/dtype_dispatch.hpp"
+#include "jx/lax.hpp"
+#include "trace/tracer.hpp"
+
+namespace jx {
+
+Array make_array(ShapedArray aval) {
+  auto buffer = std::make_shared<Buffer>(aval.size() * itemsize(aval.dtype));
+  return make_array(std::move(aval), std::move(buffer));
+}
+
+Array make_array(ShapedArray aval, std::shared_ptr<Buffer> buffer) {
+  auto impl = std::make_shared<detail::ArrayImpl>();
+  impl->aval = std::move(aval);
+  impl->buffer = std::move(buffer);
+  return Array(std::move(impl));
+}
+
+const detail::ArrayImpl& impl_of(const Array& x) {
+  if (!x.impl()) throw Error("use of an empty jx::Array (default-constructed, never assigned)");
+  return *x.impl();
+}
+
+trace::Tracer* tracer_of(const Array& x) { return impl_of(x).tracer.get(); }
+
+const Buffer& concrete_buffer(const Array& x, const char* what) {
+  const auto& impl = impl_of(x);
+  if (impl.tracer) impl.tracer->throw_concretization_error(what);
+  return *impl.buffer;
+}
+
+Array with_aval(const Array& x, ShapedArray aval) {
+  const auto& impl = impl_of(x);
+  JX_CHECK(!impl.tracer && aval.size() * itemsize(aval.dtype) == impl.buffer->nbytes());
+  return make_array(std::move(aval), impl.buffer);
+}
+
+const ShapedArray& Array::aval() const { return impl_of(*this).aval; }
+
+bool Array::is_tracer() const { return tracer_of(*this) != nullptr; }
+
+Array Array::scalar(double f, std::int64_t i, DType dtype, bool weak) {
+  Array out = make_array(ShapedArray{{}, dtype, weak});
+  dispatch(dtype, [&]<class T>() {
+    *out.impl()->buffer->as<T>() = is_floating(dtype) ? static_cast<T>(f) : static_cast<T>(i);
+    if constexpr (std::is_same_v<T, bool>) *out.impl()->buffer->as<T>() = f != 0.0;
+  });
+  return out;
+}
+
+template <class T>
+std::vector<T> Array::to_vector() const {
+  const Buffer& buf = concrete_buffer(*this, "to_vector()");
+  std::vector<T> out(static_cast<std::size_t>(size()));
+  dispatch(dtype(), [&]<class S>() {
+    const S* src = buf.as<S>();
+    for (std::size_t k = 0; k < out.size(); ++k) out[k] = static_cast<T>(src[k]);
+  });
+  return out;
+}
+
+template <class T>
+T Array::item() const {
+  const Buffer& buf = concrete_buffer(*this, "item()");
+  if (size() != 1)
+    throw TypeError("item() needs an array of size 1, got shape " + shape_str(shape()));
+  return dispatch(dtype(), [&]<class S>() { return static_cast<T>(*buf.as<S>()); });
+}
+
+Array::operator bool() const {
+  const Buffer& buf = concrete_buffer(*this, "bool()");
+  if (size() != 1)
+    throw TypeError("The truth value of an array with more than one element is ambiguous, got "
+                    "shape " + shape_str(shape()) + ". Use np::any or np::all.");
+  return dispatch(dtype(), [&]<class S>() { return *buf.as<S>() != S{}; });
+}
+
+Array Array::astype(DType d) const { return lax::convert_element_type(*this, d, false); }
+
+#define JX_INSTANTIATE(T)                              \
+  template std::vector<T> Array::to_vector<T>() const; \
+  template T Array::item<T>() const;
+JX_INSTANTIATE(bool)
+JX_INSTANTIATE(float)
+JX_INSTANTIATE(double)
+JX_INSTANTIATE(std::int32_t)
+JX_INSTANTIATE(std::int64_t)
+JX_INSTANTIATE(std::uint32_t)
+#undef JX_INSTANTIATE
+
+}  // namespace jx

@@ -1,0 +1,128 @@
+#include "core/params.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <sstream>
+
+#include "support/check.hpp"
+#include "support/format.hpp"
+
+namespace jx {
+
+// Printing a sub-jaxpr lives with the jaxpr printer.
+std::string closed_jaxpr_param_str(const ClosedJaxprData& j);
+bool closed_jaxpr_equal(const ClosedJaxprData& a, const ClosedJaxprData& b);
+
+Param Param::boolean(bool v) { Param p; p.kind_ = Kind::kBool; p.int_ = v; return p; }
+Param Param::integer(std::int64_t v) { Param p; p.kind_ = Kind::kInt; p.int_ = v; return p; }
+Param Param::floating(double v) { Param p; p.kind_ = Kind::kFloat; p.float_ = v; return p; }
+Param Param::dtype(DType d) { Param p; p.kind_ = Kind::kDType; p.int_ = static_cast<int>(d); return p; }
+Param Param::name(std::string s) { Param p; p.kind_ = Kind::kName; p.name_ = std::move(s); return p; }
+Param Param::tuple(std::vector<Param> items) {
+  Param p; p.kind_ = Kind::kTuple; p.items_ = std::move(items); return p;
+}
+Param Param::list(std::vector<Param> items) {
+  Param p; p.kind_ = Kind::kList; p.items_ = std::move(items); return p;
+}
+Param Param::ints(const std::vector<std::int64_t>& v) {
+  std::vector<Param> items;
+  for (auto x : v) items.push_back(integer(x));
+  return tuple(std::move(items));
+}
+Param Param::int_list(const std::vector<std::int64_t>& v) {
+  Param p = ints(v);
+  p.kind_ = Kind::kList;
+  return p;
+}
+Param Param::jaxpr(std::shared_ptr<const ClosedJaxprData> j) {
+  Param p; p.kind_ = Kind::kJaxpr; p.jaxpr_ = std::move(j); return p;
+}
+
+bool Param::as_bool() const { JX_CHECK(kind_ == Kind::kBool); return int_ != 0; }
+std::int64_t Param::as_int() const { JX_CHECK(kind_ == Kind::kInt); return int_; }
+double Param::as_float() const {
+  JX_CHECK(kind_ == Kind::kFloat || kind_ == Kind::kInt);
+  return kind_ == Kind::kInt ? static_cast<double>(int_) : float_;
+}
+DType Param::as_dtype() const { JX_CHECK(kind_ == Kind::kDType); return static_cast<DType>(int_); }
+const std::string& Param::as_name() const { JX_CHECK(kind_ == Kind::kName); return name_; }
+const std::vector<Param>& Param::items() const {
+  JX_CHECK(kind_ == Kind::kTuple || kind_ == Kind::kList);
+  return items_;
+}
+std::vector<std::int64_t> Param::as_ints() const {
+  std::vector<std::int64_t> out;
+  for (const auto& p : items()) out.push_back(p.as_int());
+  return out;
+}
+const std::shared_ptr<const ClosedJaxprData>& Param::as_jaxpr() const {
+  JX_CHECK(kind_ == Kind::kJaxpr);
+  return jaxpr_;
+}
+
+std::string Param::str() const {
+  switch (kind_) {
+    case Kind::kNone: return "None";
+    case Kind::kBool: return int_ ? "True" : "False";
+    case Kind::kInt: return std::to_string(int_);
+    case Kind::kFloat: return detail::python_float_repr(float_, false);
+    case Kind::kDType: return std::string(dtype_name(as_dtype()));
+    case Kind::kName: return name_;
+    case Kind::kTuple:
+    case Kind::kList: {
+      std::vector<std::string> parts;
+      for (const auto& p : items_) parts.push_back(p.str());
+      if (kind_ == Kind::kList) return "[" + detail::join(parts, ", ") + "]";
+      return detail::tuple_str(parts);
+    }
+    case Kind::kJaxpr: return closed_jaxpr_param_str(*jaxpr_);
+  }
+  return "?";
+}
+
+std::size_t Param::hash() const {
+  std::size_t h = std::hash<int>()(static_cast<int>(kind_));
+  auto mix = [&h](std::size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+  mix(std::hash<std::int64_t>()(int_));
+  mix(std::hash<double>()(float_));
+  mix(std::hash<std::string>()(name_));
+  for (const auto& p : items_) mix(p.hash());
+  return h;
+}
+
+bool operator==(const Param& a, const Param& b) {
+  if (a.kind_ != b.kind_ || a.int_ != b.int_ || a.name_ != b.name_ || a.items_ != b.items_)
+    return false;
+  if (a.float_ != b.float_ && !(a.float_ != a.float_ && b.float_ != b.float_)) return false;
+  if (a.jaxpr_ == b.jaxpr_) return true;
+  return a.jaxpr_ && b.jaxpr_ && closed_jaxpr_equal(*a.jaxpr_, *b.jaxpr_);
+}
+
+Params::Params(std::initializer_list<std::pair<std::string, Param>> entries) {
+  for (const auto& [k, v] : entries) set(k, v);
+}
+
+void Params::set(const std::string& name, Param value) {
+  auto it = std::lower_bound(entries_.begin(), entries_.end(), name,
+                             [](const auto& e, const std::string& n) { return e.first < n; });
+  if (it != entries_.end() && it->first == name) it->second = std::move(value);
+  else entries_.insert(it, {name, std::move(value)});
+}
+
+bool Params::has(const std::string& name) const {
+  return std::any_of(entries_.begin(), entries_.end(), [&](const auto& e) { return e.first == name; });
+}
+
+const Param& Params::get(const std::string& name) const {
+  for (const auto& e : entries_)
+    if (e.first == name) return e.second;
+  JX_CHECK(false, "missing primitive parameter '" << name << "'");
+}
+
+std::size_t Params::hash() const {
+  std::size_t h = 0;
+  for (const auto& [k, v] : entries_) h = h * 31 + std::hash<std::string>()(k) * 7 + v.hash();
+  return h;
+}
+
+}  // namespace jx

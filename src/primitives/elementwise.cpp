@@ -1,0 +1,49 @@
+#include "primitives/elementwise.hpp"
+
+#include <sstream>
+
+namespace jx {
+
+void check_dtype(const std::string& op, DType d, DTypeSet accepted) {
+  if (accepted.contains(d)) return;
+  std::vector<std::string> kinds;
+  if (accepted.contains(bool_)) kinds.push_back("bool");
+  if (accepted.contains(int32)) kinds.push_back("integer");
+  else if (accepted.contains(uint32)) kinds.push_back("unsignedinteger");
+  if (accepted.contains(float32)) kinds.push_back("floating");
+  std::ostringstream os;
+  os << op << " does not accept dtype " << dtype_name(d) << ". Accepted dtypes are subtypes of ";
+  for (std::size_t i = 0; i < kinds.size(); ++i) os << (i ? ", " : "") << kinds[i];
+  os << ".";
+  throw TypeError(os.str());
+}
+
+ShapedArray elementwise_aval(const std::string& op, std::span<const ShapedArray> in,
+                             DTypeSet accepted, std::optional<DType> out_dtype) {
+  const ShapedArray* shaped = &in[0];
+  bool weak = true;
+  for (const auto& a : in) {
+    check_dtype(op, a.dtype, accepted);
+    if (a.dtype != in[0].dtype) {
+      std::ostringstream os;
+      os << op << " requires arguments to have the same dtypes, got ";
+      for (std::size_t i = 0; i < in.size(); ++i) os << (i ? ", " : "") << dtype_name(in[i].dtype);
+      os << " (jx::np promotes types automatically).";
+      throw TypeError(os.str());
+    }
+    weak = weak && a.weak_type;
+    if (a.ndim() > 0) shaped = &a;
+  }
+  for (const auto& a : in) {
+    if (a.ndim() > 0 && a.shape != shaped->shape) {
+      std::ostringstream os;
+      os << op << " got incompatible shapes for broadcasting: ";
+      for (std::size_t i = 0; i < in.size(); ++i) os << (i ? ", " : "") << shape_str(in[i].shape);
+      throw ShapeError(os.str());
+    }
+  }
+  if (out_dtype) return ShapedArray{shaped->shape, *out_dtype, false};
+  return ShapedArray{shaped->shape, in[0].dtype, weak};
+}
+
+}  // namespace jx

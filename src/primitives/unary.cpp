@@ -1,0 +1,134 @@
+// Unary elementwise primitives: neg exp log log1p expm1 sin cos tan tanh logistic sqrt rsqrt
+// abs sign floor ceil round erf integer_pow not.
+#include <cmath>
+
+#include "jx/lax.hpp"
+#include "primitives/elementwise.hpp"
+#include "trace/tracer.hpp"
+
+namespace jx {
+namespace {
+
+using trace::bind1;
+
+// Floating-point functions are only instantiated for float types at run time (abstract_eval
+// rejects others), but must compile for all; `F` widens integers to double.
+template <class T>
+using F = std::conditional_t<std::is_floating_point_v<T>, T, double>;
+
+}  // namespace
+
+Primitive neg_p("neg"), exp_p("exp"), log_p("log"), log1p_p("log1p"), expm1_p("expm1"),
+    sin_p("sin"), cos_p("cos"), tan_p("tan"), tanh_p("tanh"), logistic_p("logistic"),
+    sqrt_p("sqrt"), rsqrt_p("rsqrt"), abs_p("abs"), sign_p("sign"), floor_p("floor"),
+    ceil_p("ceil"), round_p("round"), erf_p("erf"), integer_pow_p("integer_pow"), not_p("not");
+
+namespace {
+
+const bool kRegistered = [] {
+  def_unary(neg_p, kNumeric, [](auto x) { return static_cast<decltype(x)>(-x); });
+  def_unary(exp_p, kFloating, [](auto x) { return std::exp(F<decltype(x)>(x)); });
+  def_unary(log_p, kFloating, [](auto x) { return std::log(F<decltype(x)>(x)); });
+  def_unary(log1p_p, kFloating, [](auto x) { return std::log1p(F<decltype(x)>(x)); });
+  def_unary(expm1_p, kFloating, [](auto x) { return std::expm1(F<decltype(x)>(x)); });
+  def_unary(sin_p, kFloating, [](auto x) { return std::sin(F<decltype(x)>(x)); });
+  def_unary(cos_p, kFloating, [](auto x) { return std::cos(F<decltype(x)>(x)); });
+  def_unary(tan_p, kFloating, [](auto x) { return std::tan(F<decltype(x)>(x)); });
+  def_unary(tanh_p, kFloating, [](auto x) { return std::tanh(F<decltype(x)>(x)); });
+  def_unary(logistic_p, kFloating, [](auto x) {
+    using T = F<decltype(x)>;
+    return T(1) / (T(1) + std::exp(-T(x)));
+  });
+  def_unary(sqrt_p, kFloating, [](auto x) { return std::sqrt(F<decltype(x)>(x)); });
+  def_unary(rsqrt_p, kFloating, [](auto x) {
+    using T = F<decltype(x)>;
+    return T(1) / std::sqrt(T(x));
+  });
+  def_unary(abs_p, kNumeric, [](auto x) {
+    using T = decltype(x);
+    if constexpr (std::is_unsigned_v<T>) return x;
+    else return static_cast<T>(x < T(0) ? -x : x);
+  });
+  def_unary(sign_p, kNumeric, [](auto x) {
+    using T = decltype(x);
+    if constexpr (std::is_floating_point_v<T>)
+      if (std::isnan(x)) return x;
+    return static_cast<T>((T(0) < x) - (x < T(0)));
+  });
+  def_unary(floor_p, kFloating, [](auto x) { return std::floor(F<decltype(x)>(x)); });
+  def_unary(ceil_p, kFloating, [](auto x) { return std::ceil(F<decltype(x)>(x)); });
+  def_unary(erf_p, kFloating, [](auto x) { return std::erf(F<decltype(x)>(x)); });
+  def_unary(not_p, kInteger | kBool, [](auto x) {
+    using T = decltype(x);
+    if constexpr (std::is_same_v<T, bool>) return !x;
+    else if constexpr (std::is_integral_v<T>) return static_cast<T>(~x);
+    else return x;  // unreachable: floats are rejected by the dtype check
+  });
+
+  // round[rounding_method=0|1]: away from zero, or half to even.
+  def_unary(round_p, kFloating, [](auto) { return 0.0; });
+  round_p.impl = [](std::span<const Array> in, const Params& params,
+                    std::span<const ShapedArray> out) {
+    bool even = params.get("rounding_method").as_int() == 1;
+    return std::vector<Array>{map_unary(in[0], out[0], [even](auto x) {
+      F<decltype(x)> v = x;
+      return even ? v - std::remainder(v, F<decltype(x)>(1)) : std::round(v);
+    })};
+  };
+
+  // integer_pow[y=n]: x^n by repeated squaring in x's own type; negative n needs floats.
+  def_unary(integer_pow_p, kNumeric, [](auto) { return 0; });
+  auto base_rule = integer_pow_p.abstract_eval;
+  integer_pow_p.abstract_eval = [base_rule](std::span<const ShapedArray> in, const Params& params) {
+    if (params.get("y").as_int() < 0 && !is_floating(in[0].dtype))
+      throw TypeError("integer_pow with a negative exponent needs a floating dtype, got " +
+                      std::string(dtype_name(in[0].dtype)));
+    return base_rule(in, params);
+  };
+  integer_pow_p.impl = [](std::span<const Array> in, const Params& params,
+                          std::span<const ShapedArray> out) {
+    std::int64_t y = params.get("y").as_int();
+    return std::vector<Array>{map_unary(in[0], out[0], [y](auto x) {
+      using T = decltype(x);
+      T acc = T(1), base = x;
+      for (std::int64_t n = y < 0 ? -y : y; n; n >>= 1, base = static_cast<T>(base * base))
+        if (n & 1) acc = static_cast<T>(acc * base);
+      if constexpr (std::is_floating_point_v<T>)
+        if (y < 0) return T(1) / acc;
+      return acc;
+    })};
+  };
+  return true;
+}();
+
+}  // namespace
+
+namespace lax {
+
+Array neg(const Array& x) { return bind1(neg_p, {x}); }
+Array exp(const Array& x) { return bind1(exp_p, {x}); }
+Array log(const Array& x) { return bind1(log_p, {x}); }
+Array log1p(const Array& x) { return bind1(log1p_p, {x}); }
+Array expm1(const Array& x) { return bind1(expm1_p, {x}); }
+Array sin(const Array& x) { return bind1(sin_p, {x}); }
+Array cos(const Array& x) { return bind1(cos_p, {x}); }
+Array tan(const Array& x) { return bind1(tan_p, {x}); }
+Array tanh(const Array& x) { return bind1(tanh_p, {x}); }
+Array logistic(const Array& x) { return bind1(logistic_p, {x}); }
+Array sqrt(const Array& x) { return bind1(sqrt_p, {x}); }
+Array rsqrt(const Array& x) { return bind1(rsqrt_p, {x}); }
+Array abs(const Array& x) { return bind1(abs_p, {x}); }
+Array sign(const Array& x) { return bind1(sign_p, {x}); }
+Array floor(const Array& x) { return bind1(floor_p, {x}); }
+Array ceil(const Array& x) { return bind1(ceil_p, {x}); }
+Array round(const Array& x, RoundingMethod method) {
+  return bind1(round_p, {x}, {{"rounding_method", Param::integer(static_cast<int>(method))}});
+}
+Array erf(const Array& x) { return bind1(erf_p, {x}); }
+Array integer_pow(const Array& x, int y) {
+  return bind1(integer_pow_p, {x}, {{"y", Param::integer(y)}});
+}
+Array bitwise_not(const Array& x) { return bind1(not_p, {x}); }
+
+}  // namespace lax
+}  // namespace jx
