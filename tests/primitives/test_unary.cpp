@@ -1,0 +1,87 @@
+// Op-table rows for the unary family: each oracle is the <cmath> closed form in double.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "support/op_table.hpp"
+
+namespace jx::testing {
+namespace {
+
+using Fn = double (*)(double);
+
+OpRow unary_row(std::string name, std::vector<DType> dtypes, Array (*op)(const Array&),
+                std::function<double(double)> f, double lo = -3, double hi = 3) {
+  OpRow r;
+  r.name = r.primitive = std::move(name);
+  r.dtypes = std::move(dtypes);
+  for (const Shape& s : kElementwiseShapes) r.shape_sets.push_back({s});
+  r.sample = [lo, hi](std::mt19937& rng, DType d) {
+    double v = uniform(rng, lo, hi);
+    return is_floating(d) ? v : std::round(v);
+  };
+  r.apply = [op](const std::vector<Array>& a) { return op(a[0]); };
+  r.oracle = [f](const std::vector<HostArray>& in, DType) {
+    return map_oracle(in, [&](const std::vector<double>& x) { return f(x[0]); });
+  };
+  return r;
+}
+
+const std::vector<DType> kF{float32, float64};
+const std::vector<DType> kSigned{int32, int64, float32, float64};
+
+const bool kRows = add_rows({
+    unary_row("neg", kSigned, lax::neg, [](double x) { return -x; }),
+    unary_row("exp", kF, lax::exp, [](double x) { return std::exp(x); }),
+    unary_row("log", kF, lax::log, [](double x) { return std::log(x); }, 0.01, 5),
+    unary_row("log1p", kF, lax::log1p, [](double x) { return std::log1p(x); }, -0.9, 3),
+    unary_row("expm1", kF, lax::expm1, [](double x) { return std::expm1(x); }),
+    unary_row("sin", kF, lax::sin, [](double x) { return std::sin(x); }),
+    unary_row("cos", kF, lax::cos, [](double x) { return std::cos(x); }),
+    unary_row("tan", kF, lax::tan, [](double x) { return std::tan(x); }, -1.4, 1.4),
+    unary_row("tanh", kF, lax::tanh, [](double x) { return std::tanh(x); }),
+    unary_row("logistic", kF, lax::logistic, [](double x) { return 1 / (1 + std::exp(-x)); }),
+    unary_row("sqrt", kF, lax::sqrt, [](double x) { return std::sqrt(x); }, 0, 5),
+    unary_row("rsqrt", kF, lax::rsqrt, [](double x) { return 1 / std::sqrt(x); }, 0.01, 5),
+    unary_row("abs", kSigned, lax::abs, [](double x) { return std::fabs(x); }),
+    unary_row("sign", kSigned, lax::sign, [](double x) { return double((x > 0) - (x < 0)); }),
+    unary_row("floor", kF, lax::floor, [](double x) { return std::floor(x); }),
+    unary_row("ceil", kF, lax::ceil, [](double x) { return std::ceil(x); }),
+    unary_row("round", kF, [](const Array& x) { return lax::round(x); },
+              [](double x) { return std::round(x); }),
+    unary_row("erf", kF, lax::erf, [](double x) { return std::erf(x); }),
+    unary_row("integer_pow", kSigned, [](const Array& x) { return lax::integer_pow(x, 3); },
+              [](double x) { return x * x * x; }),
+    unary_row("not", {bool_, int32, int64}, lax::bitwise_not,
+              [](double x) { return x == 0 || x == 1 ? double(!x) : -x - 1; }),
+});
+
+}  // namespace
+
+TEST_CASE("round: half away from zero, and half to even", "[unary]") {
+  Array x = np::array({-2.5f, -1.5f, -0.5f, 0.5f, 1.5f, 2.5f});
+  CHECK(lax::round(x).to_vector<float>() == std::vector<float>{-3, -2, -1, 1, 2, 3});
+  CHECK(lax::round(x, lax::RoundingMethod::kToNearestEven).to_vector<float>() ==
+        std::vector<float>{-2, -2, -0, 0, 2, 2});
+}
+
+TEST_CASE("integer_pow: negative exponents on floats, exact powers of integers", "[unary]") {
+  CHECK(lax::integer_pow(np::array({2.0, 4.0}), -2).to_vector<double>() ==
+        std::vector<double>{0.25, 0.0625});
+  CHECK(lax::integer_pow(np::array({std::int64_t{3}}), 39).item<std::int64_t>() ==
+        4052555153018976267LL);  // 3^39, exactly representable in int64, not in double
+  CHECK_THROWS_MATCHES(lax::integer_pow(np::array({2, 3}), -1), TypeError,
+                       Catch::Message("integer_pow with a negative exponent needs a floating dtype, "
+                                      "got int32"));
+}
+
+TEST_CASE("unary ops reject dtypes outside their domain, in JAX's words", "[unary][errors]") {
+  CHECK_THROWS_MATCHES(lax::sin(np::array({1, 2})), TypeError,
+                       Catch::Message("sin does not accept dtype int32. Accepted dtypes are "
+                                      "subtypes of floating."));
+  CHECK_THROWS_MATCHES(lax::bitwise_not(np::array({1.0f})), TypeError,
+                       Catch::Message("not does not accept dtype float32. Accepted dtypes are "
+                                      "subtypes of bool, integer."));
+}
+
+}  // namespace jx::testing

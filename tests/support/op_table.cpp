@@ -1,0 +1,50 @@
+#include "support/op_table.hpp"
+
+#include <cmath>
+
+namespace jx::testing {
+
+double HostArray::at(const std::vector<std::int64_t>& index) const {
+  std::int64_t flat = 0;
+  for (std::size_t d = 0; d < shape.size(); ++d) flat = flat * shape[d] + index[d];
+  return values.at(static_cast<std::size_t>(flat));
+}
+
+std::vector<OpRow>& op_table() {
+  static std::vector<OpRow> rows;
+  return rows;
+}
+
+bool add_rows(std::vector<OpRow> rows) {
+  for (auto& r : rows) op_table().push_back(std::move(r));
+  return true;
+}
+
+HostArray to_host(const Array& x) { return {x.shape(), x.to_vector<double>()}; }
+
+Array from_host(const HostArray& h, DType dtype) {
+  return np::array(h.values, h.shape).astype(dtype);
+}
+
+HostArray map_oracle(const std::vector<HostArray>& in,
+                     const std::function<double(const std::vector<double>&)>& f) {
+  const HostArray* widest = &in[0];
+  for (const auto& a : in)
+    if (a.shape.size() > widest->shape.size()) widest = &a;
+  HostArray out{widest->shape, {}};
+  std::vector<double> args(in.size());
+  for (std::size_t i = 0; i < widest->values.size(); ++i) {
+    for (std::size_t k = 0; k < in.size(); ++k)
+      args[k] = in[k].values.size() == 1 && in[k].shape.empty() ? in[k].values[0] : in[k].values[i];
+    out.values.push_back(f(args));
+  }
+  return out;
+}
+
+double uniform(std::mt19937& rng, double lo, double hi) {
+  return std::uniform_real_distribution<double>(lo, hi)(rng);
+}
+
+std::vector<Shape> same_shapes(const Shape& s, int n) { return std::vector<Shape>(n, s); }
+
+}  // namespace jx::testing
