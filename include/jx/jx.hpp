@@ -2,8 +2,10 @@
 #pragma once
 
 #include "jx/array.hpp"
+#include "jx/config.hpp"
 #include "jx/dtype.hpp"
 #include "jx/errors.hpp"
+#include "jx/jit.hpp"
 #include "jx/lax.hpp"
 #include "jx/numpy.hpp"
 #include "jx/shape.hpp"

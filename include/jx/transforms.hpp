@@ -5,6 +5,7 @@
 #include <iosfwd>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "jx/array.hpp"
@@ -49,7 +50,9 @@ auto make_jaxpr(F f, std::string name = "f") {
     auto flat_fn = [&](const std::vector<Array>& tracers) {
       std::size_t pos = 0;
       auto take = [&](const auto& like) { return tree::rebuild(like, tracers, pos); };
-      return tree::leaves(f(take(args)...));
+      // Braced init runs left to right; f(take(args)...) would rebuild in unspecified order.
+      std::tuple<decltype(take(args))...> rebuilt{take(args)...};
+      return tree::leaves(std::apply(f, rebuilt));
     };
     return detail::make_jaxpr_flat(flat_fn, detail::avals_of(flat), name);
   };

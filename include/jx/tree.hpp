@@ -1,9 +1,10 @@
 // Pytrees: nested C++ containers whose leaves are arrays. Leaves are Array and arithmetic
 // scalars; nodes are std::vector, std::array, std::tuple, std::pair, std::map<std::string, T>
-// and structs declared with JX_PYTREE(Struct, field...).
+// and structs declared with JX_PYTREE(Struct, field...). jx::Static<T> marks a static value.
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <tuple>
@@ -25,7 +26,24 @@
   }                                                                                      \
   [[maybe_unused]] inline constexpr const char* jx_pytree_field_names(const Struct*) {   \
     return #__VA_ARGS__;                                                                 \
+  }                                                                                      \
+  [[maybe_unused]] inline constexpr const char* jx_pytree_type_name(const Struct*) {     \
+    return #Struct;                                                                      \
   }
+
+namespace jx {
+
+// A static argument of a jitted function: not traced; its value joins the cache key, so T needs
+// std::hash<T> and ==. The function receives the Static<T> itself and reads `.value`.
+template <class T>
+struct Static {
+  T value;
+  friend bool operator==(const Static&, const Static&) = default;
+};
+template <class T>
+Static(T) -> Static<T>;
+
+}  // namespace jx
 
 namespace jx::tree {
 
@@ -50,12 +68,46 @@ template <class... Ts>
 struct is_tuple_like<std::tuple<Ts...>> : std::true_type {};
 template <class A, class B>
 struct is_tuple_like<std::pair<A, B>> : std::true_type {};
+template <class T>
+struct is_pair : std::false_type {};
+template <class A, class B>
+struct is_pair<std::pair<A, B>> : std::true_type {};
+template <class T>
+struct is_static : std::false_type {};
+template <class T>
+struct is_static<Static<T>> : std::true_type {};
+template <class T>
+inline constexpr bool is_static_v = is_static<T>::value;
+
+template <class T>
+inline constexpr bool is_leaf_v = std::is_same_v<T, Array> || std::is_arithmetic_v<T>;
+
+// Whether flatten/rebuild accept T (a Static<T> counts: it is a pytree with no leaves).
+template <class T>
+struct is_pytree;
+template <class T>
+inline constexpr bool is_pytree_v = is_pytree<T>::value;
+template <class T>
+struct is_pytree
+    : std::bool_constant<is_leaf_v<T> || is_static_v<T> || Struct<T>> {};
+template <class T, class A>
+struct is_pytree<std::vector<T, A>> : is_pytree<T> {};
+template <class T, std::size_t N>
+struct is_pytree<std::array<T, N>> : is_pytree<T> {};
+template <class T>
+struct is_pytree<std::map<std::string, T>> : is_pytree<T> {};
+template <class... Ts>
+struct is_pytree<std::tuple<Ts...>> : std::bool_constant<(is_pytree_v<Ts> && ...)> {};
+template <class A, class B>
+struct is_pytree<std::pair<A, B>> : std::bool_constant<is_pytree_v<A> && is_pytree_v<B>> {};
 
 // Appends the leaves of `x`, depth first, in container order (maps by key), to `out`.
 template <class T>
 void flatten(const T& x, std::vector<Array>& out) {
-  if constexpr (std::is_same_v<T, Array> || std::is_arithmetic_v<T>) {
+  if constexpr (is_leaf_v<T>) {
     out.push_back(Array(x));
+  } else if constexpr (is_static_v<T>) {
+    // No leaves: a static value is part of the structure, not of the data.
   } else if constexpr (is_vector<T>::value || is_std_array<T>::value) {
     for (const auto& e : x) flatten(e, out);
   } else if constexpr (is_string_map<T>::value) {
@@ -76,14 +128,56 @@ std::vector<Array> leaves(const T& x) {
   return out;
 }
 
+// The part of a pytree's structure that its C++ type does not fix: the sizes of its vectors
+// and maps and the maps' keys, depth first. With the type it identifies the structure without
+// building a TreeDef; it is what the jit cache compares on every call.
+struct CompactStructure {
+  std::vector<std::uint64_t> sizes;
+  std::vector<const std::string*> keys;  // point into the flattened value: valid while it lives
+  void clear() {
+    sizes.clear();
+    keys.clear();
+  }
+};
+
+// flatten(x, out), also recording x's compact structure. A Static inside a pytree is refused:
+// only a whole argument can be static.
+template <class T>
+void flatten(const T& x, std::vector<Array>& out, CompactStructure& s) {
+  if constexpr (is_leaf_v<T>) {
+    out.push_back(Array(x));
+  } else if constexpr (is_vector<T>::value) {
+    s.sizes.push_back(x.size());
+    for (const auto& e : x) flatten(e, out, s);
+  } else if constexpr (is_std_array<T>::value) {
+    for (const auto& e : x) flatten(e, out, s);
+  } else if constexpr (is_string_map<T>::value) {
+    s.sizes.push_back(x.size());
+    for (const auto& [k, v] : x) {
+      s.keys.push_back(&k);
+      flatten(v, out, s);
+    }
+  } else if constexpr (is_tuple_like<T>::value) {
+    std::apply([&](const auto&... e) { (flatten(e, out, s), ...); }, x);
+  } else if constexpr (Struct<T>) {
+    std::apply([&](const auto&... e) { (flatten(e, out, s), ...); }, jx_pytree_fields(x));
+  } else {
+    static_assert(!is_static_v<T>, "jx::Static marks a whole argument: it cannot be nested");
+    static_assert(sizeof(T) == 0, "not a pytree: use Array, scalars, std containers or JX_PYTREE");
+  }
+}
+
 // A value of the same structure as `like` whose leaves are leaves[pos...], in flatten order.
-// Scalar leaves come back as Arrays (a traced scalar is an Array).
+// Scalar leaves come back as Arrays (a traced scalar is an Array); Static values as they are.
 template <class T>
 auto rebuild(const T& like, const std::vector<Array>& leaves, std::size_t& pos) {
-  if constexpr (std::is_same_v<T, Array> || std::is_arithmetic_v<T>) {
+  if constexpr (is_leaf_v<T>) {
     return leaves.at(pos++);
+  } else if constexpr (is_static_v<T>) {
+    return like;
   } else if constexpr (is_vector<T>::value) {
     std::vector<decltype(rebuild(like.front(), leaves, pos))> out;
+    out.reserve(like.size());
     for (const auto& e : like) out.push_back(rebuild(e, leaves, pos));
     return out;
   } else if constexpr (is_std_array<T>::value) {
@@ -98,12 +192,10 @@ auto rebuild(const T& like, const std::vector<Array>& leaves, std::size_t& pos) 
   } else if constexpr (is_tuple_like<T>::value) {
     return std::apply(
         [&](const auto&... e) {
-          using R = std::conditional_t<
-              std::tuple_size_v<T> == 2 && !std::is_same_v<T, std::tuple<std::tuple_element_t<0, T>,
-                                                                       std::tuple_element_t<1, T>>>,
-              std::pair<decltype(rebuild(e, leaves, pos))...>,
-              std::tuple<decltype(rebuild(e, leaves, pos))...>>;
-          return R{rebuild(e, leaves, pos)...};
+          if constexpr (is_pair<T>::value)
+            return std::pair<decltype(rebuild(e, leaves, pos))...>{rebuild(e, leaves, pos)...};
+          else
+            return std::tuple<decltype(rebuild(e, leaves, pos))...>{rebuild(e, leaves, pos)...};
         },
         like);
   } else {
@@ -112,6 +204,65 @@ auto rebuild(const T& like, const std::vector<Array>& leaves, std::size_t& pos) 
     std::apply([&](auto&... f) { ((f = rebuild(f, leaves, pos)), ...); }, jx_pytree_fields(out));
     return out;
   }
+}
+
+// What rebuild makes of a T: scalars become Arrays.
+template <class T>
+using rebuilt_t = decltype(rebuild(std::declval<const T&>(), std::declval<const std::vector<Array>&>(),
+                                   std::declval<std::size_t&>()));
+
+// A pytree's full structure, as data: what messages and the jit cache's explanations read.
+struct TreeDef {
+  enum class Kind : std::uint8_t { leaf, list, array, tuple, pair, dict, record, static_value };
+  Kind kind = Kind::leaf;
+  std::string name;               // record: the struct's name
+  std::vector<std::string> keys;  // dict: its keys; record: its field names
+  std::vector<TreeDef> children;
+
+  std::size_t num_leaves() const;
+  // JAX's PyTreeDef notation: "(*, [*, *], {'b': *}, Dense(w=*, b=*))"; `static` for a Static.
+  std::string str() const;
+  // This node alone, for messages: "list of 2", "dict with keys ['a', 'b']", "Dense".
+  std::string kind_str() const;
+  friend bool operator==(const TreeDef&, const TreeDef&) = default;
+};
+
+// "w, b" (JX_PYTREE's field list, as the preprocessor spells it) → {"w", "b"}.
+std::vector<std::string> split_field_names(const char* names);
+
+// The path of each leaf, in flatten order: prefix[0][1].w, prefix["bias"], ...
+std::vector<std::string> leaf_paths(const TreeDef& tree, const std::string& prefix);
+
+template <class T>
+TreeDef structure(const T& x) {
+  using Kind = TreeDef::Kind;
+  TreeDef t;
+  if constexpr (is_leaf_v<T>) {
+    t.kind = Kind::leaf;
+  } else if constexpr (is_static_v<T>) {
+    t.kind = Kind::static_value;
+  } else if constexpr (is_vector<T>::value || is_std_array<T>::value) {
+    t.kind = is_vector<T>::value ? Kind::list : Kind::array;
+    for (const auto& e : x) t.children.push_back(structure(e));
+  } else if constexpr (is_string_map<T>::value) {
+    t.kind = Kind::dict;
+    for (const auto& [k, v] : x) {
+      t.keys.push_back(k);
+      t.children.push_back(structure(v));
+    }
+  } else if constexpr (is_tuple_like<T>::value) {
+    t.kind = is_pair<T>::value ? Kind::pair : Kind::tuple;
+    std::apply([&](const auto&... e) { (t.children.push_back(structure(e)), ...); }, x);
+  } else if constexpr (Struct<T>) {
+    t.kind = Kind::record;
+    t.name = jx_pytree_type_name(static_cast<const T*>(nullptr));
+    t.keys = split_field_names(jx_pytree_field_names(static_cast<const T*>(nullptr)));
+    std::apply([&](const auto&... e) { (t.children.push_back(structure(e)), ...); },
+               jx_pytree_fields(x));
+  } else {
+    static_assert(sizeof(T) == 0, "not a pytree: use Array, scalars, std containers or JX_PYTREE");
+  }
+  return t;
 }
 
 }  // namespace jx::tree

@@ -20,6 +20,12 @@ Array make_array(ShapedArray aval, std::shared_ptr<Buffer> buffer) {
   return Array(std::move(impl));
 }
 
+Array make_scalar(double value, DType dtype) {
+  Array out = make_array(ShapedArray{{}, dtype, false});
+  dispatch(dtype, [&]<class T>() { *out.impl()->buffer->as<T>() = static_cast<T>(value); });
+  return out;
+}
+
 const detail::ArrayImpl& impl_of(const Array& x) {
   if (!x.impl()) throw Error("use of an empty jx::Array (default-constructed, never assigned)");
   return *x.impl();

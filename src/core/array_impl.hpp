@@ -25,6 +25,9 @@ struct ArrayImpl {
 Array make_array(ShapedArray aval);
 Array make_array(ShapedArray aval, std::shared_ptr<Buffer> buffer);
 
+// A concrete, strong-typed 0-d array holding `value` converted to `dtype`.
+Array make_scalar(double value, DType dtype);
+
 // The buffer of a concrete array. `what` names the operation for the error a tracer gets.
 const Buffer& concrete_buffer(const Array& x, const char* what);
 // The impl of a non-empty handle (throws jx::Error for a default-constructed Array).

@@ -1,4 +1,5 @@
 // eval_jaxpr and typecheck: the one interpreter loop every jaxpr pass shares.
+#include <optional>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
@@ -28,42 +29,64 @@ std::vector<Array> eval_jaxpr(const Jaxpr& jaxpr, const std::vector<Array>& cons
   return outs;
 }
 
+namespace detail {
+// From printer.cpp: names as the printout gives them (for messages), and the sub-jaxprs in params.
+std::string jaxpr_var_name(const Jaxpr& jaxpr, const VarNode* v);
+std::string jaxpr_eqn_str(const Jaxpr& jaxpr, std::size_t index);
+std::vector<const Jaxpr*> jaxprs_in_params(const Params& params);
+}  // namespace detail
+
+// JAX's check_jaxpr: every variable is bound once before it is read, and every binder's declared
+// type is what the primitive's rule gives. Messages use JAX's words and the printed names.
 void typecheck(const Jaxpr& jaxpr) {
   std::unordered_set<const VarNode*> defined;
-  auto fail = [](const std::string& msg) { throw TypeError("Jaxpr typecheck error: " + msg); };
-  auto define = [&](const Var& v) {
-    if (!defined.insert(v.get()).second) fail("variable defined twice");
+  auto name = [&](const Var& v) { return "'" + detail::jaxpr_var_name(jaxpr, v.get()) + "'"; };
+  auto fail = [&](const std::string& msg, std::optional<std::size_t> eqn) {
+    std::string s = "Jaxpr typecheck error: " + msg;
+    if (eqn) s += "\n\nin equation:\n\n" + detail::jaxpr_eqn_str(jaxpr, *eqn);
+    throw TypeError(s);
   };
-  auto check_read = [&](const Atom& a, const std::string& where) {
-    if (!a.is_literal() && !defined.count(a.var.get()))
-      fail("variable of type " + a.var->aval.str() + " used in " + where + " before definition");
+  auto define = [&](const Var& v, std::optional<std::size_t> eqn) {
+    if (!defined.insert(v.get()).second) fail("Variable " + name(v) + " already bound", eqn);
   };
-  for (const auto& v : jaxpr.constvars) define(v);
-  for (const auto& v : jaxpr.invars) define(v);
-  for (const auto& eqn : jaxpr.eqns) {
+  auto read = [&](const Atom& a, std::optional<std::size_t> eqn) {
+    if (a.is_literal()) {
+      if (!a.literal.valid() || a.literal.is_tracer() || a.literal.ndim() != 0)
+        fail("a literal must be a concrete scalar", eqn);
+    } else if (!defined.count(a.var.get())) {
+      fail("Variable " + name(a.var) + " not defined", eqn);
+    }
+  };
+  for (const auto& v : jaxpr.constvars) define(v, std::nullopt);
+  for (const auto& v : jaxpr.invars) define(v, std::nullopt);
+  for (std::size_t k = 0; k < jaxpr.eqns.size(); ++k) {
+    const Eqn& eqn = jaxpr.eqns[k];
     std::vector<ShapedArray> in_avals;
     for (const auto& a : eqn.inputs) {
-      check_read(a, eqn.prim->name);
+      read(a, k);
       in_avals.push_back(a.aval());
     }
+    for (const Jaxpr* sub : detail::jaxprs_in_params(eqn.params)) typecheck(*sub);
     std::vector<ShapedArray> expected;
     try {
       expected = eqn.prim->abstract_eval(in_avals, eqn.params);
-    } catch (const Error& e) {
-      fail(std::string("in ") + eqn.prim->name + ": " + e.what());
+    } catch (const std::exception& e) {  // a rule given malformed params may throw anything
+      fail(e.what(), k);
     }
     if (expected.size() != eqn.outvars.size())
-      fail(eqn.prim->name + " has " + std::to_string(expected.size()) + " outputs, the equation binds " +
-           std::to_string(eqn.outvars.size()));
+      fail("the equation binds " + std::to_string(eqn.outvars.size()) + " outputs but " +
+               eqn.prim->name + " has " + std::to_string(expected.size()),
+           k);
     for (std::size_t i = 0; i < expected.size(); ++i) {
-      const ShapedArray& got = eqn.outvars[i]->aval;
-      if (got.shape != expected[i].shape || got.dtype != expected[i].dtype)
-        fail(eqn.prim->name + " output " + std::to_string(i) + " is declared " + got.str() +
-             " but its rule gives " + expected[i].str());
-      define(eqn.outvars[i]);
+      const Var& v = eqn.outvars[i];
+      if (v->aval.shape != expected[i].shape || v->aval.dtype != expected[i].dtype)
+        fail("Value for variable " + name(v) + " inconsistently typed as " + expected[i].str() +
+                 " for let-binder of type " + v->aval.str(),
+             k);
+      define(v, k);
     }
   }
-  for (const auto& a : jaxpr.outvars) check_read(a, "the outputs");
+  for (const auto& a : jaxpr.outvars) read(a, std::nullopt);
 }
 
 }  // namespace jx

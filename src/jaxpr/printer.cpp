@@ -1,5 +1,11 @@
-// JAX's jaxpr text format: `{ lambda c:f32[3]; a:f32[3]. let b:f32[3] = add a c in (b,) }`.
+// JAX's jaxpr text format, laid out by the same Wadler-style pretty printer JAX uses (its pp
+// module), so line breaks fall where JAX puts them: `{ lambda ; a:f32[3]. let b:f32[3] = sin a
+// in (b,) }` on one line when it fits in 80 columns, else one equation per line.
+#include <deque>
+#include <map>
+#include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/array_impl.hpp"
 #include "core/dtype_dispatch.hpp"
@@ -7,9 +13,118 @@
 #include "support/format.hpp"
 
 namespace jx {
+namespace detail {
+
+// The sub-jaxprs among an equation's params: a jaxpr value, or jaxprs inside a tuple.
+std::vector<const Jaxpr*> jaxprs_in_params(const Params& params) {
+  std::vector<const Jaxpr*> out;
+  for (const auto& [k, v] : params.entries()) {
+    if (v.kind() == Param::Kind::kJaxpr) out.push_back(&v.as_jaxpr()->jaxpr);
+    if (v.kind() != Param::Kind::kTuple) continue;
+    for (const auto& item : v.items())
+      if (item.kind() == Param::Kind::kJaxpr) out.push_back(&item.as_jaxpr()->jaxpr);
+  }
+  return out;
+}
+
+}  // namespace detail
+
 namespace {
 
-constexpr std::size_t kWidth = 80;
+constexpr long kWidth = 80;
+
+// ---- documents: text, breaks, concatenation, nesting and groups ---------------------------------
+
+struct Doc;
+using DocP = std::shared_ptr<const Doc>;
+
+struct Doc {
+  enum class Kind { kText, kBreak, kConcat, kNest, kGroup };
+  Kind kind;
+  std::string text;  // the text, or what a break prints when its group is flat
+  int indent = 0;    // kNest: added indentation
+  std::vector<DocP> children;
+};
+
+DocP make(Doc::Kind k, std::string s, int indent, std::vector<DocP> children) {
+  return std::make_shared<const Doc>(Doc{k, std::move(s), indent, std::move(children)});
+}
+DocP text(std::string s) { return make(Doc::Kind::kText, std::move(s), 0, {}); }
+DocP brk(std::string s = " ") { return make(Doc::Kind::kBreak, std::move(s), 0, {}); }
+DocP concat(std::vector<DocP> docs) { return make(Doc::Kind::kConcat, "", 0, std::move(docs)); }
+DocP nest(int n, DocP d) { return make(Doc::Kind::kNest, "", n, {std::move(d)}); }
+DocP group(DocP d) { return make(Doc::Kind::kGroup, "", 0, {std::move(d)}); }
+
+DocP join(const DocP& sep, const std::vector<DocP>& docs) {
+  std::vector<DocP> out;
+  for (std::size_t i = 0; i < docs.size(); ++i) {
+    if (i) out.push_back(sep);
+    out.push_back(docs[i]);
+  }
+  return concat(std::move(out));
+}
+
+// Whether `d` printed flat takes at most `width` columns (stops early once it does not).
+bool fits(const Doc& d, long width) {
+  std::vector<const Doc*> agenda{&d};
+  while (width >= 0 && !agenda.empty()) {
+    const Doc* x = agenda.back();
+    agenda.pop_back();
+    if (x->kind == Doc::Kind::kText || x->kind == Doc::Kind::kBreak)
+      width -= static_cast<long>(x->text.size());
+    else
+      for (auto it = x->children.rbegin(); it != x->children.rend(); ++it)
+        agenda.push_back(it->get());
+  }
+  return width >= 0;
+}
+
+// Lindig's strict layout as JAX implements it: a group prints flat when the group alone fits in
+// the rest of the line (JAX checks only the group, not what follows it).
+std::string format(const DocP& root) {
+  struct Item {
+    long indent;
+    bool flat;
+    const Doc* doc;
+  };
+  std::vector<Item> agenda{{0, false, root.get()}};
+  std::string out;
+  long column = 0;
+  while (!agenda.empty()) {
+    Item it = agenda.back();
+    agenda.pop_back();
+    const Doc& d = *it.doc;
+    switch (d.kind) {
+      case Doc::Kind::kText:
+        out += d.text;
+        column += static_cast<long>(d.text.size());
+        break;
+      case Doc::Kind::kBreak:
+        if (it.flat) {
+          out += d.text;
+          column += static_cast<long>(d.text.size());
+        } else {
+          out += '\n';
+          out.append(static_cast<std::size_t>(it.indent), ' ');
+          column = it.indent;
+        }
+        break;
+      case Doc::Kind::kConcat:
+        for (auto c = d.children.rbegin(); c != d.children.rend(); ++c)
+          agenda.push_back({it.indent, it.flat, c->get()});
+        break;
+      case Doc::Kind::kNest:
+        agenda.push_back({it.indent + d.indent, it.flat, d.children[0].get()});
+        break;
+      case Doc::Kind::kGroup:
+        agenda.push_back({it.indent, fits(*d.children[0], kWidth - column), d.children[0].get()});
+        break;
+    }
+  }
+  return out;
+}
+
+// ---- the jaxpr printer --------------------------------------------------------------------------
 
 // JAX's variable names: a..z, then ba, bb, ... (base 26 with 'a' as the zero digit).
 std::string var_name(std::size_t n) {
@@ -21,102 +136,189 @@ std::string var_name(std::size_t n) {
   return s;
 }
 
+// JAX prints a literal's value as Python prints `np.asarray(val).item()`: floats (f32 too) as
+// the shortest repr of the double, so 0.1f reads back as 0.10000000149011612.
 std::string literal_str(const Array& lit) {
   std::string v = dispatch(lit.dtype(), [&]<class T>() -> std::string {
     T x = *concrete_buffer(lit, "print").as<T>();
-    if constexpr (std::is_same_v<T, bool>) return x ? "True" : "False";
+    if constexpr (std::is_same_v<T, bool>)
+      return x ? "True" : "False";
     else if constexpr (std::is_floating_point_v<T>)
-      return detail::python_float_repr(x, std::is_same_v<T, float>);
-    else return std::to_string(x);
+      return detail::python_float_repr(static_cast<double>(x), false);
+    else
+      return std::to_string(x);
   });
   return v + ":" + lit.aval().str();
 }
 
 class Printer {
  public:
-  explicit Printer(int indent) : indent_(indent) {}
-
-  std::string jaxpr(const Jaxpr& j) {
-    std::string consts = binders(j.constvars), ins = binders(j.invars);
-    std::vector<std::string> eqns;
-    for (const auto& e : j.eqns) eqns.push_back(eqn(e, /*flat=*/true));
-    std::vector<std::string> outs;
-    for (const auto& a : j.outvars) outs.push_back(atom(a));
-    std::string out_tuple = detail::tuple_str(outs);
-    std::string head = "{ lambda " + consts + "; " + ins + ". let";
-    std::string flat = head + " " + detail::join(eqns, " ") + " in " + out_tuple + " }";
-    if (indent_ + flat.size() <= kWidth && flat.find('\n') == std::string::npos) return flat;
-    // Broken form: equations indented by 4, `in` by 2, relative to the jaxpr's own indent.
-    std::string pad(indent_, ' ');
-    std::string s = head;
-    for (std::size_t k = 0; k < j.eqns.size(); ++k) {
-      std::string line = eqns[k];
-      if (indent_ + 4 + line.size() > kWidth || line.find('\n') != std::string::npos)
-        line = eqn(j.eqns[k], /*flat=*/false);
-      s += "\n" + pad + "    " + line;
+  // Names are global across nested jaxprs. As in JAX, equation outputs that nothing reads in
+  // the top-level jaxpr print as `_`, and sub-jaxprs used twice (or longer than 10 equations)
+  // are printed once, up front, as `let jaxpr = { ... } in`.
+  explicit Printer(const Jaxpr& top, bool mark_unused = true) : top_(top) {
+    find_shared();
+    if (!mark_unused) return;
+    std::unordered_set<const VarNode*> used;
+    for (const auto& a : top.outvars)
+      if (!a.is_literal()) used.insert(a.var.get());
+    for (auto e = top.eqns.rbegin(); e != top.eqns.rend(); ++e) {
+      for (const auto& v : e->outvars)
+        if (!used.count(v.get())) names_[v.get()] = "_";
+      for (const auto& a : e->inputs)
+        if (!a.is_literal()) used.insert(a.var.get());
     }
-    return s + "\n" + pad + "  in " + out_tuple + " }";
+  }
+
+  DocP document() {
+    std::vector<DocP> docs;
+    for (const auto& [name, j] : shared_list_)
+      docs.push_back(concat({text("let " + name + " = "), skeleton(*j), text(" in"), brk()}));
+    docs.push_back(jaxpr(top_));
+    return concat(std::move(docs));
+  }
+
+  DocP eqn(const Eqn& e) {
+    // Names are handed out left to right: outputs, then the params' sub-jaxprs, then inputs.
+    DocP lhs = vars(e.outvars, "", true);
+    DocP kv = concat({});
+    if (!e.params.empty()) {
+      std::vector<DocP> kvs;
+      for (const auto& [k, v] : e.params.entries())
+        kvs.push_back(concat({text(k + "="), param(v)}));
+      kv = group(
+          concat({nest(2, concat({text("["), brk(""), join(brk(), kvs)})), brk(""), text("]")}));
+    }
+    DocP ins = vars(e.inputs, "", false);
+    std::vector<DocP> parts;
+    if (!e.outvars.empty()) parts = {lhs, text(" = ")};
+    parts.insert(parts.end(), {text(e.prim->name), kv, concat({text(" "), ins})});
+    return concat(std::move(parts));
+  }
+
+  std::string name(const VarNode* v) {
+    if (v->dropped) return "_";
+    auto [it, inserted] = names_.try_emplace(v, "");
+    if (inserted) {
+      do {
+        it->second = var_name(count_++);
+      } while (shared_names_.count(it->second));
+    }
+    return it->second;
   }
 
  private:
-  std::string name(const Var& v) {
-    if (v->dropped) return "_";
-    auto [it, inserted] = names_.try_emplace(v.get(), "");
-    if (inserted) it->second = var_name(count_++);
-    return it->second;
-  }
-  std::string binder(const Var& v) { return name(v) + ":" + v->aval.str(); }
-  std::string binders(const std::vector<Var>& vs) {
-    std::vector<std::string> parts;
-    for (const auto& v : vs) parts.push_back(binder(v));
-    return detail::join(parts, " ");
-  }
-  std::string atom(const Atom& a) { return a.is_literal() ? literal_str(a.literal) : name(a.var); }
-
-  // A parameter value; sub-jaxprs are printed by a nested printer sharing our names.
-  std::string param(const Param& p, int indent) {
-    if (p.kind() != Param::Kind::kJaxpr) return p.str();
-    Printer sub(indent);
-    sub.names_ = std::move(names_);
-    sub.count_ = count_;
-    std::string s = sub.jaxpr(p.as_jaxpr()->jaxpr);
-    names_ = std::move(sub.names_);  // keep the sub-jaxpr's names: a re-print gives the same text
-    count_ = sub.count_;
-    return s;
-  }
-
-  std::string eqn(const Eqn& e, bool flat) {
-    std::vector<std::string> ins, outs;
-    for (const auto& a : e.inputs) ins.push_back(atom(a));
-    // Names are handed out left to right, so the outputs are named before the params' sub-jaxprs.
-    for (const auto& v : e.outvars) outs.push_back(binder(v));
-    std::string s = detail::join(outs, " ") + " = " + e.prim->name;
-    if (!e.params.empty()) {
-      std::vector<std::string> kvs;
-      int inner = indent_ + 6;
-      for (const auto& [k, v] : e.params.entries()) kvs.push_back(k + "=" + param(v, inner));
-      if (flat) {
-        s += "[" + detail::join(kvs, " ") + "]";
-      } else {
-        std::string pad(indent_ + 4, ' ');
-        s += "[";
-        for (const auto& kv : kvs) s += "\n" + pad + "  " + kv;
-        s += "\n" + pad + "]";
+  void find_shared() {
+    std::vector<const Jaxpr*> order;
+    std::unordered_map<const Jaxpr*, int> counts;
+    std::unordered_map<const Jaxpr*, std::string> suggested;
+    std::deque<const Jaxpr*> queue{&top_};
+    while (!queue.empty()) {
+      const Jaxpr* j = queue.front();
+      queue.pop_front();
+      if (!counts.count(j)) order.push_back(j);
+      counts[j] += (j != &top_ && j->eqns.size() > 10) ? 2 : 1;
+      for (const auto& e : j->eqns) {
+        bool named = e.params.has("name") && e.params.get("name").kind() == Param::Kind::kName;
+        std::string n;
+        if (named) {
+          n = e.params.get("name").as_name();
+          while (!n.empty() && (n.front() == '<' || n.front() == '>')) n.erase(n.begin());
+          while (!n.empty() && (n.back() == '<' || n.back() == '>')) n.pop_back();
+        }
+        for (const Jaxpr* sub : detail::jaxprs_in_params(e.params)) {
+          queue.push_back(sub);
+          if (named) suggested.try_emplace(sub, n);
+        }
       }
     }
-    if (!ins.empty()) s += " " + detail::join(ins, " ");
-    return s;
+    std::map<std::string, int> name_counts;
+    for (const Jaxpr* j : order) {
+      if (counts[j] == 1) continue;
+      auto s = suggested.find(j);
+      std::string n = s == suggested.end() ? "jaxpr" : s->second;
+      if (int c = name_counts[n]; c > 0) {
+        name_counts[n] += 1;
+        n += std::to_string(c);
+      }
+      name_counts[n] += 1;
+      shared_names_.insert(n);
+      shared_[j] = n;
+      shared_list_.emplace_back(n, j);
+    }
   }
 
-  int indent_;
+  template <class V>
+  DocP vars(const std::vector<V>& vs, const std::string& sep, bool shapes) {
+    std::vector<DocP> items;
+    for (const auto& v : vs) {
+      if constexpr (std::is_same_v<V, Atom>) {
+        items.push_back(text(v.is_literal() ? literal_str(v.literal) : name(v.var.get())));
+      } else {
+        items.push_back(text(name(v.get()) + (shapes ? ":" + v->aval.str() : "")));
+      }
+    }
+    return nest(2, group(join(concat({text(sep), group(brk())}), items)));
+  }
+
+  DocP param(const Param& p) {
+    if (p.kind() == Param::Kind::kJaxpr) return jaxpr(p.as_jaxpr()->jaxpr);
+    bool jaxprs = p.kind() == Param::Kind::kTuple;
+    if (jaxprs)
+      for (const auto& item : p.items()) jaxprs = jaxprs && item.kind() == Param::Kind::kJaxpr;
+    if (!jaxprs) return text(p.str());
+    std::vector<DocP> docs;
+    for (const auto& item : p.items()) docs.push_back(jaxpr(item.as_jaxpr()->jaxpr));
+    return group(
+        concat({nest(2, concat({text("("), brk(""), join(brk(), docs)})), brk(""), text(")")}));
+  }
+
+  DocP jaxpr(const Jaxpr& j) {
+    auto it = shared_.find(&j);
+    return it != shared_.end() ? text(it->second) : skeleton(j);
+  }
+
+  DocP skeleton(const Jaxpr& j) {
+    DocP consts = vars(j.constvars, "", true);
+    DocP ins = vars(j.invars, "", true);
+    std::vector<DocP> eqns;
+    for (const auto& e : j.eqns) eqns.push_back(eqn(e));
+    DocP outs = vars(j.outvars, ",", false);
+    DocP body = concat({text("{ "), text("lambda "), consts, text("; "), ins, text(". "),
+                        text("let"), nest(2, concat({brk(), join(brk("; "), eqns)})), brk(),
+                        text("in "), text("("), outs, text(j.outvars.size() == 1 ? ",)" : ")")});
+    return concat({group(nest(2, body)), text(" }")});
+  }
+
+  const Jaxpr& top_;
   std::unordered_map<const VarNode*, std::string> names_;
   std::size_t count_ = 0;
+  std::set<std::string> shared_names_;
+  std::unordered_map<const Jaxpr*, std::string> shared_;
+  std::vector<std::pair<std::string, const Jaxpr*>> shared_list_;
 };
 
 }  // namespace
 
-std::string to_string(const Jaxpr& jaxpr) { return Printer(0).jaxpr(jaxpr); }
+std::string to_string(const Jaxpr& jaxpr) { return format(Printer(jaxpr).document()); }
 
 std::string closed_jaxpr_param_str(const ClosedJaxprData& j) { return to_string(j.jaxpr); }
 
+namespace detail {
+
+// For typecheck's messages: a variable's name and an equation's text, named in print order but
+// without `_` for unused outputs (an ill-formed jaxpr may read them too early).
+std::string jaxpr_var_name(const Jaxpr& jaxpr, const VarNode* v) {
+  Printer p(jaxpr, /*mark_unused=*/false);
+  p.document();  // hands out the names in print order
+  return p.name(v);
+}
+
+std::string jaxpr_eqn_str(const Jaxpr& jaxpr, std::size_t index) {
+  Printer p(jaxpr, /*mark_unused=*/false);
+  p.document();
+  return format(nest(2, p.eqn(jaxpr.eqns.at(index))));
+}
+
+}  // namespace detail
 }  // namespace jx

@@ -1,33 +1,177 @@
-// Placeholder until the compare_select family lands: every entry point throws.
+// Comparisons (eq ne lt le gt ge → bool) and selection (select_n, clamp).
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "jx/lax.hpp"
+#include "primitives/elementwise.hpp"
+#include "trace/tracer.hpp"
 
-#pragma GCC diagnostic ignored "-Wunused-parameter"
+namespace jx {
 
-namespace jx::lax {
+Primitive eq_p("eq"), ne_p("ne"), lt_p("lt"), le_p("le"), gt_p("gt"), ge_p("ge"),
+    select_n_p("select_n"), clamp_p("clamp");
 
-Array eq(const Array& x, const Array& y) {
-  throw Error("compare_select: not implemented");
+namespace {
+
+using trace::bind1;
+
+// An operand that is 0-d repeats: its element stride is 0.
+std::int64_t stride_of(const Array& x) { return x.ndim() == 0 ? 0 : 1; }
+
+// select_n(which, *cases): JAX's shape rule, then its dtype rule.
+ShapedArray select_n_aval(std::span<const ShapedArray> in) {
+  if (in.size() < 2) throw TypeError("select_n must have at least one case");
+  const ShapedArray& which = in[0];
+  std::span<const ShapedArray> cases = in.subspan(1);
+  for (const auto& c : cases) {
+    if (c.shape == cases[0].shape) continue;
+    std::ostringstream os;
+    os << "select_n cases must have the same shapes, got [";
+    for (std::size_t i = 0; i < cases.size(); ++i)
+      os << (i ? ", " : "") << shape_str(cases[i].shape);
+    os << "].";
+    throw ShapeError(os.str());
+  }
+  if (which.ndim() > 0 && which.shape != cases[0].shape)
+    throw ShapeError(
+        "select_n `which` must be scalar or have the same shape as cases, got "
+        "`which` shape " +
+        shape_str(which.shape) + " but case shape " + shape_str(cases[0].shape) + ".");
+  ShapedArray out = elementwise_aval("select_n", cases, kAnyDType);  // same dtypes; weak if all
+  if (which.dtype != bool_ && which.dtype != int32)
+    throw TypeError("select_n `which` must be boolean or int32 type, got " +
+                    std::string(dtype_name(which.dtype)) + ".");
+  if (which.dtype == bool_ && cases.size() > 2)
+    throw TypeError("select_n with boolean `which` cannot have > 2 cases.");
+  return out;
 }
-Array ne(const Array& x, const Array& y) {
-  throw Error("compare_select: not implemented");
+
+// Copies element i of case which[i]; an out-of-range int32 `which` is clamped to [0, n-1].
+Array select_n_impl(std::span<const Array> in, const ShapedArray& out) {
+  Array r = make_array(out);
+  const Buffer& wb = concrete_buffer(in[0], "impl");
+  std::int64_t n_cases = static_cast<std::int64_t>(in.size()) - 1, sw = stride_of(in[0]);
+  dispatch(out.dtype, [&]<class T>() {
+    std::vector<const T*> cases;
+    for (std::size_t k = 1; k < in.size(); ++k)
+      cases.push_back(concrete_buffer(in[k], "impl").as<T>());
+    T* o = r.impl()->buffer->as<T>();
+    for (std::int64_t i = 0, n = out.size(); i < n; ++i) {
+      std::int64_t k =
+          in[0].dtype() == bool_ ? wb.as<bool>()[i * sw] : wb.as<std::int32_t>()[i * sw];
+      o[i] = cases[std::clamp<std::int64_t>(k, 0, n_cases - 1)][i];
+    }
+  });
+  return r;
 }
-Array lt(const Array& x, const Array& y) {
-  throw Error("compare_select: not implemented");
+
+// clamp(lo, x, hi): lo and hi are 0-d or x's shape (JAX's rule), then the elementwise rule.
+ShapedArray clamp_aval(std::span<const ShapedArray> in) {
+  check_arity("clamp", in.size(), 3);
+  for (auto [k, name] : {std::pair{0, "min"}, std::pair{2, "max"}}) {
+    if (in[k].ndim() == 0 || in[k].shape == in[1].shape) continue;
+    throw ShapeError(std::string("clamp requires ") + name + ".shape == operand.shape or " + name +
+                     ".shape == (), got " + shape_str(in[k].shape) + " and " +
+                     shape_str(in[1].shape) + ".");
+  }
+  return elementwise_aval("clamp", in, kNumeric);
 }
-Array le(const Array& x, const Array& y) {
-  throw Error("compare_select: not implemented");
+
+// min(max(x, lo), hi), NaN-propagating as XLA's clamp; lo > hi gives hi.
+Array clamp_impl(std::span<const Array> in, const ShapedArray& out) {
+  Array r = make_array(out);
+  std::int64_t s_lo = stride_of(in[0]), s_hi = stride_of(in[2]);
+  dispatch(out.dtype, [&]<class T>() {
+    const T* lo = concrete_buffer(in[0], "impl").as<T>();
+    const T* x = concrete_buffer(in[1], "impl").as<T>();
+    const T* hi = concrete_buffer(in[2], "impl").as<T>();
+    T* o = r.impl()->buffer->as<T>();
+    for (std::int64_t i = 0, n = out.size(); i < n; ++i) {
+      T v = x[i], a = lo[i * s_lo], b = hi[i * s_hi];
+      if constexpr (std::is_floating_point_v<T>) {
+        if (std::isnan(v) || std::isnan(a) || std::isnan(b)) {
+          o[i] = std::numeric_limits<T>::quiet_NaN();
+          continue;
+        }
+      }
+      v = v < a ? a : v;
+      o[i] = v > b ? b : v;
+    }
+  });
+  return r;
 }
-Array gt(const Array& x, const Array& y) {
-  throw Error("compare_select: not implemented");
-}
-Array ge(const Array& x, const Array& y) {
-  throw Error("compare_select: not implemented");
-}
+
+const bool kRegistered = [] {
+  // NaN compares unequal to everything and unordered, as IEEE and XLA say.
+  def_binary(eq_p, hlo::Opcode::kCompare, kAnyDType, std::equal_to<>{}, "EQ");
+  def_binary(ne_p, hlo::Opcode::kCompare, kAnyDType, std::not_equal_to<>{}, "NE");
+  def_binary(lt_p, hlo::Opcode::kCompare, kAnyDType, std::less<>{}, "LT");
+  def_binary(le_p, hlo::Opcode::kCompare, kAnyDType, std::less_equal<>{}, "LE");
+  def_binary(gt_p, hlo::Opcode::kCompare, kAnyDType, std::greater<>{}, "GT");
+  def_binary(ge_p, hlo::Opcode::kCompare, kAnyDType, std::greater_equal<>{}, "GE");
+
+  select_n_p.abstract_eval = [](std::span<const ShapedArray> in, const Params&) {
+    return std::vector<ShapedArray>{select_n_aval(in)};
+  };
+  select_n_p.impl = [](std::span<const Array> in, const Params&, std::span<const ShapedArray> out) {
+    return std::vector<Array>{select_n_impl(in, out[0])};
+  };
+  // A chain of selects from the last case down; `which <= k` also clamps out-of-range indices.
+  select_n_p.lower = [](hlo::Builder& b, std::span<hlo::Instruction* const> operands,
+                        const Params&, std::span<const ShapedArray> out) {
+    auto ops = broadcast_scalars(b, operands, out[0].shape);
+    hlo::Instruction* which = ops[0];
+    hlo::Instruction* result = ops.back();
+    for (std::size_t k = ops.size() - 2; k >= 1; --k) {
+      hlo::Instruction* pick = which;
+      if (which->shape.dtype != bool_) {
+        Array index = make_scalar(static_cast<double>(k - 1), which->shape.dtype);
+        hlo::Instruction* bound = b.broadcast(b.constant(index), out[0].shape, {});
+        pick = b.compare(which, bound, "LE");
+        result = b.op(hlo::Opcode::kSelect, result->shape, {pick, ops[k], result});
+      } else {
+        result = b.op(hlo::Opcode::kSelect, result->shape, {pick, result, ops[k]});
+      }
+    }
+    return std::vector<hlo::Instruction*>{result};
+  };
+
+  clamp_p.abstract_eval = [](std::span<const ShapedArray> in, const Params&) {
+    return std::vector<ShapedArray>{clamp_aval(in)};
+  };
+  clamp_p.impl = [](std::span<const Array> in, const Params&, std::span<const ShapedArray> out) {
+    return std::vector<Array>{clamp_impl(in, out[0])};
+  };
+  clamp_p.lower = lower_elementwise(hlo::Opcode::kClamp);
+  return true;
+}();
+
+}  // namespace
+
+namespace lax {
+
+Array eq(const Array& x, const Array& y) { return bind1(eq_p, {x, y}); }
+Array ne(const Array& x, const Array& y) { return bind1(ne_p, {x, y}); }
+Array lt(const Array& x, const Array& y) { return bind1(lt_p, {x, y}); }
+Array le(const Array& x, const Array& y) { return bind1(le_p, {x, y}); }
+Array gt(const Array& x, const Array& y) { return bind1(gt_p, {x, y}); }
+Array ge(const Array& x, const Array& y) { return bind1(ge_p, {x, y}); }
+
 Array select_n(const Array& which, const std::vector<Array>& cases) {
-  throw Error("compare_select: not implemented");
-}
-Array clamp(const Array& lo, const Array& x, const Array& hi) {
-  throw Error("compare_select: not implemented");
+  std::vector<Array> in{which};
+  in.insert(in.end(), cases.begin(), cases.end());
+  return bind1(select_n_p, std::move(in));
 }
 
-}  // namespace jx::lax
+Array clamp(const Array& lo, const Array& x, const Array& hi) {
+  return bind1(clamp_p, {lo, x, hi});
+}
+
+}  // namespace lax
+}  // namespace jx

@@ -31,6 +31,7 @@ O convert(T x) {
 const bool kRegistered = [] {
   auto& p = convert_element_type_p;
   p.abstract_eval = [](std::span<const ShapedArray> in, const Params& params) {
+    check_arity("convert_element_type", in.size(), 1);
     return std::vector<ShapedArray>{
         {in[0].shape, params.get("new_dtype").as_dtype(), params.get("weak_type").as_bool()}};
   };
@@ -45,6 +46,10 @@ const bool kRegistered = [] {
       });
     });
     return std::vector<Array>{r};
+  };
+  p.lower = [](hlo::Builder& b, std::span<hlo::Instruction* const> operands, const Params&,
+               std::span<const ShapedArray> out) {
+    return std::vector<hlo::Instruction*>{b.convert(operands[0], out[0].dtype)};
   };
   return true;
 }();

@@ -1,12 +1,241 @@
-// Placeholder until the dot family lands: every entry point throws.
+// dot_general: products summed over paired contracting dims, with batch dims, as XLA's DotGeneral.
+#include <algorithm>
+#include <type_traits>
+
 #include "jx/lax.hpp"
+#include "primitives/elementwise.hpp"
+#include "primitives/indexing.hpp"
+#include "support/format.hpp"
+#include "trace/tracer.hpp"
 
-#pragma GCC diagnostic ignored "-Wunused-parameter"
+namespace jx {
 
-namespace jx::lax {
+Primitive dot_general_p("dot_general");
 
-Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers& dimension_numbers,                   std::optional<DType> preferred_element_type) {
-  throw Error("dot: not implemented");
+namespace {
+
+using Dims = std::vector<std::int64_t>;
+
+struct DimNumbers {
+  Dims lhs_contracting, rhs_contracting, lhs_batch, rhs_batch;
+};
+
+// acc + a * b; integers wrap (unsigned arithmetic keeps that defined), as XLA's do.
+template <class T>
+T mul_add(T acc, T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(acc) + static_cast<U>(a) * static_cast<U>(b));
+  } else {
+    return static_cast<T>(acc + a * b);
+  }
 }
 
-}  // namespace jx::lax
+std::string list_str(const Dims& d) { return Param::int_list(d).str(); }
+
+Dims take(const Shape& s, const Dims& dims) {
+  Dims out;
+  for (auto d : dims) out.push_back(s[static_cast<std::size_t>(d)]);
+  return out;
+}
+
+bool contains(const Dims& dims, std::int64_t d) {
+  return std::find(dims.begin(), dims.end(), d) != dims.end();
+}
+
+bool distinct(const Dims& dims) {
+  Dims s = dims;
+  std::sort(s.begin(), s.end());
+  return std::adjacent_find(s.begin(), s.end()) == s.end();
+}
+
+// The dims that are neither contracted nor batch, in order: they follow the batch dims in the
+// output, lhs's before rhs's.
+Dims free_dims(std::size_t ndim, const Dims& contracting, const Dims& batch) {
+  Dims out;
+  for (std::int64_t d = 0; d < static_cast<std::int64_t>(ndim); ++d)
+    if (!contains(contracting, d) && !contains(batch, d)) out.push_back(d);
+  return out;
+}
+
+// dimension_numbers = ((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch)), as JAX.
+DimNumbers dim_numbers(const Params& params) {
+  const Param& all = params.get("dimension_numbers");
+  auto pair = [&all](const Param& p) -> const std::vector<Param>& {
+    bool seq = p.kind() == Param::Kind::kTuple || p.kind() == Param::Kind::kList;
+    if (!seq || p.items().size() != 2)
+      throw TypeError(
+          "dot_general dimension_numbers must be ((lhs_contracting, "
+          "rhs_contracting), (lhs_batch, rhs_batch)), got " +
+          all.str());
+    return p.items();
+  };
+  const auto& contracting = pair(pair(all)[0]);
+  const auto& batch = pair(pair(all)[1]);
+  return {contracting[0].as_ints(), contracting[1].as_ints(), batch[0].as_ints(),
+          batch[1].as_ints()};
+}
+
+// Equal numeric operand dtypes; preferred_element_type may widen, and integers may go to floats.
+DType out_dtype(DType lhs, DType rhs, const Param& preferred) {
+  check_dtype("dot_general", lhs, kNumeric);
+  check_dtype("dot_general", rhs, kNumeric);
+  if (lhs != rhs)
+    throw TypeError("dot_general requires arguments to have the same dtypes, got " +
+                    std::string(dtype_name(lhs)) + ", " + std::string(dtype_name(rhs)) + ".");
+  if (preferred.is_none()) return lhs;
+  DType p = preferred.as_dtype();
+  if (!(is_integral(lhs) && is_floating(p))) {
+    if (is_integral(lhs) != is_integral(p) || is_floating(lhs) != is_floating(p))
+      throw TypeError(
+          "Input type is incompatible with `preferred_element_type`. The compatible "
+          "combinations of (input_type, preferred_element_type) are (integral, "
+          "integral), (integral, floating), (floating, floating).");
+    if (is_integral(lhs) && !is_unsigned(lhs) && is_unsigned(p))
+      throw TypeError(
+          "`preferred_element_type` must have the same signedness as the original "
+          "type.");
+  }
+  if (itemsize(p) < itemsize(lhs))
+    throw TypeError("`preferred_element_type` must not be narrower than the original type.");
+  return p;
+}
+
+// JAX's checks, in JAX's order and words (as ShapeError).
+void check_dims(const ShapedArray& lhs, const ShapedArray& rhs, const DimNumbers& dn) {
+  auto in_range = [](const Dims& dims, int ndim) {
+    return std::all_of(dims.begin(), dims.end(), [ndim](auto d) { return d >= 0 && d < ndim; });
+  };
+  if (!in_range(dn.lhs_contracting, lhs.ndim()) || !in_range(dn.lhs_batch, lhs.ndim()))
+    throw ShapeError(
+        "dot_general requires lhs dimension numbers to be nonnegative and less than "
+        "the number of axes of the lhs value, got lhs_batch of " +
+        list_str(dn.lhs_batch) + " and lhs_contracting of " + list_str(dn.lhs_contracting) +
+        " for lhs of rank " + std::to_string(lhs.ndim()));
+  if (!in_range(dn.rhs_contracting, rhs.ndim()) || !in_range(dn.rhs_batch, rhs.ndim()))
+    throw ShapeError(
+        "dot_general requires rhs dimension numbers to be nonnegative and less than "
+        "the number of axes of the rhs value, got rhs_batch of " +
+        list_str(dn.rhs_batch) + " and rhs_contracting of " + list_str(dn.rhs_contracting) +
+        " for rhs of rank " + std::to_string(rhs.ndim()));
+  if (dn.lhs_batch.size() != dn.rhs_batch.size())
+    throw ShapeError(
+        "dot_general requires equal numbers of lhs_batch and rhs_batch dimensions, "
+        "got lhs_batch " +
+        list_str(dn.lhs_batch) + " and rhs_batch " + list_str(dn.rhs_batch) + ".");
+  for (auto [side, kind, dims] :
+       {std::tuple{"lhs", "batch", &dn.lhs_batch}, std::tuple{"rhs", "batch", &dn.rhs_batch},
+        std::tuple{"lhs", "contracting", &dn.lhs_contracting},
+        std::tuple{"rhs", "contracting", &dn.rhs_contracting}})
+    if (!distinct(*dims))
+      throw ShapeError(std::string("dot_general requires ") + side + " " + kind +
+                       " dimensions to be distinct, got " + side + "_" + kind + " " +
+                       list_str(*dims) + ".");
+  for (auto [side, batch, contracting] : {std::tuple{"lhs", &dn.lhs_batch, &dn.lhs_contracting},
+                                          std::tuple{"rhs", &dn.rhs_batch, &dn.rhs_contracting}})
+    for (auto d : *batch)
+      if (contains(*contracting, d))
+        throw ShapeError(std::string("dot_general requires ") + side +
+                         " batch dimensions to be disjoint from contracting dimensions, got " +
+                         side + "_batch " + list_str(*batch) + " and " + side + "_contracting " +
+                         list_str(*contracting) + ".");
+  Dims lb = take(lhs.shape, dn.lhs_batch), rb = take(rhs.shape, dn.rhs_batch);
+  if (lb != rb)
+    throw ShapeError(
+        "dot_general requires lhs batch dimensions and rhs batch dimensions to have "
+        "the same shape, got " +
+        shape_str(lb) + " and " + shape_str(rb) + ".");
+  Dims lc = take(lhs.shape, dn.lhs_contracting), rc = take(rhs.shape, dn.rhs_contracting);
+  if (lc != rc)
+    throw ShapeError("dot_general requires contracting dimensions to have the same shape, got " +
+                     shape_str(lc) + " and " + shape_str(rc) + ".");
+}
+
+std::vector<ShapedArray> dot_general_rule(std::span<const ShapedArray> in, const Params& params) {
+  if (in.size() != 2)
+    throw TypeError("dot_general takes 2 operands, got " + std::to_string(in.size()));
+  const ShapedArray &lhs = in[0], &rhs = in[1];
+  DimNumbers dn = dim_numbers(params);
+  DType dtype = out_dtype(lhs.dtype, rhs.dtype, params.get("preferred_element_type"));
+  check_dims(lhs, rhs, dn);
+  Shape out = take(lhs.shape, dn.lhs_batch);
+  for (auto d : take(lhs.shape, free_dims(lhs.shape.size(), dn.lhs_contracting, dn.lhs_batch)))
+    out.push_back(d);
+  for (auto d : take(rhs.shape, free_dims(rhs.shape.size(), dn.rhs_contracting, dn.rhs_batch)))
+    out.push_back(d);
+  return {{out, dtype, lhs.weak_type && rhs.weak_type}};
+}
+
+// A plain loop: for every output index, sum over every contracting index, in the output type.
+Array dot_general_impl(const Array& lhs, const Array& rhs, const DimNumbers& dn,
+                       const ShapedArray& out) {
+  Dims ls = strides(lhs.shape()), rs = strides(rhs.shape());
+  // Each output dim's stride in lhs and in rhs (0 in the operand it does not come from).
+  Dims out_l, out_r;
+  for (std::size_t k = 0; k < dn.lhs_batch.size(); ++k) {
+    out_l.push_back(ls[static_cast<std::size_t>(dn.lhs_batch[k])]);
+    out_r.push_back(rs[static_cast<std::size_t>(dn.rhs_batch[k])]);
+  }
+  for (auto d : free_dims(ls.size(), dn.lhs_contracting, dn.lhs_batch)) {
+    out_l.push_back(ls[static_cast<std::size_t>(d)]);
+    out_r.push_back(0);
+  }
+  for (auto d : free_dims(rs.size(), dn.rhs_contracting, dn.rhs_batch)) {
+    out_l.push_back(0);
+    out_r.push_back(rs[static_cast<std::size_t>(d)]);
+  }
+  Shape contracted = take(lhs.shape(), dn.lhs_contracting);
+  Dims con_l = take(ls, dn.lhs_contracting), con_r = take(rs, dn.rhs_contracting);
+
+  Array r = make_array(out);
+  const Buffer& lb = concrete_buffer(lhs, "impl");
+  const Buffer& rb = concrete_buffer(rhs, "impl");
+  dispatch(lhs.dtype(), [&]<class T>() {
+    dispatch(out.dtype, [&]<class O>() {
+      const T* a = lb.as<T>();
+      const T* b = rb.as<T>();
+      O* o = r.impl()->buffer->as<O>();
+      std::int64_t j = 0;
+      for_each_index(out.shape, [&](const Dims& index) {
+        std::int64_t base_l = offset_of(index, out_l), base_r = offset_of(index, out_r);
+        O acc = O(0);
+        for_each_index(contracted, [&](const Dims& c) {
+          acc = mul_add(acc, static_cast<O>(a[base_l + offset_of(c, con_l)]),
+                        static_cast<O>(b[base_r + offset_of(c, con_r)]));
+        });
+        o[j++] = acc;
+      });
+    });
+  });
+  return r;
+}
+
+const bool kRegistered = [] {
+  dot_general_p.abstract_eval = dot_general_rule;
+  dot_general_p.impl = [](std::span<const Array> in, const Params& params,
+                          std::span<const ShapedArray> out) {
+    return std::vector<Array>{dot_general_impl(in[0], in[1], dim_numbers(params), out[0])};
+  };
+  return true;
+}();
+
+}  // namespace
+
+namespace lax {
+
+Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers& dimension_numbers,
+                  std::optional<DType> preferred_element_type) {
+  const auto& dn = dimension_numbers;
+  Param dims = Param::tuple(
+      {Param::tuple({Param::int_list(dn.lhs_contracting), Param::int_list(dn.rhs_contracting)}),
+       Param::tuple({Param::int_list(dn.lhs_batch), Param::int_list(dn.rhs_batch)})});
+  // JAX fills in the operands' dtype when no preferred type is given.
+  DType preferred = preferred_element_type.value_or(lhs.dtype());
+  return trace::bind1(dot_general_p, {lhs, rhs},
+                      {{"dimension_numbers", dims},
+                       {"precision", Param()},
+                       {"preferred_element_type", Param::dtype(preferred)}});
+}
+
+}  // namespace lax
+}  // namespace jx

@@ -46,4 +46,23 @@ ShapedArray elementwise_aval(const std::string& op, std::span<const ShapedArray>
   return ShapedArray{shaped->shape, in[0].dtype, weak};
 }
 
+std::vector<hlo::Instruction*> broadcast_scalars(hlo::Builder& b,
+                                                 std::span<hlo::Instruction* const> operands,
+                                                 const Shape& dims) {
+  std::vector<hlo::Instruction*> out;
+  for (hlo::Instruction* op : operands)
+    out.push_back(op->shape.dims == dims ? op : b.broadcast(op, dims, {}));
+  return out;
+}
+
+LowerRule lower_elementwise(hlo::Opcode opcode, std::string direction) {
+  return [opcode, direction](hlo::Builder& b, std::span<hlo::Instruction* const> operands,
+                             const Params&, std::span<const ShapedArray> out) {
+    auto ops = broadcast_scalars(b, operands, out[0].shape);
+    if (!direction.empty()) return std::vector<hlo::Instruction*>{b.compare(ops[0], ops[1], direction)};
+    return std::vector<hlo::Instruction*>{
+        b.op(opcode, hlo::HloShape::array(out[0].dtype, out[0].shape), std::move(ops))};
+  };
+}
+
 }  // namespace jx

@@ -10,6 +10,7 @@
 #include "core/array_impl.hpp"
 #include "core/dtype_dispatch.hpp"
 #include "core/primitive.hpp"
+#include "hlo/builder.hpp"
 
 namespace jx {
 
@@ -30,6 +31,14 @@ inline constexpr DTypeSet kInteger{int32, int64, uint32};
 inline constexpr DTypeSet kBool{bool_};
 inline constexpr DTypeSet kNumeric = kInteger | kFloating;
 inline constexpr DTypeSet kAnyDType = kNumeric | kBool;
+
+// A parsed jaxpr may apply a primitive to any number of operands; rules reject a wrong count
+// before indexing: jx::TypeError "add takes 2 operands, got 1".
+inline void check_arity(const std::string& op, std::size_t got, std::size_t want) {
+  if (got != want)
+    throw TypeError(op + " takes " + std::to_string(want) + " operand" + (want == 1 ? "" : "s") +
+                    ", got " + std::to_string(got));
+}
 
 // Throws jx::TypeError "sin does not accept dtype int32. Accepted dtypes are ...".
 void check_dtype(const std::string& op, DType d, DTypeSet accepted);
@@ -74,26 +83,42 @@ Array map_binary(const Array& x, const Array& y, const ShapedArray& out, F f) {
   return r;
 }
 
-// Fills a unary primitive's rules: `accepted` dtypes, same aval out, impl = map_unary(f).
+// HLO's elementwise ops want equal shapes: 0-d operands are broadcast to the output's shape.
+std::vector<hlo::Instruction*> broadcast_scalars(hlo::Builder& b,
+                                                 std::span<hlo::Instruction* const> operands,
+                                                 const Shape& dims);
+// The lowering of an elementwise primitive to one HLO opcode (with `direction` for compare).
+LowerRule lower_elementwise(hlo::Opcode opcode, std::string direction = {});
+
+// Fills a unary primitive's rules: `accepted` dtypes, same aval out, impl = map_unary(f),
+// lowering to `opcode`.
 template <class F>
-void def_unary(Primitive& p, DTypeSet accepted, F f) {
+void def_unary(Primitive& p, hlo::Opcode opcode, DTypeSet accepted, F f) {
   p.abstract_eval = [&p, accepted](std::span<const ShapedArray> in, const Params&) {
+    check_arity(p.name, in.size(), 1);
     return std::vector<ShapedArray>{elementwise_aval(p.name, in, accepted)};
   };
   p.impl = [f](std::span<const Array> in, const Params&, std::span<const ShapedArray> out) {
     return std::vector<Array>{map_unary(in[0], out[0], f)};
   };
+  p.lower = lower_elementwise(opcode);
 }
 
-// Fills a binary primitive's rules; comparisons pass out_dtype = bool.
+// Fills a binary primitive's rules, lowering to `opcode`; comparisons pass `direction`, and
+// their out_dtype is bool.
 template <class F>
-void def_binary(Primitive& p, DTypeSet accepted, F f, std::optional<DType> out_dtype = std::nullopt) {
+void def_binary(Primitive& p, hlo::Opcode opcode, DTypeSet accepted, F f,
+                std::string direction = {}) {
+  std::optional<DType> out_dtype;
+  if (!direction.empty()) out_dtype = bool_;
   p.abstract_eval = [&p, accepted, out_dtype](std::span<const ShapedArray> in, const Params&) {
+    check_arity(p.name, in.size(), 2);
     return std::vector<ShapedArray>{elementwise_aval(p.name, in, accepted, out_dtype)};
   };
   p.impl = [f](std::span<const Array> in, const Params&, std::span<const ShapedArray> out) {
     return std::vector<Array>{map_binary(in[0], in[1], out[0], f)};
   };
+  p.lower = lower_elementwise(opcode, std::move(direction));
 }
 
 }  // namespace jx

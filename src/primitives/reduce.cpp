@@ -1,27 +1,244 @@
-// Placeholder until the reduce family lands: every entry point throws.
+// Reductions: reduce_sum reduce_max reduce_min reduce_prod over a set of axes, and argmax argmin
+// along one axis.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
 #include "jx/lax.hpp"
+#include "primitives/elementwise.hpp"
+#include "primitives/indexing.hpp"
+#include "support/format.hpp"
+#include "trace/tracer.hpp"
 
-#pragma GCC diagnostic ignored "-Wunused-parameter"
+namespace jx {
 
-namespace jx::lax {
+Primitive reduce_sum_p("reduce_sum"), reduce_max_p("reduce_max"), reduce_min_p("reduce_min"),
+    reduce_prod_p("reduce_prod"), argmax_p("argmax"), argmin_p("argmin");
+
+namespace {
+
+using trace::bind1;
+
+template <class T>
+bool is_nan(T x) {
+  if constexpr (std::is_floating_point_v<T>)
+    return std::isnan(x);
+  else
+    return false;
+}
+
+// Integer sums and products wrap, as XLA's do; unsigned arithmetic makes the wrap defined in C++
+// (and the conversion back is modular since C++20).
+template <class T>
+T wrap_add(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+  } else {
+    return static_cast<T>(a + b);
+  }
+}
+template <class T>
+T wrap_mul(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+  } else {
+    return static_cast<T>(a * b);
+  }
+}
+
+void check_arity(const Primitive& p, std::span<const ShapedArray> in) {
+  if (in.size() != 1)
+    throw TypeError(p.name + " takes 1 operand, got " + std::to_string(in.size()));
+}
+
+// Which dims of x the axes reduce; the axes must be unique and in range (JAX's checks, in order).
+std::vector<bool> reduced_dims(const ShapedArray& x, const std::vector<std::int64_t>& axes) {
+  std::vector<std::int64_t> sorted = axes;
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+    throw ShapeError("duplicate value in 'axes' of reduction: " + detail::tuple_str(axes));
+  std::vector<bool> mask(x.shape.size(), false);
+  for (std::int64_t a : axes) {
+    if (a < 0 || a >= x.ndim())
+      throw ShapeError("reduction axes " + detail::tuple_str(axes) +
+                       " contains out-of-bounds indices for " + x.str() + ".");
+    mask[static_cast<std::size_t>(a)] = true;
+  }
+  return mask;
+}
+
+// Fills a reduction's rules. out[j] folds `combine` over every input element that maps to j,
+// starting from `identity(T{})`, so a reduction over 0-sized axes gives the identity.
+template <class Identity, class Combine>
+void def_reduce(Primitive& p, DTypeSet accepted, Identity identity, Combine combine) {
+  p.abstract_eval = [&p, accepted](std::span<const ShapedArray> in, const Params& params) {
+    check_arity(p, in);
+    check_dtype(p.name, in[0].dtype, accepted);
+    std::vector<bool> mask = reduced_dims(in[0], params.get("axes").as_ints());
+    Shape out;
+    for (std::size_t d = 0; d < mask.size(); ++d)
+      if (!mask[d]) out.push_back(in[0].shape[d]);
+    return std::vector<ShapedArray>{{out, in[0].dtype, in[0].weak_type}};
+  };
+  p.impl = [identity, combine](std::span<const Array> in, const Params& params,
+                               std::span<const ShapedArray> out) {
+    const Array& x = in[0];
+    std::vector<bool> mask = reduced_dims(x.aval(), params.get("axes").as_ints());
+    // Each input dim's stride in the output: 0 for reduced dims, which fold into one element.
+    std::vector<std::int64_t> to_out(mask.size(), 0), out_strides = strides(out[0].shape);
+    for (std::size_t d = 0, k = 0; d < mask.size(); ++d)
+      if (!mask[d]) to_out[d] = out_strides[k++];
+    Array r = make_array(out[0]);
+    const Buffer& xb = concrete_buffer(x, "impl");
+    dispatch(x.dtype(), [&]<class T>() {
+      const T* src = xb.as<T>();
+      T* dst = r.impl()->buffer->as<T>();
+      std::fill(dst, dst + out[0].size(), static_cast<T>(identity(T{})));
+      std::int64_t i = 0;  // for_each_index walks x in row-major order
+      for_each_index(x.shape(), [&](const std::vector<std::int64_t>& index) {
+        T& acc = dst[offset_of(index, to_out)];
+        acc = combine(acc, src[i++]);
+      });
+    });
+    return std::vector<Array>{r};
+  };
+}
+
+// Fills argmax (kMax) or argmin: the first NaN's index if any, else the first extremal index.
+template <bool kMax>
+void def_arg(Primitive& p) {
+  p.abstract_eval = [&p](std::span<const ShapedArray> in, const Params& params) {
+    check_arity(p, in);
+    std::vector<std::int64_t> axes = params.get("axes").as_ints();
+    DType index_dtype = params.get("index_dtype").as_dtype();
+    const Shape& s = in[0].shape;
+    if (axes.size() != 1)
+      throw ShapeError(p.name + " reduces exactly one axis, got axes " + detail::tuple_str(axes));
+    std::int64_t axis = axes[0];
+    if (axis < 0 || axis >= in[0].ndim())
+      throw ShapeError("Invalid axis " + std::to_string(axis) + " for operand shape " +
+                       shape_str(s));
+    if (s[static_cast<std::size_t>(axis)] < 1)
+      throw ShapeError("argmin and argmax require non-empty reduced dimension. operand.shape=" +
+                       shape_str(s) + " axis=" + std::to_string(axis));
+    if (index_dtype != int32 && index_dtype != int64)
+      throw TypeError(p.name + " index_dtype must be int32 or int64, got " +
+                      std::string(dtype_name(index_dtype)));
+    Shape out = s;
+    out.erase(out.begin() + axis);
+    return std::vector<ShapedArray>{{out, index_dtype, false}};
+  };
+  p.impl = [](std::span<const Array> in, const Params& params, std::span<const ShapedArray> out) {
+    const Array& x = in[0];
+    const Shape& s = x.shape();
+    auto axis = static_cast<std::size_t>(params.get("axes").as_ints()[0]);
+    // x seen as [outer, n, inner]: out[o, i] is the best k of x[o, k, i].
+    std::int64_t outer = 1, n = s[axis], inner = 1;
+    for (std::size_t d = 0; d < axis; ++d) outer *= s[d];
+    for (std::size_t d = axis + 1; d < s.size(); ++d) inner *= s[d];
+    Array r = make_array(out[0]);
+    Buffer& rb = *r.impl()->buffer;
+    auto store = [&](std::int64_t j, std::int64_t k) {
+      if (out[0].dtype == int32)
+        rb.as<std::int32_t>()[j] = static_cast<std::int32_t>(k);
+      else
+        rb.as<std::int64_t>()[j] = k;
+    };
+    const Buffer& xb = concrete_buffer(x, "impl");
+    dispatch(x.dtype(), [&]<class T>() {
+      const T* src = xb.as<T>();
+      for (std::int64_t o = 0; o < outer; ++o) {
+        for (std::int64_t i = 0; i < inner; ++i) {
+          const T* row = src + o * n * inner + i;
+          T best = row[0];
+          std::int64_t best_k = 0;
+          for (std::int64_t k = 1; k < n && !is_nan(best); ++k) {
+            T v = row[k * inner];
+            if (is_nan(v) || (kMax ? best < v : v < best)) {
+              best = v;
+              best_k = k;
+            }
+          }
+          store(o * inner + i, best_k);
+        }
+      }
+    });
+    return std::vector<Array>{r};
+  };
+}
+
+const bool kRegistered = [] {
+  def_reduce(
+      reduce_sum_p, kNumeric, [](auto t) { return decltype(t)(0); },
+      [](auto a, auto b) { return wrap_add(a, b); });
+  def_reduce(
+      reduce_prod_p, kNumeric, [](auto t) { return decltype(t)(1); },
+      [](auto a, auto b) { return wrap_mul(a, b); });
+  // max/min start from -inf/+inf (integers: their extremes; bool: false/true) and keep NaN.
+  def_reduce(
+      reduce_max_p, kAnyDType,
+      [](auto t) {
+        using L = std::numeric_limits<decltype(t)>;
+        if constexpr (L::has_infinity)
+          return -L::infinity();
+        else
+          return L::lowest();
+      },
+      [](auto a, auto b) {
+        return is_nan(a) ? a : is_nan(b) ? b : a < b ? b : a;
+      });
+  def_reduce(
+      reduce_min_p, kAnyDType,
+      [](auto t) {
+        using L = std::numeric_limits<decltype(t)>;
+        if constexpr (L::has_infinity)
+          return L::infinity();
+        else
+          return L::max();
+      },
+      [](auto a, auto b) {
+        return is_nan(a) ? a : is_nan(b) ? b : b < a ? b : a;
+      });
+  def_arg<true>(argmax_p);
+  def_arg<false>(argmin_p);
+  return true;
+}();
+
+// Axes are stored sorted, so equal reductions have equal params.
+Params axes_params(std::vector<std::int64_t> axes) {
+  std::sort(axes.begin(), axes.end());
+  return {{"axes", Param::ints(axes)}};
+}
+
+Params arg_params(std::int64_t axis, DType index_dtype) {
+  return {{"axes", Param::ints({axis})}, {"index_dtype", Param::dtype(index_dtype)}};
+}
+
+}  // namespace
+
+namespace lax {
 
 Array reduce_sum(const Array& x, const std::vector<std::int64_t>& axes) {
-  throw Error("reduce: not implemented");
+  return bind1(reduce_sum_p, {x}, axes_params(axes));
 }
 Array reduce_max(const Array& x, const std::vector<std::int64_t>& axes) {
-  throw Error("reduce: not implemented");
+  return bind1(reduce_max_p, {x}, axes_params(axes));
 }
 Array reduce_min(const Array& x, const std::vector<std::int64_t>& axes) {
-  throw Error("reduce: not implemented");
+  return bind1(reduce_min_p, {x}, axes_params(axes));
 }
 Array reduce_prod(const Array& x, const std::vector<std::int64_t>& axes) {
-  throw Error("reduce: not implemented");
+  return bind1(reduce_prod_p, {x}, axes_params(axes));
 }
 Array argmax(const Array& x, std::int64_t axis, DType index_dtype) {
-  throw Error("reduce: not implemented");
+  return bind1(argmax_p, {x}, arg_params(axis, index_dtype));
 }
 Array argmin(const Array& x, std::int64_t axis, DType index_dtype) {
-  throw Error("reduce: not implemented");
+  return bind1(argmin_p, {x}, arg_params(axis, index_dtype));
 }
 
-}  // namespace jx::lax
+}  // namespace lax
+}  // namespace jx

@@ -1,42 +1,613 @@
-// Placeholder until the shape_ops family lands: every entry point throws.
+// Layout primitives: broadcast_in_dim reshape transpose squeeze expand_dims slice dynamic_slice
+// dynamic_update_slice concatenate pad iota. No arithmetic: every impl only moves elements.
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+#include <numeric>
+#include <set>
+#include <sstream>
+
 #include "jx/lax.hpp"
+#include "primitives/elementwise.hpp"
+#include "primitives/indexing.hpp"
+#include "support/format.hpp"
+#include "trace/tracer.hpp"
 
-#pragma GCC diagnostic ignored "-Wunused-parameter"
+namespace jx {
 
-namespace jx::lax {
+Primitive broadcast_in_dim_p("broadcast_in_dim"), reshape_p("reshape"), transpose_p("transpose"),
+    squeeze_p("squeeze"), expand_dims_p("expand_dims"), slice_p("slice"),
+    dynamic_slice_p("dynamic_slice"), dynamic_update_slice_p("dynamic_update_slice"),
+    concatenate_p("concatenate"), pad_p("pad"), iota_p("iota");
 
-Array broadcast_in_dim(const Array& x, const Shape& shape,                        const std::vector<std::int64_t>& broadcast_dimensions) {
-  throw Error("shape_ops: not implemented");
+namespace {
+
+using trace::bind1;
+using Ints = std::vector<std::int64_t>;
+using Avals = std::span<const ShapedArray>;
+using Outs = std::vector<ShapedArray>;
+using Ins = std::span<const Array>;
+
+std::string tup(const Ints& v) { return detail::tuple_str(v); }
+
+template <class E, class... A>
+[[noreturn]] void fail(const A&... parts) {
+  std::ostringstream os;
+  (os << ... << parts);
+  throw E(os.str());
 }
+
+// Operands listed for messages, each shown by f: "(2, 3), (4,)", "int32, float32".
+template <class F>
+std::string list(Avals in, F f) {
+  std::vector<std::string> s;
+  for (const auto& a : in) s.push_back(f(a));
+  return detail::join(s, ", ");
+}
+std::string shapes_str(Avals in) { return list(in, [](auto& a) { return shape_str(a.shape); }); }
+std::string dtypes_str(Avals in) {
+  return list(in, [](auto& a) { return std::string(dtype_name(a.dtype)); });
+}
+// "(i32[], f32[2])": index operands, shown by their types.
+std::string avals_str(Avals in) {
+  return "(" + list(in, [](auto& a) { return a.str(); }) + (in.size() == 1 ? ",)" : ")");
+}
+
+// Whether pred(i) holds for some i in [0, n): most rules check every dim or every operand.
+template <class P>
+bool any_of_n(std::size_t n, P pred) {
+  for (std::size_t i = 0; i < n; ++i)
+    if (pred(i)) return true;
+  return false;
+}
+
+// Parsed jaxprs can hand a rule any operand count; the wrappers never do.
+void check_arity(const Primitive& p, Avals in, std::size_t n, bool or_more = false) {
+  if (in.size() == n || (or_more && in.size() > n)) return;
+  fail<TypeError>(p.name, " takes ", or_more ? "at least " : "", n, " operand(s), got ", in.size(),
+                  ".");
+}
+
+// JAX's _check_shapelike: every entry of a shape-like param is >= 0 (> 0 for strides).
+void check_shapelike(const std::string& op, const char* what, const Ints& v,
+                     bool positive = false) {
+  if (std::any_of(v.begin(), v.end(), [&](auto d) { return d < (positive ? 1 : 0); }))
+    fail<ShapeError>(op, " ", what, " must have every element be ",
+                     positive ? "strictly positive" : "nonnegative", ", got ", tup(v), ".");
+}
+
+// Sizes computed from user params must not overflow: signed overflow is UB.
+std::int64_t add_checked(const std::string& op, std::int64_t a, std::int64_t b) {
+  std::int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) fail<ShapeError>(op, " result size overflows int64.");
+  return r;
+}
+std::int64_t mul_checked(const std::string& op, std::int64_t a, std::int64_t b) {
+  std::int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) fail<ShapeError>(op, " result size overflows int64.");
+  return r;
+}
+
+// The single result of a rule; its byte size must be countable, or allocating it would overflow.
+Outs result(const std::string& op, Shape shape, DType dtype, bool weak) {
+  std::int64_t bytes = static_cast<std::int64_t>(itemsize(dtype));
+  for (auto d : shape) bytes = mul_checked(op, bytes, d);
+  return {ShapedArray{std::move(shape), dtype, weak}};
+}
+
+Ints ints(const Params& params, const char* name) { return params.get(name).as_ints(); }
+
+// Start indices of dynamic_slice / dynamic_update_slice: 0-d integers, all of one dtype.
+void check_indices(const std::string& op, Avals idx) {
+  if (any_of_n(idx.size(), [&](auto i) { return idx[i].ndim() != 0; }))
+    fail<ShapeError>(op, " start_indices must be scalars, got indices ", avals_str(idx), ".");
+  if (any_of_n(idx.size(), [&](auto i) {
+        return idx[i].dtype != idx[0].dtype || !is_integral(idx[i].dtype);
+      }))
+    fail<TypeError>("index arguments to ", op, " must be integers of the same type, got: ",
+                    dtypes_str(idx));
+}
+
+void check_same_dtypes(const std::string& op, Avals in) {
+  if (any_of_n(in.size(), [&](auto i) { return in[i].dtype != in[0].dtype; }))
+    fail<TypeError>(op, " requires arguments to have the same dtypes, got ", dtypes_str(in), ".");
+}
+
+// Canonicalizes negative axes (as JAX's wrappers do) and sorts; out-of-range axes stay as they
+// are, for abstract_eval to report.
+Ints canonical_axes(Ints axes, std::int64_t ndim) {
+  for (auto& a : axes)
+    if (a < 0 && a >= -ndim) a += ndim;
+  std::sort(axes.begin(), axes.end());
+  return axes;
+}
+
+// The checks squeeze and expand_dims share: unique axes within [0, ndim).
+void check_axes(const std::string& op, const Ints& dims, const Shape& shape, std::int64_t ndim,
+                const char* range) {
+  auto msg = [&](const std::string& what) {
+    fail<ShapeError>(op, " dimensions ", what, ": got shape=", shape_str(shape),
+                     " and dimensions=", tup(dims));
+  };
+  if (std::set<std::int64_t>(dims.begin(), dims.end()).size() != dims.size())
+    msg("are not unique");
+  for (auto d : dims)
+    if (d < 0 || d >= ndim) msg(std::string("outside range ") + range);
+}
+
+// Where one output element comes from: operand `arg`, flat element offset `at`.
+struct Source {
+  std::size_t arg;
+  std::int64_t at;
+};
+
+// Builds `out` by copying, for every output index, the element src(index) names. Layout ops
+// only move elements, so copying bytes serves every dtype.
+template <class F>
+std::vector<Array> assemble(Ins in, const ShapedArray& out, F src) {
+  Array r = make_array(out);
+  std::vector<const std::byte*> base;
+  for (const Array& a : in)
+    base.push_back(static_cast<const std::byte*>(concrete_buffer(a, "impl").data()));
+  auto* o = static_cast<std::byte*>(r.impl()->buffer->data());
+  const std::size_t w = itemsize(out.dtype);
+  std::size_t k = 0;
+  for_each_index(out.shape, [&](const Ints& index) {
+    Source s = src(index);
+    std::memcpy(o + w * k++, base[s.arg] + w * static_cast<std::size_t>(s.at), w);
+  });
+  return {r};
+}
+
+// The values of 0-d integer index operands, clamped to [0, dim - size] as XLA does.
+Ints clamped_starts(Ins idx, const Shape& dims, const Shape& sizes) {
+  Ints starts;
+  for (std::size_t d = 0; d < idx.size(); ++d)
+    starts.push_back(std::clamp(idx[d].item<std::int64_t>(), std::int64_t{0}, dims[d] - sizes[d]));
+  return starts;
+}
+
+// reshape, squeeze and expand_dims keep row-major order: the buffer is shared (arrays are
+// immutable), only the aval changes.
+std::vector<Array> share_buffer(Ins in, const Params&, Avals out) {
+  return {with_aval(in[0], out[0])};
+}
+
+// ---- broadcast_in_dim[broadcast_dimensions shape] ----
+void def_broadcast_in_dim(Primitive& p) {
+  p.abstract_eval = [&p](Avals in, const Params& params) {
+    check_arity(p, in, 1);
+    const ShapedArray& x = in[0];
+    Ints shape = ints(params, "shape"), dims = ints(params, "broadcast_dimensions");
+    check_shapelike(p.name, "shape", shape);
+    if (static_cast<std::size_t>(x.ndim()) != dims.size())
+      fail<ShapeError>(p.name, " broadcast_dimensions must have length equal to operand ndim; got "
+                       "broadcast_dimensions ", tup(dims), " for operand ndim ", x.ndim(), ".");
+    if (shape.size() < dims.size())
+      fail<ShapeError>(p.name, " target broadcast shape must have equal or higher rank to the "
+                       "operand shape; got operand ndim ", x.ndim(), " and target broadcast ndim ",
+                       shape.size(), ".");
+    auto n = static_cast<std::int64_t>(shape.size());
+    if (std::any_of(dims.begin(), dims.end(), [n](auto d) { return d < 0 || d >= n; }))
+      fail<ShapeError>(p.name, " broadcast_dimensions must be a subset of output dimensions, got ",
+                       tup(dims), " for operand ndim ", x.ndim(), " and shape ", tup(shape), ".");
+    auto mismatch = [&](auto i) { return x.shape[i] != 1 && x.shape[i] != shape[dims[i]]; };
+    if (any_of_n(dims.size(), mismatch))
+      fail<ShapeError>(p.name, " operand dimension sizes must either be 1, or be equal to their "
+                       "corresponding dimensions in the target broadcast shape; got operand of "
+                       "shape ", shape_str(x.shape), ", target broadcast shape ", tup(shape),
+                       ", broadcast_dimensions ", tup(dims), " ");
+    if (any_of_n(dims.size(), [&](auto i) { return i > 0 && dims[i] <= dims[i - 1]; }))
+      fail<ShapeError>(p.name, " broadcast_dimensions must be strictly increasing; got "
+                       "broadcast_dimensions ", tup(dims));
+    return result(p.name, shape, x.dtype, x.weak_type);
+  };
+  p.impl = [](Ins in, const Params& params, Avals out) {
+    Ints dims = ints(params, "broadcast_dimensions");
+    const Shape& xshape = in[0].shape();
+    Ints xs = strides(xshape);
+    return assemble(in, out[0], [&](const Ints& index) {
+      std::int64_t at = 0;  // a size-1 operand dim repeats its only element
+      for (std::size_t i = 0; i < dims.size(); ++i)
+        if (xshape[i] != 1) at += index[dims[i]] * xs[i];
+      return Source{0, at};
+    });
+  };
+}
+
+// ---- reshape[dimensions=None new_sizes]: JAX's `dimensions` (transpose first) is always None ----
+void def_reshape(Primitive& p) {
+  p.abstract_eval = [&p](Avals in, const Params& params) {
+    check_arity(p, in, 1);
+    Ints sizes = ints(params, "new_sizes");
+    if (params.has("dimensions") && !params.get("dimensions").is_none())
+      fail<ShapeError>(p.name, " supports only dimensions=None (transpose first), got dimensions=",
+                       params.get("dimensions").str(), ".");
+    if (std::any_of(sizes.begin(), sizes.end(), [](auto d) { return d < 0; }))
+      fail<ShapeError>(p.name, " new_sizes must all be positive, got ", tup(sizes), ".");
+    std::int64_t n = 1;
+    for (auto d : sizes) n = mul_checked(p.name, n, d);
+    if (n != in[0].size())
+      fail<ShapeError>(p.name, " total size must be unchanged, got new_sizes ", tup(sizes),
+                       " for shape ", shape_str(in[0].shape), ".");
+    return result(p.name, sizes, in[0].dtype, in[0].weak_type);
+  };
+  p.impl = share_buffer;
+}
+
+// ---- transpose[permutation]: out.shape[k] = x.shape[permutation[k]] ----
+void def_transpose(Primitive& p) {
+  p.abstract_eval = [&p](Avals in, const Params& params) {
+    check_arity(p, in, 1);
+    Ints perm = ints(params, "permutation"), dims(static_cast<std::size_t>(in[0].ndim()));
+    std::iota(dims.begin(), dims.end(), 0);
+    if (!std::is_permutation(perm.begin(), perm.end(), dims.begin(), dims.end()))
+      fail<ShapeError>(p.name, " permutation isn't a permutation of operand dimensions, got "
+                       "permutation ", tup(perm), " for operand shape ", shape_str(in[0].shape),
+                       ".");
+    Shape shape;
+    for (auto d : perm) shape.push_back(in[0].shape[d]);
+    return result(p.name, shape, in[0].dtype, in[0].weak_type);
+  };
+  p.impl = [](Ins in, const Params& params, Avals out) {
+    Ints perm = ints(params, "permutation"), xs = strides(in[0].shape());
+    return assemble(in, out[0], [&](const Ints& index) {
+      std::int64_t at = 0;
+      for (std::size_t k = 0; k < perm.size(); ++k) at += index[k] * xs[perm[k]];
+      return Source{0, at};
+    });
+  };
+}
+
+// ---- squeeze[dimensions] and expand_dims[dimensions]: only the shape changes ----
+void def_squeeze(Primitive& p) {
+  p.abstract_eval = [&p](Avals in, const Params& params) {
+    check_arity(p, in, 1);
+    Ints dims = ints(params, "dimensions");
+    const Shape& s = in[0].shape;
+    check_axes(p.name, dims, s, in[0].ndim(), "[0, ndim)");
+    if (std::any_of(dims.begin(), dims.end(), [&](auto d) { return s[d] != 1; }))
+      fail<ShapeError>("cannot select an axis to squeeze out which has size not equal to one, "
+                       "got shape=", shape_str(s), " and dimensions=", tup(dims));
+    Shape shape;
+    for (std::size_t i = 0; i < s.size(); ++i)
+      if (std::find(dims.begin(), dims.end(), static_cast<std::int64_t>(i)) == dims.end())
+        shape.push_back(s[i]);
+    return result(p.name, shape, in[0].dtype, in[0].weak_type);
+  };
+  p.impl = share_buffer;
+}
+
+// expand_dims is jx's own: `dimensions` are the positions of new size-1 dims in the output.
+void def_expand_dims(Primitive& p) {
+  p.abstract_eval = [&p](Avals in, const Params& params) {
+    check_arity(p, in, 1);
+    Ints dims = ints(params, "dimensions");
+    const Shape& s = in[0].shape;
+    std::int64_t ndim_out = in[0].ndim() + static_cast<std::int64_t>(dims.size());
+    check_axes(p.name, dims, s, ndim_out, "[0, ndim + len(dimensions))");
+    Shape shape;
+    auto next = s.begin();
+    for (std::int64_t i = 0; i < ndim_out; ++i)
+      shape.push_back(std::find(dims.begin(), dims.end(), i) != dims.end() ? 1 : *next++);
+    return result(p.name, shape, in[0].dtype, in[0].weak_type);
+  };
+  p.impl = share_buffer;
+}
+
+// ---- slice[limit_indices start_indices strides] ----
+void def_slice(Primitive& p) {
+  p.abstract_eval = [&p](Avals in, const Params& params) {
+    check_arity(p, in, 1);
+    const Shape& s = in[0].shape;
+    Ints start = ints(params, "start_indices"), limit = ints(params, "limit_indices"),
+         stride = ints(params, "strides");
+    check_shapelike(p.name, "start_indices", start);
+    check_shapelike(p.name, "limit_indices", limit);
+    if (start.size() != s.size())
+      fail<ShapeError>(p.name, " start_indices must have length equal to the number of dimensions "
+                       "of the operand, got indices ", tup(start), " for operand shape ",
+                       shape_str(s), ".");
+    if (limit.size() != start.size())
+      fail<ShapeError>(p.name, " limit_indices must have the same length as start_indices, got "
+                       "start_indices ", tup(start), " and limit_indices ", tup(limit), ".");
+    if (any_of_n(s.size(), [&](auto d) { return limit[d] > s[d]; }))
+      fail<ShapeError>(p.name, " limit_indices must be less than or equal to operand shape, got "
+                       "limit_indices ", tup(limit), " for operand shape ", shape_str(s), ".");
+    if (any_of_n(s.size(), [&](auto d) { return limit[d] < start[d]; }))
+      fail<ShapeError>(p.name, " limit_indices must be greater than or equal to start_indices, "
+                       "got start_indices ", tup(start), " and limit_indices ", tup(limit), ".");
+    if (stride.size() != s.size())
+      fail<ShapeError>(p.name, " strides must have length equal to the number of dimensions of "
+                       "the operand, got strides ", tup(stride), " for operand shape ",
+                       shape_str(s), ".");
+    check_shapelike(p.name, "strides", stride, /*positive=*/true);
+    Shape shape;  // ceil((limit - start) / stride), without overflowing for huge strides
+    for (std::size_t d = 0; d < s.size(); ++d) {
+      std::int64_t n = limit[d] - start[d];
+      shape.push_back(n == 0 ? 0 : (n - 1) / stride[d] + 1);
+    }
+    return result(p.name, shape, in[0].dtype, in[0].weak_type);
+  };
+  p.impl = [](Ins in, const Params& params, Avals out) {
+    Ints start = ints(params, "start_indices"), stride = ints(params, "strides");
+    Ints xs = strides(in[0].shape());
+    return assemble(in, out[0], [&](const Ints& index) {
+      std::int64_t at = 0;
+      for (std::size_t d = 0; d < index.size(); ++d)
+        at += (start[d] + index[d] * stride[d]) * xs[d];
+      return Source{0, at};
+    });
+  };
+}
+
+// ---- dynamic_slice[slice_sizes]: operands (x, *start_indices) ----
+void def_dynamic_slice(Primitive& p) {
+  p.abstract_eval = [&p](Avals in, const Params& params) {
+    check_arity(p, in, 1, /*or_more=*/true);
+    const Shape& s = in[0].shape;
+    Avals idx = in.subspan(1);
+    Ints sizes = ints(params, "slice_sizes");
+    if (idx.size() != s.size())
+      fail<ShapeError>(p.name, " start_indices must have length equal to the number of dimensions "
+                       "of the operand, got indices ", avals_str(idx), " for operand shape ",
+                       shape_str(s), ".");
+    if (sizes.size() != idx.size())
+      fail<ShapeError>(p.name, " slice_sizes must have the same length as start_indices, got "
+                       "start_indices length ", idx.size(), " and slice_sizes ", tup(sizes), ".");
+    if (any_of_n(s.size(), [&](auto d) { return sizes[d] > s[d]; }))
+      fail<ShapeError>(p.name, " slice_sizes must be less than or equal to operand shape, got "
+                       "slice_sizes ", tup(sizes), " for operand shape ", shape_str(s), ".");
+    if (std::any_of(sizes.begin(), sizes.end(), [](auto d) { return d < 0; }))
+      fail<ShapeError>(p.name, " slice_sizes must be greater than or equal to zero, got "
+                       "slice_sizes ", tup(sizes), ".");
+    check_indices(p.name, idx);
+    return result(p.name, sizes, in[0].dtype, in[0].weak_type);
+  };
+  p.impl = [](Ins in, const Params&, Avals out) {
+    Ints starts = clamped_starts(in.subspan(1), in[0].shape(), out[0].shape);
+    Ints xs = strides(in[0].shape());
+    return assemble(in.first(1), out[0], [&](const Ints& index) {
+      std::int64_t at = 0;
+      for (std::size_t d = 0; d < index.size(); ++d) at += (starts[d] + index[d]) * xs[d];
+      return Source{0, at};
+    });
+  };
+}
+
+// ---- dynamic_update_slice: operands (x, update, *start_indices) ----
+void def_dynamic_update_slice(Primitive& p) {
+  p.abstract_eval = [&p](Avals in, const Params&) {
+    check_arity(p, in, 2, /*or_more=*/true);
+    const ShapedArray &x = in[0], &u = in[1];
+    Avals idx = in.subspan(2);
+    if (u.ndim() != x.ndim())
+      fail<ShapeError>(p.name, " update must have the same rank as operand, got update shape ",
+                       shape_str(u.shape), " for operand shape ", shape_str(x.shape), ".");
+    if (idx.size() != x.shape.size())
+      fail<ShapeError>(p.name, " start_indices must have length equal to the rank of operand, got "
+                       "indices ", avals_str(idx), " for operand shape ", shape_str(x.shape), ".");
+    if (any_of_n(x.shape.size(), [&](auto d) { return u.shape[d] > x.shape[d]; }))
+      fail<ShapeError>(p.name, " update shape must be smaller than operand shape, got update "
+                       "shape ", shape_str(u.shape), " for operand shape ", shape_str(x.shape),
+                       ".");
+    check_indices(p.name, idx);
+    check_same_dtypes(p.name, in.first(2));
+    return result(p.name, x.shape, x.dtype, x.weak_type);
+  };
+  p.impl = [](Ins in, const Params&, Avals out) {
+    const Shape& ushape = in[1].shape();
+    Ints starts = clamped_starts(in.subspan(2), out[0].shape, ushape);
+    Ints xs = strides(out[0].shape), us = strides(ushape);
+    return assemble(in.first(2), out[0], [&](const Ints& index) {
+      std::int64_t at = 0;
+      for (std::size_t d = 0; d < index.size(); ++d) {
+        std::int64_t k = index[d] - starts[d];
+        if (k < 0 || k >= ushape[d]) return Source{0, offset_of(index, xs)};
+        at += k * us[d];
+      }
+      return Source{1, at};
+    });
+  };
+}
+
+// ---- concatenate[dimension] ----
+void def_concatenate(Primitive& p) {
+  p.abstract_eval = [&p](Avals in, const Params& params) {
+    if (in.empty()) fail<TypeError>(p.name, " expects at least one operand, got 0.");
+    std::int64_t dim = params.get("dimension").as_int();
+    if (any_of_n(in.size(), [&](auto i) { return in[i].ndim() != in[0].ndim(); }))
+      fail<ShapeError>("Cannot concatenate arrays with different numbers of dimensions: got ",
+                       shapes_str(in), ".");
+    if (dim < 0 || dim >= in[0].ndim())
+      fail<ShapeError>(p.name, " dimension out of bounds: dimension ", dim, " for shapes ",
+                       shapes_str(in), ".");
+    Shape shape = in[0].shape;
+    shape[dim] = 0;
+    bool weak = true;
+    for (const auto& a : in) {
+      for (std::int64_t d = 0; d < a.ndim(); ++d)
+        if (d != dim && a.shape[d] != shape[d])
+          fail<ShapeError>("Cannot concatenate arrays with shapes that differ in dimensions other "
+                           "than the one being concatenated: concatenating along dimension ", dim,
+                           " for shapes ", shapes_str(in), ".");
+      shape[dim] = add_checked(p.name, shape[dim], a.shape[dim]);
+      weak = weak && a.weak_type;
+    }
+    check_same_dtypes(p.name, in);
+    return result(p.name, shape, in[0].dtype, weak);
+  };
+  p.impl = [](Ins in, const Params& params, Avals out) {
+    std::int64_t dim = params.get("dimension").as_int();
+    std::vector<Ints> xs;
+    for (const Array& a : in) xs.push_back(strides(a.shape()));
+    return assemble(in, out[0], [&](const Ints& index) {
+      Ints local = index;  // walk past the operands that lie before index[dim]
+      std::size_t k = 0;
+      while (local[dim] >= in[k].shape()[dim]) local[dim] -= in[k++].shape()[dim];
+      return Source{k, offset_of(local, xs[k])};
+    });
+  };
+}
+
+// ---- pad[padding_config]: operands (x, padding_value); (low, high, interior) per dim ----
+std::vector<Ints> padding_config(const Params& params) {
+  std::vector<Ints> config;
+  for (const Param& dim : params.get("padding_config").items()) config.push_back(dim.as_ints());
+  return config;
+}
+
+void def_pad(Primitive& p) {
+  p.abstract_eval = [&p](Avals in, const Params& params) {
+    check_arity(p, in, 2);
+    const ShapedArray &x = in[0], &v = in[1];
+    std::vector<Ints> config = padding_config(params);
+    std::string config_str = params.get("padding_config").str();
+    if (x.dtype != v.dtype)
+      fail<TypeError>(p.name, " operand and padding_value must be same dtype: got ",
+                      dtype_name(x.dtype), " and ", dtype_name(v.dtype), ".");
+    if (v.ndim() != 0)
+      fail<ShapeError>(p.name, " padding_value must be a scalar (0-d), got shape ",
+                       shape_str(v.shape), ".");
+    if (config.size() != x.shape.size())
+      fail<ShapeError>("length of padding_config must equal the number of axes of operand, got "
+                       "padding_config ", config_str, " for operand shape ", shape_str(x.shape));
+    if (std::any_of(config.begin(), config.end(), [](auto& c) { return c.size() != 3; }))
+      fail<ShapeError>(p.name, " padding_config entries must be (low, high, interior) triples, "
+                       "got padding_config ", config_str);
+    if (std::any_of(config.begin(), config.end(), [](auto& c) { return c[2] < 0; }))
+      fail<ShapeError>("interior padding in padding_config must be nonnegative, got "
+                       "padding_config ", config_str);
+    Shape shape;  // low + high + the operand dilated by interior
+    for (std::size_t d = 0; d < config.size(); ++d) {
+      std::int64_t n = x.shape[d], step = add_checked(p.name, config[d][2], 1), dilated = 0;
+      if (n > 0) dilated = add_checked(p.name, mul_checked(p.name, n - 1, step), 1);
+      std::int64_t low_high = add_checked(p.name, config[d][0], config[d][1]);
+      shape.push_back(add_checked(p.name, low_high, dilated));
+    }
+    if (std::any_of(shape.begin(), shape.end(), [](auto d) { return d < 0; }))
+      fail<ShapeError>("Dimension size after padding is not at least 0, got result shape ",
+                       shape_str(shape), ", for padding_config ", config_str,
+                       " and operand shape ", shape_str(x.shape));
+    return result(p.name, shape, x.dtype, x.weak_type && v.weak_type);
+  };
+  p.impl = [](Ins in, const Params& params, Avals out) {
+    std::vector<Ints> config = padding_config(params);
+    const Shape& xshape = in[0].shape();
+    Ints xs = strides(xshape);
+    return assemble(in, out[0], [&](const Ints& index) {
+      std::int64_t at = 0;
+      for (std::size_t d = 0; d < index.size(); ++d) {
+        std::int64_t pos, step = config[d][2] + 1;  // pos: index in the dilated operand
+        if (__builtin_sub_overflow(index[d], config[d][0], &pos) || pos < 0 || pos % step != 0 ||
+            pos / step >= xshape[d])
+          return Source{1, 0};
+        at += pos / step * xs[d];
+      }
+      return Source{0, at};
+    });
+  };
+}
+
+// ---- iota[dimension dtype shape]: no operands ----
+void def_iota(Primitive& p) {
+  p.abstract_eval = [&p](Avals in, const Params& params) {
+    check_arity(p, in, 0);
+    Ints shape = ints(params, "shape");
+    DType dtype = params.get("dtype").as_dtype();
+    std::int64_t dim = params.get("dimension").as_int();
+    check_shapelike(p.name, "shape", shape);
+    check_dtype(p.name, dtype, kNumeric);
+    if (dim < 0 || dim >= static_cast<std::int64_t>(shape.size()))
+      fail<ShapeError>(p.name, " dimension must be between 0 and len(shape), got dimension=", dim,
+                       " for shape=", tup(shape));
+    return result(p.name, shape, dtype, false);
+  };
+  p.impl = [](Ins, const Params& params, Avals out) {
+    std::int64_t dim = params.get("dimension").as_int();
+    Array r = make_array(out[0]);
+    dispatch(out[0].dtype, [&]<class T>() {
+      T* o = r.impl()->buffer->as<T>();
+      for_each_index(out[0].shape, [&](const Ints& index) { *o++ = static_cast<T>(index[dim]); });
+    });
+    return std::vector<Array>{r};
+  };
+}
+
+const bool kRegistered =
+    (def_broadcast_in_dim(broadcast_in_dim_p), def_reshape(reshape_p), def_transpose(transpose_p),
+     def_squeeze(squeeze_p), def_expand_dims(expand_dims_p), def_slice(slice_p),
+     def_dynamic_slice(dynamic_slice_p), def_dynamic_update_slice(dynamic_update_slice_p),
+     def_concatenate(concatenate_p), def_pad(pad_p), def_iota(iota_p), true);
+
+}  // namespace
+
+namespace lax {
+
+Array broadcast_in_dim(const Array& x, const Shape& shape, const Ints& broadcast_dimensions) {
+  return bind1(broadcast_in_dim_p, {x},
+               {{"broadcast_dimensions", Param::ints(broadcast_dimensions)},
+                {"shape", Param::ints(shape)}});
+}
+
 Array reshape(const Array& x, const Shape& new_sizes) {
-  throw Error("shape_ops: not implemented");
-}
-Array transpose(const Array& x, const std::vector<std::int64_t>& permutation) {
-  throw Error("shape_ops: not implemented");
-}
-Array squeeze(const Array& x, const std::vector<std::int64_t>& dimensions) {
-  throw Error("shape_ops: not implemented");
-}
-Array expand_dims(const Array& x, const std::vector<std::int64_t>& dimensions) {
-  throw Error("shape_ops: not implemented");
-}
-Array slice(const Array& x, const std::vector<std::int64_t>& start_indices,             const std::vector<std::int64_t>& limit_indices,             const std::vector<std::int64_t>& strides) {
-  throw Error("shape_ops: not implemented");
-}
-Array dynamic_slice(const Array& x, const std::vector<Array>& start_indices,                     const std::vector<std::int64_t>& slice_sizes) {
-  throw Error("shape_ops: not implemented");
-}
-Array dynamic_update_slice(const Array& x, const Array& update,                            const std::vector<Array>& start_indices) {
-  throw Error("shape_ops: not implemented");
-}
-Array concatenate(const std::vector<Array>& xs, std::int64_t dimension) {
-  throw Error("shape_ops: not implemented");
-}
-Array pad(const Array& x, const Array& padding_value, const PaddingConfig& padding_config) {
-  throw Error("shape_ops: not implemented");
-}
-Array iota(DType dtype, const Shape& shape, std::int64_t dimension) {
-  throw Error("shape_ops: not implemented");
+  return bind1(reshape_p, {x}, {{"dimensions", Param()}, {"new_sizes", Param::ints(new_sizes)}});
 }
 
-}  // namespace jx::lax
+Array transpose(const Array& x, const Ints& permutation) {
+  return bind1(transpose_p, {x}, {{"permutation", Param::ints(permutation)}});
+}
+
+Array squeeze(const Array& x, const Ints& dimensions) {
+  Ints dims = canonical_axes(dimensions, x.ndim());
+  return bind1(squeeze_p, {x}, {{"dimensions", Param::ints(dims)}});
+}
+
+Array expand_dims(const Array& x, const Ints& dimensions) {
+  Ints dims = canonical_axes(dimensions, x.ndim() + static_cast<std::int64_t>(dimensions.size()));
+  return bind1(expand_dims_p, {x}, {{"dimensions", Param::ints(dims)}});
+}
+
+Array slice(const Array& x, const Ints& start_indices, const Ints& limit_indices,
+            const Ints& strides) {
+  Ints s = strides.empty() ? Ints(static_cast<std::size_t>(x.ndim()), 1) : strides;
+  return bind1(slice_p, {x},
+               {{"limit_indices", Param::ints(limit_indices)},
+                {"start_indices", Param::ints(start_indices)},
+                {"strides", Param::ints(s)}});
+}
+
+Array dynamic_slice(const Array& x, const std::vector<Array>& start_indices,
+                    const Ints& slice_sizes) {
+  std::vector<Array> operands{x};
+  operands.insert(operands.end(), start_indices.begin(), start_indices.end());
+  return bind1(dynamic_slice_p, std::move(operands), {{"slice_sizes", Param::ints(slice_sizes)}});
+}
+
+Array dynamic_update_slice(const Array& x, const Array& update,
+                           const std::vector<Array>& start_indices) {
+  std::vector<Array> operands{x, update};
+  operands.insert(operands.end(), start_indices.begin(), start_indices.end());
+  return bind1(dynamic_update_slice_p, std::move(operands));
+}
+
+Array concatenate(const std::vector<Array>& xs, std::int64_t dimension) {
+  return bind1(concatenate_p, xs, {{"dimension", Param::integer(dimension)}});
+}
+
+Array pad(const Array& x, const Array& padding_value, const PaddingConfig& padding_config) {
+  std::vector<Param> config;
+  for (const auto& [lo, hi, interior] : padding_config)
+    config.push_back(Param::ints({lo, hi, interior}));
+  return bind1(pad_p, {x, padding_value}, {{"padding_config", Param::tuple(std::move(config))}});
+}
+
+Array iota(DType dtype, const Shape& shape, std::int64_t dimension) {
+  return bind1(iota_p, {},
+               {{"dimension", Param::integer(dimension)},
+                {"dtype", Param::dtype(dtype)},
+                {"shape", Param::ints(shape)}});
+}
+
+}  // namespace lax
+}  // namespace jx

@@ -16,6 +16,17 @@ using trace::bind1;
 template <class T>
 using F = std::conditional_t<std::is_floating_point_v<T>, T, double>;
 
+// The type integer arithmetic wraps in: the unsigned twin of a signed integer.
+template <class T>
+struct Wrapping {
+  using type = T;
+};
+template <class T>
+  requires(std::is_integral_v<T> && !std::is_same_v<T, bool>)
+struct Wrapping<T> {
+  using type = std::make_unsigned_t<T>;
+};
+
 }  // namespace
 
 Primitive neg_p("neg"), exp_p("exp"), log_p("log"), log1p_p("log1p"), expm1_p("expm1"),
@@ -26,39 +37,39 @@ Primitive neg_p("neg"), exp_p("exp"), log_p("log"), log1p_p("log1p"), expm1_p("e
 namespace {
 
 const bool kRegistered = [] {
-  def_unary(neg_p, kNumeric, [](auto x) { return static_cast<decltype(x)>(-x); });
-  def_unary(exp_p, kFloating, [](auto x) { return std::exp(F<decltype(x)>(x)); });
-  def_unary(log_p, kFloating, [](auto x) { return std::log(F<decltype(x)>(x)); });
-  def_unary(log1p_p, kFloating, [](auto x) { return std::log1p(F<decltype(x)>(x)); });
-  def_unary(expm1_p, kFloating, [](auto x) { return std::expm1(F<decltype(x)>(x)); });
-  def_unary(sin_p, kFloating, [](auto x) { return std::sin(F<decltype(x)>(x)); });
-  def_unary(cos_p, kFloating, [](auto x) { return std::cos(F<decltype(x)>(x)); });
-  def_unary(tan_p, kFloating, [](auto x) { return std::tan(F<decltype(x)>(x)); });
-  def_unary(tanh_p, kFloating, [](auto x) { return std::tanh(F<decltype(x)>(x)); });
-  def_unary(logistic_p, kFloating, [](auto x) {
+  def_unary(neg_p, hlo::Opcode::kNegate, kNumeric, [](auto x) { return static_cast<decltype(x)>(-x); });
+  def_unary(exp_p, hlo::Opcode::kExp, kFloating, [](auto x) { return std::exp(F<decltype(x)>(x)); });
+  def_unary(log_p, hlo::Opcode::kLog, kFloating, [](auto x) { return std::log(F<decltype(x)>(x)); });
+  def_unary(log1p_p, hlo::Opcode::kLog1p, kFloating, [](auto x) { return std::log1p(F<decltype(x)>(x)); });
+  def_unary(expm1_p, hlo::Opcode::kExpm1, kFloating, [](auto x) { return std::expm1(F<decltype(x)>(x)); });
+  def_unary(sin_p, hlo::Opcode::kSin, kFloating, [](auto x) { return std::sin(F<decltype(x)>(x)); });
+  def_unary(cos_p, hlo::Opcode::kCos, kFloating, [](auto x) { return std::cos(F<decltype(x)>(x)); });
+  def_unary(tan_p, hlo::Opcode::kTan, kFloating, [](auto x) { return std::tan(F<decltype(x)>(x)); });
+  def_unary(tanh_p, hlo::Opcode::kTanh, kFloating, [](auto x) { return std::tanh(F<decltype(x)>(x)); });
+  def_unary(logistic_p, hlo::Opcode::kLogistic, kFloating, [](auto x) {
     using T = F<decltype(x)>;
     return T(1) / (T(1) + std::exp(-T(x)));
   });
-  def_unary(sqrt_p, kFloating, [](auto x) { return std::sqrt(F<decltype(x)>(x)); });
-  def_unary(rsqrt_p, kFloating, [](auto x) {
+  def_unary(sqrt_p, hlo::Opcode::kSqrt, kFloating, [](auto x) { return std::sqrt(F<decltype(x)>(x)); });
+  def_unary(rsqrt_p, hlo::Opcode::kRsqrt, kFloating, [](auto x) {
     using T = F<decltype(x)>;
     return T(1) / std::sqrt(T(x));
   });
-  def_unary(abs_p, kNumeric, [](auto x) {
+  def_unary(abs_p, hlo::Opcode::kAbs, kNumeric, [](auto x) {
     using T = decltype(x);
     if constexpr (std::is_unsigned_v<T>) return x;
     else return static_cast<T>(x < T(0) ? -x : x);
   });
-  def_unary(sign_p, kNumeric, [](auto x) {
+  def_unary(sign_p, hlo::Opcode::kSign, kNumeric, [](auto x) {
     using T = decltype(x);
     if constexpr (std::is_floating_point_v<T>)
       if (std::isnan(x)) return x;
     return static_cast<T>((T(0) < x) - (x < T(0)));
   });
-  def_unary(floor_p, kFloating, [](auto x) { return std::floor(F<decltype(x)>(x)); });
-  def_unary(ceil_p, kFloating, [](auto x) { return std::ceil(F<decltype(x)>(x)); });
-  def_unary(erf_p, kFloating, [](auto x) { return std::erf(F<decltype(x)>(x)); });
-  def_unary(not_p, kInteger | kBool, [](auto x) {
+  def_unary(floor_p, hlo::Opcode::kFloor, kFloating, [](auto x) { return std::floor(F<decltype(x)>(x)); });
+  def_unary(ceil_p, hlo::Opcode::kCeil, kFloating, [](auto x) { return std::ceil(F<decltype(x)>(x)); });
+  def_unary(erf_p, hlo::Opcode::kErf, kFloating, [](auto x) { return std::erf(F<decltype(x)>(x)); });
+  def_unary(not_p, hlo::Opcode::kNot, kInteger | kBool, [](auto x) {
     using T = decltype(x);
     if constexpr (std::is_same_v<T, bool>) return !x;
     else if constexpr (std::is_integral_v<T>) return static_cast<T>(~x);
@@ -66,7 +77,7 @@ const bool kRegistered = [] {
   });
 
   // round[rounding_method=0|1]: away from zero, or half to even.
-  def_unary(round_p, kFloating, [](auto) { return 0.0; });
+  def_unary(round_p, hlo::Opcode::kRoundAfz, kFloating, [](auto) { return 0.0; });
   round_p.impl = [](std::span<const Array> in, const Params& params,
                     std::span<const ShapedArray> out) {
     bool even = params.get("rounding_method").as_int() == 1;
@@ -76,8 +87,15 @@ const bool kRegistered = [] {
     })};
   };
 
+  round_p.lower = [](hlo::Builder& b, std::span<hlo::Instruction* const> operands,
+                     const Params& params, std::span<const ShapedArray>) {
+    bool even = params.get("rounding_method").as_int() == 1;
+    return std::vector<hlo::Instruction*>{
+        b.unary(even ? hlo::Opcode::kRoundEven : hlo::Opcode::kRoundAfz, operands[0])};
+  };
+
   // integer_pow[y=n]: x^n by repeated squaring in x's own type; negative n needs floats.
-  def_unary(integer_pow_p, kNumeric, [](auto) { return 0; });
+  def_unary(integer_pow_p, hlo::Opcode::kMultiply, kNumeric, [](auto) { return 0; });
   auto base_rule = integer_pow_p.abstract_eval;
   integer_pow_p.abstract_eval = [base_rule](std::span<const ShapedArray> in, const Params& params) {
     if (params.get("y").as_int() < 0 && !is_floating(in[0].dtype))
@@ -90,13 +108,32 @@ const bool kRegistered = [] {
     std::int64_t y = params.get("y").as_int();
     return std::vector<Array>{map_unary(in[0], out[0], [y](auto x) {
       using T = decltype(x);
-      T acc = T(1), base = x;
-      for (std::int64_t n = y < 0 ? -y : y; n; n >>= 1, base = static_cast<T>(base * base))
-        if (n & 1) acc = static_cast<T>(acc * base);
+      // Integers multiply in their unsigned type, so overflow wraps instead of being UB.
+      using M = typename Wrapping<T>::type;
+      M acc = M(1), base = static_cast<M>(x);
+      for (std::int64_t n = y < 0 ? -y : y; n; n >>= 1) {
+        if (n & 1) acc = static_cast<M>(acc * base);
+        if (n > 1) base = static_cast<M>(base * base);
+      }
       if constexpr (std::is_floating_point_v<T>)
         if (y < 0) return T(1) / acc;
-      return acc;
+      return static_cast<T>(acc);
     })};
+  };
+  // As XLA: repeated squaring with multiplies; a negative power divides 1 by the result.
+  integer_pow_p.lower = [](hlo::Builder& b, std::span<hlo::Instruction* const> operands,
+                           const Params& params, std::span<const ShapedArray> out) {
+    std::int64_t y = params.get("y").as_int();
+    hlo::Instruction* base = operands[0];
+    hlo::Instruction* acc = nullptr;
+    for (std::int64_t n = y < 0 ? -y : y; n; n >>= 1) {
+      if (n & 1) acc = acc ? b.binary(hlo::Opcode::kMultiply, acc, base) : base;
+      if (n > 1) base = b.binary(hlo::Opcode::kMultiply, base, base);
+    }
+    hlo::Instruction* one = b.broadcast(b.constant(make_scalar(1, out[0].dtype)), out[0].shape, {});
+    if (!acc) return std::vector<hlo::Instruction*>{one};
+    if (y < 0) acc = b.binary(hlo::Opcode::kDivide, one, acc);
+    return std::vector<hlo::Instruction*>{acc};
   };
   return true;
 }();

@@ -8,8 +8,6 @@
 namespace jx::testing {
 namespace {
 
-using Fn = double (*)(double);
-
 OpRow unary_row(std::string name, std::vector<DType> dtypes, Array (*op)(const Array&),
                 std::function<double(double)> f, double lo = -3, double hi = 3) {
   OpRow r;
@@ -52,9 +50,18 @@ const bool kRows = add_rows({
     unary_row("erf", kF, lax::erf, [](double x) { return std::erf(x); }),
     unary_row("integer_pow", kSigned, [](const Array& x) { return lax::integer_pow(x, 3); },
               [](double x) { return x * x * x; }),
-    unary_row("not", {bool_, int32, int64}, lax::bitwise_not,
-              [](double x) { return x == 0 || x == 1 ? double(!x) : -x - 1; }),
 });
+
+// `not` is logical on bool and bitwise (two's complement: ~x = -x - 1) on integers.
+const bool kNotRows = add_rows({[] {
+  OpRow r = unary_row("not", {bool_, int32, int64}, lax::bitwise_not, nullptr);
+  r.oracle = [](const std::vector<HostArray>& in, DType d) {
+    return map_oracle(in, [d](const std::vector<double>& x) {
+      return d == bool_ ? double(x[0] == 0) : -x[0] - 1;
+    });
+  };
+  return r;
+}()});
 
 }  // namespace
 

@@ -1,0 +1,41 @@
+// jx's global configuration: the options JX_FLAGS sets (XLA_FLAGS-style) and code may change.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+
+namespace jx {
+
+namespace detail {
+void log_to_stderr(const std::string& message);  // the default log sink: one line to stderr
+}  // namespace detail
+
+struct Config {
+  std::string dump_to;             // --dump_to=DIR: where dumps go
+  bool dump_jaxpr = false;         // --dump_jaxpr: module_0001.jit_f.jaxpr.txt
+  bool dump_hlo = false;           // --dump_hlo: before and after optimizations
+  std::string dump_hlo_pass_re;    // --dump_hlo_pass_re=REGEX: also after each matching pass
+  bool dump_llvm = false;          // --dump_llvm: .ir-no-opt.ll, .ir-with-opt.ll
+  bool dump_ptx = false;           // --dump_ptx
+  bool dump_dot = false;           // --dump_dot: Graphviz of the fused HLO
+  bool log_compiles = false;       // --log_compiles: one line per compile, with stage times
+  bool explain_cache_misses = false;  // --explain_cache_misses: why a jitted call retraced
+  bool debug_nans = false;         // --debug_nans: a NaN in a jitted output throws jx::Error
+  bool disable_jit = false;        // --disable_jit: jitted functions run eagerly
+  int cache_capacity = 64;         // --cache_capacity=N: entries per jitted function (LRU)
+  std::string compilation_cache_dir;  // --compilation_cache_dir=DIR
+  // Where log_compiles and explain_cache_misses write, one message per call.
+  std::function<void(const std::string&)> log = detail::log_to_stderr;
+};
+
+// The process's configuration, read from the JX_FLAGS environment variable on first use.
+// Throws jx::Error (on every call) while JX_FLAGS holds a bad flag.
+Config& config();
+
+// Applies flags like "--dump_to=/tmp/d --log_compiles --cache_capacity=8" to `config`. Boolean
+// flags take no value or =true/=false; a value may be double-quoted. Throws jx::Error naming an
+// unknown flag or a bad value, leaving `config` unchanged.
+void parse_flags(std::string_view flags, Config& config);
+
+}  // namespace jx

@@ -1,0 +1,357 @@
+// jx::jit's dispatch: per-function state, the hit path, tracing and compiling on a miss,
+// statistics, compile logs, cache-miss explanations, and the AOT lower/compile objects.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <mutex>
+
+#include "api/compile.hpp"
+#include "api/jit_cache.hpp"
+#include "core/array_impl.hpp"
+#include "jx/config.hpp"
+#include "jx/jit.hpp"
+#include "support/format.hpp"
+#include "trace/staging.hpp"
+
+namespace jx::detail {
+
+class JitState : public std::enable_shared_from_this<JitState> {
+ public:
+  std::string name;          // "f"
+  std::string program_name;  // "jit_f"
+  std::string trace_name;    // "jit(f)", as messages name the transformation
+  std::vector<int> static_argnums, donate_argnums;
+  std::uint64_t static_mask = 0;
+
+  std::mutex mu;  // guards cache and stats
+  api::JitCache cache;
+  CacheInfo stats;
+};
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+void log(const std::string& message) {
+  const auto& sink = config().log;
+  if (sink) sink(message);
+  else log_to_stderr(message);
+}
+
+std::string fmt_ms(double ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", ms);
+  return buf;
+}
+
+std::string argnums_str(const std::vector<int>& xs) { return detail::tuple_str(xs); }
+
+[[noreturn]] void throw_arg_error(const JitState& st, const CallArgs& ca) {
+  std::string arg = "Argument " + std::to_string(ca.error_argnum) + " of " + st.trace_name;
+  switch (ca.error) {
+    case ArgError::not_a_pytree:
+      throw TypeError(arg + " is not a valid jx type (a pytree of Arrays and scalars): mark it "
+                            "static with jx::Static or JitOptions::static_argnums");
+    case ArgError::unhashable_static:
+      throw TypeError("Non-hashable static arguments are not supported: " + arg +
+                      " is in static_argnums, but its type has no std::hash or ==");
+    case ArgError::scalar_not_traced:
+      throw TypeError(arg + " holds C++ scalars, which the function takes as they are, so it "
+                            "cannot be traced: mark it static (jx::Static or "
+                            "JitOptions::static_argnums) or take jx::Arrays instead");
+    case ArgError::none: break;
+  }
+  throw Error("internal: bad ArgError");
+}
+
+std::vector<ShapedArray> avals_of(const std::vector<Array>& xs) {
+  std::vector<ShapedArray> out;
+  out.reserve(xs.size());
+  for (const auto& x : xs) out.push_back(x.aval());
+  return out;
+}
+
+// Traces the function at the call's avals; counts the trace and its time.
+std::shared_ptr<const ClosedJaxprData> trace_call(JitState& st, const CallArgs& ca,
+                                                  const MissHandler& miss,
+                                                  std::shared_ptr<const void>& out_proto,
+                                                  double& trace_ms) {
+  {
+    std::lock_guard lock(st.mu);
+    ++st.stats.traces;
+  }
+  auto t0 = Clock::now();
+  auto fn = [&](const std::vector<Array>& tracers) { return miss.trace(tracers, out_proto); };
+  ClosedJaxprData data = trace::trace_to_jaxpr(fn, avals_of(ca.leaves), st.trace_name);
+  trace_ms = ms_since(t0);
+  {
+    std::lock_guard lock(st.mu);
+    st.stats.trace_ms += trace_ms;
+  }
+  return std::make_shared<const ClosedJaxprData>(std::move(data));
+}
+
+bool closes_over_tracer(const ClosedJaxprData& j) {
+  return std::any_of(j.consts.begin(), j.consts.end(), [](const Array& c) { return c.is_tracer(); });
+}
+
+void explain_miss(JitState& st, const api::Signature& now) {
+  std::vector<api::JitCache::EntryPtr> entries;
+  {
+    std::lock_guard lock(st.mu);
+    entries = st.cache.entries();
+  }
+  if (entries.empty()) return;
+  std::vector<std::string> best;
+  for (const auto& e : entries) {  // most recent first: ties go to the most recent
+    std::vector<std::string> d = api::signature_diffs(e->sig, now);
+    if (best.empty() || d.size() < best.size()) best = std::move(d);
+  }
+  std::size_t n = entries.size();
+  std::string msg = "jx: cache miss for " + st.program_name + " (" + std::to_string(n) +
+                    (n == 1 ? " entry" : " entries") + " cached); the closest signature differs at:";
+  constexpr std::size_t kMaxShown = 10;
+  for (std::size_t i = 0; i < best.size() && i < kMaxShown; ++i) msg += "\n  " + best[i];
+  if (best.size() > kMaxShown) msg += "\n  ... and " + std::to_string(best.size() - kMaxShown) + " more";
+  log(msg);
+}
+
+// Traces, lowers and compiles a new signature, then caches it.
+api::JitCache::EntryPtr compile_miss(JitState& st, const CallArgs& ca, const MissHandler& miss) {
+  const Config& cfg = config();
+  auto entry = std::make_shared<api::CacheEntry>();
+  entry->sig = api::make_signature(ca, api::hash_call(ca), miss.structures());
+  if (cfg.explain_cache_misses) explain_miss(st, entry->sig);
+
+  double trace_ms = 0;
+  auto jaxpr = trace_call(st, ca, miss, entry->out_proto, trace_ms);
+  if (closes_over_tracer(*jaxpr)) {  // an outer trace's value: valid only inside that trace
+    entry->jaxpr = std::move(jaxpr);
+    return entry;
+  }
+  api::LoweredProgram lowered = api::lower_program(jaxpr, st.program_name);
+  auto compiled = std::make_shared<const api::CompiledProgram>(api::compile_program(lowered));
+  entry->program = compiled;
+  {
+    std::lock_guard lock(st.mu);
+    ++st.stats.compiles;
+    st.stats.lower_ms += lowered.lower_ms;
+    st.stats.optimize_ms += compiled->optimize_ms;
+    st.stats.codegen_ms += compiled->codegen_ms;
+  }
+  if (cfg.log_compiles) {
+    double total = trace_ms + lowered.lower_ms + compiled->optimize_ms + compiled->codegen_ms;
+    log("jx: compiled " + st.program_name + " for " + api::signature_str(entry->sig) + " in " +
+        fmt_ms(total) + " ms [trace " + fmt_ms(trace_ms) + ", lower " + fmt_ms(lowered.lower_ms) +
+        ", optimize " + fmt_ms(compiled->optimize_ms) + ", codegen " +
+        fmt_ms(compiled->codegen_ms) + "]");
+  }
+  std::lock_guard lock(st.mu);
+  return st.cache.insert(std::move(entry), cfg.cache_capacity);
+}
+
+void check_nans(const JitState& st, const std::vector<Array>& outs) {
+  for (const Array& y : outs) {
+    if (!is_floating(y.dtype()) || y.is_tracer()) continue;
+    for (double v : y.to_vector<double>())
+      if (std::isnan(v))
+        throw Error("FloatingPointError: invalid value (nan) encountered in " + st.trace_name);
+  }
+}
+
+std::vector<Array> run_entry(const api::CacheEntry& e, const std::vector<Array>& leaves) {
+  if (e.program) return (*e.program)(leaves);
+  return eval_jaxpr(e.jaxpr->jaxpr, e.jaxpr->consts, leaves);
+}
+
+thread_local std::vector<std::unique_ptr<CallArgs>> call_args_pool;
+
+}  // namespace
+
+void CallArgs::clear() {
+  type_token = nullptr;
+  num_args = 0;
+  leaves.clear();
+  structure.clear();
+  statics.clear();
+  error = ArgError::none;
+  error_argnum = 0;
+}
+
+CallArgsLease::CallArgsLease() {
+  if (call_args_pool.empty()) {
+    args_ = new CallArgs;
+  } else {
+    args_ = call_args_pool.back().release();
+    call_args_pool.pop_back();
+  }
+}
+
+CallArgsLease::~CallArgsLease() {
+  args_->clear();
+  call_args_pool.emplace_back(args_);
+}
+
+std::shared_ptr<JitState> make_jit_state(const JitOptions& options) {
+  auto st = std::make_shared<JitState>();
+  st->name = options.name;
+  st->program_name = "jit_" + options.name;
+  st->trace_name = "jit(" + options.name + ")";
+  st->static_argnums = options.static_argnums;
+  st->donate_argnums = options.donate_argnums;
+  for (int i : options.static_argnums) {
+    if (i < 0 || i >= 64)
+      throw Error("jit: static_argnums must be argument positions in [0, 64), got " +
+                  std::to_string(i));
+    st->static_mask |= std::uint64_t{1} << i;
+  }
+  for (int i : options.donate_argnums) {
+    if (i < 0) throw Error("jit: donate_argnums must be argument positions, got " + std::to_string(i));
+    if (std::find(options.static_argnums.begin(), options.static_argnums.end(), i) !=
+        options.static_argnums.end())
+      throw Error("jit: argument " + std::to_string(i) +
+                  " is in both static_argnums and donate_argnums");
+  }
+  return st;
+}
+
+std::uint64_t static_mask(const JitState& state) { return state.static_mask; }
+
+void throw_too_few_args(const JitState& st, int num_args) {
+  throw Error("jitted function " + st.trace_name + " has static_argnums=" +
+              argnums_str(st.static_argnums) + ", but was called with only " +
+              std::to_string(num_args) + " positional arguments");
+}
+
+CallResult jit_call(JitState& st, CallArgs& ca, const MissHandler& miss) {
+  CallResult r;
+  const Config& cfg = config();
+  if (cfg.disable_jit) {
+    r.run_inline = true;
+    return r;
+  }
+  if (ca.error != ArgError::none) throw_arg_error(st, ca);
+  for (const Array& x : ca.leaves) {
+    if (tracer_of(x)) {  // under an outer trace: the function is staged into it, inline
+      r.run_inline = true;
+      return r;
+    }
+  }
+  api::JitCache::EntryPtr entry;
+  {
+    std::lock_guard lock(st.mu);
+    entry = st.cache.find(ca);
+    ++(entry ? st.stats.hits : st.stats.misses);
+  }
+  if (!entry) entry = compile_miss(st, ca, miss);
+  r.outs = run_entry(*entry, ca.leaves);
+  if (cfg.debug_nans) check_nans(st, r.outs);
+  r.out_proto = std::shared_ptr<const void>(entry, entry->out_proto.get());
+  return r;
+}
+
+CacheInfo cache_info(const JitState& state) {
+  auto& st = const_cast<JitState&>(state);  // the lock only
+  std::lock_guard lock(st.mu);
+  CacheInfo info = st.stats;
+  info.entries = static_cast<std::int64_t>(st.cache.size());
+  return info;
+}
+
+void clear_cache(JitState& st) {
+  std::lock_guard lock(st.mu);
+  st.cache.clear();
+}
+
+// ---- AOT ------------------------------------------------------------------------------------
+
+struct LoweredCall::Impl {
+  std::shared_ptr<JitState> state;
+  api::LoweredProgram lowered;
+  api::Signature sig;  // the non-static arguments only: what a compiled call must match
+  std::shared_ptr<const void> out_proto;
+};
+
+struct CompiledCall::Impl {
+  std::shared_ptr<const LoweredCall::Impl> lowered;
+  std::shared_ptr<const api::CompiledProgram> program;
+};
+
+LoweredCall jit_lower(JitState& st, CallArgs& ca, const MissHandler& miss) {
+  if (ca.error != ArgError::none) throw_arg_error(st, ca);
+  auto impl = std::make_shared<LoweredCall::Impl>();
+  impl->state = st.shared_from_this();
+  double trace_ms = 0;
+  auto jaxpr = trace_call(st, ca, miss, impl->out_proto, trace_ms);
+  if (closes_over_tracer(*jaxpr))
+    throw Error(st.trace_name + ".lower: the function closes over a traced value of an enclosing "
+                                "transformation; lower it outside that transformation");
+  impl->lowered = api::lower_program(jaxpr, st.program_name);
+  {
+    std::lock_guard lock(st.mu);
+    st.stats.lower_ms += impl->lowered.lower_ms;
+  }
+  impl->sig.avals = avals_of(ca.leaves);
+  for (auto& t : miss.structures())
+    if (t.kind != tree::TreeDef::Kind::static_value) impl->sig.structures.push_back(std::move(t));
+  impl->sig.num_args = static_cast<int>(impl->sig.structures.size());
+  return LoweredCall(std::move(impl));
+}
+
+const std::string& LoweredCall::jaxpr_text() const { return impl_->lowered.jaxpr_text; }
+const std::string& LoweredCall::hlo_text() const { return impl_->lowered.hlo_text; }
+const std::shared_ptr<const void>& LoweredCall::out_proto() const { return impl_->out_proto; }
+
+CompiledCall LoweredCall::compile() const {
+  auto impl = std::make_shared<CompiledCall::Impl>();
+  impl->lowered = impl_;
+  impl->program = std::make_shared<const api::CompiledProgram>(api::compile_program(impl_->lowered));
+  JitState& st = *impl_->state;
+  std::lock_guard lock(st.mu);
+  ++st.stats.compiles;
+  st.stats.optimize_ms += impl->program->optimize_ms;
+  st.stats.codegen_ms += impl->program->codegen_ms;
+  return CompiledCall(std::move(impl));
+}
+
+const std::string& CompiledCall::hlo_text() const { return impl_->program->hlo_text; }
+const std::shared_ptr<const void>& CompiledCall::out_proto() const {
+  return impl_->lowered->out_proto;
+}
+
+CostAnalysis CompiledCall::cost_analysis() const {
+  const auto& c = impl_->program->cost;
+  return CostAnalysis{c.flops, c.transcendentals, c.bytes_accessed};
+}
+
+MemoryAnalysis CompiledCall::memory_analysis() const {
+  const auto& m = impl_->program->memory;
+  return MemoryAnalysis{m.argument_bytes, m.output_bytes, m.temp_bytes};
+}
+
+std::vector<Array> CompiledCall::run(const std::vector<Array>& leaves,
+                                     const std::vector<tree::TreeDef>& structures) const {
+  const api::Signature& want = impl_->lowered->sig;
+  if (structures != want.structures || avals_of(leaves) != want.avals) {
+    api::Signature got;
+    got.structures = structures;
+    got.avals = avals_of(leaves);
+    got.num_args = static_cast<int>(structures.size());
+    std::vector<std::string> diffs = api::signature_diffs(want, got);
+    throw TypeError("Computation " + impl_->lowered->lowered.name +
+                    " was compiled for other argument types than it was called with: " +
+                    detail::join(diffs, "; "));
+  }
+  // Under a trace the program is staged into it, equation by equation.
+  if (std::any_of(leaves.begin(), leaves.end(), [](const Array& x) { return x.is_tracer(); })) {
+    const auto& j = *impl_->lowered->lowered.jaxpr;
+    return eval_jaxpr(j.jaxpr, j.consts, leaves);
+  }
+  return (*impl_->program)(leaves);
+}
+
+}  // namespace jx::detail

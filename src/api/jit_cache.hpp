@@ -1,0 +1,80 @@
+// The jit cache: owned signatures (the key), exact matching against a call's arguments, an LRU
+// of compiled entries, and the text of signatures and of their differences (for messages).
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "api/compile.hpp"
+#include "jx/detail/jit_impl.hpp"
+
+namespace jx::api {
+
+struct StoredStatic {
+  int argnum = 0;
+  std::size_t hash = 0;
+  const detail::StaticOps* ops = nullptr;
+  std::shared_ptr<const void> value;
+  std::string str() const { return ops->str(value.get()); }
+};
+
+// The abstract signature of one call, owned: what an entry is keyed by.
+struct Signature {
+  std::uint64_t hash = 0;
+  const void* type_token = nullptr;  // the C++ argument types (nullptr: compare structures only)
+  int num_args = 0;
+  std::vector<std::uint64_t> sizes;  // tree::CompactStructure, owned
+  std::vector<std::string> keys;
+  std::vector<ShapedArray> avals;  // one per leaf
+  std::vector<StoredStatic> statics;
+  std::vector<tree::TreeDef> structures;  // one per argument (for messages)
+};
+
+std::uint64_t hash_call(const detail::CallArgs& args);
+// Exact: types, structure, every leaf's aval, every static value.
+bool matches(const Signature& sig, const detail::CallArgs& args);
+Signature make_signature(const detail::CallArgs& args, std::uint64_t hash,
+                         std::vector<tree::TreeDef> structures);
+
+std::string aval_str(const ShapedArray& aval);  // "f32[3]", "i32[] weak"
+// For compile logs: "(f32[3], i32[] weak, static 3)", leaves and statics in argument order.
+std::string signature_str(const Signature& sig);
+// What changed from `seen` to `now`, one item per difference, each naming the argument path:
+// "args[0][1].w: f32[3] → f32[4]", "args[1]: weak_type true → false", "static arg 1: 3 → 4".
+std::vector<std::string> signature_diffs(const Signature& seen, const Signature& now);
+// The path of child `i` of `node` under `prefix`: prefix[1], prefix["bias"], prefix.w.
+std::string child_path(const tree::TreeDef& node, std::size_t i, const std::string& prefix);
+
+// One compiled signature. `program` runs it; a function closing over an outer trace's tracer
+// has only `jaxpr`, evaluated (staged) on each call and never cached.
+struct CacheEntry {
+  Signature sig;
+  std::shared_ptr<const CompiledProgram> program;
+  std::shared_ptr<const ClosedJaxprData> jaxpr;
+  std::shared_ptr<const void> out_proto;
+};
+
+// Least recently used first out. Not synchronized: the owner holds its lock.
+class JitCache {
+ public:
+  using EntryPtr = std::shared_ptr<const CacheEntry>;
+  // The entry for `args`, made most recently used; null on a miss.
+  EntryPtr find(const detail::CallArgs& args);
+  // Adds `entry` (or returns the equal entry another thread added first), evicting down to
+  // `capacity`.
+  EntryPtr insert(EntryPtr entry, int capacity);
+  std::vector<EntryPtr> entries() const;  // most recent first
+  std::size_t size() const { return lru_.size(); }
+  void clear();
+
+ private:
+  using List = std::list<EntryPtr>;
+  List lru_;  // front: most recently used
+  std::unordered_multimap<std::uint64_t, List::iterator> index_;
+};
+
+}  // namespace jx::api

@@ -1,0 +1,145 @@
+// compile_kernels: one LLVM module per call, optimized with the new pass manager and added to
+// the process-wide ORC LLJIT under its own resource tracker, freed with the CompiledKernels.
+#define JX_LLVM_JIT
+#include "codegen/llvm_headers.hpp"
+
+#include <atomic>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "codegen/cpu/cpu_compiler.hpp"
+#include "codegen/cpu/kernel.hpp"
+#include "jx/errors.hpp"
+
+namespace jx::codegen {
+namespace {
+
+[[noreturn]] void fail(const std::string& what, llvm::Error err) {
+  throw CompileError("codegen: " + what + ": " + llvm::toString(std::move(err)));
+}
+
+template <class T>
+T unwrap(llvm::Expected<T> value, const std::string& what) {
+  if (!value) fail(what, value.takeError());
+  return std::move(*value);
+}
+
+// The process-wide JIT: host CPU and features, concurrent compilation, and the process's own
+// symbols (libm, memcpy) resolvable. Never destroyed: code may outlive static destructors.
+struct Jit {
+  std::unique_ptr<llvm::orc::LLJIT> lljit;
+  llvm::orc::JITTargetMachineBuilder jtmb;
+};
+
+Jit& jit() {
+  static Jit* instance = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    llvm::InitializeNativeTargetAsmParser();
+    auto jtmb = unwrap(llvm::orc::JITTargetMachineBuilder::detectHost(), "detecting the host");
+    auto lljit = unwrap(llvm::orc::LLJITBuilder()
+                            .setJITTargetMachineBuilder(jtmb)
+                            .setSupportConcurrentCompilation(true)
+                            .create(),
+                        "creating the ORC JIT");
+    auto process = unwrap(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+                              lljit->getDataLayout().getGlobalPrefix()),
+                          "opening the process's symbols");
+    lljit->getMainJITDylib().addGenerator(std::move(process));
+    return new Jit{std::move(lljit), std::move(jtmb)};
+  }();
+  return *instance;
+}
+
+class OrcKernels : public CompiledKernels {
+ public:
+  explicit OrcKernels(llvm::orc::ResourceTrackerSP tracker) : tracker_(std::move(tracker)) {}
+  ~OrcKernels() override {
+    if (llvm::Error err = tracker_->remove()) llvm::consumeError(std::move(err));
+  }
+  void* symbol(const std::string& name) const override {
+    auto it = symbols_.find(name);
+    if (it == symbols_.end()) throw Error("codegen: no compiled kernel named '" + name + "'");
+    return it->second;
+  }
+  void add(const std::string& name, void* address) { symbols_[name] = address; }
+
+ private:
+  llvm::orc::ResourceTrackerSP tracker_;
+  std::unordered_map<std::string, void*> symbols_;
+};
+
+void optimize(llvm::Module& module, llvm::TargetMachine& tm, int opt_level) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(&tm);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm;
+  if (opt_level <= 0) mpm = pb.buildO0DefaultPipeline(llvm::OptimizationLevel::O0);
+  else
+    mpm = pb.buildPerModuleDefaultPipeline(opt_level == 1   ? llvm::OptimizationLevel::O1
+                                           : opt_level == 2 ? llvm::OptimizationLevel::O2
+                                                            : llvm::OptimizationLevel::O3);
+  mpm.run(module, mam);
+}
+
+void dump(const llvm::Module& module, const std::string& path) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_Text);
+  if (ec) throw CompileError("codegen: cannot write " + path + ": " + ec.message());
+  module.print(os, nullptr);
+}
+
+}  // namespace
+
+std::shared_ptr<CompiledKernels> compile_kernels(const std::vector<KernelRequest>& kernels,
+                                                 const CpuCompileOptions& options) {
+  Jit& j = jit();
+  // Symbols get a per-compile suffix: executables compiled apart may reuse kernel names.
+  static std::atomic<std::uint64_t> next_id{0};
+  std::string suffix = ".jx" + std::to_string(next_id++);
+
+  auto ctx = std::make_unique<llvm::LLVMContext>();
+  auto module = std::make_unique<llvm::Module>(options.module_name, *ctx);
+  llvm::orc::JITTargetMachineBuilder jtmb = j.jtmb;  // a copy: compiles may run concurrently
+  std::unique_ptr<llvm::TargetMachine> tm =
+      unwrap(jtmb.createTargetMachine(), "creating a target machine");
+  module->setDataLayout(j.lljit->getDataLayout());
+  module->setTargetTriple(tm->getTargetTriple().str());
+
+  std::unordered_set<std::string> seen;
+  for (const KernelRequest& k : kernels) {
+    if (!k.root) throw CompileError("codegen: kernel '" + k.symbol + "' has no instruction");
+    if (!seen.insert(k.symbol).second)
+      throw CompileError("codegen: two kernels named '" + k.symbol + "'");
+    cpu::emit_kernel(*module, *k.root, k.symbol + suffix);
+  }
+  if (!options.dump_prefix.empty()) dump(*module, options.dump_prefix + ".ir-no-opt.ll");
+  std::string problems;
+  llvm::raw_string_ostream os(problems);
+  if (llvm::verifyModule(*module, &os))
+    throw CompileError("codegen: invalid LLVM IR for module " + options.module_name + ": " +
+                       os.str());
+  optimize(*module, *tm, options.opt_level);
+  if (!options.dump_prefix.empty()) dump(*module, options.dump_prefix + ".ir-with-opt.ll");
+
+  llvm::orc::ResourceTrackerSP tracker = j.lljit->getMainJITDylib().createResourceTracker();
+  auto result = std::make_shared<OrcKernels>(tracker);  // from here on, failure frees the code
+  if (llvm::Error err = j.lljit->addIRModule(
+          tracker, llvm::orc::ThreadSafeModule(std::move(module), std::move(ctx))))
+    fail("adding module " + options.module_name + " to the JIT", std::move(err));
+  for (const KernelRequest& k : kernels) {
+    auto address = unwrap(j.lljit->lookup(k.symbol + suffix), "looking up kernel " + k.symbol);
+    result->add(k.symbol, address.toPtr<void*>());
+  }
+  return result;
+}
+
+}  // namespace jx::codegen

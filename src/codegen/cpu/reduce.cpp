@@ -1,0 +1,136 @@
+// Reductions as generators: for one output element, a loop nest over the reduced dims folds the
+// elements into an accumulator by emitting reduce's to_apply computation; argmax/argmin carry a
+// value and an index. Semantics follow src/primitives/reduce.cpp.
+#include <algorithm>
+#include <string>
+
+#include "codegen/cpu/cpu_emitters.hpp"
+#include "codegen/cpu/loops.hpp"
+#include "jx/errors.hpp"
+
+namespace jx::codegen::cpu {
+namespace {
+
+using hlo::Instruction;
+using hlo::Opcode;
+using Ints = std::vector<std::int64_t>;
+using Gens = std::vector<ElementGenerator>;
+
+[[noreturn]] void fail(const Instruction& inst, const std::string& what) {
+  throw CompileError("codegen: " + std::string(hlo::info(inst.opcode).name) + " " + inst.name +
+                     ": " + what);
+}
+
+// The operand's dims split into kept (in order, they index the output) and reduced (ascending:
+// elements fold in row-major order, as the eager impl visits them).
+struct Split {
+  Ints kept, reduced;
+};
+
+Split split_dims(const Instruction& inst, const Shape& x) {
+  if (!inst.attrs.has("dimensions")) fail(inst, "missing attribute dimensions");
+  Ints reduced = inst.attrs.get_ints("dimensions");
+  std::sort(reduced.begin(), reduced.end());
+  if (std::adjacent_find(reduced.begin(), reduced.end()) != reduced.end())
+    fail(inst, "duplicate dimensions");
+  Split s{{}, reduced};
+  for (std::int64_t d = 0; d < static_cast<std::int64_t>(x.size()); ++d)
+    if (!std::binary_search(reduced.begin(), reduced.end(), d)) s.kept.push_back(d);
+  if (!reduced.empty() && (reduced.front() < 0 || reduced.back() >= static_cast<std::int64_t>(x.size())))
+    fail(inst, "dimensions out of range");
+  Shape out;
+  for (auto d : s.kept) out.push_back(x[static_cast<std::size_t>(d)]);
+  if (out != inst.shape.dims) fail(inst, "the output shape is not the operand's kept dims");
+  return s;
+}
+
+ElementGenerator emit_reduce(ElementalEmitter& em, const Instruction& inst, const Gens& ops) {
+  const Shape& x = inst.operands[0]->shape.dims;
+  Split s = split_dims(inst, x);
+  if (inst.called.size() != 1 || inst.called[0]->parameters().size() != 2)
+    fail(inst, "needs a to_apply computation of two parameters");
+  if (inst.operands[1]->shape.rank() != 0) fail(inst, "the init value must be 0-d");
+  Shape reduced_shape;
+  for (auto d : s.reduced) reduced_shape.push_back(x[static_cast<std::size_t>(d)]);
+  // Reducing trailing dims: x's linear index is out_linear * reduced_size + reduced_linear.
+  bool trailing = s.kept.empty() || s.kept.back() + 1 == static_cast<std::int64_t>(s.kept.size());
+  return [&em, &inst, ops, s, x, reduced_shape, trailing](const IrIndex& out) {
+    auto& b = em.b();
+    llvm::Type* type = em.type(inst.shape.dtype);
+    llvm::AllocaInst* acc = em.entry_alloca(type, "acc");
+    b.CreateStore(ops[1](em.scalar_index()), acc);
+    llvm::Value* base = trailing ? b.CreateMul(em.linear_index(out, inst.shape.dims),
+                                               em.i64(shape_size(reduced_shape)), "", true, true)
+                                 : nullptr;
+    emit_loop_nest(em, reduced_shape, "reduce", [&](const IrIndex& r) {
+      IrIndex xi{std::vector<llvm::Value*>(x.size()), nullptr};
+      for (std::size_t k = 0; k < s.kept.size(); ++k)
+        xi.dims[static_cast<std::size_t>(s.kept[k])] = out.dims[k];
+      for (std::size_t k = 0; k < s.reduced.size(); ++k)
+        xi.dims[static_cast<std::size_t>(s.reduced[k])] = r.dims[k];
+      if (trailing) xi.linear = b.CreateAdd(base, r.linear, "", true, true);
+      llvm::Value* element = ops[0](xi);
+      llvm::Value* combined = em.apply(*inst.called[0], {b.CreateLoad(type, acc), element});
+      b.CreateStore(combined, acc);
+    });
+    return b.CreateLoad(type, acc, "reduced");
+  };
+}
+
+// The index of the first NaN if any, else of the first extreme value, along one axis.
+template <bool kMax>
+ElementGenerator emit_arg(ElementalEmitter& em, const Instruction& inst, const Gens& ops) {
+  const Shape& x = inst.operands[0]->shape.dims;
+  if (!inst.attrs.has("dimensions") || inst.attrs.get_ints("dimensions").size() != 1)
+    fail(inst, "needs dimensions={axis}");
+  auto axis = static_cast<std::size_t>(inst.attrs.get_ints("dimensions")[0]);
+  if (axis >= x.size()) fail(inst, "axis out of range");
+  if (x[axis] < 1) fail(inst, "the reduced dimension is empty");
+  if (!is_integral(inst.shape.dtype)) fail(inst, "the result dtype must be an integer");
+  Shape out = x;
+  out.erase(out.begin() + static_cast<std::ptrdiff_t>(axis));
+  if (out != inst.shape.dims) fail(inst, "the output shape is not the operand's without the axis");
+  DType d = inst.operands[0]->shape.dtype;
+  return [&em, &inst, g = ops[0], x, axis, d](const IrIndex& index) {
+    auto& b = em.b();
+    auto at = [&](llvm::Value* k) {
+      std::vector<llvm::Value*> dims = index.dims;
+      dims.insert(dims.begin() + static_cast<std::ptrdiff_t>(axis), k);
+      return g(IrIndex{dims, nullptr});
+    };
+    llvm::Type* type = em.type(d);
+    llvm::AllocaInst* best = em.entry_alloca(type, "best");
+    llvm::AllocaInst* best_k = em.entry_alloca(b.getInt64Ty(), "best_k");
+    b.CreateStore(at(em.i64(0)), best);
+    b.CreateStore(em.i64(0), best_k);
+    if (x[axis] > 1) {
+      emit_for(b, x[axis] - 1, "arg", [&](llvm::Value* i) {
+        llvm::Value* k = b.CreateAdd(i, em.i64(1), "", true, true);
+        llvm::Value* v = at(k);
+        llvm::Value* cur = b.CreateLoad(type, best);
+        llvm::Value* take;
+        if (is_floating(d)) {  // a NaN, once found, stays
+          llvm::Value* better = kMax ? b.CreateFCmpOLT(cur, v) : b.CreateFCmpOLT(v, cur);
+          take = b.CreateAnd(b.CreateFCmpORD(cur, cur), b.CreateOr(b.CreateFCmpUNO(v, v), better));
+        } else {
+          bool u = d == bool_ || is_unsigned(d);
+          llvm::Value *lhs = kMax ? cur : v, *rhs = kMax ? v : cur;
+          take = u ? b.CreateICmpULT(lhs, rhs) : b.CreateICmpSLT(lhs, rhs);
+        }
+        b.CreateStore(b.CreateSelect(take, v, cur), best);
+        b.CreateStore(b.CreateSelect(take, k, b.CreateLoad(b.getInt64Ty(), best_k)), best_k);
+      });
+    }
+    return b.CreateIntCast(b.CreateLoad(b.getInt64Ty(), best_k), em.type(inst.shape.dtype), true);
+  };
+}
+
+}  // namespace
+
+void add_reduction_emitters(EmitterTable& t) {
+  t.set(Opcode::kReduce, emit_reduce);
+  t.set(Opcode::kArgMax, emit_arg<true>);
+  t.set(Opcode::kArgMin, emit_arg<false>);
+}
+
+}  // namespace jx::codegen::cpu

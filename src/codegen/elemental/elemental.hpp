@@ -1,0 +1,108 @@
+// Element generators (XLA's elemental IR emitter): for an instruction, given generators for its
+// operands (index → llvm::Value*), a generator for its output. Per-opcode emitters live in
+// tables; CPU and GPU share them and differ in loop emission and in their MathTable.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "codegen/elemental/math_table.hpp"
+#include "codegen/llvm_headers.hpp"
+#include "hlo/ir.hpp"
+
+namespace jx::codegen {
+
+// An index into a shape: one i64 value per dimension, plus the row-major linear index when it is
+// at hand (loops compute it incrementally; elementwise ops pass it on; reshapes need it).
+struct IrIndex {
+  std::vector<llvm::Value*> dims;
+  llvm::Value* linear = nullptr;
+};
+
+using ElementGenerator = std::function<llvm::Value*(const IrIndex&)>;
+
+class ElementalEmitter;
+
+// Elementwise ops map operand values to the result value; every other op maps operand
+// generators to a generator.
+using ScalarEmitter = llvm::Value* (*)(ElementalEmitter& em, const hlo::Instruction& inst,
+                                       llvm::ArrayRef<llvm::Value*> operands);
+using GeneratorEmitter = ElementGenerator (*)(ElementalEmitter& em, const hlo::Instruction& inst,
+                                              const std::vector<ElementGenerator>& operands);
+
+inline constexpr std::size_t kNumOpcodes = 0
+#define JX_HLO_OPCODE(e, name, arity, traits) +1
+#include "hlo/opcodes.def"
+#undef JX_HLO_OPCODE
+    ;
+
+struct EmitterTable {
+  std::array<ScalarEmitter, kNumOpcodes> scalar{};
+  std::array<GeneratorEmitter, kNumOpcodes> generator{};
+
+  void set(hlo::Opcode op, ScalarEmitter f) { scalar[static_cast<std::size_t>(op)] = f; }
+  void set(hlo::Opcode op, GeneratorEmitter f) { generator[static_cast<std::size_t>(op)] = f; }
+};
+
+// Each family file registers its opcodes.
+void add_unary_emitters(EmitterTable& table);   // elemental_unary.cpp (and convert)
+void add_binary_emitters(EmitterTable& table);  // elemental_binary.cpp (compare, select, clamp)
+void add_layout_emitters(EmitterTable& table);  // elemental_layout.cpp (and constant, iota)
+const EmitterTable& elemental_emitters();       // all of the above
+
+// LLVM types of jx dtypes: in registers pred is i1, in memory one byte.
+llvm::Type* ir_type(llvm::LLVMContext& ctx, DType d);
+llvm::Type* storage_type(llvm::LLVMContext& ctx, DType d);
+
+// XLA's convert: float → int saturates and maps NaN to 0; anything → pred is `!= 0`.
+llvm::Value* emit_convert(llvm::IRBuilder<>& b, llvm::Value* v, DType from, DType to);
+
+// Emits IR for generators at the builder's insertion point, inside one function.
+class ElementalEmitter {
+ public:
+  ElementalEmitter(llvm::IRBuilder<>& b, const MathTable& math, const EmitterTable& table)
+      : b_(b), math_(math), table_(table) {}
+
+  llvm::IRBuilder<>& b() { return b_; }
+  llvm::LLVMContext& ctx() { return b_.getContext(); }
+  llvm::Module& module() { return *b_.GetInsertBlock()->getModule(); }
+  const MathTable& math() const { return math_; }
+
+  // The generator of `inst` from its operands' generators; jx::CompileError if no emitter.
+  ElementGenerator generator(const hlo::Instruction& inst, std::vector<ElementGenerator> operands);
+  // The generator of a computation's root, its parameters bound to `parameters`.
+  ElementGenerator computation(const hlo::Computation& c, std::vector<ElementGenerator> parameters);
+  // A scalar computation (reduce's to_apply) applied to values.
+  llvm::Value* apply(const hlo::Computation& c, llvm::ArrayRef<llvm::Value*> args);
+
+  // IR helpers for emitters.
+  llvm::Type* type(DType d) { return ir_type(ctx(), d); }
+  llvm::Constant* i64(std::int64_t v) { return b_.getInt64(static_cast<std::uint64_t>(v)); }
+  IrIndex scalar_index() { return {{}, i64(0)}; }
+  // element `linear` of a dense buffer at `base`
+  llvm::Value* load(DType d, llvm::Value* base, llvm::Value* linear, const llvm::Twine& name = "");
+  void store(DType d, llvm::Value* value, llvm::Value* base, llvm::Value* linear);
+  llvm::Value* linear_index(const IrIndex& index, const Shape& shape);  // index.linear, or computed
+  IrIndex delinearize(llvm::Value* linear, const Shape& shape);
+  // cond ? then_fn() : else_fn(), each emitted in its own block (so neither runs speculatively).
+  llvm::Value* if_else(llvm::Value* cond, const std::function<llvm::Value*()>& then_fn,
+                       const std::function<llvm::Value*()>& else_fn, const llvm::Twine& name);
+  // A stack slot in the function's entry block, where mem2reg finds it.
+  llvm::AllocaInst* entry_alloca(llvm::Type* type, const llvm::Twine& name);
+  // A constant instruction's literal as a private global (one per instruction and module).
+  llvm::GlobalVariable* literal_global(const hlo::Instruction& constant);
+  // A 0-d index operand (dynamic-slice starts) as an i64, clamped to [0, max].
+  llvm::Value* clamped_start(llvm::Value* v, DType d, std::int64_t max);
+
+ private:
+  llvm::IRBuilder<>& b_;
+  const MathTable& math_;
+  const EmitterTable& table_;
+  std::unordered_map<const hlo::Instruction*, llvm::GlobalVariable*> literals_;
+};
+
+}  // namespace jx::codegen

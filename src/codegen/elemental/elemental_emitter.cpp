@@ -1,0 +1,180 @@
+// The ElementalEmitter: table dispatch, composition of generators over a computation, and the IR
+// helpers the per-opcode emitters share.
+#include <string>
+
+#include "codegen/elemental/elemental.hpp"
+#include "core/array_impl.hpp"
+#include "jx/errors.hpp"
+
+namespace jx::codegen {
+
+using hlo::Instruction;
+using hlo::Opcode;
+
+const EmitterTable& elemental_emitters() {
+  static const EmitterTable table = [] {
+    EmitterTable t;
+    add_unary_emitters(t);
+    add_binary_emitters(t);
+    add_layout_emitters(t);
+    return t;
+  }();
+  return table;
+}
+
+llvm::Type* ir_type(llvm::LLVMContext& ctx, DType d) {
+  switch (d) {
+    case bool_: return llvm::Type::getInt1Ty(ctx);
+    case int32:
+    case uint32: return llvm::Type::getInt32Ty(ctx);
+    case int64: return llvm::Type::getInt64Ty(ctx);
+    case float32: return llvm::Type::getFloatTy(ctx);
+    case float64: return llvm::Type::getDoubleTy(ctx);
+  }
+  throw CompileError("codegen: unknown dtype");
+}
+
+llvm::Type* storage_type(llvm::LLVMContext& ctx, DType d) {
+  return d == bool_ ? llvm::Type::getInt8Ty(ctx) : ir_type(ctx, d);
+}
+
+ElementGenerator ElementalEmitter::generator(const Instruction& inst,
+                                             std::vector<ElementGenerator> operands) {
+  auto op = static_cast<std::size_t>(inst.opcode);
+  if (GeneratorEmitter g = table_.generator[op]) return g(*this, inst, operands);
+  if (ScalarEmitter s = table_.scalar[op]) {
+    // Elementwise: every operand is read at the output's index, except that a 0-d operand
+    // (clamp's bounds, select's predicate) is read at the empty index.
+    std::vector<bool> is_scalar;
+    for (const Instruction* o : inst.operands)
+      is_scalar.push_back(o->shape.rank() == 0 && inst.shape.rank() > 0);
+    return [this, &inst, s, operands = std::move(operands), is_scalar](const IrIndex& index) {
+      llvm::SmallVector<llvm::Value*, 3> values;
+      for (std::size_t k = 0; k < operands.size(); ++k)
+        values.push_back(operands[k](is_scalar[k] ? scalar_index() : index));
+      return s(*this, inst, values);
+    };
+  }
+  throw CompileError("codegen: the CPU backend cannot emit HLO " +
+                     std::string(hlo::info(inst.opcode).name) + " (" + inst.name + ")");
+}
+
+ElementGenerator ElementalEmitter::computation(const hlo::Computation& c,
+                                               std::vector<ElementGenerator> parameters) {
+  // Generators are built for what the root reaches, operands first.
+  std::unordered_map<const Instruction*, ElementGenerator> built;
+  std::function<const ElementGenerator&(const Instruction*)> build =
+      [&](const Instruction* i) -> const ElementGenerator& {
+    if (auto it = built.find(i); it != built.end()) return it->second;
+    if (i->opcode == Opcode::kParameter) {
+      auto n = static_cast<std::size_t>(i->parameter_number);
+      if (n >= parameters.size())
+        throw CompileError("codegen: " + c.name() + " reads parameter " + std::to_string(n) +
+                           " of " + std::to_string(parameters.size()));
+      return built[i] = parameters[n];
+    }
+    std::vector<ElementGenerator> operands;
+    for (const Instruction* o : i->operands) operands.push_back(build(o));
+    return built[i] = generator(*i, std::move(operands));
+  };
+  if (!c.root()) throw CompileError("codegen: computation " + c.name() + " has no root");
+  return build(c.root());
+}
+
+llvm::Value* ElementalEmitter::apply(const hlo::Computation& c, llvm::ArrayRef<llvm::Value*> args) {
+  std::vector<ElementGenerator> parameters;
+  for (llvm::Value* v : args) parameters.push_back([v](const IrIndex&) { return v; });
+  return computation(c, std::move(parameters))(scalar_index());
+}
+
+llvm::Value* ElementalEmitter::load(DType d, llvm::Value* base, llvm::Value* linear,
+                                    const llvm::Twine& name) {
+  llvm::Type* t = storage_type(ctx(), d);
+  llvm::Value* v = b_.CreateLoad(t, b_.CreateInBoundsGEP(t, base, linear), name);
+  return d == bool_ ? b_.CreateICmpNE(v, b_.getInt8(0)) : v;
+}
+
+void ElementalEmitter::store(DType d, llvm::Value* value, llvm::Value* base, llvm::Value* linear) {
+  llvm::Type* t = storage_type(ctx(), d);
+  if (d == bool_) value = b_.CreateZExt(value, t);
+  b_.CreateStore(value, b_.CreateInBoundsGEP(t, base, linear));
+}
+
+llvm::Value* ElementalEmitter::linear_index(const IrIndex& index, const Shape& shape) {
+  if (index.linear) return index.linear;
+  llvm::Value* linear = i64(0);
+  for (std::size_t d = 0; d < shape.size(); ++d)
+    linear = b_.CreateAdd(b_.CreateMul(linear, i64(shape[d]), "", true, true), index.dims[d], "",
+                          true, true);
+  return linear;
+}
+
+IrIndex ElementalEmitter::delinearize(llvm::Value* linear, const Shape& shape) {
+  IrIndex index{std::vector<llvm::Value*>(shape.size()), linear};
+  std::int64_t stride = 1;
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    if (shape[d] == 1) {
+      index.dims[d] = i64(0);
+      continue;
+    }
+    llvm::Value* v = stride == 1 ? linear : b_.CreateUDiv(linear, i64(stride));
+    index.dims[d] = d == 0 ? v : b_.CreateURem(v, i64(shape[d]));
+    stride *= shape[d];
+  }
+  return index;
+}
+
+llvm::Value* ElementalEmitter::if_else(llvm::Value* cond,
+                                       const std::function<llvm::Value*()>& then_fn,
+                                       const std::function<llvm::Value*()>& else_fn,
+                                       const llvm::Twine& name) {
+  llvm::Function* fn = b_.GetInsertBlock()->getParent();
+  auto* then_bb = llvm::BasicBlock::Create(ctx(), name + ".then", fn);
+  auto* else_bb = llvm::BasicBlock::Create(ctx(), name + ".else", fn);
+  auto* merge_bb = llvm::BasicBlock::Create(ctx(), name + ".merge", fn);
+  b_.CreateCondBr(cond, then_bb, else_bb);
+  b_.SetInsertPoint(then_bb);
+  llvm::Value* then_v = then_fn();
+  llvm::BasicBlock* then_end = b_.GetInsertBlock();
+  b_.CreateBr(merge_bb);
+  b_.SetInsertPoint(else_bb);
+  llvm::Value* else_v = else_fn();
+  llvm::BasicBlock* else_end = b_.GetInsertBlock();
+  b_.CreateBr(merge_bb);
+  b_.SetInsertPoint(merge_bb);
+  llvm::PHINode* phi = b_.CreatePHI(then_v->getType(), 2, name);
+  phi->addIncoming(then_v, then_end);
+  phi->addIncoming(else_v, else_end);
+  return phi;
+}
+
+llvm::AllocaInst* ElementalEmitter::entry_alloca(llvm::Type* type, const llvm::Twine& name) {
+  llvm::BasicBlock& entry = b_.GetInsertBlock()->getParent()->getEntryBlock();
+  llvm::IRBuilder<> eb(&entry, entry.getFirstInsertionPt());
+  return eb.CreateAlloca(type, nullptr, name);
+}
+
+llvm::GlobalVariable* ElementalEmitter::literal_global(const Instruction& constant) {
+  if (auto it = literals_.find(&constant); it != literals_.end()) return it->second;
+  if (!constant.literal || constant.literal->shape() != constant.shape.dims ||
+      constant.literal->dtype() != constant.shape.dtype)
+    throw CompileError("codegen: constant " + constant.name + " has no literal of its shape");
+  DType d = constant.shape.dtype;
+  auto n = static_cast<std::uint64_t>(constant.shape.size());
+  const auto* bytes = static_cast<const char*>(concrete_buffer(*constant.literal, "codegen").data());
+  llvm::Constant* init = llvm::ConstantDataArray::getRaw(
+      llvm::StringRef(bytes, n * itemsize(d)), n, storage_type(ctx(), d));
+  auto* g = new llvm::GlobalVariable(module(), init->getType(), /*isConstant=*/true,
+                                     llvm::GlobalValue::PrivateLinkage, init, constant.name);
+  g->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+  g->setAlignment(llvm::Align(64));
+  return literals_[&constant] = g;
+}
+
+llvm::Value* ElementalEmitter::clamped_start(llvm::Value* v, DType d, std::int64_t max) {
+  v = is_unsigned(d) ? b_.CreateZExtOrTrunc(v, b_.getInt64Ty()) : b_.CreateSExtOrTrunc(v, b_.getInt64Ty());
+  v = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, v, i64(max));
+  return b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, v, i64(0));
+}
+
+}  // namespace jx::codegen

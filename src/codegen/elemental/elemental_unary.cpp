@@ -1,0 +1,132 @@
+// Scalar emitters of the unary elementwise opcodes (math functions, negate, abs, sign, not) and
+// of convert. Semantics follow the eager impls in src/primitives/unary.cpp and convert.cpp.
+#include <string>
+
+#include "codegen/elemental/elemental.hpp"
+#include "jx/errors.hpp"
+
+namespace jx::codegen {
+namespace {
+
+using hlo::Instruction;
+using hlo::Opcode;
+using Values = llvm::ArrayRef<llvm::Value*>;
+
+DType operand_dtype(const Instruction& inst) { return inst.operands[0]->shape.dtype; }
+
+void require_float(const Instruction& inst) {
+  DType d = operand_dtype(inst);
+  if (!is_floating(d))
+    throw CompileError("codegen: " + std::string(hlo::info(inst.opcode).name) +
+                       " needs a floating dtype, got " + std::string(hlo::hlo_type_name(d)));
+}
+
+// Opcodes that are exactly one math function of a float.
+struct MathOp {
+  Opcode op;
+  MathFn fn;
+};
+constexpr MathOp kMathOps[] = {
+    {Opcode::kExp, MathFn::kExp},         {Opcode::kLog, MathFn::kLog},
+    {Opcode::kLog1p, MathFn::kLog1p},     {Opcode::kExpm1, MathFn::kExpm1},
+    {Opcode::kSin, MathFn::kSin},         {Opcode::kCos, MathFn::kCos},
+    {Opcode::kTan, MathFn::kTan},         {Opcode::kTanh, MathFn::kTanh},
+    {Opcode::kSqrt, MathFn::kSqrt},       {Opcode::kFloor, MathFn::kFloor},
+    {Opcode::kCeil, MathFn::kCeil},       {Opcode::kRoundAfz, MathFn::kRound},
+    {Opcode::kRoundEven, MathFn::kRoundEven}, {Opcode::kErf, MathFn::kErf},
+};
+
+llvm::Value* emit_math(ElementalEmitter& em, const Instruction& inst, Values x) {
+  require_float(inst);
+  for (const MathOp& m : kMathOps)
+    if (m.op == inst.opcode) return em.math().call(em.b(), m.fn, x);
+  throw CompileError("codegen: no math function for " + std::string(hlo::info(inst.opcode).name));
+}
+
+llvm::Value* emit_negate(ElementalEmitter& em, const Instruction& inst, Values x) {
+  return is_floating(operand_dtype(inst)) ? em.b().CreateFNeg(x[0]) : em.b().CreateNeg(x[0]);
+}
+
+// 1 / (1 + exp(-x)), as the eager impl computes it.
+llvm::Value* emit_logistic(ElementalEmitter& em, const Instruction& inst, Values x) {
+  require_float(inst);
+  auto& b = em.b();
+  llvm::Value* one = llvm::ConstantFP::get(x[0]->getType(), 1.0);
+  llvm::Value* e = em.math().call(b, MathFn::kExp, {b.CreateFNeg(x[0])});
+  return b.CreateFDiv(one, b.CreateFAdd(one, e));
+}
+
+llvm::Value* emit_rsqrt(ElementalEmitter& em, const Instruction& inst, Values x) {
+  require_float(inst);
+  llvm::Value* one = llvm::ConstantFP::get(x[0]->getType(), 1.0);
+  return em.b().CreateFDiv(one, em.math().call(em.b(), MathFn::kSqrt, x));
+}
+
+llvm::Value* emit_abs(ElementalEmitter& em, const Instruction& inst, Values x) {
+  DType d = operand_dtype(inst);
+  if (is_floating(d)) return em.math().call(em.b(), MathFn::kFabs, x);
+  if (d == bool_ || is_unsigned(d)) return x[0];
+  // abs(INT_MIN) = INT_MIN: the wrapping result, not poison.
+  return em.b().CreateBinaryIntrinsic(llvm::Intrinsic::abs, x[0], em.b().getFalse());
+}
+
+// -1, 0 or 1 by the sign of x; sign(NaN) = NaN and sign(-0.0) = +0.0, as the eager impl.
+llvm::Value* emit_sign(ElementalEmitter& em, const Instruction& inst, Values x) {
+  auto& b = em.b();
+  DType d = operand_dtype(inst);
+  llvm::Type* t = x[0]->getType();
+  if (d == bool_) return x[0];
+  if (is_floating(d)) {
+    llvm::Value* zero = llvm::ConstantFP::get(t, 0.0);
+    llvm::Value* s = b.CreateSelect(
+        b.CreateFCmpOGT(x[0], zero), llvm::ConstantFP::get(t, 1.0),
+        b.CreateSelect(b.CreateFCmpOLT(x[0], zero), llvm::ConstantFP::get(t, -1.0), zero));
+    return b.CreateSelect(b.CreateFCmpUNO(x[0], x[0]), x[0], s);
+  }
+  llvm::Value* zero = llvm::ConstantInt::get(t, 0);
+  if (is_unsigned(d)) return b.CreateZExt(b.CreateICmpNE(x[0], zero), t);
+  return b.CreateSelect(
+      b.CreateICmpSGT(x[0], zero), llvm::ConstantInt::get(t, 1),
+      b.CreateSelect(b.CreateICmpSLT(x[0], zero), llvm::ConstantInt::getSigned(t, -1), zero));
+}
+
+llvm::Value* emit_not(ElementalEmitter& em, const Instruction& inst, Values x) {
+  if (is_floating(operand_dtype(inst)))
+    throw CompileError("codegen: not needs an integer or pred dtype");
+  return em.b().CreateNot(x[0]);  // logical on pred (i1), bitwise on integers
+}
+
+llvm::Value* emit_convert_op(ElementalEmitter& em, const Instruction& inst, Values x) {
+  return emit_convert(em.b(), x[0], operand_dtype(inst), inst.shape.dtype);
+}
+
+}  // namespace
+
+llvm::Value* emit_convert(llvm::IRBuilder<>& b, llvm::Value* v, DType from, DType to) {
+  if (from == to) return v;
+  llvm::Type* t = ir_type(b.getContext(), to);
+  if (to == bool_)  // x != 0; NaN != 0 holds
+    return is_floating(from) ? b.CreateFCmpUNE(v, llvm::ConstantFP::get(v->getType(), 0.0))
+                             : b.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
+  if (from == bool_) return is_floating(to) ? b.CreateUIToFP(v, t) : b.CreateZExt(v, t);
+  if (is_floating(from) && is_floating(to)) return b.CreateFPCast(v, t);
+  if (is_floating(from))  // NaN → 0, out of range saturates
+    return b.CreateIntrinsic(is_unsigned(to) ? llvm::Intrinsic::fptoui_sat
+                                             : llvm::Intrinsic::fptosi_sat,
+                             {t, v->getType()}, {v});
+  if (is_floating(to)) return is_unsigned(from) ? b.CreateUIToFP(v, t) : b.CreateSIToFP(v, t);
+  return b.CreateIntCast(v, t, /*isSigned=*/!is_unsigned(from));
+}
+
+void add_unary_emitters(EmitterTable& t) {
+  for (const MathOp& m : kMathOps) t.set(m.op, emit_math);
+  t.set(Opcode::kNegate, emit_negate);
+  t.set(Opcode::kLogistic, emit_logistic);
+  t.set(Opcode::kRsqrt, emit_rsqrt);
+  t.set(Opcode::kAbs, emit_abs);
+  t.set(Opcode::kSign, emit_sign);
+  t.set(Opcode::kNot, emit_not);
+  t.set(Opcode::kConvert, emit_convert_op);
+}
+
+}  // namespace jx::codegen

@@ -1,0 +1,41 @@
+// MathTable: which callee computes each math function at each float type. The CPU uses LLVM
+// intrinsics where they exist and libm otherwise; the GPU backend swaps in libdevice's __nv_*.
+#pragma once
+
+#include <array>
+#include <cstddef>
+
+#include "codegen/llvm_headers.hpp"
+
+namespace jx::codegen {
+
+enum class MathFn {
+  kExp, kLog, kLog1p, kExpm1, kSin, kCos, kTan, kTanh, kSqrt, kPow, kFloor, kCeil,
+  kRound, kRoundEven, kFabs, kErf, kAtan2, kMaximum, kMinimum,
+  kCount
+};
+
+// An intrinsic (overloaded on the float type), or else a function name per float type.
+struct MathEntry {
+  llvm::Intrinsic::ID intrinsic = llvm::Intrinsic::not_intrinsic;
+  const char* f32 = nullptr;
+  const char* f64 = nullptr;
+};
+
+class MathTable {
+ public:
+  MathTable& set(MathFn fn, MathEntry entry) {
+    entries_[static_cast<std::size_t>(fn)] = entry;
+    return *this;
+  }
+  const MathEntry& entry(MathFn fn) const { return entries_[static_cast<std::size_t>(fn)]; }
+  // fn(args...) at the type of args[0] (f32 or f64); throws jx::CompileError if unmapped.
+  llvm::Value* call(llvm::IRBuilder<>& b, MathFn fn, llvm::ArrayRef<llvm::Value*> args) const;
+
+ private:
+  std::array<MathEntry, static_cast<std::size_t>(MathFn::kCount)> entries_{};
+};
+
+const MathTable& cpu_math_table();
+
+}  // namespace jx::codegen

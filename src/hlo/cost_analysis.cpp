@@ -1,0 +1,65 @@
+// Flop, transcendental and byte counts per instruction, summed over the entry computation.
+#include "hlo/cost_analysis.hpp"
+
+#include <unordered_set>
+
+namespace jx::hlo {
+namespace {
+
+bool transcendental(Opcode op) {
+  static const std::unordered_set<Opcode> kOps{
+      Opcode::kExp,   Opcode::kLog, Opcode::kLog1p, Opcode::kExpm1,    Opcode::kSin,
+      Opcode::kCos,   Opcode::kTan, Opcode::kTanh,  Opcode::kLogistic, Opcode::kSqrt,
+      Opcode::kRsqrt, Opcode::kErf, Opcode::kPower, Opcode::kAtan2};
+  return kOps.count(op) > 0;
+}
+
+// Instructions that move no data of their own.
+bool free_of_bytes(Opcode op) {
+  return op == Opcode::kParameter || op == Opcode::kConstant || op == Opcode::kTuple ||
+         op == Opcode::kGetTupleElement;
+}
+
+double dot_flops(const Instruction& i) {
+  // Every output element (batch × m × n) sums over the contracting dims (k): a multiply and
+  // an add each.
+  double k = 1;
+  if (i.attrs.has("lhs_contracting_dims"))
+    for (std::int64_t d : i.attrs.get_ints("lhs_contracting_dims"))
+      k *= static_cast<double>(i.operands[0]->shape.dims[d]);
+  return 2.0 * static_cast<double>(i.shape.size()) * k;
+}
+
+void add_cost(const Instruction& i, HloCost& cost) {
+  auto out = static_cast<double>(i.shape.is_tuple ? 0 : i.shape.size());
+  if (has_trait(i.opcode, kElementwise)) {
+    (transcendental(i.opcode) ? cost.transcendentals : cost.flops) += out;
+  } else if (i.opcode == Opcode::kReduce || i.opcode == Opcode::kArgMax ||
+             i.opcode == Opcode::kArgMin) {
+    cost.flops += static_cast<double>(i.operands[0]->shape.size());
+  } else if (i.opcode == Opcode::kDot) {
+    cost.flops += dot_flops(i);
+  }
+  if (free_of_bytes(i.opcode)) return;
+  double bytes = static_cast<double>(i.shape.byte_size());
+  for (const Instruction* op : i.operands) bytes += static_cast<double>(op->shape.byte_size());
+  cost.bytes_accessed += bytes;
+}
+
+}  // namespace
+
+HloCost cost_analysis(const Module& module) {
+  HloCost cost;
+  for (const Instruction* i : module.entry()->instructions()) add_cost(*i, cost);
+  return cost;
+}
+
+HloMemory memory_analysis(const Module& module) {
+  HloMemory memory;
+  for (const Instruction* p : module.entry()->parameters())
+    memory.argument_bytes += p->shape.byte_size();
+  memory.output_bytes = module.entry()->root()->shape.byte_size();
+  return memory;
+}
+
+}  // namespace jx::hlo

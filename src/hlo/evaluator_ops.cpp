@@ -1,0 +1,289 @@
+// The HLO evaluator's layout, reduction and contraction opcodes. Layout ops copy raw elements
+// through an index map, so one loop serves every dtype.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <type_traits>
+
+#include "hlo/evaluator_internal.hpp"
+
+namespace jx::hlo::eval {
+namespace {
+
+using Ints = std::vector<std::int64_t>;
+
+Ints ints_or_empty(const Instruction& inst, const std::string& name) {
+  return inst.attrs.has(name) ? inst.attrs.get_ints(name) : Ints{};
+}
+
+const char* bytes(const Array& x) {
+  return static_cast<const char*>(concrete_buffer(x, "the HLO evaluator").data());
+}
+
+// out[index] = in[map(index)] (a flat element offset), or *fill where map gives -1.
+template <class Map>
+Array gather(const HloShape& shape, const Array& in, Map map, const Array* fill = nullptr) {
+  Array out = fresh(shape);
+  std::size_t w = itemsize(shape.dtype);
+  const char* src = bytes(in);
+  const char* pad = fill ? bytes(*fill) : nullptr;
+  char* dst = static_cast<char*>(out.impl()->buffer->data());
+  for_each_index(shape.dims, [&](const Index& index, std::int64_t flat) {
+    std::int64_t k = map(index);
+    std::memcpy(dst + flat * w, k < 0 ? pad : src + k * w, w);
+  });
+  return out;
+}
+
+// A scalar start index operand, as int64.
+std::int64_t scalar_index(const Array& x) { return x.item<std::int64_t>(); }
+
+// Dynamic-slice starts are clamped so the window stays inside the operand (XLA's rule).
+Ints clamped_starts(std::span<const Array> in, std::size_t first, const Shape& dims,
+                    const Shape& window) {
+  Ints starts;
+  for (std::size_t d = 0; d < dims.size(); ++d)
+    starts.push_back(std::clamp<std::int64_t>(scalar_index(in[first + d]), 0, dims[d] - window[d]));
+  return starts;
+}
+
+template <class O>
+O mul_add(O acc, O a, O b) {
+  if constexpr (std::is_same_v<O, bool>) {
+    return acc || (a && b);
+  } else if constexpr (std::is_integral_v<O>) {  // integers wrap
+    using U = std::make_unsigned_t<O>;
+    return static_cast<O>(static_cast<U>(acc) + static_cast<U>(a) * static_cast<U>(b));
+  } else {
+    return acc + a * b;
+  }
+}
+
+// The first index of the extreme along `axis`; NaN beats every number (jnp.argmax's rule).
+template <bool kMax>
+Array arg_reduce(const Instruction& inst, std::span<const Array> in) {
+  const Shape& dims = in[0].shape();
+  std::int64_t axis = inst.attrs.get_ints("dimensions").at(0);
+  Index st = strides(dims);
+  Array out = fresh(inst.shape);
+  dispatch(in[0].dtype(), [&]<class T>() {
+    const T* x = data<T>(in[0]);
+    dispatch(inst.shape.dtype, [&]<class O>() {
+      O* o = mutable_data<O>(out);
+      for_each_index(inst.shape.dims, [&](const Index& index, std::int64_t flat) {
+        std::int64_t base = 0;
+        for (std::size_t d = 0, k = 0; d < dims.size(); ++d)
+          if (static_cast<std::int64_t>(d) != axis) base += index[k++] * st[d];
+        std::int64_t best = 0;
+        for (std::int64_t j = 1; j < dims[axis]; ++j) {
+          T v = x[base + j * st[axis]], b = x[base + best * st[axis]];
+          if constexpr (std::is_floating_point_v<T>) {
+            if (std::isnan(b)) break;
+            if (std::isnan(v)) {
+              best = j;
+              break;
+            }
+          }
+          if (kMax ? v > b : v < b) best = j;
+        }
+        o[flat] = static_cast<O>(best);
+      });
+    });
+  });
+  return out;
+}
+
+}  // namespace
+
+Array iota(const Instruction& inst, std::span<const Array>) {
+  Array out = fresh(inst.shape);
+  std::int64_t dim = inst.attrs.get_int("iota_dimension");
+  dispatch(inst.shape.dtype, [&]<class T>() {
+    T* o = mutable_data<T>(out);
+    for_each_index(inst.shape.dims, [&](const Index& index, std::int64_t flat) {
+      o[flat] = static_cast<T>(index[dim]);
+    });
+  });
+  return out;
+}
+
+Array broadcast(const Instruction& inst, std::span<const Array> in) {
+  const Ints& dims = inst.attrs.get_ints("dimensions");
+  const Shape& in_dims = in[0].shape();
+  Index st = strides(in_dims);
+  return gather(inst.shape, in[0], [&](const Index& index) {
+    std::int64_t k = 0;
+    for (std::size_t d = 0; d < dims.size(); ++d)
+      if (in_dims[d] != 1) k += index[dims[d]] * st[d];
+    return k;
+  });
+}
+
+Array reshape(const Instruction& inst, std::span<const Array> in) {
+  return with_aval(in[0], ShapedArray{inst.shape.dims, inst.shape.dtype, false});
+}
+
+Array transpose(const Instruction& inst, std::span<const Array> in) {
+  const Ints& perm = inst.attrs.get_ints("dimensions");
+  Index st = strides(in[0].shape());
+  return gather(inst.shape, in[0], [&](const Index& index) {
+    std::int64_t k = 0;
+    for (std::size_t d = 0; d < perm.size(); ++d) k += index[d] * st[perm[d]];
+    return k;
+  });
+}
+
+Array slice(const Instruction& inst, std::span<const Array> in) {
+  const Ints& s = inst.attrs.get_ints("slice");
+  Index st = strides(in[0].shape());
+  return gather(inst.shape, in[0], [&](const Index& index) {
+    std::int64_t k = 0;
+    for (std::size_t d = 0; d < index.size(); ++d)
+      k += (s[3 * d] + index[d] * s[3 * d + 2]) * st[d];
+    return k;
+  });
+}
+
+Array dynamic_slice(const Instruction& inst, std::span<const Array> in) {
+  Ints starts = clamped_starts(in, 1, in[0].shape(), inst.shape.dims);
+  Index st = strides(in[0].shape());
+  return gather(inst.shape, in[0], [&](const Index& index) {
+    std::int64_t k = 0;
+    for (std::size_t d = 0; d < index.size(); ++d) k += (starts[d] + index[d]) * st[d];
+    return k;
+  });
+}
+
+Array dynamic_update_slice(const Instruction& inst, std::span<const Array> in) {
+  const Shape& dims = in[0].shape();
+  Ints starts = clamped_starts(in, 2, dims, in[1].shape());
+  Array out = fresh(inst.shape);
+  std::size_t w = itemsize(inst.shape.dtype);
+  char* dst = static_cast<char*>(out.impl()->buffer->data());
+  std::memcpy(dst, bytes(in[0]), static_cast<std::size_t>(inst.shape.size()) * w);
+  Index st = strides(dims);
+  const char* src = bytes(in[1]);
+  for_each_index(in[1].shape(), [&](const Index& index, std::int64_t flat) {
+    std::int64_t k = 0;
+    for (std::size_t d = 0; d < index.size(); ++d) k += (starts[d] + index[d]) * st[d];
+    std::memcpy(dst + k * w, src + flat * w, w);
+  });
+  return out;
+}
+
+Array concatenate(const Instruction& inst, std::span<const Array> in) {
+  std::int64_t dim = inst.attrs.get_ints("dimensions").at(0);
+  Array out = fresh(inst.shape);
+  std::size_t w = itemsize(inst.shape.dtype);
+  char* dst = static_cast<char*>(out.impl()->buffer->data());
+  Index st = strides(inst.shape.dims);
+  std::int64_t base = 0;  // where this operand starts along `dim`
+  for (const Array& x : in) {
+    const char* src = bytes(x);
+    for_each_index(x.shape(), [&](const Index& index, std::int64_t flat) {
+      std::int64_t k = base * st[dim];
+      for (std::size_t d = 0; d < index.size(); ++d) k += index[d] * st[d];
+      std::memcpy(dst + k * w, src + flat * w, w);
+    });
+    base += x.shape()[dim];
+  }
+  return out;
+}
+
+Array pad(const Instruction& inst, std::span<const Array> in) {
+  const Ints& p = inst.attrs.get_ints("padding");
+  const Shape& dims = in[0].shape();
+  Index st = strides(dims);
+  return gather(
+      inst.shape, in[0],
+      [&](const Index& index) -> std::int64_t {
+        std::int64_t k = 0;
+        for (std::size_t d = 0; d < index.size(); ++d) {
+          std::int64_t o = index[d] - p[3 * d], step = p[3 * d + 2] + 1;
+          if (o < 0 || o % step || o / step >= dims[d]) return -1;
+          k += o / step * st[d];
+        }
+        return k;
+      },
+      &in[1]);
+}
+
+// Folds each output element's inputs in row-major order with the to_apply computation.
+Array reduce(const Instruction& inst, std::span<const Array> in) {
+  const Ints& rdims = inst.attrs.get_ints("dimensions");
+  const Computation& combiner = *inst.called.at(0);
+  const Shape& dims = in[0].shape();
+  std::vector<bool> reduced(dims.size(), false);
+  for (std::int64_t d : rdims) reduced[d] = true;
+  Index out_st = strides(inst.shape.dims);
+  std::vector<Array> acc(static_cast<std::size_t>(inst.shape.size()), in[1]);
+  ShapedArray scalar{{}, inst.shape.dtype, false};
+  std::size_t w = itemsize(inst.shape.dtype);
+  const char* src = bytes(in[0]);
+  for_each_index(dims, [&](const Index& index, std::int64_t flat) {
+    std::int64_t k = 0;
+    for (std::size_t d = 0, j = 0; d < dims.size(); ++d)
+      if (!reduced[d]) k += index[d] * out_st[j++];
+    Array x = make_array(scalar);
+    std::memcpy(x.impl()->buffer->data(), src + flat * w, w);
+    Array args[] = {acc[k], x};
+    acc[k] = evaluate(combiner, args);
+  });
+  Array out = fresh(inst.shape);
+  char* dst = static_cast<char*>(out.impl()->buffer->data());
+  for (std::size_t k = 0; k < acc.size(); ++k) std::memcpy(dst + k * w, bytes(acc[k]), w);
+  return out;
+}
+
+Array arg_max(const Instruction& inst, std::span<const Array> in) {
+  return arg_reduce<true>(inst, in);
+}
+Array arg_min(const Instruction& inst, std::span<const Array> in) {
+  return arg_reduce<false>(inst, in);
+}
+
+// out[batch, lhs free, rhs free] = Σ over contracting dims of lhs · rhs, in the result type.
+Array dot(const Instruction& inst, std::span<const Array> in) {
+  const Shape &ld = in[0].shape(), &rd = in[1].shape();
+  Ints lb = ints_or_empty(inst, "lhs_batch_dims"), rb = ints_or_empty(inst, "rhs_batch_dims");
+  Ints lc = ints_or_empty(inst, "lhs_contracting_dims");
+  Ints rc = ints_or_empty(inst, "rhs_contracting_dims");
+  auto free_dims = [](const Shape& dims, const Ints& a, const Ints& b) {
+    Ints out;
+    for (std::int64_t d = 0; d < static_cast<std::int64_t>(dims.size()); ++d)
+      if (std::find(a.begin(), a.end(), d) == a.end() &&
+          std::find(b.begin(), b.end(), d) == b.end())
+        out.push_back(d);
+    return out;
+  };
+  Ints lf = free_dims(ld, lb, lc), rf = free_dims(rd, rb, rc);
+  Index ls = strides(ld), rs = strides(rd);
+  Shape csizes;
+  for (std::int64_t d : lc) csizes.push_back(ld[d]);
+  Array out = fresh(inst.shape);
+  dispatch(in[0].dtype(), [&]<class T>() {
+    dispatch(inst.shape.dtype, [&]<class O>() {
+      const T *x = data<T>(in[0]), *y = data<T>(in[1]);
+      O* o = mutable_data<O>(out);
+      for_each_index(inst.shape.dims, [&](const Index& index, std::int64_t flat) {
+        std::int64_t l0 = 0, r0 = 0;
+        std::size_t k = 0;
+        for (std::size_t b = 0; b < lb.size(); ++b, ++k)
+          l0 += index[k] * ls[lb[b]], r0 += index[k] * rs[rb[b]];
+        for (std::int64_t d : lf) l0 += index[k++] * ls[d];
+        for (std::int64_t d : rf) r0 += index[k++] * rs[d];
+        O acc{};
+        auto step = [&](const Index& c, std::int64_t) {
+          std::int64_t l = l0, r = r0;
+          for (std::size_t j = 0; j < c.size(); ++j) l += c[j] * ls[lc[j]], r += c[j] * rs[rc[j]];
+          acc = mul_add(acc, static_cast<O>(x[l]), static_cast<O>(y[r]));
+        };
+        for_each_index(csizes, step);  // once when nothing contracts
+        o[flat] = acc;
+      });
+    });
+  });
+  return out;
+}
+
+}  // namespace jx::hlo::eval

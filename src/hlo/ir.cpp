@@ -1,0 +1,183 @@
+// HLO IR bookkeeping: opcode table, shapes, attributes, computations and modules.
+#include "hlo/ir.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "support/check.hpp"
+#include "support/format.hpp"
+
+namespace jx::hlo {
+namespace {
+
+constexpr OpcodeInfo kInfos[] = {
+#define JX_HLO_OPCODE(e, name, arity, traits) {name, arity, traits},
+#include "hlo/opcodes.def"
+#undef JX_HLO_OPCODE
+};
+
+}  // namespace
+
+const OpcodeInfo& info(Opcode op) { return kInfos[static_cast<int>(op)]; }
+
+std::optional<Opcode> opcode_from_name(std::string_view name) {
+  for (std::size_t i = 0; i < std::size(kInfos); ++i)
+    if (kInfos[i].name == name) return static_cast<Opcode>(i);
+  return std::nullopt;
+}
+
+std::string_view hlo_type_name(DType d) {
+  switch (d) {
+    case bool_: return "pred";
+    case int32: return "s32";
+    case int64: return "s64";
+    case uint32: return "u32";
+    case float32: return "f32";
+    case float64: return "f64";
+  }
+  return "?";
+}
+
+std::int64_t HloShape::byte_size() const {
+  if (!is_tuple) return size() * static_cast<std::int64_t>(itemsize(dtype));
+  std::int64_t n = 0;
+  for (const auto& s : tuple_shapes) n += s.byte_size();
+  return n;
+}
+
+std::string HloShape::str() const {
+  if (is_tuple) {
+    std::vector<std::string> parts;
+    for (const auto& s : tuple_shapes) parts.push_back(s.str());
+    return "(" + detail::join(parts, ", ") + ")";
+  }
+  std::string s = std::string(hlo_type_name(dtype)) + "[" + detail::join(dims, ",") + "]";
+  if (dims.empty()) return s;
+  std::vector<int> layout;  // row-major: minor-to-major is the reversed dimension order
+  for (int d = rank() - 1; d >= 0; --d) layout.push_back(d);
+  return s + "{" + detail::join(layout, ",") + "}";
+}
+
+void Attrs::set(const std::string& name, AttrValue value) {
+  auto it = std::lower_bound(entries_.begin(), entries_.end(), name,
+                             [](const auto& e, const std::string& n) { return e.first < n; });
+  if (it != entries_.end() && it->first == name) it->second = std::move(value);
+  else entries_.insert(it, {name, std::move(value)});
+}
+
+bool Attrs::has(const std::string& name) const {
+  return std::any_of(entries_.begin(), entries_.end(),
+                     [&](const auto& e) { return e.first == name; });
+}
+
+const AttrValue& Attrs::get(const std::string& name) const {
+  for (const auto& e : entries_)
+    if (e.first == name) return e.second;
+  JX_CHECK(false, "missing HLO attribute '" << name << "'");
+}
+
+std::int64_t Attrs::get_int(const std::string& name) const {
+  return std::get<std::int64_t>(get(name));
+}
+const std::vector<std::int64_t>& Attrs::get_ints(const std::string& name) const {
+  return std::get<std::vector<std::int64_t>>(get(name));
+}
+const std::string& Attrs::get_string(const std::string& name) const {
+  return std::get<std::string>(get(name));
+}
+
+Instruction* Computation::add(std::unique_ptr<Instruction> inst, std::string_view name_hint) {
+  if (inst->name.empty())
+    inst->name = module_->unique_name(name_hint.empty() ? info(inst->opcode).name : name_hint);
+  if (inst->opcode == Opcode::kParameter) {
+    auto n = static_cast<std::size_t>(inst->parameter_number);
+    if (parameters_.size() <= n) parameters_.resize(n + 1, nullptr);
+    parameters_[n] = inst.get();
+  }
+  owned_.push_back(std::move(inst));
+  return owned_.back().get();
+}
+
+std::vector<Instruction*> Computation::instructions() const {
+  std::vector<Instruction*> order;
+  std::unordered_set<const Instruction*> done;
+  std::function<void(Instruction*)> visit = [&](Instruction* i) {
+    if (!done.insert(i).second) return;
+    for (Instruction* op : i->operands) visit(op);
+    order.push_back(i);
+  };
+  for (const auto& i : owned_) visit(i.get());
+  return order;
+}
+
+std::vector<Instruction*> Computation::owned() const {
+  std::vector<Instruction*> out;
+  for (const auto& i : owned_) out.push_back(i.get());
+  return out;
+}
+
+std::vector<Instruction*> Computation::users(const Instruction* inst) const {
+  std::vector<Instruction*> out;
+  for (const auto& i : owned_)
+    if (std::find(i->operands.begin(), i->operands.end(), inst) != i->operands.end())
+      out.push_back(i.get());
+  return out;
+}
+
+void Computation::replace_all_uses(Instruction* from, Instruction* to) {
+  for (const auto& i : owned_)
+    if (i.get() != to) std::replace(i->operands.begin(), i->operands.end(), from, to);
+  if (root_ == from) root_ = to;
+}
+
+int Computation::remove_unreachable() {
+  std::unordered_set<const Instruction*> live(parameters_.begin(), parameters_.end());
+  std::function<void(const Instruction*)> mark = [&](const Instruction* i) {
+    if (!live.insert(i).second && i != root_) return;
+    for (const Instruction* op : i->operands) mark(op);
+  };
+  if (root_) mark(root_);
+  for (const auto& i : owned_)
+    if (has_trait(i->opcode, kSideEffects)) mark(i.get());
+  auto dead = std::remove_if(owned_.begin(), owned_.end(),
+                             [&](const auto& i) { return !live.count(i.get()); });
+  int removed = static_cast<int>(owned_.end() - dead);
+  owned_.erase(dead, owned_.end());
+  return removed;
+}
+
+Computation* Module::add_computation(std::string name_hint, bool entry) {
+  computations_.push_back(std::make_unique<Computation>(this, unique_name(name_hint)));
+  if (entry) entry_ = computations_.back().get();
+  return computations_.back().get();
+}
+
+std::vector<Computation*> Module::computations() const {
+  std::vector<Computation*> out;
+  for (const auto& c : computations_) out.push_back(c.get());
+  return out;
+}
+
+void Module::remove_computation(Computation* computation) {
+  JX_CHECK(computation != entry_, "the entry computation cannot be removed");
+  std::erase_if(computations_, [&](const auto& c) { return c.get() == computation; });
+}
+
+std::string Module::unique_name(std::string_view hint) {
+  return std::string(hint) + "." + std::to_string(next_id_++);
+}
+
+void Module::reserve_name(std::string_view name) {
+  auto dot = name.rfind('.');
+  if (dot == std::string_view::npos || dot + 1 == name.size() || name.size() - dot > 10) return;
+  int id = 0;
+  for (char c : name.substr(dot + 1)) {
+    if (c < '0' || c > '9') return;
+    id = id * 10 + (c - '0');
+  }
+  next_id_ = std::max(next_id_, id + 1);
+}
+
+}  // namespace jx::hlo

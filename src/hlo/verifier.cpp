@@ -1,0 +1,452 @@
+// The HLO verifier: structure (roots, parameters, operands, cycles, calls) and the shape rule of
+// each opcode, from a table. Throws jx::CompileError "HLO verifier: <name>: <what>".
+//
+// Attribute conventions it enforces (the printer writes them as XLA does):
+//   compare               direction=EQ|NE|LT|LE|GT|GE
+//   iota                  iota_dimension=d
+//   broadcast             dimensions={...}: operand dim i → result dim dimensions[i], whose size
+//                         equals the operand's or the operand's is 1 (broadcast_in_dim's rule)
+//   transpose             dimensions={...}: result dim i is operand dim dimensions[i]
+//   slice                 slice={[start:limit:stride], ...}
+//   dynamic-slice         dynamic_slice_sizes={...}; operands: array, then one scalar per dim
+//   dynamic-update-slice  operands: array, update, then one scalar index per dim
+//   concatenate           dimensions={d}
+//   pad                   padding=lo_hi_interior per dim; operands: array, scalar pad value
+//   reduce, argmax/argmin dimensions={...} (argmax: one); reduce calls to_apply=%comb(a, b)
+//   dot                   lhs_batch_dims, lhs_contracting_dims, rhs_batch_dims,
+//                         rhs_contracting_dims (absent: empty); result: batch, lhs free, rhs free
+//   get-tuple-element     index=i
+#include <algorithm>
+#include <functional>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "hlo/ir.hpp"
+#include "support/format.hpp"
+
+namespace jx::hlo {
+namespace {
+
+using Ints = std::vector<std::int64_t>;
+
+[[noreturn]] void fail(const std::string& who, const std::string& what) {
+  throw CompileError("HLO verifier: " + who + ": " + what);
+}
+[[noreturn]] void fail(const Instruction& i, const std::string& what) { fail(i.name, what); }
+
+std::string ints_str(const Ints& v) { return "{" + detail::join(v, ",") + "}"; }
+
+const Ints& ints_attr(const Instruction& i, const std::string& name) {
+  if (!i.attrs.has(name)) fail(i, "missing attribute '" + name + "'");
+  const auto* v = std::get_if<Ints>(&i.attrs.get(name));
+  if (!v) fail(i, "attribute '" + name + "' must be a list of integers");
+  return *v;
+}
+Ints optional_ints(const Instruction& i, const std::string& name) {
+  return i.attrs.has(name) ? ints_attr(i, name) : Ints{};
+}
+std::int64_t int_attr(const Instruction& i, const std::string& name) {
+  if (!i.attrs.has(name)) fail(i, "missing attribute '" + name + "'");
+  const auto* v = std::get_if<std::int64_t>(&i.attrs.get(name));
+  if (!v) fail(i, "attribute '" + name + "' must be an integer");
+  return *v;
+}
+
+const HloShape& array_operand(const Instruction& i, std::size_t k) {
+  const HloShape& s = i.operands[k]->shape;
+  if (s.is_tuple) fail(i, "operand " + std::to_string(k) + " must be an array, got " + s.str());
+  return s;
+}
+
+void expect_shape(const Instruction& i, DType dtype, const Shape& dims) {
+  HloShape want = HloShape::array(dtype, dims);
+  if (i.shape != want) fail(i, "result shape must be " + want.str() + ", got " + i.shape.str());
+}
+
+// Unique dimension numbers in [0, rank).
+void check_dims(const Instruction& i, const Ints& dims, int rank, const std::string& what) {
+  std::vector<bool> seen(static_cast<std::size_t>(rank), false);
+  for (std::int64_t d : dims) {
+    if (d < 0 || d >= rank || seen[d])
+      fail(i, what + " " + ints_str(dims) + " must be unique dimensions in [0, " +
+                  std::to_string(rank) + ")");
+    seen[d] = true;
+  }
+}
+
+// ---- per-opcode rules ----------------------------------------------------------------------
+
+bool float_only(Opcode op) {
+  static const std::unordered_set<Opcode> kOps{
+      Opcode::kExp,   Opcode::kLog,   Opcode::kLog1p, Opcode::kExpm1,    Opcode::kSin,
+      Opcode::kCos,   Opcode::kTan,   Opcode::kTanh,  Opcode::kLogistic, Opcode::kSqrt,
+      Opcode::kRsqrt, Opcode::kFloor, Opcode::kCeil,  Opcode::kRoundAfz, Opcode::kRoundEven,
+      Opcode::kErf,   Opcode::kAtan2};
+  return kOps.count(op) > 0;
+}
+
+void check_elementwise(const Instruction& i) {
+  for (std::size_t k = 0; k < i.operands.size(); ++k) {
+    const HloShape& s = array_operand(i, k);
+    bool scalar_ok = i.opcode == Opcode::kClamp && k != 1 && s.dims.empty();
+    if (s.dims != i.shape.dims && !scalar_ok)
+      fail(i, "operand " + std::to_string(k) + " has shape " + s.str() +
+                  ", the result's dimensions are " + i.shape.str());
+  }
+  DType out = i.shape.dtype;
+  auto dtype_of_operand = [&](std::size_t k) { return i.operands[k]->shape.dtype; };
+  auto same_dtype = [&](std::size_t from, DType want) {
+    for (std::size_t k = from; k < i.operands.size(); ++k)
+      if (dtype_of_operand(k) != want)
+        fail(i, "operand " + std::to_string(k) + " has type " + i.operands[k]->shape.str() +
+                    ", expected " + std::string(hlo_type_name(want)));
+  };
+  switch (i.opcode) {
+    case Opcode::kConvert:
+      return;
+    case Opcode::kCompare: {
+      if (out != bool_) fail(i, "compare must return pred, got " + i.shape.str());
+      same_dtype(1, dtype_of_operand(0));
+      const AttrValue* dir = i.attrs.has("direction") ? &i.attrs.get("direction") : nullptr;
+      const auto* word = dir ? std::get_if<std::string>(dir) : nullptr;
+      static const std::unordered_set<std::string> kDirections{"EQ", "NE", "LT", "LE", "GT", "GE"};
+      if (!word || !kDirections.count(*word)) fail(i, "direction must be one of EQ NE LT LE GT GE");
+      return;
+    }
+    case Opcode::kSelect:
+      if (dtype_of_operand(0) != bool_) fail(i, "select's predicate must be pred");
+      same_dtype(1, out);
+      return;
+    default:
+      same_dtype(0, out);
+  }
+  if (float_only(i.opcode) && !is_floating(out))
+    fail(i, std::string(info(i.opcode).name) + " needs a floating type, got " + i.shape.str());
+  bool bitwise = i.opcode == Opcode::kNot || i.opcode == Opcode::kAnd || i.opcode == Opcode::kOr;
+  if (bitwise && is_floating(out))
+    fail(i, std::string(info(i.opcode).name) + " needs pred or an integer type");
+}
+
+void check_parameter(const Instruction& i) {
+  if (i.parameter_number < 0) fail(i, "parameter number must be >= 0");
+}
+
+void check_constant(const Instruction& i) {
+  if (!i.literal || !i.literal->valid() || i.literal->is_tracer())
+    fail(i, "constant without a concrete literal");
+  expect_shape(i, i.literal->dtype(), i.literal->shape());
+}
+
+void check_iota(const Instruction& i) {
+  std::int64_t d = int_attr(i, "iota_dimension");
+  if (d < 0 || d >= i.shape.rank())
+    fail(i, "iota_dimension " + std::to_string(d) + " out of range for " + i.shape.str());
+}
+
+void check_broadcast(const Instruction& i) {
+  const HloShape& in = array_operand(i, 0);
+  const Ints& dims = ints_attr(i, "dimensions");
+  if (static_cast<int>(dims.size()) != in.rank())
+    fail(i, "dimensions " + ints_str(dims) + " must have one entry per operand dimension of " +
+                in.str());
+  check_dims(i, dims, i.shape.rank(), "dimensions");
+  for (int k = 0; k < in.rank(); ++k)
+    if (in.dims[k] != 1 && in.dims[k] != i.shape.dims[dims[k]])
+      fail(i, "operand " + in.str() + " does not broadcast to " + i.shape.str() +
+                  " along dimensions " + ints_str(dims));
+  expect_shape(i, in.dtype, i.shape.dims);
+}
+
+void check_reshape(const Instruction& i) {
+  const HloShape& in = array_operand(i, 0);
+  if (in.size() != shape_size(i.shape.dims))
+    fail(i, "cannot reshape " + in.str() + " to " + i.shape.str());
+  expect_shape(i, in.dtype, i.shape.dims);
+}
+
+void check_transpose(const Instruction& i) {
+  const HloShape& in = array_operand(i, 0);
+  const Ints& perm = ints_attr(i, "dimensions");
+  if (static_cast<int>(perm.size()) != in.rank())
+    fail(i, "dimensions " + ints_str(perm) + " is not a permutation of " + in.str());
+  check_dims(i, perm, in.rank(), "permutation");
+  Shape out;
+  for (std::int64_t p : perm) out.push_back(in.dims[p]);
+  expect_shape(i, in.dtype, out);
+}
+
+void check_slice(const Instruction& i) {
+  const HloShape& in = array_operand(i, 0);
+  const Ints& s = ints_attr(i, "slice");
+  if (s.size() != 3 * in.dims.size()) fail(i, "slice needs one [start:limit:stride] per dimension");
+  Shape out;
+  for (std::size_t d = 0; d < in.dims.size(); ++d) {
+    std::int64_t start = s[3 * d], limit = s[3 * d + 1], stride = s[3 * d + 2];
+    if (start < 0 || start > limit || limit > in.dims[d] || stride < 1)
+      fail(i, "slice [" + std::to_string(start) + ":" + std::to_string(limit) + ":" +
+                  std::to_string(stride) + "] is out of bounds for dimension " + std::to_string(d) +
+                  " of " + in.str());
+    out.push_back((limit - start + stride - 1) / stride);
+  }
+  expect_shape(i, in.dtype, out);
+}
+
+// Scalar integer start indices from operand `first` on, one per dimension of `rank`.
+void check_indices(const Instruction& i, std::size_t first, int rank) {
+  if (i.operands.size() != first + static_cast<std::size_t>(rank))
+    fail(i, "expected " + std::to_string(first + rank) + " operands, got " +
+                std::to_string(i.operands.size()));
+  for (std::size_t k = first; k < i.operands.size(); ++k) {
+    const HloShape& s = array_operand(i, k);
+    if (!s.dims.empty() || !is_integral(s.dtype))
+      fail(i, "start index " + std::to_string(k - first) + " must be an integer scalar, got " +
+                  s.str());
+  }
+}
+
+void check_dynamic_slice(const Instruction& i) {
+  if (i.operands.empty()) fail(i, "dynamic-slice needs an operand");
+  const HloShape& in = array_operand(i, 0);
+  check_indices(i, 1, in.rank());
+  const Ints& sizes = ints_attr(i, "dynamic_slice_sizes");
+  if (sizes.size() != in.dims.size()) fail(i, "dynamic_slice_sizes needs one size per dimension");
+  for (std::size_t d = 0; d < sizes.size(); ++d)
+    if (sizes[d] < 0 || sizes[d] > in.dims[d])
+      fail(i, "dynamic_slice_sizes " + ints_str(sizes) + " exceed " + in.str());
+  expect_shape(i, in.dtype, sizes);
+}
+
+void check_dynamic_update_slice(const Instruction& i) {
+  if (i.operands.size() < 2) fail(i, "dynamic-update-slice needs an operand and an update");
+  const HloShape& in = array_operand(i, 0);
+  const HloShape& update = array_operand(i, 1);
+  check_indices(i, 2, in.rank());
+  bool fits = update.rank() == in.rank() && update.dtype == in.dtype;
+  for (int d = 0; fits && d < in.rank(); ++d) fits = update.dims[d] <= in.dims[d];
+  if (!fits) fail(i, "update " + update.str() + " does not fit in " + in.str());
+  expect_shape(i, in.dtype, in.dims);
+}
+
+void check_concatenate(const Instruction& i) {
+  if (i.operands.empty()) fail(i, "concatenate needs at least one operand");
+  const Ints& dims = ints_attr(i, "dimensions");
+  const HloShape& first = array_operand(i, 0);
+  if (dims.size() != 1 || dims[0] < 0 || dims[0] >= first.rank())
+    fail(i, "dimensions " + ints_str(dims) + " must name one dimension of " + first.str());
+  Shape out = first.dims;
+  out[dims[0]] = 0;
+  for (std::size_t k = 0; k < i.operands.size(); ++k) {
+    const HloShape& s = array_operand(i, k);
+    bool ok = s.dtype == first.dtype && s.rank() == first.rank();
+    for (int d = 0; ok && d < s.rank(); ++d) ok = d == dims[0] || s.dims[d] == first.dims[d];
+    if (!ok) fail(i, "cannot concatenate " + s.str() + " with " + first.str());
+    out[dims[0]] += s.dims[dims[0]];
+  }
+  expect_shape(i, first.dtype, out);
+}
+
+void check_pad(const Instruction& i) {
+  const HloShape& in = array_operand(i, 0);
+  const HloShape& value = array_operand(i, 1);
+  if (!value.dims.empty() || value.dtype != in.dtype)
+    fail(i, "padding value must be a " + std::string(hlo_type_name(in.dtype)) + " scalar");
+  const Ints& p = ints_attr(i, "padding");
+  if (p.size() != 3 * in.dims.size()) fail(i, "padding needs one lo_hi_interior per dimension");
+  Shape out;
+  for (std::size_t d = 0; d < in.dims.size(); ++d) {
+    std::int64_t n = in.dims[d], interior = p[3 * d + 2];
+    std::int64_t size = p[3 * d] + p[3 * d + 1] + n + std::max<std::int64_t>(n - 1, 0) * interior;
+    if (interior < 0 || size < 0) fail(i, "bad padding for dimension " + std::to_string(d));
+    out.push_back(size);
+  }
+  expect_shape(i, in.dtype, out);
+}
+
+// The dims of `in` left after removing `dims`.
+Shape kept_dims(const HloShape& in, const Ints& dims) {
+  Shape out;
+  for (int d = 0; d < in.rank(); ++d)
+    if (std::find(dims.begin(), dims.end(), d) == dims.end()) out.push_back(in.dims[d]);
+  return out;
+}
+
+void check_reduce(const Instruction& i) {
+  const HloShape& in = array_operand(i, 0);
+  const HloShape& init = array_operand(i, 1);
+  if (!init.dims.empty() || init.dtype != in.dtype)
+    fail(i, "init value must be a " + std::string(hlo_type_name(in.dtype)) + " scalar");
+  const Ints& dims = ints_attr(i, "dimensions");
+  check_dims(i, dims, in.rank(), "dimensions");
+  expect_shape(i, in.dtype, kept_dims(in, dims));
+  if (i.called.size() != 1) fail(i, "reduce needs one to_apply computation");
+  const Computation* f = i.called[0];
+  HloShape scalar = HloShape::array(in.dtype, {});
+  const auto& ps = f->parameters();
+  if (ps.size() != 2 || !ps[0] || !ps[1] || ps[0]->shape != scalar || ps[1]->shape != scalar ||
+      !f->root() || f->root()->shape != scalar)
+    fail(i, "to_apply %" + f->name() + " must map two " + scalar.str() + " to one");
+}
+
+void check_arg_reduce(const Instruction& i) {
+  const HloShape& in = array_operand(i, 0);
+  const Ints& dims = ints_attr(i, "dimensions");
+  if (dims.size() != 1) fail(i, "dimensions must name one axis");
+  check_dims(i, dims, in.rank(), "dimensions");
+  if (!is_integral(i.shape.dtype)) fail(i, "the result must have an integer type");
+  expect_shape(i, i.shape.dtype, kept_dims(in, dims));
+}
+
+void check_dot(const Instruction& i) {
+  const HloShape& lhs = array_operand(i, 0);
+  const HloShape& rhs = array_operand(i, 1);
+  if (lhs.dtype != rhs.dtype) fail(i, "operands differ in type: " + lhs.str() + ", " + rhs.str());
+  Ints lb = optional_ints(i, "lhs_batch_dims"), rb = optional_ints(i, "rhs_batch_dims");
+  Ints lc = optional_ints(i, "lhs_contracting_dims"), rc = optional_ints(i, "rhs_contracting_dims");
+  if (lb.size() != rb.size() || lc.size() != rc.size())
+    fail(i, "lhs and rhs need as many batch and as many contracting dimensions");
+  Ints lhs_all = lb, rhs_all = rb;
+  lhs_all.insert(lhs_all.end(), lc.begin(), lc.end());
+  rhs_all.insert(rhs_all.end(), rc.begin(), rc.end());
+  check_dims(i, lhs_all, lhs.rank(), "lhs batch and contracting dimensions");
+  check_dims(i, rhs_all, rhs.rank(), "rhs batch and contracting dimensions");
+  Shape out;
+  for (std::size_t k = 0; k < lhs_all.size(); ++k) {
+    if (lhs.dims[lhs_all[k]] != rhs.dims[rhs_all[k]])
+      fail(i, "dimension sizes differ: " + lhs.str() + " dim " + std::to_string(lhs_all[k]) + ", " +
+                  rhs.str() + " dim " + std::to_string(rhs_all[k]));
+    if (k < lb.size()) out.push_back(lhs.dims[lb[k]]);
+  }
+  for (std::int64_t d : kept_dims(lhs, lhs_all)) out.push_back(d);
+  for (std::int64_t d : kept_dims(rhs, rhs_all)) out.push_back(d);
+  expect_shape(i, i.shape.dtype, out);
+}
+
+void check_tuple(const Instruction& i) {
+  std::vector<HloShape> elements;
+  for (const Instruction* op : i.operands) elements.push_back(op->shape);
+  HloShape want = HloShape::tuple(std::move(elements));
+  if (i.shape != want) fail(i, "result shape must be " + want.str() + ", got " + i.shape.str());
+}
+
+void check_get_tuple_element(const Instruction& i) {
+  const HloShape& t = i.operands[0]->shape;
+  if (!t.is_tuple) fail(i, "operand must be a tuple, got " + t.str());
+  std::int64_t k = int_attr(i, "index");
+  if (k < 0 || k >= static_cast<std::int64_t>(t.tuple_shapes.size()))
+    fail(i, "index " + std::to_string(k) + " out of range for " + t.str());
+  if (i.shape != t.tuple_shapes[k])
+    fail(i, "result shape must be " + t.tuple_shapes[k].str() + ", got " + i.shape.str());
+}
+
+using Rule = void (*)(const Instruction&);
+
+// Opcode → rule; elementwise opcodes share one rule through their trait.
+const std::unordered_map<Opcode, Rule>& rules() {
+  static const std::unordered_map<Opcode, Rule> table{
+      {Opcode::kParameter, check_parameter},
+      {Opcode::kConstant, check_constant},
+      {Opcode::kIota, check_iota},
+      {Opcode::kBroadcast, check_broadcast},
+      {Opcode::kReshape, check_reshape},
+      {Opcode::kTranspose, check_transpose},
+      {Opcode::kSlice, check_slice},
+      {Opcode::kDynamicSlice, check_dynamic_slice},
+      {Opcode::kDynamicUpdateSlice, check_dynamic_update_slice},
+      {Opcode::kConcatenate, check_concatenate},
+      {Opcode::kPad, check_pad},
+      {Opcode::kReduce, check_reduce},
+      {Opcode::kArgMax, check_arg_reduce},
+      {Opcode::kArgMin, check_arg_reduce},
+      {Opcode::kDot, check_dot},
+      {Opcode::kTuple, check_tuple},
+      {Opcode::kGetTupleElement, check_get_tuple_element},
+  };
+  return table;
+}
+
+bool may_be_tuple(Opcode op) {
+  return op == Opcode::kParameter || op == Opcode::kTuple || op == Opcode::kGetTupleElement;
+}
+
+void check_instruction(const Instruction& i, const std::unordered_set<const Computation*>& comps) {
+  int arity = info(i.opcode).arity;
+  if (arity >= 0 && static_cast<int>(i.operands.size()) != arity)
+    fail(i, std::string(info(i.opcode).name) + " takes " + std::to_string(arity) +
+                " operand(s), got " + std::to_string(i.operands.size()));
+  if (i.shape.is_tuple && !may_be_tuple(i.opcode)) fail(i, "result must be an array");
+  for (std::int64_t d : i.shape.dims)
+    if (d < 0) fail(i, "dimension sizes must be >= 0, got " + i.shape.str());
+  if (!i.called.empty() && i.opcode != Opcode::kReduce)
+    fail(i, std::string(info(i.opcode).name) + " calls no computation");
+  for (const Computation* c : i.called)
+    if (!c || !comps.count(c)) fail(i, "calls a computation that is not in the module");
+  if (has_trait(i.opcode, kElementwise)) return check_elementwise(i);
+  auto it = rules().find(i.opcode);
+  if (it != rules().end()) it->second(i);
+}
+
+// ---- structure -----------------------------------------------------------------------------
+
+void check_computation(const Computation& c, const std::unordered_set<const Computation*>& comps,
+                       std::unordered_set<std::string>& names) {
+  std::vector<Instruction*> owned = c.owned();
+  std::unordered_set<const Instruction*> mine(owned.begin(), owned.end());
+  std::string who = "%" + c.name();
+  if (!c.root()) fail(who, "computation has no root");
+  if (!mine.count(c.root())) fail(who, "root %" + c.root()->name + " is not in the computation");
+  const auto& params = c.parameters();
+  for (std::size_t k = 0; k < params.size(); ++k)
+    if (!params[k] || params[k]->opcode != Opcode::kParameter ||
+        params[k]->parameter_number != static_cast<std::int64_t>(k) || !mine.count(params[k]))
+      fail(who, "parameter numbers must be dense: no parameter(" + std::to_string(k) + ")");
+  for (const Instruction* i : owned) {
+    if (!names.insert(i->name).second) fail(*i, "the name is used twice in the module");
+    if (i->opcode == Opcode::kParameter &&
+        (i->parameter_number < 0 ||
+         static_cast<std::size_t>(i->parameter_number) >= params.size() ||
+         params[i->parameter_number] != i))
+      fail(*i, "parameter(" + std::to_string(i->parameter_number) + ") is not its computation's");
+    for (std::size_t k = 0; k < i->operands.size(); ++k) {
+      const Instruction* op = i->operands[k];
+      if (!op) fail(*i, "operand " + std::to_string(k) + " is null");
+      if (!mine.count(op)) fail(*i, "operand %" + op->name + " is not in computation %" + c.name());
+    }
+  }
+  // Cycles: depth-first over operands, with the path on a stack of colors.
+  std::unordered_map<const Instruction*, int> color;  // 1: on the path, 2: done
+  std::function<void(const Instruction*)> visit = [&](const Instruction* i) {
+    int& state = color[i];
+    if (state == 2) return;
+    if (state == 1) fail(*i, "is part of a cycle");
+    state = 1;
+    for (const Instruction* op : i->operands) visit(op);
+    color[i] = 2;
+  };
+  for (const Instruction* i : owned) visit(i);
+  for (const Instruction* i : owned) check_instruction(*i, comps);
+}
+
+}  // namespace
+
+void verify(const Module& module) {
+  if (!module.entry()) fail("module " + module.name(), "no ENTRY computation");
+  std::vector<Computation*> all = module.computations();
+  std::unordered_set<const Computation*> comps(all.begin(), all.end());
+  if (!comps.count(module.entry())) fail("module " + module.name(), "ENTRY is not in the module");
+  std::unordered_set<std::string> names;
+  for (const Computation* c : all) check_computation(*c, comps, names);
+  // Calls must not recurse (the callees form a DAG).
+  std::unordered_map<const Computation*, int> color;
+  std::function<void(const Computation*)> visit = [&](const Computation* c) {
+    int& state = color[c];
+    if (state == 2) return;
+    if (state == 1) fail("%" + c->name(), "computation calls itself");
+    state = 1;
+    for (const Instruction* i : c->owned())
+      for (const Computation* callee : i->called) visit(callee);
+    color[c] = 2;
+  };
+  for (const Computation* c : all) visit(c);
+}
+
+}  // namespace jx::hlo

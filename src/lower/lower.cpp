@@ -1,0 +1,41 @@
+// The lowering interpreter: the same loop as eval_jaxpr, with lower rules in place of bind.
+#include "lower/lower.hpp"
+
+#include <unordered_map>
+
+#include "hlo/builder.hpp"
+#include "support/check.hpp"
+
+namespace jx {
+
+std::unique_ptr<hlo::Module> lower_jaxpr(const Jaxpr& jaxpr, const std::string& module_name) {
+  auto module = std::make_unique<hlo::Module>(module_name);
+  hlo::Builder b(module->add_computation("main", /*entry=*/true));
+  std::unordered_map<const VarNode*, hlo::Instruction*> env;
+  std::int64_t n = 0;
+  auto param = [&](const Var& v) {
+    env[v.get()] = b.parameter(n++, hlo::HloShape::array(v->aval.dtype, v->aval.shape));
+  };
+  for (const Var& v : jaxpr.constvars) param(v);
+  for (const Var& v : jaxpr.invars) param(v);
+  auto read = [&](const Atom& a) { return a.is_literal() ? b.constant(a.literal) : env.at(a.var.get()); };
+
+  for (const Eqn& eqn : jaxpr.eqns) {
+    if (!eqn.prim->lower)
+      throw CompileError("jit cannot compile primitive `" + eqn.prim->name + "`: it has no lowering");
+    std::vector<hlo::Instruction*> operands;
+    for (const Atom& a : eqn.inputs) operands.push_back(read(a));
+    std::vector<ShapedArray> out_avals;
+    for (const Var& v : eqn.outvars) out_avals.push_back(v->aval);
+    std::vector<hlo::Instruction*> outs = eqn.prim->lower(b, operands, eqn.params, out_avals);
+    JX_CHECK(outs.size() == eqn.outvars.size(), eqn.prim->name << " lowered to " << outs.size());
+    for (std::size_t i = 0; i < outs.size(); ++i) env[eqn.outvars[i].get()] = outs[i];
+  }
+
+  std::vector<hlo::Instruction*> results;
+  for (const Atom& a : jaxpr.outvars) results.push_back(read(a));
+  b.computation()->set_root(results.size() == 1 ? results[0] : b.tuple(results));
+  return module;
+}
+
+}  // namespace jx

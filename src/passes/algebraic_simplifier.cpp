@@ -1,0 +1,184 @@
+// The algebraic simplifier: one rule per opcode (a table), applied in operand-before-user
+// order; a rule returns the instruction that replaces its input, or nullptr.
+#include "passes/algebraic_simplifier.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <unordered_map>
+
+#include "core/array_impl.hpp"
+#include "hlo/builder.hpp"
+#include "hlo/evaluator.hpp"
+#include "passes/constant_folding.hpp"
+
+namespace jx::passes {
+namespace {
+
+using hlo::Instruction;
+using hlo::Opcode;
+using Ints = std::vector<std::int64_t>;
+
+// The value every element of `i` has, when `i` is a constant (or a broadcast of one) whose
+// elements are all the same bits; as a double, so the sign of a zero survives.
+std::optional<double> splat(const Instruction* i) {
+  if (i->opcode == Opcode::kBroadcast) i = i->operands[0];
+  if (i->opcode != Opcode::kConstant || i->literal->size() == 0) return std::nullopt;
+  const Buffer& b = concrete_buffer(*i->literal, "algebraic simplifier");
+  std::size_t w = itemsize(i->literal->dtype());
+  const char* p = static_cast<const char*>(b.data());
+  for (std::size_t k = w; k < b.nbytes(); k += w)
+    if (std::memcmp(p, p + k, w) != 0) return std::nullopt;
+  return i->literal->to_vector<double>()[0];
+}
+
+bool is_one(const Instruction* i) { return splat(i) == 1.0; }
+// A zero that is an identity of addition: -0.0 for floats (x + -0.0 == x for every x, -0.0
+// included; x + 0.0 turns -0.0 into 0.0), and for subtraction +0.0. Integers have one zero.
+bool is_additive_identity(const Instruction* i, bool negative) {
+  std::optional<double> v = splat(i);
+  if (!v || *v != 0.0) return false;
+  return !is_floating(i->shape.dtype) || std::signbit(*v) == negative;
+}
+
+// a → b keeps every value of a exactly (so a later conversion may start from a instead).
+bool lossless(DType a, DType b) {
+  if (a == b || a == bool_) return true;
+  switch (a) {
+    case int32:
+      return b == int64 || b == float64;
+    case uint32:
+      return b == int64 || b == float64;
+    case float32:
+      return b == float64;
+    default:
+      return false;
+  }
+}
+
+bool is_identity(const Ints& perm) {
+  for (std::size_t k = 0; k < perm.size(); ++k)
+    if (perm[k] != static_cast<std::int64_t>(k)) return false;
+  return true;
+}
+
+using Rule = Instruction* (*)(Instruction&, hlo::Builder&);
+
+Instruction* simplify_multiply(Instruction& i, hlo::Builder&) {
+  if (is_one(i.operands[1])) return i.operands[0];
+  if (is_one(i.operands[0])) return i.operands[1];
+  return nullptr;
+}
+
+Instruction* simplify_add(Instruction& i, hlo::Builder&) {
+  if (is_additive_identity(i.operands[1], true)) return i.operands[0];
+  if (is_additive_identity(i.operands[0], true)) return i.operands[1];
+  return nullptr;
+}
+
+Instruction* simplify_subtract(Instruction& i, hlo::Builder&) {
+  return is_additive_identity(i.operands[1], false) ? i.operands[0] : nullptr;
+}
+
+Instruction* simplify_divide(Instruction& i, hlo::Builder&) {
+  return is_one(i.operands[1]) ? i.operands[0] : nullptr;
+}
+
+// neg(neg x) → x; not(not x) → x.
+Instruction* simplify_involution(Instruction& i, hlo::Builder&) {
+  Instruction* x = i.operands[0];
+  return x->opcode == i.opcode ? x->operands[0] : nullptr;
+}
+
+Instruction* simplify_reshape(Instruction& i, hlo::Builder& b) {
+  Instruction* x = i.operands[0];
+  if (x->shape == i.shape) return x;
+  if (x->opcode == Opcode::kReshape) return b.reshape(x->operands[0], i.shape.dims);
+  return nullptr;
+}
+
+Instruction* simplify_transpose(Instruction& i, hlo::Builder& b) {
+  Instruction* x = i.operands[0];
+  const Ints& perm = i.attrs.get_ints("dimensions");
+  if (is_identity(perm)) return x;
+  if (x->opcode != Opcode::kTranspose) return nullptr;
+  // Result dim k is x's dim perm[k], which is x's operand's dim inner[perm[k]].
+  const Ints& inner = x->attrs.get_ints("dimensions");
+  Ints composed;
+  for (std::int64_t p : perm) composed.push_back(inner[p]);
+  if (is_identity(composed)) return x->operands[0];
+  hlo::Attrs attrs;
+  attrs.set("dimensions", composed);
+  return b.op(Opcode::kTranspose, i.shape, {x->operands[0]}, std::move(attrs));
+}
+
+Instruction* simplify_broadcast(Instruction& i, hlo::Builder& b) {
+  Instruction* x = i.operands[0];
+  const Ints& dims = i.attrs.get_ints("dimensions");
+  if (x->shape == i.shape && is_identity(dims)) return x;
+  if (x->opcode == Opcode::kConstant && x->shape.dims.empty() &&
+      i.shape.size() <= kMaxFoldedElements) {
+    Array value = *x->literal;
+    return b.constant(hlo::evaluate(i, std::span<const Array>(&value, 1)));
+  }
+  if (x->opcode != Opcode::kBroadcast) return nullptr;
+  // x's operand dim k went to x's dim inner[k], which goes to our dim dims[inner[k]].
+  Ints composed;
+  for (std::int64_t d : x->attrs.get_ints("dimensions")) composed.push_back(dims[d]);
+  return b.broadcast(x->operands[0], i.shape.dims, composed);
+}
+
+Instruction* simplify_convert(Instruction& i, hlo::Builder& b) {
+  Instruction* x = i.operands[0];
+  if (x->shape.dtype == i.shape.dtype) return x;
+  if (x->opcode == Opcode::kConvert && lossless(x->operands[0]->shape.dtype, x->shape.dtype))
+    return b.convert(x->operands[0], i.shape.dtype);
+  return nullptr;
+}
+
+// A slice as large as its operand takes everything: start 0, stride 1 (or a single element).
+Instruction* simplify_slice(Instruction& i, hlo::Builder&) {
+  return i.operands[0]->shape == i.shape ? i.operands[0] : nullptr;
+}
+
+Instruction* simplify_select(Instruction& i, hlo::Builder&) {
+  std::optional<double> pred = splat(i.operands[0]);
+  if (!pred) return nullptr;
+  return *pred != 0 ? i.operands[1] : i.operands[2];
+}
+
+const std::unordered_map<Opcode, Rule>& rules() {
+  static const std::unordered_map<Opcode, Rule> kRules{
+      {Opcode::kMultiply, simplify_multiply},   {Opcode::kAdd, simplify_add},
+      {Opcode::kSubtract, simplify_subtract},   {Opcode::kDivide, simplify_divide},
+      {Opcode::kNegate, simplify_involution},   {Opcode::kNot, simplify_involution},
+      {Opcode::kReshape, simplify_reshape},     {Opcode::kTranspose, simplify_transpose},
+      {Opcode::kBroadcast, simplify_broadcast}, {Opcode::kConvert, simplify_convert},
+      {Opcode::kSlice, simplify_slice},         {Opcode::kSelect, simplify_select},
+  };
+  return kRules;
+}
+
+}  // namespace
+
+bool AlgebraicSimplifier::run(hlo::Module& module) {
+  bool changed = false;
+  for (hlo::Computation* c : module.computations()) {
+    bool simplified = false;
+    hlo::Builder b(c);
+    for (Instruction* inst : c->instructions()) {
+      auto rule = rules().find(inst->opcode);
+      if (rule == rules().end()) continue;
+      Instruction* replacement = rule->second(*inst, b);
+      if (!replacement || replacement == inst) continue;
+      c->replace_all_uses(inst, replacement);
+      simplified = true;
+    }
+    if (simplified) c->remove_unreachable();
+    changed |= simplified;
+  }
+  return changed;
+}
+
+}  // namespace jx::passes

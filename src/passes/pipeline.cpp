@@ -1,0 +1,64 @@
+// PassPipeline (verify between passes, dump after matching ones) and THE CPU pipeline.
+#include "passes/pipeline.hpp"
+
+#include <optional>
+#include <regex>
+
+#include "passes/algebraic_simplifier.hpp"
+#include "passes/constant_folding.hpp"
+#include "passes/cse.hpp"
+#include "passes/dce.hpp"
+
+namespace jx::passes {
+namespace {
+
+void verify_after(const hlo::Module& module, const std::string& what) {
+  try {
+    hlo::verify(module);
+  } catch (const CompileError& e) {
+    throw CompileError(what + ": " + e.what());
+  }
+}
+
+// Which passes the dump hook sees; none without a hook.
+std::optional<std::regex> dump_regex(const PipelineOptions& options) {
+  if (!options.dump) return std::nullopt;
+  try {
+    return std::regex(options.dump_pass_re);
+  } catch (const std::regex_error& e) {
+    throw Error("bad dump_hlo_pass_re '" + options.dump_pass_re + "': " + e.what());
+  }
+}
+
+}  // namespace
+
+PassPipeline::PassPipeline(std::string name, const PipelineOptions& options)
+    : name_(std::move(name)), options_(options) {}
+
+bool PassPipeline::run(hlo::Module& module) {
+  std::optional<std::regex> dump_re = dump_regex(options_);
+  if (options_.verify) verify_after(module, "before pipeline " + name_);
+  bool changed = false;
+  for (const auto& pass : passes_) {
+    changed |= pass->run(module);
+    std::string name = pass->name();
+    if (options_.verify) verify_after(module, "after pass " + name);
+    if (dump_re && std::regex_search(name, *dump_re)) options_.dump(name, hlo::to_string(module));
+  }
+  return changed;
+}
+
+// Read top to bottom: each stage is one pipeline; later work adds fusion after simplification.
+void run_cpu_pipeline(hlo::Module& module, const PipelineOptions& options) {
+  // Simplification, to a fixed point: each pass can expose work for the others (a folded
+  // constant enables a simplification, which leaves duplicates for CSE and dead code for DCE).
+  PassPipeline simplify("simplification", options);
+  simplify.add<AlgebraicSimplifier>();
+  simplify.add<ConstantFolding>();
+  simplify.add<Cse>();
+  simplify.add<Dce>();
+  for (int round = 0; round < options.max_iterations; ++round)
+    if (!simplify.run(module)) break;
+}
+
+}  // namespace jx::passes

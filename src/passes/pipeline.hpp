@@ -1,0 +1,61 @@
+// PassPipeline runs passes in order, verifying between them and dumping after the ones a regex
+// names; run_cpu_pipeline is THE optimization pipeline for the CPU backend.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "passes/pass.hpp"
+
+namespace jx::passes {
+
+// Verification between passes: on in debug builds, or with -DJX_VERIFY_PASSES=1.
+#ifndef JX_VERIFY_PASSES
+#ifdef NDEBUG
+#define JX_VERIFY_PASSES 0
+#else
+#define JX_VERIFY_PASSES 1
+#endif
+#endif
+inline constexpr bool kVerifyPassesByDefault = JX_VERIFY_PASSES;
+
+// Receives a pass's name and the module's text after that pass; the caller writes the files.
+using DumpFn = std::function<void(const std::string& pass_name, const std::string& module_text)>;
+
+struct PipelineOptions {
+  bool verify = kVerifyPassesByDefault;  // hlo::verify before the first pass and after each
+  std::string dump_pass_re = ".*";       // which passes `dump` sees (std::regex_search)
+  DumpFn dump;                           // none: no dumps
+  int max_iterations = 4;                // of the simplification fixed-point loop
+};
+
+class PassPipeline {
+ public:
+  explicit PassPipeline(std::string name, const PipelineOptions& options = {});
+
+  template <class T, class... Args>
+  T& add(Args&&... args) {
+    auto pass = std::make_unique<T>(std::forward<Args>(args)...);
+    T& ref = *pass;
+    passes_.push_back(std::move(pass));
+    return ref;
+  }
+
+  const std::string& name() const { return name_; }
+  // Runs every pass once, in order; true iff any changed the module. A pass that leaves the
+  // module invalid throws jx::CompileError naming the pass (when verifying); a bad
+  // dump_pass_re throws jx::Error.
+  bool run(hlo::Module& module);
+
+ private:
+  std::string name_;
+  PipelineOptions options_;
+  std::vector<std::unique_ptr<Pass>> passes_;
+};
+
+// The CPU pipeline: simplification to a fixed point (at most options.max_iterations rounds).
+void run_cpu_pipeline(hlo::Module& module, const PipelineOptions& options = {});
+
+}  // namespace jx::passes

@@ -1,0 +1,38 @@
+// An Executable: a thunk sequence over one arena, plus what keeps its code and constants alive.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "jx/array.hpp"
+#include "runtime/thunks.hpp"
+
+namespace jx::runtime {
+
+class Executable {
+ public:
+  Executable(std::vector<std::unique_ptr<Thunk>> thunks, std::int64_t arena_bytes,
+             std::vector<ShapedArray> in_avals, std::vector<ShapedArray> out_avals,
+             std::vector<Array> constants, std::shared_ptr<const void> code)
+      : thunks_(std::move(thunks)), arena_bytes_(arena_bytes), in_avals_(std::move(in_avals)),
+        out_avals_(std::move(out_avals)), constants_(std::move(constants)), code_(std::move(code)) {}
+
+  // Runs the thunks on concrete arguments; outputs are fresh arrays.
+  std::vector<Array> execute(const std::vector<Array>& args) const;
+
+  const std::vector<ShapedArray>& in_avals() const { return in_avals_; }
+  const std::vector<ShapedArray>& out_avals() const { return out_avals_; }
+  std::int64_t arena_bytes() const { return arena_bytes_; }
+  std::string thunk_sequence() const;  // one thunk per line
+  std::size_t num_thunks() const { return thunks_.size(); }
+
+ private:
+  std::vector<std::unique_ptr<Thunk>> thunks_;
+  std::int64_t arena_bytes_;
+  std::vector<ShapedArray> in_avals_, out_avals_;
+  std::vector<Array> constants_;      // buffers of the HLO constants, by constant number
+  std::shared_ptr<const void> code_;  // the JIT'd code: freed with the last executable using it
+};
+
+}  // namespace jx::runtime

@@ -1,0 +1,77 @@
+#include "runtime/thunks.hpp"
+
+#include <cblas.h>
+
+#include <cstring>
+
+#include "support/check.hpp"
+
+namespace jx::runtime {
+
+void* ExecutionContext::resolve(const Allocation& a) const {
+  switch (a.kind) {
+    case Allocation::Kind::kParameter: return parameters[static_cast<std::size_t>(a.index)];
+    case Allocation::Kind::kConstant: return const_cast<void*>(constants[static_cast<std::size_t>(a.index)]);
+    case Allocation::Kind::kOutput: return outputs[static_cast<std::size_t>(a.index)];
+    case Allocation::Kind::kTemp: return arena + a.offset;
+  }
+  return nullptr;
+}
+
+void KernelThunk::execute(const ExecutionContext& ctx) const {
+  void* ptrs[16];
+  std::vector<void*> heap;
+  void** buffers = ptrs;
+  if (buffers_.size() > std::size(ptrs)) {
+    heap.resize(buffers_.size());
+    buffers = heap.data();
+  }
+  for (std::size_t i = 0; i < buffers_.size(); ++i) buffers[i] = ctx.resolve(buffers_[i]);
+  fn_(buffers);
+}
+
+std::string KernelThunk::str() const {
+  std::string s = "kernel " + name_ + "(";
+  for (std::size_t i = 0; i < buffers_.size(); ++i) s += (i ? ", " : "") + buffers_[i].str();
+  return s + ")";
+}
+
+void GemmThunk::execute(const ExecutionContext& ctx) const {
+  const GemmShape& g = shape_;
+  auto* a = static_cast<std::byte*>(ctx.resolve(lhs_));
+  auto* b = static_cast<std::byte*>(ctx.resolve(rhs_));
+  auto* c = static_cast<std::byte*>(ctx.resolve(out_));
+  auto ta = g.transpose_lhs ? CblasTrans : CblasNoTrans;
+  auto tb = g.transpose_rhs ? CblasTrans : CblasNoTrans;
+  auto lda = static_cast<int>(g.transpose_lhs ? g.m : g.k);
+  auto ldb = static_cast<int>(g.transpose_rhs ? g.k : g.n);
+  auto m = static_cast<int>(g.m), n = static_cast<int>(g.n), k = static_cast<int>(g.k);
+  std::size_t es = itemsize(g.dtype);
+  for (std::int64_t i = 0; i < g.batch; ++i) {
+    std::byte* ai = a + i * g.m * g.k * es;
+    std::byte* bi = b + i * g.k * g.n * es;
+    std::byte* ci = c + i * g.m * g.n * es;
+    if (g.dtype == float32)
+      cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, reinterpret_cast<float*>(ai), lda,
+                  reinterpret_cast<float*>(bi), ldb, 0.0f, reinterpret_cast<float*>(ci), n);
+    else
+      cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, reinterpret_cast<double*>(ai), lda,
+                  reinterpret_cast<double*>(bi), ldb, 0.0, reinterpret_cast<double*>(ci), n);
+  }
+}
+
+std::string GemmThunk::str() const {
+  const GemmShape& g = shape_;
+  return "gemm " + name_ + "(" + lhs_.str() + ", " + rhs_.str() + ", " + out_.str() + ") " +
+         std::string(dtype_name(g.dtype)) + " batch=" + std::to_string(g.batch) +
+         " m=" + std::to_string(g.m) + " n=" + std::to_string(g.n) + " k=" + std::to_string(g.k) +
+         (g.transpose_lhs ? " lhs^T" : "") + (g.transpose_rhs ? " rhs^T" : "");
+}
+
+void CopyThunk::execute(const ExecutionContext& ctx) const {
+  std::memcpy(ctx.resolve(dst_), ctx.resolve(src_), static_cast<std::size_t>(src_.size));
+}
+
+std::string CopyThunk::str() const { return "copy " + src_.str() + " -> " + dst_.str(); }
+
+}  // namespace jx::runtime

@@ -1,0 +1,75 @@
+// Thunks: the steps of an executable. Each reads and writes buffers named by Allocations.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/buffer_assignment.hpp"
+
+namespace jx::runtime {
+
+// The buffers one execution sees.
+struct ExecutionContext {
+  std::vector<void*> parameters;
+  std::vector<const void*> constants;
+  std::vector<void*> outputs;
+  std::byte* arena = nullptr;
+
+  void* resolve(const Allocation& a) const;
+};
+
+class Thunk {
+ public:
+  virtual ~Thunk() = default;
+  virtual void execute(const ExecutionContext& ctx) const = 0;
+  virtual std::string str() const = 0;  // one line of the .thunk_sequence.txt dump
+};
+
+// A compiled kernel: fn(buffers) with the operands' buffers first and the output's last.
+class KernelThunk : public Thunk {
+ public:
+  using Fn = void (*)(void* const* buffers);
+  KernelThunk(std::string name, Fn fn, std::vector<Allocation> buffers)
+      : name_(std::move(name)), fn_(fn), buffers_(std::move(buffers)) {}
+  void execute(const ExecutionContext& ctx) const override;
+  std::string str() const override;
+
+ private:
+  std::string name_;
+  Fn fn_;
+  std::vector<Allocation> buffers_;
+};
+
+// A batched matrix product through BLAS: out[b] = op(lhs[b]) · op(rhs[b]), row-major.
+struct GemmShape {
+  DType dtype = float32;
+  std::int64_t batch = 1, m = 0, n = 0, k = 0;
+  bool transpose_lhs = false;  // lhs stored as [k, m] instead of [m, k]
+  bool transpose_rhs = false;  // rhs stored as [n, k] instead of [k, n]
+};
+
+class GemmThunk : public Thunk {
+ public:
+  GemmThunk(std::string name, GemmShape shape, Allocation lhs, Allocation rhs, Allocation out)
+      : name_(std::move(name)), shape_(shape), lhs_(lhs), rhs_(rhs), out_(out) {}
+  void execute(const ExecutionContext& ctx) const override;
+  std::string str() const override;
+
+ private:
+  std::string name_;
+  GemmShape shape_;
+  Allocation lhs_, rhs_, out_;
+};
+
+class CopyThunk : public Thunk {
+ public:
+  CopyThunk(Allocation src, Allocation dst) : src_(src), dst_(dst) {}
+  void execute(const ExecutionContext& ctx) const override;
+  std::string str() const override;
+
+ private:
+  Allocation src_, dst_;
+};
+
+}  // namespace jx::runtime

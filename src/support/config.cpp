@@ -1,0 +1,138 @@
+// jx::config(): the global options, and the JX_FLAGS parser that fills them.
+#include "jx/config.hpp"
+
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <regex>
+#include <vector>
+
+#include "jx/errors.hpp"
+
+namespace jx {
+namespace {
+
+struct BoolFlag {
+  std::string_view name;
+  bool Config::*field;
+};
+struct StringFlag {
+  std::string_view name;
+  std::string Config::*field;
+  std::string_view metavar;
+};
+
+constexpr BoolFlag kBoolFlags[] = {
+    {"dump_jaxpr", &Config::dump_jaxpr},
+    {"dump_hlo", &Config::dump_hlo},
+    {"dump_llvm", &Config::dump_llvm},
+    {"dump_ptx", &Config::dump_ptx},
+    {"dump_dot", &Config::dump_dot},
+    {"log_compiles", &Config::log_compiles},
+    {"explain_cache_misses", &Config::explain_cache_misses},
+    {"debug_nans", &Config::debug_nans},
+    {"disable_jit", &Config::disable_jit},
+};
+constexpr StringFlag kStringFlags[] = {
+    {"dump_to", &Config::dump_to, "DIR"},
+    {"dump_hlo_pass_re", &Config::dump_hlo_pass_re, "REGEX"},
+    {"compilation_cache_dir", &Config::compilation_cache_dir, "DIR"},
+};
+
+[[noreturn]] void bad_value(std::string_view name, std::string_view value, std::string_view want) {
+  throw Error("Bad value for --" + std::string(name) + " in JX_FLAGS: '" + std::string(value) +
+              "' (expected " + std::string(want) + ")");
+}
+
+// Splits at whitespace outside double quotes; the quotes themselves are dropped.
+std::vector<std::string> tokenize(std::string_view text) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool in_token = false, quoted = false;
+  for (char c : text) {
+    if (c == '"') {
+      quoted = !quoted;
+      in_token = true;
+    } else if (!quoted && (c == ' ' || c == '\t' || c == '\n' || c == '\r')) {
+      if (in_token) out.push_back(std::move(cur));
+      cur.clear();
+      in_token = false;
+    } else {
+      cur += c;
+      in_token = true;
+    }
+  }
+  if (quoted) throw Error("Bad JX_FLAGS: unterminated double quote");
+  if (in_token) out.push_back(std::move(cur));
+  return out;
+}
+
+void apply_flag(const std::string& token, Config& c) {
+  if (token.size() < 3 || token.compare(0, 2, "--") != 0)
+    throw Error("Bad flag in JX_FLAGS: '" + token + "' (flags look like --name or --name=value)");
+  std::string_view body = std::string_view(token).substr(2);
+  std::size_t eq = body.find('=');
+  std::string_view name = body.substr(0, eq);
+  bool has_value = eq != std::string_view::npos;
+  std::string_view value = has_value ? body.substr(eq + 1) : std::string_view();
+
+  for (const auto& f : kBoolFlags) {
+    if (f.name != name) continue;
+    if (!has_value || value == "true" || value == "1") c.*f.field = true;
+    else if (value == "false" || value == "0") c.*f.field = false;
+    else bad_value(name, value, "true or false");
+    return;
+  }
+  for (const auto& f : kStringFlags) {
+    if (f.name != name) continue;
+    if (!has_value)
+      throw Error("Missing value for --" + std::string(name) + " in JX_FLAGS (expected --" +
+                  std::string(name) + "=" + std::string(f.metavar) + ")");
+    if (f.field == &Config::dump_hlo_pass_re) {
+      try {
+        std::regex re{std::string(value)};
+      } catch (const std::regex_error&) {
+        bad_value(name, value, "a regular expression");
+      }
+    }
+    c.*f.field = std::string(value);
+    return;
+  }
+  if (name == "cache_capacity") {
+    int n = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+    if (!has_value || ec != std::errc() || end != value.data() + value.size() || n < 1)
+      bad_value(name, value, "a positive integer");
+    c.cache_capacity = n;
+    return;
+  }
+  throw Error("Unknown flag in JX_FLAGS: --" + std::string(name));
+}
+
+Config from_environment() {
+  Config c;
+  if (const char* flags = std::getenv("JX_FLAGS")) parse_flags(flags, c);
+  return c;
+}
+
+}  // namespace
+
+namespace detail {
+void log_to_stderr(const std::string& message) {
+  std::fwrite(message.data(), 1, message.size(), stderr);
+  std::fputc('\n', stderr);
+}
+}  // namespace detail
+
+void parse_flags(std::string_view flags, Config& config) {
+  Config updated = config;  // all or nothing: a bad flag leaves `config` as it was
+  for (const auto& token : tokenize(flags)) apply_flag(token, updated);
+  config = std::move(updated);
+}
+
+Config& config() {
+  static Config instance = from_environment();
+  return instance;
+}
+
+}  // namespace jx

@@ -1,0 +1,91 @@
+// Array handle: scalars and their weak types, reading values, conversion, NumPy-style printing.
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+#include <jx/jx.hpp>
+
+namespace jx {
+namespace {
+
+namespace np = jx::np;
+
+std::string repr(const Array& x) {
+  std::ostringstream os;
+  os << x;
+  return os.str();
+}
+
+}  // namespace
+
+TEST_CASE("C++ scalars become 0-d arrays; signed and floating scalars are weak", "[array]") {
+  CHECK(Array(2.0f).aval() == ShapedArray{{}, float32, true});
+  CHECK(Array(2.0).aval() == ShapedArray{{}, float64, true});
+  CHECK(Array(2).aval() == ShapedArray{{}, int32, true});
+  CHECK(Array(std::int64_t{2}).aval() == ShapedArray{{}, int64, true});
+  CHECK(Array(true).aval() == ShapedArray{{}, bool_, false});
+  CHECK(Array(2u).aval() == ShapedArray{{}, uint32, false});
+  CHECK(Array(-7).item<int>() == -7);
+  CHECK(Array(0.1).item<double>() == 0.1);  // a double scalar keeps double precision
+}
+
+TEST_CASE("np::array builds typed arrays from C++ data", "[array]") {
+  Array x = np::array({1.f, 2.f, 3.f});
+  CHECK(x.shape() == Shape{3});
+  CHECK(x.dtype() == float32);
+  CHECK_FALSE(x.weak_type());
+  CHECK(x.ndim() == 1);
+  CHECK(x.size() == 3);
+  CHECK(np::array({1, 2}).dtype() == int32);
+  CHECK(np::array({1.0, 2.0}).dtype() == float64);
+  Array m = np::array(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3});
+  CHECK(m.shape() == Shape{2, 3});
+  CHECK(m.to_vector<float>() == std::vector<float>{1, 2, 3, 4, 5, 6});
+  CHECK(m.to_vector<int>() == std::vector<int>{1, 2, 3, 4, 5, 6});
+  CHECK(np::zeros({2, 0}).size() == 0);
+  CHECK(np::ones({2}, int64).to_vector<std::int64_t>() == std::vector<std::int64_t>{1, 1});
+  CHECK_THROWS_MATCHES(np::array(std::vector<float>{1, 2, 3}, {2, 2}), ShapeError,
+                       Catch::Message("array got 3 values for shape (2, 2) of size 4"));
+}
+
+TEST_CASE("astype converts with XLA's rules", "[array]") {
+  Array x = np::array({-1.5f, 0.f, 2.7f});
+  CHECK(x.astype(int32).to_vector<int>() == std::vector<int>{-1, 0, 2});
+  CHECK(x.astype(bool_).to_vector<bool>() == std::vector<bool>{true, false, true});
+  CHECK(x.astype(float64).dtype() == float64);
+  CHECK_FALSE(Array(2.0f).astype(float32).weak_type());
+}
+
+TEST_CASE("item and bool need exactly one element", "[array][errors]") {
+  CHECK(np::array({4.5f}).item<float>() == 4.5f);
+  CHECK(static_cast<bool>(Array(true)));
+  CHECK_FALSE(static_cast<bool>(np::array({0})));
+  CHECK_THROWS_MATCHES(np::array({1, 2}).item<int>(), TypeError,
+                       Catch::Message("item() needs an array of size 1, got shape (2,)"));
+  CHECK_THROWS_MATCHES(static_cast<bool>(np::array({1, 2})), TypeError,
+                       Catch::Message("The truth value of an array with more than one element is "
+                                      "ambiguous, got shape (2,). Use np::any or np::all."));
+  CHECK_THROWS_MATCHES(Array().shape(), Error,
+                       Catch::Message("use of an empty jx::Array (default-constructed, never "
+                                      "assigned)"));
+}
+
+TEST_CASE("printing follows numpy's repr", "[array]") {
+  CHECK(repr(np::array({1.f, 2.f, 3.f})) == "Array([1., 2., 3.], dtype=float32)");
+  CHECK(repr(np::array({1.5f, 2.f, 3.25f})) == "Array([1.5 , 2.  , 3.25], dtype=float32)");
+  CHECK(repr(np::array({-1.5, 2.0})) == "Array([-1.5,  2. ], dtype=float64)");
+  CHECK(repr(np::array({-1, 2, 30})) == "Array([-1,  2, 30], dtype=int32)");
+  CHECK(repr(np::array({true, false})) == "Array([ True, False], dtype=bool)");
+  CHECK(repr(np::array(std::vector<float>{1, 2, 3, 4}, {2, 2})) ==
+        "Array([[1., 2.],\n       [3., 4.]], dtype=float32)");
+  CHECK(repr(np::array(std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}, {2, 2, 2})) ==
+        "Array([[[0, 1],\n        [2, 3]],\n\n       [[4, 5],\n        [6, 7]]], dtype=int32)");
+  CHECK(repr(Array(3.0f)) == "Array(3., dtype=float32, weak_type=True)");
+  CHECK(repr(np::array({0.1f})) == "Array([0.1], dtype=float32)");
+  CHECK(repr(np::zeros({0})) == "Array([], shape=(0,), dtype=float32)");
+  CHECK(repr(np::array({1e-5f, 1.f})) == "Array([1.e-05, 1.e+00], dtype=float32)");
+  std::vector<float> big(2000, 0.f);
+  CHECK(repr(np::array(big)) == "Array([0., 0., 0., ..., 0., 0., 0.], dtype=float32)");
+}
+
+}  // namespace jx

@@ -1,0 +1,52 @@
+// Helpers for HLO and pass tests: literals from C++ values, error messages of a call, and one
+// pass run on HLO text (the module verifies before and after).
+#pragma once
+
+#include <cstring>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/array_impl.hpp"
+#include "hlo/ir.hpp"
+
+namespace jx::hlo::testing {
+
+// A concrete array of `dims` holding `values` (row-major).
+template <class T>
+Array literal(const std::vector<T>& values, Shape dims = {}) {
+  if (dims.empty() && values.size() != 1) dims = {static_cast<std::int64_t>(values.size())};
+  Array a = make_array(ShapedArray{dims, dtype_of<T>(), false});
+  if constexpr (std::is_same_v<T, bool>) {
+    for (std::size_t k = 0; k < values.size(); ++k)
+      a.impl()->buffer->template as<bool>()[k] = values[k];
+  } else {
+    std::memcpy(a.impl()->buffer->data(), values.data(), values.size() * sizeof(T));
+  }
+  return a;
+}
+
+// The message of the E that f throws ("<no exception>" if none; other types propagate).
+template <class E>
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  }
+  return "<no exception>";
+}
+
+// Parses `text`, verifies, runs pass P, verifies again: {changed, printed result}.
+template <class P, class... Args>
+std::pair<bool, std::string> run_pass(std::string_view text, Args&&... args) {
+  auto module = parse_module(text);
+  verify(*module);
+  P pass(std::forward<Args>(args)...);
+  bool changed = pass.run(*module);
+  verify(*module);
+  return {changed, to_string(*module)};
+}
+
+}  // namespace jx::hlo::testing

@@ -1,0 +1,227 @@
+// Algebraic simplifier: HLO text in, HLO text out, one test per family of rules; the float
+// rules keep every value bit for bit (checked with the evaluator on -0.0, NaN and infinities).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "hlo/evaluator.hpp"
+#include "hlo/hlo_testing.hpp"
+#include "passes/algebraic_simplifier.hpp"
+
+namespace jx::passes {
+namespace {
+
+using hlo::testing::literal;
+using hlo::testing::run_pass;
+
+TEST_CASE("algebraic simplifier: arithmetic identities", "[passes]") {
+  auto [changed, out] = run_pass<AlgebraicSimplifier>(
+      R"(HloModule m, entry_computation_layout={(f32[3]{0}, s32[3]{0})->(f32[3]{0}, f32[3]{0}, f32[3]{0}, f32[3]{0}, f32[3]{0}, s32[3]{0}, s32[3]{0}, pred[3]{0})}
+
+ENTRY %main.1 (x.2: f32[3], i.3: s32[3]) -> (f32[3]{0}, f32[3]{0}, f32[3]{0}, f32[3]{0}, f32[3]{0}, s32[3]{0}, s32[3]{0}, pred[3]{0}) {
+  %x.2 = f32[3]{0} parameter(0)
+  %i.3 = s32[3]{0} parameter(1)
+  %one.4 = f32[] constant(1)
+  %ones.5 = f32[3]{0} broadcast(f32[] %one.4), dimensions={}
+  %mul.6 = f32[3]{0} multiply(f32[3]{0} %ones.5, f32[3]{0} %x.2)
+  %div.7 = f32[3]{0} divide(f32[3]{0} %x.2, f32[3]{0} %ones.5)
+  %nz.8 = f32[3]{0} constant({-0, -0, -0})
+  %add.9 = f32[3]{0} add(f32[3]{0} %x.2, f32[3]{0} %nz.8)
+  %pz.10 = f32[3]{0} constant({0, 0, 0})
+  %sub.11 = f32[3]{0} subtract(f32[3]{0} %x.2, f32[3]{0} %pz.10)
+  %neg.12 = f32[3]{0} negate(f32[3]{0} %x.2)
+  %neg.13 = f32[3]{0} negate(f32[3]{0} %neg.12)
+  %zi.14 = s32[3]{0} constant({0, 0, 0})
+  %addi.15 = s32[3]{0} add(s32[3]{0} %zi.14, s32[3]{0} %i.3)
+  %subi.16 = s32[3]{0} subtract(s32[3]{0} %i.3, s32[3]{0} %zi.14)
+  %lt.17 = pred[3]{0} compare(f32[3]{0} %x.2, f32[3]{0} %pz.10), direction=LT
+  %not.18 = pred[3]{0} not(pred[3]{0} %lt.17)
+  %not.19 = pred[3]{0} not(pred[3]{0} %not.18)
+  ROOT %t.20 = (f32[3]{0}, f32[3]{0}, f32[3]{0}, f32[3]{0}, f32[3]{0}, s32[3]{0}, s32[3]{0}, pred[3]{0}) tuple(f32[3]{0} %mul.6, f32[3]{0} %div.7, f32[3]{0} %add.9, f32[3]{0} %sub.11, f32[3]{0} %neg.13, s32[3]{0} %addi.15, s32[3]{0} %subi.16, pred[3]{0} %not.19)
+}
+)");
+  CHECK(changed);
+  CHECK(
+      out ==
+      R"(HloModule m, entry_computation_layout={(f32[3]{0}, s32[3]{0})->(f32[3]{0}, f32[3]{0}, f32[3]{0}, f32[3]{0}, f32[3]{0}, s32[3]{0}, s32[3]{0}, pred[3]{0})}
+
+ENTRY %main.1 (x.2: f32[3], i.3: s32[3]) -> (f32[3]{0}, f32[3]{0}, f32[3]{0}, f32[3]{0}, f32[3]{0}, s32[3]{0}, s32[3]{0}, pred[3]{0}) {
+  %x.2 = f32[3]{0} parameter(0)
+  %i.3 = s32[3]{0} parameter(1)
+  %pz.10 = f32[3]{0} constant({0, 0, 0})
+  %lt.17 = pred[3]{0} compare(f32[3]{0} %x.2, f32[3]{0} %pz.10), direction=LT
+  ROOT %t.20 = (f32[3]{0}, f32[3]{0}, f32[3]{0}, f32[3]{0}, f32[3]{0}, s32[3]{0}, s32[3]{0}, pred[3]{0}) tuple(f32[3]{0} %x.2, f32[3]{0} %x.2, f32[3]{0} %x.2, f32[3]{0} %x.2, f32[3]{0} %x.2, s32[3]{0} %i.3, s32[3]{0} %i.3, pred[3]{0} %lt.17)
+}
+)");
+}
+
+TEST_CASE("algebraic simplifier: rewrites that would change a float stay (no change)", "[passes]") {
+  // x + 0.0 turns -0.0 into 0.0; x - (-0.0) likewise; x * 0 is NaN for x = inf; 0 - x is not
+  // -x for x = 0; a constant that is not all ones or zeros is no identity.
+  const char* text =
+      R"(HloModule m, entry_computation_layout={(f32[2]{0})->(f32[2]{0}, f32[2]{0}, f32[2]{0}, f32[2]{0}, f32[2]{0})}
+
+ENTRY %main.1 (x.2: f32[2]) -> (f32[2]{0}, f32[2]{0}, f32[2]{0}, f32[2]{0}, f32[2]{0}) {
+  %x.2 = f32[2]{0} parameter(0)
+  %pz.3 = f32[2]{0} constant({0, 0})
+  %nz.4 = f32[2]{0} constant({-0, -0})
+  %mixed.5 = f32[2]{0} constant({1, 0})
+  %add.6 = f32[2]{0} add(f32[2]{0} %x.2, f32[2]{0} %pz.3)
+  %sub.7 = f32[2]{0} subtract(f32[2]{0} %x.2, f32[2]{0} %nz.4)
+  %mul.8 = f32[2]{0} multiply(f32[2]{0} %x.2, f32[2]{0} %pz.3)
+  %sub.9 = f32[2]{0} subtract(f32[2]{0} %pz.3, f32[2]{0} %x.2)
+  %mul.10 = f32[2]{0} multiply(f32[2]{0} %x.2, f32[2]{0} %mixed.5)
+  ROOT %t.11 = (f32[2]{0}, f32[2]{0}, f32[2]{0}, f32[2]{0}, f32[2]{0}) tuple(f32[2]{0} %add.6, f32[2]{0} %sub.7, f32[2]{0} %mul.8, f32[2]{0} %sub.9, f32[2]{0} %mul.10)
+}
+)";
+  auto [changed, out] = run_pass<AlgebraicSimplifier>(text);
+  CHECK_FALSE(changed);
+  CHECK(out == text);
+}
+
+TEST_CASE("algebraic simplifier: reshape, transpose, slice, broadcast, convert", "[passes]") {
+  auto [changed, out] = run_pass<AlgebraicSimplifier>(
+      R"(HloModule m, entry_computation_layout={(f32[2,3]{1,0})->(f32[3,2]{1,0}, f32[2,3]{1,0}, f32[2,3]{1,0}, f32[2,3]{1,0}, f32[2,3]{1,0}, f32[5,4,2,3]{3,2,1,0}, s32[2,3]{1,0}, f32[2,3]{1,0}, f32[2,3]{1,0})}
+
+ENTRY %main.1 (x.2: f32[2,3]) -> (f32[3,2]{1,0}, f32[2,3]{1,0}, f32[2,3]{1,0}, f32[2,3]{1,0}, f32[2,3]{1,0}, f32[5,4,2,3]{3,2,1,0}, s32[2,3]{1,0}, f32[2,3]{1,0}, f32[2,3]{1,0}) {
+  %x.2 = f32[2,3]{1,0} parameter(0)
+  %r.3 = f32[6]{0} reshape(f32[2,3]{1,0} %x.2)
+  %r.4 = f32[3,2]{1,0} reshape(f32[6]{0} %r.3)
+  %r.5 = f32[2,3]{1,0} reshape(f32[2,3]{1,0} %x.2)
+  %t.6 = f32[3,2]{1,0} transpose(f32[2,3]{1,0} %x.2), dimensions={1,0}
+  %t.7 = f32[2,3]{1,0} transpose(f32[3,2]{1,0} %t.6), dimensions={1,0}
+  %t.8 = f32[2,3]{1,0} transpose(f32[2,3]{1,0} %x.2), dimensions={0,1}
+  %s.9 = f32[2,3]{1,0} slice(f32[2,3]{1,0} %x.2), slice={[0:2], [0:3]}
+  %b.10 = f32[4,2,3]{2,1,0} broadcast(f32[2,3]{1,0} %x.2), dimensions={1,2}
+  %b.11 = f32[5,4,2,3]{3,2,1,0} broadcast(f32[4,2,3]{2,1,0} %b.10), dimensions={1,2,3}
+  %c.12 = f64[2,3]{1,0} convert(f32[2,3]{1,0} %x.2)
+  %c.13 = s32[2,3]{1,0} convert(f64[2,3]{1,0} %c.12)
+  %c.14 = f32[2,3]{1,0} convert(f32[2,3]{1,0} %x.2)
+  %c.15 = s32[2,3]{1,0} convert(f32[2,3]{1,0} %x.2)
+  %c.16 = f32[2,3]{1,0} convert(s32[2,3]{1,0} %c.15)
+  ROOT %t.17 = (f32[3,2]{1,0}, f32[2,3]{1,0}, f32[2,3]{1,0}, f32[2,3]{1,0}, f32[2,3]{1,0}, f32[5,4,2,3]{3,2,1,0}, s32[2,3]{1,0}, f32[2,3]{1,0}, f32[2,3]{1,0}) tuple(f32[3,2]{1,0} %r.4, f32[2,3]{1,0} %r.5, f32[2,3]{1,0} %t.7, f32[2,3]{1,0} %t.8, f32[2,3]{1,0} %s.9, f32[5,4,2,3]{3,2,1,0} %b.11, s32[2,3]{1,0} %c.13, f32[2,3]{1,0} %c.14, f32[2,3]{1,0} %c.16)
+}
+)");
+  CHECK(changed);
+  // f32 → s32 → f32 loses the fraction, so that chain stays.
+  CHECK(
+      out ==
+      R"(HloModule m, entry_computation_layout={(f32[2,3]{1,0})->(f32[3,2]{1,0}, f32[2,3]{1,0}, f32[2,3]{1,0}, f32[2,3]{1,0}, f32[2,3]{1,0}, f32[5,4,2,3]{3,2,1,0}, s32[2,3]{1,0}, f32[2,3]{1,0}, f32[2,3]{1,0})}
+
+ENTRY %main.1 (x.2: f32[2,3]) -> (f32[3,2]{1,0}, f32[2,3]{1,0}, f32[2,3]{1,0}, f32[2,3]{1,0}, f32[2,3]{1,0}, f32[5,4,2,3]{3,2,1,0}, s32[2,3]{1,0}, f32[2,3]{1,0}, f32[2,3]{1,0}) {
+  %x.2 = f32[2,3]{1,0} parameter(0)
+  %c.15 = s32[2,3]{1,0} convert(f32[2,3]{1,0} %x.2)
+  %c.16 = f32[2,3]{1,0} convert(s32[2,3]{1,0} %c.15)
+  %reshape.18 = f32[3,2]{1,0} reshape(f32[2,3]{1,0} %x.2)
+  %broadcast.19 = f32[5,4,2,3]{3,2,1,0} broadcast(f32[2,3]{1,0} %x.2), dimensions={2,3}
+  %convert.20 = s32[2,3]{1,0} convert(f32[2,3]{1,0} %x.2)
+  ROOT %t.17 = (f32[3,2]{1,0}, f32[2,3]{1,0}, f32[2,3]{1,0}, f32[2,3]{1,0}, f32[2,3]{1,0}, f32[5,4,2,3]{3,2,1,0}, s32[2,3]{1,0}, f32[2,3]{1,0}, f32[2,3]{1,0}) tuple(f32[3,2]{1,0} %reshape.18, f32[2,3]{1,0} %x.2, f32[2,3]{1,0} %x.2, f32[2,3]{1,0} %x.2, f32[2,3]{1,0} %x.2, f32[5,4,2,3]{3,2,1,0} %broadcast.19, s32[2,3]{1,0} %convert.20, f32[2,3]{1,0} %x.2, f32[2,3]{1,0} %c.16)
+}
+)");
+}
+
+TEST_CASE("algebraic simplifier: transposes compose; broadcasts of scalars", "[passes]") {
+  auto [changed, out] = run_pass<AlgebraicSimplifier>(
+      R"(HloModule m, entry_computation_layout={(f32[2,3,4]{2,1,0})->(f32[4,3,2]{2,1,0}, f32[2,2]{1,0}, f32[64,64]{1,0})}
+
+ENTRY %main.1 (x.2: f32[2,3,4]) -> (f32[4,3,2]{2,1,0}, f32[2,2]{1,0}, f32[64,64]{1,0}) {
+  %x.2 = f32[2,3,4]{2,1,0} parameter(0)
+  %t.3 = f32[3,4,2]{2,1,0} transpose(f32[2,3,4]{2,1,0} %x.2), dimensions={1,2,0}
+  %t.4 = f32[4,3,2]{2,1,0} transpose(f32[3,4,2]{2,1,0} %t.3), dimensions={1,0,2}
+  %c.5 = f32[] constant(2.5)
+  %small.6 = f32[2,2]{1,0} broadcast(f32[] %c.5), dimensions={}
+  %big.7 = f32[64,64]{1,0} broadcast(f32[] %c.5), dimensions={}
+  ROOT %t.8 = (f32[4,3,2]{2,1,0}, f32[2,2]{1,0}, f32[64,64]{1,0}) tuple(f32[4,3,2]{2,1,0} %t.4, f32[2,2]{1,0} %small.6, f32[64,64]{1,0} %big.7)
+}
+)");
+  CHECK(changed);
+  CHECK(
+      out ==
+      R"(HloModule m, entry_computation_layout={(f32[2,3,4]{2,1,0})->(f32[4,3,2]{2,1,0}, f32[2,2]{1,0}, f32[64,64]{1,0})}
+
+ENTRY %main.1 (x.2: f32[2,3,4]) -> (f32[4,3,2]{2,1,0}, f32[2,2]{1,0}, f32[64,64]{1,0}) {
+  %x.2 = f32[2,3,4]{2,1,0} parameter(0)
+  %c.5 = f32[] constant(2.5)
+  %big.7 = f32[64,64]{1,0} broadcast(f32[] %c.5), dimensions={}
+  %transpose.9 = f32[4,3,2]{2,1,0} transpose(f32[2,3,4]{2,1,0} %x.2), dimensions={2,1,0}
+  %constant.10 = f32[2,2]{1,0} constant({ {2.5, 2.5}, {2.5, 2.5} })
+  ROOT %t.8 = (f32[4,3,2]{2,1,0}, f32[2,2]{1,0}, f32[64,64]{1,0}) tuple(f32[4,3,2]{2,1,0} %transpose.9, f32[2,2]{1,0} %constant.10, f32[64,64]{1,0} %big.7)
+}
+)");
+}
+
+TEST_CASE("algebraic simplifier: select on a constant predicate", "[passes]") {
+  auto [changed, out] = run_pass<AlgebraicSimplifier>(
+      R"(HloModule m, entry_computation_layout={(f32[2]{0}, f32[2]{0})->(f32[2]{0}, f32[2]{0}, f32[2]{0})}
+
+ENTRY %main.1 (x.2: f32[2], y.3: f32[2]) -> (f32[2]{0}, f32[2]{0}, f32[2]{0}) {
+  %x.2 = f32[2]{0} parameter(0)
+  %y.3 = f32[2]{0} parameter(1)
+  %yes.4 = pred[2]{0} constant({true, true})
+  %no.5 = pred[2]{0} constant({false, false})
+  %mixed.6 = pred[2]{0} constant({true, false})
+  %s.7 = f32[2]{0} select(pred[2]{0} %yes.4, f32[2]{0} %x.2, f32[2]{0} %y.3)
+  %s.8 = f32[2]{0} select(pred[2]{0} %no.5, f32[2]{0} %x.2, f32[2]{0} %y.3)
+  %s.9 = f32[2]{0} select(pred[2]{0} %mixed.6, f32[2]{0} %x.2, f32[2]{0} %y.3)
+  ROOT %t.10 = (f32[2]{0}, f32[2]{0}, f32[2]{0}) tuple(f32[2]{0} %s.7, f32[2]{0} %s.8, f32[2]{0} %s.9)
+}
+)");
+  CHECK(changed);
+  CHECK(
+      out ==
+      R"(HloModule m, entry_computation_layout={(f32[2]{0}, f32[2]{0})->(f32[2]{0}, f32[2]{0}, f32[2]{0})}
+
+ENTRY %main.1 (x.2: f32[2], y.3: f32[2]) -> (f32[2]{0}, f32[2]{0}, f32[2]{0}) {
+  %x.2 = f32[2]{0} parameter(0)
+  %y.3 = f32[2]{0} parameter(1)
+  %mixed.6 = pred[2]{0} constant({true, false})
+  %s.9 = f32[2]{0} select(pred[2]{0} %mixed.6, f32[2]{0} %x.2, f32[2]{0} %y.3)
+  ROOT %t.10 = (f32[2]{0}, f32[2]{0}, f32[2]{0}) tuple(f32[2]{0} %x.2, f32[2]{0} %y.3, f32[2]{0} %s.9)
+}
+)");
+}
+
+// Bit patterns, so -0.0 differs from 0.0 and NaN equals itself.
+std::vector<std::uint32_t> bits(const Array& a) {
+  std::vector<float> v = a.to_vector<float>();
+  std::vector<std::uint32_t> out(v.size());
+  std::memcpy(out.data(), v.data(), v.size() * sizeof(float));
+  return out;
+}
+
+TEST_CASE("algebraic simplifier: the result keeps every value bit for bit", "[passes]") {
+  const char* text = R"(HloModule m
+
+ENTRY %main.1 (x.2: f32[6]) -> f32[6] {
+  %x.2 = f32[6]{0} parameter(0)
+  %one.3 = f32[] constant(1)
+  %ones.4 = f32[6]{0} broadcast(f32[] %one.3), dimensions={}
+  %nz.5 = f32[] constant(-0)
+  %nzs.6 = f32[6]{0} broadcast(f32[] %nz.5), dimensions={}
+  %pz.7 = f32[6]{0} constant({0, 0, 0, 0, 0, 0})
+  %a.8 = f32[6]{0} multiply(f32[6]{0} %x.2, f32[6]{0} %ones.4)
+  %b.9 = f32[6]{0} add(f32[6]{0} %nzs.6, f32[6]{0} %a.8)
+  %c.10 = f32[6]{0} subtract(f32[6]{0} %b.9, f32[6]{0} %pz.7)
+  %d.11 = f32[6]{0} negate(f32[6]{0} %c.10)
+  %e.12 = f32[6]{0} negate(f32[6]{0} %d.11)
+  %f.13 = f32[6]{0} add(f32[6]{0} %e.12, f32[6]{0} %pz.7)
+  ROOT %g.14 = f32[6]{0} divide(f32[6]{0} %f.13, f32[6]{0} %ones.4)
+}
+)";
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  Array x = literal<float>({-0.f, 0.f, std::nanf(""), kInf, -kInf, 1.5f});
+  auto before = hlo::parse_module(text);
+  auto after = hlo::parse_module(text);
+  CHECK(AlgebraicSimplifier().run(*after));
+  hlo::verify(*after);
+  // Only x + 0.0 (f.13) survives: it maps -0.0 to 0.0.
+  CHECK(after->entry()->root()->name == "f.13");
+  CHECK(after->entry()->root()->operands[0]->name == "x.2");
+  CHECK(bits(hlo::evaluate(*after->entry(), {&x, 1})) ==
+        bits(hlo::evaluate(*before->entry(), {&x, 1})));
+}
+
+}  // namespace
+}  // namespace jx::passes
