@@ -12,18 +12,18 @@ void log_to_stderr(const std::string& message);  // the default log sink: one li
 }  // namespace detail
 
 struct Config {
-  std::string dump_to;             // --dump_to=DIR: where dumps go
-  bool dump_jaxpr = false;         // --dump_jaxpr: module_0001.jit_f.jaxpr.txt
-  bool dump_hlo = false;           // --dump_hlo: before and after optimizations
-  std::string dump_hlo_pass_re;    // --dump_hlo_pass_re=REGEX: also after each matching pass
-  bool dump_llvm = false;          // --dump_llvm: .ir-no-opt.ll, .ir-with-opt.ll
-  bool dump_ptx = false;           // --dump_ptx
-  bool dump_dot = false;           // --dump_dot: Graphviz of the fused HLO
-  bool log_compiles = false;       // --log_compiles: one line per compile, with stage times
+  std::string dump_to;                // --dump_to=DIR: where dumps go
+  bool dump_jaxpr = false;            // --dump_jaxpr: module_0001.jit_f.jaxpr.txt
+  bool dump_hlo = false;              // --dump_hlo: before and after optimizations
+  std::string dump_hlo_pass_re;       // --dump_hlo_pass_re=REGEX: also after each matching pass
+  bool dump_llvm = false;             // --dump_llvm: .ir-no-opt.ll, .ir-with-opt.ll
+  bool dump_ptx = false;              // --dump_ptx
+  bool dump_dot = false;              // --dump_dot: Graphviz of the fused HLO
+  bool log_compiles = false;          // --log_compiles: one line per compile, with stage times
   bool explain_cache_misses = false;  // --explain_cache_misses: why a jitted call retraced
-  bool debug_nans = false;         // --debug_nans: a NaN in a jitted output throws jx::Error
-  bool disable_jit = false;        // --disable_jit: jitted functions run eagerly
-  int cache_capacity = 64;         // --cache_capacity=N: entries per jitted function (LRU)
+  bool debug_nans = false;            // --debug_nans: a NaN in a jitted output throws jx::Error
+  bool disable_jit = false;           // --disable_jit: jitted functions run eagerly
+  int cache_capacity = 64;            // --cache_capacity=N: entries per jitted function (LRU)
   std::string compilation_cache_dir;  // --compilation_cache_dir=DIR
   // Where log_compiles and explain_cache_misses write, one message per call.
   std::function<void(const std::string&)> log = detail::log_to_stderr;

@@ -51,7 +51,9 @@ concept Hashable = requires(const T& a) {
   { a == a } -> std::convertible_to<bool>;
 };
 template <class T>
-concept Printable = requires(std::ostream& os, const T& v) { os << v; };
+concept Printable = requires(std::ostream& os, const T& v) {
+  os << v;
+};
 
 template <class T>
 bool static_equal(const void* a, const void* b) {
@@ -85,8 +87,8 @@ inline constexpr bool kRebuildChangesType<T, true> = !std::is_same_v<tree::rebui
 // the function takes them as they are, so they must be static. Static<T> and non-pytrees pass
 // as they are.
 template <class T, bool kTracedScalars>
-inline constexpr bool kPassedAsIs = tree::is_static_v<T> || !tree::is_pytree_v<T> ||
-                                    (!kTracedScalars && kRebuildChangesType<T>);
+inline constexpr bool kPassedAsIs =
+    tree::is_static_v<T> || !tree::is_pytree_v<T> || (!kTracedScalars && kRebuildChangesType<T>);
 
 template <class T, bool kAsIs>
 struct passed {
@@ -121,15 +123,15 @@ decltype(auto) pass_arg(const T& a, bool is_static, const std::vector<Array>& le
 
 // Calls f on the arguments, their dynamic leaves replaced by `leaves` (in flatten order).
 template <bool kTS, class F, class... Args>
-auto invoke(const F& f, std::uint64_t mask, const std::vector<Array>& leaves,
-            const Args&... args) {
+auto invoke(const F& f, std::uint64_t mask, const std::vector<Array>& leaves, const Args&... args) {
   return [&]<std::size_t... I>(std::index_sequence<I...>) {
     std::size_t pos = 0;
     // Braced initialization runs left to right, so leaves are consumed in order.
     std::tuple<decltype(pass_arg<kTS>(args, false, leaves, pos))...> passed{
         pass_arg<kTS>(args, is_static_argnum(mask, I), leaves, pos)...};
     return std::apply(f, passed);
-  }(std::index_sequence_for<Args...>());
+  }
+  (std::index_sequence_for<Args...>());
 }
 
 template <bool kTS, class F, class... Args>
@@ -155,8 +157,10 @@ void add_arg(CallArgs& ca, const T& a, int argnum, std::uint64_t mask) {
     ca.statics.push_back({argnum, std::hash<V>{}(a.value), &kStaticOps<V>, &a.value});
   } else {
     if (is_static_argnum(mask, argnum)) {
-      if constexpr (Hashable<T>) ca.statics.push_back({argnum, std::hash<T>{}(a), &kStaticOps<T>, &a});
-      else fail(ArgError::unhashable_static);
+      if constexpr (Hashable<T>)
+        ca.statics.push_back({argnum, std::hash<T>{}(a), &kStaticOps<T>, &a});
+      else
+        fail(ArgError::unhashable_static);
     } else if constexpr (!tree::is_pytree_v<T>) {
       fail(ArgError::not_a_pytree);
     } else if constexpr (!kTS && kRebuildChangesType<T>) {
@@ -196,8 +200,8 @@ class JitHandler final : public MissHandler {
 
   std::vector<Array> trace(const std::vector<Array>& leaves,
                            std::shared_ptr<const void>& out_proto) const override {
-    auto out = std::apply([&](const auto&... a) { return invoke<kTS>(f_, mask_, leaves, a...); },
-                          args_);
+    auto out =
+        std::apply([&](const auto&... a) { return invoke<kTS>(f_, mask_, leaves, a...); }, args_);
     std::vector<Array> flat = tree::leaves(out);
     std::vector<Array> holes(flat.size());
     std::size_t pos = 0;
@@ -212,7 +216,7 @@ class JitHandler final : public MissHandler {
 };
 
 template <class Out>
-Out rebuild_output(const std::shared_ptr<const void>& proto, const std::vector<Array>& outs) {
+Out rebuild_output(const std::shared_ptr<const void>& proto, std::vector<Array>&& outs) {
   std::size_t pos = 0;
   return tree::rebuild(*static_cast<const Out*>(proto.get()), outs, pos);
 }
@@ -269,7 +273,8 @@ template <class F>
 class Jitted {
  public:
   Jitted(F f, const JitOptions& options)
-      : f_(std::move(f)), state_(detail::make_jit_state(options)),
+      : f_(std::move(f)),
+        state_(detail::make_jit_state(options)),
         static_mask_(detail::static_mask(*state_)) {}
 
   template <class... Args>
@@ -285,7 +290,7 @@ class Jitted {
     detail::CallResult r = detail::jit_call(*state_, ca, miss);
     if (r.run_inline)
       return detail::as_output(detail::invoke<kTS>(f_, static_mask_, ca.leaves, args...));
-    return detail::rebuild_output<Out>(r.out_proto, r.outs);
+    return detail::rebuild_output<Out>(r.out_proto, std::move(r.outs));
   }
 
   // AOT: traces and lowers for these arguments' signature without touching the cache.

@@ -15,20 +15,20 @@
 #include "jx/array.hpp"
 
 // Declares a struct's fields as pytree children (at namespace scope, next to the struct).
-#define JX_PYTREE(Struct, ...)                                                           \
-  [[maybe_unused]] inline auto jx_pytree_fields(Struct& s) {                             \
-    auto& [__VA_ARGS__] = s;                                                             \
-    return std::tie(__VA_ARGS__);                                                        \
-  }                                                                                      \
-  [[maybe_unused]] inline auto jx_pytree_fields(const Struct& s) {                       \
-    const auto& [__VA_ARGS__] = s;                                                       \
-    return std::tie(__VA_ARGS__);                                                        \
-  }                                                                                      \
-  [[maybe_unused]] inline constexpr const char* jx_pytree_field_names(const Struct*) {   \
-    return #__VA_ARGS__;                                                                 \
-  }                                                                                      \
-  [[maybe_unused]] inline constexpr const char* jx_pytree_type_name(const Struct*) {     \
-    return #Struct;                                                                      \
+#define JX_PYTREE(Struct, ...)                                                         \
+  [[maybe_unused]] inline auto jx_pytree_fields(Struct& s) {                           \
+    auto& [__VA_ARGS__] = s;                                                           \
+    return std::tie(__VA_ARGS__);                                                      \
+  }                                                                                    \
+  [[maybe_unused]] inline auto jx_pytree_fields(const Struct& s) {                     \
+    const auto& [__VA_ARGS__] = s;                                                     \
+    return std::tie(__VA_ARGS__);                                                      \
+  }                                                                                    \
+  [[maybe_unused]] inline constexpr const char* jx_pytree_field_names(const Struct*) { \
+    return #__VA_ARGS__;                                                               \
+  }                                                                                    \
+  [[maybe_unused]] inline constexpr const char* jx_pytree_type_name(const Struct*) {   \
+    return #Struct;                                                                    \
   }
 
 namespace jx {
@@ -48,7 +48,9 @@ Static(T) -> Static<T>;
 namespace jx::tree {
 
 template <class T>
-concept Struct = requires(const T& x) { jx_pytree_fields(x); };
+concept Struct = requires(const T& x) {
+  jx_pytree_fields(x);
+};
 
 template <class T>
 struct is_std_array : std::false_type {};
@@ -88,8 +90,7 @@ struct is_pytree;
 template <class T>
 inline constexpr bool is_pytree_v = is_pytree<T>::value;
 template <class T>
-struct is_pytree
-    : std::bool_constant<is_leaf_v<T> || is_static_v<T> || Struct<T>> {};
+struct is_pytree : std::bool_constant<is_leaf_v<T> || is_static_v<T> || Struct<T>> {};
 template <class T, class A>
 struct is_pytree<std::vector<T, A>> : is_pytree<T> {};
 template <class T, std::size_t N>
@@ -169,10 +170,15 @@ void flatten(const T& x, std::vector<Array>& out, CompactStructure& s) {
 
 // A value of the same structure as `like` whose leaves are leaves[pos...], in flatten order.
 // Scalar leaves come back as Arrays (a traced scalar is an Array); Static values as they are.
-template <class T>
-auto rebuild(const T& like, const std::vector<Array>& leaves, std::size_t& pos) {
+// From a non-const vector the leaves are moved out.
+template <class T, class Leaves>
+requires std::is_same_v<std::remove_const_t<Leaves>, std::vector<Array>>
+auto rebuild(const T& like, Leaves& leaves, std::size_t& pos) {
   if constexpr (is_leaf_v<T>) {
-    return leaves.at(pos++);
+    if constexpr (std::is_const_v<Leaves>)
+      return leaves.at(pos++);
+    else
+      return std::move(leaves.at(pos++));
   } else if constexpr (is_static_v<T>) {
     return like;
   } else if constexpr (is_vector<T>::value) {
@@ -184,7 +190,8 @@ auto rebuild(const T& like, const std::vector<Array>& leaves, std::size_t& pos) 
     using E = decltype(rebuild(like[0], leaves, pos));
     return [&]<std::size_t... I>(std::index_sequence<I...>) {
       return std::array<E, sizeof...(I)>{rebuild(like[I], leaves, pos)...};  // braces: in order
-    }(std::make_index_sequence<std::tuple_size_v<T>>());
+    }
+    (std::make_index_sequence<std::tuple_size_v<T>>());
   } else if constexpr (is_string_map<T>::value) {
     std::map<std::string, decltype(rebuild(like.begin()->second, leaves, pos))> out;
     for (const auto& [k, v] : like) out.emplace(k, rebuild(v, leaves, pos));
@@ -208,8 +215,9 @@ auto rebuild(const T& like, const std::vector<Array>& leaves, std::size_t& pos) 
 
 // What rebuild makes of a T: scalars become Arrays.
 template <class T>
-using rebuilt_t = decltype(rebuild(std::declval<const T&>(), std::declval<const std::vector<Array>&>(),
-                                   std::declval<std::size_t&>()));
+using rebuilt_t =
+    decltype(rebuild(std::declval<const T&>(), std::declval<const std::vector<Array>&>(),
+                     std::declval<std::size_t&>()));
 
 // A pytree's full structure, as data: what messages and the jit cache's explanations read.
 struct TreeDef {

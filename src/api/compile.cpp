@@ -1,29 +1,178 @@
-// The compilation pipeline. Until the HLO backend lands, programs run through eval_jaxpr.
+// The compilation pipeline: lower the jaxpr to HLO, run the passes, assign buffers, generate
+// kernels with LLVM, and assemble the thunk sequence.
 #include "api/compile.hpp"
 
 #include <atomic>
+#include <chrono>
 
-#include "jaxpr/jaxpr.hpp"
+#include "api/dump.hpp"
+#include "codegen/cpu/cpu_compiler.hpp"
+#include "hlo/cost_analysis.hpp"
+#include "jx/config.hpp"
+#include "lower/lower.hpp"
+#include "passes/pipeline.hpp"
+#include "runtime/buffer_assignment.hpp"
+#include "support/check.hpp"
 
 namespace jx::api {
+namespace {
+
+using hlo::Instruction;
+using hlo::Opcode;
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Below this many multiply-adds an emitted loop beats a BLAS call's fixed cost.
+constexpr std::int64_t kGemmMinFlops = 16 * 16 * 16;
+
+// A dot BLAS can run: [batch..., m, k] x [batch..., k, n] with leading batch dims in order and
+// each operand's contracting dim among its last two (a transposed operand is fine).
+std::optional<runtime::GemmShape> as_gemm(const Instruction& dot) {
+  const auto& lhs = dot.operands[0]->shape;
+  const auto& rhs = dot.operands[1]->shape;
+  DType dt = dot.shape.dtype;
+  if ((dt != float32 && dt != float64) || lhs.dtype != dt || rhs.dtype != dt) return std::nullopt;
+  const auto& lb = dot.attrs.get_ints("lhs_batch_dims");
+  const auto& rb = dot.attrs.get_ints("rhs_batch_dims");
+  const auto& lc = dot.attrs.get_ints("lhs_contracting_dims");
+  const auto& rc = dot.attrs.get_ints("rhs_contracting_dims");
+  auto nb = static_cast<std::int64_t>(lb.size());
+  if (lhs.rank() != nb + 2 || rhs.rank() != nb + 2 || lc.size() != 1 || rc.size() != 1) return std::nullopt;
+  for (std::int64_t i = 0; i < nb; ++i)
+    if (lb[i] != i || rb[i] != i) return std::nullopt;
+  runtime::GemmShape g;
+  g.dtype = dt;
+  for (std::int64_t i = 0; i < nb; ++i) g.batch *= lhs.dims[i];
+  g.transpose_lhs = lc[0] == nb;
+  g.transpose_rhs = rc[0] == nb + 1;
+  g.m = lhs.dims[g.transpose_lhs ? nb + 1 : nb];
+  g.k = lhs.dims[lc[0]];
+  g.n = rhs.dims[g.transpose_rhs ? nb : nb + 1];
+  if (g.m * g.n * g.k < kGemmMinFlops) return std::nullopt;
+  return g;
+}
+
+bool needs_no_thunk(Opcode op) {
+  return op == Opcode::kParameter || op == Opcode::kConstant || op == Opcode::kTuple ||
+         op == Opcode::kGetTupleElement;
+}
+
+}  // namespace
 
 std::vector<Array> CompiledProgram::operator()(const std::vector<Array>& args) const {
-  return eval_jaxpr(jaxpr->jaxpr, jaxpr->consts, args);
+  if (jaxpr->consts.empty()) return executable->execute(args);
+  std::vector<Array> all = jaxpr->consts;
+  all.insert(all.end(), args.begin(), args.end());
+  return executable->execute(all);
 }
 
 LoweredProgram lower_program(std::shared_ptr<const ClosedJaxprData> jaxpr, const std::string& name) {
   static std::atomic<int> next_id{1};
+  auto t0 = std::chrono::steady_clock::now();
   LoweredProgram out;
   out.name = name;
   out.module_id = next_id++;
   out.jaxpr_text = to_string(jaxpr->jaxpr);
+  out.module = lower_jaxpr(jaxpr->jaxpr, name);
+  out.hlo_text = hlo::to_string(*out.module);
   out.jaxpr = std::move(jaxpr);
+  out.lower_ms = ms_since(t0);
+  if (dump_enabled(DumpKind::kJaxpr)) write_dump(out.module_id, name, "jaxpr.txt", out.jaxpr_text);
+  if (dump_enabled(DumpKind::kHlo))
+    write_dump(out.module_id, name, "before_optimizations.txt", out.hlo_text);
   return out;
 }
 
 CompiledProgram compile_program(const LoweredProgram& lowered) {
   CompiledProgram out;
   out.jaxpr = lowered.jaxpr;
+  const int id = lowered.module_id;
+  const std::string& name = lowered.name;
+
+  // Optimize a fresh lowering, so a Lowered can be compiled more than once.
+  auto t0 = std::chrono::steady_clock::now();
+  std::unique_ptr<hlo::Module> module = lower_jaxpr(lowered.jaxpr->jaxpr, name);
+  passes::PipelineOptions options;
+  if (!config().dump_hlo_pass_re.empty() && !config().dump_to.empty()) {
+    options.dump_pass_re = config().dump_hlo_pass_re;
+    options.dump = [&](const std::string& pass, const std::string& text) {
+      write_dump(id, name, "after_" + pass + ".txt", text);
+    };
+  }
+  passes::run_cpu_pipeline(*module, options);
+  out.hlo_text = hlo::to_string(*module);
+  out.optimize_ms = ms_since(t0);
+  if (dump_enabled(DumpKind::kHlo)) write_dump(id, name, "after_optimizations.txt", out.hlo_text);
+
+  // Schedule, buffers, and one kernel per remaining instruction (or a BLAS call).
+  t0 = std::chrono::steady_clock::now();
+  const hlo::Computation& entry = *module->entry();
+  std::vector<Instruction*> order = entry.instructions();
+  runtime::BufferAssignment ba = runtime::assign_buffers(entry, order);
+  auto alloc = [&](const Instruction* i) {
+    while (i->opcode == Opcode::kGetTupleElement && i->operands[0]->opcode == Opcode::kTuple)
+      i = i->operands[0]->operands[static_cast<std::size_t>(i->attrs.get_int("index"))];
+    return ba.of.at(i);
+  };
+
+  std::vector<codegen::KernelRequest> requests;
+  for (const Instruction* i : order)
+    if (!needs_no_thunk(i->opcode) && !(i->opcode == Opcode::kDot && as_gemm(*i)))
+      requests.push_back({i, "kernel_" + std::to_string(requests.size()) + "_" + i->name});
+  codegen::CpuCompileOptions cg;
+  cg.module_name = name;
+  if (dump_enabled(DumpKind::kLlvm)) cg.dump_prefix = dump_prefix(id, name);
+  std::shared_ptr<codegen::CompiledKernels> code;
+  if (!requests.empty()) code = codegen::compile_kernels(requests, cg);
+
+  std::vector<std::unique_ptr<runtime::Thunk>> thunks;
+  std::size_t next_kernel = 0;
+  for (const Instruction* i : order) {
+    if (needs_no_thunk(i->opcode)) continue;
+    if (i->opcode == Opcode::kDot) {
+      if (auto g = as_gemm(*i)) {
+        thunks.push_back(std::make_unique<runtime::GemmThunk>(
+            i->name, *g, alloc(i->operands[0]), alloc(i->operands[1]), alloc(i)));
+        continue;
+      }
+    }
+    const codegen::KernelRequest& req = requests.at(next_kernel++);
+    JX_CHECK(req.root == i);
+    std::vector<runtime::Allocation> buffers;
+    for (const Instruction* op : i->operands) buffers.push_back(alloc(op));
+    buffers.push_back(alloc(i));
+    auto fn = reinterpret_cast<runtime::KernelThunk::Fn>(code->symbol(req.symbol));
+    thunks.push_back(std::make_unique<runtime::KernelThunk>(req.symbol, fn, std::move(buffers)));
+  }
+  // Outputs that are parameters, constants or repeated values are copied into their buffers.
+  for (std::size_t k = 0; k < ba.outputs.size(); ++k) {
+    runtime::Allocation src = alloc(ba.outputs[k]);
+    if (src.kind == runtime::Allocation::Kind::kOutput && src.index == static_cast<int>(k)) continue;
+    runtime::Allocation dst = src;
+    dst.kind = runtime::Allocation::Kind::kOutput;
+    dst.index = static_cast<int>(k);
+    thunks.push_back(std::make_unique<runtime::CopyThunk>(src, dst));
+  }
+
+  std::vector<Array> constants;
+  for (const Instruction* c : ba.constants) constants.push_back(*c->literal);
+  std::vector<ShapedArray> in_avals = lowered.jaxpr->jaxpr.in_avals();
+  std::vector<ShapedArray> const_avals;
+  for (const Var& v : lowered.jaxpr->jaxpr.constvars) const_avals.push_back(v->aval);
+  in_avals.insert(in_avals.begin(), const_avals.begin(), const_avals.end());
+  auto exe = std::make_shared<runtime::Executable>(std::move(thunks), ba.arena_bytes, std::move(in_avals),
+                                                   lowered.jaxpr->jaxpr.out_avals(), std::move(constants),
+                                                   std::shared_ptr<const void>(code, code.get()));
+  out.codegen_ms = ms_since(t0);
+  if (dump_enabled(DumpKind::kThunks)) write_dump(id, name, "thunk_sequence.txt", exe->thunk_sequence());
+
+  hlo::HloCost cost = hlo::cost_analysis(*module);
+  out.cost = {cost.flops, cost.transcendentals, cost.bytes_accessed};
+  hlo::HloMemory mem = hlo::memory_analysis(*module);
+  out.memory = {mem.argument_bytes, mem.output_bytes, ba.arena_bytes};
+  out.executable = std::move(exe);
   return out;
 }
 

@@ -38,8 +38,10 @@ double ms_since(Clock::time_point t0) {
 
 void log(const std::string& message) {
   const auto& sink = config().log;
-  if (sink) sink(message);
-  else log_to_stderr(message);
+  if (sink)
+    sink(message);
+  else
+    log_to_stderr(message);
 }
 
 std::string fmt_ms(double ms) {
@@ -54,16 +56,19 @@ std::string argnums_str(const std::vector<int>& xs) { return detail::tuple_str(x
   std::string arg = "Argument " + std::to_string(ca.error_argnum) + " of " + st.trace_name;
   switch (ca.error) {
     case ArgError::not_a_pytree:
-      throw TypeError(arg + " is not a valid jx type (a pytree of Arrays and scalars): mark it "
-                            "static with jx::Static or JitOptions::static_argnums");
+      throw TypeError(arg +
+                      " is not a valid jx type (a pytree of Arrays and scalars): mark it "
+                      "static with jx::Static or JitOptions::static_argnums");
     case ArgError::unhashable_static:
       throw TypeError("Non-hashable static arguments are not supported: " + arg +
                       " is in static_argnums, but its type has no std::hash or ==");
     case ArgError::scalar_not_traced:
-      throw TypeError(arg + " holds C++ scalars, which the function takes as they are, so it "
-                            "cannot be traced: mark it static (jx::Static or "
-                            "JitOptions::static_argnums) or take jx::Arrays instead");
-    case ArgError::none: break;
+      throw TypeError(arg +
+                      " holds C++ scalars, which the function takes as they are, so it "
+                      "cannot be traced: mark it static (jx::Static or "
+                      "JitOptions::static_argnums) or take jx::Arrays instead");
+    case ArgError::none:
+      break;
   }
   throw Error("internal: bad ArgError");
 }
@@ -96,7 +101,8 @@ std::shared_ptr<const ClosedJaxprData> trace_call(JitState& st, const CallArgs& 
 }
 
 bool closes_over_tracer(const ClosedJaxprData& j) {
-  return std::any_of(j.consts.begin(), j.consts.end(), [](const Array& c) { return c.is_tracer(); });
+  return std::any_of(j.consts.begin(), j.consts.end(),
+                     [](const Array& c) { return c.is_tracer(); });
 }
 
 void explain_miss(JitState& st, const api::Signature& now) {
@@ -113,10 +119,12 @@ void explain_miss(JitState& st, const api::Signature& now) {
   }
   std::size_t n = entries.size();
   std::string msg = "jx: cache miss for " + st.program_name + " (" + std::to_string(n) +
-                    (n == 1 ? " entry" : " entries") + " cached); the closest signature differs at:";
+                    (n == 1 ? " entry" : " entries") +
+                    " cached); the closest signature differs at:";
   constexpr std::size_t kMaxShown = 10;
   for (std::size_t i = 0; i < best.size() && i < kMaxShown; ++i) msg += "\n  " + best[i];
-  if (best.size() > kMaxShown) msg += "\n  ... and " + std::to_string(best.size() - kMaxShown) + " more";
+  if (best.size() > kMaxShown)
+    msg += "\n  ... and " + std::to_string(best.size() - kMaxShown) + " more";
   log(msg);
 }
 
@@ -210,7 +218,8 @@ std::shared_ptr<JitState> make_jit_state(const JitOptions& options) {
     st->static_mask |= std::uint64_t{1} << i;
   }
   for (int i : options.donate_argnums) {
-    if (i < 0) throw Error("jit: donate_argnums must be argument positions, got " + std::to_string(i));
+    if (i < 0)
+      throw Error("jit: donate_argnums must be argument positions, got " + std::to_string(i));
     if (std::find(options.static_argnums.begin(), options.static_argnums.end(), i) !=
         options.static_argnums.end())
       throw Error("jit: argument " + std::to_string(i) +
@@ -222,9 +231,9 @@ std::shared_ptr<JitState> make_jit_state(const JitOptions& options) {
 std::uint64_t static_mask(const JitState& state) { return state.static_mask; }
 
 void throw_too_few_args(const JitState& st, int num_args) {
-  throw Error("jitted function " + st.trace_name + " has static_argnums=" +
-              argnums_str(st.static_argnums) + ", but was called with only " +
-              std::to_string(num_args) + " positional arguments");
+  throw Error("jitted function " + st.trace_name +
+              " has static_argnums=" + argnums_str(st.static_argnums) +
+              ", but was called with only " + std::to_string(num_args) + " positional arguments");
 }
 
 CallResult jit_call(JitState& st, CallArgs& ca, const MissHandler& miss) {
@@ -250,7 +259,8 @@ CallResult jit_call(JitState& st, CallArgs& ca, const MissHandler& miss) {
   if (!entry) entry = compile_miss(st, ca, miss);
   r.outs = run_entry(*entry, ca.leaves);
   if (cfg.debug_nans) check_nans(st, r.outs);
-  r.out_proto = std::shared_ptr<const void>(entry, entry->out_proto.get());
+  const void* proto = entry->out_proto.get();
+  r.out_proto = std::shared_ptr<const void>(std::move(entry), proto);  // keeps the entry alive
   return r;
 }
 
@@ -288,8 +298,9 @@ LoweredCall jit_lower(JitState& st, CallArgs& ca, const MissHandler& miss) {
   double trace_ms = 0;
   auto jaxpr = trace_call(st, ca, miss, impl->out_proto, trace_ms);
   if (closes_over_tracer(*jaxpr))
-    throw Error(st.trace_name + ".lower: the function closes over a traced value of an enclosing "
-                                "transformation; lower it outside that transformation");
+    throw Error(st.trace_name +
+                ".lower: the function closes over a traced value of an enclosing "
+                "transformation; lower it outside that transformation");
   impl->lowered = api::lower_program(jaxpr, st.program_name);
   {
     std::lock_guard lock(st.mu);
@@ -309,7 +320,8 @@ const std::shared_ptr<const void>& LoweredCall::out_proto() const { return impl_
 CompiledCall LoweredCall::compile() const {
   auto impl = std::make_shared<CompiledCall::Impl>();
   impl->lowered = impl_;
-  impl->program = std::make_shared<const api::CompiledProgram>(api::compile_program(impl_->lowered));
+  impl->program =
+      std::make_shared<const api::CompiledProgram>(api::compile_program(impl_->lowered));
   JitState& st = *impl_->state;
   std::lock_guard lock(st.mu);
   ++st.stats.compiles;

@@ -74,8 +74,8 @@ struct Differ {
   std::vector<std::string>& out;
   int argnum = 0;
 
-  void node(const tree::TreeDef& a, const tree::TreeDef& b, const std::string& path,
-            std::size_t la, std::size_t lb) {
+  void node(const tree::TreeDef& a, const tree::TreeDef& b, const std::string& path, std::size_t la,
+            std::size_t lb) {
     using Kind = tree::TreeDef::Kind;
     if (a.kind == Kind::static_value && b.kind == Kind::static_value) {
       const StoredStatic* x = static_of(seen, argnum);
@@ -168,7 +168,8 @@ std::string signature_str(const Signature& sig) {
       parts.push_back(describe(t, sig, static_cast<int>(i), leaf));
       continue;
     }
-    for (std::size_t k = 0, n = t.num_leaves(); k < n; ++k) parts.push_back(aval_str(sig.avals[leaf++]));
+    for (std::size_t k = 0, n = t.num_leaves(); k < n; ++k)
+      parts.push_back(aval_str(sig.avals[leaf++]));
   }
   return "(" + detail::join(parts, ", ") + ")";
 }

@@ -34,14 +34,22 @@ std::string TreeDef::str() const {
   }
   std::string inner = detail::join(parts, ", ");
   switch (kind) {
-    case Kind::leaf: return "*";
-    case Kind::static_value: return "static";
-    case Kind::list: return "[" + inner + "]";
-    case Kind::array: return "array[" + inner + "]";
-    case Kind::tuple: return "(" + inner + (children.size() == 1 ? ",)" : ")");
-    case Kind::pair: return "(" + inner + ")";
-    case Kind::dict: return "{" + inner + "}";
-    case Kind::record: return name + "(" + inner + ")";
+    case Kind::leaf:
+      return "*";
+    case Kind::static_value:
+      return "static";
+    case Kind::list:
+      return "[" + inner + "]";
+    case Kind::array:
+      return "array[" + inner + "]";
+    case Kind::tuple:
+      return "(" + inner + (children.size() == 1 ? ",)" : ")");
+    case Kind::pair:
+      return "(" + inner + ")";
+    case Kind::dict:
+      return "{" + inner + "}";
+    case Kind::record:
+      return name + "(" + inner + ")";
   }
   return inner;
 }
@@ -49,14 +57,22 @@ std::string TreeDef::str() const {
 std::string TreeDef::kind_str() const {
   std::string n = std::to_string(children.size());
   switch (kind) {
-    case Kind::leaf: return "leaf";
-    case Kind::static_value: return "static";
-    case Kind::list: return "list of " + n;
-    case Kind::array: return "array of " + n;
-    case Kind::tuple: return "tuple of " + n;
-    case Kind::pair: return "pair";
-    case Kind::dict: return "dict with keys " + quoted_keys(keys);
-    case Kind::record: return name;
+    case Kind::leaf:
+      return "leaf";
+    case Kind::static_value:
+      return "static";
+    case Kind::list:
+      return "list of " + n;
+    case Kind::array:
+      return "array of " + n;
+    case Kind::tuple:
+      return "tuple of " + n;
+    case Kind::pair:
+      return "pair";
+    case Kind::dict:
+      return "dict with keys " + quoted_keys(keys);
+    case Kind::record:
+      return name;
   }
   return "?";
 }
@@ -64,8 +80,10 @@ std::string TreeDef::kind_str() const {
 std::vector<std::string> split_field_names(const char* names) {
   std::vector<std::string> out(1);
   for (const char* p = names; *p; ++p) {
-    if (*p == ',') out.emplace_back();
-    else if (!std::isspace(static_cast<unsigned char>(*p))) out.back() += *p;
+    if (*p == ',')
+      out.emplace_back();
+    else if (!std::isspace(static_cast<unsigned char>(*p)))
+      out.back() += *p;
   }
   return out;
 }

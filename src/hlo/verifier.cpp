@@ -8,7 +8,8 @@
 //                         equals the operand's or the operand's is 1 (broadcast_in_dim's rule)
 //   transpose             dimensions={...}: result dim i is operand dim dimensions[i]
 //   slice                 slice={[start:limit:stride], ...}
-//   dynamic-slice         dynamic_slice_sizes={...}; operands: array, then one scalar per dim
+//   dynamic-slice         operands: array, one scalar start per dim (dynamic_slice_sizes
+//                         optional: the result's dims)
 //   dynamic-update-slice  operands: array, update, then one scalar index per dim
 //   concatenate           dimensions={d}
 //   pad                   padding=lo_hi_interior per dim; operands: array, scalar pad value
@@ -204,15 +205,17 @@ void check_indices(const Instruction& i, std::size_t first, int rank) {
   }
 }
 
+// The result's dims are the window sizes; dynamic_slice_sizes, when present, repeats them.
 void check_dynamic_slice(const Instruction& i) {
   if (i.operands.empty()) fail(i, "dynamic-slice needs an operand");
   const HloShape& in = array_operand(i, 0);
   check_indices(i, 1, in.rank());
-  const Ints& sizes = ints_attr(i, "dynamic_slice_sizes");
-  if (sizes.size() != in.dims.size()) fail(i, "dynamic_slice_sizes needs one size per dimension");
-  for (std::size_t d = 0; d < sizes.size(); ++d)
-    if (sizes[d] < 0 || sizes[d] > in.dims[d])
-      fail(i, "dynamic_slice_sizes " + ints_str(sizes) + " exceed " + in.str());
+  const Shape& sizes = i.shape.dims;
+  if (i.attrs.has("dynamic_slice_sizes") && ints_attr(i, "dynamic_slice_sizes") != sizes)
+    fail(i, "dynamic_slice_sizes must be the result's dimensions " + ints_str(sizes));
+  bool fits = sizes.size() == in.dims.size();
+  for (std::size_t d = 0; fits && d < sizes.size(); ++d) fits = sizes[d] <= in.dims[d];
+  if (!fits) fail(i, "a window of " + i.shape.str() + " does not fit in " + in.str());
   expect_shape(i, in.dtype, sizes);
 }
 

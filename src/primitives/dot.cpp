@@ -156,7 +156,9 @@ std::vector<ShapedArray> dot_general_rule(std::span<const ShapedArray> in, const
     throw TypeError("dot_general takes 2 operands, got " + std::to_string(in.size()));
   const ShapedArray &lhs = in[0], &rhs = in[1];
   DimNumbers dn = dim_numbers(params);
-  DType dtype = out_dtype(lhs.dtype, rhs.dtype, params.get("preferred_element_type"));
+  DType dtype = out_dtype(lhs.dtype, rhs.dtype,
+                          params.has("preferred_element_type") ? params.get("preferred_element_type")
+                                                               : Param());
   check_dims(lhs, rhs, dn);
   Shape out = take(lhs.shape, dn.lhs_batch);
   for (auto d : take(lhs.shape, free_dims(lhs.shape.size(), dn.lhs_contracting, dn.lhs_batch)))
@@ -216,6 +218,20 @@ const bool kRegistered = [] {
                           std::span<const ShapedArray> out) {
     return std::vector<Array>{dot_general_impl(in[0], in[1], dim_numbers(params), out[0])};
   };
+  // HLO's dot computes in its output type: operands are converted to it first.
+  dot_general_p.lower = [](hlo::Builder& b, std::span<hlo::Instruction* const> ops,
+                           const Params& params, std::span<const ShapedArray> out) {
+    DimNumbers dn = dim_numbers(params);
+    hlo::Attrs attrs;
+    attrs.set("lhs_batch_dims", dn.lhs_batch);
+    attrs.set("lhs_contracting_dims", dn.lhs_contracting);
+    attrs.set("rhs_batch_dims", dn.rhs_batch);
+    attrs.set("rhs_contracting_dims", dn.rhs_contracting);
+    hlo::Instruction* lhs = b.convert(ops[0], out[0].dtype);
+    hlo::Instruction* rhs = b.convert(ops[1], out[0].dtype);
+    return std::vector<hlo::Instruction*>{b.op(hlo::Opcode::kDot,
+        hlo::HloShape::array(out[0].dtype, out[0].shape), {lhs, rhs}, std::move(attrs))};
+  };
   return true;
 }();
 
@@ -229,12 +245,10 @@ Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers&
   Param dims = Param::tuple(
       {Param::tuple({Param::int_list(dn.lhs_contracting), Param::int_list(dn.rhs_contracting)}),
        Param::tuple({Param::int_list(dn.lhs_batch), Param::int_list(dn.rhs_batch)})});
-  // JAX fills in the operands' dtype when no preferred type is given.
-  DType preferred = preferred_element_type.value_or(lhs.dtype());
-  return trace::bind1(dot_general_p, {lhs, rhs},
-                      {{"dimension_numbers", dims},
-                       {"precision", Param()},
-                       {"preferred_element_type", Param::dtype(preferred)}});
+  // As JAX prints it: the preferred type only when one is asked for (jnp.dot always does).
+  Params params{{"dimension_numbers", dims}};
+  if (preferred_element_type) params.set("preferred_element_type", Param::dtype(*preferred_element_type));
+  return trace::bind1(dot_general_p, {lhs, rhs}, params);
 }
 
 }  // namespace lax

@@ -207,6 +207,55 @@ const bool kRegistered = [] {
   return true;
 }();
 
+// Lowering: an HLO reduce whose init is the reduction's identity and whose combiner is one
+// binary opcode (bool max/min are or/and); argmax/argmin are single HLO instructions.
+enum class Identity { kZero, kOne, kLowest, kHighest };
+
+// The identity as a typed 0-d constant: integer extremes must not pass through a double.
+Array identity_of(Identity kind, DType d) {
+  Array out = make_scalar(0, d);
+  dispatch(d, [&]<class T>() {
+    using L = std::numeric_limits<T>;
+    T v = kind == Identity::kZero ? T(0) : T(1);
+    if (kind == Identity::kLowest) v = L::has_infinity ? -L::infinity() : L::lowest();
+    if (kind == Identity::kHighest) v = L::has_infinity ? L::infinity() : L::max();
+    *out.impl()->buffer->as<T>() = v;
+  });
+  return out;
+}
+
+void def_reduce_lowering(Primitive& p, hlo::Opcode combiner, hlo::Opcode bool_combiner,
+                         Identity identity) {
+  p.lower = [=](hlo::Builder& b, std::span<hlo::Instruction* const> ops, const Params& params,
+                std::span<const ShapedArray>) {
+    DType d = ops[0]->shape.dtype;
+    hlo::Instruction* init = b.constant(identity_of(identity, d));
+    return std::vector<hlo::Instruction*>{b.reduce(ops[0], init, params.get("axes").as_ints(),
+                                                   d == bool_ ? bool_combiner : combiner)};
+  };
+}
+
+void def_arg_lowering(Primitive& p, hlo::Opcode opcode) {
+  p.lower = [opcode](hlo::Builder& b, std::span<hlo::Instruction* const> ops,
+                     const Params& params, std::span<const ShapedArray> out) {
+    hlo::Attrs attrs;
+    attrs.set("dimensions", params.get("axes").as_ints());
+    return std::vector<hlo::Instruction*>{b.op(
+        opcode, hlo::HloShape::array(out[0].dtype, out[0].shape), {ops[0]}, std::move(attrs))};
+  };
+}
+
+const bool kLowered = [] {
+  using hlo::Opcode;
+  def_reduce_lowering(reduce_sum_p, Opcode::kAdd, Opcode::kOr, Identity::kZero);
+  def_reduce_lowering(reduce_prod_p, Opcode::kMultiply, Opcode::kAnd, Identity::kOne);
+  def_reduce_lowering(reduce_max_p, Opcode::kMaximum, Opcode::kOr, Identity::kLowest);
+  def_reduce_lowering(reduce_min_p, Opcode::kMinimum, Opcode::kAnd, Identity::kHighest);
+  def_arg_lowering(argmax_p, Opcode::kArgMax);
+  def_arg_lowering(argmin_p, Opcode::kArgMin);
+  return true;
+}();
+
 // Axes are stored sorted, so equal reductions have equal params.
 Params axes_params(std::vector<std::int64_t> axes) {
   std::sort(axes.begin(), axes.end());

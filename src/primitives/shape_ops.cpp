@@ -540,6 +540,75 @@ const bool kRegistered =
      def_dynamic_slice(dynamic_slice_p), def_dynamic_update_slice(dynamic_update_slice_p),
      def_concatenate(concatenate_p), def_pad(pad_p), def_iota(iota_p), true);
 
+// Lowering: each primitive is one HLO layout instruction (squeeze and expand_dims are reshapes).
+using Operands = std::span<hlo::Instruction* const>;
+hlo::HloShape out_shape(Avals out) { return hlo::HloShape::array(out[0].dtype, out[0].shape); }
+std::vector<std::int64_t> flat_triples(const Param& config) {
+  std::vector<std::int64_t> flat;
+  for (const Param& t : config.items())
+    for (std::int64_t v : t.as_ints()) flat.push_back(v);
+  return flat;
+}
+hlo::Attrs attrs_of(const std::string& name, hlo::AttrValue value) {
+  hlo::Attrs a;
+  a.set(name, std::move(value));
+  return a;
+}
+
+const bool kLowered = [] {
+  // HLO's broadcast maps operand dims to equal-sized output dims: size-1 dims that expand are
+  // reshaped away first.
+  broadcast_in_dim_p.lower = [](hlo::Builder& b, Operands ops, const Params& params, Avals out) {
+    Ints dims = params.get("broadcast_dimensions").as_ints();
+    Shape kept_shape;
+    Ints kept_dims;
+    for (std::size_t i = 0; i < dims.size(); ++i) {
+      std::int64_t size = ops[0]->shape.dims[i];
+      if (size == 1 && out[0].shape[static_cast<std::size_t>(dims[i])] != 1) continue;
+      kept_shape.push_back(size);
+      kept_dims.push_back(dims[i]);
+    }
+    hlo::Instruction* x = b.reshape(ops[0], kept_shape);
+    return std::vector<hlo::Instruction*>{b.broadcast(x, out[0].shape, kept_dims)};
+  };
+  auto reshape_rule = [](hlo::Builder& b, Operands ops, const Params&, Avals out) {
+    return std::vector<hlo::Instruction*>{b.reshape(ops[0], out[0].shape)};
+  };
+  reshape_p.lower = squeeze_p.lower = expand_dims_p.lower = reshape_rule;
+  transpose_p.lower = [](hlo::Builder& b, Operands ops, const Params& params, Avals out) {
+    return std::vector<hlo::Instruction*>{b.op(hlo::Opcode::kTranspose, out_shape(out), {ops[0]},
+        attrs_of("dimensions", params.get("permutation").as_ints()))};
+  };
+  slice_p.lower = [](hlo::Builder& b, Operands ops, const Params& params, Avals out) {
+    Ints start = params.get("start_indices").as_ints(), limit = params.get("limit_indices").as_ints();
+    Ints strides = params.get("strides").as_ints(), flat;
+    for (std::size_t d = 0; d < start.size(); ++d) flat.insert(flat.end(), {start[d], limit[d], strides[d]});
+    return std::vector<hlo::Instruction*>{
+        b.op(hlo::Opcode::kSlice, out_shape(out), {ops[0]}, attrs_of("slice", flat))};
+  };
+  dynamic_slice_p.lower = [](hlo::Builder& b, Operands ops, const Params& params, Avals out) {
+    return std::vector<hlo::Instruction*>{b.op(hlo::Opcode::kDynamicSlice, out_shape(out),
+        {ops.begin(), ops.end()}, attrs_of("dynamic_slice_sizes", params.get("slice_sizes").as_ints()))};
+  };
+  dynamic_update_slice_p.lower = [](hlo::Builder& b, Operands ops, const Params&, Avals out) {
+    return std::vector<hlo::Instruction*>{
+        b.op(hlo::Opcode::kDynamicUpdateSlice, out_shape(out), {ops.begin(), ops.end()})};
+  };
+  concatenate_p.lower = [](hlo::Builder& b, Operands ops, const Params& params, Avals out) {
+    return std::vector<hlo::Instruction*>{b.op(hlo::Opcode::kConcatenate, out_shape(out),
+        {ops.begin(), ops.end()}, attrs_of("dimensions", Ints{params.get("dimension").as_int()}))};
+  };
+  pad_p.lower = [](hlo::Builder& b, Operands ops, const Params& params, Avals out) {
+    return std::vector<hlo::Instruction*>{b.op(hlo::Opcode::kPad, out_shape(out), {ops[0], ops[1]},
+        attrs_of("padding", flat_triples(params.get("padding_config"))))};
+  };
+  iota_p.lower = [](hlo::Builder& b, Operands, const Params& params, Avals out) {
+    return std::vector<hlo::Instruction*>{b.op(hlo::Opcode::kIota, out_shape(out), {},
+        attrs_of("iota_dimension", params.get("dimension").as_int()))};
+  };
+  return true;
+}();
+
 }  // namespace
 
 namespace lax {

@@ -83,7 +83,7 @@ const bool kRegistered = [] {
     bool even = params.get("rounding_method").as_int() == 1;
     return std::vector<Array>{map_unary(in[0], out[0], [even](auto x) {
       F<decltype(x)> v = x;
-      return even ? v - std::remainder(v, F<decltype(x)>(1)) : std::round(v);
+      return even ? std::nearbyint(v) : std::round(v);  // the default FP mode rounds to even
     })};
   };
 

@@ -78,9 +78,12 @@ void apply_flag(const std::string& token, Config& c) {
 
   for (const auto& f : kBoolFlags) {
     if (f.name != name) continue;
-    if (!has_value || value == "true" || value == "1") c.*f.field = true;
-    else if (value == "false" || value == "0") c.*f.field = false;
-    else bad_value(name, value, "true or false");
+    if (!has_value || value == "true" || value == "1")
+      c.*f.field = true;
+    else if (value == "false" || value == "0")
+      c.*f.field = false;
+    else
+      bad_value(name, value, "true or false");
     return;
   }
   for (const auto& f : kStringFlags) {

@@ -40,10 +40,11 @@ TEST_CASE("config: defaults", "[jit][config]") {
 
 TEST_CASE("config: parse_flags sets every flag", "[jit][config]") {
   Config c;
-  parse_flags("--dump_to=/tmp/jx --dump_jaxpr --dump_hlo --dump_hlo_pass_re=fusion|dce "
-              "--dump_llvm --dump_ptx --dump_dot --log_compiles --explain_cache_misses "
-              "--debug_nans --disable_jit --cache_capacity=8 --compilation_cache_dir=/tmp/cc",
-              c);
+  parse_flags(
+      "--dump_to=/tmp/jx --dump_jaxpr --dump_hlo --dump_hlo_pass_re=fusion|dce "
+      "--dump_llvm --dump_ptx --dump_dot --log_compiles --explain_cache_misses "
+      "--debug_nans --disable_jit --cache_capacity=8 --compilation_cache_dir=/tmp/cc",
+      c);
   CHECK(c.dump_to == "/tmp/jx");
   CHECK(c.dump_jaxpr);
   CHECK(c.dump_hlo);
@@ -72,8 +73,7 @@ TEST_CASE("config: boolean values, quoting, whitespace", "[jit][config]") {
   CHECK(c.cache_capacity == 64);
 }
 
-TEST_CASE("config: unknown flags and bad values are errors that change nothing",
-          "[jit][config]") {
+TEST_CASE("config: unknown flags and bad values are errors that change nothing", "[jit][config]") {
   Config c;
   CHECK(error_of([&] { parse_flags("--log_compiles --dump_everything", c); }) ==
         "Unknown flag in JX_FLAGS: --dump_everything");

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <thread>
 
 #include "api/numpy_testing.hpp"
 #include "jx/jx.hpp"
@@ -43,6 +44,31 @@ std::string error_of(const std::function<void()>& f) {
 }
 
 Array f32(const Shape& s, float v = 1) { return np::full(s, v); }
+
+TEST_CASE("jit: elementwise values equal a hand-computed oracle; the second call hits", "[jit]") {
+  int traces = 0;
+  auto f = jit([&](const Array& a, const Array& b) {
+    ++traces;
+    return np::tanh(a * b) + np::exp(-a);
+  });
+  std::vector<float> av = {0.5f, -1, 2, 0}, bv = {1, 0.25f, -0.5f, 3};
+  Array a = np::array(av, {2, 2}), b = np::array(bv, {2, 2});
+  std::vector<double> oracle;
+  for (int i = 0; i < 4; ++i) oracle.push_back(std::tanh(double(av[i]) * bv[i]) + std::exp(-av[i]));
+  Array y = f(a, b);
+  CHECK(y.aval() == ShapedArray{{2, 2}, float32});
+  check_values(y, oracle, 1e-6);
+  check_values(f(b, a), {std::tanh(0.5) + std::exp(-1.0), std::tanh(-0.25) + std::exp(-0.25),
+                         std::tanh(-1.0) + std::exp(0.5), std::tanh(0.0) + std::exp(-3.0)},
+               1e-6);
+  CHECK(traces == 1);
+  CacheInfo info = f.cache_info();
+  CHECK(info.hits == 1);
+  CHECK(info.misses == 1);
+  CHECK(info.traces == 1);
+  CHECK(info.compiles == 1);
+  CHECK(info.entries == 1);
+}
 
 TEST_CASE("jit: tanh(a @ b) equals a hand-computed oracle, and the second call hits", "[jit]") {
   int traces = 0;
@@ -139,19 +165,19 @@ TEST_CASE("jit: a new tree structure retraces once", "[jit]") {
 TEST_CASE("jit: pytrees of every kind in and out keep their structure", "[jit]") {
   using In = std::tuple<std::vector<Array>, std::array<Array, 2>, std::pair<Array, float>,
                         std::map<std::string, Array>, Dense>;
-  auto f = jit([](const std::tuple<std::vector<Array>, std::array<Array, 2>, std::pair<Array, Array>,
-                                   std::map<std::string, Array>, Dense>& t) {
-    const auto& [v, a, p, m, d] = t;
-    std::vector<Array> vs{v[0] + v[1], v[1]};
-    std::array<Array, 2> as{a[1], a[0] * 2.0f};
-    std::pair<Array, Array> ps{p.first * p.second, p.second};
-    std::map<std::string, Array> ms{{"sum", m.at("x") + m.at("y")}};
-    Dense ds{d.w * 10.0f, d.b};
-    return std::make_tuple(vs, as, ps, ms, ds, 1.5f);
-  });
+  auto f =
+      jit([](const std::tuple<std::vector<Array>, std::array<Array, 2>, std::pair<Array, Array>,
+                              std::map<std::string, Array>, Dense>& t) {
+        const auto& [v, a, p, m, d] = t;
+        std::vector<Array> vs{v[0] + v[1], v[1]};
+        std::array<Array, 2> as{a[1], a[0] * 2.0f};
+        std::pair<Array, Array> ps{p.first * p.second, p.second};
+        std::map<std::string, Array> ms{{"sum", m.at("x") + m.at("y")}};
+        Dense ds{d.w * 10.0f, d.b};
+        return std::make_tuple(vs, as, ps, ms, ds, 1.5f);
+      });
   In in{std::vector<Array>{f32({2}, 1), f32({2}, 2)},
-        std::array<Array, 2>{f32({1}, 3), f32({1}, 4)},
-        std::pair<Array, float>{f32({3}, 5), 2.0f},
+        std::array<Array, 2>{f32({1}, 3), f32({1}, 4)}, std::pair<Array, float>{f32({3}, 5), 2.0f},
         std::map<std::string, Array>{{"x", f32({2}, 6)}, {"y", f32({2}, 7)}},
         Dense{f32({2, 2}, 8), f32({2}, 9)}};
   for (int call = 0; call < 2; ++call) {
@@ -221,9 +247,9 @@ TEST_CASE("jit: static_argnums for scalars taken by value, Arrays and strings", 
   check_values(scale(x, 5.0f), {10, 15});
   CHECK(scale.cache_info().traces == 2);
 
-  auto act = jit(
-      [](const Array& x, const std::string& kind) { return kind == "tanh" ? np::tanh(x) : x; },
-      {.static_argnums = {1}});
+  auto act =
+      jit([](const Array& x, const std::string& kind) { return kind == "tanh" ? np::tanh(x) : x; },
+          {.static_argnums = {1}});
   check_values(act(x, std::string("tanh")), {std::tanh(2.0), std::tanh(3.0)});
   check_values(act(x, std::string("id")), {2, 3});
   CHECK(act.cache_info().traces == 2);
@@ -239,8 +265,8 @@ TEST_CASE("jit: arguments that cannot be keyed are errors in JAX's words", "[jit
         "Argument 1 of jit(f) holds C++ scalars, which the function takes as they are, so it "
         "cannot be traced: mark it static (jx::Static or JitOptions::static_argnums) or take "
         "jx::Arrays instead");
-  auto h = jit([](const Array& x, const std::vector<float>&) { return x; },
-               {.static_argnums = {1}});
+  auto h =
+      jit([](const Array& x, const std::vector<float>&) { return x; }, {.static_argnums = {1}});
   CHECK(error_of<TypeError>([&] { h(f32({2}), std::vector<float>{1}); }) ==
         "Non-hashable static arguments are not supported: Argument 1 of jit(f) is in "
         "static_argnums, but its type has no std::hash or ==");
@@ -336,8 +362,7 @@ TEST_CASE("jit: disable_jit calls the function eagerly every time", "[jit]") {
   CHECK(info.misses + info.hits + info.traces + info.entries == 0);
 }
 
-TEST_CASE("jit: reading a traced value is a ConcretizationError; the cache stays clean",
-          "[jit]") {
+TEST_CASE("jit: reading a traced value is a ConcretizationError; the cache stays clean", "[jit]") {
   auto relu = jit([](const Array& x) { return (x > 0.0f) ? x : np::zeros_like(x); });
   std::string msg = error_of<ConcretizationError>([&] { relu(np::array(2.0f)); });
   CHECK_THAT(msg, Contains("Abstract tracer value encountered where concrete value is expected"));
@@ -359,6 +384,37 @@ TEST_CASE("jit: debug_nans turns a NaN output into an error", "[jit]") {
   CHECK(error_of<Error>([&] { f(bad); }) ==
         "FloatingPointError: invalid value (nan) encountered in jit(log)");
   check_values(f(np::array({1.f})), {0});
+}
+
+TEST_CASE("jit: a function of no arguments is traced once", "[jit]") {
+  int traces = 0;
+  auto f = jit([&] {
+    ++traces;
+    return np::arange(3.0) * 2.0f;
+  });
+  check_values(f(), {0, 2, 4});
+  check_values(f(), {0, 2, 4});
+  CHECK(traces == 1);
+}
+
+TEST_CASE("jit: threads calling one jitted function share its cache", "[jit]") {
+  auto f = jit([](const Array& x) { return x * 2.0f; });
+  std::vector<std::thread> threads;
+  std::vector<int> ok(4, 0);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 50; ++i) {
+        Array y = f(np::full({1 + (i + t) % 3}, float(t)));
+        ok[t] += y.to_vector<float>().at(0) == 2.0f * t;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  CHECK(ok == std::vector<int>(4, 50));
+  CacheInfo info = f.cache_info();
+  CHECK(info.entries == 3);
+  CHECK(info.hits + info.misses == 200);
+  CHECK(info.compiles >= 3);  // threads missing together may each compile; one entry is kept
 }
 
 }  // namespace

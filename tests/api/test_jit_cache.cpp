@@ -91,9 +91,10 @@ TEST_CASE("jit cache: log_compiles writes one line per compile with stage times"
   f(f32({3}), 2);
   f(f32({3}), 5);
   REQUIRE(log.lines.size() == 1);
-  CHECK_THAT(log.lines[0],
-             Catch::Matches(R"(jx: compiled jit_f for \(f32\[3\], i32\[\] weak\) in \d+\.\d ms )"
-                            R"(\[trace \d+\.\d, lower \d+\.\d, optimize \d+\.\d, codegen \d+\.\d\])"));
+  CHECK_THAT(
+      log.lines[0],
+      Catch::Matches(R"(jx: compiled jit_f for \(f32\[3\], i32\[\] weak\) in \d+\.\d ms )"
+                     R"(\[trace \d+\.\d, lower \d+\.\d, optimize \d+\.\d, codegen \d+\.\d\])"));
   auto g = jit([](const Array& x, Static<int> k) { return x + float(k.value); }, {.name = "g"});
   g(f32({2, 2}), Static<int>{7});
   REQUIRE(log.lines.size() == 2);
@@ -103,8 +104,9 @@ TEST_CASE("jit cache: log_compiles writes one line per compile with stage times"
 TEST_CASE("jit cache: explain_cache_misses names each differing path", "[jit]") {
   LogCapture log;
   config().explain_cache_misses = true;
-  const std::string head = "jx: cache miss for jit_f (1 entry cached); the closest signature "
-                           "differs at:\n  ";
+  const std::string head =
+      "jx: cache miss for jit_f (1 entry cached); the closest signature "
+      "differs at:\n  ";
 
   SECTION("a leaf's shape inside nested pytrees") {
     auto f = jit([](const std::vector<Layer>& layers, const std::map<std::string, Array>& p) {
@@ -153,8 +155,7 @@ TEST_CASE("jit cache: explain_cache_misses names each differing path", "[jit]") 
           "  args[1]: dict with keys ['a', 'b'] → dict with keys ['a', 'c']");
   }
   SECTION("static values") {
-    auto g = jit([](const Array& x, int n) { return x * n; },
-                 {.static_argnums = {1}, .name = "g"});
+    auto g = jit([](const Array& x, int n) { return x * n; }, {.static_argnums = {1}, .name = "g"});
     g(f32({2}), 3);
     g(f32({2}), 4);
     REQUIRE(log.lines.size() == 1);
@@ -163,7 +164,7 @@ TEST_CASE("jit cache: explain_cache_misses names each differing path", "[jit]") 
           "  static arg 1: 3 → 4");
   }
   SECTION("the closest of several entries is the one explained") {
-    auto f = jit([](const Array& x, const Array& y) { return x + y; });
+    auto f = jit([](const Array& x, const Array& y) { return std::make_pair(x, y); });
     f(f32({2}), f32({2}));
     f(f32({3}), f32({5}));
     log.lines.clear();

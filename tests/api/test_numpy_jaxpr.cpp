@@ -50,7 +50,6 @@ TEST_CASE("np functions stage JAX's jaxprs", "[numpy]") {
         "{ lambda ; a:f32[3,4] b:f32[4,5]. let\n"
         "    c:f32[3,5] = dot_general[\n"
         "      dimension_numbers=(([1], [0]), ([], []))\n"
-        "      precision=None\n"
         "      preferred_element_type=float32\n"
         "    ] a b\n"
         "  in (c,) }");

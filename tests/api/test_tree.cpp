@@ -58,20 +58,19 @@ TEST_CASE("tree: flatten order and rebuild round trip", "[jit][tree]") {
   CHECK(tl[4].aval() == ShapedArray{{}, float64, true});
   pos = 0;
   auto rt = tree::rebuild(t, tl, pos);
-  static_assert(std::is_same_v<decltype(rt), std::tuple<Array, std::map<std::string, Array>,
-                                                        std::pair<Array, Array>>>);
+  static_assert(
+      std::is_same_v<decltype(rt),
+                     std::tuple<Array, std::map<std::string, Array>, std::pair<Array, Array>>>);
   CHECK(std::get<1>(rt).at("z").item<int>() == 1);
 }
 
 TEST_CASE("tree: structure text, kinds and leaf paths", "[jit][tree]") {
-  auto args = std::make_tuple(std::vector<Dense>{Dense{f32({1}), f32({1})}},
-                              std::array<Array, 2>{f32({}), f32({})},
-                              std::map<std::string, Array>{{"bias", f32({2})}},
-                              std::pair<Array, float>{f32({}), 1.f}, std::tuple<Array>{f32({})},
-                              Static<int>{3});
+  auto args = std::make_tuple(
+      std::vector<Dense>{Dense{f32({1}), f32({1})}}, std::array<Array, 2>{f32({}), f32({})},
+      std::map<std::string, Array>{{"bias", f32({2})}}, std::pair<Array, float>{f32({}), 1.f},
+      std::tuple<Array>{f32({})}, Static<int>{3});
   tree::TreeDef t = tree::structure(args);
-  CHECK(t.str() ==
-        "([Dense(w=*, b=*)], array[*, *], {'bias': *}, (*, *), (*,), static)");
+  CHECK(t.str() == "([Dense(w=*, b=*)], array[*, *], {'bias': *}, (*, *), (*,), static)");
   CHECK(t.num_leaves() == 8);
   CHECK(tree::leaf_paths(t, "args") ==
         std::vector<std::string>{"args[0][0].w", "args[0][0].b", "args[1][0]", "args[1][1]",

@@ -21,6 +21,15 @@ namespace jx::codegen::testing {
 using Ints = std::vector<std::int64_t>;
 using pred = std::uint8_t;
 
+// The dtype of a test buffer's element type: pred (std::uint8_t) holds bool_.
+template <class T>
+constexpr DType dtype_for() {
+  if constexpr (std::is_same_v<T, pred>)
+    return bool_;
+  else
+    return dtype_of<T>();
+}
+
 inline hlo::Attrs attrs(std::initializer_list<std::pair<std::string, hlo::AttrValue>> entries) {
   hlo::Attrs a;
   for (const auto& [name, value] : entries) a.set(name, value);
@@ -132,7 +141,8 @@ inline std::int64_t offset(const Ints& index, const Ints& strides) {
 template <class T>
 std::vector<T> ramp(std::int64_t n, double start = 0, double step = 1) {
   std::vector<T> v;
-  for (std::int64_t i = 0; i < n; ++i) v.push_back(static_cast<T>(start + step * static_cast<double>(i)));
+  for (std::int64_t i = 0; i < n; ++i)
+    v.push_back(static_cast<T>(start + step * static_cast<double>(i)));
   return v;
 }
 

@@ -14,8 +14,8 @@ template <class T>
 std::vector<T> binary_run(Opcode op, const std::vector<T>& x, const std::vector<T>& y) {
   Hlo h;
   auto n = static_cast<std::int64_t>(x.size());
-  auto* a = h.param(0, dtype_of<T>(), {n});
-  auto* b = h.param(1, dtype_of<T>(), {n});
+  auto* a = h.param(0, dtype_for<T>(), {n});
+  auto* b = h.param(1, dtype_for<T>(), {n});
   return run<T>(h.b.binary(op, a, b), {x.data(), y.data()});
 }
 
@@ -24,8 +24,8 @@ void check_int_arithmetic() {
   using L = std::numeric_limits<T>;
   using U = std::make_unsigned_t<T>;
   std::vector<T> x, y;
-  std::vector<T> vals = {L::min(), static_cast<T>(-7), static_cast<T>(-1), T(0), T(1), T(7),
-                         T(13), L::max()};
+  std::vector<T> vals = {L::min(), static_cast<T>(-7), static_cast<T>(-1), T(0), T(1), T(7), T(13),
+                         L::max()};
   for (T a : vals)
     for (T b : vals) x.push_back(a), y.push_back(b);
   std::vector<T> add, sub, mul, div, rem, max, min;
@@ -35,14 +35,16 @@ void check_int_arithmetic() {
     sub.push_back(static_cast<T>(static_cast<U>(a) - static_cast<U>(b)));
     mul.push_back(static_cast<T>(static_cast<U>(a) * static_cast<U>(b)));
     // x / 0 = -1 (all bits), INT_MIN / -1 = INT_MIN; x % 0 = x, x % -1 = 0.
-    if (b == 0) div.push_back(static_cast<T>(-1)), rem.push_back(a);
+    if (b == 0)
+      div.push_back(static_cast<T>(-1)), rem.push_back(a);
     else if (std::is_signed_v<T> && b == static_cast<T>(-1))
       div.push_back(static_cast<T>(U(0) - static_cast<U>(a))), rem.push_back(0);
-    else div.push_back(static_cast<T>(a / b)), rem.push_back(static_cast<T>(a % b));
+    else
+      div.push_back(static_cast<T>(a / b)), rem.push_back(static_cast<T>(a % b));
     max.push_back(std::max(a, b));
     min.push_back(std::min(a, b));
   }
-  INFO(dtype_name(dtype_of<T>()));
+  INFO(dtype_name(dtype_for<T>()));
   check_all(binary_run(Opcode::kAdd, x, y), add);
   check_all(binary_run(Opcode::kSubtract, x, y), sub);
   check_all(binary_run(Opcode::kMultiply, x, y), mul);
@@ -52,7 +54,7 @@ void check_int_arithmetic() {
   check_all(binary_run(Opcode::kMinimum, x, y), min);
 }
 
-TEST_CASE("codegen: integer arithmetic wraps; division by 0 and INT_MIN / -1", "[codegen]") {
+TEST_CASE("codegen: integer arithmetic wraps - division by 0 and INT_MIN / -1", "[codegen]") {
   check_int_arithmetic<std::int32_t>();
   check_int_arithmetic<std::int64_t>();
   check_int_arithmetic<std::uint32_t>();
@@ -87,7 +89,7 @@ void check_float_binary(double rtol) {
     max.push_back(std::isnan(a) || std::isnan(b) ? nan : std::max(a, b));
     min.push_back(std::isnan(a) || std::isnan(b) ? nan : std::min(a, b));
   }
-  INFO(dtype_name(dtype_of<T>()));
+  INFO(dtype_name(dtype_for<T>()));
   check_all(binary_run(Opcode::kAdd, x, y), add);
   check_all(binary_run(Opcode::kSubtract, x, y), sub);
   check_all(binary_run(Opcode::kMultiply, x, y), mul);
@@ -99,14 +101,14 @@ void check_float_binary(double rtol) {
   check_all(binary_run(Opcode::kMinimum, x, y), min);
 }
 
-TEST_CASE("codegen: float arithmetic; max and min propagate NaN; rem is fmod", "[codegen]") {
+TEST_CASE("codegen: float arithmetic - max and min propagate NaN - rem is fmod", "[codegen]") {
   check_float_binary<float>(1e-6);
   check_float_binary<double>(1e-14);
   CHECK(binary_run<float>(Opcode::kRemainder, {-7.5f, 7.5f}, {2.f, -2.f}) ==
         std::vector<float>{-1.5f, 1.5f});  // the dividend's sign
 }
 
-TEST_CASE("codegen: and, or, max, min on pred and integers", "[codegen]") {
+TEST_CASE("codegen: and/or/max/min on pred and integers", "[codegen]") {
   std::vector<pred> x = {0, 0, 1, 1}, y = {0, 1, 0, 1};
   check_all(binary_run<pred>(Opcode::kAnd, x, y), std::vector<pred>{0, 0, 0, 1});
   check_all(binary_run<pred>(Opcode::kOr, x, y), std::vector<pred>{0, 1, 1, 1});
@@ -122,8 +124,8 @@ template <class T>
 std::vector<pred> compare_run(const char* dir, const std::vector<T>& x, const std::vector<T>& y) {
   Hlo h;
   auto n = static_cast<std::int64_t>(x.size());
-  auto* a = h.param(0, dtype_of<T>(), {n});
-  auto* b = h.param(1, dtype_of<T>(), {n});
+  auto* a = h.param(0, dtype_for<T>(), {n});
+  auto* b = h.param(1, dtype_for<T>(), {n});
   return run<pred>(h.b.compare(a, b, dir), {x.data(), y.data()});
 }
 
@@ -136,20 +138,22 @@ void check_compare(const std::vector<T>& vals) {
     const char* name;
     bool (*f)(T, T);
   };
-  const Dir dirs[] = {{"EQ", [](T a, T b) { return a == b; }}, {"NE", [](T a, T b) { return a != b; }},
-                      {"LT", [](T a, T b) { return a < b; }},  {"LE", [](T a, T b) { return a <= b; }},
-                      {"GT", [](T a, T b) { return a > b; }},  {"GE", [](T a, T b) { return a >= b; }}};
+  const Dir dirs[] = {
+      {"EQ", [](T a, T b) { return a == b; }}, {"NE", [](T a, T b) { return a != b; }},
+      {"LT", [](T a, T b) { return a < b; }},  {"LE", [](T a, T b) { return a <= b; }},
+      {"GT", [](T a, T b) { return a > b; }},  {"GE", [](T a, T b) { return a >= b; }}};
   for (const Dir& d : dirs) {
-    INFO(dtype_name(dtype_of<T>()) << " " << d.name);
+    INFO(dtype_name(dtype_for<T>()) << " " << d.name);
     std::vector<pred> want;
     for (std::size_t i = 0; i < x.size(); ++i) want.push_back(d.f(x[i], y[i]));
     check_all(compare_run(d.name, x, y), want);
   }
 }
 
-TEST_CASE("codegen: compare in every direction; NaN is unordered, unsigned compares unsigned",
+TEST_CASE("codegen: compare in every direction - NaN is unordered and unsigned compares unsigned",
           "[codegen]") {
-  check_compare<float>({-1.f, -0.f, 0.f, 2.f, std::numeric_limits<float>::infinity(), std::nanf("")});
+  check_compare<float>(
+      {-1.f, -0.f, 0.f, 2.f, std::numeric_limits<float>::infinity(), std::nanf("")});
   check_compare<double>({-1.0, 0.0, 2.0, std::nan("")});
   check_compare<std::int32_t>({INT32_MIN, -1, 0, 1, INT32_MAX});
   check_compare<std::int64_t>({INT64_MIN, -1, 0, 1, INT64_MAX});
@@ -168,7 +172,8 @@ TEST_CASE("codegen: select with an array or a 0-d predicate", "[codegen]") {
   auto* pa = h.param(1, int64, {3});
   auto* pb = h.param(2, int64, {3});
   auto* sel = h.op(Opcode::kSelect, int64, {3}, {pp, pa, pb});
-  CHECK(run<std::int64_t>(sel, {p.data(), a.data(), b.data()}) == std::vector<std::int64_t>{1, -2, 3});
+  CHECK(run<std::int64_t>(sel, {p.data(), a.data(), b.data()}) ==
+        std::vector<std::int64_t>{1, -2, 3});
   Hlo h2;
   pred s = 0;
   auto* sp = h2.param(0, bool_, {});
@@ -178,7 +183,7 @@ TEST_CASE("codegen: select with an array or a 0-d predicate", "[codegen]") {
   CHECK(run<std::int64_t>(sel2, {&s, a.data(), b.data()}) == b);
 }
 
-TEST_CASE("codegen: clamp with array and 0-d bounds; NaN anywhere gives NaN", "[codegen]") {
+TEST_CASE("codegen: clamp with array and 0-d bounds - NaN anywhere gives NaN", "[codegen]") {
   const float nan = std::nanf("");
   std::vector<float> lo = {0.f, 0.f, 0.f, nan, 5.f}, x = {-1.f, 0.5f, 9.f, 1.f, 1.f},
                      hi = {1.f, 1.f, 1.f, 2.f, 2.f};

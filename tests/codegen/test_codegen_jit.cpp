@@ -29,21 +29,22 @@ TEST_CASE("codegen: one module holds several kernels", "[codegen]") {
   CHECK_THROWS_AS(compile_kernels({{add, "k"}, {neg, "k"}}, {}), CompileError);
 }
 
-TEST_CASE("codegen: freed code, recompiles and same-named kernels of live compiles", "[codegen]") {
+TEST_CASE("codegen: freed code - recompiles - same-named kernels of live compiles", "[codegen]") {
   Hlo h;
   auto* x = h.param(0, int32, {3});
   auto* sq = h.b.binary(Opcode::kMultiply, x, x);
   auto* dbl = h.b.binary(Opcode::kAdd, x, x);
   std::vector<std::int32_t> in = {1, -2, 3};
   for (int round = 0; round < 20; ++round) {  // each compile's code is freed at scope end
-    CHECK(run<std::int32_t>(round % 2 ? sq : dbl, {in.data()}) ==
+    // add(x, x) has two operands: the ABI passes x's buffer twice.
+    CHECK(run<std::int32_t>(round % 2 ? sq : dbl, {in.data(), in.data()}) ==
           (round % 2 ? std::vector<std::int32_t>{1, 4, 9} : std::vector<std::int32_t>{2, -4, 6}));
   }
   // Two live executables may both name their kernel "kernel".
   auto first = compile_kernels({{sq, "kernel"}}, {});
   auto second = compile_kernels({{dbl, "kernel"}}, {});
   std::vector<std::int32_t> a(3), b(3);
-  std::vector<void*> ba = {in.data(), a.data()}, bb = {in.data(), b.data()};
+  std::vector<void*> ba = {in.data(), in.data(), a.data()}, bb = {in.data(), in.data(), b.data()};
   kernel_fn(*first, "kernel")(ba.data());
   kernel_fn(*second, "kernel")(bb.data());
   CHECK(a == std::vector<std::int32_t>{1, 4, 9});
@@ -80,12 +81,15 @@ TEST_CASE("codegen: every optimization level computes the same", "[codegen]") {
   for (int level : {0, 1, 2, 3}) {
     INFO("O" << level);
     Hlo h;
-    auto* r = h.b.reduce(h.param(0, float32, {3, 4, 5}), h.param(1, float32, {}), {1}, Opcode::kAdd);
+    auto* r =
+        h.b.reduce(h.param(0, float32, {3, 4, 5}), h.param(1, float32, {}), {1}, Opcode::kAdd);
     auto got = run<float>(r, {x.data(), &init}, {.opt_level = level});
     std::vector<float> want(15, 0.f);
     for (int i = 0; i < 3; ++i)
       for (int j = 0; j < 4; ++j)
-        for (int k = 0; k < 5; ++k) want[static_cast<std::size_t>(i * 5 + k)] += x[static_cast<std::size_t>(i * 20 + j * 5 + k)];
+        for (int k = 0; k < 5; ++k)
+          want[static_cast<std::size_t>(i * 5 + k)] +=
+              x[static_cast<std::size_t>(i * 20 + j * 5 + k)];
     check_all(got, want, 1e-6);
   }
 }
@@ -98,7 +102,8 @@ std::string read(const std::filesystem::path& p) {
 }
 
 TEST_CASE("codegen: dump_prefix writes the IR before and after optimization", "[codegen]") {
-  auto dir = std::filesystem::temp_directory_path() / ("jx_codegen_dump_" + std::to_string(::getpid()));
+  auto dir =
+      std::filesystem::temp_directory_path() / ("jx_codegen_dump_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::string prefix = (dir / "module_0001.jit_f").string();
   Hlo h;
@@ -113,7 +118,8 @@ TEST_CASE("codegen: dump_prefix writes the IR before and after optimization", "[
   CHECK(before.find("jit_f") != std::string::npos);  // the module's name
   std::filesystem::remove_all(dir);
   // An unwritable prefix is a CompileError, not a crash.
-  CHECK_THROWS_AS(compile_kernels({{e, "k"}}, {.dump_prefix = "/nonexistent-dir/x/y"}), CompileError);
+  CHECK_THROWS_AS(compile_kernels({{e, "k"}}, {.dump_prefix = "/nonexistent-dir/x/y"}),
+                  CompileError);
 }
 
 TEST_CASE("codegen: what the CPU backend cannot compile is a CompileError", "[codegen]") {
@@ -130,6 +136,8 @@ TEST_CASE("codegen: what the CPU backend cannot compile is a CompileError", "[co
   auto* args = h.op(Opcode::kArgMax, int32, {}, {h.param(2, float32, {0})},
                     attrs({{"dimensions", Ints{0}}}));
   CHECK_THROWS_AS(compile_kernels({{args, "a"}}, {}), CompileError);
+  auto* mismatched = h.op(Opcode::kAdd, float32, {2}, {x, h.param(3, float32, {3})});
+  CHECK_THROWS_WITH(compile_kernels({{mismatched, "m"}}, {}), Catch::Contains("of shape"));
   // A failed compile leaves the JIT usable.
   std::vector<float> in = {1.f, 4.f};
   check_all(run<float>(h.b.unary(Opcode::kSqrt, x), {in.data()}), {1.f, 2.f});

@@ -6,6 +6,7 @@
 #include <jx/numpy.hpp>
 
 #include "codegen/codegen_testing.hpp"
+#include "core/dtype_dispatch.hpp"
 
 namespace jx::codegen::testing {
 namespace {
@@ -18,9 +19,14 @@ TEST_CASE("codegen: broadcast maps operand dims and repeats size-1 dims", "[code
   auto* p = h.param(0, float32, {3});
   check_all(run<float>(h.b.broadcast(p, {2, 3}, {1}), {x.data()}), {1.f, 2.f, 3.f, 1.f, 2.f, 3.f});
   check_all(run<float>(h.b.broadcast(p, {3, 2}, {0}), {x.data()}), {1.f, 1.f, 2.f, 2.f, 3.f, 3.f});
+  // Equal shapes but a swapped map: a transpose, not the identity.
+  std::vector<float> sq = {1.f, 2.f, 3.f, 4.f};
+  auto* swap = h.b.broadcast(h.param(1, float32, {2, 2}), {2, 2}, {1, 0});
+  check_all(run<float>(swap, {sq.data()}), {1.f, 3.f, 2.f, 4.f});
   Hlo h2;
   auto* q = h2.param(0, float32, {1, 3});
-  check_all(run<float>(h2.b.broadcast(q, {2, 3}, {0, 1}), {x.data()}), {1.f, 2.f, 3.f, 1.f, 2.f, 3.f});
+  check_all(run<float>(h2.b.broadcast(q, {2, 3}, {0, 1}), {x.data()}),
+            {1.f, 2.f, 3.f, 1.f, 2.f, 3.f});
   Hlo h3;
   pred t = 1;
   auto got = run<pred>(h3.b.broadcast(h3.param(0, bool_, {}), {2, 0, 2}, {}), {&t});
@@ -33,7 +39,8 @@ TEST_CASE("codegen: reshape keeps row-major order", "[codegen]") {
   std::vector<std::int32_t> x = ramp<std::int32_t>(6);
   for (const Shape& s : std::vector<Shape>{{3, 2}, {6}, {1, 2, 1, 3}, {2, 3}}) {
     Hlo h;
-    CHECK(run<std::int32_t>(h.b.reshape(h.param(0, int32, {2, 3}), s), {x.data()}) == x);
+    auto* r = h.op(Opcode::kReshape, int32, s, {h.param(0, int32, {2, 3})});  // also 2x3 → 2x3
+    CHECK(run<std::int32_t>(r, {x.data()}) == x);
   }
   Hlo h;
   CHECK(run<std::int32_t>(h.b.reshape(h.param(0, int32, {0, 3}), {3, 0}), {x.data()}).empty());
@@ -71,16 +78,17 @@ TEST_CASE("codegen: slice with strides", "[codegen]") {
 // x[5, 4] = 0..19; a [2, 3] window at (r, c), clamped into bounds.
 template <class I>
 void check_dynamic_slice(I r, I c, std::int64_t want_r, std::int64_t want_c) {
-  INFO(dtype_name(dtype_of<I>()) << " start (" << +r << ", " << +c << ")");
+  INFO(dtype_name(dtype_for<I>()) << " start (" << +r << ", " << +c << ")");
   std::vector<float> x = ramp<float>(20);
   Hlo h;
-  auto* ds = h.op(Opcode::kDynamicSlice, float32, {2, 3},
-                  {h.param(0, float32, {5, 4}), h.param(1, dtype_of<I>(), {}),
-                   h.param(2, dtype_of<I>(), {})},
-                  attrs({{"dynamic_slice_sizes", Ints{2, 3}}}));
+  auto* ds = h.op(
+      Opcode::kDynamicSlice, float32, {2, 3},
+      {h.param(0, float32, {5, 4}), h.param(1, dtype_for<I>(), {}), h.param(2, dtype_for<I>(), {})},
+      attrs({{"dynamic_slice_sizes", Ints{2, 3}}}));
   std::vector<float> want;
   for (std::int64_t i = 0; i < 2; ++i)
-    for (std::int64_t j = 0; j < 3; ++j) want.push_back(x[static_cast<std::size_t>((want_r + i) * 4 + want_c + j)]);
+    for (std::int64_t j = 0; j < 3; ++j)
+      want.push_back(x[static_cast<std::size_t>((want_r + i) * 4 + want_c + j)]);
   check_all(run<float>(ds, {x.data(), &r, &c}), want);
 }
 
@@ -99,7 +107,9 @@ TEST_CASE("codegen: dynamic-update-slice clamps and keeps the rest", "[codegen]"
     std::vector<std::int32_t> want = x;
     std::int32_t cr = std::clamp(r, 0, 2), cc = std::clamp(c, 0, 2);
     for (int i = 0; i < 2; ++i)
-      for (int j = 0; j < 2; ++j) want[static_cast<std::size_t>((cr + i) * 4 + cc + j)] = u[static_cast<std::size_t>(i * 2 + j)];
+      for (int j = 0; j < 2; ++j)
+        want[static_cast<std::size_t>((cr + i) * 4 + cc + j)] =
+            u[static_cast<std::size_t>(i * 2 + j)];
     Hlo h;
     auto* d = h.op(Opcode::kDynamicUpdateSlice, int32, {4, 4},
                    {h.param(0, int32, {4, 4}), h.param(1, int32, {2, 2}), h.param(2, int32, {}),
@@ -118,12 +128,13 @@ TEST_CASE("codegen: dynamic-update-slice clamps and keeps the rest", "[codegen]"
   check_all(run<double>(f, {x.data(), full.data(), &s}), full);
 }
 
-TEST_CASE("codegen: concatenate, with an empty operand", "[codegen]") {
+TEST_CASE("codegen: concatenate with an empty operand", "[codegen]") {
   std::vector<std::uint32_t> a = {1, 2}, c = {3, 4, 5, 6, 7, 8};
   Hlo h;
-  auto* cat = h.op(Opcode::kConcatenate, uint32, {2, 4},
-                   {h.param(0, uint32, {2, 1}), h.param(1, uint32, {2, 0}), h.param(2, uint32, {2, 3})},
-                   attrs({{"dimensions", Ints{1}}}));
+  auto* cat =
+      h.op(Opcode::kConcatenate, uint32, {2, 4},
+           {h.param(0, uint32, {2, 1}), h.param(1, uint32, {2, 0}), h.param(2, uint32, {2, 3})},
+           attrs({{"dimensions", Ints{1}}}));
   CHECK(run<std::uint32_t>(cat, {a.data(), nullptr, c.data()}) ==
         std::vector<std::uint32_t>{1, 3, 4, 5, 2, 6, 7, 8});
   auto* cat0 = h.op(Opcode::kConcatenate, uint32, {3, 2},
@@ -164,7 +175,8 @@ TEST_CASE("codegen: pad with negative low/high and interior padding", "[codegen]
     Shape os;
     for (std::size_t d = 0; d < c.xs.size(); ++d) {
       std::int64_t n = c.xs[d];
-      os.push_back(c.cfg[3 * d] + c.cfg[3 * d + 1] + (n > 0 ? (n - 1) * (c.cfg[3 * d + 2] + 1) + 1 : 0));
+      os.push_back(c.cfg[3 * d] + c.cfg[3 * d + 1] +
+                   (n > 0 ? (n - 1) * (c.cfg[3 * d + 2] + 1) + 1 : 0));
     }
     INFO(shape_str(c.xs) << " -> " << shape_str(os));
     std::vector<float> x = ramp<float>(shape_size(c.xs), 1);
@@ -188,7 +200,7 @@ TEST_CASE("codegen: iota along each dimension", "[codegen]") {
   CHECK(run<double>(d, {}).empty());
 }
 
-TEST_CASE("codegen: constants read from the literal, alone and inside expressions", "[codegen]") {
+TEST_CASE("codegen: constants are read from the literal", "[codegen]") {
   Hlo h;
   auto* m = h.b.constant(np::array(std::vector<float>{1.5f, -2.f, 3.f, 4.25f, 5.f, 6.f}, {2, 3}));
   check_all(run<float>(m, {}), {1.5f, -2.f, 3.f, 4.25f, 5.f, 6.f});
@@ -202,6 +214,39 @@ TEST_CASE("codegen: constants read from the literal, alone and inside expression
   std::vector<float> x = {1, 1, 1, 1, 1, 1}, k = {1.5f, -2.f, 3.f, 4.25f, 5.f, 6.f};
   auto* add = h.b.binary(Opcode::kAdd, h.param(0, float32, {2, 3}), m);
   check_all(run<float>(add, {x.data(), k.data()}), {2.5f, -1.f, 4.f, 5.25f, 6.f, 7.f});
+}
+
+// Layout ops only move elements: one pass over every dtype (pred is stored as a byte).
+TEST_CASE("codegen: layout ops move elements of every dtype", "[codegen]") {
+  for (DType d : kAllDTypes) {
+    INFO(dtype_name(d));
+    dispatch(d, [&]<class T>() {
+      using S = std::conditional_t<std::is_same_v<T, bool>, pred, T>;
+      std::vector<S> x;  // [2, 3]
+      for (int i = 0; i < 6; ++i) x.push_back(static_cast<S>(d == bool_ ? i % 2 : i + 1));
+      S pad = static_cast<S>(d == bool_ ? 1 : 9);
+      Hlo h;
+      auto* t = h.op(Opcode::kTranspose, d, {3, 2}, {h.param(0, d, {2, 3})},
+                     attrs({{"dimensions", Ints{1, 0}}}));
+      CHECK(run<S>(t, {x.data()}) == std::vector<S>{x[0], x[3], x[1], x[4], x[2], x[5]});
+      auto* c =
+          h.op(Opcode::kConcatenate, d, {2, 5}, {h.param(1, d, {2, 3}), h.param(2, d, {2, 2})},
+               attrs({{"dimensions", Ints{1}}}));  // x, and x's first 4 as [2, 2]
+      CHECK(run<S>(c, {x.data(), x.data()}) ==
+            std::vector<S>{x[0], x[1], x[2], x[0], x[1], x[3], x[4], x[5], x[2], x[3]});
+      auto* p = h.op(Opcode::kPad, d, {2, 4}, {h.param(3, d, {2, 3}), h.param(4, d, {})},
+                     attrs({{"padding", Ints{0, 0, 0, -1, 0, 1}}}));
+      CHECK(run<S>(p, {x.data(), &pad}) ==
+            std::vector<S>{pad, x[1], pad, x[2], pad, x[4], pad, x[5]});
+      std::int32_t one = 1;
+      auto* ds = h.op(Opcode::kDynamicSlice, d, {1, 2},
+                      {h.param(5, d, {2, 3}), h.param(6, int32, {}), h.param(7, int32, {})},
+                      attrs({{"dynamic_slice_sizes", Ints{1, 2}}}));
+      CHECK(run<S>(ds, {x.data(), &one, &one}) == std::vector<S>{x[4], x[5]});
+      auto* b = h.b.broadcast(h.param(8, d, {3}), {2, 3}, {1});
+      CHECK(run<S>(b, {x.data()}) == std::vector<S>{x[0], x[1], x[2], x[0], x[1], x[2]});
+    });
+  }
 }
 
 }  // namespace

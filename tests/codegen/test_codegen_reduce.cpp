@@ -16,20 +16,22 @@ std::vector<T> reduce_oracle(const std::vector<T>& x, const Shape& xs, const Int
                              F f) {
   Shape os;
   for (std::int64_t d = 0; d < static_cast<std::int64_t>(xs.size()); ++d)
-    if (std::find(dims.begin(), dims.end(), d) == dims.end()) os.push_back(xs[static_cast<std::size_t>(d)]);
+    if (std::find(dims.begin(), dims.end(), d) == dims.end())
+      os.push_back(xs[static_cast<std::size_t>(d)]);
   std::vector<T> out(static_cast<std::size_t>(shape_size(os)), init);
   Ints xst = strides_of(xs), ost = strides_of(os);
   for_each(xs, [&](const Ints& i) {
     Ints o;
     for (std::size_t d = 0; d < i.size(); ++d)
-      if (std::find(dims.begin(), dims.end(), static_cast<std::int64_t>(d)) == dims.end()) o.push_back(i[d]);
+      if (std::find(dims.begin(), dims.end(), static_cast<std::int64_t>(d)) == dims.end())
+        o.push_back(i[d]);
     T& acc = out[static_cast<std::size_t>(offset(o, ost))];
     acc = f(acc, x[static_cast<std::size_t>(offset(i, xst))]);
   });
   return out;
 }
 
-TEST_CASE("codegen: reduce sum over every subset of axes, f32 and s32", "[codegen]") {
+TEST_CASE("codegen: reduce sum and product over every subset of axes", "[codegen]") {
   Shape xs = {2, 3, 4};
   std::vector<Ints> subsets = {{}, {0}, {1}, {2}, {0, 1}, {0, 2}, {1, 2}, {0, 1, 2}, {2, 0}};
   std::vector<float> xf = ramp<float>(24, -3, 0.37);
@@ -45,7 +47,8 @@ TEST_CASE("codegen: reduce sum over every subset of axes, f32 and s32", "[codege
     auto* ri = h.b.reduce(h.param(2, int32, xs), h.param(3, int32, {}), dims, Opcode::kMultiply);
     check_all(run<std::int32_t>(ri, {xi.data(), &zi}),
               reduce_oracle<std::int32_t>(xi, xs, dims, zi, [](std::int32_t a, std::int32_t b) {
-                return static_cast<std::int32_t>(static_cast<std::uint32_t>(a) * static_cast<std::uint32_t>(b));
+                return static_cast<std::int32_t>(static_cast<std::uint32_t>(a) *
+                                                 static_cast<std::uint32_t>(b));
               }));
   }
 }
@@ -56,22 +59,27 @@ TEST_CASE("codegen: reductions of empty axes give the init value", "[codegen]") 
   std::vector<double> x;
   auto* r = h.b.reduce(h.param(0, float64, {3, 0}), h.param(1, float64, {}), {1}, Opcode::kAdd);
   check_all(run<double>(r, {x.data(), &init}), {init, init, init});
-  auto* all = h.b.reduce(h.param(2, float64, {0, 4}), h.param(3, float64, {}), {0, 1}, Opcode::kMaximum);
+  auto* all =
+      h.b.reduce(h.param(2, float64, {0, 4}), h.param(3, float64, {}), {0, 1}, Opcode::kMaximum);
   check_all(run<double>(all, {x.data(), &init}), {init});
-  auto* none = h.b.reduce(h.param(4, float64, {0, 4}), h.param(5, float64, {}), {0}, Opcode::kMaximum);
+  auto* none =
+      h.b.reduce(h.param(4, float64, {0, 4}), h.param(5, float64, {}), {0}, Opcode::kMaximum);
   check_all(run<double>(none, {x.data(), &init}), {init, init, init, init});
-  auto* keep = h.b.reduce(h.param(6, float64, {0, 4}), h.param(7, float64, {}), {1}, Opcode::kMaximum);
+  auto* keep =
+      h.b.reduce(h.param(6, float64, {0, 4}), h.param(7, float64, {}), {1}, Opcode::kMaximum);
   CHECK(run<double>(keep, {x.data(), &init}).empty());
 }
 
-TEST_CASE("codegen: reduce max/min propagate NaN; pred and/or; u32 and s64", "[codegen]") {
+TEST_CASE("codegen: reduce max/min propagate NaN - pred and/or - u32 and s64 wrap", "[codegen]") {
   const float nan = std::nanf(""), inf = std::numeric_limits<float>::infinity();
   std::vector<float> x = {1.f, nan, 3.f, -2.f, 5.f, 0.f};  // [2, 3]
   float lo = -inf, hi = inf;
   Hlo h;
-  auto* mx = h.b.reduce(h.param(0, float32, {2, 3}), h.param(1, float32, {}), {1}, Opcode::kMaximum);
+  auto* mx =
+      h.b.reduce(h.param(0, float32, {2, 3}), h.param(1, float32, {}), {1}, Opcode::kMaximum);
   check_all(run<float>(mx, {x.data(), &lo}), {nan, 5.f});
-  auto* mn = h.b.reduce(h.param(2, float32, {2, 3}), h.param(3, float32, {}), {0}, Opcode::kMinimum);
+  auto* mn =
+      h.b.reduce(h.param(2, float32, {2, 3}), h.param(3, float32, {}), {0}, Opcode::kMinimum);
   check_all(run<float>(mn, {x.data(), &hi}), {-2.f, nan, 0.f});
   std::vector<pred> p = {1, 0, 1, 1, 1, 1};
   pred t = 1, f = 0;
@@ -103,8 +111,9 @@ TEST_CASE("codegen: reduce emits a multi-instruction to_apply with a constant", 
   region->set_root(rb.binary(Opcode::kAdd, a, sq));
   std::vector<double> x = {1, 2, 3, 4, 5, 6};
   double init = 0.5;
-  auto* r = h.op(Opcode::kReduce, float64, {2}, {h.param(0, float64, {2, 3}), h.param(1, float64, {})},
-                 attrs({{"dimensions", Ints{1}}}), {region});
+  auto* r =
+      h.op(Opcode::kReduce, float64, {2}, {h.param(0, float64, {2, 3}), h.param(1, float64, {})},
+           attrs({{"dimensions", Ints{1}}}), {region});
   check_all(run<double>(r, {x.data(), &init}), {0.5 + 2 * (1 + 4 + 9), 0.5 + 2 * (16 + 25 + 36)});
 }
 
@@ -113,14 +122,14 @@ std::vector<I> arg_run(Opcode op, DType d, const Shape& xs, std::int64_t axis, c
   Shape os = xs;
   os.erase(os.begin() + axis);
   Hlo h;
-  auto* r = h.op(op, dtype_of<I>(), os, {h.param(0, d, xs)}, attrs({{"dimensions", Ints{axis}}}));
+  auto* r = h.op(op, dtype_for<I>(), os, {h.param(0, d, xs)}, attrs({{"dimensions", Ints{axis}}}));
   return run<I>(r, {x});
 }
 
-TEST_CASE("codegen: argmax/argmin give the first NaN, else the first extreme", "[codegen]") {
+TEST_CASE("codegen: argmax/argmin give the first NaN or else the first extreme", "[codegen]") {
   const float nan = std::nanf("");
-  std::vector<float> x = {1.f, 3.f, 3.f, 0.f,     // ties: the first 3 (argmax), the 0 (argmin)
-                          nan, 2.f, nan, -1.f,    // first NaN
+  std::vector<float> x = {1.f, 3.f,  3.f,  0.f,   // ties: the first 3 (argmax), the 0 (argmin)
+                          nan, 2.f,  nan,  -1.f,  // first NaN
                           2.f, -1.f, -1.f, nan};  // NaN last wins
   CHECK(arg_run<std::int32_t>(Opcode::kArgMax, float32, {3, 4}, 1, x.data()) ==
         std::vector<std::int32_t>{1, 0, 3});
@@ -129,13 +138,18 @@ TEST_CASE("codegen: argmax/argmin give the first NaN, else the first extreme", "
   CHECK(arg_run<std::int32_t>(Opcode::kArgMax, float32, {3, 4}, 0, x.data()) ==
         std::vector<std::int32_t>{1, 0, 1, 2});
   std::vector<std::uint32_t> u = {5u, 0x80000000u, 1u, 0x80000000u};
-  CHECK(arg_run<std::int32_t>(Opcode::kArgMax, uint32, {4}, 0, u.data()) == std::vector<std::int32_t>{1});
-  CHECK(arg_run<std::int32_t>(Opcode::kArgMin, uint32, {4}, 0, u.data()) == std::vector<std::int32_t>{2});
+  CHECK(arg_run<std::int32_t>(Opcode::kArgMax, uint32, {4}, 0, u.data()) ==
+        std::vector<std::int32_t>{1});
+  CHECK(arg_run<std::int32_t>(Opcode::kArgMin, uint32, {4}, 0, u.data()) ==
+        std::vector<std::int32_t>{2});
   std::vector<std::int64_t> s = {-1, INT64_MIN, 4, INT64_MIN, 4};
-  CHECK(arg_run<std::int64_t>(Opcode::kArgMin, int64, {5}, 0, s.data()) == std::vector<std::int64_t>{1});
-  CHECK(arg_run<std::int64_t>(Opcode::kArgMax, int64, {5}, 0, s.data()) == std::vector<std::int64_t>{2});
+  CHECK(arg_run<std::int64_t>(Opcode::kArgMin, int64, {5}, 0, s.data()) ==
+        std::vector<std::int64_t>{1});
+  CHECK(arg_run<std::int64_t>(Opcode::kArgMax, int64, {5}, 0, s.data()) ==
+        std::vector<std::int64_t>{2});
   std::vector<pred> p = {0, 0, 1, 1};
-  CHECK(arg_run<std::int32_t>(Opcode::kArgMax, bool_, {4}, 0, p.data()) == std::vector<std::int32_t>{2});
+  CHECK(arg_run<std::int32_t>(Opcode::kArgMax, bool_, {4}, 0, p.data()) ==
+        std::vector<std::int32_t>{2});
   std::vector<double> one = {4.0, 5.0};  // axis of size 1, and 0-sized outer dims
   CHECK(arg_run<std::int32_t>(Opcode::kArgMax, float64, {2, 1}, 1, one.data()) ==
         std::vector<std::int32_t>{0, 0});
@@ -204,25 +218,27 @@ void check_dot(const DotCase& c, double rtol) {
   Shape os;
   std::vector<O> want = dot_oracle<T, O>(c, l, r, os);
   Hlo h;
-  auto* d = h.op(Opcode::kDot, dtype_of<O>(), os,
-                 {h.param(0, dtype_of<T>(), c.ls), h.param(1, dtype_of<T>(), c.rs)},
-                 attrs({{"lhs_contracting_dims", c.lc}, {"rhs_contracting_dims", c.rc},
-                        {"lhs_batch_dims", c.lb}, {"rhs_batch_dims", c.rb}}));
+  auto* d = h.op(Opcode::kDot, dtype_for<O>(), os,
+                 {h.param(0, dtype_for<T>(), c.ls), h.param(1, dtype_for<T>(), c.rs)},
+                 attrs({{"lhs_contracting_dims", c.lc},
+                        {"rhs_contracting_dims", c.rc},
+                        {"lhs_batch_dims", c.lb},
+                        {"rhs_batch_dims", c.rb}}));
   check_all(run<O>(d, {l.data(), r.data()}), want, rtol);
 }
 
 TEST_CASE("codegen: dot with generic dimension numbers and sizes", "[codegen]") {
   std::vector<DotCase> cases = {
-      {{3, 4}, {4, 5}, {1}, {0}, {}, {}},               // matmul
-      {{4, 3}, {5, 4}, {0}, {1}, {}, {}},               // both transposed
-      {{2, 3, 4}, {2, 4, 5}, {2}, {1}, {0}, {0}},       // batched
-      {{3, 2, 4}, {4, 5, 2}, {2}, {0}, {1}, {2}},       // batch dims anywhere
-      {{6}, {6}, {0}, {0}, {}, {}},                     // vector · vector → 0-d
-      {{3}, {4}, {}, {}, {}, {}},                       // outer product
-      {{3, 0}, {0, 2}, {1}, {0}, {}, {}},               // empty contraction: zeros
-      {{0, 3}, {3, 2}, {1}, {0}, {}, {}},               // empty output
-      {{2, 3, 4}, {3, 4, 2}, {1, 2}, {0, 1}, {}, {}},   // two contracting dims
-      {{2, 4, 3}, {3, 2, 4}, {2, 1}, {0, 2}, {}, {}},   // contracting dims out of order
+      {{3, 4}, {4, 5}, {1}, {0}, {}, {}},              // matmul
+      {{4, 3}, {5, 4}, {0}, {1}, {}, {}},              // both transposed
+      {{2, 3, 4}, {2, 4, 5}, {2}, {1}, {0}, {0}},      // batched
+      {{3, 2, 4}, {4, 5, 2}, {2}, {0}, {1}, {2}},      // batch dims anywhere
+      {{6}, {6}, {0}, {0}, {}, {}},                    // vector · vector → 0-d
+      {{3}, {4}, {}, {}, {}, {}},                      // outer product
+      {{3, 0}, {0, 2}, {1}, {0}, {}, {}},              // empty contraction: zeros
+      {{0, 3}, {3, 2}, {1}, {0}, {}, {}},              // empty output
+      {{2, 3, 4}, {3, 4, 2}, {1, 2}, {0, 1}, {}, {}},  // two contracting dims
+      {{2, 4, 3}, {3, 2, 4}, {2, 1}, {0, 2}, {}, {}},  // contracting dims out of order
       {{1, 1}, {1, 1}, {1}, {0}, {}, {}},
       {{17, 33}, {33, 9}, {1}, {0}, {}, {}},
   };

@@ -16,50 +16,72 @@ using Store = std::conditional_t<std::is_same_v<T, bool>, pred, T>;
 template <class T>
 std::vector<T> float_edges() {
   constexpr T inf = std::numeric_limits<T>::infinity();
-  return {T(-2.5), T(-1), T(-0.5), T(-0.0), T(0), T(0.25), T(0.5), T(1.5), T(2.5), T(3),
-          T(100), T(-1e-3), inf, -inf, std::numeric_limits<T>::quiet_NaN()};
+  return {T(-2.5), T(-1),    T(-0.5), T(-0.0), T(0),
+          T(0.25), T(0.5),   T(1.5),  T(2.5),  T(3),
+          T(100),  T(-1e-3), inf,     -inf,    std::numeric_limits<T>::quiet_NaN()};
 }
 
 // The closed form of each float unary opcode.
 template <class T>
 T reference(Opcode op, T x) {
   switch (op) {
-    case Opcode::kNegate: return -x;
-    case Opcode::kExp: return std::exp(x);
-    case Opcode::kLog: return std::log(x);
-    case Opcode::kLog1p: return std::log1p(x);
-    case Opcode::kExpm1: return std::expm1(x);
-    case Opcode::kSin: return std::sin(x);
-    case Opcode::kCos: return std::cos(x);
-    case Opcode::kTan: return std::tan(x);
-    case Opcode::kTanh: return std::tanh(x);
-    case Opcode::kLogistic: return T(1) / (T(1) + std::exp(-x));
-    case Opcode::kSqrt: return std::sqrt(x);
-    case Opcode::kRsqrt: return T(1) / std::sqrt(x);
-    case Opcode::kAbs: return std::fabs(x);
-    case Opcode::kSign: return std::isnan(x) ? x : x > 0 ? T(1) : x < 0 ? T(-1) : T(0);
-    case Opcode::kFloor: return std::floor(x);
-    case Opcode::kCeil: return std::ceil(x);
-    case Opcode::kRoundAfz: return std::round(x);
-    case Opcode::kRoundEven: return std::nearbyint(x);  // the default mode: ties to even
-    case Opcode::kErf: return std::erf(x);
-    default: FAIL("no reference"); return x;
+    case Opcode::kNegate:
+      return -x;
+    case Opcode::kExp:
+      return std::exp(x);
+    case Opcode::kLog:
+      return std::log(x);
+    case Opcode::kLog1p:
+      return std::log1p(x);
+    case Opcode::kExpm1:
+      return std::expm1(x);
+    case Opcode::kSin:
+      return std::sin(x);
+    case Opcode::kCos:
+      return std::cos(x);
+    case Opcode::kTan:
+      return std::tan(x);
+    case Opcode::kTanh:
+      return std::tanh(x);
+    case Opcode::kLogistic:
+      return T(1) / (T(1) + std::exp(-x));
+    case Opcode::kSqrt:
+      return std::sqrt(x);
+    case Opcode::kRsqrt:
+      return T(1) / std::sqrt(x);
+    case Opcode::kAbs:
+      return std::fabs(x);
+    case Opcode::kSign:
+      return std::isnan(x) ? x : x > 0 ? T(1) : x < 0 ? T(-1) : T(0);
+    case Opcode::kFloor:
+      return std::floor(x);
+    case Opcode::kCeil:
+      return std::ceil(x);
+    case Opcode::kRoundAfz:
+      return std::round(x);
+    case Opcode::kRoundEven:
+      return std::nearbyint(x);  // the default mode: ties to even
+    case Opcode::kErf:
+      return std::erf(x);
+    default:
+      FAIL("no reference");
+      return x;
   }
 }
 
 constexpr Opcode kFloatUnary[] = {
-    Opcode::kNegate, Opcode::kExp,  Opcode::kLog,      Opcode::kLog1p,     Opcode::kExpm1,
-    Opcode::kSin,    Opcode::kCos,  Opcode::kTan,      Opcode::kTanh,      Opcode::kLogistic,
-    Opcode::kSqrt,   Opcode::kRsqrt, Opcode::kAbs,     Opcode::kSign,      Opcode::kFloor,
+    Opcode::kNegate, Opcode::kExp,      Opcode::kLog,       Opcode::kLog1p, Opcode::kExpm1,
+    Opcode::kSin,    Opcode::kCos,      Opcode::kTan,       Opcode::kTanh,  Opcode::kLogistic,
+    Opcode::kSqrt,   Opcode::kRsqrt,    Opcode::kAbs,       Opcode::kSign,  Opcode::kFloor,
     Opcode::kCeil,   Opcode::kRoundAfz, Opcode::kRoundEven, Opcode::kErf};
 
 template <class T>
 void check_float_unary(double rtol) {
   std::vector<T> x = float_edges<T>();
   for (Opcode op : kFloatUnary) {
-    INFO(hlo::info(op).name << " on " << dtype_name(dtype_of<T>()));
+    INFO(hlo::info(op).name << " on " << dtype_name(dtype_for<T>()));
     Hlo h;
-    auto* p = h.param(0, dtype_of<T>(), {static_cast<std::int64_t>(x.size())});
+    auto* p = h.param(0, dtype_for<T>(), {static_cast<std::int64_t>(x.size())});
     auto got = run<T>(h.b.unary(op, p), {x.data()});
     std::vector<T> want;
     for (T v : x) want.push_back(reference(op, v));
@@ -72,7 +94,7 @@ TEST_CASE("codegen: float unary ops match their closed forms on edge values", "[
   check_float_unary<double>(1e-14);
 }
 
-TEST_CASE("codegen: rounding ties, signed zeros and NaN signs", "[codegen]") {
+TEST_CASE("codegen: rounding ties and the sign of zeros and NaN", "[codegen]") {
   std::vector<float> x = {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -2.5f, 3.49f};
   Hlo h;
   auto* p = h.param(0, float32, {7});
@@ -98,7 +120,7 @@ void check_int_unary() {
   auto n = static_cast<std::int64_t>(x.size());
   auto apply = [&](Opcode op) {
     Hlo h;
-    return run<T>(h.b.unary(op, h.param(0, dtype_of<T>(), {n})), {x.data()});
+    return run<T>(h.b.unary(op, h.param(0, dtype_for<T>(), {n})), {x.data()});
   };
   std::vector<T> neg, abs, sign, bit_not;
   for (T v : x) {
@@ -108,14 +130,14 @@ void check_int_unary() {
     sign.push_back(v > 0 ? T(1) : v == 0 ? T(0) : static_cast<T>(-1));
     bit_not.push_back(static_cast<T>(~static_cast<U>(v)));
   }
-  INFO(dtype_name(dtype_of<T>()));
+  INFO(dtype_name(dtype_for<T>()));
   check_all(apply(Opcode::kNegate), neg);
   check_all(apply(Opcode::kAbs), abs);
   check_all(apply(Opcode::kSign), sign);
   check_all(apply(Opcode::kNot), bit_not);
 }
 
-TEST_CASE("codegen: integer negate, abs, sign and not wrap like two's complement", "[codegen]") {
+TEST_CASE("codegen: integer negate/abs/sign/not wrap like two's complement", "[codegen]") {
   check_int_unary<std::int32_t>();
   check_int_unary<std::int64_t>();
   check_int_unary<std::uint32_t>();
@@ -132,9 +154,23 @@ std::vector<T> convert_sources() {
     return {false, true};
   } else if constexpr (std::is_floating_point_v<T>) {
     constexpr T inf = std::numeric_limits<T>::infinity();
-    return {std::numeric_limits<T>::quiet_NaN(), -inf, inf, T(-3.7), T(-0.5), T(-0.0), T(0),
-            T(0.5), T(2.5), T(3e9), T(-3e9), T(1e20), T(-1e20), T(4294967295.0), T(2147483648.0),
-            T(-2147483648.0), T(9.3e18)};
+    return {std::numeric_limits<T>::quiet_NaN(),
+            -inf,
+            inf,
+            T(-3.7),
+            T(-0.5),
+            T(-0.0),
+            T(0),
+            T(0.5),
+            T(2.5),
+            T(3e9),
+            T(-3e9),
+            T(1e20),
+            T(-1e20),
+            T(4294967295.0),
+            T(2147483648.0),
+            T(-2147483648.0),
+            T(9.3e18)};
   } else {
     using L = std::numeric_limits<T>;
     return {L::min(), static_cast<T>(-1), T(0), T(1), T(7), T(123456789), L::max()};
@@ -150,8 +186,10 @@ O convert_reference(T x) {
   } else if constexpr (std::is_floating_point_v<T> && std::is_integral_v<O>) {
     if (std::isnan(x)) return O(0);
     long double t = std::trunc(static_cast<long double>(x));
-    if (t <= static_cast<long double>(std::numeric_limits<O>::min())) return std::numeric_limits<O>::min();
-    if (t >= static_cast<long double>(std::numeric_limits<O>::max())) return std::numeric_limits<O>::max();
+    if (t <= static_cast<long double>(std::numeric_limits<O>::min()))
+      return std::numeric_limits<O>::min();
+    if (t >= static_cast<long double>(std::numeric_limits<O>::max()))
+      return std::numeric_limits<O>::max();
     return static_cast<O>(t);
   } else {
     return static_cast<O>(x);
@@ -168,8 +206,8 @@ TEST_CASE("codegen: convert between every pair of dtypes", "[codegen]") {
           std::vector<Store<T>> in(src.begin(), src.end());
           Hlo h;
           auto* p = h.param(0, from, {static_cast<std::int64_t>(in.size())});
-          auto* root = from == to ? h.op(Opcode::kConvert, to, p->shape.dims, {p})
-                                  : h.b.convert(p, to);
+          auto* root =
+              from == to ? h.op(Opcode::kConvert, to, p->shape.dims, {p}) : h.b.convert(p, to);
           auto got = run<Store<O>>(root, {in.data()});
           std::vector<Store<O>> want;
           for (T v : src) want.push_back(static_cast<Store<O>>(convert_reference<O>(v)));
@@ -180,7 +218,7 @@ TEST_CASE("codegen: convert between every pair of dtypes", "[codegen]") {
   }
 }
 
-TEST_CASE("codegen: unary ops on 0-d, 0-sized and 1-sized shapes", "[codegen]") {
+TEST_CASE("codegen: unary ops on 0-d and 0-sized and 1-sized shapes", "[codegen]") {
   for (const Shape& s : std::vector<Shape>{{}, {0}, {1}, {3, 0, 2}, {1, 1, 1}, {2, 1, 3}}) {
     INFO(shape_str(s));
     std::vector<float> x = ramp<float>(shape_size(s), -1.5, 0.75);

@@ -308,6 +308,14 @@ TEST_CASE("HLO verifier: shape rules name the instruction", "[hlo]") {
       "%a = f32[2,2]{1,0} dot(f32[2,3]{1,0} %x, f32[2,3]{1,0} %x), lhs_contracting_dims={1}, "
       "rhs_contracting_dims={0}",
       "a: dimension sizes differ: f32[2,3]{1,0} dim 1, f32[2,3]{1,0} dim 0");
+  const std::string i = "%i = s32[] constant(0)\n  ";
+  check(i + "%a = f32[1,3]{1,0} dynamic-slice(f32[2,3]{1,0} %x, s32[] %i, s32[] %i), "
+            "dynamic_slice_sizes={1,2}",
+        "a: dynamic_slice_sizes must be the result's dimensions {1,3}");
+  check(i + "%a = f32[3,3]{1,0} dynamic-slice(f32[2,3]{1,0} %x, s32[] %i, s32[] %i)",
+        "a: a window of f32[3,3]{1,0} does not fit in f32[2,3]{1,0}");
+  check(i + "%a = f32[1,3]{1,0} dynamic-slice(f32[2,3]{1,0} %x, s32[] %i)",
+        "a: expected 3 operands, got 2");
   check("%a = f32[2]{0} iota(), iota_dimension=1",
         "a: iota_dimension 1 out of range for f32[2]{0}");
   check("%a = f32[2,3]{1,0} exponential(f32[2,3]{1,0} %x), calls=%main",

@@ -93,14 +93,14 @@ ElementGenerator emit_dot(ElementalEmitter& em, const Instruction& inst, const G
     // Summed in row-major order of the contracting dims, without fusing the multiply-add (as
     // the eager loop): integers wrap.
     emit_loop_nest(em, contracted, "dot", [&](const IrIndex& c) {
-      llvm::Value* x = emit_convert(b, ops[0](operand_index(l, lhs.dims.size(), index, lfree_at, c)),
-                                    lhs.dtype, d);
-      llvm::Value* y = emit_convert(b, ops[1](operand_index(r, rhs.dims.size(), index, rfree_at, c)),
-                                    rhs.dtype, d);
+      llvm::Value* x = emit_convert(
+          b, ops[0](operand_index(l, lhs.dims.size(), index, lfree_at, c)), lhs.dtype, d);
+      llvm::Value* y = emit_convert(
+          b, ops[1](operand_index(r, rhs.dims.size(), index, rfree_at, c)), rhs.dtype, d);
       llvm::Value* a = b.CreateLoad(type, acc);
-      b.CreateStore(is_floating(d) ? b.CreateFAdd(a, b.CreateFMul(x, y))
-                                   : b.CreateAdd(a, b.CreateMul(x, y)),
-                    acc);
+      b.CreateStore(
+          is_floating(d) ? b.CreateFAdd(a, b.CreateFMul(x, y)) : b.CreateAdd(a, b.CreateMul(x, y)),
+          acc);
     });
     return b.CreateLoad(type, acc, "dot");
   };

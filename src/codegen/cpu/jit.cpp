@@ -4,7 +4,6 @@
 #include "codegen/llvm_headers.hpp"
 
 #include <atomic>
-#include <mutex>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -82,7 +81,8 @@ void optimize(llvm::Module& module, llvm::TargetMachine& tm, int opt_level) {
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
   llvm::ModulePassManager mpm;
-  if (opt_level <= 0) mpm = pb.buildO0DefaultPipeline(llvm::OptimizationLevel::O0);
+  if (opt_level <= 0)
+    mpm = pb.buildO0DefaultPipeline(llvm::OptimizationLevel::O0);
   else
     mpm = pb.buildPerModuleDefaultPipeline(opt_level == 1   ? llvm::OptimizationLevel::O1
                                            : opt_level == 2 ? llvm::OptimizationLevel::O2

@@ -44,9 +44,10 @@ void emit_kernel(llvm::Module& module, const Instruction& root, const std::strin
   llvm::Type* ptr = llvm::PointerType::getUnqual(ctx);
   std::size_t n = root.operands.size();
 
-  auto* body = llvm::Function::Create(
-      llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), std::vector<llvm::Type*>(n + 1, ptr), false),
-      llvm::GlobalValue::InternalLinkage, name + ".body", module);
+  auto* body =
+      llvm::Function::Create(llvm::FunctionType::get(llvm::Type::getVoidTy(ctx),
+                                                     std::vector<llvm::Type*>(n + 1, ptr), false),
+                             llvm::GlobalValue::InternalLinkage, name + ".body", module);
   body->addFnAttr(llvm::Attribute::AlwaysInline);
   body->setDoesNotThrow();
   for (unsigned k = 0; k <= n; ++k) {
@@ -55,8 +56,9 @@ void emit_kernel(llvm::Module& module, const Instruction& root, const std::strin
     if (k < n) body->addParamAttr(k, llvm::Attribute::ReadOnly);
   }
 
-  auto* entry = llvm::Function::Create(llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr}, false),
-                                       llvm::GlobalValue::ExternalLinkage, name, module);
+  auto* entry =
+      llvm::Function::Create(llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr}, false),
+                             llvm::GlobalValue::ExternalLinkage, name, module);
   entry->setDoesNotThrow();
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
   std::vector<llvm::Value*> buffers;
@@ -71,9 +73,10 @@ void emit_kernel(llvm::Module& module, const Instruction& root, const std::strin
   std::vector<ElementGenerator> operands;
   for (std::size_t k = 0; k < n; ++k) {
     const hlo::HloShape& shape = root.operands[k]->shape;
-    operands.push_back([&em, arg = body->getArg(static_cast<unsigned>(k)), shape](const IrIndex& i) {
-      return em.load(shape.dtype, arg, em.linear_index(i, shape.dims), "x");
-    });
+    operands.push_back(
+        [&em, arg = body->getArg(static_cast<unsigned>(k)), shape](const IrIndex& i) {
+          return em.load(shape.dtype, arg, em.linear_index(i, shape.dims), "x");
+        });
   }
   ElementGenerator gen = em.generator(root, std::move(operands));
   llvm::Value* out = body->getArg(static_cast<unsigned>(n));

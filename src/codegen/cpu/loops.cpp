@@ -14,8 +14,10 @@ void emit_for(llvm::IRBuilder<>& b, std::int64_t n, const std::string& name,
   llvm::PHINode* i = b.CreatePHI(b.getInt64Ty(), 2, name);
   i->addIncoming(b.getInt64(0), preheader);
   body(i);
-  llvm::Value* next = b.CreateAdd(i, b.getInt64(1), name + ".next", /*HasNUW=*/true, /*HasNSW=*/true);
-  b.CreateCondBr(b.CreateICmpULT(next, b.getInt64(static_cast<std::uint64_t>(n))), loop_bb, exit_bb);
+  llvm::Value* next =
+      b.CreateAdd(i, b.getInt64(1), name + ".next", /*HasNUW=*/true, /*HasNSW=*/true);
+  b.CreateCondBr(b.CreateICmpULT(next, b.getInt64(static_cast<std::uint64_t>(n))), loop_bb,
+                 exit_bb);
   i->addIncoming(next, b.GetInsertBlock());
   b.SetInsertPoint(exit_bb);
 }
@@ -32,11 +34,13 @@ void emit_loop_nest(ElementalEmitter& em, const Shape& shape, const std::string&
     auto inner = [&](llvm::Value* i) {
       dims[d] = i;
       auto& b = em.b();
-      level(d + 1, b.CreateAdd(b.CreateMul(linear, em.i64(shape[d]), "", true, true), i, "", true,
-                               true));
+      level(d + 1,
+            b.CreateAdd(b.CreateMul(linear, em.i64(shape[d]), "", true, true), i, "", true, true));
     };
-    if (shape[d] == 1) inner(em.i64(0));
-    else emit_for(em.b(), shape[d], name + "." + std::to_string(d), inner);
+    if (shape[d] == 1)
+      inner(em.i64(0));
+    else
+      emit_for(em.b(), shape[d], name + "." + std::to_string(d), inner);
   };
   level(0, em.i64(0));
 }

@@ -36,7 +36,8 @@ Split split_dims(const Instruction& inst, const Shape& x) {
   Split s{{}, reduced};
   for (std::int64_t d = 0; d < static_cast<std::int64_t>(x.size()); ++d)
     if (!std::binary_search(reduced.begin(), reduced.end(), d)) s.kept.push_back(d);
-  if (!reduced.empty() && (reduced.front() < 0 || reduced.back() >= static_cast<std::int64_t>(x.size())))
+  if (!reduced.empty() &&
+      (reduced.front() < 0 || reduced.back() >= static_cast<std::int64_t>(x.size())))
     fail(inst, "dimensions out of range");
   Shape out;
   for (auto d : s.kept) out.push_back(x[static_cast<std::size_t>(d)]);

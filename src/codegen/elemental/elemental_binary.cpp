@@ -54,10 +54,11 @@ llvm::Value* emit_divide(ElementalEmitter& em, const Instruction& inst, Values v
     llvm::Value* q = b.CreateUDiv(x, b.CreateSelect(by_zero, int_const(y, 1), y));
     return b.CreateSelect(by_zero, ones(x), q);
   }
-  auto* min = llvm::ConstantInt::get(x->getType(), llvm::APInt::getSignedMinValue(
-                                                       x->getType()->getIntegerBitWidth()));
+  auto* min = llvm::ConstantInt::get(
+      x->getType(), llvm::APInt::getSignedMinValue(x->getType()->getIntegerBitWidth()));
   llvm::Value* overflow = b.CreateAnd(b.CreateICmpEQ(x, min), b.CreateICmpEQ(y, ones(y)));
-  llvm::Value* q = b.CreateSDiv(x, b.CreateSelect(b.CreateOr(by_zero, overflow), int_const(y, 1), y));
+  llvm::Value* q =
+      b.CreateSDiv(x, b.CreateSelect(b.CreateOr(by_zero, overflow), int_const(y, 1), y));
   return b.CreateSelect(by_zero, ones(x), q);
 }
 
@@ -118,9 +119,9 @@ struct Direction {
   P fp, sint, uint;
 };
 constexpr Direction kDirections[] = {
-    {"EQ", P::FCMP_OEQ, P::ICMP_EQ, P::ICMP_EQ},    {"NE", P::FCMP_UNE, P::ICMP_NE, P::ICMP_NE},
-    {"LT", P::FCMP_OLT, P::ICMP_SLT, P::ICMP_ULT},  {"LE", P::FCMP_OLE, P::ICMP_SLE, P::ICMP_ULE},
-    {"GT", P::FCMP_OGT, P::ICMP_SGT, P::ICMP_UGT},  {"GE", P::FCMP_OGE, P::ICMP_SGE, P::ICMP_UGE},
+    {"EQ", P::FCMP_OEQ, P::ICMP_EQ, P::ICMP_EQ},   {"NE", P::FCMP_UNE, P::ICMP_NE, P::ICMP_NE},
+    {"LT", P::FCMP_OLT, P::ICMP_SLT, P::ICMP_ULT}, {"LE", P::FCMP_OLE, P::ICMP_SLE, P::ICMP_ULE},
+    {"GT", P::FCMP_OGT, P::ICMP_SGT, P::ICMP_UGT}, {"GE", P::FCMP_OGE, P::ICMP_SGE, P::ICMP_UGE},
 };
 
 llvm::Value* emit_compare(ElementalEmitter& em, const Instruction& inst, Values v) {

@@ -24,12 +24,17 @@ const EmitterTable& elemental_emitters() {
 
 llvm::Type* ir_type(llvm::LLVMContext& ctx, DType d) {
   switch (d) {
-    case bool_: return llvm::Type::getInt1Ty(ctx);
+    case bool_:
+      return llvm::Type::getInt1Ty(ctx);
     case int32:
-    case uint32: return llvm::Type::getInt32Ty(ctx);
-    case int64: return llvm::Type::getInt64Ty(ctx);
-    case float32: return llvm::Type::getFloatTy(ctx);
-    case float64: return llvm::Type::getDoubleTy(ctx);
+    case uint32:
+      return llvm::Type::getInt32Ty(ctx);
+    case int64:
+      return llvm::Type::getInt64Ty(ctx);
+    case float32:
+      return llvm::Type::getFloatTy(ctx);
+    case float64:
+      return llvm::Type::getDoubleTy(ctx);
   }
   throw CompileError("codegen: unknown dtype");
 }
@@ -46,8 +51,12 @@ ElementGenerator ElementalEmitter::generator(const Instruction& inst,
     // Elementwise: every operand is read at the output's index, except that a 0-d operand
     // (clamp's bounds, select's predicate) is read at the empty index.
     std::vector<bool> is_scalar;
-    for (const Instruction* o : inst.operands)
+    for (const Instruction* o : inst.operands) {
       is_scalar.push_back(o->shape.rank() == 0 && inst.shape.rank() > 0);
+      if (!is_scalar.back() && o->shape.dims != inst.shape.dims)
+        throw CompileError("codegen: " + inst.name + " has operand " + o->name + " of shape " +
+                           o->shape.str() + ", not " + inst.shape.str());
+    }
     return [this, &inst, s, operands = std::move(operands), is_scalar](const IrIndex& index) {
       llvm::SmallVector<llvm::Value*, 3> values;
       for (std::size_t k = 0; k < operands.size(); ++k)
@@ -161,9 +170,10 @@ llvm::GlobalVariable* ElementalEmitter::literal_global(const Instruction& consta
     throw CompileError("codegen: constant " + constant.name + " has no literal of its shape");
   DType d = constant.shape.dtype;
   auto n = static_cast<std::uint64_t>(constant.shape.size());
-  const auto* bytes = static_cast<const char*>(concrete_buffer(*constant.literal, "codegen").data());
-  llvm::Constant* init = llvm::ConstantDataArray::getRaw(
-      llvm::StringRef(bytes, n * itemsize(d)), n, storage_type(ctx(), d));
+  const auto* bytes =
+      static_cast<const char*>(concrete_buffer(*constant.literal, "codegen").data());
+  llvm::Constant* init = llvm::ConstantDataArray::getRaw(llvm::StringRef(bytes, n * itemsize(d)), n,
+                                                         storage_type(ctx(), d));
   auto* g = new llvm::GlobalVariable(module(), init->getType(), /*isConstant=*/true,
                                      llvm::GlobalValue::PrivateLinkage, init, constant.name);
   g->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
@@ -172,7 +182,8 @@ llvm::GlobalVariable* ElementalEmitter::literal_global(const Instruction& consta
 }
 
 llvm::Value* ElementalEmitter::clamped_start(llvm::Value* v, DType d, std::int64_t max) {
-  v = is_unsigned(d) ? b_.CreateZExtOrTrunc(v, b_.getInt64Ty()) : b_.CreateSExtOrTrunc(v, b_.getInt64Ty());
+  v = is_unsigned(d) ? b_.CreateZExtOrTrunc(v, b_.getInt64Ty())
+                     : b_.CreateSExtOrTrunc(v, b_.getInt64Ty());
   v = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, v, i64(max));
   return b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, v, i64(0));
 }

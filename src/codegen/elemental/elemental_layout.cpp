@@ -29,7 +29,9 @@ const Ints& ints_attr(const Instruction& inst, const char* name, std::size_t siz
   return v;
 }
 
-const Shape& dims_of(const Instruction& inst, std::size_t k) { return inst.operands[k]->shape.dims; }
+const Shape& dims_of(const Instruction& inst, std::size_t k) {
+  return inst.operands[k]->shape.dims;
+}
 
 // An index of the given values; a 0-d index has linear index 0.
 IrIndex index_of(ElementalEmitter& em, std::vector<llvm::Value*> dims) {
@@ -46,7 +48,9 @@ ElementGenerator emit_broadcast(ElementalEmitter& em, const Instruction& inst, c
     if (map[k] < 0 || map[k] >= inst.shape.rank() ||
         (x[k] != 1 && x[k] != inst.shape.dims[static_cast<std::size_t>(map[k])]))
       fail(inst, "dimensions do not map the operand into the output");
-  if (x == inst.shape.dims) return ops[0];  // identity map: the index (and its linear) carries
+  bool identity = x == inst.shape.dims;
+  for (std::size_t k = 0; k < map.size(); ++k) identity &= map[k] == static_cast<std::int64_t>(k);
+  if (identity) return ops[0];  // the index (and its linear form) carries over
   return [&em, x, map, g = ops[0]](const IrIndex& index) {
     std::vector<llvm::Value*> dims;
     for (std::size_t k = 0; k < x.size(); ++k)
@@ -74,6 +78,9 @@ ElementGenerator emit_transpose(ElementalEmitter& em, const Instruction& inst, c
       fail(inst, "dimensions is not a permutation");
     seen[static_cast<std::size_t>(k)] = true;
   }
+  Shape permuted;
+  for (std::int64_t k : perm) permuted.push_back(dims_of(inst, 0)[static_cast<std::size_t>(k)]);
+  if (permuted != inst.shape.dims) fail(inst, "the output shape is not the permuted operand's");
   return [&em, perm, g = ops[0]](const IrIndex& index) {
     std::vector<llvm::Value*> dims(perm.size());
     for (std::size_t k = 0; k < perm.size(); ++k)
@@ -86,6 +93,7 @@ ElementGenerator emit_transpose(ElementalEmitter& em, const Instruction& inst, c
 ElementGenerator emit_slice(ElementalEmitter& em, const Instruction& inst, const Gens& ops) {
   const Shape& x = dims_of(inst, 0);
   const Ints& s = ints_attr(inst, "slice", 3 * x.size());
+  if (static_cast<std::size_t>(inst.shape.rank()) != x.size()) fail(inst, "rank changes");
   for (std::size_t d = 0; d < x.size(); ++d) {
     std::int64_t n = inst.shape.dims[d];
     if (n > 0 && (s[3 * d] < 0 || s[3 * d + 2] < 1 || s[3 * d] + (n - 1) * s[3 * d + 2] >= x[d]))
@@ -95,8 +103,9 @@ ElementGenerator emit_slice(ElementalEmitter& em, const Instruction& inst, const
     auto& b = em.b();
     std::vector<llvm::Value*> dims;
     for (std::size_t d = 0; d < index.dims.size(); ++d)
-      dims.push_back(b.CreateAdd(em.i64(s[3 * d]), b.CreateMul(index.dims[d], em.i64(s[3 * d + 2]),
-                                                                 "", true, true), "", true, true));
+      dims.push_back(b.CreateAdd(em.i64(s[3 * d]),
+                                 b.CreateMul(index.dims[d], em.i64(s[3 * d + 2]), "", true, true),
+                                 "", true, true));
     return g(index_of(em, std::move(dims)));
   };
 }
@@ -116,6 +125,7 @@ std::vector<llvm::Value*> clamped_starts(ElementalEmitter& em, const Instruction
 void check_starts(const Instruction& inst, std::size_t first, const Shape& sizes) {
   const Shape& x = dims_of(inst, 0);
   if (inst.operands.size() != first + x.size()) fail(inst, "needs one start index per dimension");
+  if (sizes.size() != x.size()) fail(inst, "the window's rank differs from the operand's");
   for (std::size_t d = 0; d < x.size(); ++d) {
     const hlo::HloShape& s = inst.operands[first + d]->shape;
     if (s.rank() != 0 || !is_integral(s.dtype)) fail(inst, "start indices must be 0-d integers");
@@ -123,7 +133,8 @@ void check_starts(const Instruction& inst, std::size_t first, const Shape& sizes
   }
 }
 
-ElementGenerator emit_dynamic_slice(ElementalEmitter& em, const Instruction& inst, const Gens& ops) {
+ElementGenerator emit_dynamic_slice(ElementalEmitter& em, const Instruction& inst,
+                                    const Gens& ops) {
   const Shape& sizes = inst.shape.dims;
   check_starts(inst, 1, sizes);
   return [&em, &inst, ops, sizes](const IrIndex& index) {
@@ -183,8 +194,8 @@ ElementGenerator emit_concatenate(ElementalEmitter& em, const Instruction& inst,
       local.dims[dim] = em.b().CreateSub(index.dims[dim], em.i64(parts[k].begin), "", true, true);
       if (k + 1 == parts.size()) return parts[k].g(local);
       llvm::Value* here = em.b().CreateICmpSLT(index.dims[dim], em.i64(parts[k].end));
-      return em.if_else(here, [&] { return parts[k].g(local); }, [&] { return from(k + 1); },
-                        "concat");
+      return em.if_else(
+          here, [&] { return parts[k].g(local); }, [&] { return from(k + 1); }, "concat");
     };
     return from(0);
   };
@@ -197,6 +208,7 @@ ElementGenerator emit_pad(ElementalEmitter& em, const Instruction& inst, const G
   const Shape& x = dims_of(inst, 0);
   const Ints& p = ints_attr(inst, "padding", 3 * x.size());
   if (dims_of(inst, 1).size() != 0) fail(inst, "the padding value must be 0-d");
+  if (static_cast<std::size_t>(inst.shape.rank()) != x.size()) fail(inst, "rank changes");
   if (shape_size(x) == 0) return [&em, g = ops[1]](const IrIndex&) { return g(em.scalar_index()); };
   return [&em, x, p, ops](const IrIndex& index) {
     auto& b = em.b();
@@ -231,14 +243,18 @@ ElementGenerator emit_iota(ElementalEmitter& em, const Instruction& inst, const 
 // Element i of a constant's literal as an LLVM constant.
 llvm::Constant* literal_element(ElementalEmitter& em, const Instruction& inst, std::int64_t i) {
   DType d = inst.shape.dtype;
-  const auto* bytes = static_cast<const std::byte*>(concrete_buffer(*inst.literal, "codegen").data());
+  const auto* bytes =
+      static_cast<const std::byte*>(concrete_buffer(*inst.literal, "codegen").data());
   llvm::Type* t = em.type(d);
   return dispatch(d, [&]<class T>() -> llvm::Constant* {
     T v;
     std::memcpy(&v, bytes + i * static_cast<std::int64_t>(sizeof(T)), sizeof(T));
-    if constexpr (std::is_floating_point_v<T>) return llvm::ConstantFP::get(t, v);
-    else if constexpr (std::is_signed_v<T>) return llvm::ConstantInt::getSigned(t, v);
-    else return llvm::ConstantInt::get(t, static_cast<std::uint64_t>(v));
+    if constexpr (std::is_floating_point_v<T>)
+      return llvm::ConstantFP::get(t, v);
+    else if constexpr (std::is_signed_v<T>)
+      return llvm::ConstantInt::getSigned(t, v);
+    else
+      return llvm::ConstantInt::get(t, static_cast<std::uint64_t>(v));
   });
 }
 

@@ -27,13 +27,20 @@ struct MathOp {
   MathFn fn;
 };
 constexpr MathOp kMathOps[] = {
-    {Opcode::kExp, MathFn::kExp},         {Opcode::kLog, MathFn::kLog},
-    {Opcode::kLog1p, MathFn::kLog1p},     {Opcode::kExpm1, MathFn::kExpm1},
-    {Opcode::kSin, MathFn::kSin},         {Opcode::kCos, MathFn::kCos},
-    {Opcode::kTan, MathFn::kTan},         {Opcode::kTanh, MathFn::kTanh},
-    {Opcode::kSqrt, MathFn::kSqrt},       {Opcode::kFloor, MathFn::kFloor},
-    {Opcode::kCeil, MathFn::kCeil},       {Opcode::kRoundAfz, MathFn::kRound},
-    {Opcode::kRoundEven, MathFn::kRoundEven}, {Opcode::kErf, MathFn::kErf},
+    {Opcode::kExp, MathFn::kExp},
+    {Opcode::kLog, MathFn::kLog},
+    {Opcode::kLog1p, MathFn::kLog1p},
+    {Opcode::kExpm1, MathFn::kExpm1},
+    {Opcode::kSin, MathFn::kSin},
+    {Opcode::kCos, MathFn::kCos},
+    {Opcode::kTan, MathFn::kTan},
+    {Opcode::kTanh, MathFn::kTanh},
+    {Opcode::kSqrt, MathFn::kSqrt},
+    {Opcode::kFloor, MathFn::kFloor},
+    {Opcode::kCeil, MathFn::kCeil},
+    {Opcode::kRoundAfz, MathFn::kRound},
+    {Opcode::kRoundEven, MathFn::kRoundEven},
+    {Opcode::kErf, MathFn::kErf},
 };
 
 llvm::Value* emit_math(ElementalEmitter& em, const Instruction& inst, Values x) {
@@ -111,9 +118,9 @@ llvm::Value* emit_convert(llvm::IRBuilder<>& b, llvm::Value* v, DType from, DTyp
   if (from == bool_) return is_floating(to) ? b.CreateUIToFP(v, t) : b.CreateZExt(v, t);
   if (is_floating(from) && is_floating(to)) return b.CreateFPCast(v, t);
   if (is_floating(from))  // NaN → 0, out of range saturates
-    return b.CreateIntrinsic(is_unsigned(to) ? llvm::Intrinsic::fptoui_sat
-                                             : llvm::Intrinsic::fptosi_sat,
-                             {t, v->getType()}, {v});
+    return b.CreateIntrinsic(
+        is_unsigned(to) ? llvm::Intrinsic::fptoui_sat : llvm::Intrinsic::fptosi_sat,
+        {t, v->getType()}, {v});
   if (is_floating(to)) return is_unsigned(from) ? b.CreateUIToFP(v, t) : b.CreateSIToFP(v, t);
   return b.CreateIntCast(v, t, /*isSigned=*/!is_unsigned(from));
 }

@@ -7,7 +7,8 @@
 
 namespace jx::codegen {
 
-llvm::Value* MathTable::call(llvm::IRBuilder<>& b, MathFn fn, llvm::ArrayRef<llvm::Value*> args) const {
+llvm::Value* MathTable::call(llvm::IRBuilder<>& b, MathFn fn,
+                             llvm::ArrayRef<llvm::Value*> args) const {
   const MathEntry& e = entry(fn);
   llvm::Type* type = args[0]->getType();
   if (e.intrinsic != llvm::Intrinsic::not_intrinsic)

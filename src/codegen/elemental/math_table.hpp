@@ -10,8 +10,25 @@
 namespace jx::codegen {
 
 enum class MathFn {
-  kExp, kLog, kLog1p, kExpm1, kSin, kCos, kTan, kTanh, kSqrt, kPow, kFloor, kCeil,
-  kRound, kRoundEven, kFabs, kErf, kAtan2, kMaximum, kMinimum,
+  kExp,
+  kLog,
+  kLog1p,
+  kExpm1,
+  kSin,
+  kCos,
+  kTan,
+  kTanh,
+  kSqrt,
+  kPow,
+  kFloor,
+  kCeil,
+  kRound,
+  kRoundEven,
+  kFabs,
+  kErf,
+  kAtan2,
+  kMaximum,
+  kMinimum,
   kCount
 };
 
