@@ -8,6 +8,7 @@
 #include "api/dump.hpp"
 #include "codegen/cpu/cpu_compiler.hpp"
 #include "hlo/cost_analysis.hpp"
+#include "hlo/dot_graph.hpp"
 #include "jx/config.hpp"
 #include "lower/lower.hpp"
 #include "passes/pipeline.hpp"
@@ -39,7 +40,8 @@ std::optional<runtime::GemmShape> as_gemm(const Instruction& dot) {
   const auto& lc = dot.attrs.get_ints("lhs_contracting_dims");
   const auto& rc = dot.attrs.get_ints("rhs_contracting_dims");
   auto nb = static_cast<std::int64_t>(lb.size());
-  if (lhs.rank() != nb + 2 || rhs.rank() != nb + 2 || lc.size() != 1 || rc.size() != 1) return std::nullopt;
+  if (lhs.rank() != nb + 2 || rhs.rank() != nb + 2 || lc.size() != 1 || rc.size() != 1)
+    return std::nullopt;
   for (std::int64_t i = 0; i < nb; ++i)
     if (lb[i] != i || rb[i] != i) return std::nullopt;
   runtime::GemmShape g;
@@ -68,7 +70,8 @@ std::vector<Array> CompiledProgram::operator()(const std::vector<Array>& args) c
   return executable->execute(all);
 }
 
-LoweredProgram lower_program(std::shared_ptr<const ClosedJaxprData> jaxpr, const std::string& name) {
+LoweredProgram lower_program(std::shared_ptr<const ClosedJaxprData> jaxpr,
+                             const std::string& name) {
   static std::atomic<int> next_id{1};
   auto t0 = std::chrono::steady_clock::now();
   LoweredProgram out;
@@ -105,6 +108,7 @@ CompiledProgram compile_program(const LoweredProgram& lowered) {
   out.hlo_text = hlo::to_string(*module);
   out.optimize_ms = ms_since(t0);
   if (dump_enabled(DumpKind::kHlo)) write_dump(id, name, "after_optimizations.txt", out.hlo_text);
+  if (dump_enabled(DumpKind::kDot)) write_dump(id, name, "dot", hlo::to_dot(*module));
 
   // Schedule, buffers, and one kernel per remaining instruction (or a BLAS call).
   t0 = std::chrono::steady_clock::now();
@@ -133,8 +137,8 @@ CompiledProgram compile_program(const LoweredProgram& lowered) {
     if (needs_no_thunk(i->opcode)) continue;
     if (i->opcode == Opcode::kDot) {
       if (auto g = as_gemm(*i)) {
-        thunks.push_back(std::make_unique<runtime::GemmThunk>(
-            i->name, *g, alloc(i->operands[0]), alloc(i->operands[1]), alloc(i)));
+        thunks.push_back(std::make_unique<runtime::GemmThunk>(i->name, *g, alloc(i->operands[0]),
+                                                              alloc(i->operands[1]), alloc(i)));
         continue;
       }
     }
@@ -149,7 +153,8 @@ CompiledProgram compile_program(const LoweredProgram& lowered) {
   // Outputs that are parameters, constants or repeated values are copied into their buffers.
   for (std::size_t k = 0; k < ba.outputs.size(); ++k) {
     runtime::Allocation src = alloc(ba.outputs[k]);
-    if (src.kind == runtime::Allocation::Kind::kOutput && src.index == static_cast<int>(k)) continue;
+    if (src.kind == runtime::Allocation::Kind::kOutput && src.index == static_cast<int>(k))
+      continue;
     runtime::Allocation dst = src;
     dst.kind = runtime::Allocation::Kind::kOutput;
     dst.index = static_cast<int>(k);
@@ -162,11 +167,12 @@ CompiledProgram compile_program(const LoweredProgram& lowered) {
   std::vector<ShapedArray> const_avals;
   for (const Var& v : lowered.jaxpr->jaxpr.constvars) const_avals.push_back(v->aval);
   in_avals.insert(in_avals.begin(), const_avals.begin(), const_avals.end());
-  auto exe = std::make_shared<runtime::Executable>(std::move(thunks), ba.arena_bytes, std::move(in_avals),
-                                                   lowered.jaxpr->jaxpr.out_avals(), std::move(constants),
-                                                   std::shared_ptr<const void>(code, code.get()));
+  auto exe = std::make_shared<runtime::Executable>(
+      std::move(thunks), ba.arena_bytes, std::move(in_avals), lowered.jaxpr->jaxpr.out_avals(),
+      std::move(constants), std::shared_ptr<const void>(code, code.get()));
   out.codegen_ms = ms_since(t0);
-  if (dump_enabled(DumpKind::kThunks)) write_dump(id, name, "thunk_sequence.txt", exe->thunk_sequence());
+  if (dump_enabled(DumpKind::kThunks))
+    write_dump(id, name, "thunk_sequence.txt", exe->thunk_sequence());
 
   hlo::HloCost cost = hlo::cost_analysis(*module);
   out.cost = {cost.flops, cost.transcendentals, cost.bytes_accessed};

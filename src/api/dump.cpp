@@ -1,3 +1,4 @@
+// Writes dump files under --dump_to, named like XLA's.
 #include "api/dump.hpp"
 
 #include <cstdio>
@@ -15,10 +16,15 @@ bool dump_enabled(DumpKind kind) {
   bool narrowed = c.dump_jaxpr || c.dump_hlo || c.dump_llvm || c.dump_dot;
   if (!narrowed) return true;
   switch (kind) {
-    case DumpKind::kJaxpr: return c.dump_jaxpr;
-    case DumpKind::kHlo: case DumpKind::kThunks: return c.dump_hlo;
-    case DumpKind::kLlvm: return c.dump_llvm;
-    case DumpKind::kDot: return c.dump_dot;
+    case DumpKind::kJaxpr:
+      return c.dump_jaxpr;
+    case DumpKind::kHlo:
+    case DumpKind::kThunks:
+      return c.dump_hlo;
+    case DumpKind::kLlvm:
+      return c.dump_llvm;
+    case DumpKind::kDot:
+      return c.dump_dot;
   }
   return false;
 }
@@ -26,7 +32,8 @@ bool dump_enabled(DumpKind kind) {
 std::string dump_prefix(int module_id, const std::string& name) {
   char id[16];
   std::snprintf(id, sizeof id, "%04d", module_id);
-  return (std::filesystem::path(config().dump_to) / ("module_" + std::string(id) + "." + name)).string();
+  return (std::filesystem::path(config().dump_to) / ("module_" + std::string(id) + "." + name))
+      .string();
 }
 
 void write_dump(int module_id, const std::string& name, const std::string& suffix,

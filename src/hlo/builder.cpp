@@ -24,8 +24,8 @@ Instruction* Builder::op(Opcode opcode, HloShape shape, std::vector<Instruction*
   int arity = info(opcode).arity;
   JX_CHECK(arity < 0 || arity == static_cast<int>(operands.size()),
            info(opcode).name << " takes " << arity << " operands");
-  auto inst = std::make_unique<Instruction>(
-      Instruction{opcode, std::move(shape), std::move(operands), std::move(attrs), std::move(called)});
+  auto inst = std::make_unique<Instruction>(Instruction{
+      opcode, std::move(shape), std::move(operands), std::move(attrs), std::move(called)});
   return c_->add(std::move(inst));
 }
 

@@ -18,11 +18,14 @@ std::unique_ptr<hlo::Module> lower_jaxpr(const Jaxpr& jaxpr, const std::string& 
   };
   for (const Var& v : jaxpr.constvars) param(v);
   for (const Var& v : jaxpr.invars) param(v);
-  auto read = [&](const Atom& a) { return a.is_literal() ? b.constant(a.literal) : env.at(a.var.get()); };
+  auto read = [&](const Atom& a) {
+    return a.is_literal() ? b.constant(a.literal) : env.at(a.var.get());
+  };
 
   for (const Eqn& eqn : jaxpr.eqns) {
     if (!eqn.prim->lower)
-      throw CompileError("jit cannot compile primitive `" + eqn.prim->name + "`: it has no lowering");
+      throw CompileError("jit cannot compile primitive `" + eqn.prim->name +
+                         "`: it has no lowering");
     std::vector<hlo::Instruction*> operands;
     for (const Atom& a : eqn.inputs) operands.push_back(read(a));
     std::vector<ShapedArray> out_avals;

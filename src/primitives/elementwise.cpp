@@ -8,8 +8,10 @@ void check_dtype(const std::string& op, DType d, DTypeSet accepted) {
   if (accepted.contains(d)) return;
   std::vector<std::string> kinds;
   if (accepted.contains(bool_)) kinds.push_back("bool");
-  if (accepted.contains(int32)) kinds.push_back("integer");
-  else if (accepted.contains(uint32)) kinds.push_back("unsignedinteger");
+  if (accepted.contains(int32))
+    kinds.push_back("integer");
+  else if (accepted.contains(uint32))
+    kinds.push_back("unsignedinteger");
   if (accepted.contains(float32)) kinds.push_back("floating");
   std::ostringstream os;
   os << op << " does not accept dtype " << dtype_name(d) << ". Accepted dtypes are subtypes of ";
@@ -59,7 +61,8 @@ LowerRule lower_elementwise(hlo::Opcode opcode, std::string direction) {
   return [opcode, direction](hlo::Builder& b, std::span<hlo::Instruction* const> operands,
                              const Params&, std::span<const ShapedArray> out) {
     auto ops = broadcast_scalars(b, operands, out[0].shape);
-    if (!direction.empty()) return std::vector<hlo::Instruction*>{b.compare(ops[0], ops[1], direction)};
+    if (!direction.empty())
+      return std::vector<hlo::Instruction*>{b.compare(ops[0], ops[1], direction)};
     return std::vector<hlo::Instruction*>{
         b.op(opcode, hlo::HloShape::array(out[0].dtype, out[0].shape), std::move(ops))};
   };

@@ -20,7 +20,11 @@ class DTypeSet {
     for (DType d : ds) bits_ |= 1u << static_cast<unsigned>(d);
   }
   constexpr bool contains(DType d) const { return bits_ & (1u << static_cast<unsigned>(d)); }
-  constexpr DTypeSet operator|(DTypeSet o) const { DTypeSet s{}; s.bits_ = bits_ | o.bits_; return s; }
+  constexpr DTypeSet operator|(DTypeSet o) const {
+    DTypeSet s{};
+    s.bits_ = bits_ | o.bits_;
+    return s;
+  }
 
  private:
   unsigned bits_ = 0;

@@ -64,10 +64,14 @@ class Arena {
 
 std::string Allocation::str() const {
   switch (kind) {
-    case Kind::kParameter: return "param" + std::to_string(index);
-    case Kind::kConstant: return "const" + std::to_string(index);
-    case Kind::kOutput: return "out" + std::to_string(index);
-    case Kind::kTemp: return "temp[" + std::to_string(offset) + ":" + std::to_string(offset + size) + "]";
+    case Kind::kParameter:
+      return "param" + std::to_string(index);
+    case Kind::kConstant:
+      return "const" + std::to_string(index);
+    case Kind::kOutput:
+      return "out" + std::to_string(index);
+    case Kind::kTemp:
+      return "temp[" + std::to_string(offset) + ":" + std::to_string(offset + size) + "]";
   }
   return "?";
 }
@@ -99,7 +103,8 @@ BufferAssignment assign_buffers(const hlo::Computation& entry,
       a.kind = Allocation::Kind::kConstant;
       a.index = static_cast<int>(ba.constants.size());
       ba.constants.push_back(i);
-    } else if (auto it = std::find(ba.outputs.begin(), ba.outputs.end(), i); it != ba.outputs.end()) {
+    } else if (auto it = std::find(ba.outputs.begin(), ba.outputs.end(), i);
+               it != ba.outputs.end()) {
       a.kind = Allocation::Kind::kOutput;
       a.index = static_cast<int>(it - ba.outputs.begin());
     } else {
@@ -118,7 +123,8 @@ BufferAssignment assign_buffers(const hlo::Computation& entry,
       if (last_use[src] == t) arena.release(found->second.offset, aligned(found->second.size));
     }
     // A value nobody reads is dead at once.
-    if (a.kind == Allocation::Kind::kTemp && !last_use.count(i)) arena.release(a.offset, aligned(a.size));
+    if (a.kind == Allocation::Kind::kTemp && !last_use.count(i))
+      arena.release(a.offset, aligned(a.size));
   }
   ba.arena_bytes = arena.size();
   return ba;

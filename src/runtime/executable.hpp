@@ -15,8 +15,12 @@ class Executable {
   Executable(std::vector<std::unique_ptr<Thunk>> thunks, std::int64_t arena_bytes,
              std::vector<ShapedArray> in_avals, std::vector<ShapedArray> out_avals,
              std::vector<Array> constants, std::shared_ptr<const void> code)
-      : thunks_(std::move(thunks)), arena_bytes_(arena_bytes), in_avals_(std::move(in_avals)),
-        out_avals_(std::move(out_avals)), constants_(std::move(constants)), code_(std::move(code)) {}
+      : thunks_(std::move(thunks)),
+        arena_bytes_(arena_bytes),
+        in_avals_(std::move(in_avals)),
+        out_avals_(std::move(out_avals)),
+        constants_(std::move(constants)),
+        code_(std::move(code)) {}
 
   // Runs the thunks on concrete arguments; outputs are fresh arrays.
   std::vector<Array> execute(const std::vector<Array>& args) const;

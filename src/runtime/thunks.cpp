@@ -10,10 +10,14 @@ namespace jx::runtime {
 
 void* ExecutionContext::resolve(const Allocation& a) const {
   switch (a.kind) {
-    case Allocation::Kind::kParameter: return parameters[static_cast<std::size_t>(a.index)];
-    case Allocation::Kind::kConstant: return const_cast<void*>(constants[static_cast<std::size_t>(a.index)]);
-    case Allocation::Kind::kOutput: return outputs[static_cast<std::size_t>(a.index)];
-    case Allocation::Kind::kTemp: return arena + a.offset;
+    case Allocation::Kind::kParameter:
+      return parameters[static_cast<std::size_t>(a.index)];
+    case Allocation::Kind::kConstant:
+      return const_cast<void*>(constants[static_cast<std::size_t>(a.index)]);
+    case Allocation::Kind::kOutput:
+      return outputs[static_cast<std::size_t>(a.index)];
+    case Allocation::Kind::kTemp:
+      return arena + a.offset;
   }
   return nullptr;
 }

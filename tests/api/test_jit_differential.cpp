@@ -36,7 +36,8 @@ TEST_CASE("jit agrees with eager execution on every op-table row", "[jit][differ
         std::vector<Array> args;
         for (const Shape& s : shapes) {
           HostArray h{s, {}};
-          for (std::int64_t i = 0; i < shape_size(s); ++i) h.values.push_back(sample_value(row, rng, dtype));
+          for (std::int64_t i = 0; i < shape_size(s); ++i)
+            h.values.push_back(sample_value(row, rng, dtype));
           args.push_back(from_host(h, dtype));
         }
         std::ostringstream where;

@@ -1,0 +1,247 @@
+// JX_FLAGS dumps: every file of one jitted module, named like XLA's, each of which reads back
+// (jaxpr and HLO parse and print identically), plus --dump_hlo_pass_re and the narrowing flags.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "api/numpy_testing.hpp"
+#include "hlo/ir.hpp"
+#include "jaxpr/jaxpr.hpp"
+#include "jx/config.hpp"
+#include "jx/jx.hpp"
+
+namespace jx {
+namespace {
+
+namespace fs = std::filesystem;
+using np_testing::check_values;
+
+// Points --dump_to at a fresh directory with `flags` applied, and puts jx::config() back (and
+// removes the directory) on the way out, so no other test sees dumps.
+class DumpScope {
+ public:
+  explicit DumpScope(const std::string& flags) : saved_(config()) {
+    static std::atomic<int> counter{0};
+    do {
+      std::string unique = std::to_string(std::random_device{}()) + "_" + std::to_string(counter++);
+      dir_ = fs::temp_directory_path() / ("jx_test_dumps_" + unique);
+    } while (!fs::create_directory(dir_));
+    // Whatever JX_FLAGS set, only these flags decide what is dumped here.
+    Config c = saved_;
+    c.dump_jaxpr = c.dump_hlo = c.dump_llvm = c.dump_ptx = c.dump_dot = false;
+    c.dump_hlo_pass_re.clear();
+    parse_flags("--dump_to=\"" + dir_.string() + "\" " + flags, c);
+    config() = c;
+  }
+  ~DumpScope() {
+    config() = saved_;
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  DumpScope(const DumpScope&) = delete;
+  DumpScope& operator=(const DumpScope&) = delete;
+
+  // The dump files by suffix ("jaxpr.txt", "dot", ...), checking every name has the form
+  // module_NNNN.jit_<name>.<suffix> with one module number.
+  std::map<std::string, fs::path> files(const std::string& name) const {
+    std::map<std::string, fs::path> out;
+    std::regex form("module_([0-9]{4})\\.jit_" + name + "\\.(.+)");
+    std::set<std::string> ids;
+    for (const auto& entry : fs::directory_iterator(dir_)) {
+      std::string file = entry.path().filename().string();
+      std::smatch m;
+      INFO("dump file " << file);
+      REQUIRE(std::regex_match(file, m, form));
+      ids.insert(m[1]);
+      out[m[2]] = entry.path();
+    }
+    CHECK(ids.size() <= 1);
+    return out;
+  }
+
+ private:
+  Config saved_;
+  fs::path dir_;
+};
+
+std::string read(const fs::path& path) {
+  std::ifstream in(path);
+  std::ostringstream os;
+  os << in.rdbuf();
+  return os.str();
+}
+
+std::set<std::string> keys(const std::map<std::string, fs::path>& m) {
+  std::set<std::string> out;
+  for (const auto& [k, v] : m) out.insert(k);
+  return out;
+}
+
+std::size_t count(const std::string& text, const std::string& word) {
+  std::size_t n = 0;
+  for (auto pos = text.find(word); pos != std::string::npos; pos = text.find(word, pos + 1)) ++n;
+  return n;
+}
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+// tanh(x * y) + sum(x) / 4, with x, y of shape [2, 2]: elementwise work, a broadcast and a
+// reduction, small enough that every instruction becomes one emitted kernel (no BLAS call).
+Array small_fn(const Array& x, const Array& y) { return np::tanh(x * y) + np::sum(x) / 4.0f; }
+
+TEST_CASE("dumps: every file of a jitted module, named like XLA's, reads back", "[dumps]") {
+  Array x = np::array(std::vector<float>{0.5f, -1, 2, 0.25f}, {2, 2});
+  Array y = np::array(std::vector<float>{1, 0.5f, -0.75f, 3}, {2, 2});
+  auto f = jit(small_fn, {.name = "small"});
+  std::map<std::string, fs::path> files;
+  Array out;
+  {
+    DumpScope scope("");
+    out = f(x, y);
+    files = scope.files("small");
+    Array again = f(x, y);  // a cache hit compiles nothing, so it dumps nothing
+    CHECK(scope.files("small").size() == files.size());
+    CHECK(again.to_vector<float>() == out.to_vector<float>());
+
+    CHECK(keys(files) == std::set<std::string>{"jaxpr.txt", "before_optimizations.txt",
+                                               "after_optimizations.txt", "ir-no-opt.ll",
+                                               "ir-with-opt.ll", "thunk_sequence.txt", "dot"});
+    // Read inside the scope: the directory goes with it.
+    std::map<std::string, std::string> text;
+    for (const auto& [suffix, path] : files) text[suffix] = read(path);
+
+    SECTION("the jaxpr is make_jaxpr's, and parses and prints back identically") {
+      const std::string& jaxpr = text["jaxpr.txt"];
+      CHECK(jaxpr == make_jaxpr(small_fn)(x, y).str());
+      CHECK(to_string(parse_jaxpr(jaxpr)) == jaxpr);
+    }
+    SECTION("HLO before and after optimizations parses, verifies and prints back identically") {
+      for (std::string suffix : {"before_optimizations.txt", "after_optimizations.txt"}) {
+        INFO(suffix);
+        const std::string& hlo = text[suffix];
+        CHECK(hlo.starts_with("HloModule jit_small"));
+        std::unique_ptr<hlo::Module> m = hlo::parse_module(hlo);
+        CHECK_NOTHROW(hlo::verify(*m));
+        CHECK(hlo::to_string(*m) == hlo);
+      }
+      // What AOT compiles is what the dump holds (module names and numbering are stable).
+      CHECK(f.lower(x, y).compile().hlo_text() == text["after_optimizations.txt"]);
+    }
+    SECTION("LLVM IR before and after LLVM's optimizations defines the kernels") {
+      CHECK(text["ir-no-opt.ll"].find("define") != std::string::npos);
+      CHECK(text["ir-with-opt.ll"].find("define") != std::string::npos);
+    }
+    SECTION("the thunk sequence: one kernel line per instruction that computes") {
+      std::unique_ptr<hlo::Module> m = hlo::parse_module(text["after_optimizations.txt"]);
+      std::size_t computing = 0;
+      for (const hlo::Instruction* i : m->entry()->instructions())
+        if (i->opcode != hlo::Opcode::kParameter && i->opcode != hlo::Opcode::kConstant &&
+            i->opcode != hlo::Opcode::kTuple && i->opcode != hlo::Opcode::kGetTupleElement)
+          ++computing;
+      std::vector<std::string> thunks = lines(text["thunk_sequence.txt"]);
+      CHECK(thunks.size() == computing);
+      for (const std::string& line : thunks) {
+        INFO(line);
+        CHECK(line.starts_with("kernel "));
+        // The kernel's symbol names a function of the optimized IR (which may add a suffix).
+        std::string symbol = line.substr(7, line.find('(') - 7);
+        CHECK(text["ir-with-opt.ll"].find("define void @" + symbol) != std::string::npos);
+      }
+    }
+    SECTION("the Graphviz file: a digraph with one node per entry instruction and a ROOT") {
+      const std::string& dot = text["dot"];
+      CHECK(dot.starts_with("digraph"));
+      CHECK(dot.ends_with("}\n"));
+      std::unique_ptr<hlo::Module> m = hlo::parse_module(text["after_optimizations.txt"]);
+      std::size_t nodes = 0;
+      for (const std::string& line : lines(dot))
+        if (std::regex_match(line, std::regex("  n[0-9]+ \\[label=.*"))) ++nodes;
+      CHECK(nodes == m->entry()->instructions().size());
+      CHECK(count(dot, "->") > 0);
+      CHECK(count(dot, "ROOT ") == 1);
+      CHECK(dot.find("ROOT " + m->entry()->root()->name) != std::string::npos);
+    }
+  }
+  // The closed form, in double.
+  std::vector<float> xs = x.to_vector<float>(), ys = y.to_vector<float>();
+  double sum = 0;
+  for (float v : xs) sum += v;
+  std::vector<double> expected;
+  for (std::size_t i = 0; i < xs.size(); ++i)
+    expected.push_back(std::tanh(double(xs[i]) * ys[i]) + sum / 4);
+  check_values(out, expected, 1e-6);
+  CHECK(f.cache_info().misses == 1);
+  CHECK(f.cache_info().hits == 1);
+}
+
+TEST_CASE("dumps: --dump_hlo_pass_re=cse dumps the module after each CSE pass", "[dumps]") {
+  // Two traced sines of x: CSE keeps one.
+  auto f = jit([](const Array& x) { return np::sin(x) * np::sin(x); }, {.name = "twice"});
+  Array x = np::array({0.5f, 1.0f, 2.0f});
+  DumpScope scope("--dump_hlo_pass_re=cse");
+  Array out = f(x);
+  check_values(out, {std::pow(std::sin(0.5), 2), std::pow(std::sin(1.0), 2),
+                     std::pow(std::sin(2.0), 2)});
+  std::map<std::string, fs::path> files = scope.files("twice");
+  REQUIRE(files.contains("after_cse.txt"));
+  for (const auto& [suffix, path] : files)  // no other pass is dumped
+    if (suffix.starts_with("after_") && suffix != "after_optimizations.txt")
+      CHECK(suffix == "after_cse.txt");
+  std::string before = read(files.at("before_optimizations.txt"));
+  std::string after_cse = read(files.at("after_cse.txt"));
+  CHECK(count(before, " sine(") == 2);
+  CHECK(count(after_cse, " sine(") == 1);
+  std::unique_ptr<hlo::Module> m = hlo::parse_module(after_cse);
+  CHECK_NOTHROW(hlo::verify(*m));
+  CHECK(hlo::to_string(*m) == after_cse);
+}
+
+TEST_CASE("dumps: a --dump_* flag narrows the dumps to its kind", "[dumps]") {
+  using Suffixes = std::set<std::string>;
+  auto [flags, expected] = GENERATE(
+      std::make_pair(std::string("--dump_jaxpr"), Suffixes{"jaxpr.txt"}),
+      std::make_pair(std::string("--dump_hlo"),
+                     Suffixes{"before_optimizations.txt", "after_optimizations.txt",
+                              "thunk_sequence.txt"}),
+      std::make_pair(std::string("--dump_llvm"), Suffixes{"ir-no-opt.ll", "ir-with-opt.ll"}),
+      std::make_pair(std::string("--dump_dot"), Suffixes{"dot"}),
+      std::make_pair(std::string("--dump_jaxpr --dump_dot"), Suffixes{"jaxpr.txt", "dot"}));
+  INFO(flags);
+  auto f = jit([](const Array& x) { return np::exp(x) - 1.0f; }, {.name = "narrow"});
+  DumpScope scope(flags);
+  check_values(f(np::array({0.0f, 1.0f})), {0.0, std::exp(1.0) - 1}, 1e-6);
+  CHECK(keys(scope.files("narrow")) == expected);
+}
+
+TEST_CASE("dumps: the scope restores the configuration and removes its directory", "[dumps]") {
+  Config before = config();
+  fs::path dir;
+  {
+    DumpScope scope("--dump_jaxpr");
+    CHECK(config().dump_jaxpr);
+    CHECK_FALSE(config().dump_to.empty());
+    dir = config().dump_to;
+    CHECK(fs::is_directory(dir));
+  }
+  CHECK(config().dump_to == before.dump_to);
+  CHECK(config().dump_jaxpr == before.dump_jaxpr);
+  CHECK_FALSE(fs::exists(dir));
+}
+
+}  // namespace
+}  // namespace jx
