@@ -30,8 +30,9 @@ class ElementFormatter {
       max_abs = std::max(max_abs, std::abs(v));
       if (v != 0) min_abs = std::min(min_abs, std::abs(v));
     }
-    scientific_ = max_abs >= 1e8 || (min_abs < 1e-4) || (min_abs != INFINITY && max_abs / min_abs > 1e3);
-    if (min_abs == INFINITY) scientific_ = max_abs >= 1e8;
+    // numpy's rule: exponent notation for very large, very small or widely spread values.
+    scientific_ =
+        max_abs >= 1e8 || (min_abs != INFINITY && (min_abs < 1e-4 || max_abs / min_abs > 1e3));
     for (double v : values) {
       auto [ip, fp] = split(v);
       int_width_ = std::max(int_width_, ip.size());
@@ -46,7 +47,8 @@ class ElementFormatter {
       return std::string(width_ - s.size(), ' ') + s;
     }
     auto [ip, fp] = split(v);
-    return std::string(int_width_ - ip.size(), ' ') + ip + fp + std::string(frac_width_ - fp.size(), ' ');
+    return std::string(int_width_ - ip.size(), ' ') + ip + fp +
+           std::string(frac_width_ - fp.size(), ' ');
   }
 
  private:
@@ -54,7 +56,10 @@ class ElementFormatter {
     if (dtype_ == bool_) return v != 0 ? " True" : "False";
     std::ostringstream os;
     os << static_cast<long long>(v);
-    if (dtype_ == uint32) { os.str(""); os << static_cast<unsigned long long>(v); }
+    if (dtype_ == uint32) {
+      os.str("");
+      os << static_cast<unsigned long long>(v);
+    }
     return os.str();
   }
 
@@ -62,7 +67,6 @@ class ElementFormatter {
   std::pair<std::string, std::string> split(double v) const {
     if (std::isnan(v)) return {"nan", ""};
     if (std::isinf(v)) return {v > 0 ? "inf" : "-inf", ""};
-    int digits = dtype_ == float32 ? 9 : 17;
     char buf[64];
     if (scientific_) {
       // Fewest significant digits (up to 8 after the point) that print the value exactly.
@@ -83,7 +87,6 @@ class ElementFormatter {
       if (round_trips(buf, v)) break;
     }
     std::snprintf(buf, sizeof buf, "%.*f", prec, v);
-    (void)digits;
     std::string s(buf);
     auto dot = s.find('.');
     if (dot == std::string::npos) return {s, "."};
@@ -108,8 +111,7 @@ struct Writer {
   std::size_t indent;  // column where the array's first '[' stands
   std::ostringstream os;
 
-  void write(std::size_t dim, std::int64_t offset, std::int64_t stride_unused) {
-    (void)stride_unused;
+  void write(std::size_t dim, std::int64_t offset) {
     std::int64_t n = shape[dim];
     std::int64_t inner = 1;
     for (std::size_t d = dim + 1; d < shape.size(); ++d) inner *= shape[d];
@@ -143,11 +145,12 @@ struct Writer {
           col += 2;
         }
       } else {
-        write(dim + 1, offset + i * inner, 0);
-        if (i + 1 < n) os << ',' << std::string(shape.size() - dim - 1, '\n') << std::string(indent + dim + 1, ' ');
+        write(dim + 1, offset + i * inner);
+        if (i + 1 < n)
+          os << ',' << std::string(shape.size() - dim - 1, '\n')
+             << std::string(indent + dim + 1, ' ');
       }
     }
-    // Trailing ", " before a line break was written as ", " — trim its space.
     os << ']';
   }
 };
@@ -170,14 +173,15 @@ std::string Array::repr() const {
   if (summarize) {
     // numpy sizes columns on the printed elements only; the edges are a fine approximation.
     for (std::size_t i = 0; i < all.size(); ++i)
-      if (i < static_cast<std::size_t>(kEdgeItems) || i + kEdgeItems >= all.size()) shown.push_back(all[i]);
+      if (i < static_cast<std::size_t>(kEdgeItems) || i + kEdgeItems >= all.size())
+        shown.push_back(all[i]);
   } else {
     shown = all;
   }
   ElementFormatter fmt(shown, dtype());
   if (ndim() == 0) return "Array(" + fmt(all[0]) + ", " + suffix + ")";
   Writer w{all, shape(), fmt, summarize, 6, {}};
-  w.write(0, 0, 0);
+  w.write(0, 0);
   return "Array(" + w.os.str() + ", " + suffix + ")";
 }
 

@@ -13,16 +13,47 @@ namespace jx {
 std::string closed_jaxpr_param_str(const ClosedJaxprData& j);
 bool closed_jaxpr_equal(const ClosedJaxprData& a, const ClosedJaxprData& b);
 
-Param Param::boolean(bool v) { Param p; p.kind_ = Kind::kBool; p.int_ = v; return p; }
-Param Param::integer(std::int64_t v) { Param p; p.kind_ = Kind::kInt; p.int_ = v; return p; }
-Param Param::floating(double v) { Param p; p.kind_ = Kind::kFloat; p.float_ = v; return p; }
-Param Param::dtype(DType d) { Param p; p.kind_ = Kind::kDType; p.int_ = static_cast<int>(d); return p; }
-Param Param::name(std::string s) { Param p; p.kind_ = Kind::kName; p.name_ = std::move(s); return p; }
+Param Param::boolean(bool v) {
+  Param p;
+  p.kind_ = Kind::kBool;
+  p.int_ = v;
+  return p;
+}
+Param Param::integer(std::int64_t v) {
+  Param p;
+  p.kind_ = Kind::kInt;
+  p.int_ = v;
+  return p;
+}
+Param Param::floating(double v) {
+  Param p;
+  p.kind_ = Kind::kFloat;
+  p.float_ = v;
+  return p;
+}
+Param Param::dtype(DType d) {
+  Param p;
+  p.kind_ = Kind::kDType;
+  p.int_ = static_cast<int>(d);
+  return p;
+}
+Param Param::name(std::string s) {
+  Param p;
+  p.kind_ = Kind::kName;
+  p.name_ = std::move(s);
+  return p;
+}
 Param Param::tuple(std::vector<Param> items) {
-  Param p; p.kind_ = Kind::kTuple; p.items_ = std::move(items); return p;
+  Param p;
+  p.kind_ = Kind::kTuple;
+  p.items_ = std::move(items);
+  return p;
 }
 Param Param::list(std::vector<Param> items) {
-  Param p; p.kind_ = Kind::kList; p.items_ = std::move(items); return p;
+  Param p;
+  p.kind_ = Kind::kList;
+  p.items_ = std::move(items);
+  return p;
 }
 Param Param::ints(const std::vector<std::int64_t>& v) {
   std::vector<Param> items;
@@ -35,17 +66,32 @@ Param Param::int_list(const std::vector<std::int64_t>& v) {
   return p;
 }
 Param Param::jaxpr(std::shared_ptr<const ClosedJaxprData> j) {
-  Param p; p.kind_ = Kind::kJaxpr; p.jaxpr_ = std::move(j); return p;
+  Param p;
+  p.kind_ = Kind::kJaxpr;
+  p.jaxpr_ = std::move(j);
+  return p;
 }
 
-bool Param::as_bool() const { JX_CHECK(kind_ == Kind::kBool); return int_ != 0; }
-std::int64_t Param::as_int() const { JX_CHECK(kind_ == Kind::kInt); return int_; }
+bool Param::as_bool() const {
+  JX_CHECK(kind_ == Kind::kBool);
+  return int_ != 0;
+}
+std::int64_t Param::as_int() const {
+  JX_CHECK(kind_ == Kind::kInt);
+  return int_;
+}
 double Param::as_float() const {
   JX_CHECK(kind_ == Kind::kFloat || kind_ == Kind::kInt);
   return kind_ == Kind::kInt ? static_cast<double>(int_) : float_;
 }
-DType Param::as_dtype() const { JX_CHECK(kind_ == Kind::kDType); return static_cast<DType>(int_); }
-const std::string& Param::as_name() const { JX_CHECK(kind_ == Kind::kName); return name_; }
+DType Param::as_dtype() const {
+  JX_CHECK(kind_ == Kind::kDType);
+  return static_cast<DType>(int_);
+}
+const std::string& Param::as_name() const {
+  JX_CHECK(kind_ == Kind::kName);
+  return name_;
+}
 const std::vector<Param>& Param::items() const {
   JX_CHECK(kind_ == Kind::kTuple || kind_ == Kind::kList);
   return items_;
@@ -62,12 +108,18 @@ const std::shared_ptr<const ClosedJaxprData>& Param::as_jaxpr() const {
 
 std::string Param::str() const {
   switch (kind_) {
-    case Kind::kNone: return "None";
-    case Kind::kBool: return int_ ? "True" : "False";
-    case Kind::kInt: return std::to_string(int_);
-    case Kind::kFloat: return detail::python_float_repr(float_, false);
-    case Kind::kDType: return std::string(dtype_name(as_dtype()));
-    case Kind::kName: return name_;
+    case Kind::kNone:
+      return "None";
+    case Kind::kBool:
+      return int_ ? "True" : "False";
+    case Kind::kInt:
+      return std::to_string(int_);
+    case Kind::kFloat:
+      return detail::python_float_repr(float_, false);
+    case Kind::kDType:
+      return std::string(dtype_name(as_dtype()));
+    case Kind::kName:
+      return name_;
     case Kind::kTuple:
     case Kind::kList: {
       std::vector<std::string> parts;
@@ -75,7 +127,8 @@ std::string Param::str() const {
       if (kind_ == Kind::kList) return "[" + detail::join(parts, ", ") + "]";
       return detail::tuple_str(parts);
     }
-    case Kind::kJaxpr: return closed_jaxpr_param_str(*jaxpr_);
+    case Kind::kJaxpr:
+      return closed_jaxpr_param_str(*jaxpr_);
   }
   return "?";
 }
@@ -105,12 +158,15 @@ Params::Params(std::initializer_list<std::pair<std::string, Param>> entries) {
 void Params::set(const std::string& name, Param value) {
   auto it = std::lower_bound(entries_.begin(), entries_.end(), name,
                              [](const auto& e, const std::string& n) { return e.first < n; });
-  if (it != entries_.end() && it->first == name) it->second = std::move(value);
-  else entries_.insert(it, {name, std::move(value)});
+  if (it != entries_.end() && it->first == name)
+    it->second = std::move(value);
+  else
+    entries_.insert(it, {name, std::move(value)});
 }
 
 bool Params::has(const std::string& name) const {
-  return std::any_of(entries_.begin(), entries_.end(), [&](const auto& e) { return e.first == name; });
+  return std::any_of(entries_.begin(), entries_.end(),
+                     [&](const auto& e) { return e.first == name; });
 }
 
 const Param& Params::get(const std::string& name) const {

@@ -20,7 +20,8 @@ O convert(T x) {
     return x != T(0);
   } else if constexpr (std::is_floating_point_v<T> && std::is_integral_v<O>) {
     if (std::isnan(x)) return O(0);
-    if (x <= static_cast<T>(std::numeric_limits<O>::lowest())) return std::numeric_limits<O>::lowest();
+    if (x <= static_cast<T>(std::numeric_limits<O>::lowest()))
+      return std::numeric_limits<O>::lowest();
     if (x >= static_cast<T>(std::numeric_limits<O>::max())) return std::numeric_limits<O>::max();
     return static_cast<O>(x);
   } else {
@@ -59,8 +60,9 @@ const bool kRegistered = [] {
 namespace lax {
 
 Array convert_element_type(const Array& x, DType new_dtype, bool weak_type) {
-  return trace::bind1(convert_element_type_p, {x},
-                      {{"new_dtype", Param::dtype(new_dtype)}, {"weak_type", Param::boolean(weak_type)}});
+  return trace::bind1(
+      convert_element_type_p, {x},
+      {{"new_dtype", Param::dtype(new_dtype)}, {"weak_type", Param::boolean(weak_type)}});
 }
 
 }  // namespace lax

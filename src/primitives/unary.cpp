@@ -22,8 +22,7 @@ struct Wrapping {
   using type = T;
 };
 template <class T>
-  requires(std::is_integral_v<T> && !std::is_same_v<T, bool>)
-struct Wrapping<T> {
+requires(std::is_integral_v<T> && !std::is_same_v<T, bool>) struct Wrapping<T> {
   using type = std::make_unsigned_t<T>;
 };
 
@@ -37,28 +36,40 @@ Primitive neg_p("neg"), exp_p("exp"), log_p("log"), log1p_p("log1p"), expm1_p("e
 namespace {
 
 const bool kRegistered = [] {
-  def_unary(neg_p, hlo::Opcode::kNegate, kNumeric, [](auto x) { return static_cast<decltype(x)>(-x); });
-  def_unary(exp_p, hlo::Opcode::kExp, kFloating, [](auto x) { return std::exp(F<decltype(x)>(x)); });
-  def_unary(log_p, hlo::Opcode::kLog, kFloating, [](auto x) { return std::log(F<decltype(x)>(x)); });
-  def_unary(log1p_p, hlo::Opcode::kLog1p, kFloating, [](auto x) { return std::log1p(F<decltype(x)>(x)); });
-  def_unary(expm1_p, hlo::Opcode::kExpm1, kFloating, [](auto x) { return std::expm1(F<decltype(x)>(x)); });
-  def_unary(sin_p, hlo::Opcode::kSin, kFloating, [](auto x) { return std::sin(F<decltype(x)>(x)); });
-  def_unary(cos_p, hlo::Opcode::kCos, kFloating, [](auto x) { return std::cos(F<decltype(x)>(x)); });
-  def_unary(tan_p, hlo::Opcode::kTan, kFloating, [](auto x) { return std::tan(F<decltype(x)>(x)); });
-  def_unary(tanh_p, hlo::Opcode::kTanh, kFloating, [](auto x) { return std::tanh(F<decltype(x)>(x)); });
+  def_unary(neg_p, hlo::Opcode::kNegate, kNumeric,
+            [](auto x) { return static_cast<decltype(x)>(-x); });
+  def_unary(exp_p, hlo::Opcode::kExp, kFloating,
+            [](auto x) { return std::exp(F<decltype(x)>(x)); });
+  def_unary(log_p, hlo::Opcode::kLog, kFloating,
+            [](auto x) { return std::log(F<decltype(x)>(x)); });
+  def_unary(log1p_p, hlo::Opcode::kLog1p, kFloating,
+            [](auto x) { return std::log1p(F<decltype(x)>(x)); });
+  def_unary(expm1_p, hlo::Opcode::kExpm1, kFloating,
+            [](auto x) { return std::expm1(F<decltype(x)>(x)); });
+  def_unary(sin_p, hlo::Opcode::kSin, kFloating,
+            [](auto x) { return std::sin(F<decltype(x)>(x)); });
+  def_unary(cos_p, hlo::Opcode::kCos, kFloating,
+            [](auto x) { return std::cos(F<decltype(x)>(x)); });
+  def_unary(tan_p, hlo::Opcode::kTan, kFloating,
+            [](auto x) { return std::tan(F<decltype(x)>(x)); });
+  def_unary(tanh_p, hlo::Opcode::kTanh, kFloating,
+            [](auto x) { return std::tanh(F<decltype(x)>(x)); });
   def_unary(logistic_p, hlo::Opcode::kLogistic, kFloating, [](auto x) {
     using T = F<decltype(x)>;
     return T(1) / (T(1) + std::exp(-T(x)));
   });
-  def_unary(sqrt_p, hlo::Opcode::kSqrt, kFloating, [](auto x) { return std::sqrt(F<decltype(x)>(x)); });
+  def_unary(sqrt_p, hlo::Opcode::kSqrt, kFloating,
+            [](auto x) { return std::sqrt(F<decltype(x)>(x)); });
   def_unary(rsqrt_p, hlo::Opcode::kRsqrt, kFloating, [](auto x) {
     using T = F<decltype(x)>;
     return T(1) / std::sqrt(T(x));
   });
   def_unary(abs_p, hlo::Opcode::kAbs, kNumeric, [](auto x) {
     using T = decltype(x);
-    if constexpr (std::is_unsigned_v<T>) return x;
-    else return static_cast<T>(x < T(0) ? -x : x);
+    if constexpr (std::is_unsigned_v<T>)
+      return x;
+    else
+      return static_cast<T>(x < T(0) ? -x : x);
   });
   def_unary(sign_p, hlo::Opcode::kSign, kNumeric, [](auto x) {
     using T = decltype(x);
@@ -66,14 +77,20 @@ const bool kRegistered = [] {
       if (std::isnan(x)) return x;
     return static_cast<T>((T(0) < x) - (x < T(0)));
   });
-  def_unary(floor_p, hlo::Opcode::kFloor, kFloating, [](auto x) { return std::floor(F<decltype(x)>(x)); });
-  def_unary(ceil_p, hlo::Opcode::kCeil, kFloating, [](auto x) { return std::ceil(F<decltype(x)>(x)); });
-  def_unary(erf_p, hlo::Opcode::kErf, kFloating, [](auto x) { return std::erf(F<decltype(x)>(x)); });
+  def_unary(floor_p, hlo::Opcode::kFloor, kFloating,
+            [](auto x) { return std::floor(F<decltype(x)>(x)); });
+  def_unary(ceil_p, hlo::Opcode::kCeil, kFloating,
+            [](auto x) { return std::ceil(F<decltype(x)>(x)); });
+  def_unary(erf_p, hlo::Opcode::kErf, kFloating,
+            [](auto x) { return std::erf(F<decltype(x)>(x)); });
   def_unary(not_p, hlo::Opcode::kNot, kInteger | kBool, [](auto x) {
     using T = decltype(x);
-    if constexpr (std::is_same_v<T, bool>) return !x;
-    else if constexpr (std::is_integral_v<T>) return static_cast<T>(~x);
-    else return x;  // unreachable: floats are rejected by the dtype check
+    if constexpr (std::is_same_v<T, bool>)
+      return !x;
+    else if constexpr (std::is_integral_v<T>)
+      return static_cast<T>(~x);
+    else
+      return x;  // unreachable: floats are rejected by the dtype check
   });
 
   // round[rounding_method=0|1]: away from zero, or half to even.
