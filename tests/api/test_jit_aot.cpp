@@ -32,11 +32,21 @@ TEST_CASE("jit AOT: lowered jaxpr text is make_jaxpr's; compiled(a, b) equals f(
   auto lowered = f.lower(a, b);
   CHECK(lowered.jaxpr_text() == make_jaxpr(fn)(a, b).str());
   CHECK(lowered.jaxpr_text().find("d:f32[2,2] = tanh c") != std::string::npos);
-  [[maybe_unused]] const std::string& hlo = lowered.hlo_text();  // content: the compiler's tests
+  CHECK(lowered.hlo_text().rfind("HloModule jit_f, entry_computation_layout={(f32[2,3]{1,0}, "
+                                 "f32[3,2]{1,0})->f32[2,2]{1,0}}", 0) == 0);
+  CHECK(lowered.hlo_text().find("ROOT %tanh") != std::string::npos);
   auto compiled = lowered.compile();
-  [[maybe_unused]] const std::string& opt = compiled.hlo_text();
-  [[maybe_unused]] CostAnalysis cost = compiled.cost_analysis();
-  [[maybe_unused]] MemoryAnalysis mem = compiled.memory_analysis();
+  CHECK(compiled.hlo_text().find(" dot(f32[2,3]{1,0} %Arg_0") != std::string::npos);
+  // Cost by hand: the dot does 2·m·n·k = 2·2·2·3 flops, tanh one transcendental per element;
+  // bytes: the dot reads 24 + 24 and writes 16, tanh reads 16 and writes 16.
+  CostAnalysis cost = compiled.cost_analysis();
+  CHECK(cost.flops == 24);
+  CHECK(cost.transcendentals == 4);
+  CHECK(cost.bytes_accessed == 24 + 24 + 16 + 16 + 16);
+  MemoryAnalysis mem = compiled.memory_analysis();
+  CHECK(mem.argument_bytes == 48);
+  CHECK(mem.output_bytes == 16);
+  CHECK(mem.temp_bytes == 64);  // the dot's 16 bytes, in the arena's 64-byte granules
   Array y = compiled(a, b);
   CHECK(y.to_vector<float>() == f(a, b).to_vector<float>());
   // The oracle: a @ b by hand, then tanh.
