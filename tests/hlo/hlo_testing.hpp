@@ -21,7 +21,7 @@ Array literal(const std::vector<T>& values, Shape dims = {}) {
   if constexpr (std::is_same_v<T, bool>) {
     for (std::size_t k = 0; k < values.size(); ++k)
       a.impl()->buffer->template as<bool>()[k] = values[k];
-  } else {
+  } else if (!values.empty()) {  // memcpy from an empty vector's null data() is UB
     std::memcpy(a.impl()->buffer->data(), values.data(), values.size() * sizeof(T));
   }
   return a;
