@@ -8,6 +8,7 @@
 #include <string>
 #include <thread>
 
+#include "support/error_of.hpp"
 #include "api/numpy_testing.hpp"
 #include "jx/jx.hpp"
 
@@ -33,15 +34,7 @@ struct ConfigGuard {
   ~ConfigGuard() { config() = saved; }
 };
 
-template <class E>
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "<no exception>";
-}
+using jx::testing::error_of;
 
 Array f32(const Shape& s, float v = 1) { return np::full(s, v); }
 

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 
+#include "support/error_of.hpp"
 #include "api/numpy_testing.hpp"
 #include "jx/jx.hpp"
 
@@ -14,15 +15,7 @@ namespace {
 
 using np_testing::check_values;
 
-template <class E>
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "<no exception>";
-}
+using jx::testing::error_of;
 
 TEST_CASE("jit AOT: lowered jaxpr text is make_jaxpr's; compiled(a, b) equals f(a, b)", "[jit]") {
   auto fn = [](const Array& a, const Array& b) { return np::tanh(np::matmul(a, b)); };

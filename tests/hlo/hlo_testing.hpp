@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "support/error_of.hpp"
 #include "core/array_impl.hpp"
 #include "hlo/ir.hpp"
 
@@ -27,16 +28,7 @@ Array literal(const std::vector<T>& values, Shape dims = {}) {
   return a;
 }
 
-// The message of the E that f throws ("<no exception>" if none; other types propagate).
-template <class E>
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "<no exception>";
-}
+using jx::testing::error_of;
 
 // Parses `text`, verifies, runs pass P, verifies again: {changed, printed result}.
 template <class P, class... Args>

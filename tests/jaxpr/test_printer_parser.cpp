@@ -6,6 +6,7 @@
 #include <limits>
 #include <random>
 
+#include "support/error_of.hpp"
 #include "jaxpr/jaxpr.hpp"
 #include "jx/jx.hpp"
 
@@ -23,15 +24,7 @@ void check_round_trip(const std::string& text) {
   CHECK(to_string(parse_jaxpr(to_string(j))) == text);
 }
 
-template <class E>
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "<no exception>";
-}
+using jx::testing::error_of;
 
 std::string parse_error(const std::string& text) {
   return error_of<CompileError>([&] { parse_jaxpr(text); });

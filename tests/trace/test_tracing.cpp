@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 
+#include "support/error_of.hpp"
 #include "jaxpr/jaxpr.hpp"
 #include "jx/jx.hpp"
 
@@ -26,15 +27,7 @@ using jx_trace_test::Dense;
 
 Array f32(const Shape& s) { return np::zeros(s); }
 
-template <class E>
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "<no exception>";
-}
+using jx::testing::error_of;
 
 TEST_CASE("make_jaxpr: std::vector and std::tuple arguments flatten in order", "[trace]") {
   auto f = [](const std::vector<Array>& xs, const std::tuple<Array, Array>& t) {
