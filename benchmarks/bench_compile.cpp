@@ -1,10 +1,12 @@
 // bench_compile: what jx::jit costs to trace, lower, optimize, codegen, retrace and hit its cache.
-// Usage: bench_compile [repetitions scale, default 1]. Prints one report; asserts nothing.
+// Usage: bench_compile [repetition scale, default 1]. Prints one report; asserts nothing.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -15,11 +17,17 @@ namespace np = jx::np;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
+// Wall time, and the process's CPU time: on a loaded machine the first grows with the queue
+// for a core, the second much less, so both are shown.
+struct Stopwatch {
+  std::chrono::steady_clock::time_point wall0 = std::chrono::steady_clock::now();
+  std::clock_t cpu0 = std::clock();
+  double wall_ms() const {
+    auto d = std::chrono::steady_clock::now() - wall0;
+    return std::chrono::duration<double, std::milli>(d).count();
+  }
+  double cpu_ms() const { return 1e3 * static_cast<double>(std::clock() - cpu0) / CLOCKS_PER_SEC; }
+};
 
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -32,7 +40,7 @@ double minimum(const std::vector<double>& v) {
   return v.empty() ? 0 : *std::min_element(v.begin(), v.end());
 }
 
-// Written after each timed call so the result is observably used.
+// Written after each timed call so that its result is observably used.
 volatile std::int64_t g_sink = 0;
 
 // An elementwise chain of n lax equations on x (sin, mul, add, repeated): exactly n eqns,
@@ -40,11 +48,12 @@ volatile std::int64_t g_sink = 0;
 jx::Array chain(const jx::Array& x, int n) {
   jx::Array y = x;
   for (int i = 0; i < n; ++i) {
-    switch (i % 3) {
-      case 0: y = lax::sin(y); break;
-      case 1: y = lax::mul(y, x); break;
-      default: y = lax::add(y, x); break;
-    }
+    if (i % 3 == 0)
+      y = lax::sin(y);
+    else if (i % 3 == 1)
+      y = lax::mul(y, x);
+    else
+      y = lax::add(y, x);
   }
   return y;
 }
@@ -52,185 +61,224 @@ jx::Array chain(const jx::Array& x, int n) {
 // Equations in a jaxpr's text: each binds its outputs with " = " (params print as k=v).
 int count_eqns(const std::string& jaxpr) {
   int n = 0;
-  for (std::size_t p = jaxpr.find(" = "); p != std::string::npos; p = jaxpr.find(" = ", p + 3))
-    ++n;
+  for (std::size_t p = jaxpr.find(" = "); p != std::string::npos; p = jaxpr.find(" = ", p + 3)) ++n;
   return n;
 }
 
-jx::Array iota_f32(std::int64_t n) {
+jx::Array ramp(std::int64_t n) {
   return lax::iota(jx::float32, {n}) * (1.0f / static_cast<float>(n));
 }
 
+// One compile's stage times (cache_info deltas, wall ms) and its call's end-to-end times.
 struct Stages {
-  double trace = 0, lower = 0, optimize = 0, codegen = 0, e2e = 0;
+  double trace = 0, lower = 0, optimize = 0, codegen = 0, e2e = 0, e2e_cpu = 0;
+  double other() const { return e2e - trace - lower - optimize - codegen; }
 };
 
-// Deltas of one call's statistics, with its wall time.
-Stages delta(const jx::CacheInfo& a, const jx::CacheInfo& b, double e2e) {
-  return {b.trace_ms - a.trace_ms, b.lower_ms - a.lower_ms, b.optimize_ms - a.optimize_ms,
-          b.codegen_ms - a.codegen_ms, e2e};
+Stages delta(const jx::CacheInfo& a, const jx::CacheInfo& b, const Stopwatch& sw) {
+  Stages s;
+  s.trace = b.trace_ms - a.trace_ms, s.lower = b.lower_ms - a.lower_ms;
+  s.optimize = b.optimize_ms - a.optimize_ms, s.codegen = b.codegen_ms - a.codegen_ms;
+  s.e2e = sw.wall_ms(), s.e2e_cpu = sw.cpu_ms();
+  return s;
 }
 
-// One cold compile + run of an n-equation chain with a fresh jitted function (an empty cache).
+// Per-field medians of several compiles.
+struct StageSamples {
+  std::vector<double> trace, lower, optimize, codegen, e2e, e2e_cpu;
+  void add(const Stages& s) {
+    trace.push_back(s.trace), lower.push_back(s.lower), optimize.push_back(s.optimize);
+    codegen.push_back(s.codegen), e2e.push_back(s.e2e), e2e_cpu.push_back(s.e2e_cpu);
+  }
+  Stages med() const {
+    return {median(trace),   median(lower), median(optimize),
+            median(codegen), median(e2e),   median(e2e_cpu)};
+  }
+};
+
+// One cold compile and run of an n-equation chain: a fresh jitted function has an empty cache.
 Stages cold_compile(const jx::Array& x, int n) {
   auto f = jx::jit([n](const jx::Array& a) { return chain(a, n); });
   jx::CacheInfo before = f.cache_info();
-  auto t0 = Clock::now();
+  Stopwatch sw;
   jx::Array y = f(x);
-  double e2e = ms_since(t0);
+  Stages s = delta(before, f.cache_info(), sw);
   g_sink = y.size();
-  return delta(before, f.cache_info(), e2e);
+  return s;
 }
 
 struct ColdRow {
   int eqns = 0, traced_eqns = 0, reps = 0;
-  Stages med, best;
+  Stages med;
+  double e2e_min = 0;
 };
 
 ColdRow cold_row(const jx::Array& x, int n, int reps) {
-  std::vector<double> tr, lo, op, cg, e2e;
-  for (int r = 0; r < reps; ++r) {
-    Stages s = cold_compile(x, n);
-    tr.push_back(s.trace), lo.push_back(s.lower), op.push_back(s.optimize);
-    cg.push_back(s.codegen), e2e.push_back(s.e2e);
-  }
-  ColdRow row;
-  row.eqns = n;
-  row.reps = reps;
+  StageSamples samples;
+  for (int r = 0; r < reps; ++r) samples.add(cold_compile(x, n));
   auto f = jx::jit([n](const jx::Array& a) { return chain(a, n); });
-  row.traced_eqns = count_eqns(f.lower(x).jaxpr_text());
-  row.med = {median(tr), median(lo), median(op), median(cg), median(e2e)};
-  row.best = {minimum(tr), minimum(lo), minimum(op), minimum(cg), minimum(e2e)};
-  return row;
+  return {n, count_eqns(f.lower(x).jaxpr_text()), reps, samples.med(), minimum(samples.e2e)};
 }
 
-// Median ns per call of `call`, over `batches` batches of `per_batch` calls (batching keeps the
-// clock's own ~20 ns out of each call).
+// Calls per batch of the dispatch loops: long enough that the clocks' own cost and
+// resolution (1 us for CPU time) vanish, short enough for many batches.
+constexpr int kPerBatch = 2000;
+
+// One batch of calls: ns per call, wall and CPU.
 template <class F>
-double ns_per_call(F&& call, int batches, int per_batch) {
-  for (int i = 0; i < per_batch; ++i) call();  // warm caches, pools and the branch predictor
-  std::vector<double> v;
-  for (int b = 0; b < batches; ++b) {
-    auto t0 = Clock::now();
-    for (int i = 0; i < per_batch; ++i) call();
-    v.push_back(ms_since(t0) * 1e6 / per_batch);
+std::pair<double, double> batch_ns(F& call) {
+  Stopwatch sw;
+  for (int i = 0; i < kPerBatch; ++i) call(i);
+  return {sw.wall_ms() * 1e6 / kPerBatch, sw.cpu_ms() * 1e6 / kPerBatch};
+}
+
+struct Dispatch {
+  double hit = 0, direct = 0, hit_cpu = 0, direct_cpu = 0;
+  jx::CacheInfo info;
+};
+
+// The jit cache hit and AOT's compiled call on the same f32[3] + f32[3], in interleaved
+// batches so that changes in the machine's load fall on both alike.
+Dispatch dispatch(int batches) {
+  jx::Array a = np::array({1.f, 2.f, 3.f}), b = np::array({4.f, 5.f, 6.f});
+  auto add = jx::jit([](const jx::Array& p, const jx::Array& q) { return p + q; });
+  auto compiled = add.lower(a, b).compile();
+  auto hit = [&](int) { g_sink = add(a, b).size(); };
+  auto direct = [&](int) { g_sink = compiled(a, b).size(); };
+  batch_ns(hit);  // warm: the first call compiles; pools and allocator caches fill
+  batch_ns(direct);
+  std::vector<double> h, d, hc, dc;
+  for (int i = 0; i < batches; ++i) {
+    auto [dw, dcpu] = batch_ns(direct);
+    auto [hw, hcpu] = batch_ns(hit);
+    h.push_back(hw), d.push_back(dw), hc.push_back(hcpu), dc.push_back(dcpu);
   }
-  return median(v);
+  return {median(h), median(d), median(hc), median(dc), add.cache_info()};
 }
 
 struct Retrace {
-  Stages med;       // the second shape's miss
-  double hit_ns = 0;  // calls alternating between the two cached shapes afterwards
-  std::int64_t hits = 0, misses = 0, entries = 0;  // of the last repetition's function
+  Stages med;                   // the miss at the second shape
+  double hit = 0, hit_cpu = 0;  // ns per call alternating between the two cached shapes
+  jx::CacheInfo info;           // of the last repetition's function
 };
 
-// A fresh function per repetition, called at two shapes it has not seen: the first call
-// compiles, the second is the retrace on a shape change; then both shapes hit.
-Retrace retrace(int reps, int hit_calls) {
-  std::vector<double> tr, lo, op, cg, e2e, hit;
+// A fresh function per repetition, called at two shapes no function has seen: the first
+// call compiles, the second is the retrace on a shape change; then both shapes hit.
+Retrace retrace(int reps) {
+  StageSamples samples;
+  std::vector<double> hit, hit_cpu;
   Retrace out;
   for (int r = 0; r < reps; ++r) {
     auto f = jx::jit([](const jx::Array& a, const jx::Array& b) { return a + b; });
-    jx::Array a1 = iota_f32(64 + 2 * r), a2 = iota_f32(65 + 2 * r);
-    g_sink = f(a1, a1).size();
+    jx::Array x1 = ramp(64 + 2 * r), x2 = ramp(65 + 2 * r);
+    g_sink = f(x1, x1).size();
     jx::CacheInfo before = f.cache_info();
-    auto t0 = Clock::now();
-    jx::Array y = f(a2, a2);
-    double ms = ms_since(t0);
+    Stopwatch sw;
+    jx::Array y = f(x2, x2);
+    samples.add(delta(before, f.cache_info(), sw));
     g_sink = y.size();
-    Stages s = delta(before, f.cache_info(), ms);
-    tr.push_back(s.trace), lo.push_back(s.lower), op.push_back(s.optimize);
-    cg.push_back(s.codegen), e2e.push_back(s.e2e);
-    t0 = Clock::now();
-    for (int i = 0; i < hit_calls; ++i) g_sink = f(i % 2 ? a2 : a1, i % 2 ? a2 : a1).size();
-    hit.push_back(ms_since(t0) * 1e6 / hit_calls);
-    jx::CacheInfo info = f.cache_info();
-    out.hits = info.hits, out.misses = info.misses, out.entries = info.entries;
+    auto alternate = [&](int i) {
+      const jx::Array& x = i % 2 ? x2 : x1;
+      g_sink = f(x, x).size();
+    };
+    auto [w, c] = batch_ns(alternate);
+    hit.push_back(w), hit_cpu.push_back(c);
+    out.info = f.cache_info();
   }
-  out.med = {median(tr), median(lo), median(op), median(cg), median(e2e)};
-  out.hit_ns = median(hit);
+  out.med = samples.med();
+  out.hit = median(hit), out.hit_cpu = median(hit_cpu);
   return out;
 }
 
-void target_row(const char* what, double measured, double target, const char* unit) {
-  std::printf("  %-40s %10.3f %-3s %8.3f %-3s %7.2fx  %s\n", what, measured, unit, target, unit,
-              measured / target, measured <= target ? "PASS" : "MISS");
+const char* verdict(double measured, double target) { return measured <= target ? "PASS" : "MISS"; }
+
+// cpu NaN: not measured on its own clock.
+void target_row(const char* what, double wall, double cpu, double target, const char* unit) {
+  char c[32] = "-";
+  if (!std::isnan(cpu)) std::snprintf(c, sizeof c, "%.3f", cpu);
+  std::string cv = std::isnan(cpu) ? "" : std::string("  (cpu ") + verdict(cpu, target) + ")";
+  std::printf("  %-34s %9.3f %9s %7.3f %-2s %7.2fx  %s%s\n", what, wall, c, target, unit,
+              wall / target, verdict(wall, target), cv.c_str());
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   const int scale = argc > 1 ? std::max(1, std::atoi(argv[1])) : 1;
-  jx::Array x = iota_f32(16);
+  jx::Array x = ramp(16);
 
   // The process's first compile also creates the ORC JIT and initializes the native target:
   // a one-time cost, shown apart and kept out of the medians.
   Stages first = cold_compile(x, 10);
+  std::vector<ColdRow> rows{cold_row(x, 10, 15 * scale), cold_row(x, 100, 9 * scale),
+                            cold_row(x, 1000, 5 * scale)};
+  Dispatch dp = dispatch(41 * scale);
+  Retrace re = retrace(9 * scale);
 
-  std::vector<ColdRow> rows;
-  rows.push_back(cold_row(x, 10, 15 * scale));
-  rows.push_back(cold_row(x, 100, 9 * scale));
-  rows.push_back(cold_row(x, 1000, 5 * scale));
-
-  // Dispatch: the same two f32[3] arguments through the jit cache and through AOT's compiled.
-  jx::Array a = np::array({1.f, 2.f, 3.f}), b = np::array({4.f, 5.f, 6.f});
-  auto add = jx::jit([](const jx::Array& p, const jx::Array& q) { return p + q; });
-  auto compiled = add.lower(a, b).compile();
-  const int batches = 31 * scale, per_batch = 2000;
-  double direct_ns = ns_per_call([&] { g_sink = compiled(a, b).size(); }, batches, per_batch);
-  double hit_ns = ns_per_call([&] { g_sink = add(a, b).size(); }, batches, per_batch);
-  double direct2_ns = ns_per_call([&] { g_sink = compiled(a, b).size(); }, batches, per_batch);
-  direct_ns = std::min(direct_ns, direct2_ns);  // measured on both sides of the hit loop
-  jx::CacheInfo add_info = add.cache_info();
-
-  Retrace re = retrace(9 * scale, 2000);
-
-  std::printf("jx bench_compile: elementwise chains of sin/mul/add on f32[16]; CPU, LLVM O2\n\n");
-  std::printf("Cold compile (fresh jit per repetition; ms, median of reps; min in brackets)\n");
-  std::printf("  %5s %5s %7s %7s %8s %8s %9s %9s %9s %9s\n", "eqns", "reps", "trace", "lower",
-              "optimize", "codegen", "other", "e2e", "[e2e min]", "trace/eqn");
-  auto print_cold = [](const char* label, int eqns, int reps, const Stages& s, double e2e_min) {
-    double other = s.e2e - s.trace - s.lower - s.optimize - s.codegen;
-    std::printf("  %5s %5d %7.3f %7.3f %8.3f %8.3f %9.3f %9.3f %9.3f %6.2f us\n", label, reps,
-                s.trace, s.lower, s.optimize, s.codegen, other, s.e2e, e2e_min,
-                s.trace * 1e3 / eqns);
+  std::printf("jx bench_compile: elementwise chains of sin/mul/add on f32[16]; CPU, LLVM O2\n");
+  std::printf("wall ms unless marked; cpu = the process's CPU time; medians over reps\n\n");
+  std::printf("Cold compile (a fresh jit per repetition)\n");
+  std::printf("  %5s %4s %7s %7s %8s %9s %7s %9s %9s %9s %9s\n", "eqns", "reps", "trace", "lower",
+              "optimize", "codegen", "other", "e2e", "e2e min", "e2e cpu", "trace/eqn");
+  auto print_cold = [](const std::string& label, int eqns, int reps, const Stages& s,
+                       double e2e_min) {
+    std::printf("  %5s %4d %7.3f %7.3f %8.3f %9.3f %7.3f %9.3f %9.3f %9.3f %6.2f us\n",
+                label.c_str(), reps, s.trace, s.lower, s.optimize, s.codegen, s.other(), s.e2e,
+                e2e_min, s.e2e_cpu, s.trace * 1e3 / eqns);
   };
-  for (const ColdRow& r : rows) {
-    std::string label = std::to_string(r.eqns);
-    print_cold(label.c_str(), r.eqns, r.reps, r.med, r.best.e2e);
-  }
-  print_cold("10*", 10, 1, first, first.e2e);
-  std::printf("  (* the process's first compile: one-time ORC JIT and target setup)\n");
-  std::printf("  eqns counted in the traced jaxprs:");
-  for (const ColdRow& r : rows) std::printf(" %d", r.traced_eqns);
-  std::printf("; other = end to end - stages (signature, run, output)\n\n");
+  for (const ColdRow& r : rows)
+    print_cold(std::to_string(r.eqns), r.eqns, r.reps, r.med, r.e2e_min);
+  print_cold("10 *", 10, 1, first, first.e2e);
+  std::printf("  * the process's first compile, with the one-time ORC JIT and target setup\n");
+  std::printf("  eqns in the traced jaxprs: %d, %d, %d; other = e2e - stages (key, run, result)\n",
+              rows[0].traced_eqns, rows[1].traced_eqns, rows[2].traced_eqns);
+  // The fixed and per-equation parts of tracing, from the smallest and largest chains.
+  const ColdRow &lo = rows.front(), &hi = rows.back();
+  double per_eqn_us = (hi.med.trace - lo.med.trace) * 1e3 / (hi.eqns - lo.eqns);
+  double per_kernel_ms = (rows[1].med.codegen - lo.med.codegen) / (rows[1].eqns - lo.eqns);
+  std::printf(
+      "  tracing: %.2f us per eqn + %.1f us per trace; codegen: %.2f ms per eqn (%d-%d)\n\n",
+      per_eqn_us, lo.med.trace * 1e3 - per_eqn_us * lo.eqns, per_kernel_ms, lo.eqns, rows[1].eqns);
 
-  std::printf("Dispatch, f32[3] + f32[3] (ns per call, median of %d batches of %d calls)\n",
-              batches, per_batch);
-  std::printf("  %-40s %10.1f ns\n", "jit cache hit: add(a, b)", hit_ns);
-  std::printf("  %-40s %10.1f ns\n", "AOT direct: compiled(a, b)", direct_ns);
-  std::printf("  %-40s %10.1f ns\n", "jit overhead = hit - direct", hit_ns - direct_ns);
-  std::printf("  (cache_info: %lld hits, %lld misses, %lld entries)\n\n",
-              static_cast<long long>(add_info.hits), static_cast<long long>(add_info.misses),
-              static_cast<long long>(add_info.entries));
+  std::printf(
+      "Dispatch of f32[3] + f32[3] (ns per call; median of %lld interleaved batches of "
+      "%d calls)\n",
+      static_cast<long long>(41 * scale), kPerBatch);
+  std::printf("  %-44s %9s %9s\n", "", "wall", "cpu");
+  std::printf("  %-44s %9.1f %9.1f\n", "jit cache hit: add(a, b)", dp.hit, dp.hit_cpu);
+  std::printf("  %-44s %9.1f %9.1f\n", "AOT direct: compiled(a, b)", dp.direct, dp.direct_cpu);
+  std::printf("  %-44s %9.1f %9.1f\n", "jit overhead = hit - direct", dp.hit - dp.direct,
+              dp.hit_cpu - dp.direct_cpu);
+  std::printf("  cache_info: %lld hits, %lld misses, %lld entries\n\n",
+              static_cast<long long>(dp.info.hits), static_cast<long long>(dp.info.misses),
+              static_cast<long long>(dp.info.entries));
 
-  std::printf("Retrace on a shape change (a + b; fresh jit and two new shapes per repetition)\n");
-  std::printf("  %-40s %10.3f ms  [trace %.3f, lower %.3f, optimize %.3f, codegen %.3f]\n",
-              "miss at the second shape, end to end", re.med.e2e, re.med.trace, re.med.lower,
-              re.med.optimize, re.med.codegen);
-  std::printf("  %-40s %10.1f ns  (last function: %lld hits, %lld misses, %lld entries)\n\n",
-              "hit after it, alternating the two shapes", re.hit_ns,
-              static_cast<long long>(re.hits), static_cast<long long>(re.misses),
-              static_cast<long long>(re.entries));
+  std::printf(
+      "Retrace on a shape change (a + b at f32[64+2r] then f32[65+2r]; a fresh jit per "
+      "rep)\n");
+  std::printf(
+      "  %-44s %9.3f ms (cpu %.3f) [trace %.3f, lower %.3f, optimize %.3f, "
+      "codegen %.3f]\n",
+      "miss at the second shape, end to end", re.med.e2e, re.med.e2e_cpu, re.med.trace,
+      re.med.lower, re.med.optimize, re.med.codegen);
+  std::printf("  %-44s %9.1f ns (cpu %.1f); cache_info: %lld hits, %lld misses, %lld entries\n\n",
+              "hit after it, alternating the two shapes", re.hit, re.hit_cpu,
+              static_cast<long long>(re.info.hits), static_cast<long long>(re.info.misses),
+              static_cast<long long>(re.info.entries));
 
-  std::printf("Targets (ratio = measured / target; <= 1 meets it)\n");
-  std::printf("  %-40s %14s %12s %8s  %s\n", "", "measured", "target", "ratio", "");
-  target_row("cache hit overhead (hit - direct)", (hit_ns - direct_ns) / 1e3, 1.0, "us");
-  target_row("  aim", (hit_ns - direct_ns) / 1e3, 0.2, "us");
+  std::printf("Targets (ratio = wall / target; PASS when <= 1)\n");
+  std::printf("  %-34s %9s %9s %10s %8s\n", "", "wall", "cpu", "target", "ratio");
+  // hit - direct is no bound when AOT's call costs more than a hit, so the target is also
+  // checked against the whole hit call, an upper bound on the jit overhead.
+  target_row("cache hit: hit - direct", (dp.hit - dp.direct) / 1e3,
+             (dp.hit_cpu - dp.direct_cpu) / 1e3, 1.0, "us");
+  target_row("cache hit: whole call", dp.hit / 1e3, dp.hit_cpu / 1e3, 1.0, "us");
+  target_row("cache hit aim: whole call", dp.hit / 1e3, dp.hit_cpu / 1e3, 0.2, "us");
   for (const ColdRow& r : rows) {
     std::string what = "tracing per eqn, " + std::to_string(r.eqns) + " eqns";
-    target_row(what.c_str(), r.med.trace * 1e3 / r.eqns, 2.0, "us");
+    target_row(what.c_str(), r.med.trace * 1e3 / r.eqns, std::nan(""), 2.0, "us");
   }
-  target_row("10-eqn compile at O2, end to end", rows[0].med.e2e, 15.0, "ms");
+  target_row("10-eqn compile at O2, end to end", lo.med.e2e, lo.med.e2e_cpu, 15.0, "ms");
+  std::printf("  (tracing is timed by cache_info, on the wall clock only)\n");
   return 0;
 }
