@@ -159,6 +159,7 @@ Dispatch dispatch(int batches) {
 struct Retrace {
   Stages med;                   // the miss at the second shape
   double hit = 0, hit_cpu = 0;  // ns per call alternating between the two cached shapes
+  double same = 0;              // ns per call at the second shape alone: the baseline
   jx::CacheInfo info;           // of the last repetition's function
 };
 
@@ -166,7 +167,7 @@ struct Retrace {
 // call compiles, the second is the retrace on a shape change; then both shapes hit.
 Retrace retrace(int reps) {
   StageSamples samples;
-  std::vector<double> hit, hit_cpu;
+  std::vector<double> hit, hit_cpu, same;
   Retrace out;
   for (int r = 0; r < reps; ++r) {
     auto f = jx::jit([](const jx::Array& a, const jx::Array& b) { return a + b; });
@@ -184,9 +185,11 @@ Retrace retrace(int reps) {
     auto [w, c] = batch_ns(alternate);
     hit.push_back(w), hit_cpu.push_back(c);
     out.info = f.cache_info();
+    auto one_shape = [&](int) { g_sink = f(x2, x2).size(); };
+    same.push_back(batch_ns(one_shape).first);
   }
   out.med = samples.med();
-  out.hit = median(hit), out.hit_cpu = median(hit_cpu);
+  out.hit = median(hit), out.hit_cpu = median(hit_cpu), out.same = median(same);
   return out;
 }
 
@@ -261,10 +264,11 @@ int main(int argc, char** argv) {
       "codegen %.3f]\n",
       "miss at the second shape, end to end", re.med.e2e, re.med.e2e_cpu, re.med.trace,
       re.med.lower, re.med.optimize, re.med.codegen);
-  std::printf("  %-44s %9.1f ns (cpu %.1f); cache_info: %lld hits, %lld misses, %lld entries\n\n",
+  std::printf("  %-44s %9.1f ns (cpu %.1f); cache_info: %lld hits, %lld misses, %lld entries\n",
               "hit after it, alternating the two shapes", re.hit, re.hit_cpu,
               static_cast<long long>(re.info.hits), static_cast<long long>(re.info.misses),
               static_cast<long long>(re.info.entries));
+  std::printf("  %-44s %9.1f ns\n\n", "then the second shape alone (same function)", re.same);
 
   std::printf("Targets (ratio = wall / target; PASS when <= 1)\n");
   std::printf("  %-34s %9s %9s %10s %8s\n", "", "wall", "cpu", "target", "ratio");

@@ -44,7 +44,9 @@ std::string list(Avals in, F f) {
   for (const auto& a : in) s.push_back(f(a));
   return detail::join(s, ", ");
 }
-std::string shapes_str(Avals in) { return list(in, [](auto& a) { return shape_str(a.shape); }); }
+std::string shapes_str(Avals in) {
+  return list(in, [](auto& a) { return shape_str(a.shape); });
+}
 std::string dtypes_str(Avals in) {
   return list(in, [](auto& a) { return std::string(dtype_name(a.dtype)); });
 }
@@ -101,11 +103,10 @@ Ints ints(const Params& params, const char* name) { return params.get(name).as_i
 void check_indices(const std::string& op, Avals idx) {
   if (any_of_n(idx.size(), [&](auto i) { return idx[i].ndim() != 0; }))
     fail<ShapeError>(op, " start_indices must be scalars, got indices ", avals_str(idx), ".");
-  if (any_of_n(idx.size(), [&](auto i) {
-        return idx[i].dtype != idx[0].dtype || !is_integral(idx[i].dtype);
-      }))
-    fail<TypeError>("index arguments to ", op, " must be integers of the same type, got: ",
-                    dtypes_str(idx));
+  if (any_of_n(idx.size(),
+               [&](auto i) { return idx[i].dtype != idx[0].dtype || !is_integral(idx[i].dtype); }))
+    fail<TypeError>("index arguments to ", op,
+                    " must be integers of the same type, got: ", dtypes_str(idx));
 }
 
 void check_same_dtypes(const std::string& op, Avals in) {
@@ -129,8 +130,7 @@ void check_axes(const std::string& op, const Ints& dims, const Shape& shape, std
     fail<ShapeError>(op, " dimensions ", what, ": got shape=", shape_str(shape),
                      " and dimensions=", tup(dims));
   };
-  if (std::set<std::int64_t>(dims.begin(), dims.end()).size() != dims.size())
-    msg("are not unique");
+  if (std::set<std::int64_t>(dims.begin(), dims.end()).size() != dims.size()) msg("are not unique");
   for (auto d : dims)
     if (d < 0 || d >= ndim) msg(std::string("outside range ") + range);
 }
@@ -181,25 +181,32 @@ void def_broadcast_in_dim(Primitive& p) {
     Ints shape = ints(params, "shape"), dims = ints(params, "broadcast_dimensions");
     check_shapelike(p.name, "shape", shape);
     if (static_cast<std::size_t>(x.ndim()) != dims.size())
-      fail<ShapeError>(p.name, " broadcast_dimensions must have length equal to operand ndim; got "
-                       "broadcast_dimensions ", tup(dims), " for operand ndim ", x.ndim(), ".");
+      fail<ShapeError>(p.name,
+                       " broadcast_dimensions must have length equal to operand ndim; got "
+                       "broadcast_dimensions ",
+                       tup(dims), " for operand ndim ", x.ndim(), ".");
     if (shape.size() < dims.size())
-      fail<ShapeError>(p.name, " target broadcast shape must have equal or higher rank to the "
-                       "operand shape; got operand ndim ", x.ndim(), " and target broadcast ndim ",
-                       shape.size(), ".");
+      fail<ShapeError>(p.name,
+                       " target broadcast shape must have equal or higher rank to the "
+                       "operand shape; got operand ndim ",
+                       x.ndim(), " and target broadcast ndim ", shape.size(), ".");
     auto n = static_cast<std::int64_t>(shape.size());
     if (std::any_of(dims.begin(), dims.end(), [n](auto d) { return d < 0 || d >= n; }))
       fail<ShapeError>(p.name, " broadcast_dimensions must be a subset of output dimensions, got ",
                        tup(dims), " for operand ndim ", x.ndim(), " and shape ", tup(shape), ".");
     auto mismatch = [&](auto i) { return x.shape[i] != 1 && x.shape[i] != shape[dims[i]]; };
     if (any_of_n(dims.size(), mismatch))
-      fail<ShapeError>(p.name, " operand dimension sizes must either be 1, or be equal to their "
+      fail<ShapeError>(p.name,
+                       " operand dimension sizes must either be 1, or be equal to their "
                        "corresponding dimensions in the target broadcast shape; got operand of "
-                       "shape ", shape_str(x.shape), ", target broadcast shape ", tup(shape),
+                       "shape ",
+                       shape_str(x.shape), ", target broadcast shape ", tup(shape),
                        ", broadcast_dimensions ", tup(dims), " ");
     if (any_of_n(dims.size(), [&](auto i) { return i > 0 && dims[i] <= dims[i - 1]; }))
-      fail<ShapeError>(p.name, " broadcast_dimensions must be strictly increasing; got "
-                       "broadcast_dimensions ", tup(dims));
+      fail<ShapeError>(p.name,
+                       " broadcast_dimensions must be strictly increasing; got "
+                       "broadcast_dimensions ",
+                       tup(dims));
     return result(p.name, shape, x.dtype, x.weak_type);
   };
   p.impl = [](Ins in, const Params& params, Avals out) {
@@ -242,9 +249,10 @@ void def_transpose(Primitive& p) {
     Ints perm = ints(params, "permutation"), dims(static_cast<std::size_t>(in[0].ndim()));
     std::iota(dims.begin(), dims.end(), 0);
     if (!std::is_permutation(perm.begin(), perm.end(), dims.begin(), dims.end()))
-      fail<ShapeError>(p.name, " permutation isn't a permutation of operand dimensions, got "
-                       "permutation ", tup(perm), " for operand shape ", shape_str(in[0].shape),
-                       ".");
+      fail<ShapeError>(p.name,
+                       " permutation isn't a permutation of operand dimensions, got "
+                       "permutation ",
+                       tup(perm), " for operand shape ", shape_str(in[0].shape), ".");
     Shape shape;
     for (auto d : perm) shape.push_back(in[0].shape[d]);
     return result(p.name, shape, in[0].dtype, in[0].weak_type);
@@ -267,8 +275,10 @@ void def_squeeze(Primitive& p) {
     const Shape& s = in[0].shape;
     check_axes(p.name, dims, s, in[0].ndim(), "[0, ndim)");
     if (std::any_of(dims.begin(), dims.end(), [&](auto d) { return s[d] != 1; }))
-      fail<ShapeError>("cannot select an axis to squeeze out which has size not equal to one, "
-                       "got shape=", shape_str(s), " and dimensions=", tup(dims));
+      fail<ShapeError>(
+          "cannot select an axis to squeeze out which has size not equal to one, "
+          "got shape=",
+          shape_str(s), " and dimensions=", tup(dims));
     Shape shape;
     for (std::size_t i = 0; i < s.size(); ++i)
       if (std::find(dims.begin(), dims.end(), static_cast<std::int64_t>(i)) == dims.end())
@@ -305,22 +315,30 @@ void def_slice(Primitive& p) {
     check_shapelike(p.name, "start_indices", start);
     check_shapelike(p.name, "limit_indices", limit);
     if (start.size() != s.size())
-      fail<ShapeError>(p.name, " start_indices must have length equal to the number of dimensions "
-                       "of the operand, got indices ", tup(start), " for operand shape ",
-                       shape_str(s), ".");
+      fail<ShapeError>(p.name,
+                       " start_indices must have length equal to the number of dimensions "
+                       "of the operand, got indices ",
+                       tup(start), " for operand shape ", shape_str(s), ".");
     if (limit.size() != start.size())
-      fail<ShapeError>(p.name, " limit_indices must have the same length as start_indices, got "
-                       "start_indices ", tup(start), " and limit_indices ", tup(limit), ".");
+      fail<ShapeError>(p.name,
+                       " limit_indices must have the same length as start_indices, got "
+                       "start_indices ",
+                       tup(start), " and limit_indices ", tup(limit), ".");
     if (any_of_n(s.size(), [&](auto d) { return limit[d] > s[d]; }))
-      fail<ShapeError>(p.name, " limit_indices must be less than or equal to operand shape, got "
-                       "limit_indices ", tup(limit), " for operand shape ", shape_str(s), ".");
+      fail<ShapeError>(p.name,
+                       " limit_indices must be less than or equal to operand shape, got "
+                       "limit_indices ",
+                       tup(limit), " for operand shape ", shape_str(s), ".");
     if (any_of_n(s.size(), [&](auto d) { return limit[d] < start[d]; }))
-      fail<ShapeError>(p.name, " limit_indices must be greater than or equal to start_indices, "
-                       "got start_indices ", tup(start), " and limit_indices ", tup(limit), ".");
+      fail<ShapeError>(p.name,
+                       " limit_indices must be greater than or equal to start_indices, "
+                       "got start_indices ",
+                       tup(start), " and limit_indices ", tup(limit), ".");
     if (stride.size() != s.size())
-      fail<ShapeError>(p.name, " strides must have length equal to the number of dimensions of "
-                       "the operand, got strides ", tup(stride), " for operand shape ",
-                       shape_str(s), ".");
+      fail<ShapeError>(p.name,
+                       " strides must have length equal to the number of dimensions of "
+                       "the operand, got strides ",
+                       tup(stride), " for operand shape ", shape_str(s), ".");
     check_shapelike(p.name, "strides", stride, /*positive=*/true);
     Shape shape;  // ceil((limit - start) / stride), without overflowing for huge strides
     for (std::size_t d = 0; d < s.size(); ++d) {
@@ -349,18 +367,25 @@ void def_dynamic_slice(Primitive& p) {
     Avals idx = in.subspan(1);
     Ints sizes = ints(params, "slice_sizes");
     if (idx.size() != s.size())
-      fail<ShapeError>(p.name, " start_indices must have length equal to the number of dimensions "
-                       "of the operand, got indices ", avals_str(idx), " for operand shape ",
-                       shape_str(s), ".");
+      fail<ShapeError>(p.name,
+                       " start_indices must have length equal to the number of dimensions "
+                       "of the operand, got indices ",
+                       avals_str(idx), " for operand shape ", shape_str(s), ".");
     if (sizes.size() != idx.size())
-      fail<ShapeError>(p.name, " slice_sizes must have the same length as start_indices, got "
-                       "start_indices length ", idx.size(), " and slice_sizes ", tup(sizes), ".");
+      fail<ShapeError>(p.name,
+                       " slice_sizes must have the same length as start_indices, got "
+                       "start_indices length ",
+                       idx.size(), " and slice_sizes ", tup(sizes), ".");
     if (any_of_n(s.size(), [&](auto d) { return sizes[d] > s[d]; }))
-      fail<ShapeError>(p.name, " slice_sizes must be less than or equal to operand shape, got "
-                       "slice_sizes ", tup(sizes), " for operand shape ", shape_str(s), ".");
+      fail<ShapeError>(p.name,
+                       " slice_sizes must be less than or equal to operand shape, got "
+                       "slice_sizes ",
+                       tup(sizes), " for operand shape ", shape_str(s), ".");
     if (std::any_of(sizes.begin(), sizes.end(), [](auto d) { return d < 0; }))
-      fail<ShapeError>(p.name, " slice_sizes must be greater than or equal to zero, got "
-                       "slice_sizes ", tup(sizes), ".");
+      fail<ShapeError>(p.name,
+                       " slice_sizes must be greater than or equal to zero, got "
+                       "slice_sizes ",
+                       tup(sizes), ".");
     check_indices(p.name, idx);
     return result(p.name, sizes, in[0].dtype, in[0].weak_type);
   };
@@ -385,12 +410,15 @@ void def_dynamic_update_slice(Primitive& p) {
       fail<ShapeError>(p.name, " update must have the same rank as operand, got update shape ",
                        shape_str(u.shape), " for operand shape ", shape_str(x.shape), ".");
     if (idx.size() != x.shape.size())
-      fail<ShapeError>(p.name, " start_indices must have length equal to the rank of operand, got "
-                       "indices ", avals_str(idx), " for operand shape ", shape_str(x.shape), ".");
+      fail<ShapeError>(p.name,
+                       " start_indices must have length equal to the rank of operand, got "
+                       "indices ",
+                       avals_str(idx), " for operand shape ", shape_str(x.shape), ".");
     if (any_of_n(x.shape.size(), [&](auto d) { return u.shape[d] > x.shape[d]; }))
-      fail<ShapeError>(p.name, " update shape must be smaller than operand shape, got update "
-                       "shape ", shape_str(u.shape), " for operand shape ", shape_str(x.shape),
-                       ".");
+      fail<ShapeError>(p.name,
+                       " update shape must be smaller than operand shape, got update "
+                       "shape ",
+                       shape_str(u.shape), " for operand shape ", shape_str(x.shape), ".");
     check_indices(p.name, idx);
     check_same_dtypes(p.name, in.first(2));
     return result(p.name, x.shape, x.dtype, x.weak_type);
@@ -428,9 +456,10 @@ void def_concatenate(Primitive& p) {
     for (const auto& a : in) {
       for (std::int64_t d = 0; d < a.ndim(); ++d)
         if (d != dim && a.shape[d] != shape[d])
-          fail<ShapeError>("Cannot concatenate arrays with shapes that differ in dimensions other "
-                           "than the one being concatenated: concatenating along dimension ", dim,
-                           " for shapes ", shapes_str(in), ".");
+          fail<ShapeError>(
+              "Cannot concatenate arrays with shapes that differ in dimensions other "
+              "than the one being concatenated: concatenating along dimension ",
+              dim, " for shapes ", shapes_str(in), ".");
       shape[dim] = add_checked(p.name, shape[dim], a.shape[dim]);
       weak = weak && a.weak_type;
     }
@@ -470,14 +499,20 @@ void def_pad(Primitive& p) {
       fail<ShapeError>(p.name, " padding_value must be a scalar (0-d), got shape ",
                        shape_str(v.shape), ".");
     if (config.size() != x.shape.size())
-      fail<ShapeError>("length of padding_config must equal the number of axes of operand, got "
-                       "padding_config ", config_str, " for operand shape ", shape_str(x.shape));
+      fail<ShapeError>(
+          "length of padding_config must equal the number of axes of operand, got "
+          "padding_config ",
+          config_str, " for operand shape ", shape_str(x.shape));
     if (std::any_of(config.begin(), config.end(), [](auto& c) { return c.size() != 3; }))
-      fail<ShapeError>(p.name, " padding_config entries must be (low, high, interior) triples, "
-                       "got padding_config ", config_str);
+      fail<ShapeError>(p.name,
+                       " padding_config entries must be (low, high, interior) triples, "
+                       "got padding_config ",
+                       config_str);
     if (std::any_of(config.begin(), config.end(), [](auto& c) { return c[2] < 0; }))
-      fail<ShapeError>("interior padding in padding_config must be nonnegative, got "
-                       "padding_config ", config_str);
+      fail<ShapeError>(
+          "interior padding in padding_config must be nonnegative, got "
+          "padding_config ",
+          config_str);
     Shape shape;  // low + high + the operand dilated by interior
     for (std::size_t d = 0; d < config.size(); ++d) {
       std::int64_t n = x.shape[d], step = add_checked(p.name, config[d][2], 1), dilated = 0;
@@ -487,8 +522,8 @@ void def_pad(Primitive& p) {
     }
     if (std::any_of(shape.begin(), shape.end(), [](auto d) { return d < 0; }))
       fail<ShapeError>("Dimension size after padding is not at least 0, got result shape ",
-                       shape_str(shape), ", for padding_config ", config_str,
-                       " and operand shape ", shape_str(x.shape));
+                       shape_str(shape), ", for padding_config ", config_str, " and operand shape ",
+                       shape_str(x.shape));
     return result(p.name, shape, x.dtype, x.weak_type && v.weak_type);
   };
   p.impl = [](Ins in, const Params& params, Avals out) {
@@ -576,35 +611,42 @@ const bool kLowered = [] {
   };
   reshape_p.lower = squeeze_p.lower = expand_dims_p.lower = reshape_rule;
   transpose_p.lower = [](hlo::Builder& b, Operands ops, const Params& params, Avals out) {
-    return std::vector<hlo::Instruction*>{b.op(hlo::Opcode::kTranspose, out_shape(out), {ops[0]},
-        attrs_of("dimensions", params.get("permutation").as_ints()))};
+    return std::vector<hlo::Instruction*>{
+        b.op(hlo::Opcode::kTranspose, out_shape(out), {ops[0]},
+             attrs_of("dimensions", params.get("permutation").as_ints()))};
   };
   slice_p.lower = [](hlo::Builder& b, Operands ops, const Params& params, Avals out) {
-    Ints start = params.get("start_indices").as_ints(), limit = params.get("limit_indices").as_ints();
+    Ints start = params.get("start_indices").as_ints(),
+         limit = params.get("limit_indices").as_ints();
     Ints strides = params.get("strides").as_ints(), flat;
-    for (std::size_t d = 0; d < start.size(); ++d) flat.insert(flat.end(), {start[d], limit[d], strides[d]});
+    for (std::size_t d = 0; d < start.size(); ++d)
+      flat.insert(flat.end(), {start[d], limit[d], strides[d]});
     return std::vector<hlo::Instruction*>{
         b.op(hlo::Opcode::kSlice, out_shape(out), {ops[0]}, attrs_of("slice", flat))};
   };
   dynamic_slice_p.lower = [](hlo::Builder& b, Operands ops, const Params& params, Avals out) {
-    return std::vector<hlo::Instruction*>{b.op(hlo::Opcode::kDynamicSlice, out_shape(out),
-        {ops.begin(), ops.end()}, attrs_of("dynamic_slice_sizes", params.get("slice_sizes").as_ints()))};
+    return std::vector<hlo::Instruction*>{
+        b.op(hlo::Opcode::kDynamicSlice, out_shape(out), {ops.begin(), ops.end()},
+             attrs_of("dynamic_slice_sizes", params.get("slice_sizes").as_ints()))};
   };
   dynamic_update_slice_p.lower = [](hlo::Builder& b, Operands ops, const Params&, Avals out) {
     return std::vector<hlo::Instruction*>{
         b.op(hlo::Opcode::kDynamicUpdateSlice, out_shape(out), {ops.begin(), ops.end()})};
   };
   concatenate_p.lower = [](hlo::Builder& b, Operands ops, const Params& params, Avals out) {
-    return std::vector<hlo::Instruction*>{b.op(hlo::Opcode::kConcatenate, out_shape(out),
-        {ops.begin(), ops.end()}, attrs_of("dimensions", Ints{params.get("dimension").as_int()}))};
+    return std::vector<hlo::Instruction*>{
+        b.op(hlo::Opcode::kConcatenate, out_shape(out), {ops.begin(), ops.end()},
+             attrs_of("dimensions", Ints{params.get("dimension").as_int()}))};
   };
   pad_p.lower = [](hlo::Builder& b, Operands ops, const Params& params, Avals out) {
-    return std::vector<hlo::Instruction*>{b.op(hlo::Opcode::kPad, out_shape(out), {ops[0], ops[1]},
-        attrs_of("padding", flat_triples(params.get("padding_config"))))};
+    return std::vector<hlo::Instruction*>{
+        b.op(hlo::Opcode::kPad, out_shape(out), {ops[0], ops[1]},
+             attrs_of("padding", flat_triples(params.get("padding_config"))))};
   };
   iota_p.lower = [](hlo::Builder& b, Operands, const Params& params, Avals out) {
-    return std::vector<hlo::Instruction*>{b.op(hlo::Opcode::kIota, out_shape(out), {},
-        attrs_of("iota_dimension", params.get("dimension").as_int()))};
+    return std::vector<hlo::Instruction*>{
+        b.op(hlo::Opcode::kIota, out_shape(out), {},
+             attrs_of("iota_dimension", params.get("dimension").as_int()))};
   };
   return true;
 }();
@@ -614,9 +656,9 @@ const bool kLowered = [] {
 namespace lax {
 
 Array broadcast_in_dim(const Array& x, const Shape& shape, const Ints& broadcast_dimensions) {
-  return bind1(broadcast_in_dim_p, {x},
-               {{"broadcast_dimensions", Param::ints(broadcast_dimensions)},
-                {"shape", Param::ints(shape)}});
+  return bind1(
+      broadcast_in_dim_p, {x},
+      {{"broadcast_dimensions", Param::ints(broadcast_dimensions)}, {"shape", Param::ints(shape)}});
 }
 
 Array reshape(const Array& x, const Shape& new_sizes) {
