@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <jx/jx.hpp>
@@ -17,8 +18,8 @@ namespace np = jx::np;
 
 namespace {
 
-// Wall time, and the process's CPU time: on a loaded machine the first grows with the queue
-// for a core, the second much less, so both are shown.
+// Wall time, and the process's CPU time: on a loaded machine wall time also counts the waits
+// for a core, CPU time does not, so both are shown.
 struct Stopwatch {
   std::chrono::steady_clock::time_point wall0 = std::chrono::steady_clock::now();
   std::clock_t cpu0 = std::clock();

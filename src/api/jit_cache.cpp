@@ -171,7 +171,8 @@ std::string signature_str(const Signature& sig) {
     for (std::size_t k = 0, n = t.num_leaves(); k < n; ++k)
       parts.push_back(aval_str(sig.avals[leaf++]));
   }
-  return "(" + detail::join(parts, ", ") + ")";
+  std::string s = "(";  // appending, not "(" + rvalue: GCC 12 -O3 warns falsely (-Wrestrict)
+  return s.append(detail::join(parts, ", ")).append(")");
 }
 
 std::vector<std::string> signature_diffs(const Signature& seen, const Signature& now) {

@@ -12,7 +12,8 @@ namespace {
 std::string quoted_keys(const std::vector<std::string>& keys) {
   std::vector<std::string> q;
   for (const auto& k : keys) q.push_back("'" + k + "'");
-  return "[" + detail::join(q, ", ") + "]";
+  std::string s = "[";  // appending avoids GCC 12 -O3 false -Wrestrict
+  return s.append(detail::join(q, ", ")).append("]");
 }
 
 }  // namespace
