@@ -16,10 +16,6 @@ using hlo::Opcode;
 using Ints = std::vector<std::int64_t>;
 using Gens = std::vector<ElementGenerator>;
 
-[[noreturn]] void fail(const Instruction& inst, const std::string& what) {
-  throw CompileError("codegen: dot " + inst.name + ": " + what);
-}
-
 Ints dims_attr(const Instruction& inst, const char* name) {
   return inst.attrs.has(name) ? inst.attrs.get_ints(name) : Ints{};
 }

@@ -16,11 +16,6 @@ using hlo::Opcode;
 using Ints = std::vector<std::int64_t>;
 using Gens = std::vector<ElementGenerator>;
 
-[[noreturn]] void fail(const Instruction& inst, const std::string& what) {
-  throw CompileError("codegen: " + std::string(hlo::info(inst.opcode).name) + " " + inst.name +
-                     ": " + what);
-}
-
 // The operand's dims split into kept (in order, they index the output) and reduced (ascending:
 // elements fold in row-major order, as the eager impl visits them).
 struct Split {

@@ -105,4 +105,10 @@ class ElementalEmitter {
   std::unordered_map<const hlo::Instruction*, llvm::GlobalVariable*> literals_;
 };
 
+// jx::CompileError "codegen: <opcode> <name>: <what>" for an instruction codegen cannot emit.
+[[noreturn]] inline void fail(const hlo::Instruction& inst, const std::string& what) {
+  throw CompileError("codegen: " + std::string(hlo::info(inst.opcode).name) + " " + inst.name +
+                     ": " + what);
+}
+
 }  // namespace jx::codegen

@@ -17,11 +17,6 @@ using hlo::Opcode;
 using Ints = std::vector<std::int64_t>;
 using Gens = std::vector<ElementGenerator>;
 
-[[noreturn]] void fail(const Instruction& inst, const std::string& what) {
-  throw CompileError("codegen: " + std::string(hlo::info(inst.opcode).name) + " " + inst.name +
-                     ": " + what);
-}
-
 const Ints& ints_attr(const Instruction& inst, const char* name, std::size_t size) {
   if (!inst.attrs.has(name)) fail(inst, std::string("missing attribute ") + name);
   const Ints& v = inst.attrs.get_ints(name);
