@@ -231,6 +231,8 @@ class Compiled {
   const std::string& hlo_text() const { return call_.hlo_text(); }  // after optimizations
   CostAnalysis cost_analysis() const;
   MemoryAnalysis memory_analysis() const;
+  // What runs per call, one step per line: `kernel <name>(<buffers>)`, `gemm ...`, `copy ...`.
+  const std::string& thunk_sequence() const { return call_.thunk_sequence(); }
 
   template <class... Args>
   Out operator()(const Args&... args) const {

@@ -110,21 +110,19 @@ CompiledProgram compile_program(const LoweredProgram& lowered) {
   if (dump_enabled(DumpKind::kHlo)) write_dump(id, name, "after_optimizations.txt", out.hlo_text);
   if (dump_enabled(DumpKind::kDot)) write_dump(id, name, "dot", hlo::to_dot(*module));
 
-  // Schedule, buffers, and one kernel per remaining instruction (or a BLAS call).
+  // Schedule, buffers, and one kernel per remaining instruction or fusion (or a BLAS call).
   t0 = std::chrono::steady_clock::now();
   const hlo::Computation& entry = *module->entry();
   std::vector<Instruction*> order = entry.instructions();
   runtime::BufferAssignment ba = runtime::assign_buffers(entry, order);
-  auto alloc = [&](const Instruction* i) {
-    while (i->opcode == Opcode::kGetTupleElement && i->operands[0]->opcode == Opcode::kTuple)
-      i = i->operands[0]->operands[static_cast<std::size_t>(i->attrs.get_int("index"))];
-    return ba.of.at(i);
-  };
 
   std::vector<codegen::KernelRequest> requests;
-  for (const Instruction* i : order)
-    if (!needs_no_thunk(i->opcode) && !(i->opcode == Opcode::kDot && as_gemm(*i)))
-      requests.push_back({i, "kernel_" + std::to_string(requests.size()) + "_" + i->name});
+  for (const Instruction* i : order) {
+    if (needs_no_thunk(i->opcode) || (i->opcode == Opcode::kDot && as_gemm(*i))) continue;
+    auto in_place = ba.in_place.find(i);
+    requests.push_back({i, "kernel_" + std::to_string(requests.size()) + "_" + i->name,
+                        in_place == ba.in_place.end() ? std::vector<int>{} : in_place->second});
+  }
   codegen::CpuCompileOptions cg;
   cg.module_name = name;
   if (dump_enabled(DumpKind::kLlvm)) cg.dump_prefix = dump_prefix(id, name);
@@ -137,22 +135,30 @@ CompiledProgram compile_program(const LoweredProgram& lowered) {
     if (needs_no_thunk(i->opcode)) continue;
     if (i->opcode == Opcode::kDot) {
       if (auto g = as_gemm(*i)) {
-        thunks.push_back(std::make_unique<runtime::GemmThunk>(i->name, *g, alloc(i->operands[0]),
-                                                              alloc(i->operands[1]), alloc(i)));
+        thunks.push_back(std::make_unique<runtime::GemmThunk>(
+            i->name, *g, ba.at(i->operands[0]), ba.at(i->operands[1]), ba.at(i)));
         continue;
       }
     }
     const codegen::KernelRequest& req = requests.at(next_kernel++);
     JX_CHECK(req.root == i);
     std::vector<runtime::Allocation> buffers;
-    for (const Instruction* op : i->operands) buffers.push_back(alloc(op));
-    buffers.push_back(alloc(i));
+    std::int64_t bytes = 0;
+    for (const Instruction* op : i->operands) buffers.push_back(ba.at(op));
+    if (i->shape.is_tuple) {
+      for (std::size_t e = 0; e < i->shape.tuple_shapes.size(); ++e)
+        buffers.push_back(ba.of.at({i, static_cast<int>(e)}));
+    } else {
+      buffers.push_back(ba.at(i));
+    }
+    for (const runtime::Allocation& a : buffers) bytes += a.size;
     auto fn = reinterpret_cast<runtime::KernelThunk::Fn>(code->symbol(req.symbol));
-    thunks.push_back(std::make_unique<runtime::KernelThunk>(req.symbol, fn, std::move(buffers)));
+    thunks.push_back(std::make_unique<runtime::KernelThunk>(req.symbol, fn, std::move(buffers),
+                                                            codegen::kernel_rows(*i), bytes));
   }
   // Outputs that are parameters, constants or repeated values are copied into their buffers.
   for (std::size_t k = 0; k < ba.outputs.size(); ++k) {
-    runtime::Allocation src = alloc(ba.outputs[k]);
+    runtime::Allocation src = ba.of.at(ba.outputs[k]);
     if (src.kind == runtime::Allocation::Kind::kOutput && src.index == static_cast<int>(k))
       continue;
     runtime::Allocation dst = src;
@@ -171,8 +177,8 @@ CompiledProgram compile_program(const LoweredProgram& lowered) {
       std::move(thunks), ba.arena_bytes, std::move(in_avals), lowered.jaxpr->jaxpr.out_avals(),
       std::move(constants), std::shared_ptr<const void>(code, code.get()));
   out.codegen_ms = ms_since(t0);
-  if (dump_enabled(DumpKind::kThunks))
-    write_dump(id, name, "thunk_sequence.txt", exe->thunk_sequence());
+  out.thunk_sequence = exe->thunk_sequence();
+  if (dump_enabled(DumpKind::kThunks)) write_dump(id, name, "thunk_sequence.txt", out.thunk_sequence);
 
   hlo::HloCost cost = hlo::cost_analysis(*module);
   out.cost = {cost.flops, cost.transcendentals, cost.bytes_accessed};

@@ -36,6 +36,7 @@ struct CompiledProgram {
   std::shared_ptr<const runtime::Executable> executable;
   std::shared_ptr<const ClosedJaxprData> jaxpr;  // its consts are the leading arguments
   std::string hlo_text;                           // after optimizations
+  std::string thunk_sequence;                     // one thunk per line
   CostAnalysis cost;
   MemoryAnalysis memory;
   double optimize_ms = 0, codegen_ms = 0;

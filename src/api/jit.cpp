@@ -331,6 +331,7 @@ CompiledCall LoweredCall::compile() const {
 }
 
 const std::string& CompiledCall::hlo_text() const { return impl_->program->hlo_text; }
+const std::string& CompiledCall::thunk_sequence() const { return impl_->program->thunk_sequence; }
 const std::shared_ptr<const void>& CompiledCall::out_proto() const {
   return impl_->lowered->out_proto;
 }

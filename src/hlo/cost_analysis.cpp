@@ -30,7 +30,21 @@ double dot_flops(const Instruction& i) {
   return 2.0 * static_cast<double>(i.shape.size()) * k;
 }
 
+void add_cost(const Instruction& i, HloCost& cost);
+
+// A fusion does its computation's arithmetic but moves only its operands and results.
+void add_fusion_cost(const Instruction& i, HloCost& cost) {
+  HloCost inner;
+  for (const Instruction* f : i.called[0]->instructions()) add_cost(*f, inner);
+  cost.flops += inner.flops;
+  cost.transcendentals += inner.transcendentals;
+  double bytes = static_cast<double>(i.shape.byte_size());
+  for (const Instruction* op : i.operands) bytes += static_cast<double>(op->shape.byte_size());
+  cost.bytes_accessed += bytes;
+}
+
 void add_cost(const Instruction& i, HloCost& cost) {
+  if (i.opcode == Opcode::kFusion) return add_fusion_cost(i, cost);
   auto out = static_cast<double>(i.shape.is_tuple ? 0 : i.shape.size());
   if (has_trait(i.opcode, kElementwise)) {
     (transcendental(i.opcode) ? cost.transcendentals : cost.flops) += out;

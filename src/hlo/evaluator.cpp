@@ -369,6 +369,7 @@ const std::unordered_map<Opcode, EvalFn>& table() {
       {Opcode::kArgMax, eval::arg_max},
       {Opcode::kArgMin, eval::arg_min},
       {Opcode::kDot, eval::dot},
+      {Opcode::kFusion, eval::fusion},
   };
   return kTable;
 }

@@ -63,5 +63,6 @@ Array reduce(const Instruction& inst, std::span<const Array> in);
 Array arg_max(const Instruction& inst, std::span<const Array> in);
 Array arg_min(const Instruction& inst, std::span<const Array> in);
 Array dot(const Instruction& inst, std::span<const Array> in);
+Array fusion(const Instruction& inst, std::span<const Array> in);
 
 }  // namespace jx::hlo::eval

@@ -17,6 +17,8 @@
 //   dot                   lhs_batch_dims, lhs_contracting_dims, rhs_batch_dims,
 //                         rhs_contracting_dims (absent: empty); result: batch, lhs free, rhs free
 //   get-tuple-element     index=i
+//   fusion                kind=kLoop|kInput|kOutput, calls=%f: f's parameters take the operands'
+//                         shapes and its root has the fusion's shape (a tuple: multi-output)
 #include <algorithm>
 #include <functional>
 #include <unordered_map>
@@ -341,6 +343,26 @@ void check_get_tuple_element(const Instruction& i) {
     fail(i, "result shape must be " + t.tuple_shapes[k].str() + ", got " + i.shape.str());
 }
 
+void check_fusion(const Instruction& i) {
+  if (!i.attrs.has("kind") || !std::holds_alternative<std::string>(i.attrs.get("kind")))
+    fail(i, "fusion needs kind=kLoop|kInput|kOutput");
+  const std::string& kind = i.attrs.get_string("kind");
+  if (kind != "kLoop" && kind != "kInput" && kind != "kOutput")
+    fail(i, "unknown fusion kind " + kind);
+  if (i.called.size() != 1) fail(i, "fusion needs one called computation");
+  const Computation* f = i.called[0];
+  const auto& ps = f->parameters();
+  if (ps.size() != i.operands.size())
+    fail(i, "%" + f->name() + " takes " + std::to_string(ps.size()) + " parameter(s) for " +
+                std::to_string(i.operands.size()) + " operand(s)");
+  for (std::size_t k = 0; k < ps.size(); ++k)
+    if (!ps[k] || ps[k]->shape != i.operands[k]->shape)
+      fail(i, "parameter " + std::to_string(k) + " of %" + f->name() + " must be " +
+                  i.operands[k]->shape.str());
+  if (!f->root() || f->root()->shape != i.shape)
+    fail(i, "the root of %" + f->name() + " must be " + i.shape.str());
+}
+
 using Rule = void (*)(const Instruction&);
 
 // Opcode → rule; elementwise opcodes share one rule through their trait.
@@ -363,12 +385,14 @@ const std::unordered_map<Opcode, Rule>& rules() {
       {Opcode::kDot, check_dot},
       {Opcode::kTuple, check_tuple},
       {Opcode::kGetTupleElement, check_get_tuple_element},
+      {Opcode::kFusion, check_fusion},
   };
   return table;
 }
 
 bool may_be_tuple(Opcode op) {
-  return op == Opcode::kParameter || op == Opcode::kTuple || op == Opcode::kGetTupleElement;
+  return op == Opcode::kParameter || op == Opcode::kTuple || op == Opcode::kGetTupleElement ||
+         op == Opcode::kFusion;
 }
 
 void check_instruction(const Instruction& i, const std::unordered_set<const Computation*>& comps) {
@@ -379,7 +403,7 @@ void check_instruction(const Instruction& i, const std::unordered_set<const Comp
   if (i.shape.is_tuple && !may_be_tuple(i.opcode)) fail(i, "result must be an array");
   for (std::int64_t d : i.shape.dims)
     if (d < 0) fail(i, "dimension sizes must be >= 0, got " + i.shape.str());
-  if (!i.called.empty() && i.opcode != Opcode::kReduce)
+  if (!i.called.empty() && i.opcode != Opcode::kReduce && i.opcode != Opcode::kFusion)
     fail(i, std::string(info(i.opcode).name) + " calls no computation");
   for (const Computation* c : i.called)
     if (!c || !comps.count(c)) fail(i, "calls a computation that is not in the module");

@@ -8,6 +8,11 @@
 #include "passes/constant_folding.hpp"
 #include "passes/cse.hpp"
 #include "passes/dce.hpp"
+#include "passes/fusion/fusion_merger.hpp"
+#include "passes/fusion/horizontal_fusion.hpp"
+#include "passes/fusion/instruction_fusion.hpp"
+#include "passes/fusion/multi_output_fusion.hpp"
+#include "passes/splat_constants.hpp"
 
 namespace jx::passes {
 namespace {
@@ -48,7 +53,7 @@ bool PassPipeline::run(hlo::Module& module) {
   return changed;
 }
 
-// Read top to bottom: each stage is one pipeline; later work adds fusion after simplification.
+// Read top to bottom: each stage is one pipeline.
 void run_cpu_pipeline(hlo::Module& module, const PipelineOptions& options) {
   // Simplification, to a fixed point: each pass can expose work for the others (a folded
   // constant enables a simplification, which leaves duplicates for CSE and dead code for DCE).
@@ -59,6 +64,17 @@ void run_cpu_pipeline(hlo::Module& module, const PipelineOptions& options) {
   simplify.add<Dce>();
   for (int round = 0; round < options.max_iterations; ++round)
     if (!simplify.run(module)) break;
+
+  // Fusion: producers into consumers, then whole kernels into each other, then siblings and
+  // small independent kernels into shared launches.
+  PassPipeline fuse("fusion", options);
+  fuse.add<SplatConstants>();
+  fuse.add<InstructionFusion>();
+  fuse.add<FusionMerger>();
+  fuse.add<MultiOutputFusion>();
+  fuse.add<HorizontalFusion>();
+  fuse.add<Dce>();
+  fuse.run(module);
 }
 
 }  // namespace jx::passes

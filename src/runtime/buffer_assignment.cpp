@@ -4,6 +4,7 @@
 #include <map>
 
 #include "core/buffer.hpp"
+#include "hlo/fusion.hpp"
 #include "support/check.hpp"
 
 namespace jx::runtime {
@@ -15,13 +16,6 @@ using hlo::Opcode;
 std::int64_t aligned(std::int64_t n) {
   constexpr auto a = static_cast<std::int64_t>(Buffer::kAlignment);
   return (n + a - 1) / a * a;
-}
-
-// The instruction whose buffer holds `i`'s value (get-tuple-element of a tuple aliases).
-const Instruction* source_of(const Instruction* i) {
-  while (i->opcode == Opcode::kGetTupleElement && i->operands[0]->opcode == Opcode::kTuple)
-    i = i->operands[0]->operands[static_cast<std::size_t>(i->attrs.get_int("index"))];
-  return i;
 }
 
 // First-fit allocator over the arena: free ranges are merged when released.
@@ -76,6 +70,43 @@ std::string Allocation::str() const {
   return "?";
 }
 
+ValueRef source_of(const Instruction* i) {
+  while (i->opcode == Opcode::kGetTupleElement) {
+    const Instruction* t = i->operands[0];
+    auto k = static_cast<int>(i->attrs.get_int("index"));
+    if (t->opcode == Opcode::kFusion) return {t, k};
+    if (t->opcode != Opcode::kTuple) break;
+    i = t->operands[static_cast<std::size_t>(k)];
+  }
+  return {i, -1};
+}
+
+namespace {
+
+// The operand whose dying temporary `i`'s output `element` can overwrite, or -1.
+int in_place_operand(const Instruction* i, int element, const hlo::HloShape& shape,
+                     const std::map<ValueRef, Allocation>& of,
+                     const std::map<ValueRef, std::size_t>& last_use, std::size_t t,
+                     const std::vector<ValueRef>& taken) {
+  if (i->opcode != Opcode::kFusion && !hlo::has_trait(i->opcode, hlo::kElementwise)) return -1;
+  for (std::size_t k = 0; k < i->operands.size(); ++k) {
+    ValueRef src = source_of(i->operands[k]);
+    auto a = of.find(src);
+    if (a == of.end() || a->second.kind != Allocation::Kind::kTemp ||
+        a->second.size != shape.byte_size() || last_use.at(src) != t ||
+        std::find(taken.begin(), taken.end(), src) != taken.end())
+      continue;
+    // The operand must reach the kernel once, and be read only where the output is written.
+    int uses = 0;
+    for (const Instruction* o : i->operands) uses += source_of(o) == src;
+    if (uses == 1 && hlo::reads_only_at_output_index(*i, static_cast<int>(k), std::max(element, 0)))
+      return static_cast<int>(k);
+  }
+  return -1;
+}
+
+}  // namespace
+
 BufferAssignment assign_buffers(const hlo::Computation& entry,
                                 const std::vector<Instruction*>& order) {
   BufferAssignment ba;
@@ -86,45 +117,65 @@ BufferAssignment assign_buffers(const hlo::Computation& entry,
     ba.outputs.push_back(source_of(root));
 
   // Last use of each value (by position in `order`); outputs live to the end.
-  std::unordered_map<const Instruction*, std::size_t> last_use;
+  std::map<ValueRef, std::size_t> last_use;
   for (std::size_t t = 0; t < order.size(); ++t)
     for (const Instruction* op : order[t]->operands) last_use[source_of(op)] = t;
+  for (const ValueRef& v : ba.outputs) last_use[v] = order.size();
 
   Arena arena;
   for (std::size_t t = 0; t < order.size(); ++t) {
     const Instruction* i = order[t];
     if (i->opcode == Opcode::kTuple || i->opcode == Opcode::kGetTupleElement) continue;
-    Allocation a;
-    a.size = i->shape.byte_size();
-    if (i->opcode == Opcode::kParameter) {
-      a.kind = Allocation::Kind::kParameter;
-      a.index = static_cast<int>(i->parameter_number);
-    } else if (i->opcode == Opcode::kConstant) {
-      a.kind = Allocation::Kind::kConstant;
-      a.index = static_cast<int>(ba.constants.size());
-      ba.constants.push_back(i);
-    } else if (auto it = std::find(ba.outputs.begin(), ba.outputs.end(), i);
-               it != ba.outputs.end()) {
-      a.kind = Allocation::Kind::kOutput;
-      a.index = static_cast<int>(it - ba.outputs.begin());
-    } else {
-      a.offset = arena.allocate(aligned(a.size));
+    std::vector<const hlo::HloShape*> shapes = hlo::output_shapes(*i);
+    std::vector<ValueRef> values, reused;
+    std::vector<int> aliases;
+    for (std::size_t e = 0; e < shapes.size(); ++e) {
+      ValueRef v{i, i->shape.is_tuple ? static_cast<int>(e) : -1};
+      values.push_back(v);
+      Allocation a;
+      a.size = shapes[e]->byte_size();
+      int alias = -1;
+      if (i->opcode == Opcode::kParameter) {
+        a.kind = Allocation::Kind::kParameter;
+        a.index = static_cast<int>(i->parameter_number);
+      } else if (i->opcode == Opcode::kConstant) {
+        a.kind = Allocation::Kind::kConstant;
+        a.index = static_cast<int>(ba.constants.size());
+        ba.constants.push_back(i);
+      } else if (auto it = std::find(ba.outputs.begin(), ba.outputs.end(), v);
+                 it != ba.outputs.end()) {
+        a.kind = Allocation::Kind::kOutput;
+        a.index = static_cast<int>(it - ba.outputs.begin());
+      } else if ((alias = in_place_operand(i, v.element, *shapes[e], ba.of, last_use, t,
+                                           reused)) >= 0) {
+        reused.push_back(source_of(i->operands[static_cast<std::size_t>(alias)]));
+        a = ba.of.at(reused.back());
+      } else {
+        a.offset = arena.allocate(aligned(a.size));
+      }
+      aliases.push_back(alias);
+      ba.of[v] = a;
     }
-    ba.of[i] = a;
+    if (std::any_of(aliases.begin(), aliases.end(), [](int k) { return k >= 0; }))
+      ba.in_place[i] = aliases;
     // Operands whose last use is here give their space back — after this instruction's
-    // output was placed, so an output never overlaps its own inputs.
-    std::vector<const Instruction*> sources;
+    // outputs were placed, so an output never overlaps its inputs (unless in place).
+    std::vector<ValueRef> sources;
     for (const Instruction* op : i->operands)
       if (std::find(sources.begin(), sources.end(), source_of(op)) == sources.end())
         sources.push_back(source_of(op));
-    for (const Instruction* src : sources) {
+    for (const ValueRef& src : sources) {
       auto found = ba.of.find(src);
       if (found == ba.of.end() || found->second.kind != Allocation::Kind::kTemp) continue;
+      if (std::find(reused.begin(), reused.end(), src) != reused.end()) continue;
       if (last_use[src] == t) arena.release(found->second.offset, aligned(found->second.size));
     }
     // A value nobody reads is dead at once.
-    if (a.kind == Allocation::Kind::kTemp && !last_use.count(i))
-      arena.release(a.offset, aligned(a.size));
+    for (const ValueRef& v : values) {
+      const Allocation& a = ba.of.at(v);
+      if (a.kind == Allocation::Kind::kTemp && !last_use.count(v))
+        arena.release(a.offset, aligned(a.size));
+    }
   }
   ba.arena_bytes = arena.size();
   return ba;

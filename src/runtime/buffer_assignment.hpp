@@ -1,10 +1,11 @@
 // Buffer assignment: where every HLO value of the entry computation lives at run time.
-// Temporaries share one arena, reusing space by liveness; outputs get fresh buffers.
+// Temporaries share one arena, reusing space by liveness; outputs get fresh buffers; an
+// elementwise kernel may write over an operand that dies there.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "hlo/ir.hpp"
@@ -18,17 +19,34 @@ struct Allocation {
   std::int64_t offset = 0;  // into the arena, for temporaries
   std::int64_t size = 0;    // bytes
   std::string str() const;
+  friend bool operator==(const Allocation&, const Allocation&) = default;
 };
+
+// An array value: an array-shaped instruction (element -1) or one output of a multi-output
+// fusion.
+struct ValueRef {
+  const hlo::Instruction* inst;
+  int element = -1;
+  auto operator<=>(const ValueRef&) const = default;
+};
+
+// The value an instruction stands for: get-tuple-element of a tuple or of a multi-output fusion
+// aliases the element.
+ValueRef source_of(const hlo::Instruction* inst);
 
 struct BufferAssignment {
-  std::unordered_map<const hlo::Instruction*, Allocation> of;  // array-shaped values only
-  std::vector<const hlo::Instruction*> constants;              // in constant-number order
-  std::vector<const hlo::Instruction*> outputs;  // the root's elements, in output order
+  std::map<ValueRef, Allocation> of;
+  std::vector<const hlo::Instruction*> constants;  // in constant-number order
+  std::vector<ValueRef> outputs;                   // the root's elements, in output order
+  // Per kernel instruction with an in-place output: for each output, the operand it
+  // overwrites, or -1.
+  std::map<const hlo::Instruction*, std::vector<int>> in_place;
   std::int64_t arena_bytes = 0;
+
+  const Allocation& at(const hlo::Instruction* inst) const { return of.at(source_of(inst)); }
 };
 
-// `order` is the execution order of the entry computation's instructions. A tuple has no
-// buffer; get-tuple-element aliases its element.
+// `order` is the execution order of the entry computation's instructions.
 BufferAssignment assign_buffers(const hlo::Computation& entry,
                                 const std::vector<hlo::Instruction*>& order);
 

@@ -26,12 +26,14 @@ class Thunk {
   virtual std::string str() const = 0;  // one line of the .thunk_sequence.txt dump
 };
 
-// A compiled kernel: fn(buffers) with the operands' buffers first and the output's last.
+// A compiled kernel: fn(buffers, begin, end) with the operands' buffers first and the outputs'
+// last, computing rows [begin, end) of its outputs. Kernels with enough rows and bytes run
+// split over the thread pool.
 class KernelThunk : public Thunk {
  public:
-  using Fn = void (*)(void* const* buffers);
-  KernelThunk(std::string name, Fn fn, std::vector<Allocation> buffers)
-      : name_(std::move(name)), fn_(fn), buffers_(std::move(buffers)) {}
+  using Fn = void (*)(void* const* buffers, std::int64_t begin, std::int64_t end);
+  KernelThunk(std::string name, Fn fn, std::vector<Allocation> buffers, std::int64_t rows,
+              std::int64_t bytes);
   void execute(const ExecutionContext& ctx) const override;
   std::string str() const override;
 
@@ -39,6 +41,8 @@ class KernelThunk : public Thunk {
   std::string name_;
   Fn fn_;
   std::vector<Allocation> buffers_;
+  std::int64_t rows_;
+  bool parallel_;
 };
 
 // A batched matrix product through BLAS: out[b] = op(lhs[b]) · op(rhs[b]), row-major.

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <initializer_list>
 #include <limits>
 #include <string>
@@ -62,10 +63,15 @@ struct Hlo {
   }
 };
 
-using KernelFn = void (*)(void* const*);
+using KernelFn = void (*)(void* const*, std::int64_t, std::int64_t);
 
-inline KernelFn kernel_fn(const CompiledKernels& code, const std::string& name) {
-  return reinterpret_cast<KernelFn>(code.symbol(name));
+// The kernel `name` compiled for `root`, called on all of its rows.
+inline std::function<void(void* const*)> kernel_fn(const CompiledKernels& code,
+                                                   const std::string& name,
+                                                   const hlo::Instruction* root) {
+  auto fn = reinterpret_cast<KernelFn>(code.symbol(name));
+  std::int64_t rows = kernel_rows(*root);
+  return [fn, rows](void* const* buffers) { fn(buffers, 0, rows); };
 }
 
 // Compiles `root` alone and runs it on `inputs` (one pointer per operand, in operand order).
@@ -82,7 +88,7 @@ std::vector<O> run(const hlo::Instruction* root, std::vector<const void*> inputs
   std::vector<void*> buffers;
   for (const void* p : inputs) buffers.push_back(const_cast<void*>(p));
   buffers.push_back(out.data());
-  kernel_fn(*code, "kernel")(buffers.data());
+  kernel_fn(*code, "kernel", root)(buffers.data());
   CHECK(std::memcmp(out.data() + n, guard.data(), guard.size()) == 0);
   out.resize(n);
   return out;

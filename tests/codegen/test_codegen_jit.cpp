@@ -22,8 +22,8 @@ TEST_CASE("codegen: one module holds several kernels", "[codegen]") {
   std::vector<float> a = {1, 2, 3, 4}, b = {10, 20, 30, 40}, sum(4), out(4);
   std::vector<void*> add_buffers = {a.data(), b.data(), sum.data()};
   std::vector<void*> neg_buffers = {sum.data(), out.data()};
-  kernel_fn(*code, "add")(add_buffers.data());
-  kernel_fn(*code, "neg")(neg_buffers.data());
+  kernel_fn(*code, "add", add)(add_buffers.data());
+  kernel_fn(*code, "neg", neg)(neg_buffers.data());
   CHECK(out == std::vector<float>{-11, -22, -33, -44});
   CHECK_THROWS_AS(code->symbol("missing"), Error);
   CHECK_THROWS_AS(compile_kernels({{add, "k"}, {neg, "k"}}, {}), CompileError);
@@ -45,12 +45,12 @@ TEST_CASE("codegen: freed code - recompiles - same-named kernels of live compile
   auto second = compile_kernels({{dbl, "kernel"}}, {});
   std::vector<std::int32_t> a(3), b(3);
   std::vector<void*> ba = {in.data(), in.data(), a.data()}, bb = {in.data(), in.data(), b.data()};
-  kernel_fn(*first, "kernel")(ba.data());
-  kernel_fn(*second, "kernel")(bb.data());
+  kernel_fn(*first, "kernel", sq)(ba.data());
+  kernel_fn(*second, "kernel", dbl)(bb.data());
   CHECK(a == std::vector<std::int32_t>{1, 4, 9});
   CHECK(b == std::vector<std::int32_t>{2, -4, 6});
   first.reset();  // freeing one leaves the other working
-  kernel_fn(*second, "kernel")(bb.data());
+  kernel_fn(*second, "kernel", dbl)(bb.data());
   CHECK(b == std::vector<std::int32_t>{2, -4, 6});
 }
 
@@ -66,7 +66,7 @@ TEST_CASE("codegen: compiles from several threads at once", "[codegen]") {
         auto code = compile_kernels({{y, "mul"}}, {});
         std::vector<double> a(5, t + 1.0), b(5, i + 2.0), out(5);
         std::vector<void*> buffers = {a.data(), b.data(), out.data()};
-        kernel_fn(*code, "mul")(buffers.data());
+        kernel_fn(*code, "mul", y)(buffers.data());
         ok[static_cast<std::size_t>(t)] += out == std::vector<double>(5, (t + 1.0) * (i + 2.0));
       }
     });

@@ -13,7 +13,7 @@ using hlo::testing::error_of;
 
 TEST_CASE("cpu pipeline: simplification runs to a fixed point", "[passes]") {
   // (x * (1 + 0·iota)) + (x * (1 + 0·iota)): folding makes ones, the simplifier drops the
-  // multiplies, CSE merges what is left, DCE sweeps.
+  // multiplies, CSE merges what is left, DCE sweeps; fusion makes one kernel of the rest.
   auto module =
       hlo::parse_module(R"(HloModule jit_f, entry_computation_layout={(f32[3]{0})->f32[3]{0}}
 
@@ -43,14 +43,20 @@ ENTRY %main.1 (x.2: f32[3]) -> f32[3] {
   CHECK(hlo::to_string(*module) ==
         R"(HloModule jit_f, entry_computation_layout={(f32[3]{0})->f32[3]{0}}
 
+%fused_computation.21 (param.22: f32[3]) -> f32[3] {
+  %param.22 = f32[3]{0} parameter(0)
+  %exponential.23 = f32[3]{0} exponential(f32[3]{0} %param.22)
+  ROOT %add.24 = f32[3]{0} add(f32[3]{0} %exponential.23, f32[3]{0} %exponential.23)
+}
+
 ENTRY %main.1 (x.2: f32[3]) -> f32[3] {
   %x.2 = f32[3]{0} parameter(0)
-  %e.12 = f32[3]{0} exponential(f32[3]{0} %x.2)
-  ROOT %r.15 = f32[3]{0} add(f32[3]{0} %e.12, f32[3]{0} %e.12)
+  ROOT %fusion.25 = f32[3]{0} fusion(f32[3]{0} %x.2), kind=kLoop, calls=%fused_computation.21
 }
 )");
-  // Round 1 folds the ones, round 2 drops the multiplies and merges, round 3 finds nothing.
-  CHECK(dumped == std::vector<std::string>{"cse", "dce", "cse", "dce", "cse", "dce"});
+  // Round 1 folds the ones, round 2 drops the multiplies and merges, round 3 finds nothing;
+  // then fusion puts what is left into one kernel and its DCE sweeps.
+  CHECK(dumped == std::vector<std::string>{"cse", "dce", "cse", "dce", "cse", "dce", "dce"});
 }
 
 // A broken pass: points the root's first operand at an instruction of another computation.

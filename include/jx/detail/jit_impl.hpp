@@ -118,6 +118,7 @@ class CompiledCall {
   const std::shared_ptr<const void>& out_proto() const;
   CostAnalysis cost_analysis() const;
   MemoryAnalysis memory_analysis() const;
+  const std::string& thunk_sequence() const;
   // Runs on the non-static arguments; throws jx::TypeError when they differ from the lowered
   // signature.
   std::vector<Array> run(const std::vector<Array>& leaves,

@@ -10,13 +10,22 @@
 
 namespace jx::codegen {
 
-// One kernel: computes `root` (an instruction of the entry computation) into its output
-// buffer. ABI: void symbol(void* const* buffers), buffers = root's operands' buffers, then
-// the output buffer.
+// One kernel: computes `root` (an instruction or a fusion of the entry computation) into its
+// output buffers. ABI: void symbol(void* const* buffers, int64_t begin, int64_t end), with
+// buffers = root's operands' buffers, then one buffer per output (a multi-output fusion has
+// one per tuple element). The kernel computes rows [begin, end) of dimension 0 of its outputs
+// when kernel_rows(root) > 1, and everything otherwise.
 struct KernelRequest {
   const hlo::Instruction* root;
   std::string symbol;
+  // Per output: the operand whose buffer it overwrites (the runtime passes the same pointer
+  // twice), or -1. Only for operands the kernel reads at the output's own index.
+  std::vector<int> output_aliases;
 };
+
+// How many independent rows a kernel for `root` has: the shared dimension 0 of its outputs, or
+// 1 when they differ or are 0-d.
+std::int64_t kernel_rows(const hlo::Instruction& root);
 
 struct CpuCompileOptions {
   int opt_level = 2;

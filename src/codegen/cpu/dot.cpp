@@ -80,7 +80,7 @@ ElementGenerator emit_dot(ElementalEmitter& em, const Instruction& inst, const G
   if (out != inst.shape.dims) fail(inst, "the output shape is not (batch, lhs free, rhs free)");
   DType d = inst.shape.dtype;
   if (d == bool_ || lhs.dtype == bool_ || rhs.dtype == bool_) fail(inst, "pred operands");
-  return [&em, ops, l, r, lhs, rhs, contracted, d](const IrIndex& index) {
+  auto at = [&em, ops, l, r, lhs, rhs, contracted, d](const IrIndex& index) {
     auto& b = em.b();
     llvm::Type* type = em.type(d);
     llvm::AllocaInst* acc = em.entry_alloca(type, "dot.acc");
@@ -100,6 +100,7 @@ ElementGenerator emit_dot(ElementalEmitter& em, const Instruction& inst, const G
     });
     return b.CreateLoad(type, acc, "dot");
   };
+  return [&em, &inst, at](const IrIndex& index) { return em.hoisted(inst, index, at); };
 }
 
 }  // namespace

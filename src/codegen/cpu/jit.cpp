@@ -119,7 +119,7 @@ std::shared_ptr<CompiledKernels> compile_kernels(const std::vector<KernelRequest
     if (!k.root) throw CompileError("codegen: kernel '" + k.symbol + "' has no instruction");
     if (!seen.insert(k.symbol).second)
       throw CompileError("codegen: two kernels named '" + k.symbol + "'");
-    cpu::emit_kernel(*module, *k.root, k.symbol + suffix);
+    cpu::emit_kernel(*module, k, k.symbol + suffix);
   }
   if (!options.dump_prefix.empty()) dump(*module, options.dump_prefix + ".ir-no-opt.ll");
   std::string problems;

@@ -1,16 +1,28 @@
 // A kernel: the ABI entry loads the buffer pointers and calls an always-inlined body whose
-// pointer arguments are noalias (buffer assignment never lets an output overlap its inputs), so
-// LLVM may vectorize; the body is a loop nest over the output writing through the generator.
+// pointer arguments are noalias (buffer assignment never lets an output overlap its inputs,
+// except in place, where the two share one argument), so LLVM may vectorize; the body is a loop
+// nest per output shape, writing through the generators of the fused computation.
 #include "codegen/cpu/kernel.hpp"
 
+#include "codegen/cpu/cpu_compiler.hpp"
 #include "codegen/cpu/cpu_emitters.hpp"
 #include "codegen/cpu/loops.hpp"
+#include "hlo/fusion.hpp"
 #include "jx/errors.hpp"
 
-namespace jx::codegen::cpu {
+namespace jx::codegen {
 
 using hlo::Instruction;
 using hlo::Opcode;
+
+std::int64_t kernel_rows(const Instruction& root) {
+  std::vector<const hlo::HloShape*> shapes = hlo::output_shapes(root);
+  for (const hlo::HloShape* s : shapes)
+    if (s->is_tuple || s->dims != shapes.front()->dims) return 1;
+  return shapes.front()->rank() > 0 ? shapes.front()->dims[0] : 1;
+}
+
+namespace cpu {
 
 const EmitterTable& cpu_emitters() {
   static const EmitterTable table = [] {
@@ -31,59 +43,108 @@ void check_emittable(const Instruction& root) {
   if (root.opcode == Opcode::kParameter || root.opcode == Opcode::kTuple ||
       root.opcode == Opcode::kGetTupleElement)
     fail(std::string(hlo::info(root.opcode).name) + " has no kernel");
-  if (root.shape.is_tuple) fail("tuple-shaped result");
+  if (root.shape.is_tuple && root.opcode != Opcode::kFusion) fail("tuple-shaped result");
   for (const Instruction* o : root.operands)
     if (o->shape.is_tuple) fail("tuple-shaped operand " + o->name);
 }
 
+// The body's pointer arguments: the operands, then the outputs that have their own buffer.
+struct BodyArgs {
+  std::vector<int> operand_arg, output_arg;
+  unsigned count = 0;
+};
+
+BodyArgs body_args(std::size_t num_operands, const std::vector<int>& aliases) {
+  BodyArgs a;
+  for (std::size_t k = 0; k < num_operands; ++k) a.operand_arg.push_back(static_cast<int>(a.count++));
+  for (int alias : aliases)
+    a.output_arg.push_back(alias >= 0 ? a.operand_arg[static_cast<std::size_t>(alias)]
+                                      : static_cast<int>(a.count++));
+  return a;
+}
+
 }  // namespace
 
-void emit_kernel(llvm::Module& module, const Instruction& root, const std::string& name) {
+void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::string& name) {
+  const Instruction& root = *request.root;
   check_emittable(root);
   llvm::LLVMContext& ctx = module.getContext();
   llvm::Type* ptr = llvm::PointerType::getUnqual(ctx);
+  llvm::Type* i64 = llvm::Type::getInt64Ty(ctx);
+  llvm::Type* void_ty = llvm::Type::getVoidTy(ctx);
+  std::vector<const hlo::HloShape*> shapes = hlo::output_shapes(root);
+  std::vector<int> aliases = request.output_aliases;
+  aliases.resize(shapes.size(), -1);
   std::size_t n = root.operands.size();
+  BodyArgs args = body_args(n, aliases);
 
-  auto* body =
-      llvm::Function::Create(llvm::FunctionType::get(llvm::Type::getVoidTy(ctx),
-                                                     std::vector<llvm::Type*>(n + 1, ptr), false),
-                             llvm::GlobalValue::InternalLinkage, name + ".body", module);
+  std::vector<llvm::Type*> body_params(args.count, ptr);
+  body_params.push_back(i64);
+  body_params.push_back(i64);
+  auto* body = llvm::Function::Create(llvm::FunctionType::get(void_ty, body_params, false),
+                                      llvm::GlobalValue::InternalLinkage, name + ".body", module);
   body->addFnAttr(llvm::Attribute::AlwaysInline);
   body->setDoesNotThrow();
-  for (unsigned k = 0; k <= n; ++k) {
+  for (unsigned k = 0; k < args.count; ++k) {
     body->addParamAttr(k, llvm::Attribute::NoAlias);
     body->addParamAttr(k, llvm::Attribute::NoCapture);
-    if (k < n) body->addParamAttr(k, llvm::Attribute::ReadOnly);
+    bool written = std::find(aliases.begin(), aliases.end(), static_cast<int>(k)) != aliases.end();
+    if (k < n && !written) body->addParamAttr(k, llvm::Attribute::ReadOnly);
   }
 
-  auto* entry =
-      llvm::Function::Create(llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr}, false),
-                             llvm::GlobalValue::ExternalLinkage, name, module);
+  auto* entry = llvm::Function::Create(llvm::FunctionType::get(void_ty, {ptr, i64, i64}, false),
+                                       llvm::GlobalValue::ExternalLinkage, name, module);
   entry->setDoesNotThrow();
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
-  std::vector<llvm::Value*> buffers;
-  for (std::size_t k = 0; k <= n; ++k)
-    buffers.push_back(b.CreateLoad(ptr, b.CreateConstInBoundsGEP1_64(ptr, entry->getArg(0), k),
-                                   "buffer" + std::to_string(k)));
-  b.CreateCall(body, buffers);
+  std::vector<llvm::Value*> call_args(args.count);
+  for (std::size_t k = 0; k < n + shapes.size(); ++k) {
+    int arg = k < n ? args.operand_arg[k] : args.output_arg[k - n];
+    if (k >= n && aliases[k - n] >= 0) continue;
+    call_args[static_cast<std::size_t>(arg)] =
+        b.CreateLoad(ptr, b.CreateConstInBoundsGEP1_64(ptr, entry->getArg(0), k),
+                     "buffer" + std::to_string(k));
+  }
+  call_args.push_back(entry->getArg(1));
+  call_args.push_back(entry->getArg(2));
+  b.CreateCall(body, call_args);
   b.CreateRetVoid();
 
   b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", body));
   ElementalEmitter em(b, cpu_math_table(), cpu_emitters());
-  std::vector<ElementGenerator> operands;
+  std::vector<ElementGenerator> params;
   for (std::size_t k = 0; k < n; ++k) {
     const hlo::HloShape& shape = root.operands[k]->shape;
-    operands.push_back(
-        [&em, arg = body->getArg(static_cast<unsigned>(k)), shape](const IrIndex& i) {
-          return em.load(shape.dtype, arg, em.linear_index(i, shape.dims), "x");
-        });
+    llvm::Value* arg = body->getArg(static_cast<unsigned>(args.operand_arg[k]));
+    params.push_back([&em, arg, shape](const IrIndex& i) {
+      return em.load(shape.dtype, arg, em.linear_index(i, shape.dims), "x");
+    });
   }
-  ElementGenerator gen = em.generator(root, std::move(operands));
-  llvm::Value* out = body->getArg(static_cast<unsigned>(n));
-  emit_loop_nest(em, root.shape.dims, "out", [&](const IrIndex& index) {
-    em.store(root.shape.dtype, gen(index), out, em.linear_index(index, root.shape.dims));
-  });
+  std::vector<ElementGenerator> gens = root.opcode == Opcode::kFusion
+                                           ? em.outputs(*root.called[0], std::move(params))
+                                           : std::vector{em.generator(root, std::move(params))};
+
+  // One loop nest per distinct output shape, storing every output of that shape.
+  std::optional<cpu::OuterRange> rows;
+  if (kernel_rows(root) > 1) rows = cpu::OuterRange{body->getArg(args.count), body->getArg(args.count + 1)};
+  std::vector<bool> done(shapes.size(), false);
+  for (std::size_t k = 0; k < shapes.size(); ++k) {
+    if (done[k]) continue;
+    const Shape& dims = shapes[k]->dims;
+    emit_loop_nest(
+        em, dims, "out" + std::to_string(k),
+        [&](const IrIndex& index) {
+          for (std::size_t j = k; j < shapes.size(); ++j) {
+            if (done[j] || shapes[j]->dims != dims) continue;
+            llvm::Value* out = body->getArg(static_cast<unsigned>(args.output_arg[j]));
+            em.store(shapes[j]->dtype, gens[j](index), out, em.linear_index(index, dims));
+          }
+        },
+        rows);
+    for (std::size_t j = k; j < shapes.size(); ++j)
+      if (shapes[j]->dims == dims) done[j] = true;
+  }
   b.CreateRetVoid();
 }
 
-}  // namespace jx::codegen::cpu
+}  // namespace cpu
+}  // namespace jx::codegen

@@ -1,15 +1,14 @@
-// Emits one CPU kernel function: `void name(void* const* buffers)` computing an HLO instruction
-// into its output buffer (buffers = the instruction's operands' buffers, then the output).
+// Emits one CPU kernel function for a KernelRequest (see cpu_compiler.hpp for its ABI).
 #pragma once
 
 #include <string>
 
+#include "codegen/cpu/cpu_compiler.hpp"
 #include "codegen/llvm_headers.hpp"
-#include "hlo/ir.hpp"
 
 namespace jx::codegen::cpu {
 
 // Throws jx::CompileError for instructions the CPU backend cannot emit.
-void emit_kernel(llvm::Module& module, const hlo::Instruction& root, const std::string& name);
+void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::string& name);
 
 }  // namespace jx::codegen::cpu

@@ -1,21 +1,34 @@
-// Loop emission for the CPU backend: counted loops and row-major loop nests over a shape.
+// Loop emission for the CPU backend: counted loops and row-major loop nests over a shape. Every
+// loop is registered with the ElementalEmitter while its body is emitted, so generators can
+// hoist work out of it.
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "codegen/elemental/elemental.hpp"
 
 namespace jx::codegen::cpu {
 
-// for (i = 0; i < n; ++i) body(i), with i an i64; needs n >= 1 (callers skip empty loops).
-void emit_for(llvm::IRBuilder<>& b, std::int64_t n, const std::string& name,
+// for (i = begin; i < end; ++i) body(i), with i an i64. Constant bounds must give at least one
+// iteration (callers skip empty loops); other bounds are checked before entering.
+void emit_for(ElementalEmitter& em, llvm::Value* begin, llvm::Value* end, const std::string& name,
+              const std::function<void(llvm::Value*)>& body);
+void emit_for(ElementalEmitter& em, std::int64_t n, const std::string& name,
               const std::function<void(llvm::Value*)>& body);
 
+// The rows [begin, end) of dimension 0 a loop nest covers; the whole shape when absent.
+struct OuterRange {
+  llvm::Value* begin;
+  llvm::Value* end;
+};
+
 // body(index) for every index of `shape` in row-major order, the innermost dimension innermost;
-// nothing for a shape with a 0-sized dimension. Size-1 dimensions get no loop. The index carries
-// its linear form, computed incrementally.
+// nothing for a shape with a 0-sized dimension. Size-1 dimensions get no loop (unless ranged).
+// The index carries its linear form, computed incrementally.
 void emit_loop_nest(ElementalEmitter& em, const Shape& shape, const std::string& name,
-                    const std::function<void(const IrIndex&)>& body);
+                    const std::function<void(const IrIndex&)>& body,
+                    const std::optional<OuterRange>& outer = std::nullopt);
 
 }  // namespace jx::codegen::cpu

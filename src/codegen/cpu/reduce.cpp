@@ -50,7 +50,7 @@ ElementGenerator emit_reduce(ElementalEmitter& em, const Instruction& inst, cons
   for (auto d : s.reduced) reduced_shape.push_back(x[static_cast<std::size_t>(d)]);
   // Reducing trailing dims: x's linear index is out_linear * reduced_size + reduced_linear.
   bool trailing = s.kept.empty() || s.kept.back() + 1 == static_cast<std::int64_t>(s.kept.size());
-  return [&em, &inst, ops, s, x, reduced_shape, trailing](const IrIndex& out) {
+  auto at = [&em, &inst, ops, s, x, reduced_shape, trailing](const IrIndex& out) {
     auto& b = em.b();
     llvm::Type* type = em.type(inst.shape.dtype);
     llvm::AllocaInst* acc = em.entry_alloca(type, "acc");
@@ -66,11 +66,17 @@ ElementGenerator emit_reduce(ElementalEmitter& em, const Instruction& inst, cons
         xi.dims[static_cast<std::size_t>(s.reduced[k])] = r.dims[k];
       if (trailing) xi.linear = b.CreateAdd(base, r.linear, "", true, true);
       llvm::Value* element = ops[0](xi);
+      // Floats may be summed in any order (as XLA does), so the loop vectorizes.
+      llvm::IRBuilderBase::FastMathFlagGuard guard(b);
+      llvm::FastMathFlags reassociate;
+      reassociate.setAllowReassoc();
+      b.setFastMathFlags(reassociate);
       llvm::Value* combined = em.apply(*inst.called[0], {b.CreateLoad(type, acc), element});
       b.CreateStore(combined, acc);
     });
     return b.CreateLoad(type, acc, "reduced");
   };
+  return [&em, &inst, at](const IrIndex& out) { return em.hoisted(inst, out, at); };
 }
 
 // The index of the first NaN if any, else of the first extreme value, along one axis.
@@ -87,7 +93,7 @@ ElementGenerator emit_arg(ElementalEmitter& em, const Instruction& inst, const G
   out.erase(out.begin() + static_cast<std::ptrdiff_t>(axis));
   if (out != inst.shape.dims) fail(inst, "the output shape is not the operand's without the axis");
   DType d = inst.operands[0]->shape.dtype;
-  return [&em, &inst, g = ops[0], x, axis, d](const IrIndex& index) {
+  auto at = [&em, &inst, g = ops[0], x, axis, d](const IrIndex& index) {
     auto& b = em.b();
     auto at = [&](llvm::Value* k) {
       std::vector<llvm::Value*> dims = index.dims;
@@ -100,7 +106,7 @@ ElementGenerator emit_arg(ElementalEmitter& em, const Instruction& inst, const G
     b.CreateStore(at(em.i64(0)), best);
     b.CreateStore(em.i64(0), best_k);
     if (x[axis] > 1) {
-      emit_for(b, x[axis] - 1, "arg", [&](llvm::Value* i) {
+      emit_for(em, x[axis] - 1, "arg", [&](llvm::Value* i) {
         llvm::Value* k = b.CreateAdd(i, em.i64(1), "", true, true);
         llvm::Value* v = at(k);
         llvm::Value* cur = b.CreateLoad(type, best);
@@ -119,6 +125,7 @@ ElementGenerator emit_arg(ElementalEmitter& em, const Instruction& inst, const G
     }
     return b.CreateIntCast(b.CreateLoad(b.getInt64Ty(), best_k), em.type(inst.shape.dtype), true);
   };
+  return [&em, &inst, at](const IrIndex& index) { return em.hoisted(inst, index, at); };
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -76,6 +77,10 @@ class ElementalEmitter {
   ElementGenerator generator(const hlo::Instruction& inst, std::vector<ElementGenerator> operands);
   // The generator of a computation's root, its parameters bound to `parameters`.
   ElementGenerator computation(const hlo::Computation& c, std::vector<ElementGenerator> parameters);
+  // The generators of a computation's outputs: its root's elements when the root is a tuple
+  // (a multi-output fusion), else the root alone.
+  std::vector<ElementGenerator> outputs(const hlo::Computation& c,
+                                        std::vector<ElementGenerator> parameters);
   // A scalar computation (reduce's to_apply) applied to values.
   llvm::Value* apply(const hlo::Computation& c, llvm::ArrayRef<llvm::Value*> args);
 
@@ -98,11 +103,34 @@ class ElementalEmitter {
   // A 0-d index operand (dynamic-slice starts) as an i64, clamped to [0, max].
   llvm::Value* clamped_start(llvm::Value* v, DType d, std::int64_t max);
 
+  // Loops enclosing the insertion point, outermost first. A loop emitter pushes a loop once its
+  // induction variable exists; `entry` is the preheader's branch into the loop.
+  void push_loop(llvm::Value* induction, llvm::Instruction* entry);
+  void pop_loop();
+  // The value of an instruction with loops of its own (reduce, dot) at `index`, computed once:
+  // just outside the outermost enclosing loop the index does not depend on, and reused by
+  // later requests for the same element while that code dominates them. This is what makes
+  // `x - broadcast(max(x))` over rows one pass per row, not one per element.
+  llvm::Value* hoisted(const hlo::Instruction& inst, const IrIndex& index,
+                       const std::function<llvm::Value*(const IrIndex&)>& compute);
+
  private:
+  using MemoKey = std::pair<const hlo::Instruction*, std::vector<llvm::Value*>>;
+  struct Loop {
+    llvm::Value* induction;
+    llvm::Instruction* entry;
+    int branch_depth;                 // of the loop's preheader
+    std::vector<MemoKey> memo_keys;  // values that use this loop's induction variable
+  };
+  int innermost_loop_used(const IrIndex& index) const;
+
   llvm::IRBuilder<>& b_;
   const MathTable& math_;
   const EmitterTable& table_;
   std::unordered_map<const hlo::Instruction*, llvm::GlobalVariable*> literals_;
+  std::vector<Loop> loops_;
+  int branch_depth_ = 0;  // inside if_else: values computed here may not dominate later uses
+  std::map<MemoKey, llvm::Value*> memo_;
 };
 
 // jx::CompileError "codegen: <opcode> <name>: <what>" for an instruction codegen cannot emit.

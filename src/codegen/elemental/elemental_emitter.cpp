@@ -1,5 +1,6 @@
 // The ElementalEmitter: table dispatch, composition of generators over a computation, and the IR
 // helpers the per-opcode emitters share.
+#include <algorithm>
 #include <string>
 
 #include "codegen/elemental/elemental.hpp"
@@ -68,9 +69,9 @@ ElementGenerator ElementalEmitter::generator(const Instruction& inst,
                      std::string(hlo::info(inst.opcode).name) + " (" + inst.name + ")");
 }
 
-ElementGenerator ElementalEmitter::computation(const hlo::Computation& c,
-                                               std::vector<ElementGenerator> parameters) {
-  // Generators are built for what the root reaches, operands first.
+std::vector<ElementGenerator> ElementalEmitter::outputs(const hlo::Computation& c,
+                                                       std::vector<ElementGenerator> parameters) {
+  // Generators are built for what the outputs reach, operands first.
   std::unordered_map<const Instruction*, ElementGenerator> built;
   std::function<const ElementGenerator&(const Instruction*)> build =
       [&](const Instruction* i) -> const ElementGenerator& {
@@ -87,7 +88,19 @@ ElementGenerator ElementalEmitter::computation(const hlo::Computation& c,
     return built[i] = generator(*i, std::move(operands));
   };
   if (!c.root()) throw CompileError("codegen: computation " + c.name() + " has no root");
-  return build(c.root());
+  std::vector<ElementGenerator> out;
+  if (c.root()->opcode == Opcode::kTuple)
+    for (const Instruction* e : c.root()->operands) out.push_back(build(e));
+  else
+    out.push_back(build(c.root()));
+  return out;
+}
+
+ElementGenerator ElementalEmitter::computation(const hlo::Computation& c,
+                                               std::vector<ElementGenerator> parameters) {
+  if (c.root() && c.root()->opcode == Opcode::kTuple)
+    throw CompileError("codegen: computation " + c.name() + " has a tuple root");
+  return outputs(c, std::move(parameters)).front();
 }
 
 llvm::Value* ElementalEmitter::apply(const hlo::Computation& c, llvm::ArrayRef<llvm::Value*> args) {
@@ -142,6 +155,7 @@ llvm::Value* ElementalEmitter::if_else(llvm::Value* cond,
   auto* else_bb = llvm::BasicBlock::Create(ctx(), name + ".else", fn);
   auto* merge_bb = llvm::BasicBlock::Create(ctx(), name + ".merge", fn);
   b_.CreateCondBr(cond, then_bb, else_bb);
+  ++branch_depth_;
   b_.SetInsertPoint(then_bb);
   llvm::Value* then_v = then_fn();
   llvm::BasicBlock* then_end = b_.GetInsertBlock();
@@ -150,6 +164,7 @@ llvm::Value* ElementalEmitter::if_else(llvm::Value* cond,
   llvm::Value* else_v = else_fn();
   llvm::BasicBlock* else_end = b_.GetInsertBlock();
   b_.CreateBr(merge_bb);
+  --branch_depth_;
   b_.SetInsertPoint(merge_bb);
   llvm::PHINode* phi = b_.CreatePHI(then_v->getType(), 2, name);
   phi->addIncoming(then_v, then_end);
@@ -186,6 +201,65 @@ llvm::Value* ElementalEmitter::clamped_start(llvm::Value* v, DType d, std::int64
                      : b_.CreateSExtOrTrunc(v, b_.getInt64Ty());
   v = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, v, i64(max));
   return b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, v, i64(0));
+}
+
+void ElementalEmitter::push_loop(llvm::Value* induction, llvm::Instruction* entry) {
+  loops_.push_back({induction, entry, branch_depth_, {}});
+}
+
+void ElementalEmitter::pop_loop() {
+  for (const MemoKey& key : loops_.back().memo_keys) memo_.erase(key);
+  loops_.pop_back();
+}
+
+// -1 when the index is made of constants; loops_.size() when it uses a value computed in the
+// loop body (not an induction variable), which pins it where it is.
+int ElementalEmitter::innermost_loop_used(const IrIndex& index) const {
+  int deepest = -1;
+  for (llvm::Value* v : index.dims) {
+    if (llvm::isa<llvm::Constant>(v)) continue;
+    auto it = std::find_if(loops_.begin(), loops_.end(),
+                           [v](const Loop& l) { return l.induction == v; });
+    if (it == loops_.end()) return static_cast<int>(loops_.size());
+    deepest = std::max(deepest, static_cast<int>(it - loops_.begin()));
+  }
+  return deepest;
+}
+
+llvm::Value* ElementalEmitter::hoisted(const Instruction& inst, const IrIndex& index,
+                                       const std::function<llvm::Value*(const IrIndex&)>& compute) {
+  int used = innermost_loop_used(index);
+  auto target = static_cast<std::size_t>(used + 1);
+  if (target >= loops_.size()) return compute(index);
+  MemoKey key{&inst, index.dims};
+  if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+
+  // Split the preheader of the target loop before its branch and emit there, with the loops
+  // from the target inward out of scope.
+  llvm::Instruction* anchor = loops_[target].entry;
+  llvm::BasicBlock* before = anchor->getParent();
+  llvm::BasicBlock* after = before->splitBasicBlock(anchor, "hoisted");
+  before->getTerminator()->eraseFromParent();
+  std::vector<Loop> inner(loops_.begin() + used + 1, loops_.end());
+  loops_.resize(target);
+  int saved_depth = branch_depth_;
+  branch_depth_ = inner.front().branch_depth;
+  llvm::Value* value;
+  {
+    llvm::IRBuilderBase::InsertPointGuard guard(b_);
+    b_.SetInsertPoint(before);
+    value = compute(IrIndex{index.dims, nullptr});
+    b_.CreateBr(after);
+  }
+  // Unconditional code dominates everything after it while the loops it uses are open.
+  bool dominates_later = branch_depth_ == 0;
+  branch_depth_ = saved_depth;
+  loops_.insert(loops_.end(), inner.begin(), inner.end());
+  if (dominates_later) {
+    memo_[key] = value;
+    if (used >= 0) loops_[static_cast<std::size_t>(used)].memo_keys.push_back(std::move(key));
+  }
+  return value;
 }
 
 }  // namespace jx::codegen

@@ -59,6 +59,20 @@ ElementGenerator emit_reshape(ElementalEmitter& em, const Instruction& inst, con
   const Shape& x = dims_of(inst, 0);
   if (shape_size(x) != inst.shape.size()) fail(inst, "element counts differ");
   if (x == inst.shape.dims) return ops[0];
+  // Adding or removing size-1 dims keeps the other dims' index values: no division, and
+  // loop-invariant parts stay recognizable for hoisting.
+  std::vector<std::size_t> from, to;
+  for (std::size_t d = 0; d < x.size(); ++d)
+    if (x[d] != 1) from.push_back(d);
+  for (std::size_t d = 0; d < inst.shape.dims.size(); ++d)
+    if (inst.shape.dims[d] != 1) to.push_back(d);
+  if (from.size() == to.size()) {
+    return [&em, rank = x.size(), from, to, g = ops[0]](const IrIndex& index) {
+      IrIndex in{std::vector<llvm::Value*>(rank, em.i64(0)), index.linear};
+      for (std::size_t j = 0; j < from.size(); ++j) in.dims[from[j]] = index.dims[to[j]];
+      return g(in);
+    };
+  }
   return [&em, x, out = inst.shape.dims, g = ops[0]](const IrIndex& index) {
     return g(em.delinearize(em.linear_index(index, out), x));
   };

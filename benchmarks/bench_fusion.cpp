@@ -1,0 +1,581 @@
+// bench_fusion: how close jx's compiled kernels come to the machine and to other libraries.
+// Memory-bound functions (gelu, row softmax) are held against the STREAM triad bandwidth, Eigen
+// and libtorch's eager ops; a dense layer against OpenBLAS's sgemm; and the kernels each
+// function compiles to are counted. Every reference is measured in the same run.
+// Usage: bench_fusion [repetition scale, default 1]. Prints one report; exits with an error
+// only when a result is wrong.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <cblas.h>
+#include <sched.h>
+
+#include <Eigen/Core>
+#include <jx/jx.hpp>
+
+#if JX_HAVE_TORCH
+#include <torch/torch.h>
+#endif
+
+namespace np = jx::np;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double minimum(const std::vector<double>& v) {
+  return v.empty() ? 0 : *std::min_element(v.begin(), v.end());
+}
+
+// Written after timed calls so that their results are observably used.
+volatile double g_sink = 0;
+
+[[noreturn]] void fail(const std::string& what) {
+  std::fprintf(stderr, "bench_fusion: %s\n", what.c_str());
+  std::exit(EXIT_FAILURE);
+}
+
+// ---- the machine -----------------------------------------------------------------------------
+
+// Every reference runs on this many threads: all the cores jx may use.
+int hardware_threads() {
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+// What `nproc` prints: the CPUs this process may run on.
+int affinity_cpus() {
+  cpu_set_t set;
+  return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown";
+}
+
+std::string load_average() {
+  std::ifstream in("/proc/loadavg");
+  std::string a, b, c;
+  in >> a >> b >> c;
+  return a + " " + b + " " + c;
+}
+
+// ---- data ------------------------------------------------------------------------------------
+
+// Runs f(begin, end) over [0, n) split into one contiguous chunk per thread, the first chunk on
+// the calling thread. Chunks are multiples of 16 elements: whole cache lines of floats.
+template <class F>
+void parallel_for(std::size_t n, int threads, const F& f) {
+  std::size_t chunk = (n + threads - 1) / threads;
+  chunk = (chunk + 15) / 16 * 16;
+  std::vector<std::thread> team;
+  for (int t = 1; t < threads; ++t) {
+    std::size_t begin = std::min(n, t * chunk), end = std::min(n, begin + chunk);
+    if (begin < end) team.emplace_back(std::cref(f), begin, end);
+  }
+  f(std::size_t{0}, std::min(n, chunk));
+  for (std::thread& t : team) t.join();
+}
+
+// A uniform float in [lo, hi) that depends only on (seed, i): splitmix64 of the index, so
+// arrays fill in parallel and every run sees the same values.
+float random_float(std::uint64_t seed, std::uint64_t i, float lo, float hi) {
+  std::uint64_t z = seed * 0xD1B54A32D192ED03ull + (i + 1) * 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return lo + (hi - lo) * static_cast<float>(z >> 40) * 0x1p-24f;
+}
+
+void fill_random(float* p, std::size_t n, std::uint64_t seed, float lo, float hi, int threads) {
+  parallel_for(n, threads, [=](std::size_t b, std::size_t e) {
+    for (std::size_t i = b; i < e; ++i) p[i] = random_float(seed, i, lo, hi);
+  });
+}
+
+std::vector<float> random_vector(std::size_t n, std::uint64_t seed, float lo, float hi,
+                                 int threads) {
+  std::vector<float> v(n);
+  fill_random(v.data(), n, seed, lo, hi, threads);
+  return v;
+}
+
+double checksum(const std::vector<float>& v) {
+  double s = 0;
+  for (float x : v) s += x;
+  return s;
+}
+
+// ---- timing ----------------------------------------------------------------------------------
+
+// Each measurement runs at least this long, and at least this many calls (before the scale).
+constexpr double kMinMeasureMs = 500;
+constexpr int kMinReps = 5;
+
+struct Timing {
+  double median_ms = 0, min_ms = 0;
+  int reps = 0;
+};
+
+// Times whole calls: one warm-up (it compiles, faults pages in, fills allocator caches), then
+// calls until both minimums, times the scale, are met.
+template <class F>
+Timing time_calls(const F& call, int scale) {
+  call();
+  const double budget_ms = kMinMeasureMs * scale;
+  const std::size_t min_reps = static_cast<std::size_t>(kMinReps) * scale;
+  std::vector<double> samples;
+  Clock::time_point start = Clock::now();
+  while (samples.size() < min_reps || ms_since(start) < budget_ms) {
+    Clock::time_point t = Clock::now();
+    call();
+    samples.push_back(ms_since(t));
+  }
+  return {median(samples), minimum(samples), static_cast<int>(samples.size())};
+}
+
+std::string fmt(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+void print_timing(const char* what, const Timing& t) {
+  std::printf("  %-44s %10.3f ms  (best %.3f, %d calls)\n", what, t.median_ms, t.min_ms, t.reps);
+}
+
+// ---- the targets table -----------------------------------------------------------------------
+
+// How a row's measured value must compare with its target; kNone: an informational row.
+enum class Cmp { kNone, kAtLeast, kAbove, kAtMost };
+
+struct TargetRow {
+  std::string what, jx, reference, ratio;
+  double measured = 0;  // what the target judges: a ratio or a count
+  Cmp cmp = Cmp::kNone;
+  double target = 0;
+
+  bool met() const {
+    return cmp == Cmp::kAtLeast ? measured >= target
+           : cmp == Cmp::kAbove ? measured > target
+                                : measured <= target;
+  }
+  std::string target_text() const {
+    if (cmp == Cmp::kNone) return "-";
+    return (cmp == Cmp::kAtLeast ? ">= " : cmp == Cmp::kAbove ? "> " : "<= ") + fmt("%g", target);
+  }
+  const char* verdict() const { return cmp == Cmp::kNone ? "" : met() ? "PASS" : "MISS"; }
+};
+
+TargetRow ratio_row(std::string what, std::string jx, std::string reference, double ratio, Cmp cmp,
+                    double target) {
+  return {std::move(what), std::move(jx), std::move(reference), fmt("%.2fx", ratio), ratio, cmp,
+          target};
+}
+
+TargetRow count_row(std::string what, int count, double at_most) {
+  TargetRow r{std::move(what), std::to_string(count), "-", "-"};
+  r.measured = count, r.cmp = Cmp::kAtMost, r.target = at_most;
+  return r;
+}
+
+void print_targets(const std::vector<TargetRow>& rows) {
+  std::printf("Targets (ratio as named in each case; time ratios use medians)\n");
+  std::printf("  %-30s %14s %26s %8s %9s\n", "case", "jx", "reference", "ratio", "target");
+  for (const TargetRow& r : rows)
+    std::printf("  %-30s %14s %26s %8s %9s  %s\n", r.what.c_str(), r.jx.c_str(),
+                r.reference.c_str(), r.ratio.c_str(), r.target_text().c_str(), r.verdict());
+}
+
+// ---- jx's compiled programs ------------------------------------------------------------------
+
+struct ThunkCounts {
+  int kernels = 0, gemms = 0, others = 0;
+};
+
+// Thunks of a compiled program, one per line: `kernel <name>(...)`, `gemm ...`, `copy ...`.
+ThunkCounts count_thunks(const std::string& sequence) {
+  ThunkCounts c;
+  std::istringstream in(sequence);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("kernel ", 0) == 0)
+      ++c.kernels;
+    else if (line.rfind("gemm ", 0) == 0)
+      ++c.gemms;
+    else if (!line.empty())
+      ++c.others;
+  }
+  return c;
+}
+
+template <class F, class... Args>
+ThunkCounts compiled_thunks(const F& f, const Args&... args) {
+  auto compiled = jx::jit(f).lower(args...).compile();
+  return count_thunks(compiled.thunk_sequence());
+}
+
+// ---- 1. triad: the machine's bandwidth -------------------------------------------------------
+
+constexpr std::size_t kTriadN = std::size_t{32} << 20;  // 128 MiB per array
+
+struct Triad {
+  double best_gbs = 0, median_gbs = 0;
+  Timing t;
+};
+
+// STREAM's triad a = b + s*c on all threads; bytes counted as STREAM does: 3 arrays x 4 bytes.
+Triad run_triad(int threads, int scale) {
+  auto a = std::make_unique_for_overwrite<float[]>(kTriadN);
+  auto b = std::make_unique_for_overwrite<float[]>(kTriadN);
+  auto c = std::make_unique_for_overwrite<float[]>(kTriadN);
+  fill_random(a.get(), kTriadN, 1, -1, 1, threads);
+  fill_random(b.get(), kTriadN, 2, -1, 1, threads);
+  fill_random(c.get(), kTriadN, 3, -1, 1, threads);
+  const float s = 3.0f;
+  float* __restrict pa = a.get();
+  const float* __restrict pb = b.get();
+  const float* __restrict pc = c.get();
+  auto kernel = [=](std::size_t lo, std::size_t hi) {
+    for (std::size_t i = lo; i < hi; ++i) pa[i] = pb[i] + s * pc[i];
+  };
+  Timing t = time_calls([&] { parallel_for(kTriadN, threads, kernel); }, scale);
+  // Within rounding: the compiler may contract the loop's b + s*c into an FMA, or not.
+  for (std::size_t i = 0; i < kTriadN; ++i)
+    if (std::abs(pa[i] - (pb[i] + s * pc[i])) > 1e-5f) fail("triad wrote a wrong value");
+  g_sink = pa[kTriadN / 2];
+  double bytes = 3.0 * sizeof(float) * kTriadN;
+  return {bytes / t.min_ms / 1e6, bytes / t.median_ms / 1e6, t};
+}
+
+// The time moving `bytes` takes at the triad's best bandwidth: no memory-bound kernel beats it.
+double floor_ms(double bytes, double gbs) { return bytes / gbs / 1e6; }
+
+// ---- 2. gelu ---------------------------------------------------------------------------------
+
+constexpr std::int64_t kGeluN = std::int64_t{16} << 20;
+constexpr float kSqrt2OverPi = 0.7978845608028654f;
+
+// gelu, tanh form, written as a JAX user would (x**3 is integer_pow).
+jx::Array gelu(const jx::Array& x) {
+  return 0.5f * x * (1.0f + np::tanh(kSqrt2OverPi * (x + 0.044715f * np::power(x, 3))));
+}
+
+// The same formula as one Eigen expression per thread's chunk: Eigen does not thread array
+// expressions itself, and the reference gets the threads jx may use.
+void gelu_eigen(const Eigen::ArrayXf& x, Eigen::ArrayXf& y, int threads) {
+  parallel_for(x.size(), threads, [&](std::size_t b, std::size_t e) {
+    auto xs = x.segment(b, e - b);
+    y.segment(b, e - b) = 0.5f * xs * (1.0f + (kSqrt2OverPi * (xs + 0.044715f * xs.cube())).tanh());
+  });
+}
+
+#if JX_HAVE_TORCH
+// Eager libtorch, one op (and one fresh tensor) at a time.
+torch::Tensor gelu_torch(const torch::Tensor& x) {
+  return 0.5 * x * (1.0 + torch::tanh(kSqrt2OverPi * (x + 0.044715 * torch::pow(x, 3))));
+}
+#endif
+
+double max_abs_diff(const float* a, const float* b, std::size_t n) {
+  double d = 0;
+  for (std::size_t i = 0; i < n; ++i) d = std::max(d, std::abs(static_cast<double>(a[i]) - b[i]));
+  return d;
+}
+
+// Returns the compiled program's thunks.
+ThunkCounts gelu_case(double triad_gbs, int threads, int scale, std::vector<TargetRow>& rows) {
+  std::printf("gelu, tanh form, on f32[%lld] in [-4, 4)\n", static_cast<long long>(kGeluN));
+  std::vector<float> host = random_vector(kGeluN, 10, -4, 4, threads);
+
+  auto f = jx::jit(gelu, {.name = "gelu"});
+  jx::Array x = np::array(host, jx::Shape{kGeluN});
+  Timing tj = time_calls([&] { g_sink = static_cast<double>(f(x).size()); }, scale);
+  std::vector<float> yj = f(x).to_vector<float>();
+  print_timing("jx: jit(gelu)(x)", tj);
+
+  Eigen::ArrayXf xe = Eigen::Map<const Eigen::ArrayXf>(host.data(), kGeluN);
+  Eigen::ArrayXf ye(kGeluN);
+  Timing te = time_calls([&] { gelu_eigen(xe, ye, threads); }, scale);
+  std::string eigen_what = "Eigen ArrayXf expression, " + std::to_string(threads) + " threads";
+  print_timing(eigen_what.c_str(), te);
+  Timing te1 = time_calls([&] { gelu_eigen(xe, ye, 1); }, scale);
+  print_timing("Eigen ArrayXf expression, 1 thread", te1);
+
+  double diff = max_abs_diff(yj.data(), ye.data(), yj.size());
+  std::printf("  jx vs Eigen: max |difference| %.3g; checksums %.6e (jx), %.6e (Eigen)\n", diff,
+              checksum(yj), static_cast<double>(ye.cast<double>().sum()));
+  if (!(diff <= 1e-5)) fail("gelu: jx differs from Eigen by " + fmt("%.3g", diff) + " > 1e-5");
+
+  double bytes = 2.0 * sizeof(float) * kGeluN;  // read x, write y
+  double floor = floor_ms(bytes, triad_gbs);
+  std::printf("  bandwidth floor: %.1f MB at %.2f GB/s = %.3f ms\n", bytes / 1e6, triad_gbs, floor);
+  std::string jx_ms = fmt("%.3f ms", tj.median_ms);
+  rows.push_back(ratio_row("gelu: floor / jx", jx_ms, fmt("%.3f ms floor", floor),
+                           floor / tj.median_ms, Cmp::kAtLeast, 0.85));
+  rows.push_back(ratio_row("gelu: eigen / jx", jx_ms,
+                           fmt("%.3f ms Eigen ", te.median_ms) + std::to_string(threads) + " thr",
+                           te.median_ms / tj.median_ms, Cmp::kAbove, 1));
+
+#if JX_HAVE_TORCH
+  torch::Tensor xt = torch::from_blob(host.data(), {kGeluN}, torch::kFloat32);
+  // Like jx's, each call's output is dropped before the next call.
+  Timing tt = time_calls([&] { g_sink = static_cast<double>(gelu_torch(xt).numel()); }, scale);
+  torch::Tensor yt = gelu_torch(xt);
+  std::string torch_what = "libtorch eager, " + std::to_string(at::get_num_threads()) + " threads";
+  print_timing(torch_what.c_str(), tt);
+  double tdiff = max_abs_diff(yt.data_ptr<float>(), ye.data(), ye.size());
+  std::printf("  libtorch vs Eigen: max |difference| %.3g\n", tdiff);
+  if (!(tdiff <= 1e-5)) fail("gelu: libtorch differs from Eigen by " + fmt("%.3g", tdiff));
+  rows.push_back(ratio_row("gelu: torch / jx", jx_ms, fmt("%.3f ms libtorch", tt.median_ms),
+                           tt.median_ms / tj.median_ms, Cmp::kAtLeast, 10));
+#else
+  std::printf("  libtorch: not installed\n");
+#endif
+  ThunkCounts k = compiled_thunks(gelu, x);
+  rows.push_back(count_row("gelu: kernels", k.kernels, 1));
+  std::printf("\n");
+  return k;
+}
+
+// ---- 3. row softmax --------------------------------------------------------------------------
+
+constexpr std::int64_t kSoftmaxRows = 4096, kSoftmaxCols = 4096;
+
+// Softmax over the last axis, as a JAX user writes it.
+jx::Array softmax(const jx::Array& x) {
+  jx::Array z = x - np::max(x, -1, /*keepdims=*/true);
+  jx::Array e = np::exp(z);
+  return e / np::sum(e, -1, /*keepdims=*/true);
+}
+
+// The oracle: row by row, sums in double.
+std::vector<float> softmax_oracle(const std::vector<float>& x, std::int64_t rows,
+                                  std::int64_t cols) {
+  std::vector<float> y(x.size());
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const float* in = x.data() + r * cols;
+    float* out = y.data() + r * cols;
+    float m = *std::max_element(in, in + cols);
+    double s = 0;
+    for (std::int64_t j = 0; j < cols; ++j) s += out[j] = std::exp(in[j] - m);
+    for (std::int64_t j = 0; j < cols; ++j) out[j] = static_cast<float>(out[j] / s);
+  }
+  return y;
+}
+
+// Returns the compiled program's thunks.
+ThunkCounts softmax_case(double triad_gbs, int threads, int scale, std::vector<TargetRow>& rows) {
+  std::printf("Row softmax on f32[%lld,%lld] in [-4, 4)\n", static_cast<long long>(kSoftmaxRows),
+              static_cast<long long>(kSoftmaxCols));
+  std::vector<float> host = random_vector(kSoftmaxRows * kSoftmaxCols, 20, -4, 4, threads);
+  jx::Array x = np::array(host, jx::Shape{kSoftmaxRows, kSoftmaxCols});
+
+  auto f = jx::jit(softmax, {.name = "softmax"});
+  Timing tj = time_calls([&] { g_sink = static_cast<double>(f(x).size()); }, scale);
+  std::vector<float> yj = f(x).to_vector<float>();
+  print_timing("jx: jit(softmax)(x)", tj);
+
+  std::vector<float> want = softmax_oracle(host, kSoftmaxRows, kSoftmaxCols);
+  double abs_diff = 0, rel_diff = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    double d = std::abs(static_cast<double>(yj[i]) - want[i]);
+    abs_diff = std::max(abs_diff, d);
+    rel_diff = std::max(rel_diff, d / want[i]);
+  }
+  std::printf("  jx vs loop oracle: max |difference| %.3g, max relative %.3g; checksum %.6e\n",
+              abs_diff, rel_diff, checksum(yj));
+  if (!(rel_diff <= 1e-4)) fail("softmax: jx differs from the oracle by " + fmt("%.3g", rel_diff));
+
+  double bytes = 2.0 * sizeof(float) * kSoftmaxRows * kSoftmaxCols;  // read x once, write y once
+  double floor = floor_ms(bytes, triad_gbs);
+  std::printf("  bandwidth floor: %.1f MB at %.2f GB/s = %.3f ms\n\n", bytes / 1e6, triad_gbs,
+              floor);
+  rows.push_back(ratio_row("softmax: floor / jx", fmt("%.3f ms", tj.median_ms),
+                           fmt("%.3f ms floor", floor), floor / tj.median_ms, Cmp::kAtLeast, 0.7));
+  ThunkCounts k = compiled_thunks(softmax, x);
+  rows.push_back(count_row("softmax: kernels", k.kernels, 2));
+  return k;
+}
+
+// ---- 4. dense layer --------------------------------------------------------------------------
+
+jx::Array relu(const jx::Array& x) { return np::maximum(x, 0.0f); }
+
+jx::Array dense_relu(const jx::Array& x, const jx::Array& w, const jx::Array& b) {
+  return relu(np::matmul(x, w) + b);
+}
+
+double gflops(std::int64_t n, double ms) { return 2.0 * n * n * n / ms / 1e6; }
+
+void dense_case(std::int64_t n, int threads, int scale, std::vector<TargetRow>& rows) {
+  std::printf("Dense layer relu(x @ W + b), n = %lld (x, W: f32[n,n]; b: f32[n])\n",
+              static_cast<long long>(n));
+  std::size_t nn = static_cast<std::size_t>(n * n);
+  std::vector<float> xh = random_vector(nn, 30 + n, -1, 1, threads);
+  std::vector<float> wh = random_vector(nn, 40 + n, -1, 1, threads);
+  std::vector<float> bh = random_vector(n, 50 + n, -1, 1, threads);
+  jx::Array x = np::array(xh, jx::Shape{n, n}), w = np::array(wh, jx::Shape{n, n});
+  jx::Array b = np::array(bh, jx::Shape{n});
+
+  auto f = jx::jit(dense_relu, {.name = "dense_relu"});
+  Timing tj = time_calls([&] { g_sink = static_cast<double>(f(x, w, b).size()); }, scale);
+  std::vector<float> yj = f(x, w, b).to_vector<float>();
+
+  std::vector<float> c(nn);
+  auto sgemm = [&] {
+    const int m = static_cast<int>(n);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, m, m, 1.0f, xh.data(), m, wh.data(),
+                m, 0.0f, c.data(), m);
+  };
+  Timing ts = time_calls(sgemm, scale);
+
+  // The expected layer: sgemm's product, then bias and relu.
+  double diff = 0, largest = 0;
+  for (std::size_t i = 0; i < nn; ++i) {
+    float want = std::max(c[i] + bh[i % n], 0.0f);
+    diff = std::max(diff, std::abs(static_cast<double>(yj[i]) - want));
+    largest = std::max(largest, static_cast<double>(want));
+  }
+  std::printf("  %-44s %10.3f ms  %8.1f GFLOP/s  (%d calls)\n", "jx: jit(dense_relu)(x, W, b)",
+              tj.median_ms, gflops(n, tj.median_ms), tj.reps);
+  std::printf("  %-44s %10.3f ms  %8.1f GFLOP/s  (%d calls)\n", "OpenBLAS cblas_sgemm alone",
+              ts.median_ms, gflops(n, ts.median_ms), ts.reps);
+  std::printf(
+      "  jx vs sgemm + bias + relu: max |difference| %.3g (largest value %.3g); "
+      "checksum %.6e\n\n",
+      diff, largest, checksum(yj));
+  if (!(diff <= 1e-4 * std::max(1.0, largest)))  // far above float rounding, far below a bug
+    fail("dense: jx differs from sgemm + bias + relu by " + fmt("%.3g", diff));
+
+  double gj = gflops(n, tj.median_ms), gs = gflops(n, ts.median_ms);
+  rows.push_back(ratio_row("dense n=" + std::to_string(n) + ": jx / sgemm", fmt("%.1f GFLOP/s", gj),
+                           fmt("%.1f GFLOP/s sgemm", gs), gj / gs, Cmp::kAtLeast, 0.9));
+}
+
+// ---- 5. kernel counts ------------------------------------------------------------------------
+
+jx::Array layer_norm(const jx::Array& x, const jx::Array& g, const jx::Array& b) {
+  jx::Array mean = np::mean(x, -1, /*keepdims=*/true);
+  jx::Array var = np::var(x, -1, /*keepdims=*/true);
+  return (x - mean) / np::sqrt(var + 1e-5f) * g + b;
+}
+
+jx::Array mlp(const jx::Array& x, const jx::Array& w1, const jx::Array& b1, const jx::Array& w2,
+              const jx::Array& b2, const jx::Array& w3, const jx::Array& b3) {
+  jx::Array h = relu(np::matmul(x, w1) + b1);
+  h = relu(np::matmul(h, w2) + b2);
+  return np::matmul(h, w3) + b3;
+}
+
+jx::Array random_array(const jx::Shape& shape, std::uint64_t seed, int threads) {
+  return np::array(random_vector(jx::shape_size(shape), seed, -1, 1, threads), shape);
+}
+
+// gelu's and softmax's counts come from their cases, compiled for the same inputs.
+void kernel_counts(int threads, const ThunkCounts& gelu_k, const ThunkCounts& softmax_k) {
+  std::printf("Thunks after fusion (kernels, gemms, others), compiled ahead of time\n");
+  auto print = [](const char* what, const ThunkCounts& k) {
+    std::printf("  %-56s %3d %3d %3d\n", what, k.kernels, k.gemms, k.others);
+  };
+  print("gelu, f32[16M]", gelu_k);
+  print("row softmax, f32[4096,4096]", softmax_k);
+  ThunkCounts ln =
+      compiled_thunks(layer_norm, random_array({4096, 1024}, 62, threads),
+                      random_array({1024}, 63, threads), random_array({1024}, 64, threads));
+  print("layer norm over rows, f32[4096,1024]", ln);
+  ThunkCounts m =
+      compiled_thunks(mlp, random_array({256, 784}, 65, threads),
+                      random_array({784, 512}, 66, threads), random_array({512}, 67, threads),
+                      random_array({512, 512}, 68, threads), random_array({512}, 69, threads),
+                      random_array({512, 10}, 70, threads), random_array({10}, 71, threads));
+  print("MLP 784-512-512-10 (relu), batch 256", m);
+  std::printf("\n");
+}
+
+// ---- the report ------------------------------------------------------------------------------
+
+void print_header(int threads, int scale) {
+  std::printf("jx bench_fusion: compiled functions against bandwidth, Eigen, libtorch, OpenBLAS\n");
+  std::printf("machine: nproc %d, hardware threads %d, %s; load average %s\n", affinity_cpus(),
+              threads, cpu_model().c_str(), load_average().c_str());
+  std::printf("Eigen %d.%d.%d; %s (kernels: %s)", EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION,
+              EIGEN_MINOR_VERSION, openblas_get_config(), openblas_get_corename());
+#if JX_HAVE_TORCH
+  std::printf("; libtorch %s", TORCH_VERSION);
+#endif
+  std::printf("\n");
+  // OpenBLAS picks its kernels when it loads; on a CPU it does not know it falls back to
+  // generic SSE3 ones. jx calls the same OpenBLAS, so the dense ratio stays fair either way.
+  if (std::string(openblas_get_corename()) == "Prescott" && __builtin_cpu_supports("avx512f"))
+    std::printf(
+        "  (OpenBLAS did not recognize this AVX-512 CPU: OPENBLAS_CORETYPE=SkylakeX selects its "
+        "AVX-512 kernels, for jx and sgemm alike)\n");
+  std::printf(
+      "references run on %d threads (triad, Eigen: one chunk per thread; libtorch, OpenBLAS: "
+      "their own pools)\n",
+      threads);
+  std::printf(
+      "wall ms per whole call: median over >= %d calls and >= %.1f s (x%d), after a warm-up call; "
+      "jx outputs are fresh arrays\n\n",
+      kMinReps, kMinMeasureMs / 1e3, scale);
+}
+
+void print_triad(const char* when, const Triad& t) {
+  std::printf("  %-44s %10.2f GB/s best, %.2f median (%.3f ms best, %d calls)\n", when, t.best_gbs,
+              t.median_gbs, t.t.min_ms, t.t.reps);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int scale = argc > 1 ? std::max(1, std::atoi(argv[1])) : 1;
+  const int threads = hardware_threads();
+  openblas_set_num_threads(threads);
+#if JX_HAVE_TORCH
+  at::set_num_threads(threads);
+#endif
+  print_header(threads, scale);
+
+  std::printf("STREAM triad a = b + s*c, f32[%zu] each (3 x 4 bytes per element)\n", kTriadN);
+  Triad triad = run_triad(threads, scale);
+  print_triad("at the start (the floors use its best)", triad);
+  std::printf("\n");
+
+  std::vector<TargetRow> rows;
+  rows.push_back({"triad bandwidth", "-", fmt("%.2f GB/s", triad.best_gbs), "-"});
+  ThunkCounts gelu_k = gelu_case(triad.best_gbs, threads, scale, rows);
+  ThunkCounts softmax_k = softmax_case(triad.best_gbs, threads, scale, rows);
+  for (std::int64_t n : {512, 1024, 2048}) dense_case(n, threads, scale, rows);
+  kernel_counts(threads, gelu_k, softmax_k);
+
+  // The same triad again: how far the machine drifted while the cases ran.
+  std::printf("STREAM triad again\n");
+  print_triad("at the end (for drift; not used)", run_triad(threads, scale));
+  std::printf("  load average %s\n\n", load_average().c_str());
+  print_targets(rows);
+  return 0;
+}

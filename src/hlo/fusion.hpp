@@ -1,0 +1,23 @@
+// Questions about fusion instructions that passes, buffer assignment and codegen share.
+#pragma once
+
+#include <vector>
+
+#include "hlo/ir.hpp"
+
+namespace jx::hlo {
+
+// The array shapes an instruction produces: a multi-output fusion's tuple elements, else its
+// own shape.
+std::vector<const HloShape*> output_shapes(const Instruction& inst);
+
+// The instruction of `fusion`'s computation that computes output `output` (its root, or the
+// root tuple's element).
+const Instruction* fused_output(const Instruction& fusion, int output);
+
+// Whether `inst` (a fusion or an elementwise instruction) reads operand `operand` only at the
+// index it writes output `output` at, through same-shape elementwise ops, and nowhere else: then
+// the output may overwrite that operand's buffer in place.
+bool reads_only_at_output_index(const Instruction& inst, int operand, int output);
+
+}  // namespace jx::hlo

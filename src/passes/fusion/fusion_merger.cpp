@@ -1,0 +1,47 @@
+#include "passes/fusion/fusion_merger.hpp"
+
+#include "passes/fusion/instruction_fusion.hpp"
+#include "passes/fusion/kernels.hpp"
+#include "passes/fusion/outline.hpp"
+
+namespace jx::passes {
+
+using hlo::Instruction;
+using hlo::Opcode;
+
+namespace {
+
+bool mergeable(const hlo::Computation& entry, const Instruction& f) {
+  if (f.opcode != Opcode::kFusion || f.shape.is_tuple || &f == entry.root() ||
+      f.attrs.get_string("kind") != "kLoop")
+    return false;
+  std::vector<Instruction*> users = entry.users(&f);
+  if (users.empty()) return false;
+  for (const Instruction* u : users)
+    if (u->opcode != Opcode::kFusion) return false;
+  if (!fusion::has_costly_ops(f))
+    return users.size() <= static_cast<std::size_t>(InstructionFusion::kMaxDuplication);
+  if (users.size() != 1) return false;
+  for (std::size_t k = 0; k < users[0]->operands.size(); ++k)
+    if (users[0]->operands[k] == &f && !fusion::reads_once(*users[0], k)) return false;
+  return true;
+}
+
+}  // namespace
+
+bool FusionMerger::run(hlo::Module& module) {
+  hlo::Computation& entry = *module.entry();
+  bool changed = false;
+  for (bool again = true; again;) {
+    again = false;
+    for (Instruction* f : entry.instructions()) {
+      if (!mergeable(entry, *f)) continue;
+      for (Instruction* u : entry.users(f)) fusion::outline(entry, {{f, u}, {f}});
+      changed = again = true;
+      break;
+    }
+  }
+  return changed;
+}
+
+}  // namespace jx::passes

@@ -1,0 +1,36 @@
+#include "passes/fusion/horizontal_fusion.hpp"
+
+#include <algorithm>
+
+#include "passes/fusion/kernels.hpp"
+#include "passes/fusion/outline.hpp"
+
+namespace jx::passes {
+
+using hlo::Instruction;
+
+bool HorizontalFusion::run(hlo::Module& module) {
+  hlo::Computation& entry = *module.entry();
+  std::vector<std::vector<Instruction*>> batches;
+  for (Instruction* i : entry.instructions()) {
+    if (!fusion::is_kernel(*i) || i->shape.byte_size() > kMaxBytes) continue;
+    auto independent = [&](const std::vector<Instruction*>& batch) {
+      if (batch.size() >= kMaxKernels) return false;
+      for (const Instruction* b : batch)
+        if (fusion::reaches(entry, b, i) || fusion::reaches(entry, i, b)) return false;
+      return true;
+    };
+    auto it = std::find_if(batches.begin(), batches.end(), independent);
+    if (it == batches.end()) batches.push_back({i});
+    else it->push_back(i);
+  }
+  bool changed = false;
+  for (const auto& batch : batches) {
+    if (batch.size() < 2) continue;
+    fusion::outline(entry, {batch, {}});
+    changed = true;
+  }
+  return changed;
+}
+
+}  // namespace jx::passes

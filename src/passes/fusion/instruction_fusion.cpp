@@ -1,0 +1,238 @@
+#include "passes/fusion/instruction_fusion.hpp"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <unordered_map>
+
+#include "passes/fusion/outline.hpp"
+
+namespace jx::passes {
+
+using hlo::Instruction;
+using hlo::Opcode;
+using fusion::Group;
+
+namespace {
+
+// How a group reads a value: per dimension, which loop of the kernel's nest indexes it (-1: a
+// constant index), when that is known. Loops are numbered outermost first; a reduction's own
+// loops come right inside the loops its index uses, where codegen hoists it. A value indexed
+// by loops 0..k-1 only is computed once per iteration of those loops (codegen hoists loop ops,
+// LLVM hoists the rest), so only a broadcast that drops an outer loop while keeping an inner one
+// makes the group read elements repeatedly.
+struct Access {
+  std::optional<std::vector<int>> loops;  // absent: arbitrary indices, each element once
+  bool reused = false;                    // some elements are computed repeatedly
+  int uses = 1;
+};
+
+int deepest(const std::vector<int>& loops) {
+  return loops.empty() ? -1 : *std::max_element(loops.begin(), loops.end());
+}
+
+bool drops_outer_loop(const std::vector<int>& user, const std::vector<int>& kept_dims) {
+  int max_kept = -1;
+  std::vector<bool> kept(user.size(), false);
+  for (int d : kept_dims) {
+    kept[static_cast<std::size_t>(d)] = true;
+    max_kept = std::max(max_kept, user[static_cast<std::size_t>(d)]);
+  }
+  for (std::size_t d = 0; d < user.size(); ++d)
+    if (!kept[d] && user[d] >= 0 && user[d] < max_kept) return true;
+  return false;
+}
+
+// The loops of the nest over `shape`: one per dimension, none for size-1 ones.
+std::vector<int> nest(const Shape& shape) {
+  std::vector<int> loops;
+  for (std::size_t d = 0; d < shape.size(); ++d)
+    loops.push_back(shape[d] == 1 ? -1 : static_cast<int>(d));
+  return loops;
+}
+
+// Dimensions left after dropping size-1 ones, in order.
+std::vector<std::size_t> non_unit_dims(const Shape& shape) {
+  std::vector<std::size_t> out;
+  for (std::size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] != 1) out.push_back(d);
+  return out;
+}
+
+// How `user`, read as `a`, reads its operand `k`.
+Access through(const Instruction& user, std::size_t k, const Access& a) {
+  const Shape& x = user.operands[k]->shape.dims;
+  Access out{std::nullopt, a.reused, 1};
+  if (x.empty()) return {std::vector<int>{}, a.reused, 1};  // scalars: the empty index
+  if (a.reused || !a.loops) {
+    // Layout ops read each element at most once per output element; broadcasts repeat them.
+    out.reused |= user.opcode == Opcode::kBroadcast && shape_size(x) != user.shape.size();
+    return out;
+  }
+  const std::vector<int>& u = *a.loops;
+  std::vector<int> loops(x.size(), -1);
+  switch (user.opcode) {
+    case Opcode::kBroadcast: {
+      const auto& map = user.attrs.get_ints("dimensions");
+      std::vector<int> kept;
+      for (std::size_t d = 0; d < x.size(); ++d) {
+        if (x[d] != 1) loops[d] = u[static_cast<std::size_t>(map[d])];
+        kept.push_back(static_cast<int>(map[d]));
+      }
+      out.reused = drops_outer_loop(u, kept);
+      break;
+    }
+    case Opcode::kReshape: {
+      std::vector<std::size_t> from = non_unit_dims(x), to = non_unit_dims(user.shape.dims);
+      bool degenerate = from.size() == to.size();
+      for (std::size_t j = 0; degenerate && j < from.size(); ++j)
+        degenerate = x[from[j]] == user.shape.dims[to[j]];
+      if (!degenerate) return out;
+      for (std::size_t j = 0; j < from.size(); ++j) loops[from[j]] = u[to[j]];
+      break;
+    }
+    case Opcode::kTranspose: {
+      const auto& perm = user.attrs.get_ints("dimensions");
+      for (std::size_t d = 0; d < perm.size(); ++d) loops[static_cast<std::size_t>(perm[d])] = u[d];
+      break;
+    }
+    case Opcode::kReduce:
+    case Opcode::kArgMax:
+    case Opcode::kArgMin: {
+      auto dims = user.attrs.get_ints("dimensions");
+      std::sort(dims.begin(), dims.end());
+      int next = deepest(u) + 1;
+      for (std::size_t d = 0, kept = 0; d < x.size(); ++d)
+        loops[d] = std::binary_search(dims.begin(), dims.end(), static_cast<std::int64_t>(d))
+                       ? next++
+                       : u[kept++];
+      break;
+    }
+    default:
+      if (!hlo::has_trait(user.opcode, hlo::kElementwise)) return out;
+      loops = u;
+  }
+  out.loops = std::move(loops);
+  return out;
+}
+
+Access combine(const Access& x, const Access& y) {
+  Access c{std::nullopt, x.reused || y.reused, x.uses + y.uses};
+  if (x.loops && y.loops && *x.loops == *y.loops) c.loops = x.loops;
+  return c;
+}
+
+bool can_root(const Instruction& i) {
+  if (i.opcode == Opcode::kConstant || i.opcode == Opcode::kDot) return false;
+  return hlo::has_trait(i.opcode, hlo::kFusible) || fusion::is_loop_op(i.opcode);
+}
+
+bool can_join(const Instruction& p) {
+  if (p.opcode == Opcode::kConstant) return p.shape.size() <= InstructionFusion::kMaxFusedConstant;
+  if (p.opcode == Opcode::kDot) return false;
+  return hlo::has_trait(p.opcode, hlo::kFusible) || fusion::is_loop_op(p.opcode);
+}
+
+// Grows the group rooted at `root`: candidates are taken latest first, so all of a candidate's
+// users inside the group are known when it is judged.
+class GroupBuilder {
+ public:
+  GroupBuilder(const hlo::Computation& entry, const std::unordered_map<const Instruction*, int>& position,
+               std::unordered_map<const Instruction*, int>& duplicates,
+               const std::unordered_map<const Instruction*, bool>& grouped)
+      : entry_(entry), position_(position), duplicates_(duplicates), grouped_(grouped) {}
+
+  Group build(Instruction* root) {
+    Group g;
+    g.members.push_back(root);
+    access_[root] = Access{nest(root->shape.dims), false, 1};
+    enqueue_operands(root);
+    while (!candidates_.empty() && static_cast<int>(g.members.size()) < InstructionFusion::kMaxGroupSize) {
+      auto last = std::prev(candidates_.end());
+      Instruction* p = last->second;
+      candidates_.erase(last);
+      judge(p, g);
+    }
+    return g;
+  }
+
+ private:
+  void enqueue_operands(const Instruction* i) {
+    for (Instruction* op : i->operands) candidates_.emplace(position_.at(op), op);
+  }
+
+  void judge(Instruction* p, Group& g) {
+    if (access_.count(p) || grouped_.count(p) || !can_join(*p)) return;
+    std::optional<Access> a;
+    bool all_users_inside = p != entry_.root();
+    for (const Instruction* u : entry_.users(p)) {
+      auto it = access_.find(u);
+      if (it == access_.end()) {
+        all_users_inside = false;
+        continue;
+      }
+      for (std::size_t k = 0; k < u->operands.size(); ++k)
+        if (u->operands[k] == p) {
+          Access via = through(*u, k, it->second);
+          a = a ? combine(*a, via) : via;
+        }
+    }
+    if (!a) return;
+    // Loop ops are memoized per index; otherwise they must be evaluated once.
+    if (fusion::is_loop_op(p->opcode) && (a->reused || (!a->loops && a->uses > 1))) return;
+    if (fusion::is_expensive(p->opcode) && a->reused) return;
+    if (!all_users_inside) {
+      if (fusion::is_expensive(p->opcode) || duplicates_[p] >= InstructionFusion::kMaxDuplication)
+        return;
+      ++duplicates_[p];
+      g.duplicated.insert(p);
+    }
+    access_[p] = *a;
+    g.members.push_back(p);
+    enqueue_operands(p);
+  }
+
+  const hlo::Computation& entry_;
+  const std::unordered_map<const Instruction*, int>& position_;
+  std::unordered_map<const Instruction*, int>& duplicates_;
+  const std::unordered_map<const Instruction*, bool>& grouped_;
+  std::unordered_map<const Instruction*, Access> access_;
+  std::multimap<int, Instruction*> candidates_;
+};
+
+}  // namespace
+
+bool InstructionFusion::run(hlo::Module& module) {
+  hlo::Computation& entry = *module.entry();
+  std::vector<Instruction*> order = entry.instructions();
+  std::unordered_map<const Instruction*, int> position;
+  for (std::size_t k = 0; k < order.size(); ++k) position[order[k]] = static_cast<int>(k);
+
+  std::unordered_map<const Instruction*, int> duplicates;
+  std::unordered_map<const Instruction*, bool> grouped;  // full members of a group
+  std::vector<Group> groups;
+  // A value every user's group copied is dead: it roots nothing.
+  auto copied_by_all = [&](const Instruction* i) {
+    if (i == entry.root() || duplicates[i] == 0) return false;
+    for (const Instruction* u : entry.users(i)) {
+      bool copied = std::any_of(groups.begin(), groups.end(), [&](const Group& g) {
+        return g.duplicated.count(i) &&
+               std::find(g.members.begin(), g.members.end(), u) != g.members.end();
+      });
+      if (!copied) return false;
+    }
+    return true;
+  };
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    Instruction* root = *it;
+    if (grouped.count(root) || !can_root(*root) || copied_by_all(root)) continue;
+    Group g = GroupBuilder(entry, position, duplicates, grouped).build(root);
+    for (Instruction* m : g.members)
+      if (!g.duplicated.count(m)) grouped[m] = true;
+    if (g.members.size() > 1) groups.push_back(std::move(g));
+  }
+  for (const Group& g : groups) fusion::outline(entry, g);
+  return !groups.empty();
+}
+
+}  // namespace jx::passes

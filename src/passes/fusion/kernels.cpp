@@ -1,0 +1,38 @@
+#include "passes/fusion/kernels.hpp"
+
+#include <functional>
+
+namespace jx::passes::fusion {
+
+using hlo::Instruction;
+using hlo::Opcode;
+
+bool is_kernel(const Instruction& i) {
+  switch (i.opcode) {
+    case Opcode::kParameter:
+    case Opcode::kConstant:
+    case Opcode::kTuple:
+    case Opcode::kGetTupleElement:
+    case Opcode::kDot:
+      return false;
+    default:
+      return true;
+  }
+}
+
+bool reads_once(const Instruction& fusion, std::size_t k) {
+  if (fusion.opcode != Opcode::kFusion) return false;
+  const hlo::Computation& c = *fusion.called[0];
+  std::function<bool(const Instruction*)> ok = [&](const Instruction* i) {
+    for (const Instruction* u : c.users(i)) {
+      if (u->opcode == Opcode::kDot) return false;
+      if (u->opcode == Opcode::kBroadcast && u->shape.size() != i->shape.size()) return false;
+      if (u->opcode == Opcode::kTuple) continue;
+      if (!ok(u)) return false;
+    }
+    return true;
+  };
+  return ok(c.parameters().at(k));
+}
+
+}  // namespace jx::passes::fusion

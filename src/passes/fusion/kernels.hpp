@@ -1,0 +1,17 @@
+// What the fusion passes after instruction fusion look at: which entry instructions become
+// kernels, and how a fusion reads its operands.
+#pragma once
+
+#include "hlo/ir.hpp"
+
+namespace jx::passes::fusion {
+
+// Instructions the CPU backend runs as an emitted kernel of their own (fusions, and unfused
+// ops other than dots, which may be BLAS calls).
+bool is_kernel(const hlo::Instruction& inst);
+
+// Whether `fusion` reads operand `k` at most once per element it computes: no broadcast that
+// repeats elements, no dot.
+bool reads_once(const hlo::Instruction& fusion, std::size_t k);
+
+}  // namespace jx::passes::fusion

@@ -1,0 +1,70 @@
+#include "passes/fusion/multi_output_fusion.hpp"
+
+#include "passes/fusion/kernels.hpp"
+#include "passes/fusion/outline.hpp"
+
+namespace jx::passes {
+
+using hlo::Instruction;
+using hlo::Opcode;
+
+namespace {
+
+bool same_loop_nest(const Instruction& a, const Instruction& b) {
+  return !a.shape.is_tuple && !b.shape.is_tuple && a.shape.dims == b.shape.dims &&
+         a.shape.rank() > 0;
+}
+
+// A consumer fusion that reads the loop fusion `p` once per element, over p's shape, where p
+// also has other users none of which leads to the consumer.
+Instruction* consumer_to_join(const hlo::Computation& entry, Instruction& p) {
+  if (p.opcode != Opcode::kFusion || p.shape.is_tuple || p.attrs.get_string("kind") != "kLoop")
+    return nullptr;
+  std::vector<Instruction*> users = entry.users(&p);
+  if (users.size() < 2 && &p != entry.root()) return nullptr;
+  for (Instruction* c : users) {
+    if (c->opcode != Opcode::kFusion || !same_loop_nest(p, *c)) continue;
+    bool once = true;
+    for (std::size_t k = 0; k < c->operands.size(); ++k)
+      if (c->operands[k] == &p) once &= fusion::reads_once(*c, k);
+    bool other_path = false;
+    for (const Instruction* u : users) other_path |= u != c && fusion::reaches(entry, u, c);
+    if (once && !other_path) return c;
+  }
+  return nullptr;
+}
+
+// Another kernel sharing a large operand with `a`, over the same loop nest, with no path
+// between the two.
+Instruction* sibling_of(const hlo::Computation& entry, Instruction& a) {
+  if (!fusion::is_kernel(a)) return nullptr;
+  for (const Instruction* x : a.operands) {
+    if (x->shape.is_tuple || x->shape.byte_size() < MultiOutputFusion::kMinSharedBytes) continue;
+    for (Instruction* b : entry.users(x)) {
+      if (b == &a || !fusion::is_kernel(*b) || !same_loop_nest(a, *b)) continue;
+      if (!fusion::reaches(entry, &a, b) && !fusion::reaches(entry, b, &a)) return b;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+bool MultiOutputFusion::run(hlo::Module& module) {
+  hlo::Computation& entry = *module.entry();
+  bool changed = false;
+  for (bool again = true; again;) {
+    again = false;
+    for (Instruction* i : entry.instructions()) {
+      Instruction* partner = consumer_to_join(entry, *i);
+      if (!partner) partner = sibling_of(entry, *i);
+      if (!partner) continue;
+      fusion::outline(entry, {{i, partner}, {}});
+      changed = again = true;
+      break;
+    }
+  }
+  return changed;
+}
+
+}  // namespace jx::passes

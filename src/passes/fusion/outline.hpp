@@ -1,0 +1,37 @@
+// Outlining: replaces a group of entry instructions by one fusion instruction whose called
+// computation holds copies of them. Every fusion pass decides a group and calls this.
+#pragma once
+
+#include <unordered_set>
+#include <vector>
+
+#include "hlo/ir.hpp"
+
+namespace jx::passes::fusion {
+
+// Instructions a fusion of the group would compute.
+struct Group {
+  std::vector<hlo::Instruction*> members;
+  // Members copied into the fusion while the original stays for users outside the group.
+  std::unordered_set<const hlo::Instruction*> duplicated;
+};
+
+// Outlines `group` from `entry`. Members that are fusions are inlined; operands from outside
+// become parameters (one per distinct value). The fusion's outputs are the values of
+// non-duplicated members read outside the group (or by the entry root): one output gives an
+// array-shaped fusion, several a tuple, read through get-tuple-element. Its kind is kInput when
+// an output is a reduction, kOutput when it holds a dot, kLoop otherwise. Dead originals are
+// removed. Returns the fusion.
+hlo::Instruction* outline(hlo::Computation& entry, const Group& group);
+
+// Whether `to` is reachable from `from` along operand → user edges (`from` != `to`).
+bool reaches(const hlo::Computation& entry, const hlo::Instruction* from, const hlo::Instruction* to);
+
+// Loop ops run a loop per element (reduce, argmax, argmin, dot); expensive elementwise ops
+// cost many cycles per element. Neither may be recomputed by fusion.
+bool is_loop_op(hlo::Opcode op);
+bool is_expensive(hlo::Opcode op);
+// Whether a fusion (or instruction) holds loop or expensive ops.
+bool has_costly_ops(const hlo::Instruction& inst);
+
+}  // namespace jx::passes::fusion

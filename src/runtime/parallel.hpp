@@ -1,0 +1,17 @@
+// Row-parallel loops on a process-wide thread pool (Eigen's), one worker per core beside the
+// calling thread, which takes a share of the rows itself.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+namespace jx::runtime {
+
+// Calls fn(begin, end) over disjoint ranges covering [0, rows), one per thread, and returns
+// when all are done. With one core or one row, fn(0, rows) runs on the calling thread.
+void parallel_for(std::int64_t rows, const std::function<void(std::int64_t, std::int64_t)>& fn);
+
+// How many threads parallel_for uses (the calling thread included).
+int parallelism();
+
+}  // namespace jx::runtime
