@@ -41,6 +41,9 @@ class Array {
 
   bool valid() const { return impl_ != nullptr; }
   bool is_tracer() const;
+  // A donated argument whose buffer a jitted function's output took over (JitOptions::
+  // donate_argnums): its values are gone, and reading them throws jx::Error.
+  bool is_deleted() const;
 
   // Reading values needs a concrete array: under a trace these throw jx::ConcretizationError.
   // T may differ from dtype(); values are converted as static_cast would.

@@ -22,7 +22,9 @@ namespace jx {
 
 struct JitOptions {
   std::vector<int> static_argnums;  // positional arguments whose values join the cache key
-  std::vector<int> donate_argnums;  // recorded; buffer donation comes with the runtime
+  // Arguments whose buffers an output may take over (as JAX's donate_argnums): after a call,
+  // these arrays are deleted (Array::is_deleted) and reading them throws jx::Error.
+  std::vector<int> donate_argnums;
   std::string name = "f";           // the program is jit_<name>
 };
 
@@ -151,6 +153,7 @@ void add_arg(CallArgs& ca, const T& a, int argnum, std::uint64_t mask) {
   auto fail = [&](ArgError e) {
     if (ca.error == ArgError::none) ca.error = e, ca.error_argnum = argnum;
   };
+  ca.arg_leaf_begin.push_back(ca.leaves.size());
   if constexpr (tree::is_static_v<T>) {
     using V = decltype(a.value);
     static_assert(Hashable<V>, "jx::Static<T> needs std::hash<T> and == for the cache key");

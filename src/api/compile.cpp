@@ -114,7 +114,9 @@ CompiledProgram compile_program(const LoweredProgram& lowered) {
   t0 = std::chrono::steady_clock::now();
   const hlo::Computation& entry = *module->entry();
   std::vector<Instruction*> order = entry.instructions();
-  runtime::BufferAssignment ba = runtime::assign_buffers(entry, order);
+  std::vector<bool> donated(lowered.jaxpr->consts.size(), false);  // consts lead, never donated
+  donated.insert(donated.end(), lowered.donated.begin(), lowered.donated.end());
+  runtime::BufferAssignment ba = runtime::assign_buffers(entry, order, donated);
 
   std::vector<codegen::KernelRequest> requests;
   for (const Instruction* i : order) {
@@ -175,7 +177,8 @@ CompiledProgram compile_program(const LoweredProgram& lowered) {
   in_avals.insert(in_avals.begin(), const_avals.begin(), const_avals.end());
   auto exe = std::make_shared<runtime::Executable>(
       std::move(thunks), ba.arena_bytes, std::move(in_avals), lowered.jaxpr->jaxpr.out_avals(),
-      std::move(constants), std::shared_ptr<const void>(code, code.get()));
+      std::move(constants), std::move(ba.donations),
+      std::shared_ptr<const void>(code, code.get()));
   out.codegen_ms = ms_since(t0);
   out.thunk_sequence = exe->thunk_sequence();
   if (dump_enabled(DumpKind::kThunks)) write_dump(id, name, "thunk_sequence.txt", out.thunk_sequence);

@@ -21,6 +21,7 @@ struct LoweredProgram {
   std::shared_ptr<const ClosedJaxprData> jaxpr;
   std::shared_ptr<hlo::Module> module;
   std::string jaxpr_text, hlo_text;
+  std::vector<bool> donated;  // per argument leaf: its buffer may become an output's
   double lower_ms = 0;
 };
 

@@ -80,6 +80,18 @@ std::vector<ShapedArray> avals_of(const std::vector<Array>& xs) {
   return out;
 }
 
+// Which leaves belong to the arguments in donate_argnums.
+std::vector<bool> donated_leaves(const JitState& st, const CallArgs& ca) {
+  std::vector<bool> donated(ca.leaves.size(), false);
+  for (int a : st.donate_argnums) {
+    auto k = static_cast<std::size_t>(a);
+    if (k >= ca.arg_leaf_begin.size()) continue;
+    std::size_t end = k + 1 < ca.arg_leaf_begin.size() ? ca.arg_leaf_begin[k + 1] : ca.leaves.size();
+    for (std::size_t i = ca.arg_leaf_begin[k]; i < end; ++i) donated[i] = true;
+  }
+  return donated;
+}
+
 // Traces the function at the call's avals; counts the trace and its time.
 std::shared_ptr<const ClosedJaxprData> trace_call(JitState& st, const CallArgs& ca,
                                                   const MissHandler& miss,
@@ -142,6 +154,7 @@ api::JitCache::EntryPtr compile_miss(JitState& st, const CallArgs& ca, const Mis
     return entry;
   }
   api::LoweredProgram lowered = api::lower_program(jaxpr, st.program_name);
+  lowered.donated = donated_leaves(st, ca);
   auto compiled = std::make_shared<const api::CompiledProgram>(api::compile_program(lowered));
   entry->program = compiled;
   {
@@ -184,6 +197,7 @@ void CallArgs::clear() {
   type_token = nullptr;
   num_args = 0;
   leaves.clear();
+  arg_leaf_begin.clear();
   structure.clear();
   statics.clear();
   error = ArgError::none;
@@ -302,6 +316,7 @@ LoweredCall jit_lower(JitState& st, CallArgs& ca, const MissHandler& miss) {
                 ".lower: the function closes over a traced value of an enclosing "
                 "transformation; lower it outside that transformation");
   impl->lowered = api::lower_program(jaxpr, st.program_name);
+  impl->lowered.donated = donated_leaves(st, ca);
   {
     std::lock_guard lock(st.mu);
     st.stats.lower_ms += impl->lowered.lower_ms;

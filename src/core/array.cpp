@@ -4,6 +4,7 @@
 #include "core/array_impl.hpp"
 #include "core/dtype_dispatch.hpp"
 #include "jx/lax.hpp"
+#include "support/format.hpp"
 #include "trace/tracer.hpp"
 
 namespace jx {
@@ -36,6 +37,10 @@ trace::Tracer* tracer_of(const Array& x) { return impl_of(x).tracer.get(); }
 const Buffer& concrete_buffer(const Array& x, const char* what) {
   const auto& impl = impl_of(x);
   if (impl.tracer) impl.tracer->throw_concretization_error(what);
+  if (!impl.buffer)
+    throw Error(std::string("Array has been deleted with shape=") +
+                std::string(dtype_name(impl.aval.dtype)) + "[" +
+                detail::join(impl.aval.shape, ",") + "] (it was donated to a jitted function)");
   return *impl.buffer;
 }
 
@@ -48,6 +53,7 @@ Array with_aval(const Array& x, ShapedArray aval) {
 const ShapedArray& Array::aval() const { return impl_of(*this).aval; }
 
 bool Array::is_tracer() const { return tracer_of(*this) != nullptr; }
+bool Array::is_deleted() const { return !impl_of(*this).tracer && !impl_of(*this).buffer; }
 
 Array Array::scalar(double f, std::int64_t i, DType dtype, bool weak) {
   Array out = make_array(ShapedArray{{}, dtype, weak});

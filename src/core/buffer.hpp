@@ -9,7 +9,10 @@ namespace jx {
 class Buffer {
  public:
   static constexpr std::size_t kAlignment = 64;
-  explicit Buffer(std::size_t nbytes);
+  struct Uninitialized {};
+
+  explicit Buffer(std::size_t nbytes);  // zero-filled
+  Buffer(std::size_t nbytes, Uninitialized);  // for a producer that writes every byte
   ~Buffer();
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;

@@ -26,13 +26,17 @@ bool reads_only_at_output_index(const Instruction& inst, int operand, int output
   const Computation& c = *inst.called[0];
   const Instruction* out = fused_output(inst, output);
   // Every path from the parameter reaches `out` through same-shape elementwise ops, and
-  // reaches nothing else.
+  // reaches nothing else; no other output reads `out` (it would see the overwritten operand).
   std::function<bool(const Instruction*)> ok = [&](const Instruction* i) {
-    if (i == out) return true;
+    if (i == out) {
+      std::vector<Instruction*> users = c.users(out);
+      return users.empty() || (users.size() == 1 && users[0] == c.root());
+    }
     std::vector<Instruction*> users = c.users(i);
-    if (users.empty() || i->shape.dims != out->shape.dims) return false;
+    if (users.empty()) return false;
     for (const Instruction* u : users)
-      if (u == c.root() || !has_trait(u->opcode, kElementwise) || !ok(u)) return false;
+      if (!has_trait(u->opcode, kElementwise) || u->shape.dims != out->shape.dims || !ok(u))
+        return false;
     return true;
   };
   return ok(c.parameters().at(static_cast<std::size_t>(operand)));

@@ -54,9 +54,11 @@ const bool kRegistered = [] {
             [](auto x) { return std::tan(F<decltype(x)>(x)); });
   def_unary(tanh_p, hlo::Opcode::kTanh, kFloating,
             [](auto x) { return std::tanh(F<decltype(x)>(x)); });
+  // With e = exp(-|x|), which never overflows: large negative x keeps its tiny result.
   def_unary(logistic_p, hlo::Opcode::kLogistic, kFloating, [](auto x) {
     using T = F<decltype(x)>;
-    return T(1) / (T(1) + std::exp(-T(x)));
+    T e = std::exp(-std::abs(T(x)));
+    return (T(x) >= T(0) ? T(1) : e) / (T(1) + e);
   });
   def_unary(sqrt_p, hlo::Opcode::kSqrt, kFloating,
             [](auto x) { return std::sqrt(F<decltype(x)>(x)); });

@@ -107,8 +107,53 @@ int in_place_operand(const Instruction* i, int element, const hlo::HloShape& sha
 
 }  // namespace
 
+namespace {
+
+// Pairs donated parameters with outputs whose buffer they may live in; returns parameter →
+// output.
+std::map<const Instruction*, int> match_donations(const hlo::Computation& entry,
+                                                  const std::vector<Instruction*>& order,
+                                                  const std::vector<bool>& donated,
+                                                  const std::vector<ValueRef>& outputs,
+                                                  const std::map<ValueRef, std::size_t>& last_use) {
+  std::map<const Instruction*, int> out;
+  std::vector<bool> taken(outputs.size(), false);
+  std::map<const Instruction*, std::size_t> position;
+  for (std::size_t t = 0; t < order.size(); ++t) position[order[t]] = t;
+  for (const Instruction* p : entry.parameters()) {
+    auto n = static_cast<std::size_t>(p->parameter_number);
+    if (n >= donated.size() || !donated[n] || !position.count(p)) continue;
+    for (std::size_t k = 0; k < outputs.size(); ++k) {
+      const Instruction* producer = outputs[k].inst;
+      if (taken[k] || !position.count(producer) ||
+          producer->opcode == Opcode::kParameter || producer->opcode == Opcode::kConstant ||
+          std::count(outputs.begin(), outputs.end(), outputs[k]) > 1)
+        continue;
+      const hlo::HloShape& shape = *hlo::output_shapes(*producer)[std::max(outputs[k].element, 0)];
+      if (shape != p->shape) continue;
+      std::size_t t = position.at(producer), last = last_use.count({p, -1}) ? last_use.at({p, -1}) : 0;
+      bool ok = last < t;
+      if (last == t) {
+        int uses = 0, operand = -1;
+        for (std::size_t j = 0; j < producer->operands.size(); ++j)
+          if (source_of(producer->operands[j]) == ValueRef{p, -1}) ++uses, operand = static_cast<int>(j);
+        ok = uses == 1 && hlo::reads_only_at_output_index(*producer, operand,
+                                                           std::max(outputs[k].element, 0));
+      }
+      if (!ok) continue;
+      out[p] = static_cast<int>(k);
+      taken[k] = true;
+      break;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 BufferAssignment assign_buffers(const hlo::Computation& entry,
-                                const std::vector<Instruction*>& order) {
+                                const std::vector<Instruction*>& order,
+                                const std::vector<bool>& donated) {
   BufferAssignment ba;
   const Instruction* root = entry.root();
   if (root->opcode == Opcode::kTuple)
@@ -121,6 +166,10 @@ BufferAssignment assign_buffers(const hlo::Computation& entry,
   for (std::size_t t = 0; t < order.size(); ++t)
     for (const Instruction* op : order[t]->operands) last_use[source_of(op)] = t;
   for (const ValueRef& v : ba.outputs) last_use[v] = order.size();
+  std::map<const Instruction*, int> donation =
+      match_donations(entry, order, donated, ba.outputs, last_use);
+  for (const auto& [p, k] : donation)
+    ba.donations.push_back({static_cast<int>(p->parameter_number), k});
 
   Arena arena;
   for (std::size_t t = 0; t < order.size(); ++t) {
@@ -135,7 +184,10 @@ BufferAssignment assign_buffers(const hlo::Computation& entry,
       Allocation a;
       a.size = shapes[e]->byte_size();
       int alias = -1;
-      if (i->opcode == Opcode::kParameter) {
+      if (auto d = donation.find(i); d != donation.end()) {
+        a.kind = Allocation::Kind::kOutput;
+        a.index = d->second;
+      } else if (i->opcode == Opcode::kParameter) {
         a.kind = Allocation::Kind::kParameter;
         a.index = static_cast<int>(i->parameter_number);
       } else if (i->opcode == Opcode::kConstant) {
@@ -146,6 +198,11 @@ BufferAssignment assign_buffers(const hlo::Computation& entry,
                  it != ba.outputs.end()) {
         a.kind = Allocation::Kind::kOutput;
         a.index = static_cast<int>(it - ba.outputs.begin());
+        // A donated parameter already in this buffer, read here: the kernel works in place.
+        for (std::size_t j = 0; j < i->operands.size(); ++j) {
+          auto d = donation.find(source_of(i->operands[j]).inst);
+          if (d != donation.end() && d->second == a.index) alias = static_cast<int>(j);
+        }
       } else if ((alias = in_place_operand(i, v.element, *shapes[e], ba.of, last_use, t,
                                            reused)) >= 0) {
         reused.push_back(source_of(i->operands[static_cast<std::size_t>(alias)]));

@@ -41,13 +41,18 @@ struct BufferAssignment {
   // Per kernel instruction with an in-place output: for each output, the operand it
   // overwrites, or -1.
   std::map<const hlo::Instruction*, std::vector<int>> in_place;
+  // Donated parameters living in an output's buffer: (parameter number, output number).
+  std::vector<std::pair<int, int>> donations;
   std::int64_t arena_bytes = 0;
 
   const Allocation& at(const hlo::Instruction* inst) const { return of.at(source_of(inst)); }
 };
 
-// `order` is the execution order of the entry computation's instructions.
+// `order` is the execution order of the entry computation's instructions. A donated parameter
+// (by parameter number) may live in the buffer of an output of its shape whose kernel is its
+// last reader, reading it only where it writes, or runs after its last reader.
 BufferAssignment assign_buffers(const hlo::Computation& entry,
-                                const std::vector<hlo::Instruction*>& order);
+                                const std::vector<hlo::Instruction*>& order,
+                                const std::vector<bool>& donated = {});
 
 }  // namespace jx::runtime

@@ -1,9 +1,32 @@
 #include "runtime/executable.hpp"
 
+#include <cstring>
+
 #include "core/array_impl.hpp"
 #include "support/check.hpp"
 
 namespace jx::runtime {
+namespace {
+
+// The buffer of donated argument `arg`, which it gives up: its own when nothing else holds it,
+// else a copy.
+std::shared_ptr<Buffer> take_donated(const std::vector<Array>& args, int arg) {
+  const Array& a = args[static_cast<std::size_t>(arg)];
+  std::shared_ptr<Buffer>& held = a.impl()->buffer;
+  const Buffer& source = concrete_buffer(a, "jit dispatch");
+  bool shared = held.use_count() > 1;
+  for (std::size_t k = 0; k < args.size() && !shared; ++k)
+    shared = k != static_cast<std::size_t>(arg) && args[k].impl()->buffer == held;
+  std::shared_ptr<Buffer> out = held;
+  if (shared) {
+    out = std::make_shared<Buffer>(source.nbytes(), Buffer::Uninitialized{});
+    std::memcpy(out->data(), source.data(), source.nbytes());
+  }
+  held.reset();  // the argument is deleted
+  return out;
+}
+
+}  // namespace
 
 std::vector<Array> Executable::execute(const std::vector<Array>& args) const {
   JX_CHECK(args.size() == in_avals_.size());
@@ -12,9 +35,15 @@ std::vector<Array> Executable::execute(const std::vector<Array>& args) const {
     ctx.parameters.push_back(const_cast<void*>(concrete_buffer(a, "jit dispatch").data()));
   for (const auto& c : constants_) ctx.constants.push_back(concrete_buffer(c, "constant").data());
   std::vector<Array> outs;
-  for (const auto& aval : out_avals_) {
-    outs.push_back(make_array(aval));
-    ctx.outputs.push_back(outs.back().impl()->buffer->data());
+  std::vector<std::shared_ptr<Buffer>> out_buffers(out_avals_.size());
+  for (auto [arg, out] : donations_) out_buffers[static_cast<std::size_t>(out)] = take_donated(args, arg);
+  for (std::size_t k = 0; k < out_avals_.size(); ++k) {
+    const ShapedArray& aval = out_avals_[k];
+    // Every output byte is written by a thunk: no zero-fill.
+    auto bytes = static_cast<std::size_t>(aval.size()) * itemsize(aval.dtype);
+    if (!out_buffers[k]) out_buffers[k] = std::make_shared<Buffer>(bytes, Buffer::Uninitialized{});
+    ctx.outputs.push_back(out_buffers[k]->data());
+    outs.push_back(make_array(aval, std::move(out_buffers[k])));
   }
   // The arena lives for one execution; thread-local reuse keeps dispatch free of allocation.
   thread_local std::unique_ptr<Buffer> arena;

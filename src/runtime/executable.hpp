@@ -14,15 +14,19 @@ class Executable {
  public:
   Executable(std::vector<std::unique_ptr<Thunk>> thunks, std::int64_t arena_bytes,
              std::vector<ShapedArray> in_avals, std::vector<ShapedArray> out_avals,
-             std::vector<Array> constants, std::shared_ptr<const void> code)
+             std::vector<Array> constants, std::vector<std::pair<int, int>> donations,
+             std::shared_ptr<const void> code)
       : thunks_(std::move(thunks)),
         arena_bytes_(arena_bytes),
         in_avals_(std::move(in_avals)),
         out_avals_(std::move(out_avals)),
         constants_(std::move(constants)),
+        donations_(std::move(donations)),
         code_(std::move(code)) {}
 
-  // Runs the thunks on concrete arguments; outputs are fresh arrays.
+  // Runs the thunks on concrete arguments; outputs are fresh arrays, except that a donated
+  // argument's buffer becomes its output's (when nothing else holds it; else it is copied
+  // there) and the argument is deleted.
   std::vector<Array> execute(const std::vector<Array>& args) const;
 
   const std::vector<ShapedArray>& in_avals() const { return in_avals_; }
@@ -36,6 +40,7 @@ class Executable {
   std::int64_t arena_bytes_;
   std::vector<ShapedArray> in_avals_, out_avals_;
   std::vector<Array> constants_;      // buffers of the HLO constants, by constant number
+  std::vector<std::pair<int, int>> donations_;  // (argument, output) sharing a buffer
   std::shared_ptr<const void> code_;  // the JIT'd code: freed with the last executable using it
 };
 

@@ -45,6 +45,7 @@ struct CallArgs {
   const void* type_token = nullptr;
   int num_args = 0;
   std::vector<Array> leaves;
+  std::vector<std::size_t> arg_leaf_begin;  // per argument: its first leaf's index
   tree::CompactStructure structure;
   std::vector<StaticRef> statics;
   ArgError error = ArgError::none;

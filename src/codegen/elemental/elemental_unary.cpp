@@ -54,13 +54,18 @@ llvm::Value* emit_negate(ElementalEmitter& em, const Instruction& inst, Values x
   return is_floating(operand_dtype(inst)) ? em.b().CreateFNeg(x[0]) : em.b().CreateNeg(x[0]);
 }
 
-// 1 / (1 + exp(-x)), as the eager impl computes it.
+// 1 / (1 + e) for x >= 0 and e / (1 + e) below, with e = exp(-|x|): e never overflows, so large
+// negative x gives its tiny (possibly subnormal) result rather than 0.
 llvm::Value* emit_logistic(ElementalEmitter& em, const Instruction& inst, Values x) {
   require_float(inst);
   auto& b = em.b();
-  llvm::Value* one = llvm::ConstantFP::get(x[0]->getType(), 1.0);
-  llvm::Value* e = em.math().call(b, MathFn::kExp, {b.CreateFNeg(x[0])});
-  return b.CreateFDiv(one, b.CreateFAdd(one, e));
+  llvm::Type* t = x[0]->getType();
+  llvm::Value* one = llvm::ConstantFP::get(t, 1.0);
+  llvm::Value* a = em.math().call(b, MathFn::kFabs, x);
+  llvm::Value* e = em.math().call(b, MathFn::kExp, {b.CreateFNeg(a)});
+  llvm::Value* numerator =
+      b.CreateSelect(b.CreateFCmpOGE(x[0], llvm::ConstantFP::get(t, 0.0)), one, e);
+  return b.CreateFDiv(numerator, b.CreateFAdd(one, e));
 }
 
 llvm::Value* emit_rsqrt(ElementalEmitter& em, const Instruction& inst, Values x) {

@@ -1,8 +1,10 @@
-// The MathTable's call and the CPU's table: LLVM intrinsics where they exist, libm otherwise.
+// The MathTable's call and the CPU's table: inline vectorizable IR for the common transcendentals,
+// LLVM intrinsics where they exist, libm otherwise.
 #include "codegen/elemental/math_table.hpp"
 
 #include <string>
 
+#include "codegen/elemental/vector_math.hpp"
 #include "jx/errors.hpp"
 
 namespace jx::codegen {
@@ -11,6 +13,8 @@ llvm::Value* MathTable::call(llvm::IRBuilder<>& b, MathFn fn,
                              llvm::ArrayRef<llvm::Value*> args) const {
   const MathEntry& e = entry(fn);
   llvm::Type* type = args[0]->getType();
+  MathEmitter emit = type->isFloatTy() ? e.emit_f32 : type->isDoubleTy() ? e.emit_f64 : nullptr;
+  if (emit) return emit(b, args);
   if (e.intrinsic != llvm::Intrinsic::not_intrinsic)
     return b.CreateIntrinsic(e.intrinsic, {type}, args);
   const char* name = type->isFloatTy() ? e.f32 : type->isDoubleTy() ? e.f64 : nullptr;
@@ -35,26 +39,32 @@ llvm::Value* MathTable::call(llvm::IRBuilder<>& b, MathFn fn,
 
 const MathTable& cpu_math_table() {
   namespace I = llvm::Intrinsic;
-  static const MathTable table = MathTable()
-                                     .set(MathFn::kExp, {I::exp})
-                                     .set(MathFn::kLog, {I::log})
-                                     .set(MathFn::kLog1p, {I::not_intrinsic, "log1pf", "log1p"})
-                                     .set(MathFn::kExpm1, {I::not_intrinsic, "expm1f", "expm1"})
-                                     .set(MathFn::kSin, {I::sin})
-                                     .set(MathFn::kCos, {I::cos})
-                                     .set(MathFn::kTan, {I::not_intrinsic, "tanf", "tan"})
-                                     .set(MathFn::kTanh, {I::not_intrinsic, "tanhf", "tanh"})
-                                     .set(MathFn::kSqrt, {I::sqrt})
-                                     .set(MathFn::kPow, {I::pow})
-                                     .set(MathFn::kFloor, {I::floor})
-                                     .set(MathFn::kCeil, {I::ceil})
-                                     .set(MathFn::kRound, {I::round})
-                                     .set(MathFn::kRoundEven, {I::roundeven})
-                                     .set(MathFn::kFabs, {I::fabs})
-                                     .set(MathFn::kErf, {I::not_intrinsic, "erff", "erf"})
-                                     .set(MathFn::kAtan2, {I::not_intrinsic, "atan2f", "atan2"})
-                                     .set(MathFn::kMaximum, {I::maximum})
-                                     .set(MathFn::kMinimum, {I::minimum});
+  namespace vm = vector_math;
+  // LLVM lowers llvm.exp, llvm.sin, ... to scalar libm calls, which keep loops from vectorizing:
+  // the functions below are emitted inline instead, f32 throughout and f64 for exp and log.
+  static const MathTable table =
+      MathTable()
+          .set(MathFn::kExp,
+               {.intrinsic = I::exp, .emit_f32 = vm::exp_f32, .emit_f64 = vm::exp_f64})
+          .set(MathFn::kLog,
+               {.intrinsic = I::log, .emit_f32 = vm::log_f32, .emit_f64 = vm::log_f64})
+          .set(MathFn::kLog1p, {.f32 = "log1pf", .f64 = "log1p"})
+          .set(MathFn::kExpm1, {.f32 = "expm1f", .f64 = "expm1"})
+          .set(MathFn::kSin, {.intrinsic = I::sin, .emit_f32 = vm::sin_f32})
+          .set(MathFn::kCos, {.intrinsic = I::cos, .emit_f32 = vm::cos_f32})
+          .set(MathFn::kTan, {.f32 = "tanf", .f64 = "tan"})
+          .set(MathFn::kTanh, {.f32 = "tanhf", .f64 = "tanh", .emit_f32 = vm::tanh_f32})
+          .set(MathFn::kSqrt, {I::sqrt})
+          .set(MathFn::kPow, {I::pow})
+          .set(MathFn::kFloor, {I::floor})
+          .set(MathFn::kCeil, {I::ceil})
+          .set(MathFn::kRound, {I::round})
+          .set(MathFn::kRoundEven, {I::roundeven})
+          .set(MathFn::kFabs, {I::fabs})
+          .set(MathFn::kErf, {.f32 = "erff", .f64 = "erf", .emit_f32 = vm::erf_f32})
+          .set(MathFn::kAtan2, {.f32 = "atan2f", .f64 = "atan2"})
+          .set(MathFn::kMaximum, {I::maximum})
+          .set(MathFn::kMinimum, {I::minimum});
   return table;
 }
 

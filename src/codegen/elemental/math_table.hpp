@@ -1,5 +1,6 @@
-// MathTable: which callee computes each math function at each float type. The CPU uses LLVM
-// intrinsics where they exist and libm otherwise; the GPU backend swaps in libdevice's __nv_*.
+// MathTable: how each math function is computed at each float type. The CPU emits branch-free
+// IR for the common transcendentals (vector_math.hpp), so that loops of them vectorize, and uses
+// LLVM intrinsics or libm for the rest; the GPU backend swaps in libdevice's __nv_*.
 #pragma once
 
 #include <array>
@@ -32,11 +33,17 @@ enum class MathFn {
   kCount
 };
 
-// An intrinsic (overloaded on the float type), or else a function name per float type.
+// Emits fn(args...) inline at the type of args[0].
+using MathEmitter = llvm::Value* (*)(llvm::IRBuilder<>& b, llvm::ArrayRef<llvm::Value*> args);
+
+// Per float type, an inline emitter if there is one; otherwise an intrinsic (overloaded on the
+// float type), or else a function name.
 struct MathEntry {
   llvm::Intrinsic::ID intrinsic = llvm::Intrinsic::not_intrinsic;
   const char* f32 = nullptr;
   const char* f64 = nullptr;
+  MathEmitter emit_f32 = nullptr;
+  MathEmitter emit_f64 = nullptr;
 };
 
 class MathTable {

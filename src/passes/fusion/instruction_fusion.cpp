@@ -43,11 +43,11 @@ bool drops_outer_loop(const std::vector<int>& user, const std::vector<int>& kept
   return false;
 }
 
-// The loops of the nest over `shape`: one per dimension, none for size-1 ones.
+// The loops of the nest over `shape`: one per dimension, outermost first, none for size-1 ones.
 std::vector<int> nest(const Shape& shape) {
   std::vector<int> loops;
-  for (std::size_t d = 0; d < shape.size(); ++d)
-    loops.push_back(shape[d] == 1 ? -1 : static_cast<int>(d));
+  int next = 0;
+  for (std::int64_t size : shape) loops.push_back(size == 1 ? -1 : next++);
   return loops;
 }
 
@@ -171,6 +171,7 @@ class GroupBuilder {
         all_users_inside = false;
         continue;
       }
+      if (g.duplicated.count(u)) all_users_inside = false;  // the original still reads p
       for (std::size_t k = 0; k < u->operands.size(); ++k)
         if (u->operands[k] == p) {
           Access via = through(*u, k, it->second);

@@ -1,0 +1,290 @@
+// Branch-free exp, log, tanh, erf, sin and cos. Polynomials are minimax fits (Remez, weighted for
+// relative error) whose f32 coefficients are written as f32 literals. Products of a reduction
+// integer and a split constant are exact, so results do not depend on whether fmuladd fuses.
+#include "codegen/elemental/vector_math.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <span>
+
+namespace jx::codegen::vector_math {
+namespace {
+
+using llvm::Value;
+namespace I = llvm::Intrinsic;
+
+// The layout of an IEEE binary float.
+struct Format {
+  unsigned bits;      // 32 or 64
+  unsigned mantissa;  // stored significand bits
+  int bias;
+};
+constexpr Format kF32{32, 23, 127};
+constexpr Format kF64{64, 52, 1023};
+
+// An IRBuilder for one float type (scalar or vector) and the integer type of its width.
+class Ir {
+ public:
+  Ir(llvm::IRBuilder<>& b, llvm::Type* fp, Format format)
+      : b_(b), fp_(fp), int_(fp->getWithNewType(b.getIntNTy(format.bits))), format_(format) {}
+
+  const Format& format() const { return format_; }
+  Value* c(double v) const { return llvm::ConstantFP::get(fp_, v); }
+  Value* ci(std::int64_t v) const { return llvm::ConstantInt::getSigned(int_, v); }
+  Value* inf() const { return llvm::ConstantFP::getInfinity(fp_); }
+  Value* nan() const { return llvm::ConstantFP::getNaN(fp_); }
+
+  Value* add(Value* x, Value* y) { return b_.CreateFAdd(x, y); }
+  Value* sub(Value* x, Value* y) { return b_.CreateFSub(x, y); }
+  Value* mul(Value* x, Value* y) { return b_.CreateFMul(x, y); }
+  Value* div(Value* x, Value* y) { return b_.CreateFDiv(x, y); }
+  Value* neg(Value* x) { return b_.CreateFNeg(x); }
+  // x*y + z, fused where the target has FMA.
+  Value* mad(Value* x, Value* y, Value* z) {
+    return b_.CreateIntrinsic(I::fmuladd, {fp_}, {x, y, z});
+  }
+  Value* call(I::ID id, Value* x) { return b_.CreateUnaryIntrinsic(id, x); }
+  // min/max that return the other operand for a NaN.
+  Value* minnum(Value* x, Value* y) { return b_.CreateMinNum(x, y); }
+  Value* maxnum(Value* x, Value* y) { return b_.CreateMaxNum(x, y); }
+  Value* copysign(Value* mag, Value* sign) { return b_.CreateCopySign(mag, sign); }
+  Value* select(Value* cond, Value* t, Value* f) { return b_.CreateSelect(cond, t, f); }
+  Value* lt(Value* x, Value* y) { return b_.CreateFCmpOLT(x, y); }
+  Value* eq(Value* x, Value* y) { return b_.CreateFCmpOEQ(x, y); }
+  Value* is_nan(Value* x) { return b_.CreateFCmpUNO(x, x); }
+
+  // Integer ops on the bits.
+  Value* bits(Value* x) { return b_.CreateBitCast(x, int_); }
+  Value* from_bits(Value* i) { return b_.CreateBitCast(i, fp_); }
+  Value* iadd(Value* x, Value* y) { return b_.CreateAdd(x, y); }
+  Value* isub(Value* x, Value* y) { return b_.CreateSub(x, y); }
+  Value* iand(Value* x, Value* y) { return b_.CreateAnd(x, y); }
+  Value* ixor(Value* x, Value* y) { return b_.CreateXor(x, y); }
+  Value* shl(Value* x, unsigned n) { return b_.CreateShl(x, n); }
+  Value* ashr(Value* x, unsigned n) { return b_.CreateAShr(x, n); }
+  Value* ine(Value* x, Value* y) { return b_.CreateICmpNE(x, y); }
+
+  // Conversions between a small integral float and the integer type go through i32: AVX2 has
+  // packed conversions to and from i32 only.
+  Value* fp_to_int(Value* x) {
+    Value* i = b_.CreateFPToSI(x, fp_->getWithNewType(b_.getInt32Ty()));
+    return format_.bits == 32 ? i : b_.CreateSExt(i, int_);
+  }
+  Value* int_to_fp(Value* i) {
+    if (format_.bits != 32) i = b_.CreateTrunc(i, fp_->getWithNewType(b_.getInt32Ty()));
+    return b_.CreateSIToFP(i, fp_);
+  }
+  // 2^k for an integer k in the normal exponent range.
+  Value* pow2(Value* k) { return from_bits(shl(iadd(k, ci(format_.bias)), format_.mantissa)); }
+
+  // c[0] + c[1] x + c[2] x² + ..., by Horner's rule.
+  Value* poly(Value* x, std::span<const double> coeffs) {
+    Value* p = c(coeffs.back());
+    for (std::size_t i = coeffs.size() - 1; i-- > 0;) p = mad(p, x, c(coeffs[i]));
+    return p;
+  }
+
+ private:
+  llvm::IRBuilder<>& b_;
+  llvm::Type* fp_;
+  llvm::Type* int_;
+  Format format_;
+};
+
+Format format_of(llvm::Type* t) { return t->getScalarType()->isFloatTy() ? kF32 : kF64; }
+
+// ---- exp
+
+struct ExpParams {
+  double lo, hi;                 // clamp: exp(lo) rounds to 0 and exp(hi) overflows
+  double ln2_hi, ln2_lo;         // ln 2 = ln2_hi + ln2_lo; n·ln2_hi is exact (trailing zero bits)
+  std::span<const double> poly;  // e^r ≈ 1 + r + r²·poly(r) on |r| ≤ ln2/2
+};
+
+constexpr double kExpPolyF32[] = {0.49999994f, 0.166665152f, 0.041668456f, 0.00836941879f,
+                                  0.00138131448f};
+constexpr ExpParams kExpF32{-104, 89, 0.693145751953125, 1.428606765330187e-06, kExpPolyF32};
+
+constexpr double kExpPolyF64[] = {0.5,
+                                  0.16666666666666685,
+                                  0.041666666666666033,
+                                  0.0083333333333157032,
+                                  0.0013888888889134192,
+                                  0.0001984126989972709,
+                                  2.4801586903842124e-05,
+                                  2.7557231481876168e-06,
+                                  2.7557592379601305e-07,
+                                  2.5113226432883871e-08,
+                                  2.0825634928401357e-09};
+constexpr ExpParams kExpF64{-746, 710, 0.69314718060195446014, -4.2009150726810845979e-11,
+                            kExpPolyF64};
+
+// e^x = 2^n · e^r with n = rint(x / ln 2), r = x - n ln 2 (Cody–Waite).
+Value* exp_impl(Ir& ir, Value* x, const ExpParams& p) {
+  // The clamp keeps n in range and maps NaN to a bound; NaN is restored at the end.
+  Value* xc = ir.maxnum(ir.minnum(x, ir.c(p.hi)), ir.c(p.lo));
+  Value* n = ir.call(I::rint, ir.mul(xc, ir.c(1.4426950408889634)));
+  Value* r = ir.mad(n, ir.c(-p.ln2_hi), xc);  // exact
+  r = ir.mad(n, ir.c(-p.ln2_lo), r);
+  Value* y = ir.add(ir.mad(ir.mul(r, r), ir.poly(r, p.poly), r), ir.c(1.0));
+  // 2^n as 2^n1 · 2^n2, each a normal float: y·2^n1 is exact and the last product rounds once,
+  // to a subnormal, 0 or infinity where the result is one.
+  Value* ni = ir.fp_to_int(n);
+  Value* n1 = ir.ashr(ni, 1);
+  Value* scaled = ir.mul(ir.mul(y, ir.pow2(n1)), ir.pow2(ir.isub(ni, n1)));
+  return ir.select(ir.is_nan(x), x, scaled);
+}
+
+// ---- log
+
+struct LogParams {
+  std::int64_t sqrt_half_bits;   // the bits of √½
+  double ln2_hi, ln2_lo;         // as for exp
+  std::span<const double> poly;  // R(z) = z·poly(z), z = s², for 2 atanh(s) = 2s + s·R(z)
+};
+
+constexpr double kLogPolyF32[] = {0.666667819f, 0.399770796f, 0.298851877f};
+constexpr LogParams kLogF32{0x3f3504f3, 0.693145751953125, 1.428606765330187e-06, kLogPolyF32};
+
+constexpr double kLogPolyF64[] = {0.66666666666667396, 0.39999999999377966, 0.28571428751305161,
+                                  0.22222197587195408, 0.18183618993224798, 0.15312569803383291,
+                                  0.14811540557576916};
+constexpr LogParams kLogF64{0x3fe6a09e667f3bcd, 0.69314718060195446014, -4.2009150726810845979e-11,
+                            kLogPolyF64};
+
+// log x = e ln 2 + log(1+f) with x = 2^e (1+f), 1+f in [√½, √2); log(1+f) = 2 atanh(f/(2+f)).
+Value* log_impl(Ir& ir, Value* x, const LogParams& p) {
+  const Format& fmt = ir.format();
+  // Subnormals are scaled into the normal range, and the scale taken back out of e.
+  Value* subnormal = ir.lt(x, ir.c(std::ldexp(1.0, 1 - fmt.bias)));
+  Value* xs = ir.select(subnormal, ir.mul(x, ir.c(std::ldexp(1.0, fmt.mantissa))), x);
+  Value* e_adjust = ir.select(subnormal, ir.ci(-static_cast<std::int64_t>(fmt.mantissa)), ir.ci(0));
+  // Subtracting √½'s bits moves the exponent step from m = 1 to m = √½.
+  Value* t = ir.isub(ir.bits(xs), ir.ci(p.sqrt_half_bits));
+  Value* e = ir.iadd(ir.ashr(t, fmt.mantissa), e_adjust);
+  Value* mantissa_mask = ir.ci((std::int64_t{1} << fmt.mantissa) - 1);
+  Value* m = ir.from_bits(ir.iadd(ir.iand(t, mantissa_mask), ir.ci(p.sqrt_half_bits)));
+  Value* f = ir.sub(m, ir.c(1.0));  // exact
+  Value* s = ir.div(f, ir.add(f, ir.c(2.0)));
+  Value* z = ir.mul(s, s);
+  Value* r = ir.mul(z, ir.poly(z, p.poly));
+  Value* hfsq = ir.mul(ir.mul(f, ir.c(0.5)), f);
+  // log(1+f) = f - (f²/2 - s(f²/2 + R)); the small terms are summed first.
+  Value* ef = ir.int_to_fp(e);
+  Value* small = ir.mad(s, ir.add(hfsq, r), ir.mul(ef, ir.c(p.ln2_lo)));
+  Value* y = ir.mad(ef, ir.c(p.ln2_hi), ir.sub(f, ir.sub(hfsq, small)));
+  y = ir.select(ir.eq(x, ir.inf()), x, y);
+  y = ir.select(ir.eq(x, ir.c(0.0)), ir.neg(ir.inf()), y);
+  y = ir.select(ir.lt(x, ir.c(0.0)), ir.nan(), y);
+  return ir.select(ir.is_nan(x), x, y);
+}
+
+// ---- tanh (f32)
+
+constexpr double kTanhPoly[] = {-0.333332807f, 0.133314416f, -0.0537397154f, 0.020639088f,
+                                -0.00570498733f};
+
+// |x| < 0.625: x + x³·P(x²). Above, 1 - 2/(e^2|x| + 1) with the sign of x; |x| is capped at
+// 10, where tanh rounds to 1, so that e^2|x| stays finite.
+Value* tanh_impl(Ir& ir, Value* x) {
+  Value* a = ir.call(I::fabs, x);
+  Value* x2 = ir.mul(x, x);
+  Value* near_zero = ir.mad(ir.mul(x, x2), ir.poly(x2, kTanhPoly), x);
+  Value* e = exp_impl(ir, ir.mul(ir.minnum(a, ir.c(10.0)), ir.c(2.0)), kExpF32);
+  Value* far = ir.sub(ir.c(1.0), ir.div(ir.c(2.0), ir.add(e, ir.c(1.0))));
+  // copysign also keeps tanh(-0) = -0, which the polynomial turns into +0.
+  Value* y = ir.copysign(ir.select(ir.lt(a, ir.c(0.625)), near_zero, far), x);
+  return ir.select(ir.is_nan(x), x, y);
+}
+
+// ---- erf (f32)
+
+// erf(x)/x as a polynomial in x² on |x| < 1.
+constexpr double kErfPoly[] = {1.12837911f,    -0.37612626f,     0.112835854f,   -0.0268538129f,
+                               0.00518832775f, -0.000801019371f, 7.85386146e-05f};
+// erfc(x)·e^x² as a polynomial in x - 2.5 on 1 ≤ x ≤ 4.
+constexpr double kErfcPoly[] = {0.210807607f,    -0.0743421838f,  0.0249146242f,
+                                -0.0081322547f,  0.00230250182f,  -0.000661117781f,
+                                0.000543324277f, 0.000225065087f, 0.00010684364f};
+
+// |x| < 1: x·P(x²). Above, 1 - e^-x²·Q(|x|) with the sign of x; |x| is capped at 4, where erf
+// rounds to 1.
+Value* erf_impl(Ir& ir, Value* x) {
+  Value* a = ir.call(I::fabs, x);
+  Value* near_zero = ir.mul(x, ir.poly(ir.mul(x, x), kErfPoly));
+  Value* ac = ir.minnum(a, ir.c(4.0));
+  Value* q = ir.poly(ir.sub(ac, ir.c(2.5)), kErfcPoly);
+  Value* e = exp_impl(ir, ir.neg(ir.mul(ac, ac)), kExpF32);
+  Value* far = ir.mad(ir.neg(e), q, ir.c(1.0));
+  Value* y = ir.select(ir.lt(a, ir.c(1.0)), near_zero, ir.copysign(far, x));
+  return ir.select(ir.is_nan(x), x, y);
+}
+
+// ---- sin and cos (f32)
+
+// π/2 in four parts; the first three have 9 significant bits, so j·part is exact for |j| ≤ 2^15
+// and the reduction is accurate for |x| < 2^15.
+constexpr double kPio2Parts[] = {1.5703125f, 0.00048351287841796875f, 3.1385570764541626e-07f,
+                                 6.0771006282767104e-11f};
+// sin r = r + r³·S(r²) and cos r = 1 - r²/2 + r⁴·C(r²) on |r| ≤ π/4.
+constexpr double kSinPoly[] = {-0.166666538f, 0.0083321128f, -0.000195087414f};
+constexpr double kCosPoly[] = {0.0416666456f, -0.00138872513f, 2.44256807e-05f};
+
+// x = j·π/2 + r; sin x is ±sin r or ±cos r by the quadrant j mod 4, and cos x = sin at j + 1.
+Value* sin_cos_impl(Ir& ir, Value* x, bool cosine) {
+  Value* j = ir.call(I::rint, ir.mul(x, ir.c(0.63661977236758134)));
+  Value* r = x;
+  for (double part : kPio2Parts) r = ir.mad(j, ir.c(-part), r);
+  // j mod 4 in floating point, exact for every j; NaN for non-finite x (replaced below) is
+  // capped so that the conversion is defined.
+  Value* jmod4 = ir.sub(j, ir.mul(ir.call(I::floor, ir.mul(j, ir.c(0.25))), ir.c(4.0)));
+  Value* quadrant = ir.iadd(ir.fp_to_int(ir.minnum(jmod4, ir.c(3.0))), ir.ci(cosine ? 1 : 0));
+  // Past the exact range r may be anything; capped, the result stays in [-1, 1].
+  r = ir.maxnum(ir.minnum(r, ir.c(0.8)), ir.c(-0.8));
+  Value* r2 = ir.mul(r, r);
+  Value* s = ir.mad(ir.mul(r, r2), ir.poly(r2, kSinPoly), r);
+  Value* c = ir.mad(ir.mul(r2, r2), ir.poly(r2, kCosPoly), ir.mad(r2, ir.c(-0.5), ir.c(1.0)));
+  Value* odd = ir.ine(ir.iand(quadrant, ir.ci(1)), ir.ci(0));
+  Value* y = ir.select(odd, c, s);
+  Value* sign = ir.shl(ir.iand(quadrant, ir.ci(2)), ir.format().bits - 2);
+  y = ir.from_bits(ir.ixor(ir.bits(y), sign));
+  // The reduction turns -0 into +0.
+  if (!cosine) y = ir.select(ir.eq(x, ir.c(0.0)), x, y);
+  // x - x is NaN for ±inf and NaN.
+  return ir.select(ir.lt(ir.call(I::fabs, x), ir.inf()), y, ir.sub(x, x));
+}
+
+template <class F>
+Value* emit(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args, F f) {
+  Ir ir(b, args[0]->getType(), format_of(args[0]->getType()));
+  return f(ir, args[0]);
+}
+
+}  // namespace
+
+Value* exp_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args) {
+  return emit(b, args, [](Ir& ir, Value* x) { return exp_impl(ir, x, kExpF32); });
+}
+Value* exp_f64(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args) {
+  return emit(b, args, [](Ir& ir, Value* x) { return exp_impl(ir, x, kExpF64); });
+}
+Value* log_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args) {
+  return emit(b, args, [](Ir& ir, Value* x) { return log_impl(ir, x, kLogF32); });
+}
+Value* log_f64(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args) {
+  return emit(b, args, [](Ir& ir, Value* x) { return log_impl(ir, x, kLogF64); });
+}
+Value* tanh_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args) {
+  return emit(b, args, tanh_impl);
+}
+Value* erf_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args) {
+  return emit(b, args, erf_impl);
+}
+Value* sin_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args) {
+  return emit(b, args, [](Ir& ir, Value* x) { return sin_cos_impl(ir, x, false); });
+}
+Value* cos_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args) {
+  return emit(b, args, [](Ir& ir, Value* x) { return sin_cos_impl(ir, x, true); });
+}
+
+}  // namespace jx::codegen::vector_math

@@ -1,0 +1,98 @@
+// donate_argnums: an output takes over a donated argument's buffer, the argument is deleted,
+// and the values equal an oracle whether the buffer was taken over or copied.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "api/numpy_testing.hpp"
+#include "core/array_impl.hpp"
+#include "jx/jx.hpp"
+#include "support/error_of.hpp"
+
+namespace jx {
+namespace {
+
+using Catch::Contains;
+using testing::error_of;
+
+Array ramp(int n) { return np::arange(static_cast<double>(n), float32); }
+
+// 2x + 1 per element, computed by hand.
+std::vector<float> oracle(int n) {
+  std::vector<float> v;
+  for (int i = 0; i < n; ++i) v.push_back(2.0f * static_cast<float>(i) + 1.0f);
+  return v;
+}
+
+TEST_CASE("donation: the output takes over the argument's buffer; the argument is deleted",
+          "[jit][donation]") {
+  auto f = jit([](const Array& x) { return x * 2.0f + 1.0f; }, {.donate_argnums = {0}});
+  Array x = ramp(1000);
+  const void* before = concrete_buffer(x, "test").data();
+  Array y = f(x);
+  CHECK(y.to_vector<float>() == oracle(1000));
+  CHECK(x.is_deleted());
+  CHECK(concrete_buffer(y, "test").data() == before);
+  CHECK_THROWS_AS(x.to_vector<float>(), Error);
+  CHECK_THAT(error_of<Error>([&] { (void)x.to_vector<float>(); }),
+             Contains("Array has been deleted with shape=float32[1000]"));
+  CHECK_THROWS_AS(f(x), Error);  // a deleted array cannot be passed again
+}
+
+TEST_CASE("donation: a buffer another array shares is copied, and that array keeps its values",
+          "[jit][donation]") {
+  auto f = jit([](const Array& x) { return x * 2.0f + 1.0f; }, {.donate_argnums = {0}});
+  Array x = ramp(12);
+  Array view = np::reshape(x, {3, 4});  // shares x's buffer
+  Array y = f(x);
+  CHECK(y.to_vector<float>() == oracle(12));
+  CHECK(x.is_deleted());
+  CHECK(!view.is_deleted());
+  CHECK(view.to_vector<float>() == ramp(12).to_vector<float>());
+}
+
+TEST_CASE("donation: without an output of its shape the argument stays; others are unaffected",
+          "[jit][donation]") {
+  auto f = jit([](const Array& x, const Array& s) { return np::sum(x) + s; },
+               {.donate_argnums = {0}});
+  Array x = ramp(8), s = np::array({1.0f});
+  Array y = f(x, s);
+  CHECK(y.to_vector<float>() == std::vector<float>{29.0f});
+  CHECK(!x.is_deleted());
+  CHECK(!s.is_deleted());
+}
+
+TEST_CASE("donation: an argument read by several kernels lives in the output it becomes",
+          "[jit][donation]") {
+  // x is read by the BLAS product first, then overwritten in place by the elementwise kernel
+  // that reads it last; the product must have seen x's original values.
+  const int n = 32;
+  std::vector<float> xv, wv;
+  for (int i = 0; i < n * n; ++i) xv.push_back(static_cast<float>(i % 7) - 3.0f);
+  for (int i = 0; i < n * n; ++i) wv.push_back(static_cast<float>((i * 5) % 11) * 0.125f);
+  auto f = jit([](const Array& x, const Array& w) { return x + np::matmul(x, w); },
+               {.donate_argnums = {0}});
+  Array x = np::array(xv, {n, n}), w = np::array(wv, {n, n});
+  std::string thunks = jit([](const Array& x, const Array& w) { return x + np::matmul(x, w); },
+                           {.donate_argnums = {0}})
+                           .lower(x, w)
+                           .compile()
+                           .thunk_sequence();
+  CHECK_THAT(thunks, Contains("gemm"));
+  Array y = f(x, w);
+  CHECK(x.is_deleted());
+  CHECK(!w.is_deleted());
+  std::vector<float> got = y.to_vector<float>();
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      double want = xv[static_cast<std::size_t>(i * n + j)];
+      for (int k = 0; k < n; ++k)
+        want += static_cast<double>(xv[static_cast<std::size_t>(i * n + k)]) *
+                wv[static_cast<std::size_t>(k * n + j)];
+      CHECK(got[static_cast<std::size_t>(i * n + j)] == Approx(want).margin(1e-4));
+    }
+}
+
+}  // namespace
+}  // namespace jx

@@ -1,0 +1,332 @@
+// The CPU's inline exp, log, tanh, logistic, erf, sin and cos (codegen/elemental/vector_math.cpp),
+// run through jit: float32 sweeps of bit patterns against a float64 oracle rounded to float32,
+// exact special values, NaN propagation, and the float64 paths against long double.
+// docs/math_accuracy.md records the bounds checked here.
+#include <catch2/catch.hpp>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <jx/jx.hpp>
+
+namespace jx {
+namespace {
+
+using UnaryFn = Array (*)(const Array&);
+using Oracle = long double (*)(long double);
+
+constexpr float kInfF = std::numeric_limits<float>::infinity();
+constexpr float kNaNF = std::numeric_limits<float>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+Array exp_(const Array& x) { return np::exp(x); }
+Array log_(const Array& x) { return np::log(x); }
+Array tanh_(const Array& x) { return np::tanh(x); }
+Array logistic_(const Array& x) { return lax::logistic(x); }
+Array erf_(const Array& x) { return lax::erf(x); }
+Array sin_(const Array& x) { return np::sin(x); }
+Array cos_(const Array& x) { return np::cos(x); }
+
+long double logistic_ref(long double x) { return 1 / (1 + std::exp(-x)); }
+
+template <class T>
+std::vector<T> run_jit(UnaryFn fn, const std::vector<T>& xs) {
+  auto f = jit([fn](const Array& x) { return fn(x); });
+  return f(np::array(xs)).template to_vector<T>();
+}
+
+// Floats in order map to consecutive integers (-0 and +0 both to 0).
+template <class T>
+std::int64_t ordered(T v) {
+  using I = std::conditional_t<sizeof(T) == 4, std::int32_t, std::int64_t>;
+  auto i = std::bit_cast<I>(v);
+  return i < 0 ? -static_cast<std::int64_t>(i & std::numeric_limits<I>::max()) : i;
+}
+
+template <class T>
+double ulp_distance(T a, T b) {
+  std::int64_t i = ordered(a), j = ordered(b);
+  if ((i < 0) != (j < 0))  // far apart; the subtraction could overflow
+    return std::abs(static_cast<double>(i)) + std::abs(static_cast<double>(j));
+  return static_cast<double>(i > j ? i - j : j - i);
+}
+
+// Both NaN, or equal including the sign of zero.
+template <class T>
+bool identical(T got, T want) {
+  if (std::isnan(want)) return std::isnan(got);
+  return got == want && std::signbit(got) == std::signbit(want);
+}
+
+template <class T>
+struct Accuracy {
+  double max_ulp = 0;
+  T worst = 0;             // the input with the largest error
+  std::int64_t wrong = 0;  // results that should be ±inf, NaN or finite and are not
+  T first_wrong = 0;
+};
+
+// Compares fn under jit with the oracle rounded to T: finite results by ULP distance, the rest
+// exactly.
+template <class T>
+Accuracy<T> measure(UnaryFn fn, Oracle oracle, const std::vector<T>& xs) {
+  std::vector<T> got = run_jit(fn, xs);
+  Accuracy<T> acc;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    auto want = static_cast<T>(oracle(xs[i]));
+    if (!std::isfinite(want) || !std::isfinite(got[i])) {
+      if (!identical(got[i], want) && acc.wrong++ == 0) acc.first_wrong = xs[i];
+      continue;
+    }
+    double d = ulp_distance(got[i], want);
+    if (d > acc.max_ulp) {
+      acc.max_ulp = d;
+      acc.worst = xs[i];
+    }
+  }
+  return acc;
+}
+
+// About n float32 bit patterns spread evenly over [0, max_abs] with an odd stride (so every low
+// mantissa bit varies), with their negatives when `both_signs`.
+std::vector<float> sweep_f32(float max_abs, std::size_t n, bool both_signs = true) {
+  auto top = std::bit_cast<std::uint32_t>(max_abs);
+  std::uint32_t stride = top / static_cast<std::uint32_t>(n) | 1u;
+  std::vector<float> xs;
+  for (std::uint64_t b = 0; b <= top; b += stride) {
+    auto x = std::bit_cast<float>(static_cast<std::uint32_t>(b));
+    xs.push_back(x);
+    if (both_signs) xs.push_back(-x);
+  }
+  return xs;
+}
+
+// Likewise for float64 over [min_abs, max_abs].
+std::vector<double> sweep_f64(double min_abs, double max_abs, std::size_t n) {
+  auto lo = std::bit_cast<std::uint64_t>(min_abs), hi = std::bit_cast<std::uint64_t>(max_abs);
+  std::uint64_t stride = (hi - lo) / n | 1u;
+  std::vector<double> xs;
+  for (std::uint64_t b = lo; b <= hi; b += stride) {
+    auto x = std::bit_cast<double>(b);
+    xs.push_back(x);
+    xs.push_back(-x);
+  }
+  return xs;
+}
+
+struct Case {
+  const char* name;
+  UnaryFn fn;
+  Oracle oracle;
+  float max_abs;  // the sweep's range; past it the result is a constant or out of range
+  double bound;   // ULP
+  bool both_signs = true;
+};
+
+// The bounds of docs/math_accuracy.md.
+const Case kF32Cases[] = {
+    {"exp", exp_, [](long double x) { return std::exp(x); }, 105.0f, 1},
+    {"log", log_, [](long double x) { return std::log(x); }, std::numeric_limits<float>::max(), 1,
+     false},
+    {"tanh", tanh_, [](long double x) { return std::tanh(x); }, 12.0f, 1},
+    {"logistic", logistic_, logistic_ref, 105.0f, 2},
+    {"erf", erf_, [](long double x) { return std::erf(x); }, 5.0f, 2},
+    {"sin", sin_, [](long double x) { return std::sin(x); }, 32767.0f, 2},
+    {"cos", cos_, [](long double x) { return std::cos(x); }, 32767.0f, 2},
+};
+
+void check_f32(const Case& c, const std::vector<float>& xs) {
+  Accuracy<float> acc = measure(c.fn, c.oracle, xs);
+  INFO(c.name << " over " << xs.size() << " inputs: max " << acc.max_ulp << " ULP at " << acc.worst
+              << "; first wrong special value at " << acc.first_wrong);
+  CHECK(acc.wrong == 0);
+  CHECK(acc.max_ulp <= c.bound);
+}
+
+TEST_CASE("vector math: float32 functions within their ULP bounds over a sweep",
+          "[codegen][vector_math]") {
+  for (const Case& c : kF32Cases) check_f32(c, sweep_f32(c.max_abs, 1 << 19, c.both_signs));
+}
+
+// Every float32 input in each function's range: about 15 minutes, so hidden; run with
+// `jx_tests "[vector_math_exhaustive]"`.
+TEST_CASE("vector math: float32 functions within their ULP bounds on every input",
+          "[.][vector_math_exhaustive]") {
+  constexpr std::uint64_t kChunk = std::uint64_t{1} << 24;
+  for (const Case& c : kF32Cases) {
+    auto top = std::bit_cast<std::uint32_t>(c.max_abs);
+    for (std::uint64_t start = 0; start <= top; start += kChunk) {
+      std::vector<float> xs;
+      for (std::uint64_t b = start; b < start + kChunk && b <= top; ++b) {
+        auto x = std::bit_cast<float>(static_cast<std::uint32_t>(b));
+        xs.push_back(x);
+        if (c.both_signs) xs.push_back(-x);
+      }
+      check_f32(c, xs);
+    }
+  }
+}
+
+struct Special {
+  float x, want;
+};
+
+void check_specials(const char* name, UnaryFn fn, const std::vector<Special>& cases) {
+  std::vector<float> xs;
+  for (const Special& s : cases) xs.push_back(s.x);
+  std::vector<float> got = run_jit(fn, xs);
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    INFO(name << "(" << cases[i].x << ") = " << got[i] << ", want " << cases[i].want);
+    CHECK(identical(got[i], cases[i].want));
+  }
+}
+
+TEST_CASE("vector math: float32 special values are exact", "[codegen][vector_math]") {
+  constexpr float kMax = std::numeric_limits<float>::max();
+  constexpr float kTrueMin = std::numeric_limits<float>::denorm_min();
+  // exp: the largest finite result is at 0x1.62e42ep+6 and the smallest nonzero near -103.97.
+  check_specials("exp", exp_,
+                 {{kInfF, kInfF},
+                  {-kInfF, 0},
+                  {kNaNF, kNaNF},
+                  {0, 1},
+                  {-0.0f, 1},
+                  {0x1.62e430p+6f, kInfF},
+                  {1000, kInfF},
+                  {-104, 0},
+                  {-1000, 0},
+                  {-kMax, 0},
+                  {kMax, kInfF},
+                  {-103.9f, kTrueMin}});
+  CHECK(std::isfinite(run_jit<float>(exp_, {0x1.62e42ep+6f})[0]));
+  check_specials("log", log_,
+                 {{0, -kInfF},
+                  {-0.0f, -kInfF},
+                  {-1, kNaNF},
+                  {-kTrueMin, kNaNF},
+                  {-kInfF, kNaNF},
+                  {kInfF, kInfF},
+                  {kNaNF, kNaNF},
+                  {1, 0}});
+  check_specials("tanh", tanh_,
+                 {{kInfF, 1},
+                  {-kInfF, -1},
+                  {kNaNF, kNaNF},
+                  {0, 0},
+                  {-0.0f, -0.0f},
+                  {kTrueMin, kTrueMin},
+                  {-kTrueMin, -kTrueMin},
+                  {20, 1},
+                  {-kMax, -1}});
+  check_specials("logistic", logistic_,
+                 {{kInfF, 1},
+                  {-kInfF, 0},
+                  {kNaNF, kNaNF},
+                  {0, 0.5f},
+                  {-0.0f, 0.5f},
+                  {-1000, 0},
+                  {-103.9f, kTrueMin},
+                  {kMax, 1}});
+  check_specials("erf", erf_,
+                 {{kInfF, 1},
+                  {-kInfF, -1},
+                  {kNaNF, kNaNF},
+                  {0, 0},
+                  {-0.0f, -0.0f},
+                  {kTrueMin, kTrueMin},
+                  {10, 1},
+                  {-kMax, -1}});
+  check_specials("sin", sin_,
+                 {{kInfF, kNaNF},
+                  {-kInfF, kNaNF},
+                  {kNaNF, kNaNF},
+                  {0, 0},
+                  {-0.0f, -0.0f},
+                  {kTrueMin, kTrueMin},
+                  {-kTrueMin, -kTrueMin}});
+  check_specials("cos", cos_,
+                 {{kInfF, kNaNF}, {-kInfF, kNaNF}, {kNaNF, kNaNF}, {0, 1}, {-0.0f, 1}});
+}
+
+TEST_CASE("vector math: sin and cos stay finite in [-1, 1] past the reduction's range",
+          "[codegen][vector_math]") {
+  std::vector<float> xs;
+  for (float x = 32768; std::isfinite(x); x *= 1.0009765625f) {
+    xs.push_back(x);
+    xs.push_back(-x);
+  }
+  xs.push_back(std::numeric_limits<float>::max());
+  xs.push_back(-std::numeric_limits<float>::max());
+  for (UnaryFn fn : {sin_, cos_}) {
+    std::vector<float> got = run_jit(fn, xs);
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      if (std::abs(got[i]) <= 1) continue;  // false for NaN too
+      INFO("f(" << xs[i] << ") = " << got[i]);
+      FAIL_CHECK("out of [-1, 1]");
+    }
+  }
+}
+
+TEST_CASE("vector math: NaN in, NaN out", "[codegen][vector_math]") {
+  // Quiet and signaling NaNs of both signs, with and without payloads; and NaN reached by
+  // arithmetic inside the jitted function.
+  std::vector<float> nans = {kNaNF,
+                             -kNaNF,
+                             std::bit_cast<float>(0x7fc12345u),
+                             std::bit_cast<float>(0xffc00001u),
+                             std::bit_cast<float>(0x7f800001u),
+                             std::bit_cast<float>(0xff812345u)};
+  std::vector<float> ones(nans.size(), 1.0f);
+  for (UnaryFn fn : {exp_, log_, tanh_, logistic_, erf_, sin_, cos_}) {
+    for (float y : run_jit(fn, nans)) CHECK(std::isnan(y));
+    auto via_arithmetic = jit([fn](const Array& x, const Array& nan) { return fn(x + 0 * nan); });
+    for (float y : via_arithmetic(np::array(ones), np::array(nans)).to_vector<float>())
+      CHECK(std::isnan(y));
+  }
+}
+
+TEST_CASE("vector math: float64 exp and log within 1 ULP, other float64 functions as libm",
+          "[codegen][vector_math]") {
+  struct Case64 {
+    const char* name;
+    UnaryFn fn;
+    Oracle oracle;
+    double min_abs, max_abs, bound;
+  };
+  const Case64 cases[] = {
+      {"exp", exp_, [](long double x) { return std::exp(x); }, 0, 746, 1},
+      {"log", log_, [](long double x) { return std::log(x); }, 0,
+       std::numeric_limits<double>::max(), 1},
+      {"log near 1", log_, [](long double x) { return std::log(x); }, 0.5, 2, 1},
+      {"logistic", logistic_, logistic_ref, 0, 746, 2},
+      {"tanh", tanh_, [](long double x) { return std::tanh(x); }, 0, 20, 2},
+      {"erf", erf_, [](long double x) { return std::erf(x); }, 0, 6, 2},
+      {"sin", sin_, [](long double x) { return std::sin(x); }, 0, 1e6, 2},
+      {"cos", cos_, [](long double x) { return std::cos(x); }, 0, 1e6, 2},
+  };
+  for (const Case64& c : cases) {
+    std::vector<double> xs = sweep_f64(c.min_abs, c.max_abs, 1 << 15);
+    Accuracy<double> acc = measure(c.fn, c.oracle, xs);
+    INFO(c.name << ": max " << acc.max_ulp << " ULP at " << acc.worst
+                << "; first wrong special value at " << acc.first_wrong);
+    CHECK(acc.wrong == 0);
+    CHECK(acc.max_ulp <= c.bound);
+  }
+  // Results that are exact: 0, 1, ±inf and NaN.
+  std::vector<double> specials = {0, -0.0, 1, -1, kInf, -kInf, std::nan(""), 710, -746, -5e-324};
+  std::vector<double> exps = run_jit<double>(exp_, specials),
+                      logs = run_jit<double>(log_, specials);
+  for (std::size_t i = 0; i < specials.size(); ++i) {
+    INFO("x = " << specials[i] << ": exp " << exps[i] << ", log " << logs[i]);
+    if (specials[i] != 1 && specials[i] != -1) CHECK(identical(exps[i], std::exp(specials[i])));
+    CHECK(identical(logs[i], std::log(specials[i])));
+  }
+}
+
+}  // namespace
+}  // namespace jx
