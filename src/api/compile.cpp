@@ -13,6 +13,7 @@
 #include "lower/lower.hpp"
 #include "passes/pipeline.hpp"
 #include "runtime/buffer_assignment.hpp"
+#include "runtime/parallel.hpp"
 #include "support/check.hpp"
 
 namespace jx::api {
@@ -118,11 +119,27 @@ CompiledProgram compile_program(const LoweredProgram& lowered) {
   donated.insert(donated.end(), lowered.donated.begin(), lowered.donated.end());
   runtime::BufferAssignment ba = runtime::assign_buffers(entry, order, donated);
 
+  // Each kernel's buffers (operands, then outputs) and the rows it is split into.
+  auto kernel_buffers = [&](const Instruction* i) {
+    std::vector<runtime::Allocation> buffers;
+    for (const Instruction* op : i->operands) buffers.push_back(ba.at(op));
+    if (!i->shape.is_tuple) buffers.push_back(ba.at(i));
+    for (std::size_t e = 0; i->shape.is_tuple && e < i->shape.tuple_shapes.size(); ++e)
+      buffers.push_back(ba.of.at({i, static_cast<int>(e)}));
+    return buffers;
+  };
+  auto rows_of = [&](const Instruction* i) {
+    std::int64_t bytes = 0;
+    for (const runtime::Allocation& a : kernel_buffers(i)) bytes += a.size;
+    return runtime::parallel_rows(codegen::kernel_rows(*i), bytes);
+  };
+
   std::vector<codegen::KernelRequest> requests;
   for (const Instruction* i : order) {
     if (needs_no_thunk(i->opcode) || (i->opcode == Opcode::kDot && as_gemm(*i))) continue;
     auto in_place = ba.in_place.find(i);
     requests.push_back({i, "kernel_" + std::to_string(requests.size()) + "_" + i->name,
+                        rows_of(i) > 1,
                         in_place == ba.in_place.end() ? std::vector<int>{} : in_place->second});
   }
   codegen::CpuCompileOptions cg;
@@ -144,19 +161,9 @@ CompiledProgram compile_program(const LoweredProgram& lowered) {
     }
     const codegen::KernelRequest& req = requests.at(next_kernel++);
     JX_CHECK(req.root == i);
-    std::vector<runtime::Allocation> buffers;
-    std::int64_t bytes = 0;
-    for (const Instruction* op : i->operands) buffers.push_back(ba.at(op));
-    if (i->shape.is_tuple) {
-      for (std::size_t e = 0; e < i->shape.tuple_shapes.size(); ++e)
-        buffers.push_back(ba.of.at({i, static_cast<int>(e)}));
-    } else {
-      buffers.push_back(ba.at(i));
-    }
-    for (const runtime::Allocation& a : buffers) bytes += a.size;
     auto fn = reinterpret_cast<runtime::KernelThunk::Fn>(code->symbol(req.symbol));
-    thunks.push_back(std::make_unique<runtime::KernelThunk>(req.symbol, fn, std::move(buffers),
-                                                            codegen::kernel_rows(*i), bytes));
+    thunks.push_back(
+        std::make_unique<runtime::KernelThunk>(req.symbol, fn, kernel_buffers(i), rows_of(i)));
   }
   // Outputs that are parameters, constants or repeated values are copied into their buffers.
   for (std::size_t k = 0; k < ba.outputs.size(); ++k) {

@@ -23,6 +23,15 @@ int parallelism() {
   return n;
 }
 
+// Below this many bytes read and written, waking a pool thread costs more than it saves:
+// measured with `bench_fusion threshold`, which times an elementwise kernel both ways across
+// sizes (docs/performance.md).
+constexpr std::int64_t kParallelMinBytes = 256 << 10;
+
+std::int64_t parallel_rows(std::int64_t rows, std::int64_t bytes) {
+  return rows > 1 && bytes >= kParallelMinBytes && parallelism() > 1 ? rows : 1;
+}
+
 void parallel_for(std::int64_t rows, const std::function<void(std::int64_t, std::int64_t)>& fn) {
   std::int64_t chunks = std::min<std::int64_t>(rows, parallelism());
   if (chunks <= 1 || !pool()) return fn(0, rows);

@@ -23,18 +23,9 @@ void* ExecutionContext::resolve(const Allocation& a) const {
   return nullptr;
 }
 
-// Below this many bytes read and written, waking a pool thread costs more than it saves:
-// measured with `bench_fusion threshold`, which times an elementwise kernel both ways across
-// sizes (docs/performance.md).
-constexpr std::int64_t kParallelMinBytes = 256 << 10;
-
 KernelThunk::KernelThunk(std::string name, Fn fn, std::vector<Allocation> buffers,
-                         std::int64_t rows, std::int64_t bytes)
-    : name_(std::move(name)),
-      fn_(fn),
-      buffers_(std::move(buffers)),
-      rows_(rows),
-      parallel_(rows > 1 && bytes >= kParallelMinBytes && parallelism() > 1) {}
+                         std::int64_t rows)
+    : name_(std::move(name)), fn_(fn), buffers_(std::move(buffers)), rows_(rows) {}
 
 void KernelThunk::execute(const ExecutionContext& ctx) const {
   void* ptrs[16];
@@ -45,14 +36,14 @@ void KernelThunk::execute(const ExecutionContext& ctx) const {
     buffers = heap.data();
   }
   for (std::size_t i = 0; i < buffers_.size(); ++i) buffers[i] = ctx.resolve(buffers_[i]);
-  if (!parallel_) return fn_(buffers, 0, rows_);
+  if (rows_ <= 1) return fn_(buffers, 0, 1);
   parallel_for(rows_, [&](std::int64_t begin, std::int64_t end) { fn_(buffers, begin, end); });
 }
 
 std::string KernelThunk::str() const {
   std::string s = "kernel " + name_ + "(";
   for (std::size_t i = 0; i < buffers_.size(); ++i) s += (i ? ", " : "") + buffers_[i].str();
-  return s + ")" + (parallel_ ? " rows=" + std::to_string(rows_) + " parallel" : "");
+  return s + ")" + (rows_ > 1 ? " rows=" + std::to_string(rows_) + " parallel" : "");
 }
 
 void GemmThunk::execute(const ExecutionContext& ctx) const {

@@ -27,13 +27,11 @@ class Thunk {
 };
 
 // A compiled kernel: fn(buffers, begin, end) with the operands' buffers first and the outputs'
-// last, computing rows [begin, end) of its outputs. Kernels with enough rows and bytes run
-// split over the thread pool.
+// last. A partitioned kernel (rows > 1) runs its rows split over the thread pool.
 class KernelThunk : public Thunk {
  public:
   using Fn = void (*)(void* const* buffers, std::int64_t begin, std::int64_t end);
-  KernelThunk(std::string name, Fn fn, std::vector<Allocation> buffers, std::int64_t rows,
-              std::int64_t bytes);
+  KernelThunk(std::string name, Fn fn, std::vector<Allocation> buffers, std::int64_t rows);
   void execute(const ExecutionContext& ctx) const override;
   std::string str() const override;
 
@@ -42,7 +40,6 @@ class KernelThunk : public Thunk {
   Fn fn_;
   std::vector<Allocation> buffers_;
   std::int64_t rows_;
-  bool parallel_;
 };
 
 // A batched matrix product through BLAS: out[b] = op(lhs[b]) · op(rhs[b]), row-major.

@@ -13,11 +13,13 @@ namespace jx::codegen {
 // One kernel: computes `root` (an instruction or a fusion of the entry computation) into its
 // output buffers. ABI: void symbol(void* const* buffers, int64_t begin, int64_t end), with
 // buffers = root's operands' buffers, then one buffer per output (a multi-output fusion has
-// one per tuple element). The kernel computes rows [begin, end) of dimension 0 of its outputs
-// when kernel_rows(root) > 1, and everything otherwise.
+// one per tuple element). A partitioned kernel computes rows [begin, end) of dimension 0 of its
+// outputs (of kernel_rows(root)); any other computes everything and ignores begin and end, so
+// its loops keep constant bounds.
 struct KernelRequest {
   const hlo::Instruction* root;
   std::string symbol;
+  bool partitioned = false;
   // Per output: the operand whose buffer it overwrites (the runtime passes the same pointer
   // twice), or -1. Only for operands the kernel reads at the output's own index.
   std::vector<int> output_aliases;

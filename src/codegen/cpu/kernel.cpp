@@ -125,7 +125,8 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
 
   // One loop nest per distinct output shape, storing every output of that shape.
   std::optional<cpu::OuterRange> rows;
-  if (kernel_rows(root) > 1) rows = cpu::OuterRange{body->getArg(args.count), body->getArg(args.count + 1)};
+  if (request.partitioned && kernel_rows(root) > 1)
+    rows = cpu::OuterRange{body->getArg(args.count), body->getArg(args.count + 1)};
   std::vector<bool> done(shapes.size(), false);
   for (std::size_t k = 0; k < shapes.size(); ++k) {
     if (done[k]) continue;

@@ -3,8 +3,28 @@
 
 namespace jx::codegen::cpu {
 
+namespace {
+
+// Loop metadata: never unroll; no vectorizing unless `vectorize` (then LLVM decides). A short
+// loop of constant trip count would otherwise be unrolled whole and its copies SLP-vectorized,
+// which costs far more compile time than the loop vectorizer (which still interleaves long
+// loops) and runs no faster.
+llvm::MDNode* loop_metadata(llvm::LLVMContext& ctx, bool vectorize) {
+  std::vector<llvm::Metadata*> ops{
+      nullptr, llvm::MDNode::get(ctx, llvm::MDString::get(ctx, "llvm.loop.unroll.disable"))};
+  if (!vectorize)
+    ops.push_back(llvm::MDNode::get(
+        ctx, {llvm::MDString::get(ctx, "llvm.loop.vectorize.enable"),
+              llvm::ConstantAsMetadata::get(llvm::ConstantInt::getFalse(ctx))}));
+  llvm::MDNode* id = llvm::MDNode::getDistinct(ctx, ops);
+  id->replaceOperandWith(0, id);  // a loop ID names itself
+  return id;
+}
+
+}  // namespace
+
 void emit_for(ElementalEmitter& em, llvm::Value* begin, llvm::Value* end, const std::string& name,
-              const std::function<void(llvm::Value*)>& body) {
+              const std::function<void(llvm::Value*)>& body, bool vectorize) {
   llvm::IRBuilder<>& b = em.b();
   llvm::Function* fn = b.GetInsertBlock()->getParent();
   llvm::BasicBlock* preheader = b.GetInsertBlock();
@@ -22,20 +42,22 @@ void emit_for(ElementalEmitter& em, llvm::Value* begin, llvm::Value* end, const 
   em.pop_loop();
   llvm::Value* next = b.CreateAdd(i, b.getInt64(1), name + ".next", /*HasNUW=*/true,
                                   /*HasNSW=*/true);
-  b.CreateCondBr(b.CreateICmpSLT(next, end), loop_bb, exit_bb);
+  llvm::BranchInst* latch = b.CreateCondBr(b.CreateICmpSLT(next, end), loop_bb, exit_bb);
+  latch->setMetadata(llvm::LLVMContext::MD_loop, loop_metadata(b.getContext(), vectorize));
   i->addIncoming(next, b.GetInsertBlock());
   b.SetInsertPoint(exit_bb);
 }
 
 void emit_for(ElementalEmitter& em, std::int64_t n, const std::string& name,
-              const std::function<void(llvm::Value*)>& body) {
-  emit_for(em, em.i64(0), em.i64(n), name, body);
+              const std::function<void(llvm::Value*)>& body, bool vectorize) {
+  emit_for(em, em.i64(0), em.i64(n), name, body, vectorize);
 }
 
 void emit_loop_nest(ElementalEmitter& em, const Shape& shape, const std::string& name,
                     const std::function<void(const IrIndex&)>& body,
                     const std::optional<OuterRange>& outer) {
   if (shape_size(shape) == 0) return;
+  bool vectorize = outer || shape_size(shape) >= kMinVectorizedElements;
   std::vector<llvm::Value*> dims(shape.size());
   std::function<void(std::size_t, llvm::Value*)> level = [&](std::size_t d, llvm::Value* linear) {
     if (d == shape.size()) {
@@ -50,11 +72,11 @@ void emit_loop_nest(ElementalEmitter& em, const Shape& shape, const std::string&
     };
     std::string loop_name = name + "." + std::to_string(d);
     if (d == 0 && outer)
-      emit_for(em, outer->begin, outer->end, loop_name, inner);
+      emit_for(em, outer->begin, outer->end, loop_name, inner, vectorize);
     else if (shape[d] == 1)
       inner(em.i64(0));
     else
-      emit_for(em, shape[d], loop_name, inner);
+      emit_for(em, shape[d], loop_name, inner, vectorize);
   };
   level(0, em.i64(0));
 }
