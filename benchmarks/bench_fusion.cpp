@@ -5,6 +5,7 @@
 // Usage: bench_fusion [repetition scale, default 1]. Prints one report; exits with an error
 // only when a result is wrong.
 #include <algorithm>
+#include <limits>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -551,6 +552,33 @@ void print_triad(const char* when, const Triad& t) {
 
 }  // namespace
 
+// Where splitting a kernel over the cores starts to pay, for a memory-bound kernel (x * 2 + 1)
+// and a compute-bound one (gelu) on f32[64, n/64]: each compiled once to run on the calling
+// thread and once split over the pool (Config::cpu_parallel_min_bytes is read at compile time).
+void parallel_threshold_case(int scale) {
+  std::printf("Splitting a kernel over the cores, on f32[64, n/64] (bytes = read + written)\n");
+  std::printf("  %10s %14s %14s %8s %14s %14s %8s\n", "bytes", "x*2+1 1 thr us", "split us",
+              "ratio", "gelu 1 thr us", "split us", "ratio");
+  const long long saved = jx::config().cpu_parallel_min_bytes;
+  auto affine = [](const jx::Array& a) { return a * 2.0f + 1.0f; };
+  for (std::int64_t n = 1 << 10; n <= (1 << 20); n *= 2) {
+    jx::Array x = random_array({64, n / 64}, 7, 1);
+    auto time_with = [&](auto fn, long long min_bytes) {
+      jx::config().cpu_parallel_min_bytes = min_bytes;
+      auto f = jx::jit(fn);
+      f(x);  // compiles under this setting
+      return time_calls([&] { f(x); }, scale).median_ms * 1e3;
+    };
+    constexpr long long kNever = std::numeric_limits<long long>::max();
+    double a1 = time_with(affine, kNever), a2 = time_with(affine, 0);
+    double g1 = time_with(gelu, kNever), g2 = time_with(gelu, 0);
+    std::printf("  %10lld %14.2f %14.2f %7.2fx %14.2f %14.2f %7.2fx\n",
+                static_cast<long long>(n * 8), a1, a2, a1 / a2, g1, g2, g1 / g2);
+  }
+  jx::config().cpu_parallel_min_bytes = saved;
+  std::printf("  (the default threshold is %lld bytes)\n\n", saved);
+}
+
 int main(int argc, char** argv) {
   const int scale = argc > 1 ? std::max(1, std::atoi(argv[1])) : 1;
   const int threads = hardware_threads();
@@ -564,6 +592,9 @@ int main(int argc, char** argv) {
   Triad triad = run_triad(threads, scale);
   print_triad("at the start (the floors use its best)", triad);
   std::printf("\n");
+
+  // Before any BLAS call: OpenBLAS's threads spin for a while after one, taking the cores.
+  parallel_threshold_case(scale);
 
   std::vector<TargetRow> rows;
   rows.push_back({"triad bandwidth", "-", fmt("%.2f GB/s", triad.best_gbs), "-"});

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <thread>
 
+#include "jx/config.hpp"
+
 namespace jx::runtime {
 namespace {
 
@@ -23,13 +25,10 @@ int parallelism() {
   return n;
 }
 
-// Below this many bytes read and written, waking a pool thread costs more than it saves:
-// measured with `bench_fusion threshold`, which times an elementwise kernel both ways across
-// sizes (docs/performance.md).
-constexpr std::int64_t kParallelMinBytes = 256 << 10;
-
+// The threshold, Config::cpu_parallel_min_bytes, is where splitting starts to pay: bench_fusion
+// times an elementwise kernel both ways across sizes (docs/performance.md).
 std::int64_t parallel_rows(std::int64_t rows, std::int64_t bytes) {
-  return rows > 1 && bytes >= kParallelMinBytes && parallelism() > 1 ? rows : 1;
+  return rows > 1 && bytes >= config().cpu_parallel_min_bytes && parallelism() > 1 ? rows : 1;
 }
 
 void parallel_for(std::int64_t rows, const std::function<void(std::int64_t, std::int64_t)>& fn) {

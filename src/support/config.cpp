@@ -101,12 +101,20 @@ void apply_flag(const std::string& token, Config& c) {
     c.*f.field = std::string(value);
     return;
   }
-  if (name == "cache_capacity") {
-    int n = 0;
+  // Integer flags: the value must parse whole and reach the minimum.
+  auto integer = [&](long long min, std::string_view want) {
+    long long n = 0;
     auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
-    if (!has_value || ec != std::errc() || end != value.data() + value.size() || n < 1)
-      bad_value(name, value, "a positive integer");
-    c.cache_capacity = n;
+    if (!has_value || ec != std::errc() || end != value.data() + value.size() || n < min)
+      bad_value(name, value, want);
+    return n;
+  };
+  if (name == "cache_capacity") {
+    c.cache_capacity = static_cast<int>(integer(1, "a positive integer"));
+    return;
+  }
+  if (name == "cpu_parallel_min_bytes") {
+    c.cpu_parallel_min_bytes = integer(0, "a non-negative integer");
     return;
   }
   throw Error("Unknown flag in JX_FLAGS: --" + std::string(name));

@@ -43,7 +43,8 @@ TEST_CASE("config: parse_flags sets every flag", "[jit][config]") {
   parse_flags(
       "--dump_to=/tmp/jx --dump_jaxpr --dump_hlo --dump_hlo_pass_re=fusion|dce "
       "--dump_llvm --dump_ptx --dump_dot --log_compiles --explain_cache_misses "
-      "--debug_nans --disable_jit --cache_capacity=8 --compilation_cache_dir=/tmp/cc",
+      "--debug_nans --disable_jit --cache_capacity=8 --compilation_cache_dir=/tmp/cc "
+      "--cpu_parallel_min_bytes=0",
       c);
   CHECK(c.dump_to == "/tmp/jx");
   CHECK(c.dump_jaxpr);
@@ -58,6 +59,7 @@ TEST_CASE("config: parse_flags sets every flag", "[jit][config]") {
   CHECK(c.disable_jit);
   CHECK(c.cache_capacity == 8);
   CHECK(c.compilation_cache_dir == "/tmp/cc");
+  CHECK(c.cpu_parallel_min_bytes == 0);
 }
 
 TEST_CASE("config: boolean values, quoting, whitespace", "[jit][config]") {
@@ -92,6 +94,10 @@ TEST_CASE("config: unknown flags and bad values are errors that change nothing",
         "Bad value for --cache_capacity in JX_FLAGS: '12x' (expected a positive integer)");
   CHECK(error_of([&] { parse_flags("--cache_capacity", c); }) ==
         "Bad value for --cache_capacity in JX_FLAGS: '' (expected a positive integer)");
+  CHECK(error_of([&] { parse_flags("--cpu_parallel_min_bytes=-1", c); }) ==
+        "Bad value for --cpu_parallel_min_bytes in JX_FLAGS: '-1' (expected a non-negative "
+        "integer)");
+  CHECK(c.cpu_parallel_min_bytes == 512 << 10);
   CHECK(error_of([&] { parse_flags("--dump_to", c); }) ==
         "Missing value for --dump_to in JX_FLAGS (expected --dump_to=DIR)");
   CHECK(error_of([&] { parse_flags("--dump_hlo_pass_re=(fusion", c); }) ==
