@@ -13,6 +13,8 @@
 
 #include <jx/jx.hpp>
 
+#include "bench_stats.hpp"
+
 namespace lax = jx::lax;
 namespace np = jx::np;
 
@@ -30,16 +32,8 @@ struct Stopwatch {
   double cpu_ms() const { return 1e3 * static_cast<double>(std::clock() - cpu0) / CLOCKS_PER_SEC; }
 };
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-double minimum(const std::vector<double>& v) {
-  return v.empty() ? 0 : *std::min_element(v.begin(), v.end());
-}
+using bench::median;
+using bench::minimum;
 
 // Written after each timed call so that its result is observably used.
 volatile std::int64_t g_sink = 0;

@@ -25,6 +25,8 @@
 #include <Eigen/Core>
 #include <jx/jx.hpp>
 
+#include "bench_stats.hpp"
+
 #if JX_HAVE_TORCH
 #include <torch/torch.h>
 #endif
@@ -39,16 +41,8 @@ double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-double minimum(const std::vector<double>& v) {
-  return v.empty() ? 0 : *std::min_element(v.begin(), v.end());
-}
+using bench::median;
+using bench::minimum;
 
 // Written after timed calls so that their results are observably used.
 volatile double g_sink = 0;

@@ -35,15 +35,16 @@ std::vector<Array> Executable::execute(const std::vector<Array>& args) const {
     ctx.parameters.push_back(const_cast<void*>(concrete_buffer(a, "jit dispatch").data()));
   for (const auto& c : constants_) ctx.constants.push_back(concrete_buffer(c, "constant").data());
   std::vector<Array> outs;
-  std::vector<std::shared_ptr<Buffer>> out_buffers(out_avals_.size());
-  for (auto [arg, out] : donations_) out_buffers[static_cast<std::size_t>(out)] = take_donated(args, arg);
   for (std::size_t k = 0; k < out_avals_.size(); ++k) {
     const ShapedArray& aval = out_avals_[k];
+    std::shared_ptr<Buffer> buffer;
+    for (auto [arg, out] : donations_)
+      if (out == static_cast<int>(k)) buffer = take_donated(args, arg);
     // Every output byte is written by a thunk: no zero-fill.
     auto bytes = static_cast<std::size_t>(aval.size()) * itemsize(aval.dtype);
-    if (!out_buffers[k]) out_buffers[k] = std::make_shared<Buffer>(bytes, Buffer::Uninitialized{});
-    ctx.outputs.push_back(out_buffers[k]->data());
-    outs.push_back(make_array(aval, std::move(out_buffers[k])));
+    if (!buffer) buffer = std::make_shared<Buffer>(bytes, Buffer::Uninitialized{});
+    ctx.outputs.push_back(buffer->data());
+    outs.push_back(make_array(aval, std::move(buffer)));
   }
   // The arena lives for one execution; thread-local reuse keeps dispatch free of allocation.
   thread_local std::unique_ptr<Buffer> arena;

@@ -31,17 +31,11 @@ bool mergeable(const hlo::Computation& entry, const Instruction& f) {
 
 bool FusionMerger::run(hlo::Module& module) {
   hlo::Computation& entry = *module.entry();
-  bool changed = false;
-  for (bool again = true; again;) {
-    again = false;
-    for (Instruction* f : entry.instructions()) {
-      if (!mergeable(entry, *f)) continue;
-      for (Instruction* u : entry.users(f)) fusion::outline(entry, {{f, u}, {f}});
-      changed = again = true;
-      break;
-    }
-  }
-  return changed;
+  return fusion::rewrite_to_fixed_point(entry, [&](Instruction* f) {
+    if (!mergeable(entry, *f)) return false;
+    for (Instruction* u : entry.users(f)) fusion::outline(entry, {{f, u}, {f}});
+    return true;
+  });
 }
 
 }  // namespace jx::passes

@@ -52,19 +52,13 @@ Instruction* sibling_of(const hlo::Computation& entry, Instruction& a) {
 
 bool MultiOutputFusion::run(hlo::Module& module) {
   hlo::Computation& entry = *module.entry();
-  bool changed = false;
-  for (bool again = true; again;) {
-    again = false;
-    for (Instruction* i : entry.instructions()) {
-      Instruction* partner = consumer_to_join(entry, *i);
-      if (!partner) partner = sibling_of(entry, *i);
-      if (!partner) continue;
-      fusion::outline(entry, {{i, partner}, {}});
-      changed = again = true;
-      break;
-    }
-  }
-  return changed;
+  return fusion::rewrite_to_fixed_point(entry, [&](Instruction* i) {
+    Instruction* partner = consumer_to_join(entry, *i);
+    if (!partner) partner = sibling_of(entry, *i);
+    if (!partner) return false;
+    fusion::outline(entry, {{i, partner}, {}});
+    return true;
+  });
 }
 
 }  // namespace jx::passes

@@ -175,6 +175,19 @@ Instruction* outline(Computation& entry, const Group& group) {
   return fusion;
 }
 
+bool rewrite_to_fixed_point(Computation& entry, const std::function<bool(Instruction*)>& rewrite) {
+  bool changed = false;
+  for (bool again = true; again;) {
+    again = false;
+    for (Instruction* i : entry.instructions())
+      if (rewrite(i)) {
+        changed = again = true;
+        break;  // the walk's instructions may be gone
+      }
+  }
+  return changed;
+}
+
 bool reaches(const Computation& entry, const Instruction* from, const Instruction* to) {
   std::unordered_map<const Instruction*, std::vector<const Instruction*>> users;
   for (const Instruction* i : entry.owned())

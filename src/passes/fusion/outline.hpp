@@ -2,6 +2,7 @@
 // computation holds copies of them. Every fusion pass decides a group and calls this.
 #pragma once
 
+#include <functional>
 #include <unordered_set>
 #include <vector>
 
@@ -23,6 +24,12 @@ struct Group {
 // an output is a reduction, kOutput when it holds a dot, kLoop otherwise. Dead originals are
 // removed. Returns the fusion.
 hlo::Instruction* outline(hlo::Computation& entry, const Group& group);
+
+// Offers each entry instruction, operands first, to `rewrite`, which returns whether it changed
+// the computation; after a change the walk starts over, until a whole walk changes nothing.
+// Returns whether anything changed.
+bool rewrite_to_fixed_point(hlo::Computation& entry,
+                            const std::function<bool(hlo::Instruction*)>& rewrite);
 
 // Whether `to` is reachable from `from` along operand → user edges (`from` != `to`).
 bool reaches(const hlo::Computation& entry, const hlo::Instruction* from, const hlo::Instruction* to);
