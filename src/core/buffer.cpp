@@ -1,7 +1,9 @@
-// Buffers come from aligned_alloc, except large ones, which a small cache keeps after release:
-// a jitted function called in a loop gets its previous output's memory back instead of fresh
-// pages from the OS, whose first touch (a page fault and zeroing per 4 KiB) would cost as much
-// as the kernel writing them.
+// Buffers come from aligned_alloc, but released ones are kept for reuse at both ends of the size
+// range. Large ones go to a process-wide cache: a jitted function called in a loop gets its
+// previous output's memory back instead of fresh pages from the OS, whose first touch (a page
+// fault and zeroing per 4 KiB) would cost as much as the kernel writing them. Small ones go to
+// per-thread free lists: glibc's aligned allocation and release of a few bytes costs more than
+// a whole small jitted call otherwise.
 #include "core/buffer.hpp"
 
 #include <cstdlib>
@@ -9,6 +11,7 @@
 #include <map>
 #include <mutex>
 #include <new>
+#include <vector>
 
 namespace jx {
 namespace {
@@ -42,6 +45,30 @@ class LargeBufferCache {
   std::size_t held_ = 0;
 };
 
+// Per-thread free lists of small blocks, one per size (a multiple of the alignment).
+constexpr std::size_t kSmallMax = 256;
+constexpr std::size_t kSmallKept = 64;  // blocks kept per size
+
+struct SmallBlocks {
+  std::vector<void*> free[kSmallMax / Buffer::kAlignment];
+  ~SmallBlocks();
+};
+
+// Set when this thread's free lists are gone (thread exit): buffers released later are freed.
+thread_local bool small_blocks_gone = false;
+thread_local SmallBlocks small_blocks;
+
+SmallBlocks::~SmallBlocks() {
+  small_blocks_gone = true;
+  for (auto& list : free)
+    for (void* p : list) std::free(p);
+}
+
+std::vector<void*>* small_list(std::size_t padded) {
+  if (padded > kSmallMax || small_blocks_gone) return nullptr;
+  return &small_blocks.free[padded / Buffer::kAlignment - 1];
+}
+
 // Never destroyed: buffers may be released from static destructors.
 LargeBufferCache& cache() {
   static auto* instance = new LargeBufferCache;
@@ -58,7 +85,13 @@ std::size_t padded_size(std::size_t nbytes) {
 
 Buffer::Buffer(std::size_t nbytes, Uninitialized) : nbytes_(nbytes) {
   std::size_t padded = padded_size(nbytes);
-  data_ = padded >= kCachedMin ? cache().take(padded) : nullptr;
+  data_ = nullptr;
+  if (std::vector<void*>* list = small_list(padded); list && !list->empty()) {
+    data_ = list->back();
+    list->pop_back();
+  } else if (padded >= kCachedMin) {
+    data_ = cache().take(padded);
+  }
   if (!data_) data_ = std::aligned_alloc(kAlignment, padded);
   if (!data_) throw std::bad_alloc();
 }
@@ -69,6 +102,10 @@ Buffer::Buffer(std::size_t nbytes) : Buffer(nbytes, Uninitialized{}) {
 
 Buffer::~Buffer() {
   std::size_t padded = padded_size(nbytes_);
+  if (std::vector<void*>* list = small_list(padded); list && list->size() < kSmallKept) {
+    list->push_back(data_);
+    return;
+  }
   if (padded < kCachedMin || !cache().give(data_, padded)) std::free(data_);
 }
 

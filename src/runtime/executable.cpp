@@ -26,15 +26,49 @@ std::shared_ptr<Buffer> take_donated(const std::vector<Array>& args, int arg) {
   return out;
 }
 
+
+// Per-thread scratch for one execution (pointer tables and the arena), reused by the next so
+// that dispatch allocates only the outputs. An execution started while another runs on the same
+// thread (a kernel that calls back into jx) gets fresh scratch of its own.
+struct Scratch {
+  ExecutionContext ctx;
+  std::unique_ptr<Buffer> arena;
+  bool busy = false;
+};
+
+class ScratchLease {
+ public:
+  ScratchLease() : scratch_(shared().busy ? own_ : shared()) {
+    scratch_.busy = true;
+    scratch_.ctx.parameters.clear();
+    scratch_.ctx.constants.clear();
+    scratch_.ctx.outputs.clear();
+  }
+  ~ScratchLease() { scratch_.busy = false; }
+  ScratchLease(const ScratchLease&) = delete;
+  ScratchLease& operator=(const ScratchLease&) = delete;
+  Scratch& get() { return scratch_; }
+
+ private:
+  static Scratch& shared() {
+    thread_local Scratch s;
+    return s;
+  }
+  Scratch own_;
+  Scratch& scratch_;
+};
+
 }  // namespace
 
 std::vector<Array> Executable::execute(const std::vector<Array>& args) const {
   JX_CHECK(args.size() == in_avals_.size());
-  ExecutionContext ctx;
+  ScratchLease lease;
+  ExecutionContext& ctx = lease.get().ctx;
   for (const auto& a : args)
     ctx.parameters.push_back(const_cast<void*>(concrete_buffer(a, "jit dispatch").data()));
   for (const auto& c : constants_) ctx.constants.push_back(concrete_buffer(c, "constant").data());
   std::vector<Array> outs;
+  outs.reserve(out_avals_.size());
   for (std::size_t k = 0; k < out_avals_.size(); ++k) {
     const ShapedArray& aval = out_avals_[k];
     std::shared_ptr<Buffer> buffer;
@@ -46,8 +80,7 @@ std::vector<Array> Executable::execute(const std::vector<Array>& args) const {
     ctx.outputs.push_back(buffer->data());
     outs.push_back(make_array(aval, std::move(buffer)));
   }
-  // The arena lives for one execution; thread-local reuse keeps dispatch free of allocation.
-  thread_local std::unique_ptr<Buffer> arena;
+  std::unique_ptr<Buffer>& arena = lease.get().arena;
   if (arena_bytes_ > 0) {
     if (!arena || arena->nbytes() < static_cast<std::size_t>(arena_bytes_))
       arena = std::make_unique<Buffer>(static_cast<std::size_t>(arena_bytes_));
