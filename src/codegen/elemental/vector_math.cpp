@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <span>
+#include <utility>
 
 namespace jx::codegen::vector_math {
 namespace {
@@ -119,14 +120,26 @@ constexpr double kExpPolyF64[] = {0.5,
 constexpr ExpParams kExpF64{-746, 710, 0.69314718060195446014, -4.2009150726810845979e-11,
                             kExpPolyF64};
 
-// e^x = 2^n · e^r with n = rint(x / ln 2), r = x - n ln 2 (Cody–Waite).
+// e^r on |r| ≤ ln2/2 and n, for e^x = 2^n · e^r with n = rint(x / ln 2), r = x - n ln 2
+// (Cody–Waite).
+std::pair<Value*, Value*> exp_reduced(Ir& ir, Value* x, const ExpParams& p) {
+  Value* n = ir.call(I::rint, ir.mul(x, ir.c(1.4426950408889634)));
+  Value* r = ir.mad(n, ir.c(-p.ln2_hi), x);  // exact
+  r = ir.mad(n, ir.c(-p.ln2_lo), r);
+  return {ir.add(ir.mad(ir.mul(r, r), ir.poly(r, p.poly), r), ir.c(1.0)), n};
+}
+
+// e^x for x known to be a number whose e^x is a normal float (the caller bounds it): one
+// scaling by 2^n suffices.
+Value* exp_normal(Ir& ir, Value* x, const ExpParams& p) {
+  auto [y, n] = exp_reduced(ir, x, p);
+  return ir.mul(y, ir.pow2(ir.fp_to_int(n)));
+}
+
 Value* exp_impl(Ir& ir, Value* x, const ExpParams& p) {
   // The clamp keeps n in range and maps NaN to a bound; NaN is restored at the end.
   Value* xc = ir.maxnum(ir.minnum(x, ir.c(p.hi)), ir.c(p.lo));
-  Value* n = ir.call(I::rint, ir.mul(xc, ir.c(1.4426950408889634)));
-  Value* r = ir.mad(n, ir.c(-p.ln2_hi), xc);  // exact
-  r = ir.mad(n, ir.c(-p.ln2_lo), r);
-  Value* y = ir.add(ir.mad(ir.mul(r, r), ir.poly(r, p.poly), r), ir.c(1.0));
+  auto [y, n] = exp_reduced(ir, xc, p);
   // 2^n as 2^n1 · 2^n2, each a normal float: y·2^n1 is exact and the last product rounds once,
   // to a subnormal, 0 or infinity where the result is one.
   Value* ni = ir.fp_to_int(n);
@@ -190,7 +203,8 @@ Value* tanh_impl(Ir& ir, Value* x) {
   Value* a = ir.call(I::fabs, x);
   Value* x2 = ir.mul(x, x);
   Value* near_zero = ir.mad(ir.mul(x, x2), ir.poly(x2, kTanhPoly), x);
-  Value* e = exp_impl(ir, ir.mul(ir.minnum(a, ir.c(10.0)), ir.c(2.0)), kExpF32);
+  // 2·min(|x|, 10) is in [0, 20] (NaN becomes 20: minnum drops it); NaN is restored below.
+  Value* e = exp_normal(ir, ir.mul(ir.minnum(a, ir.c(10.0)), ir.c(2.0)), kExpF32);
   Value* far = ir.sub(ir.c(1.0), ir.div(ir.c(2.0), ir.add(e, ir.c(1.0))));
   // copysign also keeps tanh(-0) = -0, which the polynomial turns into +0.
   Value* y = ir.copysign(ir.select(ir.lt(a, ir.c(0.625)), near_zero, far), x);
