@@ -109,39 +109,44 @@ int in_place_operand(const Instruction* i, int element, const hlo::HloShape& sha
 
 namespace {
 
-// Pairs donated parameters with outputs whose buffer they may live in; returns parameter →
-// output.
-std::map<const Instruction*, int> match_donations(const hlo::Computation& entry,
-                                                  const std::vector<Instruction*>& order,
-                                                  const std::vector<bool>& donated,
-                                                  const std::vector<ValueRef>& outputs,
-                                                  const std::map<ValueRef, std::size_t>& last_use) {
+// Values that can live in an output's buffer before the output is computed there: donated
+// parameters, and temporaries (a GEMM's result before its epilogue) whose last reader is the
+// kernel that computes the output in place. Returns value → output number.
+std::map<const Instruction*, int> match_early_outputs(const std::vector<Instruction*>& order,
+                                                      const std::vector<bool>& donated,
+                                                      const std::vector<ValueRef>& outputs,
+                                                      const std::map<ValueRef, std::size_t>& last_use) {
   std::map<const Instruction*, int> out;
   std::vector<bool> taken(outputs.size(), false);
   std::map<const Instruction*, std::size_t> position;
   for (std::size_t t = 0; t < order.size(); ++t) position[order[t]] = t;
-  for (const Instruction* p : entry.parameters()) {
-    auto n = static_cast<std::size_t>(p->parameter_number);
-    if (n >= donated.size() || !donated[n] || !position.count(p)) continue;
+  auto candidate = [&](const Instruction* v) {
+    if (v->shape.is_tuple || v->opcode == Opcode::kConstant || v->opcode == Opcode::kTuple ||
+        v->opcode == Opcode::kGetTupleElement ||
+        std::find(outputs.begin(), outputs.end(), ValueRef{v, -1}) != outputs.end())
+      return false;
+    if (v->opcode != Opcode::kParameter) return true;
+    auto n = static_cast<std::size_t>(v->parameter_number);
+    return n < donated.size() && donated[n];
+  };
+  for (const Instruction* v : order) {
+    if (!candidate(v) || !last_use.count({v, -1})) continue;
+    std::size_t last = last_use.at({v, -1});
     for (std::size_t k = 0; k < outputs.size(); ++k) {
       const Instruction* producer = outputs[k].inst;
-      if (taken[k] || !position.count(producer) ||
-          producer->opcode == Opcode::kParameter || producer->opcode == Opcode::kConstant ||
-          std::count(outputs.begin(), outputs.end(), outputs[k]) > 1)
+      int element = std::max(outputs[k].element, 0);
+      if (taken[k] || position.at(producer) != last ||
+          (producer->opcode != Opcode::kFusion &&
+           !hlo::has_trait(producer->opcode, hlo::kElementwise)) ||
+          std::count(outputs.begin(), outputs.end(), outputs[k]) > 1 ||
+          *hlo::output_shapes(*producer)[static_cast<std::size_t>(element)] != v->shape)
         continue;
-      const hlo::HloShape& shape = *hlo::output_shapes(*producer)[std::max(outputs[k].element, 0)];
-      if (shape != p->shape) continue;
-      std::size_t t = position.at(producer), last = last_use.count({p, -1}) ? last_use.at({p, -1}) : 0;
-      bool ok = last < t;
-      if (last == t) {
-        int uses = 0, operand = -1;
-        for (std::size_t j = 0; j < producer->operands.size(); ++j)
-          if (source_of(producer->operands[j]) == ValueRef{p, -1}) ++uses, operand = static_cast<int>(j);
-        ok = uses == 1 && hlo::reads_only_at_output_index(*producer, operand,
-                                                           std::max(outputs[k].element, 0));
-      }
-      if (!ok) continue;
-      out[p] = static_cast<int>(k);
+      int uses = 0, operand = -1;
+      for (std::size_t j = 0; j < producer->operands.size(); ++j)
+        if (source_of(producer->operands[j]) == ValueRef{v, -1})
+          ++uses, operand = static_cast<int>(j);
+      if (uses != 1 || !hlo::reads_only_at_output_index(*producer, operand, element)) continue;
+      out[v] = static_cast<int>(k);
       taken[k] = true;
       break;
     }
@@ -166,10 +171,10 @@ BufferAssignment assign_buffers(const hlo::Computation& entry,
   for (std::size_t t = 0; t < order.size(); ++t)
     for (const Instruction* op : order[t]->operands) last_use[source_of(op)] = t;
   for (const ValueRef& v : ba.outputs) last_use[v] = order.size();
-  std::map<const Instruction*, int> donation =
-      match_donations(entry, order, donated, ba.outputs, last_use);
-  for (const auto& [p, k] : donation)
-    ba.donations.push_back({static_cast<int>(p->parameter_number), k});
+  std::map<const Instruction*, int> early = match_early_outputs(order, donated, ba.outputs, last_use);
+  for (const auto& [v, k] : early)
+    if (v->opcode == Opcode::kParameter)
+      ba.donations.push_back({static_cast<int>(v->parameter_number), k});
 
   Arena arena;
   for (std::size_t t = 0; t < order.size(); ++t) {
@@ -184,7 +189,7 @@ BufferAssignment assign_buffers(const hlo::Computation& entry,
       Allocation a;
       a.size = shapes[e]->byte_size();
       int alias = -1;
-      if (auto d = donation.find(i); d != donation.end()) {
+      if (auto d = early.find(i); d != early.end()) {
         a.kind = Allocation::Kind::kOutput;
         a.index = d->second;
       } else if (i->opcode == Opcode::kParameter) {
@@ -198,10 +203,10 @@ BufferAssignment assign_buffers(const hlo::Computation& entry,
                  it != ba.outputs.end()) {
         a.kind = Allocation::Kind::kOutput;
         a.index = static_cast<int>(it - ba.outputs.begin());
-        // A donated parameter already in this buffer, read here: the kernel works in place.
+        // A value already in this buffer, read here: the kernel works in place.
         for (std::size_t j = 0; j < i->operands.size(); ++j) {
-          auto d = donation.find(source_of(i->operands[j]).inst);
-          if (d != donation.end() && d->second == a.index) alias = static_cast<int>(j);
+          auto d = early.find(source_of(i->operands[j]).inst);
+          if (d != early.end() && d->second == a.index) alias = static_cast<int>(j);
         }
       } else if ((alias = in_place_operand(i, v.element, *shapes[e], ba.of, last_use, t,
                                            reused)) >= 0) {

@@ -49,8 +49,8 @@ struct BufferAssignment {
 };
 
 // `order` is the execution order of the entry computation's instructions. A donated parameter
-// (by parameter number) may live in the buffer of an output of its shape whose kernel is its
-// last reader, reading it only where it writes, or runs after its last reader.
+// (by parameter number), or a temporary, may live in the buffer of an output of its shape whose
+// kernel is its last reader, reading it only where it writes: the kernel then works in place.
 BufferAssignment assign_buffers(const hlo::Computation& entry,
                                 const std::vector<hlo::Instruction*>& order,
                                 const std::vector<bool>& donated = {});
