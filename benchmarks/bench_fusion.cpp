@@ -5,7 +5,6 @@
 // Usage: bench_fusion [repetition scale, default 1]. Prints one report; exits with an error
 // only when a result is wrong.
 #include <algorithm>
-#include <limits>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -13,6 +12,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <sstream>
 #include <string>

@@ -62,7 +62,8 @@ class Array {
   template <Scalar T>
   static Array from_scalar(T value) {
     constexpr bool weak = !std::is_same_v<T, bool> && !std::is_unsigned_v<T>;
-    if constexpr (std::is_same_v<T, bool>) return scalar(value ? 1.0 : 0.0, 0, bool_, false);
+    if constexpr (std::is_same_v<T, bool>)
+      return scalar(value ? 1.0 : 0.0, 0, bool_, false);
     else if constexpr (std::is_floating_point_v<T>)
       return scalar(static_cast<double>(value), 0, sizeof(T) == 8 ? float64 : float32, weak);
     else

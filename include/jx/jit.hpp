@@ -25,7 +25,7 @@ struct JitOptions {
   // Arguments whose buffers an output may take over (as JAX's donate_argnums): after a call,
   // these arrays are deleted (Array::is_deleted) and reading them throws jx::Error.
   std::vector<int> donate_argnums;
-  std::string name = "f";           // the program is jit_<name>
+  std::string name = "f";  // the program is jit_<name>
 };
 
 // A jitted function's cache statistics. Times are totals over every trace and compile, in ms.

@@ -154,8 +154,8 @@ CompiledProgram compile_program(const LoweredProgram& lowered) {
     if (needs_no_thunk(i->opcode)) continue;
     if (i->opcode == Opcode::kDot) {
       if (auto g = as_gemm(*i)) {
-        thunks.push_back(std::make_unique<runtime::GemmThunk>(
-            i->name, *g, ba.at(i->operands[0]), ba.at(i->operands[1]), ba.at(i)));
+        thunks.push_back(std::make_unique<runtime::GemmThunk>(i->name, *g, ba.at(i->operands[0]),
+                                                              ba.at(i->operands[1]), ba.at(i)));
         continue;
       }
     }
@@ -184,11 +184,11 @@ CompiledProgram compile_program(const LoweredProgram& lowered) {
   in_avals.insert(in_avals.begin(), const_avals.begin(), const_avals.end());
   auto exe = std::make_shared<runtime::Executable>(
       std::move(thunks), ba.arena_bytes, std::move(in_avals), lowered.jaxpr->jaxpr.out_avals(),
-      std::move(constants), std::move(ba.donations),
-      std::shared_ptr<const void>(code, code.get()));
+      std::move(constants), std::move(ba.donations), std::shared_ptr<const void>(code, code.get()));
   out.codegen_ms = ms_since(t0);
   out.thunk_sequence = exe->thunk_sequence();
-  if (dump_enabled(DumpKind::kThunks)) write_dump(id, name, "thunk_sequence.txt", out.thunk_sequence);
+  if (dump_enabled(DumpKind::kThunks))
+    write_dump(id, name, "thunk_sequence.txt", out.thunk_sequence);
 
   hlo::HloCost cost = hlo::cost_analysis(*module);
   out.cost = {cost.flops, cost.transcendentals, cost.bytes_accessed};

@@ -16,7 +16,7 @@ namespace jx::api {
 // The first half: the jaxpr lowered to an unoptimized HLO module. The executable's arguments
 // are the jaxpr's consts followed by its invars.
 struct LoweredProgram {
-  std::string name;  // "jit_f"
+  std::string name;   // "jit_f"
   int module_id = 0;  // numbers dump files: module_0001.jit_f...
   std::shared_ptr<const ClosedJaxprData> jaxpr;
   std::shared_ptr<hlo::Module> module;
@@ -36,8 +36,8 @@ struct MemoryAnalysis {
 struct CompiledProgram {
   std::shared_ptr<const runtime::Executable> executable;
   std::shared_ptr<const ClosedJaxprData> jaxpr;  // its consts are the leading arguments
-  std::string hlo_text;                           // after optimizations
-  std::string thunk_sequence;                     // one thunk per line
+  std::string hlo_text;                          // after optimizations
+  std::string thunk_sequence;                    // one thunk per line
   CostAnalysis cost;
   MemoryAnalysis memory;
   double optimize_ms = 0, codegen_ms = 0;

@@ -86,7 +86,8 @@ std::vector<bool> donated_leaves(const JitState& st, const CallArgs& ca) {
   for (int a : st.donate_argnums) {
     auto k = static_cast<std::size_t>(a);
     if (k >= ca.arg_leaf_begin.size()) continue;
-    std::size_t end = k + 1 < ca.arg_leaf_begin.size() ? ca.arg_leaf_begin[k + 1] : ca.leaves.size();
+    std::size_t end =
+        k + 1 < ca.arg_leaf_begin.size() ? ca.arg_leaf_begin[k + 1] : ca.leaves.size();
     for (std::size_t i = ca.arg_leaf_begin[k]; i < end; ++i) donated[i] = true;
   }
   return donated;

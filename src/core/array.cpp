@@ -86,8 +86,10 @@ T Array::item() const {
 Array::operator bool() const {
   const Buffer& buf = concrete_buffer(*this, "bool()");
   if (size() != 1)
-    throw TypeError("The truth value of an array with more than one element is ambiguous, got "
-                    "shape " + shape_str(shape()) + ". Use np::any or np::all.");
+    throw TypeError(
+        "The truth value of an array with more than one element is ambiguous, got "
+        "shape " +
+        shape_str(shape()) + ". Use np::any or np::all.");
   return dispatch(dtype(), [&]<class S>() { return *buf.as<S>() != S{}; });
 }
 

@@ -16,7 +16,7 @@
 namespace jx {
 namespace {
 
-constexpr std::size_t kCachedMin = 1 << 20;     // smaller ones are malloc's business
+constexpr std::size_t kCachedMin = 1 << 20;        // smaller ones are malloc's business
 constexpr std::size_t kCacheCapacity = 256 << 20;  // bytes held while unused
 
 class LargeBufferCache {

@@ -11,7 +11,7 @@ class Buffer {
   static constexpr std::size_t kAlignment = 64;
   struct Uninitialized {};
 
-  explicit Buffer(std::size_t nbytes);  // zero-filled
+  explicit Buffer(std::size_t nbytes);        // zero-filled
   Buffer(std::size_t nbytes, Uninitialized);  // for a producer that writes every byte
   ~Buffer();
   Buffer(const Buffer&) = delete;
@@ -21,9 +21,13 @@ class Buffer {
   void* data() { return data_; }
   const void* data() const { return data_; }
   template <class T>
-  T* as() { return static_cast<T*>(data_); }
+  T* as() {
+    return static_cast<T*>(data_);
+  }
   template <class T>
-  const T* as() const { return static_cast<const T*>(data_); }
+  const T* as() const {
+    return static_cast<const T*>(data_);
+  }
 
  private:
   void* data_;

@@ -112,10 +112,9 @@ namespace {
 // Values that can live in an output's buffer before the output is computed there: donated
 // parameters, and temporaries (a GEMM's result before its epilogue) whose last reader is the
 // kernel that computes the output in place. Returns value → output number.
-std::map<const Instruction*, int> match_early_outputs(const std::vector<Instruction*>& order,
-                                                      const std::vector<bool>& donated,
-                                                      const std::vector<ValueRef>& outputs,
-                                                      const std::map<ValueRef, std::size_t>& last_use) {
+std::map<const Instruction*, int> match_early_outputs(
+    const std::vector<Instruction*>& order, const std::vector<bool>& donated,
+    const std::vector<ValueRef>& outputs, const std::map<ValueRef, std::size_t>& last_use) {
   std::map<const Instruction*, int> out;
   std::vector<bool> taken(outputs.size(), false);
   std::map<const Instruction*, std::size_t> position;
@@ -171,7 +170,8 @@ BufferAssignment assign_buffers(const hlo::Computation& entry,
   for (std::size_t t = 0; t < order.size(); ++t)
     for (const Instruction* op : order[t]->operands) last_use[source_of(op)] = t;
   for (const ValueRef& v : ba.outputs) last_use[v] = order.size();
-  std::map<const Instruction*, int> early = match_early_outputs(order, donated, ba.outputs, last_use);
+  std::map<const Instruction*, int> early =
+      match_early_outputs(order, donated, ba.outputs, last_use);
   for (const auto& [v, k] : early)
     if (v->opcode == Opcode::kParameter)
       ba.donations.push_back({static_cast<int>(v->parameter_number), k});
@@ -208,8 +208,8 @@ BufferAssignment assign_buffers(const hlo::Computation& entry,
           auto d = early.find(source_of(i->operands[j]).inst);
           if (d != early.end() && d->second == a.index) alias = static_cast<int>(j);
         }
-      } else if ((alias = in_place_operand(i, v.element, *shapes[e], ba.of, last_use, t,
-                                           reused)) >= 0) {
+      } else if ((alias = in_place_operand(i, v.element, *shapes[e], ba.of, last_use, t, reused)) >=
+                 0) {
         reused.push_back(source_of(i->operands[static_cast<std::size_t>(alias)]));
         a = ba.of.at(reused.back());
       } else {

@@ -26,7 +26,6 @@ std::shared_ptr<Buffer> take_donated(const std::vector<Array>& args, int arg) {
   return out;
 }
 
-
 // Per-thread scratch for one execution (pointer tables and the arena), reused by the next so
 // that dispatch allocates only the outputs. An execution started while another runs on the same
 // thread (a kernel that calls back into jx) gets fresh scratch of its own.

@@ -39,7 +39,7 @@ class Executable {
   std::vector<std::unique_ptr<Thunk>> thunks_;
   std::int64_t arena_bytes_;
   std::vector<ShapedArray> in_avals_, out_avals_;
-  std::vector<Array> constants_;      // buffers of the HLO constants, by constant number
+  std::vector<Array> constants_;                // buffers of the HLO constants, by constant number
   std::vector<std::pair<int, int>> donations_;  // (argument, output) sharing a buffer
   std::shared_ptr<const void> code_;  // the JIT'd code: freed with the last executable using it
 };

@@ -13,8 +13,8 @@ namespace {
 
 // Never destroyed: kernels may still run from static destructors of user code.
 Eigen::ThreadPool* pool() {
-  static Eigen::ThreadPool* instance = parallelism() > 1 ? new Eigen::ThreadPool(parallelism() - 1)
-                                                         : nullptr;
+  static Eigen::ThreadPool* instance =
+      parallelism() > 1 ? new Eigen::ThreadPool(parallelism() - 1) : nullptr;
   return instance;
 }
 

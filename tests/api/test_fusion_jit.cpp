@@ -314,8 +314,7 @@ TEST_CASE("fused jit: one elementwise op between two matmuls runs in place", "[j
   check_close(compiled(x, a, b), want, 1e-4, 1e-5);
 }
 
-TEST_CASE("fused jit: softmax and layer norm of a single row are one kernel",
-          "[jit][fusion]") {
+TEST_CASE("fused jit: softmax and layer norm of a single row are one kernel", "[jit][fusion]") {
   Array x = np::array(uniform(4096, -8, 8, 20), {1, 4096});
   Array g = np::ones({4096}), b = np::zeros({4096});
   std::string softmax = jit(softmax_fn).lower(x).compile().thunk_sequence();

@@ -6,9 +6,9 @@
 #include <functional>
 #include <map>
 
-#include "support/error_of.hpp"
 #include "api/numpy_testing.hpp"
 #include "jx/jx.hpp"
+#include "support/error_of.hpp"
 
 namespace jx {
 namespace {
@@ -26,7 +26,8 @@ TEST_CASE("jit AOT: lowered jaxpr text is make_jaxpr's; compiled(a, b) equals f(
   CHECK(lowered.jaxpr_text() == make_jaxpr(fn)(a, b).str());
   CHECK(lowered.jaxpr_text().find("d:f32[2,2] = tanh c") != std::string::npos);
   CHECK(lowered.hlo_text().rfind("HloModule jit_f, entry_computation_layout={(f32[2,3]{1,0}, "
-                                 "f32[3,2]{1,0})->f32[2,2]{1,0}}", 0) == 0);
+                                 "f32[3,2]{1,0})->f32[2,2]{1,0}}",
+                                 0) == 0);
   CHECK(lowered.hlo_text().find("ROOT %tanh") != std::string::npos);
   auto compiled = lowered.compile();
   CHECK(compiled.hlo_text().find(" dot(f32[2,3]{1,0} %Arg_0") != std::string::npos);

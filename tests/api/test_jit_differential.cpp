@@ -73,42 +73,62 @@ struct FusedProgram {
 std::vector<FusedProgram> fused_programs() {
   using V = std::vector<Array>;
   return {
-      {"softmax over rows", {{37, 70}}, [](const V& a) {
+      {"softmax over rows",
+       {{37, 70}},
+       [](const V& a) {
          Array e = np::exp(a[0] - np::max(a[0], {1}, true));
          return V{e / np::sum(e, {1}, true)};
        }},
-      {"layer norm over rows", {{33, 64}, {64}, {64}}, [](const V& a) {
+      {"layer norm over rows",
+       {{33, 64}, {64}, {64}},
+       [](const V& a) {
          Array m = np::mean(a[0], {1}, true);
          return V{(a[0] - m) / np::sqrt(np::var(a[0], {1}, true) + 1e-5f) * a[1] + a[2]};
        }},
-      {"gelu", {{5, 300}}, [](const V& a) {
+      {"gelu",
+       {{5, 300}},
+       [](const V& a) {
          const Array& x = a[0];
          return V{0.5f * x * (1.0f + np::tanh(0.7978845608f * (x + 0.044715f * x * x * x)))};
        }},
-      {"column normalization", {{40, 9}}, [](const V& a) { return V{a[0] / np::sum(np::abs(a[0]), {0})}; }},
-      {"two outputs of one input", {{64, 65}}, [](const V& a) {
+      {"column normalization",
+       {{40, 9}},
+       [](const V& a) { return V{a[0] / np::sum(np::abs(a[0]), {0})}; }},
+      {"two outputs of one input",
+       {{64, 65}},
+       [](const V& a) {
          return V{np::exp(a[0]), np::tanh(a[0]) * 2.0f, np::sum(a[0] * a[0], {1})};
        }},
-      {"small independent kernels", {{3}, {4, 2}, {5}}, [](const V& a) {
+      {"small independent kernels",
+       {{3}, {4, 2}, {5}},
+       [](const V& a) {
          return V{np::sin(a[0]), np::cos(a[1]) + 1.0f, np::exp(a[2]) * a[2]};
        }},
-      {"dense layer and epilogue", {{24, 32}, {32, 16}, {16}}, [](const V& a) {
-         return V{np::maximum(np::matmul(a[0], a[1]) + a[2], 0.0f)};
-       }},
-      {"chain between products", {{16, 16}, {16, 16}}, [](const V& a) {
+      {"dense layer and epilogue",
+       {{24, 32}, {32, 16}, {16}},
+       [](const V& a) { return V{np::maximum(np::matmul(a[0], a[1]) + a[2], 0.0f)}; }},
+      {"chain between products",
+       {{16, 16}, {16, 16}},
+       [](const V& a) {
          Array h = np::matmul(a[0], a[1]);
          return V{np::matmul(np::tanh(h) * 0.5f + np::sin(h), a[1])};
        }},
-      {"transpose, slice and concatenate", {{6, 8}}, [](const V& a) {
+      {"transpose, slice and concatenate",
+       {{6, 8}},
+       [](const V& a) {
          Array t = np::transpose(a[0]) * 2.0f;
          Array s = lax::slice(t, {1, 0}, {7, 6});
          return V{np::concatenate({s, np::exp(s)}, 0) + 1.0f};
        }},
-      {"select and clip", {{50, 20}}, [](const V& a) {
+      {"select and clip",
+       {{50, 20}},
+       [](const V& a) {
          Array c = np::clip(a[0], np::array(-1.0f), np::array(1.5f));
          return V{np::where(a[0] > 0.0f, c * c, np::exp(c)), np::argmax(a[0], 1)};
        }},
-      {"logsumexp of a 1-row matrix", {{1, 513}}, [](const V& a) {
+      {"logsumexp of a 1-row matrix",
+       {{1, 513}},
+       [](const V& a) {
          Array m = np::max(a[0], {1}, true);
          return V{np::log(np::sum(np::exp(a[0] - m), {1}, true)) + m};
        }},

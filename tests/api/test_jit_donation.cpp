@@ -54,8 +54,8 @@ TEST_CASE("donation: a buffer another array shares is copied, and that array kee
 
 TEST_CASE("donation: without an output of its shape the argument stays; others are unaffected",
           "[jit][donation]") {
-  auto f = jit([](const Array& x, const Array& s) { return np::sum(x) + s; },
-               {.donate_argnums = {0}});
+  auto f =
+      jit([](const Array& x, const Array& s) { return np::sum(x) + s; }, {.donate_argnums = {0}});
   Array x = ramp(8), s = np::array({1.0f});
   Array y = f(x, s);
   CHECK(y.to_vector<float>() == std::vector<float>{29.0f});

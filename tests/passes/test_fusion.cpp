@@ -212,8 +212,7 @@ TEST_CASE("instruction fusion: row softmax is one fusion", "[passes][fusion]") {
   check_softmax_is_one_fusion(softmax_text(4));
 }
 
-TEST_CASE("instruction fusion: row softmax of a single row is one fusion",
-          "[passes][fusion]") {
+TEST_CASE("instruction fusion: row softmax of a single row is one fusion", "[passes][fusion]") {
   // A size-1 leading dim: the divide's loop over dim 1 and the sum's own loop must be seen as
   // the same loop, or the max is taken for reused and left out.
   check_softmax_is_one_fusion(softmax_text(1));

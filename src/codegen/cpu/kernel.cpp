@@ -56,7 +56,8 @@ struct BodyArgs {
 
 BodyArgs body_args(std::size_t num_operands, const std::vector<int>& aliases) {
   BodyArgs a;
-  for (std::size_t k = 0; k < num_operands; ++k) a.operand_arg.push_back(static_cast<int>(a.count++));
+  for (std::size_t k = 0; k < num_operands; ++k)
+    a.operand_arg.push_back(static_cast<int>(a.count++));
   for (int alias : aliases)
     a.output_arg.push_back(alias >= 0 ? a.operand_arg[static_cast<std::size_t>(alias)]
                                       : static_cast<int>(a.count++));
@@ -100,9 +101,8 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
   for (std::size_t k = 0; k < n + shapes.size(); ++k) {
     int arg = k < n ? args.operand_arg[k] : args.output_arg[k - n];
     if (k >= n && aliases[k - n] >= 0) continue;
-    call_args[static_cast<std::size_t>(arg)] =
-        b.CreateLoad(ptr, b.CreateConstInBoundsGEP1_64(ptr, entry->getArg(0), k),
-                     "buffer" + std::to_string(k));
+    call_args[static_cast<std::size_t>(arg)] = b.CreateLoad(
+        ptr, b.CreateConstInBoundsGEP1_64(ptr, entry->getArg(0), k), "buffer" + std::to_string(k));
   }
   call_args.push_back(entry->getArg(1));
   call_args.push_back(entry->getArg(2));

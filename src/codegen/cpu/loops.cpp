@@ -13,9 +13,9 @@ llvm::MDNode* loop_metadata(llvm::LLVMContext& ctx, bool vectorize) {
   std::vector<llvm::Metadata*> ops{
       nullptr, llvm::MDNode::get(ctx, llvm::MDString::get(ctx, "llvm.loop.unroll.disable"))};
   if (!vectorize)
-    ops.push_back(llvm::MDNode::get(
-        ctx, {llvm::MDString::get(ctx, "llvm.loop.vectorize.enable"),
-              llvm::ConstantAsMetadata::get(llvm::ConstantInt::getFalse(ctx))}));
+    ops.push_back(
+        llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.vectorize.enable"),
+                                llvm::ConstantAsMetadata::get(llvm::ConstantInt::getFalse(ctx))}));
   llvm::MDNode* id = llvm::MDNode::getDistinct(ctx, ops);
   id->replaceOperandWith(0, id);  // a loop ID names itself
   return id;

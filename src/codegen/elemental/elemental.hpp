@@ -119,7 +119,7 @@ class ElementalEmitter {
   struct Loop {
     llvm::Value* induction;
     llvm::Instruction* entry;
-    int branch_depth;                 // of the loop's preheader
+    int branch_depth;                // of the loop's preheader
     std::vector<MemoKey> memo_keys;  // values that use this loop's induction variable
   };
   int innermost_loop_used(const IrIndex& index) const;

@@ -70,7 +70,7 @@ ElementGenerator ElementalEmitter::generator(const Instruction& inst,
 }
 
 std::vector<ElementGenerator> ElementalEmitter::outputs(const hlo::Computation& c,
-                                                       std::vector<ElementGenerator> parameters) {
+                                                        std::vector<ElementGenerator> parameters) {
   // Generators are built for what the outputs reach, operands first.
   std::unordered_map<const Instruction*, ElementGenerator> built;
   std::function<const ElementGenerator&(const Instruction*)> build =
@@ -218,8 +218,8 @@ int ElementalEmitter::innermost_loop_used(const IrIndex& index) const {
   int deepest = -1;
   for (llvm::Value* v : index.dims) {
     if (llvm::isa<llvm::Constant>(v)) continue;
-    auto it = std::find_if(loops_.begin(), loops_.end(),
-                           [v](const Loop& l) { return l.induction == v; });
+    auto it =
+        std::find_if(loops_.begin(), loops_.end(), [v](const Loop& l) { return l.induction == v; });
     if (it == loops_.end()) return static_cast<int>(loops_.size());
     deepest = std::max(deepest, static_cast<int>(it - loops_.begin()));
   }

@@ -21,8 +21,10 @@ bool HorizontalFusion::run(hlo::Module& module) {
       return true;
     };
     auto it = std::find_if(batches.begin(), batches.end(), independent);
-    if (it == batches.end()) batches.push_back({i});
-    else it->push_back(i);
+    if (it == batches.end())
+      batches.push_back({i});
+    else
+      it->push_back(i);
   }
   bool changed = false;
   for (const auto& batch : batches) {

@@ -9,9 +9,9 @@
 
 namespace jx::passes {
 
+using fusion::Group;
 using hlo::Instruction;
 using hlo::Opcode;
-using fusion::Group;
 
 namespace {
 
@@ -137,7 +137,8 @@ bool can_join(const Instruction& p) {
 // users inside the group are known when it is judged.
 class GroupBuilder {
  public:
-  GroupBuilder(const hlo::Computation& entry, const std::unordered_map<const Instruction*, int>& position,
+  GroupBuilder(const hlo::Computation& entry,
+               const std::unordered_map<const Instruction*, int>& position,
                std::unordered_map<const Instruction*, int>& duplicates,
                const std::unordered_map<const Instruction*, bool>& grouped)
       : entry_(entry), position_(position), duplicates_(duplicates), grouped_(grouped) {}
@@ -147,7 +148,8 @@ class GroupBuilder {
     g.members.push_back(root);
     access_[root] = Access{nest(root->shape.dims), false, 1};
     enqueue_operands(root);
-    while (!candidates_.empty() && static_cast<int>(g.members.size()) < InstructionFusion::kMaxGroupSize) {
+    while (!candidates_.empty() &&
+           static_cast<int>(g.members.size()) < InstructionFusion::kMaxGroupSize) {
       auto last = std::prev(candidates_.end());
       Instruction* p = last->second;
       candidates_.erase(last);

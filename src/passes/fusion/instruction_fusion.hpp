@@ -20,7 +20,7 @@ namespace jx::passes {
 class InstructionFusion final : public Pass {
  public:
   static constexpr int kMaxDuplication = 4;
-  static constexpr int kMaxGroupSize = 256;          // bounds one kernel's compile time
+  static constexpr int kMaxGroupSize = 256;                // bounds one kernel's compile time
   static constexpr std::int64_t kMaxFusedConstant = 1024;  // elements; larger ones stay buffers
 
   std::string name() const override { return "instruction-fusion"; }

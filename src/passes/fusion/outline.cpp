@@ -37,14 +37,16 @@ class Cloner {
     if (m->opcode == Opcode::kFusion) return inline_fusion(m);
     if (m->opcode == Opcode::kGetTupleElement && map_.count(m->operands[0]) &&
         map_.at(m->operands[0])->opcode == Opcode::kTuple) {
-      map_[m] = map_.at(m->operands[0])->operands.at(static_cast<std::size_t>(m->attrs.get_int("index")));
+      map_[m] =
+          map_.at(m->operands[0])->operands.at(static_cast<std::size_t>(m->attrs.get_int("index")));
       return;
     }
     map_[m] = copy(*m, [&](Instruction* op) { return value(op); });
   }
 
  private:
-  Instruction* copy(const Instruction& m, const std::function<Instruction*(Instruction*)>& operand) {
+  Instruction* copy(const Instruction& m,
+                    const std::function<Instruction*(Instruction*)>& operand) {
     auto c = std::make_unique<Instruction>();
     c->opcode = m.opcode;
     c->shape = m.shape;
@@ -212,10 +214,22 @@ bool is_loop_op(Opcode op) {
 
 bool is_expensive(Opcode op) {
   switch (op) {
-    case Opcode::kExp: case Opcode::kLog: case Opcode::kLog1p: case Opcode::kExpm1:
-    case Opcode::kSin: case Opcode::kCos: case Opcode::kTan: case Opcode::kTanh:
-    case Opcode::kLogistic: case Opcode::kSqrt: case Opcode::kRsqrt: case Opcode::kErf:
-    case Opcode::kDivide: case Opcode::kRemainder: case Opcode::kPower: case Opcode::kAtan2:
+    case Opcode::kExp:
+    case Opcode::kLog:
+    case Opcode::kLog1p:
+    case Opcode::kExpm1:
+    case Opcode::kSin:
+    case Opcode::kCos:
+    case Opcode::kTan:
+    case Opcode::kTanh:
+    case Opcode::kLogistic:
+    case Opcode::kSqrt:
+    case Opcode::kRsqrt:
+    case Opcode::kErf:
+    case Opcode::kDivide:
+    case Opcode::kRemainder:
+    case Opcode::kPower:
+    case Opcode::kAtan2:
       return true;
     default:
       return is_loop_op(op);

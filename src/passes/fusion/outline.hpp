@@ -32,7 +32,8 @@ bool rewrite_to_fixed_point(hlo::Computation& entry,
                             const std::function<bool(hlo::Instruction*)>& rewrite);
 
 // Whether `to` is reachable from `from` along operand → user edges (`from` != `to`).
-bool reaches(const hlo::Computation& entry, const hlo::Instruction* from, const hlo::Instruction* to);
+bool reaches(const hlo::Computation& entry, const hlo::Instruction* from,
+             const hlo::Instruction* to);
 
 // Loop ops run a loop per element (reduce, argmax, argmin, dot); expensive elementwise ops
 // cost many cycles per element. Neither may be recomputed by fusion.
