@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "passes/fusion/outline.hpp"
 
@@ -140,7 +141,7 @@ class GroupBuilder {
   GroupBuilder(const hlo::Computation& entry,
                const std::unordered_map<const Instruction*, int>& position,
                std::unordered_map<const Instruction*, int>& duplicates,
-               const std::unordered_map<const Instruction*, bool>& grouped)
+               const std::unordered_set<const Instruction*>& grouped)
       : entry_(entry), position_(position), duplicates_(duplicates), grouped_(grouped) {}
 
   Group build(Instruction* root) {
@@ -198,7 +199,7 @@ class GroupBuilder {
   const hlo::Computation& entry_;
   const std::unordered_map<const Instruction*, int>& position_;
   std::unordered_map<const Instruction*, int>& duplicates_;
-  const std::unordered_map<const Instruction*, bool>& grouped_;
+  const std::unordered_set<const Instruction*>& grouped_;
   std::unordered_map<const Instruction*, Access> access_;
   std::multimap<int, Instruction*> candidates_;
 };
@@ -212,14 +213,14 @@ bool InstructionFusion::run(hlo::Module& module) {
   for (std::size_t k = 0; k < order.size(); ++k) position[order[k]] = static_cast<int>(k);
 
   std::unordered_map<const Instruction*, int> duplicates;
-  std::unordered_map<const Instruction*, bool> grouped;  // full members of a group
+  std::unordered_set<const Instruction*> grouped;  // full members of a group
   std::vector<Group> groups;
   // A value every user's group copied is dead: it roots nothing.
   auto copied_by_all = [&](const Instruction* i) {
     if (i == entry.root() || duplicates[i] == 0) return false;
     for (const Instruction* u : entry.users(i)) {
       bool copied = std::any_of(groups.begin(), groups.end(), [&](const Group& g) {
-        return g.duplicated.count(i) &&
+        return g.duplicated.count(i) && !g.duplicated.count(u) &&
                std::find(g.members.begin(), g.members.end(), u) != g.members.end();
       });
       if (!copied) return false;
@@ -231,7 +232,7 @@ bool InstructionFusion::run(hlo::Module& module) {
     if (grouped.count(root) || !can_root(*root) || copied_by_all(root)) continue;
     Group g = GroupBuilder(entry, position, duplicates, grouped).build(root);
     for (Instruction* m : g.members)
-      if (!g.duplicated.count(m)) grouped[m] = true;
+      if (!g.duplicated.count(m)) grouped.insert(m);
     if (g.members.size() > 1) groups.push_back(std::move(g));
   }
   for (const Group& g : groups) fusion::outline(entry, g);
