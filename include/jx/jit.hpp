@@ -22,8 +22,10 @@ namespace jx {
 
 struct JitOptions {
   std::vector<int> static_argnums;  // positional arguments whose values join the cache key
-  // Arguments whose buffers an output may take over (as JAX's donate_argnums): after a call,
-  // these arrays are deleted (Array::is_deleted) and reading them throws jx::Error.
+  // Arguments whose buffers an output may take over (as JAX's donate_argnums): an output of the
+  // same shape and dtype computed where the argument is last read is written over it. Such an
+  // argument is deleted by the call (Array::is_deleted; reading it throws jx::Error); one no
+  // output can take over stays as it was.
   std::vector<int> donate_argnums;
   std::string name = "f";  // the program is jit_<name>
 };
