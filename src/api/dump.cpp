@@ -30,6 +30,8 @@ bool dump_enabled(DumpKind kind) {
 }
 
 std::string dump_prefix(int module_id, const std::string& name) {
+  std::error_code ec;  // a failure shows when the file is written
+  std::filesystem::create_directories(config().dump_to, ec);
   char id[16];
   std::snprintf(id, sizeof id, "%04d", module_id);
   return (std::filesystem::path(config().dump_to) / ("module_" + std::string(id) + "." + name))
@@ -38,8 +40,6 @@ std::string dump_prefix(int module_id, const std::string& name) {
 
 void write_dump(int module_id, const std::string& name, const std::string& suffix,
                 const std::string& text) {
-  std::error_code ec;
-  std::filesystem::create_directories(config().dump_to, ec);
   std::string path = dump_prefix(module_id, name) + "." + suffix;
   std::ofstream out(path);
   if (!out) throw Error("cannot write dump file " + path);

@@ -228,6 +228,17 @@ TEST_CASE("dumps: a --dump_* flag narrows the dumps to its kind", "[dumps]") {
   CHECK(keys(scope.files("narrow")) == expected);
 }
 
+TEST_CASE("dumps: LLVM dumps alone create the dump directory", "[dumps]") {
+  auto f = jit([](const Array& x) { return x * 3.0f; }, {.name = "fresh_dir"});
+  DumpScope scope("--dump_llvm");
+  fs::path nested = fs::path(config().dump_to) / "not" / "there";
+  config().dump_to = nested.string();
+  check_values(f(np::array({1.0f, 2.0f})), {3.0, 6.0});
+  int files = 0;
+  for (const auto& entry : fs::directory_iterator(nested)) files += entry.is_regular_file();
+  CHECK(files == 2);  // ir-no-opt.ll and ir-with-opt.ll
+}
+
 TEST_CASE("dumps: the scope restores the configuration and removes its directory", "[dumps]") {
   Config before = config();
   fs::path dir;
