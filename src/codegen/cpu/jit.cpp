@@ -31,17 +31,52 @@ struct Jit {
   llvm::orc::JITTargetMachineBuilder jtmb;
 };
 
+// This thread's target machine for the host. A target machine builds its subtarget tables
+// lazily, which costs more than a small kernel's codegen, so each thread keeps one; it is not
+// safe to share between threads.
+llvm::TargetMachine& thread_target_machine(llvm::orc::JITTargetMachineBuilder jtmb) {
+  thread_local std::unique_ptr<llvm::TargetMachine> tm =
+      unwrap(jtmb.createTargetMachine(), "creating a target machine");
+  return *tm;
+}
+
+// ORC's compile step on the calling thread's target machine.
+class ThreadCompiler : public llvm::orc::IRCompileLayer::IRCompiler {
+ public:
+  explicit ThreadCompiler(llvm::orc::JITTargetMachineBuilder jtmb)
+      : IRCompiler(llvm::orc::irManglingOptionsFromTargetOptions(jtmb.getOptions())),
+        jtmb_(std::move(jtmb)) {}
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> operator()(llvm::Module& m) override {
+    return llvm::orc::SimpleCompiler(thread_target_machine(jtmb_))(m);
+  }
+
+ private:
+  llvm::orc::JITTargetMachineBuilder jtmb_;
+};
+
 Jit& jit() {
   static Jit* instance = [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
     llvm::InitializeNativeTargetAsmParser();
     auto jtmb = unwrap(llvm::orc::JITTargetMachineBuilder::detectHost(), "detecting the host");
-    auto lljit = unwrap(llvm::orc::LLJITBuilder()
-                            .setJITTargetMachineBuilder(jtmb)
-                            .setSupportConcurrentCompilation(true)
-                            .create(),
-                        "creating the ORC JIT");
+    // Compiles run on the thread that asks for them, with that thread's target machine, so
+    // threads may compile at once without a dispatcher thread per compile.
+    auto epc = unwrap(llvm::orc::SelfExecutorProcessControl::Create(
+                          nullptr, std::make_unique<llvm::orc::InPlaceTaskDispatcher>()),
+                      "creating the JIT's process control");
+    auto lljit = unwrap(
+        llvm::orc::LLJITBuilder()
+            .setJITTargetMachineBuilder(jtmb)
+            .setExecutorProcessControl(std::move(epc))
+            .setSupportConcurrentCompilation(true)
+            .setCompileFunctionCreator(
+                [](llvm::orc::JITTargetMachineBuilder b)
+                    -> llvm::Expected<std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler>> {
+                  return std::make_unique<ThreadCompiler>(std::move(b));
+                })
+            .create(),
+        "creating the ORC JIT");
     auto process = unwrap(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
                               lljit->getDataLayout().getGlobalPrefix()),
                           "opening the process's symbols");
@@ -108,11 +143,9 @@ std::shared_ptr<CompiledKernels> compile_kernels(const std::vector<KernelRequest
 
   auto ctx = std::make_unique<llvm::LLVMContext>();
   auto module = std::make_unique<llvm::Module>(options.module_name, *ctx);
-  llvm::orc::JITTargetMachineBuilder jtmb = j.jtmb;  // a copy: compiles may run concurrently
-  std::unique_ptr<llvm::TargetMachine> tm =
-      unwrap(jtmb.createTargetMachine(), "creating a target machine");
+  llvm::TargetMachine& tm = thread_target_machine(j.jtmb);
   module->setDataLayout(j.lljit->getDataLayout());
-  module->setTargetTriple(tm->getTargetTriple().str());
+  module->setTargetTriple(tm.getTargetTriple().str());
 
   std::unordered_set<std::string> seen;
   for (const KernelRequest& k : kernels) {
@@ -123,7 +156,7 @@ std::shared_ptr<CompiledKernels> compile_kernels(const std::vector<KernelRequest
   }
   // LLVM keeps to 256-bit vectors on AVX-512 hosts by default (older cores downclocked on
   // 512-bit code); kernels are throughput loops, where twice the lanes pay on current ones.
-  if (tm->getTargetFeatureString().contains("+avx512f"))
+  if (tm.getTargetFeatureString().contains("+avx512f"))
     for (llvm::Function& f : *module) f.addFnAttr("prefer-vector-width", "512");
   if (!options.dump_prefix.empty()) dump(*module, options.dump_prefix + ".ir-no-opt.ll");
   std::string problems;
@@ -131,7 +164,7 @@ std::shared_ptr<CompiledKernels> compile_kernels(const std::vector<KernelRequest
   if (llvm::verifyModule(*module, &os))
     throw CompileError("codegen: invalid LLVM IR for module " + options.module_name + ": " +
                        os.str());
-  optimize(*module, *tm, options.opt_level);
+  optimize(*module, tm, options.opt_level);
   if (!options.dump_prefix.empty()) dump(*module, options.dump_prefix + ".ir-with-opt.ll");
 
   llvm::orc::ResourceTrackerSP tracker = j.lljit->getMainJITDylib().createResourceTracker();
