@@ -78,14 +78,15 @@ LoweredProgram lower_program(std::shared_ptr<const ClosedJaxprData> jaxpr,
   LoweredProgram out;
   out.name = name;
   out.module_id = next_id++;
-  out.jaxpr_text = to_string(jaxpr->jaxpr);
   out.module = lower_jaxpr(jaxpr->jaxpr, name);
-  out.hlo_text = hlo::to_string(*out.module);
+  out.jaxpr_text = std::make_shared<LazyText>([jaxpr] { return to_string(jaxpr->jaxpr); });
+  out.hlo_text = std::make_shared<LazyText>([m = out.module] { return hlo::to_string(*m); });
   out.jaxpr = std::move(jaxpr);
   out.lower_ms = ms_since(t0);
-  if (dump_enabled(DumpKind::kJaxpr)) write_dump(out.module_id, name, "jaxpr.txt", out.jaxpr_text);
+  if (dump_enabled(DumpKind::kJaxpr))
+    write_dump(out.module_id, name, "jaxpr.txt", out.jaxpr_text->get());
   if (dump_enabled(DumpKind::kHlo))
-    write_dump(out.module_id, name, "before_optimizations.txt", out.hlo_text);
+    write_dump(out.module_id, name, "before_optimizations.txt", out.hlo_text->get());
   return out;
 }
 
@@ -97,7 +98,7 @@ CompiledProgram compile_program(const LoweredProgram& lowered) {
 
   // Optimize a fresh lowering, so a Lowered can be compiled more than once.
   auto t0 = std::chrono::steady_clock::now();
-  std::unique_ptr<hlo::Module> module = lower_jaxpr(lowered.jaxpr->jaxpr, name);
+  std::shared_ptr<hlo::Module> module = lower_jaxpr(lowered.jaxpr->jaxpr, name);
   passes::PipelineOptions options;
   if (!config().dump_hlo_pass_re.empty() && !config().dump_to.empty()) {
     options.dump_pass_re = config().dump_hlo_pass_re;
@@ -106,9 +107,10 @@ CompiledProgram compile_program(const LoweredProgram& lowered) {
     };
   }
   passes::run_cpu_pipeline(*module, options);
-  out.hlo_text = hlo::to_string(*module);
+  out.hlo_text = std::make_shared<LazyText>([module] { return hlo::to_string(*module); });
   out.optimize_ms = ms_since(t0);
-  if (dump_enabled(DumpKind::kHlo)) write_dump(id, name, "after_optimizations.txt", out.hlo_text);
+  if (dump_enabled(DumpKind::kHlo))
+    write_dump(id, name, "after_optimizations.txt", out.hlo_text->get());
   if (dump_enabled(DumpKind::kDot)) write_dump(id, name, "dot", hlo::to_dot(*module));
 
   // Schedule, buffers, and one kernel per remaining instruction or fusion (or a BLAS call).
@@ -186,9 +188,9 @@ CompiledProgram compile_program(const LoweredProgram& lowered) {
       std::move(thunks), ba.arena_bytes, std::move(in_avals), lowered.jaxpr->jaxpr.out_avals(),
       std::move(constants), std::move(ba.donations), std::shared_ptr<const void>(code, code.get()));
   out.codegen_ms = ms_since(t0);
-  out.thunk_sequence = exe->thunk_sequence();
+  out.thunk_sequence = std::make_shared<LazyText>([exe] { return exe->thunk_sequence(); });
   if (dump_enabled(DumpKind::kThunks))
-    write_dump(id, name, "thunk_sequence.txt", out.thunk_sequence);
+    write_dump(id, name, "thunk_sequence.txt", out.thunk_sequence->get());
 
   hlo::HloCost cost = hlo::cost_analysis(*module);
   out.cost = {cost.flops, cost.transcendentals, cost.bytes_accessed};

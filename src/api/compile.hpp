@@ -1,7 +1,9 @@
 // The compilation pipeline behind jit: closed jaxpr → HLO → passes → kernels → Executable.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "jaxpr/jaxpr.hpp"
@@ -13,6 +15,22 @@ class Module;
 
 namespace jx::api {
 
+// A text printed on its first request: printing a program costs more than lowering it, and
+// only AOT inspection and dumps read the text.
+class LazyText {
+ public:
+  explicit LazyText(std::function<std::string()> print) : print_(std::move(print)) {}
+  const std::string& get() const {
+    std::call_once(once_, [this] { text_ = print_(); });
+    return text_;
+  }
+
+ private:
+  std::function<std::string()> print_;
+  mutable std::once_flag once_;
+  mutable std::string text_;
+};
+
 // The first half: the jaxpr lowered to an unoptimized HLO module. The executable's arguments
 // are the jaxpr's consts followed by its invars.
 struct LoweredProgram {
@@ -20,7 +38,7 @@ struct LoweredProgram {
   int module_id = 0;  // numbers dump files: module_0001.jit_f...
   std::shared_ptr<const ClosedJaxprData> jaxpr;
   std::shared_ptr<hlo::Module> module;
-  std::string jaxpr_text, hlo_text;
+  std::shared_ptr<const LazyText> jaxpr_text, hlo_text;
   std::vector<bool> donated;  // per argument leaf: its buffer may become an output's
   double lower_ms = 0;
 };
@@ -36,8 +54,8 @@ struct MemoryAnalysis {
 struct CompiledProgram {
   std::shared_ptr<const runtime::Executable> executable;
   std::shared_ptr<const ClosedJaxprData> jaxpr;  // its consts are the leading arguments
-  std::string hlo_text;                          // after optimizations
-  std::string thunk_sequence;                    // one thunk per line
+  std::shared_ptr<const LazyText> hlo_text;        // after optimizations
+  std::shared_ptr<const LazyText> thunk_sequence;  // one thunk per line
   CostAnalysis cost;
   MemoryAnalysis memory;
   double optimize_ms = 0, codegen_ms = 0;

@@ -329,8 +329,8 @@ LoweredCall jit_lower(JitState& st, CallArgs& ca, const MissHandler& miss) {
   return LoweredCall(std::move(impl));
 }
 
-const std::string& LoweredCall::jaxpr_text() const { return impl_->lowered.jaxpr_text; }
-const std::string& LoweredCall::hlo_text() const { return impl_->lowered.hlo_text; }
+const std::string& LoweredCall::jaxpr_text() const { return impl_->lowered.jaxpr_text->get(); }
+const std::string& LoweredCall::hlo_text() const { return impl_->lowered.hlo_text->get(); }
 const std::shared_ptr<const void>& LoweredCall::out_proto() const { return impl_->out_proto; }
 
 CompiledCall LoweredCall::compile() const {
@@ -346,8 +346,10 @@ CompiledCall LoweredCall::compile() const {
   return CompiledCall(std::move(impl));
 }
 
-const std::string& CompiledCall::hlo_text() const { return impl_->program->hlo_text; }
-const std::string& CompiledCall::thunk_sequence() const { return impl_->program->thunk_sequence; }
+const std::string& CompiledCall::hlo_text() const { return impl_->program->hlo_text->get(); }
+const std::string& CompiledCall::thunk_sequence() const {
+  return impl_->program->thunk_sequence->get();
+}
 const std::shared_ptr<const void>& CompiledCall::out_proto() const {
   return impl_->lowered->out_proto;
 }

@@ -38,12 +38,16 @@ std::vector<Array> StagingTrace::process(const Primitive& prim, std::span<const 
                                          const Params& params) {
   std::vector<ShapedArray> in_avals;
   Eqn eqn{&prim, {}, params, {}};
+  in_avals.reserve(inputs.size());
+  eqn.inputs.reserve(inputs.size());
   for (const auto& x : inputs) {
     in_avals.push_back(x.aval());
     eqn.inputs.push_back(to_atom(x));
   }
   std::vector<ShapedArray> out_avals = prim.abstract_eval(in_avals, params);
   std::vector<Array> outs;
+  outs.reserve(out_avals.size());
+  eqn.outvars.reserve(out_avals.size());
   auto self = shared_from_this();
   for (auto& aval : out_avals) {
     Var v = new_var(aval);
