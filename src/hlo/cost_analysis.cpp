@@ -1,18 +1,8 @@
 // Flop, transcendental and byte counts per instruction, summed over the entry computation.
 #include "hlo/cost_analysis.hpp"
 
-#include <unordered_set>
-
 namespace jx::hlo {
 namespace {
-
-bool transcendental(Opcode op) {
-  static const std::unordered_set<Opcode> kOps{
-      Opcode::kExp,   Opcode::kLog, Opcode::kLog1p, Opcode::kExpm1,    Opcode::kSin,
-      Opcode::kCos,   Opcode::kTan, Opcode::kTanh,  Opcode::kLogistic, Opcode::kSqrt,
-      Opcode::kRsqrt, Opcode::kErf, Opcode::kPower, Opcode::kAtan2};
-  return kOps.count(op) > 0;
-}
 
 // Instructions that move no data of their own.
 bool free_of_bytes(Opcode op) {
@@ -47,7 +37,7 @@ void add_cost(const Instruction& i, HloCost& cost) {
   if (i.opcode == Opcode::kFusion) return add_fusion_cost(i, cost);
   auto out = static_cast<double>(i.shape.is_tuple ? 0 : i.shape.size());
   if (has_trait(i.opcode, kElementwise)) {
-    (transcendental(i.opcode) ? cost.transcendentals : cost.flops) += out;
+    (has_trait(i.opcode, kTranscendental) ? cost.transcendentals : cost.flops) += out;
   } else if (i.opcode == Opcode::kReduce || i.opcode == Opcode::kArgMax ||
              i.opcode == Opcode::kArgMin) {
     cost.flops += static_cast<double>(i.operands[0]->shape.size());

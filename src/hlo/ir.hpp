@@ -14,7 +14,7 @@
 
 namespace jx::hlo {
 
-enum Trait : unsigned { kElementwise = 1, kFusible = 2, kSideEffects = 4 };
+enum Trait : unsigned { kElementwise = 1, kFusible = 2, kSideEffects = 4, kTranscendental = 8 };
 
 enum class Opcode {
 #define JX_HLO_OPCODE(e, name, arity, traits) e,

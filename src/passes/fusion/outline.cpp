@@ -213,27 +213,8 @@ bool is_loop_op(Opcode op) {
 }
 
 bool is_expensive(Opcode op) {
-  switch (op) {
-    case Opcode::kExp:
-    case Opcode::kLog:
-    case Opcode::kLog1p:
-    case Opcode::kExpm1:
-    case Opcode::kSin:
-    case Opcode::kCos:
-    case Opcode::kTan:
-    case Opcode::kTanh:
-    case Opcode::kLogistic:
-    case Opcode::kSqrt:
-    case Opcode::kRsqrt:
-    case Opcode::kErf:
-    case Opcode::kDivide:
-    case Opcode::kRemainder:
-    case Opcode::kPower:
-    case Opcode::kAtan2:
-      return true;
-    default:
-      return is_loop_op(op);
-  }
+  return hlo::has_trait(op, hlo::kTranscendental) || op == Opcode::kDivide ||
+         op == Opcode::kRemainder || is_loop_op(op);
 }
 
 bool has_costly_ops(const Instruction& inst) {
