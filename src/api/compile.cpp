@@ -130,18 +130,17 @@ CompiledProgram compile_program(const LoweredProgram& lowered) {
       buffers.push_back(ba.of.at({i, static_cast<int>(e)}));
     return buffers;
   };
-  auto rows_of = [&](const Instruction* i) {
+  auto split = [&](const Instruction* i) {
     std::int64_t bytes = 0;
     for (const runtime::Allocation& a : kernel_buffers(i)) bytes += a.size;
-    return runtime::parallel_rows(codegen::kernel_rows(*i), bytes);
+    return runtime::split_pays(codegen::kernel_rows(*i), bytes);
   };
 
   std::vector<codegen::KernelRequest> requests;
   for (const Instruction* i : order) {
     if (needs_no_thunk(i->opcode) || (i->opcode == Opcode::kDot && as_gemm(*i))) continue;
     auto in_place = ba.in_place.find(i);
-    requests.push_back({i, "kernel_" + std::to_string(requests.size()) + "_" + i->name,
-                        rows_of(i) > 1,
+    requests.push_back({i, "kernel_" + std::to_string(requests.size()) + "_" + i->name, split(i),
                         in_place == ba.in_place.end() ? std::vector<int>{} : in_place->second});
   }
   codegen::CpuCompileOptions cg;
@@ -164,8 +163,9 @@ CompiledProgram compile_program(const LoweredProgram& lowered) {
     const codegen::KernelRequest& req = requests.at(next_kernel++);
     JX_CHECK(req.root == i);
     auto fn = reinterpret_cast<runtime::KernelThunk::Fn>(code->symbol(req.symbol));
+    std::int64_t rows = req.partitioned ? codegen::kernel_rows(*i) : 1;
     thunks.push_back(
-        std::make_unique<runtime::KernelThunk>(req.symbol, fn, kernel_buffers(i), rows_of(i)));
+        std::make_unique<runtime::KernelThunk>(req.symbol, fn, kernel_buffers(i), rows));
   }
   // Outputs that are parameters, constants or repeated values are copied into their buffers.
   for (std::size_t k = 0; k < ba.outputs.size(); ++k) {

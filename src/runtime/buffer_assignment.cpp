@@ -83,31 +83,34 @@ ValueRef source_of(const Instruction* i) {
 
 namespace {
 
+// The operand through which kernel `i` can compute its output `element` over `src`'s buffer, or
+// -1: `i` is a fusion or elementwise op, reaches `src` through that operand alone, and reads it
+// only where it writes.
+int overwritable_operand(const Instruction* i, const ValueRef& src, int element) {
+  if (i->opcode != Opcode::kFusion && !hlo::has_trait(i->opcode, hlo::kElementwise)) return -1;
+  int uses = 0, operand = -1;
+  for (std::size_t k = 0; k < i->operands.size(); ++k)
+    if (source_of(i->operands[k]) == src) ++uses, operand = static_cast<int>(k);
+  if (uses != 1 || !hlo::reads_only_at_output_index(*i, operand, std::max(element, 0))) return -1;
+  return operand;
+}
+
 // The operand whose dying temporary `i`'s output `element` can overwrite, or -1.
 int in_place_operand(const Instruction* i, int element, const hlo::HloShape& shape,
                      const std::map<ValueRef, Allocation>& of,
                      const std::map<ValueRef, std::size_t>& last_use, std::size_t t,
                      const std::vector<ValueRef>& taken) {
-  if (i->opcode != Opcode::kFusion && !hlo::has_trait(i->opcode, hlo::kElementwise)) return -1;
-  for (std::size_t k = 0; k < i->operands.size(); ++k) {
-    ValueRef src = source_of(i->operands[k]);
+  for (const Instruction* op : i->operands) {
+    ValueRef src = source_of(op);
     auto a = of.find(src);
     if (a == of.end() || a->second.kind != Allocation::Kind::kTemp ||
         a->second.size != shape.byte_size() || last_use.at(src) != t ||
         std::find(taken.begin(), taken.end(), src) != taken.end())
       continue;
-    // The operand must reach the kernel once, and be read only where the output is written.
-    int uses = 0;
-    for (const Instruction* o : i->operands) uses += source_of(o) == src;
-    if (uses == 1 && hlo::reads_only_at_output_index(*i, static_cast<int>(k), std::max(element, 0)))
-      return static_cast<int>(k);
+    if (int k = overwritable_operand(i, src, element); k >= 0) return k;
   }
   return -1;
 }
-
-}  // namespace
-
-namespace {
 
 // Values that can live in an output's buffer before the output is computed there: donated
 // parameters, and temporaries (a GEMM's result before its epilogue) whose last reader is the
@@ -135,16 +138,10 @@ std::map<const Instruction*, int> match_early_outputs(
       const Instruction* producer = outputs[k].inst;
       int element = std::max(outputs[k].element, 0);
       if (taken[k] || position.at(producer) != last ||
-          (producer->opcode != Opcode::kFusion &&
-           !hlo::has_trait(producer->opcode, hlo::kElementwise)) ||
           std::count(outputs.begin(), outputs.end(), outputs[k]) > 1 ||
-          *hlo::output_shapes(*producer)[static_cast<std::size_t>(element)] != v->shape)
+          *hlo::output_shapes(*producer)[static_cast<std::size_t>(element)] != v->shape ||
+          overwritable_operand(producer, {v, -1}, element) < 0)
         continue;
-      int uses = 0, operand = -1;
-      for (std::size_t j = 0; j < producer->operands.size(); ++j)
-        if (source_of(producer->operands[j]) == ValueRef{v, -1})
-          ++uses, operand = static_cast<int>(j);
-      if (uses != 1 || !hlo::reads_only_at_output_index(*producer, operand, element)) continue;
       out[v] = static_cast<int>(k);
       taken[k] = true;
       break;

@@ -27,8 +27,8 @@ int parallelism() {
 
 // The threshold, Config::cpu_parallel_min_bytes, is where splitting starts to pay: bench_fusion
 // times an elementwise kernel both ways across sizes (docs/performance.md).
-std::int64_t parallel_rows(std::int64_t rows, std::int64_t bytes) {
-  return rows > 1 && bytes >= config().cpu_parallel_min_bytes && parallelism() > 1 ? rows : 1;
+bool split_pays(std::int64_t rows, std::int64_t bytes) {
+  return rows > 1 && bytes >= config().cpu_parallel_min_bytes && parallelism() > 1;
 }
 
 void parallel_for(std::int64_t rows, const std::function<void(std::int64_t, std::int64_t)>& fn) {

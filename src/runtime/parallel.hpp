@@ -14,8 +14,8 @@ void parallel_for(std::int64_t rows, const std::function<void(std::int64_t, std:
 // How many threads parallel_for uses (the calling thread included).
 int parallelism();
 
-// The rows a kernel of `rows` rows touching `bytes` (read and written) is split into: `rows`
-// when splitting pays, else 1 (it runs whole on the calling thread).
-std::int64_t parallel_rows(std::int64_t rows, std::int64_t bytes);
+// Whether splitting a kernel of `rows` rows touching `bytes` (read and written) over the pool
+// pays; otherwise it runs whole on the calling thread.
+bool split_pays(std::int64_t rows, std::int64_t bytes);
 
 }  // namespace jx::runtime

@@ -34,9 +34,11 @@ struct Jit {
 // This thread's target machine for the host. A target machine builds its subtarget tables
 // lazily, which costs more than a small kernel's codegen, so each thread keeps one; it is not
 // safe to share between threads.
-llvm::TargetMachine& thread_target_machine(llvm::orc::JITTargetMachineBuilder jtmb) {
-  thread_local std::unique_ptr<llvm::TargetMachine> tm =
-      unwrap(jtmb.createTargetMachine(), "creating a target machine");
+llvm::TargetMachine& thread_target_machine(const llvm::orc::JITTargetMachineBuilder& jtmb) {
+  thread_local std::unique_ptr<llvm::TargetMachine> tm = [&] {
+    llvm::orc::JITTargetMachineBuilder builder = jtmb;  // createTargetMachine is not const
+    return unwrap(builder.createTargetMachine(), "creating a target machine");
+  }();
   return *tm;
 }
 
