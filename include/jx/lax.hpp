@@ -98,4 +98,7 @@ struct DotDimensionNumbers {
 Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers& dimension_numbers,
                   std::optional<DType> preferred_element_type = std::nullopt);
 
+// custom_derivatives.cpp — the identity, with a zero derivative (JAX's lax.stop_gradient).
+Array stop_gradient(const Array& x);
+
 }  // namespace jx::lax

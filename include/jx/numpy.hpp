@@ -95,6 +95,8 @@ Array bitwise_and(const Array& x, const Array& y);
 Array bitwise_or(const Array& x, const Array& y);
 Array where(const Array& condition, const Array& x, const Array& y);
 Array clip(const Array& x, const std::optional<Array>& lo, const std::optional<Array>& hi);
+// x, through which no gradient flows (lax.stop_gradient); integer and bool arrays pass as they are.
+Array stop_gradient(const Array& x);
 
 // ---- reductions ------------------------------------------------------------------------------
 Array sum(const Array& x, const Axes& axis = {}, bool keepdims = false);

@@ -1,14 +1,20 @@
-// Transformations of functions: make_jaxpr (and, as they land, jit, grad, vjp, jvp, vmap).
+// Transformations of functions: make_jaxpr; autodiff (grad, value_and_grad, jvp, vjp, jacfwd,
+// jacrev, hessian, custom_jvp, custom_vjp). Arguments and results are pytrees; each transform
+// traces the function to a jaxpr, transforms the jaxpr and runs it, so transforms compose with
+// each other and with jit.
 #pragma once
 
 #include <functional>
 #include <iosfwd>
+#include <array>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "jx/array.hpp"
+#include "jx/detail/autodiff_impl.hpp"
 #include "jx/tree.hpp"
 
 namespace jx {
@@ -34,7 +40,6 @@ class ClosedJaxpr {
 std::ostream& operator<<(std::ostream& os, const ClosedJaxpr& j);
 
 namespace detail {
-using FlatFn = std::function<std::vector<Array>(const std::vector<Array>&)>;
 ClosedJaxpr make_jaxpr_flat(const FlatFn& fn, const std::vector<ShapedArray>& in_avals,
                             const std::string& name);
 std::vector<ShapedArray> avals_of(const std::vector<Array>& xs);
@@ -55,6 +60,294 @@ auto make_jaxpr(F f, std::string name = "f") {
       return tree::leaves(std::apply(f, rebuilt));
     };
     return detail::make_jaxpr_flat(flat_fn, detail::avals_of(flat), name);
+  };
+}
+
+// ---- autodiff ------------------------------------------------------------------------------
+
+// Marks a function that returns std::pair{value, aux}: only the value is differentiated.
+struct HasAux {};
+inline constexpr HasAux has_aux{};
+
+namespace detail {
+
+// The arguments' leaves, and where each argument's leaves begin (plus the end).
+template <class... Args>
+std::vector<Array> flatten_args(std::vector<std::size_t>& begins, const Args&... args) {
+  std::vector<Array> leaves;
+  ((begins.push_back(leaves.size()), tree::flatten(args, leaves)), ...);
+  begins.push_back(leaves.size());
+  return leaves;
+}
+
+// f called on the arguments rebuilt from `leaves` (scalars become Arrays, as under jit).
+template <class F, class... Args>
+auto call_rebuilt(const F& f, const std::vector<Array>& leaves, const Args&... args) {
+  std::size_t pos = 0;
+  // Braced initialization runs left to right, so leaves are consumed in order.
+  std::tuple<tree::rebuilt_t<Args>...> rebuilt{tree::rebuild(args, leaves, pos)...};
+  return std::apply(f, rebuilt);
+}
+
+template <class F, class... Args>
+using result_t = std::decay_t<std::invoke_result_t<const F&, tree::rebuilt_t<Args>...>>;
+
+// A flat view of f for the tracer: leaves in, leaves out; the last result's structure is kept
+// in `proto` (the function runs once per trace) so results can be rebuilt.
+template <class F, class... Args>
+FlatFn flat_fn(const F& f, std::optional<result_t<F, Args...>>& proto, const Args&... args) {
+  return [&](const std::vector<Array>& leaves) {
+    proto.emplace(call_rebuilt(f, leaves, args...));
+    return tree::leaves(*proto);
+  };
+}
+
+template <class T>
+auto rebuild_from(const T& like, const std::vector<Array>& leaves, std::size_t begin = 0) {
+  std::size_t pos = begin;
+  return tree::rebuild(like, leaves, pos);
+}
+
+template <class T>
+void check_same_structure(const T& a, const T& b, const char* message_a, const char* message_b) {
+  tree::TreeDef ta = tree::structure(a), tb = tree::structure(b);
+  if (!(ta == tb))
+    throw TypeError(std::string(message_a) + ta.str() + message_b + tb.str() + ".");
+}
+
+template <bool kValue, bool kAux, int... Argnums>
+struct GradOf {
+  static constexpr std::array<int, sizeof...(Argnums)> kArgnums{Argnums...};
+  static constexpr const char* kWho = kValue ? "value_and_grad" : "grad";
+
+  template <class F, class... Args>
+  static auto call(const F& f, const Args&... args) {
+    static_assert(((Argnums >= 0 && Argnums < static_cast<int>(sizeof...(Args))) && ...),
+                  "grad: an argnum is out of range for the arguments given");
+    using R = result_t<F, Args...>;
+    std::vector<std::size_t> begins;
+    std::vector<Array> leaves = flatten_args(begins, args...);
+    std::vector<bool> wrt(leaves.size(), false);
+    for (int a : kArgnums) std::fill(wrt.begin() + begins[a], wrt.begin() + begins[a + 1], true);
+    std::optional<R> proto;
+    GradFlat g = grad_flat(flat_fn(f, proto, args...), leaves, wrt, kValue || kAux, kWho);
+    // Gradients come in leaf order: an argument's start is the wrt leaves before it.
+    auto grad_of = [&]<std::size_t I>(std::integral_constant<std::size_t, I>) {
+      constexpr std::size_t a = static_cast<std::size_t>(kArgnums[I]);
+      std::size_t start = static_cast<std::size_t>(std::count(wrt.begin(), wrt.begin() + begins[a], true));
+      return rebuild_from(std::get<a>(std::tie(args...)), g.grads, start);
+    };
+    auto grads = [&]<std::size_t... I>(std::index_sequence<I...>) {
+      if constexpr (sizeof...(I) == 1)
+        return grad_of(std::integral_constant<std::size_t, 0>{});
+      else
+        return std::tuple{grad_of(std::integral_constant<std::size_t, I>{})...};
+    }(std::make_index_sequence<sizeof...(Argnums)>());
+    if constexpr (kAux) {
+      static_assert(tree::is_pair<R>::value, "with jx::has_aux the function returns std::pair{value, aux}");
+      auto aux = rebuild_from(proto->second, g.outs, 1);
+      if constexpr (kValue)
+        return std::pair{std::pair{g.outs[0], std::move(aux)}, std::move(grads)};
+      else
+        return std::pair{std::move(grads), std::move(aux)};
+    } else if constexpr (kValue) {
+      return std::pair{g.outs[0], std::move(grads)};
+    } else {
+      return grads;
+    }
+  }
+};
+
+template <class Grad, class F>
+auto grad_fn(F f) {
+  return [f = std::move(f)](const auto&... args) { return Grad::call(f, args...); };
+}
+
+}  // namespace detail
+
+// grad(f)(args...): the gradient of f (which returns a real scalar) with respect to argument 0,
+// shaped like it (a pytree of the same structure). grad<0, 2>(f) differentiates arguments 0 and 2
+// and returns a std::tuple. Integer arguments cannot be differentiated (jx::TypeError).
+template <int... Argnums, class F>
+auto grad(F f) {
+  if constexpr (sizeof...(Argnums) == 0)
+    return detail::grad_fn<detail::GradOf<false, false, 0>>(std::move(f));
+  else
+    return detail::grad_fn<detail::GradOf<false, false, Argnums...>>(std::move(f));
+}
+// With has_aux, f returns std::pair{value, aux}; the result is std::pair{gradient, aux}.
+template <int... Argnums, class F>
+auto grad(F f, HasAux) {
+  if constexpr (sizeof...(Argnums) == 0)
+    return detail::grad_fn<detail::GradOf<false, true, 0>>(std::move(f));
+  else
+    return detail::grad_fn<detail::GradOf<false, true, Argnums...>>(std::move(f));
+}
+// value_and_grad(f)(args...) → std::pair{value, gradient}; with has_aux,
+// std::pair{std::pair{value, aux}, gradient}.
+template <int... Argnums, class F>
+auto value_and_grad(F f) {
+  if constexpr (sizeof...(Argnums) == 0)
+    return detail::grad_fn<detail::GradOf<true, false, 0>>(std::move(f));
+  else
+    return detail::grad_fn<detail::GradOf<true, false, Argnums...>>(std::move(f));
+}
+template <int... Argnums, class F>
+auto value_and_grad(F f, HasAux) {
+  if constexpr (sizeof...(Argnums) == 0)
+    return detail::grad_fn<detail::GradOf<true, true, 0>>(std::move(f));
+  else
+    return detail::grad_fn<detail::GradOf<true, true, Argnums...>>(std::move(f));
+}
+
+// jvp(f, std::tuple{x...}, std::tuple{t...}) → std::pair{f(x...), its tangent along t}.
+// Tangents match the primals' structure, shapes and dtypes.
+template <class F, class... P, class... T>
+auto jvp(const F& f, const std::tuple<P...>& primals, const std::tuple<T...>& tangents) {
+  detail::check_same_structure(primals, tangents,
+                               "primal and tangent arguments to jx::jvp must have the same tree "
+                               "structure; primals have tree structure ",
+                               " whereas tangents have tree structure ");
+  return std::apply(
+      [&](const auto&... p) {
+        using R = detail::result_t<F, P...>;
+        std::optional<R> proto;
+        std::vector<Array> primal_leaves, tangent_leaves = tree::leaves(tangents);
+        (tree::flatten(p, primal_leaves), ...);
+        auto [outs, out_tangents] =
+            detail::jvp_flat(detail::flat_fn(f, proto, p...), primal_leaves, tangent_leaves);
+        return std::pair{detail::rebuild_from(*proto, outs),
+                         detail::rebuild_from(*proto, out_tangents)};
+      },
+      primals);
+}
+
+// What vjp returns with the primal output: cotangent (shaped like the output) → std::tuple of
+// one cotangent per argument, each shaped like its argument.
+template <class Out, class... Args>
+class VjpFunction {
+ public:
+  VjpFunction(detail::Pullback pullback, Out out_like, std::tuple<Args...> args_like)
+      : pullback_(std::move(pullback)), out_like_(std::move(out_like)), args_like_(std::move(args_like)) {}
+
+  template <class Ct>
+  auto operator()(const Ct& ct) const {
+    if constexpr (std::is_same_v<tree::rebuilt_t<Ct>, Out>)
+      detail::check_same_structure(detail::rebuild_from(ct, tree::leaves(ct)), out_like_,
+                                   "Tree structure of cotangent input ",
+                                   ", does not match structure of primal output ");
+    std::vector<Array> cts = pullback_(tree::leaves(ct));
+    return std::apply(
+        [&](const auto&... a) {
+          std::size_t pos = 0;
+          return std::tuple<tree::rebuilt_t<Args>...>{tree::rebuild(a, cts, pos)...};
+        },
+        args_like_);
+  }
+
+ private:
+  detail::Pullback pullback_;
+  Out out_like_;
+  std::tuple<Args...> args_like_;
+};
+
+// vjp(f, args...) → std::pair{f(args...), vjp_fn}; vjp_fn(cotangent) → std::tuple of the
+// arguments' cotangents. Integer arguments get zero cotangents.
+template <class F, class... Args>
+auto vjp(const F& f, const Args&... args) {
+  using R = detail::result_t<F, Args...>;
+  std::optional<R> proto;
+  std::vector<std::size_t> begins;
+  std::vector<Array> leaves = detail::flatten_args(begins, args...);
+  auto [outs, pullback] = detail::vjp_flat(detail::flat_fn(f, proto, args...), leaves);
+  auto out = detail::rebuild_from(*proto, outs);
+  using Out = decltype(out);
+  return std::pair{out, VjpFunction<Out, Args...>(std::move(pullback), out, std::tuple<Args...>{args...})};
+}
+
+namespace detail {
+template <bool kForward, class F>
+auto jacobian_fn(F f) {
+  return [f = std::move(f)](const Array& x, const auto&... rest) {
+    std::optional<result_t<F, Array, std::decay_t<decltype(rest)>...>> proto;
+    std::vector<std::size_t> begins;
+    std::vector<Array> leaves = flatten_args(begins, x, rest...);
+    FlatFn flat = flat_fn(f, proto, x, rest...);
+    return kForward ? jacfwd_flat(flat, leaves, 0) : jacrev_flat(flat, leaves, 0);
+  };
+}
+}  // namespace detail
+
+// The Jacobian of f (Array → Array) with respect to its first argument, of shape
+// f(x).shape + x.shape: jacfwd by forward mode (a column per input element), jacrev by reverse
+// mode (a row per output element). Further arguments are passed through.
+template <class F>
+auto jacfwd(F f) {
+  return detail::jacobian_fn<true>(std::move(f));
+}
+template <class F>
+auto jacrev(F f) {
+  return detail::jacobian_fn<false>(std::move(f));
+}
+// The Hessian of a scalar function: jacfwd(jacrev(f)), of shape x.shape + x.shape.
+template <class F>
+auto hessian(F f) {
+  return jacfwd(jacrev(std::move(f)));
+}
+
+// custom_jvp(f, rule): f with a user-written jvp rule. rule(primals, tangents) takes two
+// std::tuples shaped like f's arguments and returns std::pair{f(primals...), tangent}. The rule
+// must be linear in the tangents for reverse mode to transpose it.
+template <class F, class Rule>
+auto custom_jvp(F f, Rule rule) {
+  return [f = std::move(f), rule = std::move(rule)](const auto&... args) {
+    using R = detail::result_t<F, std::decay_t<decltype(args)>...>;
+    std::optional<R> proto;
+    std::vector<std::size_t> begins;
+    std::vector<Array> leaves = detail::flatten_args(begins, args...);
+    std::size_t n = leaves.size();
+    detail::FlatFn flat_rule = [&](const std::vector<Array>& xs) {
+      std::vector<Array> ts(xs.begin() + static_cast<std::ptrdiff_t>(n), xs.end());
+      std::size_t p = 0, t = 0;
+      std::tuple<tree::rebuilt_t<std::decay_t<decltype(args)>>...> primals{tree::rebuild(args, xs, p)...};
+      std::tuple<tree::rebuilt_t<std::decay_t<decltype(args)>>...> tangents{tree::rebuild(args, ts, t)...};
+      auto [out, out_tangent] = rule(primals, tangents);
+      std::vector<Array> flat = tree::leaves(out);
+      tree::flatten(out_tangent, flat);
+      return flat;
+    };
+    std::vector<Array> outs = detail::custom_jvp_call(detail::flat_fn(f, proto, args...), flat_rule, leaves);
+    return detail::rebuild_from(*proto, outs);
+  };
+}
+
+// custom_vjp(f, fwd, bwd): f with user-written reverse mode. fwd(args...) returns
+// std::pair{f(args...), residuals} (any pytree); bwd(residuals, cotangent) returns a std::tuple
+// with one cotangent per argument, shaped like it.
+template <class F, class Fwd, class Bwd>
+auto custom_vjp(F f, Fwd fwd, Bwd bwd) {
+  return [f = std::move(f), fwd = std::move(fwd), bwd = std::move(bwd)](const auto&... args) {
+    using R = detail::result_t<F, std::decay_t<decltype(args)>...>;
+    using FwdOut = detail::result_t<Fwd, std::decay_t<decltype(args)>...>;
+    std::optional<R> proto;
+    std::optional<FwdOut> fwd_proto;
+    std::vector<std::size_t> begins;
+    std::vector<Array> leaves = detail::flatten_args(begins, args...);
+    detail::FlatFn flat_fwd = [&](const std::vector<Array>& xs) {
+      fwd_proto.emplace(detail::call_rebuilt(fwd, xs, args...));
+      std::vector<Array> flat = tree::leaves(fwd_proto->first);
+      tree::flatten(fwd_proto->second, flat);
+      return flat;
+    };
+    detail::FlatFn flat_bwd = [&](const std::vector<Array>& xs) {
+      std::size_t pos = 0;
+      auto residuals = tree::rebuild(fwd_proto->second, xs, pos);
+      auto ct = tree::rebuild(*proto, xs, pos);
+      return tree::leaves(bwd(residuals, ct));
+    };
+    std::vector<Array> outs =
+        detail::custom_vjp_call(detail::flat_fn(f, proto, args...), flat_fwd, flat_bwd, leaves);
+    return detail::rebuild_from(*proto, outs);
   };
 }
 

@@ -217,4 +217,6 @@ Array clip(const Array& x, const std::optional<Array>& lo, const std::optional<A
   return out;
 }
 
+Array stop_gradient(const Array& x) { return is_floating(x.dtype()) ? lax::stop_gradient(x) : x; }
+
 }  // namespace jx::np

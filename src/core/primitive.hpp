@@ -29,6 +29,27 @@ using LowerRule = std::function<std::vector<hlo::Instruction*>(
     hlo::Builder&, std::span<hlo::Instruction* const> operands, const Params&,
     std::span<const ShapedArray> out)>;
 
+// Forward mode. Tangents parallel the operands, and an empty Array is a symbolic zero: no work is
+// done for it. Returns the primal outputs and their tangents (empty where zero). Rules are written
+// with public ops, so a jvp rule is itself traceable: that is what makes grad of grad work.
+struct JvpResult {
+  std::vector<Array> primals, tangents;
+};
+using JvpRule = std::function<JvpResult(std::span<const Array> primals,
+                                        std::span<const Array> tangents, const Params&)>;
+
+// An operand of a linear equation in reverse mode: a known value, or, when `value` is empty, a
+// linear input whose cotangent is wanted (JAX's UndefinedPrimal).
+struct LinearOperand {
+  Array value;
+  ShapedArray aval;
+  bool is_linear() const { return !value.valid(); }
+};
+// Reverse mode of a primitive linear in some operands: the output cotangents (an empty Array is
+// zero; at least one is not) → one cotangent per operand, empty for known operands and zeros.
+using TransposeRule = std::function<std::vector<Array>(
+    std::span<const Array> cts, std::span<const LinearOperand> operands, const Params&)>;
+
 struct Primitive {
   explicit Primitive(std::string name);  // registers the primitive by name
   Primitive(const Primitive&) = delete;
@@ -37,6 +58,8 @@ struct Primitive {
   std::string name;
   AbstractEvalRule abstract_eval;
   ImplRule impl;
+  JvpRule jvp;              // absent: not differentiable ("Differentiation rule ... not implemented")
+  TransposeRule transpose;  // set for primitives linear in some operands
   LowerRule lower;
 };
 

@@ -16,6 +16,14 @@ std::vector<ShapedArray> Jaxpr::out_avals() const {
   return out;
 }
 
+ClosedJaxprData convert_constvars(ClosedJaxprData j, std::vector<Array>& consts) {
+  consts = std::move(j.consts);
+  j.consts.clear();
+  j.jaxpr.invars.insert(j.jaxpr.invars.begin(), j.jaxpr.constvars.begin(), j.jaxpr.constvars.end());
+  j.jaxpr.constvars.clear();
+  return j;
+}
+
 }  // namespace jx
 
 namespace jx {

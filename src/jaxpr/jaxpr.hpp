@@ -54,6 +54,10 @@ struct ClosedJaxprData {
   std::vector<Array> consts;
 };
 
+// Closure conversion: the constvars become the leading invars and their values move to `consts`,
+// so a primitive holding the jaxpr in its params takes them as operands (they may be tracers).
+ClosedJaxprData convert_constvars(ClosedJaxprData j, std::vector<Array>& consts);
+
 // JAX's text format; one line when it fits in 80 columns.
 std::string to_string(const Jaxpr& jaxpr);
 // Reads the text format back; throws jx::CompileError with the line and column on bad input.

@@ -3,25 +3,20 @@
 
 #include <unordered_map>
 
-#include "hlo/builder.hpp"
 #include "support/check.hpp"
 
 namespace jx {
 
-std::unique_ptr<hlo::Module> lower_jaxpr(const Jaxpr& jaxpr, const std::string& module_name) {
-  auto module = std::make_unique<hlo::Module>(module_name);
-  hlo::Builder b(module->add_computation("main", /*entry=*/true));
+std::vector<hlo::Instruction*> lower_jaxpr_inline(hlo::Builder& b, const Jaxpr& jaxpr,
+                                                  std::span<hlo::Instruction* const> args) {
+  JX_CHECK(args.size() == jaxpr.constvars.size() + jaxpr.invars.size(), "lower_jaxpr_inline");
   std::unordered_map<const VarNode*, hlo::Instruction*> env;
-  std::int64_t n = 0;
-  auto param = [&](const Var& v) {
-    env[v.get()] = b.parameter(n++, hlo::HloShape::array(v->aval.dtype, v->aval.shape));
-  };
-  for (const Var& v : jaxpr.constvars) param(v);
-  for (const Var& v : jaxpr.invars) param(v);
+  std::size_t n = 0;
+  for (const Var& v : jaxpr.constvars) env[v.get()] = args[n++];
+  for (const Var& v : jaxpr.invars) env[v.get()] = args[n++];
   auto read = [&](const Atom& a) {
     return a.is_literal() ? b.constant(a.literal) : env.at(a.var.get());
   };
-
   for (const Eqn& eqn : jaxpr.eqns) {
     if (!eqn.prim->lower)
       throw CompileError("jit cannot compile primitive `" + eqn.prim->name +
@@ -34,9 +29,20 @@ std::unique_ptr<hlo::Module> lower_jaxpr(const Jaxpr& jaxpr, const std::string& 
     JX_CHECK(outs.size() == eqn.outvars.size(), eqn.prim->name << " lowered to " << outs.size());
     for (std::size_t i = 0; i < outs.size(); ++i) env[eqn.outvars[i].get()] = outs[i];
   }
-
   std::vector<hlo::Instruction*> results;
   for (const Atom& a : jaxpr.outvars) results.push_back(read(a));
+  return results;
+}
+
+std::unique_ptr<hlo::Module> lower_jaxpr(const Jaxpr& jaxpr, const std::string& module_name) {
+  auto module = std::make_unique<hlo::Module>(module_name);
+  hlo::Builder b(module->add_computation("main", /*entry=*/true));
+  std::vector<hlo::Instruction*> params;
+  for (const auto* vars : {&jaxpr.constvars, &jaxpr.invars})
+    for (const Var& v : *vars)
+      params.push_back(b.parameter(static_cast<std::int64_t>(params.size()),
+                                   hlo::HloShape::array(v->aval.dtype, v->aval.shape)));
+  std::vector<hlo::Instruction*> results = lower_jaxpr_inline(b, jaxpr, params);
   b.computation()->set_root(results.size() == 1 ? results[0] : b.tuple(results));
   return module;
 }

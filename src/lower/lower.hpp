@@ -2,8 +2,11 @@
 #pragma once
 
 #include <memory>
+#include <span>
+#include <vector>
 #include <string>
 
+#include "hlo/builder.hpp"
 #include "hlo/ir.hpp"
 #include "jaxpr/jaxpr.hpp"
 
@@ -12,5 +15,10 @@ namespace jx {
 // The entry computation takes the constvars, then the invars, as parameters; it returns the
 // single output, or a tuple of several. Literals become HLO constants.
 std::unique_ptr<hlo::Module> lower_jaxpr(const Jaxpr& jaxpr, const std::string& module_name);
+
+// Lowers a jaxpr inline into the computation `b` builds: its constvars then invars are bound to
+// `args`; returns its outputs. Primitives holding sub-jaxprs lower them with this.
+std::vector<hlo::Instruction*> lower_jaxpr_inline(hlo::Builder& b, const Jaxpr& jaxpr,
+                                                  std::span<hlo::Instruction* const> args);
 
 }  // namespace jx

@@ -4,7 +4,11 @@
 #include <limits>
 #include <type_traits>
 
+#include "support/check.hpp"
+
 #include "jx/lax.hpp"
+#include "jx/numpy.hpp"
+#include "primitives/ad_rules.hpp"
 #include "primitives/elementwise.hpp"
 #include "trace/tracer.hpp"
 
@@ -122,6 +126,80 @@ const bool kRegistered = [] {
   });
   def_binary(and_p, hlo::Opcode::kAnd, kInteger | kBool, bitwise(std::bit_and<>{}));
   def_binary(or_p, hlo::Opcode::kOr, kInteger | kBool, bitwise(std::bit_or<>{}));
+  return true;
+}();
+
+// ---- differentiation ----
+using ad::unbroadcast;
+using Terms = std::vector<ad::TangentTerm>;
+using Xs = std::span<const Array>;
+
+// JAX's convention where max/min tie: each side gets half the tangent.
+Array balanced_eq(const Array& x, const Array& ans, const Array& y) {
+  auto indicator = [&](const Array& a) {
+    return lax::convert_element_type(np::equal(a, ans), ans.dtype());
+  };
+  return indicator(x) / (1.0 + indicator(y));
+}
+
+// Transpose rules for ops linear in each operand: `scale(k, ct, other)` is operand k's cotangent
+// given the other operand's value (empty when that one is linear too).
+TransposeRule transpose_by(std::function<Array(std::size_t k, const Array& ct, const Array& other)> scale) {
+  return [scale](std::span<const Array> cts, std::span<const LinearOperand> ops, const Params&) {
+    std::vector<Array> out(2);
+    for (std::size_t k = 0; k < 2; ++k)
+      if (ops[k].is_linear()) out[k] = unbroadcast(scale(k, cts[0], ops[1 - k].value), ops[k].aval);
+    return out;
+  };
+}
+
+const bool kDifferentiated = [] {
+  auto t_ = [](const Array& t, Xs, const Array&) { return t; };
+  ad::def_elementwise_jvp(add_p, {t_, t_});
+  ad::def_elementwise_jvp(sub_p, {t_, [](const Array& t, Xs, const Array&) { return lax::neg(t); }});
+  ad::def_elementwise_jvp(mul_p, {[](const Array& t, Xs x, const Array&) { return lax::mul(t, x[1]); },
+                                  [](const Array& t, Xs x, const Array&) { return lax::mul(x[0], t); }});
+  ad::def_elementwise_jvp(div_p, {[](const Array& t, Xs x, const Array&) { return lax::div(t, x[1]); },
+                                  [](const Array& t, Xs x, const Array& ans) {
+                                    return lax::div(lax::mul(lax::neg(t), ans), x[1]);
+                                  }});
+  // x - y * trunc(x / y): the quotient is piecewise constant.
+  ad::def_elementwise_jvp(rem_p, {t_, [](const Array& t, Xs x, const Array&) {
+                                    Array q = x[0] / x[1];
+                                    return -t * (np::sign(q) * np::floor(np::abs(q)));
+                                  }});
+  // As JAX: d/dx is 0 where y == 0, and d/dy is 0 where x == 0 (log x is not taken there).
+  ad::def_elementwise_jvp(pow_p, {[](const Array& t, Xs x, const Array&) {
+                                    Array d = x[1] * lax::pow(x[0], x[1] - 1.0);
+                                    return t * np::where(np::equal(x[1], 0.0), 0.0, d);
+                                  },
+                                  [](const Array& t, Xs x, const Array& ans) {
+                                    Array safe = np::where(np::equal(x[0], 0.0), 1.0, x[0]);
+                                    return t * (np::log(safe) * ans);
+                                  }});
+  for (Primitive* p : {&max_p, &min_p})
+    ad::def_elementwise_jvp(*p, {[](const Array& t, Xs x, const Array& ans) { return t * balanced_eq(x[0], ans, x[1]); },
+                                 [](const Array& t, Xs x, const Array& ans) { return t * balanced_eq(x[1], ans, x[0]); }});
+  ad::def_elementwise_jvp(atan2_p, {[](const Array& t, Xs x, const Array&) {
+                                      return t * (x[1] / (x[0] * x[0] + x[1] * x[1]));
+                                    },
+                                    [](const Array& t, Xs x, const Array&) {
+                                      return t * (-x[0] / (x[0] * x[0] + x[1] * x[1]));
+                                    }});
+  for (Primitive* p : {&and_p, &or_p}) ad::def_zero_jvp(*p);
+
+  add_p.transpose = transpose_by([](std::size_t, const Array& ct, const Array&) { return ct; });
+  sub_p.transpose = transpose_by([](std::size_t k, const Array& ct, const Array&) {
+    return k == 0 ? ct : lax::neg(ct);
+  });
+  mul_p.transpose = transpose_by([](std::size_t k, const Array& ct, const Array& other) {
+    JX_CHECK(other.valid(), "mul is linear in one operand at a time");
+    return k == 0 ? lax::mul(ct, other) : lax::mul(other, ct);
+  });
+  div_p.transpose = transpose_by([](std::size_t k, const Array& ct, const Array& y) {
+    JX_CHECK(k == 0 && y.valid(), "div is linear in its numerator only");
+    return lax::div(ct, y);
+  });
   return true;
 }();
 

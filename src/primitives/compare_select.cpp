@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "jx/lax.hpp"
+#include "jx/numpy.hpp"
+#include "primitives/ad_rules.hpp"
 #include "primitives/elementwise.hpp"
 #include "trace/tracer.hpp"
 
@@ -149,6 +151,39 @@ const bool kRegistered = [] {
     return std::vector<Array>{clamp_impl(in, out[0])};
   };
   clamp_p.lower = lower_elementwise(hlo::Opcode::kClamp);
+  return true;
+}();
+
+// Comparisons are piecewise constant; select_n is linear in its cases, and its transpose routes
+// the cotangent to the case each element came from. clamp follows JAX: where x lies outside
+// (lo, hi) the bound it was clamped to gets the tangent.
+const bool kDifferentiated = [] {
+  for (Primitive* p : {&eq_p, &ne_p, &lt_p, &le_p, &gt_p, &ge_p}) ad::def_zero_jvp(*p);
+  ad::def_linear(select_n_p, [](std::size_t k) { return k > 0; });
+  select_n_p.transpose = [](std::span<const Array> cts, std::span<const LinearOperand> ops,
+                            const Params&) {
+    std::vector<Array> out(ops.size());
+    Array zeros = ad::zeros(cts[0].aval());
+    for (std::size_t k = 1; k < ops.size(); ++k) {
+      if (!ops[k].is_linear()) continue;
+      std::vector<Array> cases(ops.size() - 1, zeros);
+      cases[k - 1] = cts[0];
+      out[k] = lax::select_n(ops[0].value, cases);
+    }
+    return out;
+  };
+  auto where = [](const Array& cond, const Array& t) {
+    return t * lax::convert_element_type(cond, t.dtype());
+  };
+  ad::def_elementwise_jvp(clamp_p, {[where](const Array& t, std::span<const Array> x, const Array&) {
+                                      return where(np::logical_and(x[0] > x[1], x[0] < x[2]), t);
+                                    },
+                                    [where](const Array& t, std::span<const Array> x, const Array&) {
+                                      return where(np::logical_and(x[1] > x[0], x[1] < x[2]), t);
+                                    },
+                                    [where](const Array& t, std::span<const Array> x, const Array&) {
+                                      return where(x[2] < x[1], t);
+                                    }});
   return true;
 }();
 

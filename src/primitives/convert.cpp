@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "jx/lax.hpp"
+#include "primitives/ad_rules.hpp"
 #include "primitives/elementwise.hpp"
 #include "trace/tracer.hpp"
 
@@ -51,6 +52,12 @@ const bool kRegistered = [] {
   p.lower = [](hlo::Builder& b, std::span<hlo::Instruction* const> operands, const Params&,
                std::span<const ShapedArray> out) {
     return std::vector<hlo::Instruction*>{b.convert(operands[0], out[0].dtype)};
+  };
+  // Linear between floating types; a conversion to or from integers has no tangent.
+  ad::def_linear(p);
+  p.transpose = [](std::span<const Array> cts, std::span<const LinearOperand> ops, const Params&) {
+    return std::vector<Array>{
+        lax::convert_element_type(cts[0], ops[0].aval.dtype, ops[0].aval.weak_type)};
   };
   return true;
 }();

@@ -2,7 +2,12 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "support/check.hpp"
+
+#include <numeric>
+
 #include "jx/lax.hpp"
+#include "primitives/ad_rules.hpp"
 #include "primitives/elementwise.hpp"
 #include "primitives/indexing.hpp"
 #include "support/format.hpp"
@@ -231,6 +236,70 @@ const bool kRegistered = [] {
     hlo::Instruction* rhs = b.convert(ops[1], out[0].dtype);
     return std::vector<hlo::Instruction*>{b.op(hlo::Opcode::kDot,
         hlo::HloShape::array(out[0].dtype, out[0].shape), {lhs, rhs}, std::move(attrs))};
+  };
+  return true;
+}();
+
+// ---- differentiation: bilinear ----
+
+// The permutation that sorts `v`: v[argsort(v)[0]] is the smallest.
+Dims argsort(const Dims& v) {
+  Dims idx(v.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  std::sort(idx.begin(), idx.end(), [&](auto a, auto b) { return v[a] < v[b]; });
+  return idx;
+}
+
+Dims range(std::int64_t begin, std::size_t n) {
+  Dims r(n);
+  std::iota(r.begin(), r.end(), begin);
+  return r;
+}
+
+// JAX's transpose of dot_general in its lhs x: contract the cotangent's y-dims with y's free
+// dims, then permute the result (batch, x free, x contracting in y's order) into x's dim order.
+// `swap_ans`: the output lists y's free dims before x's (the rhs transpose reuses this one).
+Array transpose_lhs(const Array& ct, const ShapedArray& x, const Array& y, const DimNumbers& dn,
+                    bool swap_ans) {
+  Dims x_kept = free_dims(x.shape.size(), dn.lhs_contracting, dn.lhs_batch);
+  Dims y_kept = free_dims(y.shape().size(), dn.rhs_contracting, dn.rhs_batch);
+  std::int64_t nb = static_cast<std::int64_t>(dn.lhs_batch.size());
+  Dims ans_batch = range(0, dn.lhs_batch.size());
+  Dims ans_y = range(swap_ans ? nb : nb + static_cast<std::int64_t>(x_kept.size()), y_kept.size());
+  Dims x_contract_by_y;
+  for (auto i : argsort(dn.rhs_contracting)) x_contract_by_y.push_back(dn.lhs_contracting[i]);
+  Dims order = dn.lhs_batch;
+  order.insert(order.end(), x_kept.begin(), x_kept.end());
+  order.insert(order.end(), x_contract_by_y.begin(), x_contract_by_y.end());
+  // The cotangent has the output's dtype (maybe a preferred_element_type wider than y's).
+  Array yc = y.dtype() == ct.dtype() ? y : lax::convert_element_type(y, ct.dtype());
+  Array x_bar = lax::transpose(lax::dot_general(ct, yc, {ans_y, y_kept, ans_batch, dn.rhs_batch}),
+                               argsort(order));
+  return x_bar.dtype() == x.dtype ? x_bar : lax::convert_element_type(x_bar, x.dtype);
+}
+
+const bool kDifferentiated = [] {
+  dot_general_p.jvp = [](std::span<const Array> primals, std::span<const Array> tangents,
+                         const Params& params) {
+    const Array &x = primals[0], &y = primals[1];
+    JvpResult r{{trace::bind1(dot_general_p, {x, y}, params)}, {Array()}};
+    if (!ad::is_zero(tangents[0])) r.tangents[0] = trace::bind1(dot_general_p, {tangents[0], y}, params);
+    if (!ad::is_zero(tangents[1]))
+      r.tangents[0] = ad::add(r.tangents[0], trace::bind1(dot_general_p, {x, tangents[1]}, params));
+    return r;
+  };
+  dot_general_p.transpose = [](std::span<const Array> cts, std::span<const LinearOperand> ops,
+                               const Params& params) {
+    DimNumbers dn = dim_numbers(params);
+    JX_CHECK(ops[0].is_linear() != ops[1].is_linear(), "dot_general is linear in one operand");
+    std::vector<Array> out(2);
+    if (ops[0].is_linear()) {
+      out[0] = transpose_lhs(cts[0], ops[0].aval, ops[1].value, dn, false);
+    } else {
+      DimNumbers swapped{dn.rhs_contracting, dn.lhs_contracting, dn.rhs_batch, dn.lhs_batch};
+      out[1] = transpose_lhs(cts[0], ops[1].aval, ops[0].value, swapped, true);
+    }
+    return out;
   };
   return true;
 }();

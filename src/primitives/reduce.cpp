@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "jx/lax.hpp"
+#include "primitives/ad_rules.hpp"
 #include "primitives/elementwise.hpp"
 #include "primitives/indexing.hpp"
 #include "support/format.hpp"
@@ -253,6 +254,89 @@ const bool kLowered = [] {
   def_reduce_lowering(reduce_min_p, Opcode::kMinimum, Opcode::kAnd, Identity::kHighest);
   def_arg_lowering(argmax_p, Opcode::kArgMax);
   def_arg_lowering(argmin_p, Opcode::kArgMin);
+  return true;
+}();
+
+// ---- differentiation ----
+using Ints = std::vector<std::int64_t>;
+
+// The dims a reduction keeps: broadcasting its result back over them undoes the reduction's shape.
+Ints kept_dims(std::int64_t ndim, const Ints& axes) {
+  Ints kept;
+  for (std::int64_t d = 0; d < ndim; ++d)
+    if (std::find(axes.begin(), axes.end(), d) == axes.end()) kept.push_back(d);
+  return kept;
+}
+
+Array broadcast_back(const Array& reduced, const ShapedArray& operand, const Ints& axes) {
+  return lax::broadcast_in_dim(reduced, operand.shape, kept_dims(operand.ndim(), axes));
+}
+
+// max/min: the tangent of the chosen element; where several tie, their mean (JAX's rule).
+JvpResult chooser_jvp(const Primitive& p, std::span<const Array> primals,
+                      std::span<const Array> tangents, const Params& params) {
+  const Array& x = primals[0];
+  Ints axes = params.get("axes").as_ints();
+  Array ans = trace::bind1(p, {x}, params);
+  Array chosen = lax::convert_element_type(lax::eq(x, broadcast_back(ans, x.aval(), axes)), x.dtype());
+  Array counts = lax::reduce_sum(chosen, axes);
+  return {{ans}, {lax::div(lax::reduce_sum(lax::mul(tangents[0], chosen), axes), counts)}};
+}
+
+// prod: the product tree of JAX's rule, which stays exact where elements are zero. The reduced
+// axes move to the front and flatten into one; each step multiplies the two halves, padding the
+// second with the product's identity when the length is odd.
+JvpResult prod_jvp(std::span<const Array> primals, std::span<const Array> tangents,
+                   const Params& params) {
+  const Array& x = primals[0];
+  Ints axes = params.get("axes").as_ints(), kept = kept_dims(x.ndim(), axes), perm = axes;
+  perm.insert(perm.end(), kept.begin(), kept.end());
+  Shape shape{1};
+  for (auto a : axes) shape[0] *= x.shape()[static_cast<std::size_t>(a)];
+  for (auto d : kept) shape.push_back(x.shape()[static_cast<std::size_t>(d)]);
+  auto flat = [&](const Array& v) { return lax::reshape(lax::transpose(v, perm), shape); };
+  Array p = flat(x), t = flat(tangents[0]);
+  auto rows = [](const Array& v, std::int64_t from, std::int64_t to) {
+    Ints start(static_cast<std::size_t>(v.ndim()), 0), limit = v.shape();
+    start[0] = from;
+    limit[0] = to;
+    return lax::slice(v, start, limit);
+  };
+  auto pad_row = [](const Array& v, double fill) {
+    lax::PaddingConfig config(static_cast<std::size_t>(v.ndim()), {0, 0, 0});
+    config[0] = {0, 1, 0};
+    return lax::pad(v, make_scalar(fill, v.dtype()), config);
+  };
+  Array ans = trace::bind1(reduce_prod_p, {x}, params);
+  if (shape[0] == 0) return {{ans}, {ad::zeros(ans.aval())}};
+  while (p.shape()[0] > 1) {
+    std::int64_t n = p.shape()[0], n1 = (n + 1) / 2;
+    Array p1 = rows(p, 0, n1), p2 = rows(p, n1, n), t1 = rows(t, 0, n1), t2 = rows(t, n1, n);
+    if (n - n1 < n1) {
+      p2 = pad_row(p2, 1);
+      t2 = pad_row(t2, 0);
+    }
+    t = lax::add(lax::mul(t1, p2), lax::mul(p1, t2));
+    p = lax::mul(p1, p2);
+  }
+  return {{ans}, {lax::reshape(t, ans.shape())}};
+}
+
+const bool kDifferentiated = [] {
+  ad::def_linear(reduce_sum_p);
+  reduce_sum_p.transpose = [](std::span<const Array> cts, std::span<const LinearOperand> ops,
+                              const Params& params) {
+    return std::vector<Array>{broadcast_back(cts[0], ops[0].aval, params.get("axes").as_ints())};
+  };
+  reduce_max_p.jvp = [](auto primals, auto tangents, const Params& params) {
+    return chooser_jvp(reduce_max_p, primals, tangents, params);
+  };
+  reduce_min_p.jvp = [](auto primals, auto tangents, const Params& params) {
+    return chooser_jvp(reduce_min_p, primals, tangents, params);
+  };
+  reduce_prod_p.jvp = prod_jvp;
+  ad::def_zero_jvp(argmax_p);
+  ad::def_zero_jvp(argmin_p);
   return true;
 }();
 

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "jx/lax.hpp"
+#include "primitives/ad_rules.hpp"
 #include "primitives/elementwise.hpp"
 #include "primitives/indexing.hpp"
 #include "support/format.hpp"
@@ -647,6 +648,133 @@ const bool kLowered = [] {
     return std::vector<hlo::Instruction*>{
         b.op(hlo::Opcode::kIota, out_shape(out), {},
              attrs_of("iota_dimension", params.get("dimension").as_int()))};
+  };
+  return true;
+}();
+
+// ---- differentiation: every layout op is linear; each transpose moves the cotangent back ----
+using Cts = std::span<const Array>;
+using LinearOps = std::span<const LinearOperand>;
+
+Ints inverse_permutation(const Ints& perm) {
+  Ints inv(perm.size());
+  for (std::size_t i = 0; i < perm.size(); ++i) inv[static_cast<std::size_t>(perm[i])] = static_cast<std::int64_t>(i);
+  return inv;
+}
+
+std::vector<Array> known_values(LinearOps ops, std::size_t from) {
+  std::vector<Array> out;
+  for (std::size_t k = from; k < ops.size(); ++k) out.push_back(ops[k].value);
+  return out;
+}
+
+// Sums the cotangent over the dims broadcast_in_dim created or expanded from size 1.
+Array transpose_broadcast(const Array& ct, const ShapedArray& x, const Params& params) {
+  Ints dims = params.get("broadcast_dimensions").as_ints(), kept, axes;
+  for (std::size_t i = 0; i < dims.size(); ++i)
+    if (x.shape[i] == ct.shape()[static_cast<std::size_t>(dims[i])]) kept.push_back(dims[i]);
+  for (std::int64_t d = 0; d < ct.ndim(); ++d)
+    if (std::find(kept.begin(), kept.end(), d) == kept.end()) axes.push_back(d);
+  Array summed = axes.empty() ? ct : lax::reduce_sum(ct, axes);
+  return summed.shape() == x.shape ? summed : lax::reshape(summed, x.shape);
+}
+
+// The slice's cotangent padded back to the operand: strides become interior padding.
+Array transpose_slice(const Array& ct, const ShapedArray& x, const Params& params) {
+  Ints start = ints(params, "start_indices"), stride = ints(params, "strides");
+  lax::PaddingConfig config;
+  for (std::size_t d = 0; d < start.size(); ++d) {
+    std::int64_t n = ct.shape()[d], end = n == 0 ? start[d] : start[d] + (n - 1) * stride[d] + 1;
+    config.push_back({start[d], x.shape[d] - end, stride[d] - 1});
+  }
+  return lax::pad(ct, make_scalar(0, ct.dtype()), config);
+}
+
+// JAX's transpose of pad: the operand's cotangent strips the padding (negative padding, then a
+// strided slice over the interior); the padding value's is what the padding positions received.
+std::vector<Array> transpose_pad(const Array& ct, LinearOps ops, const Params& params) {
+  std::vector<Ints> config = padding_config(params);
+  lax::PaddingConfig unpad;
+  Ints start(config.size(), 0), stride;
+  for (const Ints& c : config) {
+    unpad.push_back({-c[0], -c[1], 0});
+    stride.push_back(c[2] + 1);
+  }
+  Array unpadded = lax::pad(ct, make_scalar(0, ct.dtype()), unpad);
+  Array operand_ct = lax::slice(unpadded, start, unpadded.shape(), stride);
+  std::vector<Array> out(2);
+  if (ops[0].is_linear()) out[0] = operand_ct;
+  if (ops[1].is_linear()) {
+    Ints all_ct(static_cast<std::size_t>(ct.ndim())), all_op(static_cast<std::size_t>(operand_ct.ndim()));
+    std::iota(all_ct.begin(), all_ct.end(), 0);
+    std::iota(all_op.begin(), all_op.end(), 0);
+    out[1] = lax::sub(lax::reduce_sum(ct, all_ct), lax::reduce_sum(operand_ct, all_op));
+  }
+  return out;
+}
+
+std::vector<Array> transpose_concatenate(const Array& ct, LinearOps ops, const Params& params) {
+  std::int64_t dim = params.get("dimension").as_int(), offset = 0;
+  std::vector<Array> out(ops.size());
+  for (std::size_t k = 0; k < ops.size(); ++k) {
+    const Shape& s = ops[k].aval.shape;
+    if (ops[k].is_linear()) {
+      Ints start(s.size(), 0), limit = ct.shape();
+      start[dim] = offset;
+      limit[dim] = offset + s[dim];
+      out[k] = lax::slice(ct, start, limit);
+    }
+    offset += s[dim];
+  }
+  return out;
+}
+
+template <class F>
+TransposeRule unary_transpose(F f) {
+  return [f](Cts cts, LinearOps ops, const Params& params) {
+    return std::vector<Array>{f(cts[0], ops[0].aval, params)};
+  };
+}
+
+const bool kDifferentiated = [] {
+  for (Primitive* p : {&broadcast_in_dim_p, &reshape_p, &transpose_p, &squeeze_p, &expand_dims_p,
+                       &slice_p, &concatenate_p, &pad_p})
+    ad::def_linear(*p);
+  ad::def_linear(dynamic_slice_p, [](std::size_t k) { return k == 0; });
+  ad::def_linear(dynamic_update_slice_p, [](std::size_t k) { return k < 2; });
+  ad::def_zero_jvp(iota_p);
+
+  broadcast_in_dim_p.transpose = unary_transpose(transpose_broadcast);
+  reshape_p.transpose = unary_transpose([](const Array& ct, const ShapedArray& x, const Params&) {
+    return lax::reshape(ct, x.shape);
+  });
+  transpose_p.transpose = unary_transpose([](const Array& ct, const ShapedArray&, const Params& params) {
+    return lax::transpose(ct, inverse_permutation(ints(params, "permutation")));
+  });
+  squeeze_p.transpose = unary_transpose([](const Array& ct, const ShapedArray&, const Params& params) {
+    return lax::expand_dims(ct, ints(params, "dimensions"));
+  });
+  expand_dims_p.transpose = unary_transpose([](const Array& ct, const ShapedArray&, const Params& params) {
+    return lax::squeeze(ct, ints(params, "dimensions"));
+  });
+  slice_p.transpose = unary_transpose(transpose_slice);
+  pad_p.transpose = [](Cts cts, LinearOps ops, const Params& params) {
+    return transpose_pad(cts[0], ops, params);
+  };
+  concatenate_p.transpose = [](Cts cts, LinearOps ops, const Params& params) {
+    return transpose_concatenate(cts[0], ops, params);
+  };
+  dynamic_slice_p.transpose = [](Cts cts, LinearOps ops, const Params&) {
+    std::vector<Array> out(ops.size());
+    out[0] = lax::dynamic_update_slice(ad::zeros(ops[0].aval), cts[0], known_values(ops, 1));
+    return out;
+  };
+  dynamic_update_slice_p.transpose = [](Cts cts, LinearOps ops, const Params&) {
+    std::vector<Array> out(ops.size()), idx = known_values(ops, 2);
+    const ShapedArray& update = ops[1].aval;
+    if (ops[0].is_linear()) out[0] = lax::dynamic_update_slice(cts[0], ad::zeros(update), idx);
+    if (ops[1].is_linear()) out[1] = lax::dynamic_slice(cts[0], idx, update.shape);
+    return out;
   };
   return true;
 }();

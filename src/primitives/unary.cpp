@@ -2,7 +2,11 @@
 // abs sign floor ceil round erf integer_pow not.
 #include <cmath>
 
+#include <numbers>
+
 #include "jx/lax.hpp"
+#include "jx/numpy.hpp"
+#include "primitives/ad_rules.hpp"
 #include "primitives/elementwise.hpp"
 #include "trace/tracer.hpp"
 
@@ -153,6 +157,49 @@ const bool kRegistered = [] {
     if (!acc) return std::vector<hlo::Instruction*>{one};
     if (y < 0) acc = b.binary(hlo::Opcode::kDivide, one, acc);
     return std::vector<hlo::Instruction*>{acc};
+  };
+  return true;
+}();
+
+// Derivatives: tangent_out = t * d(x, ans). Rounding, sign and bit ops are piecewise constant.
+void def_derivative(Primitive& p, std::function<Array(const Array& x, const Array& ans)> d) {
+  ad::def_elementwise_jvp(p, {[d](const Array& t, std::span<const Array> x, const Array& ans) {
+                            return t * d(x[0], ans);
+                          }});
+}
+
+const bool kDifferentiated = [] {
+  ad::def_linear(neg_p);
+  neg_p.transpose = [](std::span<const Array> cts, std::span<const LinearOperand>, const Params&) {
+    return std::vector<Array>{lax::neg(cts[0])};
+  };
+  def_derivative(exp_p, [](const Array&, const Array& ans) { return ans; });
+  def_derivative(log_p, [](const Array& x, const Array&) { return 1.0 / x; });
+  def_derivative(log1p_p, [](const Array& x, const Array&) { return 1.0 / (1.0 + x); });
+  def_derivative(expm1_p, [](const Array&, const Array& ans) { return ans + 1.0; });
+  def_derivative(sin_p, [](const Array& x, const Array&) { return lax::cos(x); });
+  def_derivative(cos_p, [](const Array& x, const Array&) { return -lax::sin(x); });
+  def_derivative(tan_p, [](const Array&, const Array& ans) { return 1.0 + ans * ans; });
+  def_derivative(tanh_p, [](const Array&, const Array& ans) { return 1.0 - ans * ans; });
+  def_derivative(logistic_p, [](const Array&, const Array& ans) { return ans * (1.0 - ans); });
+  def_derivative(sqrt_p, [](const Array&, const Array& ans) { return 0.5 / ans; });
+  def_derivative(rsqrt_p, [](const Array& x, const Array& ans) { return -0.5 * ans / x; });
+  def_derivative(abs_p, [](const Array& x, const Array&) { return lax::sign(x); });
+  def_derivative(erf_p, [](const Array& x, const Array&) {
+    return 2.0 / std::sqrt(std::numbers::pi) * lax::exp(-(x * x));
+  });
+  for (Primitive* p : {&sign_p, &floor_p, &ceil_p, &round_p, &not_p}) ad::def_zero_jvp(*p);
+  // d/dx x^n = n x^(n-1); x^0 is constant.
+  integer_pow_p.jvp = [](std::span<const Array> primals, std::span<const Array> tangents,
+                         const Params& params) {
+    const Array& x = primals[0];
+    std::int64_t y = params.get("y").as_int();
+    JvpResult r{{lax::integer_pow(x, static_cast<int>(y))}, {Array()}};
+    if (y == 0) return r;
+    r.tangents[0] = y == 1 ? tangents[0]
+                           : tangents[0] * (static_cast<double>(y) *
+                                            lax::integer_pow(x, static_cast<int>(y - 1)));
+    return r;
   };
   return true;
 }();

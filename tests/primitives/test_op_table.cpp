@@ -62,13 +62,15 @@ TEST_CASE("op table: every row matches its oracle", "[op_table]") {
 }
 
 TEST_CASE("op table: every primitive has a row", "[op_table]") {
-  std::set<std::string> covered;
+  // Primitives that hold user functions have no fixed semantics to tabulate: their tests are in
+  // tests/transforms/test_custom_derivatives.cpp.
+  std::set<std::string> covered{"custom_jvp_call", "custom_vjp_call", "custom_lin"};
   for (const OpRow& row : op_table()) covered.insert(row.primitive);
   for (const Primitive* p : all_primitives()) {
     INFO("primitive without an op-table row: " << p->name);
     CHECK(covered.count(p->name) == 1);
   }
-  CHECK(op_table().size() >= all_primitives().size());
+  CHECK(op_table().size() + 3 >= all_primitives().size());
 }
 
 }  // namespace jx::testing

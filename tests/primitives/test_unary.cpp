@@ -50,6 +50,7 @@ const bool kRows = add_rows({
     unary_row("erf", kF, lax::erf, [](double x) { return std::erf(x); }),
     unary_row("integer_pow", kSigned, [](const Array& x) { return lax::integer_pow(x, 3); },
               [](double x) { return x * x * x; }),
+    unary_row("stop_gradient", kSigned, lax::stop_gradient, [](double x) { return x; }),
 });
 
 // `not` is logical on bool and bitwise (two's complement: ~x = -x - 1) on integers.

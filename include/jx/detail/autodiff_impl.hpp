@@ -1,0 +1,56 @@
+// What the autodiff templates in transforms.hpp call into: flat functions over leaves. The
+// transforms themselves (jvp, partial_eval, transpose, vjp) live in libjx (src/transforms).
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "jx/array.hpp"
+
+namespace jx::detail {
+
+using FlatFn = std::function<std::vector<Array>(const std::vector<Array>&)>;
+
+// f's outputs and their tangents at `primals` along `tangents` (checked against the primals).
+std::pair<std::vector<Array>, std::vector<Array>> jvp_flat(const FlatFn& f,
+                                                           const std::vector<Array>& primals,
+                                                           const std::vector<Array>& tangents);
+
+// f's outputs, and the pullback: output cotangents → one cotangent per primal.
+struct VjpState;
+class Pullback {
+ public:
+  explicit Pullback(std::shared_ptr<const VjpState> state) : state_(std::move(state)) {}
+  // The cotangents are checked against the outputs: jx::ShapeError / jx::TypeError.
+  std::vector<Array> operator()(const std::vector<Array>& cts) const;
+
+ private:
+  std::shared_ptr<const VjpState> state_;
+};
+std::pair<std::vector<Array>, Pullback> vjp_flat(const FlatFn& f, const std::vector<Array>& primals);
+
+// The gradient of f's first output (a real scalar) with respect to the primals marked `wrt`,
+// and f's outputs (the value, then aux) when `keep_outputs`. `who` names the transform in
+// messages ("grad", "value_and_grad").
+struct GradFlat {
+  std::vector<Array> outs, grads;
+};
+GradFlat grad_flat(const FlatFn& f, const std::vector<Array>& primals, const std::vector<bool>& wrt,
+                   bool keep_outputs, const char* who);
+
+// The Jacobian of f's single output with respect to primal `arg`: shape out.shape + arg.shape.
+Array jacfwd_flat(const FlatFn& f, const std::vector<Array>& primals, std::size_t arg);
+Array jacrev_flat(const FlatFn& f, const std::vector<Array>& primals, std::size_t arg);
+
+// Custom derivative rules (src/primitives/custom_derivatives.cpp). `jvp` maps primals then
+// tangents to outputs then output tangents. `fwd` maps args to outputs then residuals; `bwd`
+// maps residuals then output cotangents to one cotangent per arg.
+std::vector<Array> custom_jvp_call(const FlatFn& f, const FlatFn& jvp, const std::vector<Array>& args);
+std::vector<Array> custom_vjp_call(const FlatFn& f, const FlatFn& fwd, const FlatFn& bwd,
+                                   const std::vector<Array>& args);
+
+}  // namespace jx::detail
