@@ -159,11 +159,11 @@ Array basis(const ShapedArray& x, std::int64_t i) {
   return e;
 }
 
-// Stacks m arrays of one shape S into an array of shape lead + S.
-Array stack_as(const std::vector<Array>& rows, Shape lead) {
+// Stacks arrays of type `row` into an array of shape lead + row.shape (zeros when there are none).
+Array stack_as(const std::vector<Array>& rows, Shape lead, const ShapedArray& row) {
   Shape s = lead;
-  const Shape& row = rows.at(0).shape();
-  s.insert(s.end(), row.begin(), row.end());
+  s.insert(s.end(), row.shape.begin(), row.shape.end());
+  if (rows.empty()) return ad::zeros({s, row.dtype, false});
   return lax::reshape(np::stack(rows, 0), s);
 }
 
@@ -204,7 +204,7 @@ Array jacfwd_flat(const FlatFn& f, const std::vector<Array>& primals, std::size_
     columns.push_back(
         eval_jaxpr(lin.linear.jaxpr, lin.linear.consts, concat(residuals, {basis(x, i)}))[0]);
   // Columns stack along a leading axis; the Jacobian puts the input's axes last.
-  Array stacked = stack_as(columns, x.shape);
+  Array stacked = stack_as(columns, x.shape, lin.linear.jaxpr.out_avals()[0]);
   std::vector<std::int64_t> perm(static_cast<std::size_t>(stacked.ndim()));
   std::size_t nx = x.shape.size(), ny = perm.size() - nx;
   for (std::size_t d = 0; d < ny; ++d) perm[d] = static_cast<std::int64_t>(nx + d);
@@ -223,7 +223,7 @@ Array jacrev_flat(const FlatFn& f, const std::vector<Array>& primals, std::size_
   std::vector<Array> rows;
   for (std::int64_t i = 0; i < y.size(); ++i)
     rows.push_back(eval_jaxpr(v.backward.jaxpr, v.backward.consts, concat(residuals, {basis(y, i)}))[0]);
-  return stack_as(rows, y.shape);
+  return stack_as(rows, y.shape, v.backward.jaxpr.out_avals()[0]);
 }
 
 }  // namespace jx::detail

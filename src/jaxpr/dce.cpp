@@ -43,6 +43,7 @@ DceResult dce_jaxpr(const ClosedJaxprData& j, std::vector<bool> used_outputs, bo
     if (used || !prune_invars) out.invars.push_back(v);
   }
   r.jaxpr.jaxpr = std::move(out);
+  debug_typecheck(r.jaxpr);
   return r;
 }
 

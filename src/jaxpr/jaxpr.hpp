@@ -64,6 +64,13 @@ std::string to_string(const Jaxpr& jaxpr);
 Jaxpr parse_jaxpr(std::string_view text);
 // Checks every equation against its primitive's abstract_eval; throws jx::TypeError.
 void typecheck(const Jaxpr& jaxpr);
+// typecheck in debug builds: every transform checks the jaxpr it returns.
+inline const ClosedJaxprData& debug_typecheck(const ClosedJaxprData& j) {
+#ifndef NDEBUG
+  typecheck(j.jaxpr);
+#endif
+  return j;
+}
 // Runs the jaxpr by binding each equation: eager on concrete inputs, staged under a trace.
 std::vector<Array> eval_jaxpr(const Jaxpr& jaxpr, const std::vector<Array>& consts,
                               const std::vector<Array>& args);

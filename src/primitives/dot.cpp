@@ -273,8 +273,9 @@ Array transpose_lhs(const Array& ct, const ShapedArray& x, const Array& y, const
   order.insert(order.end(), x_contract_by_y.begin(), x_contract_by_y.end());
   // The cotangent has the output's dtype (maybe a preferred_element_type wider than y's).
   Array yc = y.dtype() == ct.dtype() ? y : lax::convert_element_type(y, ct.dtype());
-  Array x_bar = lax::transpose(lax::dot_general(ct, yc, {ans_y, y_kept, ans_batch, dn.rhs_batch}),
-                               argsort(order));
+  Array x_bar = lax::dot_general(ct, yc, {ans_y, y_kept, ans_batch, dn.rhs_batch});
+  Dims perm = argsort(order);
+  if (!std::is_sorted(perm.begin(), perm.end())) x_bar = lax::transpose(x_bar, perm);
   return x_bar.dtype() == x.dtype ? x_bar : lax::convert_element_type(x_bar, x.dtype);
 }
 

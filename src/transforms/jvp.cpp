@@ -89,7 +89,9 @@ ClosedJaxprData jvp_jaxpr(const ClosedJaxprData& j, const std::vector<bool>& non
       outs.push_back(ad::instantiate(r.tangents[i], r.primals[i].aval()));
     return outs;
   };
-  return trace::trace_to_jaxpr(fn, in_avals, "jvp");
+  ClosedJaxprData out = trace::trace_to_jaxpr(fn, in_avals, "jvp");
+  debug_typecheck(out);
+  return out;
 }
 
 }  // namespace jx

@@ -63,6 +63,8 @@ PartialEval partial_eval_jaxpr(const ClosedJaxprData& j, const std::vector<bool>
   r.num_residuals = residuals.size();
   r.known = ClosedJaxprData{std::move(known), j.consts};
   r.unknown = ClosedJaxprData{std::move(unknown), {}};
+  debug_typecheck(r.known);
+  debug_typecheck(r.unknown);
   return r;
 }
 

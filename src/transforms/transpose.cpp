@@ -107,7 +107,9 @@ ClosedJaxprData transpose_jaxpr(const ClosedJaxprData& j, const std::vector<bool
       in_cts[i] = ad::instantiate(in_cts[i], linear_avals[i]);
     return in_cts;
   };
-  return trace::trace_to_jaxpr(fn, in_avals, "transpose");
+  ClosedJaxprData out = trace::trace_to_jaxpr(fn, in_avals, "transpose");
+  debug_typecheck(out);
+  return out;
 }
 
 }  // namespace jx
