@@ -158,9 +158,16 @@ struct GradOf {
   }
 };
 
-template <class Grad, class F>
+// The gradient transform of f; no argnums means argument 0.
+template <bool kValue, bool kAux, int... Argnums, class F>
 auto grad_fn(F f) {
-  return [f = std::move(f)](const auto&... args) { return Grad::call(f, args...); };
+  if constexpr (sizeof...(Argnums) == 0) {
+    return grad_fn<kValue, kAux, 0>(std::move(f));
+  } else {
+    return [f = std::move(f)](const auto&... args) {
+      return GradOf<kValue, kAux, Argnums...>::call(f, args...);
+    };
+  }
 }
 
 }  // namespace detail
@@ -170,34 +177,22 @@ auto grad_fn(F f) {
 // and returns a std::tuple. Integer arguments cannot be differentiated (jx::TypeError).
 template <int... Argnums, class F>
 auto grad(F f) {
-  if constexpr (sizeof...(Argnums) == 0)
-    return detail::grad_fn<detail::GradOf<false, false, 0>>(std::move(f));
-  else
-    return detail::grad_fn<detail::GradOf<false, false, Argnums...>>(std::move(f));
+  return detail::grad_fn<false, false, Argnums...>(std::move(f));
 }
 // With has_aux, f returns std::pair{value, aux}; the result is std::pair{gradient, aux}.
 template <int... Argnums, class F>
 auto grad(F f, HasAux) {
-  if constexpr (sizeof...(Argnums) == 0)
-    return detail::grad_fn<detail::GradOf<false, true, 0>>(std::move(f));
-  else
-    return detail::grad_fn<detail::GradOf<false, true, Argnums...>>(std::move(f));
+  return detail::grad_fn<false, true, Argnums...>(std::move(f));
 }
 // value_and_grad(f)(args...) → std::pair{value, gradient}; with has_aux,
 // std::pair{std::pair{value, aux}, gradient}.
 template <int... Argnums, class F>
 auto value_and_grad(F f) {
-  if constexpr (sizeof...(Argnums) == 0)
-    return detail::grad_fn<detail::GradOf<true, false, 0>>(std::move(f));
-  else
-    return detail::grad_fn<detail::GradOf<true, false, Argnums...>>(std::move(f));
+  return detail::grad_fn<true, false, Argnums...>(std::move(f));
 }
 template <int... Argnums, class F>
 auto value_and_grad(F f, HasAux) {
-  if constexpr (sizeof...(Argnums) == 0)
-    return detail::grad_fn<detail::GradOf<true, true, 0>>(std::move(f));
-  else
-    return detail::grad_fn<detail::GradOf<true, true, Argnums...>>(std::move(f));
+  return detail::grad_fn<true, true, Argnums...>(std::move(f));
 }
 
 // jvp(f, std::tuple{x...}, std::tuple{t...}) → std::pair{f(x...), its tangent along t}.

@@ -191,39 +191,43 @@ std::vector<bool> only(std::size_t n, std::size_t arg) {
 
 }  // namespace
 
-// jacfwd: one forward pass, then the linear part once per input unit vector (a column).
+namespace {
+
+// Runs `forward` (primals → one output, residuals) once, then `map` on the residuals and each
+// unit vector of type `unit`; the results stack along leading axes shaped like `unit`.
+Array map_unit_vectors(const ClosedJaxprData& forward, const ClosedJaxprData& map,
+                       const std::vector<Array>& primals, const ShapedArray& unit) {
+  std::vector<Array> outs = eval_jaxpr(forward.jaxpr, forward.consts, primals);
+  std::vector<Array> residuals(outs.begin() + 1, outs.end());
+  std::vector<Array> rows;
+  for (std::int64_t i = 0; i < unit.size(); ++i)
+    rows.push_back(eval_jaxpr(map.jaxpr, map.consts, concat(residuals, {basis(unit, i)}))[0]);
+  return stack_as(rows, unit.shape, map.jaxpr.out_avals()[0]);
+}
+
+}  // namespace
+
+// jacfwd: the linear part once per input unit vector (a column of the Jacobian).
 Array jacfwd_flat(const FlatFn& f, const std::vector<Array>& primals, std::size_t arg) {
   check_jacobian_input("jacfwd", primals, arg);
   Linearized lin = linearize_jaxpr(trace(f, primals, "jacfwd"), only(primals.size(), arg));
   check_single_output("jacfwd", lin.num_outputs);
-  std::vector<Array> outs = eval_jaxpr(lin.forward.jaxpr, lin.forward.consts, primals);
-  std::vector<Array> residuals(outs.begin() + 1, outs.end());
   const ShapedArray& x = primals[arg].aval();
-  std::vector<Array> columns;
-  for (std::int64_t i = 0; i < x.size(); ++i)
-    columns.push_back(
-        eval_jaxpr(lin.linear.jaxpr, lin.linear.consts, concat(residuals, {basis(x, i)}))[0]);
-  // Columns stack along a leading axis; the Jacobian puts the input's axes last.
-  Array stacked = stack_as(columns, x.shape, lin.linear.jaxpr.out_avals()[0]);
-  std::vector<std::int64_t> perm(static_cast<std::size_t>(stacked.ndim()));
+  Array columns = map_unit_vectors(lin.forward, lin.linear, primals, x);
+  // The columns stack along leading axes; the Jacobian puts the input's axes last.
+  std::vector<std::int64_t> perm(static_cast<std::size_t>(columns.ndim()));
   std::size_t nx = x.shape.size(), ny = perm.size() - nx;
   for (std::size_t d = 0; d < ny; ++d) perm[d] = static_cast<std::int64_t>(nx + d);
   for (std::size_t d = 0; d < nx; ++d) perm[ny + d] = static_cast<std::int64_t>(d);
-  return lax::transpose(stacked, perm);
+  return lax::transpose(columns, perm);
 }
 
-// jacrev: one forward pass, then the backward pass once per output unit vector (a row).
+// jacrev: the backward pass once per output unit vector (a row of the Jacobian).
 Array jacrev_flat(const FlatFn& f, const std::vector<Array>& primals, std::size_t arg) {
   check_jacobian_input("jacrev", primals, arg);
   VjpJaxprs v = vjp_jaxpr(trace(f, primals, "jacrev"), only(primals.size(), arg));
   check_single_output("jacrev", v.num_outputs);
-  std::vector<Array> outs = eval_jaxpr(v.forward.jaxpr, v.forward.consts, primals);
-  std::vector<Array> residuals(outs.begin() + 1, outs.end());
-  const ShapedArray y = outs[0].aval();
-  std::vector<Array> rows;
-  for (std::int64_t i = 0; i < y.size(); ++i)
-    rows.push_back(eval_jaxpr(v.backward.jaxpr, v.backward.consts, concat(residuals, {basis(y, i)}))[0]);
-  return stack_as(rows, y.shape, v.backward.jaxpr.out_avals()[0]);
+  return map_unit_vectors(v.forward, v.backward, primals, v.forward.jaxpr.outvars[0].aval());
 }
 
 }  // namespace jx::detail
