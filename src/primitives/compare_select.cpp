@@ -155,8 +155,8 @@ const bool kRegistered = [] {
 }();
 
 // Comparisons are piecewise constant; select_n is linear in its cases, and its transpose routes
-// the cotangent to the case each element came from. clamp follows JAX: where x lies outside
-// (lo, hi) the bound it was clamped to gets the tangent.
+// the cotangent to the case each element came from. clamp's tangent comes from the operand it
+// returned: x inside (lo, hi), else the bound; hi whenever lo > hi, where clamp gives hi.
 const bool kDifferentiated = [] {
   for (Primitive* p : {&eq_p, &ne_p, &lt_p, &le_p, &gt_p, &ge_p}) ad::def_zero_jvp(*p);
   ad::def_linear(select_n_p, [](std::size_t k) { return k > 0; });
@@ -182,7 +182,7 @@ const bool kDifferentiated = [] {
                                       return where(np::logical_and(x[1] > x[0], x[1] < x[2]), t);
                                     },
                                     [where](const Array& t, std::span<const Array> x, const Array&) {
-                                      return where(x[2] < x[1], t);
+                                      return where(np::logical_or(x[2] < x[1], x[2] < x[0]), t);
                                     }});
   return true;
 }();
