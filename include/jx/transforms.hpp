@@ -130,7 +130,7 @@ struct GradOf {
     std::vector<bool> wrt(leaves.size(), false);
     for (int a : kArgnums) std::fill(wrt.begin() + begins[a], wrt.begin() + begins[a + 1], true);
     std::optional<R> proto;
-    GradFlat g = grad_flat(flat_fn(f, proto, args...), leaves, wrt, kValue || kAux, kWho);
+    GradFlat g = grad_flat(flat_fn(f, proto, args...), leaves, wrt, kValue, kAux, kWho);
     // Gradients come in leaf order: an argument's start is the wrt leaves before it.
     auto grad_of = [&]<std::size_t I>(std::integral_constant<std::size_t, I>) {
       constexpr std::size_t a = static_cast<std::size_t>(kArgnums[I]);
@@ -145,13 +145,13 @@ struct GradOf {
     }(std::make_index_sequence<sizeof...(Argnums)>());
     if constexpr (kAux) {
       static_assert(tree::is_pair<R>::value, "with jx::has_aux the function returns std::pair{value, aux}");
-      auto aux = rebuild_from(proto->second, g.outs, 1);
+      auto aux = rebuild_from(proto->second, g.aux);
       if constexpr (kValue)
-        return std::pair{std::pair{g.outs[0], std::move(aux)}, std::move(grads)};
+        return std::pair{std::pair{g.value, std::move(aux)}, std::move(grads)};
       else
         return std::pair{std::move(grads), std::move(aux)};
     } else if constexpr (kValue) {
-      return std::pair{g.outs[0], std::move(grads)};
+      return std::pair{g.value, std::move(grads)};
     } else {
       return grads;
     }

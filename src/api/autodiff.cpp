@@ -115,7 +115,7 @@ std::pair<std::vector<Array>, Pullback> vjp_flat(const FlatFn& f, const std::vec
 }
 
 GradFlat grad_flat(const FlatFn& f, const std::vector<Array>& primals, const std::vector<bool>& wrt,
-                   bool keep_outputs, const char* who) {
+                   bool keep_value, bool keep_aux, const char* who) {
   for (std::size_t i = 0; i < primals.size(); ++i)
     if (wrt[i]) check_real_input(who, primals[i].dtype());
   ClosedJaxprData fj = trace(f, primals, who);
@@ -138,15 +138,21 @@ GradFlat grad_flat(const FlatFn& f, const std::vector<Array>& primals, const std
     outs.resize(lin.num_outputs);
     std::vector<Array> cts(outs.size());
     cts[0] = make_scalar(1.0, out.dtype);
-    std::vector<Array> grads = pullback(lin, residuals, cts);
-    return keep_outputs ? concat(outs, grads) : grads;
+    std::vector<Array> kept;
+    if (keep_value) kept.push_back(outs[0]);
+    if (keep_aux) kept.insert(kept.end(), outs.begin() + 1, outs.end());
+    return concat(kept, pullback(lin, residuals, cts));
   };
   ClosedJaxprData j = dce_jaxpr(trace(program, primals, who)).jaxpr;
   std::vector<Array> results = eval_jaxpr(j.jaxpr, j.consts, primals);
   GradFlat r;
-  std::size_t m = keep_outputs ? lin.num_outputs : 0;
-  r.outs.assign(results.begin(), results.begin() + static_cast<std::ptrdiff_t>(m));
-  r.grads.assign(results.begin() + static_cast<std::ptrdiff_t>(m), results.end());
+  auto next = results.begin();
+  if (keep_value) r.value = *next++;
+  if (keep_aux) {
+    r.aux.assign(next, next + static_cast<std::ptrdiff_t>(lin.num_outputs - 1));
+    next += static_cast<std::ptrdiff_t>(lin.num_outputs - 1);
+  }
+  r.grads.assign(next, results.end());
   return r;
 }
 
@@ -197,8 +203,11 @@ namespace {
 // unit vector of type `unit`; the results stack along leading axes shaped like `unit`.
 Array map_unit_vectors(const ClosedJaxprData& forward, const ClosedJaxprData& map,
                        const std::vector<Array>& primals, const ShapedArray& unit) {
-  std::vector<Array> outs = eval_jaxpr(forward.jaxpr, forward.consts, primals);
-  std::vector<Array> residuals(outs.begin() + 1, outs.end());
+  // The output itself is not needed: only the residuals are computed.
+  std::vector<bool> used(forward.jaxpr.outvars.size(), true);
+  used[0] = false;
+  ClosedJaxprData needed = dce_jaxpr(forward, used).jaxpr;
+  std::vector<Array> residuals = eval_jaxpr(needed.jaxpr, needed.consts, primals);
   std::vector<Array> rows;
   for (std::int64_t i = 0; i < unit.size(); ++i)
     rows.push_back(eval_jaxpr(map.jaxpr, map.consts, concat(residuals, {basis(unit, i)}))[0]);

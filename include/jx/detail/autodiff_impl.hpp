@@ -33,14 +33,15 @@ class Pullback {
 };
 std::pair<std::vector<Array>, Pullback> vjp_flat(const FlatFn& f, const std::vector<Array>& primals);
 
-// The gradient of f's first output (a real scalar) with respect to the primals marked `wrt`,
-// and f's outputs (the value, then aux) when `keep_outputs`. `who` names the transform in
-// messages ("grad", "value_and_grad").
+// The gradient of f's first output (a real scalar) with respect to the primals marked `wrt`;
+// also that value when `keep_value`, and f's other outputs (aux) when `keep_aux`. What is not
+// kept is not computed. `who` names the transform in messages ("grad", "value_and_grad").
 struct GradFlat {
-  std::vector<Array> outs, grads;
+  Array value;
+  std::vector<Array> aux, grads;
 };
 GradFlat grad_flat(const FlatFn& f, const std::vector<Array>& primals, const std::vector<bool>& wrt,
-                   bool keep_outputs, const char* who);
+                   bool keep_value, bool keep_aux, const char* who);
 
 // The Jacobian of f's single output with respect to primal `arg`: shape out.shape + arg.shape.
 Array jacfwd_flat(const FlatFn& f, const std::vector<Array>& primals, std::size_t arg);
