@@ -15,7 +15,7 @@ namespace jx::np {
 class Axes {
  public:
   Axes() = default;
-  Axes(int axis) : axes_(std::vector<int>{axis}) {}  // NOLINT: implicit, like numpy's axis=0
+  Axes(int axis) : axes_(std::vector<int>{axis}) {}        // NOLINT: implicit, like numpy's axis=0
   Axes(std::vector<int> axes) : axes_(std::move(axes)) {}  // NOLINT
   Axes(std::initializer_list<int> axes) : axes_(std::vector<int>(axes)) {}
   const std::optional<std::vector<int>>& get() const { return axes_; }

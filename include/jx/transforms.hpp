@@ -4,9 +4,10 @@
 // each other and with jit.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <functional>
 #include <iosfwd>
-#include <array>
 #include <memory>
 #include <optional>
 #include <string>
@@ -111,8 +112,7 @@ auto rebuild_from(const T& like, const std::vector<Array>& leaves, std::size_t b
 template <class T>
 void check_same_structure(const T& a, const T& b, const char* message_a, const char* message_b) {
   tree::TreeDef ta = tree::structure(a), tb = tree::structure(b);
-  if (!(ta == tb))
-    throw TypeError(std::string(message_a) + ta.str() + message_b + tb.str() + ".");
+  if (!(ta == tb)) throw TypeError(std::string(message_a) + ta.str() + message_b + tb.str() + ".");
 }
 
 template <bool kValue, bool kAux, int... Argnums>
@@ -134,7 +134,8 @@ struct GradOf {
     // Gradients come in leaf order: an argument's start is the wrt leaves before it.
     auto grad_of = [&]<std::size_t I>(std::integral_constant<std::size_t, I>) {
       constexpr std::size_t a = static_cast<std::size_t>(kArgnums[I]);
-      std::size_t start = static_cast<std::size_t>(std::count(wrt.begin(), wrt.begin() + begins[a], true));
+      std::size_t start =
+          static_cast<std::size_t>(std::count(wrt.begin(), wrt.begin() + begins[a], true));
       return rebuild_from(std::get<a>(std::tie(args...)), g.grads, start);
     };
     auto grads = [&]<std::size_t... I>(std::index_sequence<I...>) {
@@ -142,9 +143,11 @@ struct GradOf {
         return grad_of(std::integral_constant<std::size_t, 0>{});
       else
         return std::tuple{grad_of(std::integral_constant<std::size_t, I>{})...};
-    }(std::make_index_sequence<sizeof...(Argnums)>());
+    }
+    (std::make_index_sequence<sizeof...(Argnums)>());
     if constexpr (kAux) {
-      static_assert(tree::is_pair<R>::value, "with jx::has_aux the function returns std::pair{value, aux}");
+      static_assert(tree::is_pair<R>::value,
+                    "with jx::has_aux the function returns std::pair{value, aux}");
       auto aux = rebuild_from(proto->second, g.aux);
       if constexpr (kValue)
         return std::pair{std::pair{g.value, std::move(aux)}, std::move(grads)};
@@ -223,7 +226,9 @@ template <class Out, class... Args>
 class VjpFunction {
  public:
   VjpFunction(detail::Pullback pullback, Out out_like, std::tuple<Args...> args_like)
-      : pullback_(std::move(pullback)), out_like_(std::move(out_like)), args_like_(std::move(args_like)) {}
+      : pullback_(std::move(pullback)),
+        out_like_(std::move(out_like)),
+        args_like_(std::move(args_like)) {}
 
   template <class Ct>
   auto operator()(const Ct& ct) const {
@@ -257,7 +262,8 @@ auto vjp(const F& f, const Args&... args) {
   auto [outs, pullback] = detail::vjp_flat(detail::flat_fn(f, proto, args...), leaves);
   auto out = detail::rebuild_from(*proto, outs);
   using Out = decltype(out);
-  return std::pair{out, VjpFunction<Out, Args...>(std::move(pullback), out, std::tuple<Args...>{args...})};
+  return std::pair{
+      out, VjpFunction<Out, Args...>(std::move(pullback), out, std::tuple<Args...>{args...})};
 }
 
 namespace detail {
@@ -304,14 +310,17 @@ auto custom_jvp(F f, Rule rule) {
     detail::FlatFn flat_rule = [&](const std::vector<Array>& xs) {
       std::vector<Array> ts(xs.begin() + static_cast<std::ptrdiff_t>(n), xs.end());
       std::size_t p = 0, t = 0;
-      std::tuple<tree::rebuilt_t<std::decay_t<decltype(args)>>...> primals{tree::rebuild(args, xs, p)...};
-      std::tuple<tree::rebuilt_t<std::decay_t<decltype(args)>>...> tangents{tree::rebuild(args, ts, t)...};
+      std::tuple<tree::rebuilt_t<std::decay_t<decltype(args)>>...> primals{
+          tree::rebuild(args, xs, p)...};
+      std::tuple<tree::rebuilt_t<std::decay_t<decltype(args)>>...> tangents{
+          tree::rebuild(args, ts, t)...};
       auto [out, out_tangent] = rule(primals, tangents);
       std::vector<Array> flat = tree::leaves(out);
       tree::flatten(out_tangent, flat);
       return flat;
     };
-    std::vector<Array> outs = detail::custom_jvp_call(detail::flat_fn(f, proto, args...), flat_rule, leaves);
+    std::vector<Array> outs =
+        detail::custom_jvp_call(detail::flat_fn(f, proto, args...), flat_rule, leaves);
     return detail::rebuild_from(*proto, outs);
   };
 }

@@ -33,7 +33,8 @@ void check_real_input(const char* who, DType d) {
   if (is_floating(d)) return;
   throw TypeError(std::string(who) +
                   " requires real- or complex-valued inputs (input dtype that is a sub-dtype of "
-                  "np.inexact), but got " + std::string(dtype_name(d)) +
+                  "np.inexact), but got " +
+                  std::string(dtype_name(d)) +
                   ". If you want to use Boolean- or integer-valued inputs, use vjp or set "
                   "allow_int to True.");
 }
@@ -100,7 +101,8 @@ std::vector<Array> Pullback::operator()(const std::vector<Array>& cts) const {
   return out;
 }
 
-std::pair<std::vector<Array>, Pullback> vjp_flat(const FlatFn& f, const std::vector<Array>& primals) {
+std::pair<std::vector<Array>, Pullback> vjp_flat(const FlatFn& f,
+                                                 const std::vector<Array>& primals) {
   auto state = std::make_shared<VjpState>();
   state->wrt = differentiable(primals);
   state->in_avals = avals_of(primals);
@@ -126,7 +128,8 @@ GradFlat grad_flat(const FlatFn& f, const std::vector<Array>& primals, const std
   if (!is_floating(out.dtype))
     throw TypeError(std::string(who) +
                     " requires real-valued outputs (output dtype that is a sub-dtype of "
-                    "np.floating), but got " + std::string(dtype_name(out.dtype)) +
+                    "np.floating), but got " +
+                    std::string(dtype_name(out.dtype)) +
                     ". For differentiation of functions with integer outputs, use jax.vjp "
                     "directly.");
   Linearized lin = linearize_jaxpr(fj, wrt);
@@ -134,7 +137,8 @@ GradFlat grad_flat(const FlatFn& f, const std::vector<Array>& primals, const std
   // when only the gradient is wanted) is removed before it runs.
   auto program = [&](const std::vector<Array>& args) {
     std::vector<Array> outs = eval_jaxpr(lin.forward.jaxpr, lin.forward.consts, args);
-    std::vector<Array> residuals(outs.begin() + static_cast<std::ptrdiff_t>(lin.num_outputs), outs.end());
+    std::vector<Array> residuals(outs.begin() + static_cast<std::ptrdiff_t>(lin.num_outputs),
+                                 outs.end());
     outs.resize(lin.num_outputs);
     std::vector<Array> cts(outs.size());
     cts[0] = make_scalar(1.0, out.dtype);
@@ -177,7 +181,8 @@ void check_jacobian_input(const char* who, const std::vector<Array>& primals, st
   if (!is_floating(primals.at(arg).dtype()))
     throw TypeError(std::string(who) +
                     " requires real-valued inputs (input dtype that is a sub-dtype of "
-                    "np.floating), but got " + std::string(dtype_name(primals[arg].dtype())) +
+                    "np.floating), but got " +
+                    std::string(dtype_name(primals[arg].dtype())) +
                     ". For holomorphic differentiation, pass holomorphic=True. For "
                     "differentiation of non-holomorphic functions involving complex inputs or "
                     "integer inputs, use jax.jvp directly.");

@@ -58,7 +58,7 @@ struct Primitive {
   std::string name;
   AbstractEvalRule abstract_eval;
   ImplRule impl;
-  JvpRule jvp;              // absent: not differentiable ("Differentiation rule ... not implemented")
+  JvpRule jvp;  // absent: not differentiable ("Differentiation rule ... not implemented")
   TransposeRule transpose;  // set for primitives linear in some operands
   LowerRule lower;
 };

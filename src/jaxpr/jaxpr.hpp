@@ -25,7 +25,7 @@ struct Atom {
   Var var;
   Array literal;
   Atom() = default;
-  Atom(Var v) : var(std::move(v)) {}          // NOLINT
+  Atom(Var v) : var(std::move(v)) {}            // NOLINT
   Atom(Array lit) : literal(std::move(lit)) {}  // NOLINT
   bool is_literal() const { return var == nullptr; }
   const ShapedArray& aval() const { return var ? var->aval : literal.aval(); }

@@ -3,8 +3,8 @@
 
 #include <memory>
 #include <span>
-#include <vector>
 #include <string>
+#include <vector>
 
 #include "hlo/builder.hpp"
 #include "hlo/ir.hpp"

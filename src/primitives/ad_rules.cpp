@@ -52,7 +52,8 @@ void def_linear(Primitive& p, std::function<bool(std::size_t)> linear) {
     JvpResult r{bind_primal(p, primals, params), {}};
     auto is_linear = [&](std::size_t k) { return !linear || linear(k); };
     bool any = false;
-    for (std::size_t k = 0; k < tangents.size(); ++k) any = any || (is_linear(k) && !is_zero(tangents[k]));
+    for (std::size_t k = 0; k < tangents.size(); ++k)
+      any = any || (is_linear(k) && !is_zero(tangents[k]));
     if (!any) {
       r.tangents.resize(r.primals.size());
       return r;

@@ -34,7 +34,8 @@ void def_linear(Primitive& p, std::function<bool(std::size_t operand)> linear = 
 void def_zero_jvp(Primitive& p);
 // Elementwise jvps: tangent_out = the sum over operands k with a nonzero tangent t_k of
 // term_k(t_k, operands, ans), each linear in t_k (usually t_k times the partial derivative).
-using TangentTerm = std::function<Array(const Array& t, std::span<const Array> x, const Array& ans)>;
+using TangentTerm =
+    std::function<Array(const Array& t, std::span<const Array> x, const Array& ans)>;
 void def_elementwise_jvp(Primitive& p, std::vector<TangentTerm> terms);
 
 }  // namespace jx::ad

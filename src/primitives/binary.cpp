@@ -113,13 +113,16 @@ const bool kRegistered = [] {
   def_binary(sub_p, hlo::Opcode::kSubtract, kNumeric, wrapping(std::minus<>{}));
   def_binary(mul_p, hlo::Opcode::kMultiply, kNumeric, wrapping(std::multiplies<>{}));
   def_binary(div_p, hlo::Opcode::kDivide, kNumeric, [](auto x, auto y) { return divide(x, y); });
-  def_binary(rem_p, hlo::Opcode::kRemainder, kNumeric, [](auto x, auto y) { return remainder(x, y); });
+  def_binary(rem_p, hlo::Opcode::kRemainder, kNumeric,
+             [](auto x, auto y) { return remainder(x, y); });
   def_binary(pow_p, hlo::Opcode::kPower, kFloating, [](auto x, auto y) {
     using T = F<decltype(x)>;
     return std::pow(T(x), T(y));
   });
-  def_binary(max_p, hlo::Opcode::kMaximum, kNumeric | kBool, [](auto x, auto y) { return maximum(x, y); });
-  def_binary(min_p, hlo::Opcode::kMinimum, kNumeric | kBool, [](auto x, auto y) { return minimum(x, y); });
+  def_binary(max_p, hlo::Opcode::kMaximum, kNumeric | kBool,
+             [](auto x, auto y) { return maximum(x, y); });
+  def_binary(min_p, hlo::Opcode::kMinimum, kNumeric | kBool,
+             [](auto x, auto y) { return minimum(x, y); });
   def_binary(atan2_p, hlo::Opcode::kAtan2, kFloating, [](auto x, auto y) {
     using T = F<decltype(x)>;
     return std::atan2(T(x), T(y));
@@ -144,7 +147,8 @@ Array balanced_eq(const Array& x, const Array& ans, const Array& y) {
 
 // Transpose rules for ops linear in each operand: `scale(k, ct, other)` is operand k's cotangent
 // given the other operand's value (empty when that one is linear too).
-TransposeRule transpose_by(std::function<Array(std::size_t k, const Array& ct, const Array& other)> scale) {
+TransposeRule transpose_by(
+    std::function<Array(std::size_t k, const Array& ct, const Array& other)> scale) {
   return [scale](std::span<const Array> cts, std::span<const LinearOperand> ops, const Params&) {
     std::vector<Array> out(2);
     for (std::size_t k = 0; k < 2; ++k)
@@ -156,13 +160,16 @@ TransposeRule transpose_by(std::function<Array(std::size_t k, const Array& ct, c
 const bool kDifferentiated = [] {
   auto t_ = [](const Array& t, Xs, const Array&) { return t; };
   ad::def_elementwise_jvp(add_p, {t_, t_});
-  ad::def_elementwise_jvp(sub_p, {t_, [](const Array& t, Xs, const Array&) { return lax::neg(t); }});
-  ad::def_elementwise_jvp(mul_p, {[](const Array& t, Xs x, const Array&) { return lax::mul(t, x[1]); },
-                                  [](const Array& t, Xs x, const Array&) { return lax::mul(x[0], t); }});
-  ad::def_elementwise_jvp(div_p, {[](const Array& t, Xs x, const Array&) { return lax::div(t, x[1]); },
-                                  [](const Array& t, Xs x, const Array& ans) {
-                                    return lax::div(lax::mul(lax::neg(t), ans), x[1]);
-                                  }});
+  ad::def_elementwise_jvp(sub_p,
+                          {t_, [](const Array& t, Xs, const Array&) { return lax::neg(t); }});
+  ad::def_elementwise_jvp(mul_p,
+                          {[](const Array& t, Xs x, const Array&) { return lax::mul(t, x[1]); },
+                           [](const Array& t, Xs x, const Array&) { return lax::mul(x[0], t); }});
+  ad::def_elementwise_jvp(div_p,
+                          {[](const Array& t, Xs x, const Array&) { return lax::div(t, x[1]); },
+                           [](const Array& t, Xs x, const Array& ans) {
+                             return lax::div(lax::mul(lax::neg(t), ans), x[1]);
+                           }});
   // x - y * trunc(x / y): the quotient is piecewise constant.
   ad::def_elementwise_jvp(rem_p, {t_, [](const Array& t, Xs x, const Array&) {
                                     Array q = x[0] / x[1];
@@ -178,8 +185,10 @@ const bool kDifferentiated = [] {
                                     return t * (np::log(safe) * ans);
                                   }});
   for (Primitive* p : {&max_p, &min_p})
-    ad::def_elementwise_jvp(*p, {[](const Array& t, Xs x, const Array& ans) { return t * balanced_eq(x[0], ans, x[1]); },
-                                 [](const Array& t, Xs x, const Array& ans) { return t * balanced_eq(x[1], ans, x[0]); }});
+    ad::def_elementwise_jvp(
+        *p,
+        {[](const Array& t, Xs x, const Array& ans) { return t * balanced_eq(x[0], ans, x[1]); },
+         [](const Array& t, Xs x, const Array& ans) { return t * balanced_eq(x[1], ans, x[0]); }});
   ad::def_elementwise_jvp(atan2_p, {[](const Array& t, Xs x, const Array&) {
                                       return t * (x[1] / (x[0] * x[0] + x[1] * x[1]));
                                     },
@@ -189,9 +198,8 @@ const bool kDifferentiated = [] {
   for (Primitive* p : {&and_p, &or_p}) ad::def_zero_jvp(*p);
 
   add_p.transpose = transpose_by([](std::size_t, const Array& ct, const Array&) { return ct; });
-  sub_p.transpose = transpose_by([](std::size_t k, const Array& ct, const Array&) {
-    return k == 0 ? ct : lax::neg(ct);
-  });
+  sub_p.transpose = transpose_by(
+      [](std::size_t k, const Array& ct, const Array&) { return k == 0 ? ct : lax::neg(ct); });
   mul_p.transpose = transpose_by([](std::size_t k, const Array& ct, const Array& other) {
     JX_CHECK(other.valid(), "mul is linear in one operand at a time");
     return k == 0 ? lax::mul(ct, other) : lax::mul(other, ct);

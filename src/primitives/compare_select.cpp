@@ -125,8 +125,8 @@ const bool kRegistered = [] {
     return std::vector<Array>{select_n_impl(in, out[0])};
   };
   // A chain of selects from the last case down; `which <= k` also clamps out-of-range indices.
-  select_n_p.lower = [](hlo::Builder& b, std::span<hlo::Instruction* const> operands,
-                        const Params&, std::span<const ShapedArray> out) {
+  select_n_p.lower = [](hlo::Builder& b, std::span<hlo::Instruction* const> operands, const Params&,
+                        std::span<const ShapedArray> out) {
     auto ops = broadcast_scalars(b, operands, out[0].shape);
     hlo::Instruction* which = ops[0];
     hlo::Instruction* result = ops.back();
@@ -175,15 +175,16 @@ const bool kDifferentiated = [] {
   auto where = [](const Array& cond, const Array& t) {
     return t * lax::convert_element_type(cond, t.dtype());
   };
-  ad::def_elementwise_jvp(clamp_p, {[where](const Array& t, std::span<const Array> x, const Array&) {
-                                      return where(np::logical_and(x[0] > x[1], x[0] < x[2]), t);
-                                    },
-                                    [where](const Array& t, std::span<const Array> x, const Array&) {
-                                      return where(np::logical_and(x[1] > x[0], x[1] < x[2]), t);
-                                    },
-                                    [where](const Array& t, std::span<const Array> x, const Array&) {
-                                      return where(np::logical_or(x[2] < x[1], x[2] < x[0]), t);
-                                    }});
+  ad::def_elementwise_jvp(clamp_p,
+                          {[where](const Array& t, std::span<const Array> x, const Array&) {
+                             return where(np::logical_and(x[0] > x[1], x[0] < x[2]), t);
+                           },
+                           [where](const Array& t, std::span<const Array> x, const Array&) {
+                             return where(np::logical_and(x[1] > x[0], x[1] < x[2]), t);
+                           },
+                           [where](const Array& t, std::span<const Array> x, const Array&) {
+                             return where(np::logical_or(x[2] < x[1], x[2] < x[0]), t);
+                           }});
   return true;
 }();
 

@@ -5,8 +5,8 @@
 
 #include "jaxpr/jaxpr.hpp"
 #include "jx/detail/autodiff_impl.hpp"
-#include "jx/transforms.hpp"
 #include "jx/lax.hpp"
+#include "jx/transforms.hpp"
 #include "lower/lower.hpp"
 #include "primitives/ad_rules.hpp"
 #include "primitives/elementwise.hpp"
@@ -67,12 +67,14 @@ void check_consts_not_differentiated(Ins tangents, std::size_t n, const char* ki
     if (!ad::is_zero(tangents[i]))
       throw Error(std::string("Detected differentiation of a ") + kind +
                   " function with respect to a closed-over value. That isn't supported because "
-                  "the custom rule only specifies how to differentiate the " + kind +
+                  "the custom rule only specifies how to differentiate the " +
+                  kind +
                   " function with respect to explicit input parameters. Pass the value as an "
                   "argument instead.");
 }
 
-const char* const kNoForwardMode = "can't apply forward-mode autodiff (jvp) to a custom_vjp function.";
+const char* const kNoForwardMode =
+    "can't apply forward-mode autodiff (jvp) to a custom_vjp function.";
 
 std::vector<Array> instantiate_all(Ins tangents, Ins primals) {
   std::vector<Array> out;
@@ -90,7 +92,8 @@ void def_custom_jvp_call(Primitive& p) {
     check_consts_not_differentiated(tangents, nc + nr, "custom_jvp");
     std::size_t n = primals.size() - nc - nr;
     std::vector<Array> args = concat(slice_of(primals, nc, nr), slice_of(primals, nc + nr, n));
-    args = concat(std::move(args), instantiate_all(tangents.subspan(nc + nr), primals.subspan(nc + nr)));
+    args = concat(std::move(args),
+                  instantiate_all(tangents.subspan(nc + nr), primals.subspan(nc + nr)));
     std::vector<Array> outs = eval_jaxpr(jaxpr_param(params, "jvp_jaxpr"), {}, args);
     std::size_t m = outs.size() / 2;
     return JvpResult{slice_of(outs, 0, m), slice_of(outs, m, m)};
@@ -117,10 +120,12 @@ void def_custom_vjp_call(Primitive& p) {
     std::vector<Param> out_avals;
     for (const ShapedArray& a : call.out_avals())
       out_avals.push_back(Param::tuple({Param::ints(a.shape), Param::dtype(a.dtype)}));
-    Params lin_params{{"bwd_jaxpr", params.get("bwd_jaxpr")},
-                      {"num_res", Param::integer(static_cast<std::int64_t>(nb + fwd_outs.size() - m))},
-                      {"out_avals", Param::tuple(std::move(out_avals))}};
-    return JvpResult{slice_of(fwd_outs, 0, m), trace::bind(custom_lin_p, std::move(lin_in), lin_params)};
+    Params lin_params{
+        {"bwd_jaxpr", params.get("bwd_jaxpr")},
+        {"num_res", Param::integer(static_cast<std::int64_t>(nb + fwd_outs.size() - m))},
+        {"out_avals", Param::tuple(std::move(out_avals))}};
+    return JvpResult{slice_of(fwd_outs, 0, m),
+                     trace::bind(custom_lin_p, std::move(lin_in), lin_params)};
   };
 }
 
@@ -164,8 +169,9 @@ void def_stop_gradient(Primitive& p) {
   };
 }
 
-const bool kRegistered = (def_stop_gradient(stop_gradient_p), def_custom_jvp_call(custom_jvp_call_p),
-                          def_custom_vjp_call(custom_vjp_call_p), def_custom_lin(custom_lin_p), true);
+const bool kRegistered =
+    (def_stop_gradient(stop_gradient_p), def_custom_jvp_call(custom_jvp_call_p),
+     def_custom_vjp_call(custom_vjp_call_p), def_custom_lin(custom_lin_p), true);
 
 // ---- tracing the user's functions and rules ----
 
@@ -213,7 +219,8 @@ Array stop_gradient(const Array& x) { return trace::bind1(stop_gradient_p, {x});
 
 namespace detail {
 
-std::vector<Array> custom_jvp_call(const FlatFn& f, const FlatFn& jvp, const std::vector<Array>& args) {
+std::vector<Array> custom_jvp_call(const FlatFn& f, const FlatFn& jvp,
+                                   const std::vector<Array>& args) {
   std::vector<ShapedArray> avals = avals_of(args), out_avals, rule_avals;
   std::vector<Array> operands;
   std::size_t nc = 0, nr = 0;
@@ -223,16 +230,21 @@ std::vector<Array> custom_jvp_call(const FlatFn& f, const FlatFn& jvp, const std
   Param rule = trace_converted(jvp, jvp_in, "custom_jvp rule", operands, nr, &rule_avals);
   std::size_t m = out_avals.size();
   if (rule_avals.size() != 2 * m || !same_types(take(rule_avals, 0, m), out_avals))
-    throw TypeError("Custom JVP rule must produce primal outputs with the same shapes and dtypes "
-                    "as the primal function: the function gives " + avals_str(out_avals) +
-                    " and the rule " + avals_str(take(rule_avals, 0, rule_avals.size() / 2)) + ".");
+    throw TypeError(
+        "Custom JVP rule must produce primal outputs with the same shapes and dtypes "
+        "as the primal function: the function gives " +
+        avals_str(out_avals) + " and the rule " +
+        avals_str(take(rule_avals, 0, rule_avals.size() / 2)) + ".");
   if (!same_types(take(rule_avals, m, m), out_avals))
-    throw TypeError("Custom JVP rule must produce primal and tangent outputs with equal shapes and "
-                    "dtypes, but got primal " + avals_str(out_avals) + " and tangent " +
-                    avals_str(take(rule_avals, m, m)) + ".");
+    throw TypeError(
+        "Custom JVP rule must produce primal and tangent outputs with equal shapes and "
+        "dtypes, but got primal " +
+        avals_str(out_avals) + " and tangent " + avals_str(take(rule_avals, m, m)) + ".");
   operands.insert(operands.end(), args.begin(), args.end());
   return trace::bind(custom_jvp_call_p, std::move(operands),
-                     {{"call_jaxpr", call}, {"jvp_jaxpr", rule}, {"num_consts", size_param(nc)},
+                     {{"call_jaxpr", call},
+                      {"jvp_jaxpr", rule},
+                      {"num_consts", size_param(nc)},
                       {"num_rule_consts", size_param(nr)}});
 }
 
@@ -245,20 +257,26 @@ std::vector<Array> custom_vjp_call(const FlatFn& f, const FlatFn& fwd, const Fla
   Param fwd_j = trace_converted(fwd, avals, "custom_vjp fwd", operands, nf, &fwd_avals);
   std::size_t m = out_avals.size();
   if (fwd_avals.size() < m || !same_types(take(fwd_avals, 0, m), out_avals))
-    throw TypeError("Custom VJP fwd rule must produce outputs with the same shapes and dtypes as "
-                    "the primal function: the function gives " + avals_str(out_avals) +
-                    " and fwd " + avals_str(take(fwd_avals, 0, std::min(m, fwd_avals.size()))) + ".");
+    throw TypeError(
+        "Custom VJP fwd rule must produce outputs with the same shapes and dtypes as "
+        "the primal function: the function gives " +
+        avals_str(out_avals) + " and fwd " +
+        avals_str(take(fwd_avals, 0, std::min(m, fwd_avals.size()))) + ".");
   std::vector<ShapedArray> bwd_in = take(fwd_avals, m, fwd_avals.size() - m);
   bwd_in.insert(bwd_in.end(), out_avals.begin(), out_avals.end());
   Param bwd_j = trace_converted(bwd, bwd_in, "custom_vjp bwd", operands, nb, &bwd_avals);
   if (!same_types(bwd_avals, avals))
-    throw TypeError("Custom VJP bwd rule must produce an output with the same shapes and dtypes as "
-                    "the args tuple of the primal function: the args are " + avals_str(avals) +
-                    " and bwd gives " + avals_str(bwd_avals) + ".");
+    throw TypeError(
+        "Custom VJP bwd rule must produce an output with the same shapes and dtypes as "
+        "the args tuple of the primal function: the args are " +
+        avals_str(avals) + " and bwd gives " + avals_str(bwd_avals) + ".");
   operands.insert(operands.end(), args.begin(), args.end());
   return trace::bind(custom_vjp_call_p, std::move(operands),
-                     {{"bwd_jaxpr", bwd_j}, {"call_jaxpr", call}, {"fwd_jaxpr", fwd_j},
-                      {"num_consts", size_param(nc)}, {"num_fwd_consts", size_param(nf)},
+                     {{"bwd_jaxpr", bwd_j},
+                      {"call_jaxpr", call},
+                      {"fwd_jaxpr", fwd_j},
+                      {"num_consts", size_param(nc)},
+                      {"num_fwd_consts", size_param(nf)},
                       {"num_rule_consts", size_param(nf + nb)}});
 }
 

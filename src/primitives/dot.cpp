@@ -161,9 +161,9 @@ std::vector<ShapedArray> dot_general_rule(std::span<const ShapedArray> in, const
     throw TypeError("dot_general takes 2 operands, got " + std::to_string(in.size()));
   const ShapedArray &lhs = in[0], &rhs = in[1];
   DimNumbers dn = dim_numbers(params);
-  DType dtype = out_dtype(lhs.dtype, rhs.dtype,
-                          params.has("preferred_element_type") ? params.get("preferred_element_type")
-                                                               : Param());
+  DType dtype = out_dtype(
+      lhs.dtype, rhs.dtype,
+      params.has("preferred_element_type") ? params.get("preferred_element_type") : Param());
   check_dims(lhs, rhs, dn);
   Shape out = take(lhs.shape, dn.lhs_batch);
   for (auto d : take(lhs.shape, free_dims(lhs.shape.size(), dn.lhs_contracting, dn.lhs_batch)))
@@ -235,7 +235,8 @@ const bool kRegistered = [] {
     hlo::Instruction* lhs = b.convert(ops[0], out[0].dtype);
     hlo::Instruction* rhs = b.convert(ops[1], out[0].dtype);
     return std::vector<hlo::Instruction*>{b.op(hlo::Opcode::kDot,
-        hlo::HloShape::array(out[0].dtype, out[0].shape), {lhs, rhs}, std::move(attrs))};
+                                               hlo::HloShape::array(out[0].dtype, out[0].shape),
+                                               {lhs, rhs}, std::move(attrs))};
   };
   return true;
 }();
@@ -284,7 +285,8 @@ const bool kDifferentiated = [] {
                          const Params& params) {
     const Array &x = primals[0], &y = primals[1];
     JvpResult r{{trace::bind1(dot_general_p, {x, y}, params)}, {Array()}};
-    if (!ad::is_zero(tangents[0])) r.tangents[0] = trace::bind1(dot_general_p, {tangents[0], y}, params);
+    if (!ad::is_zero(tangents[0]))
+      r.tangents[0] = trace::bind1(dot_general_p, {tangents[0], y}, params);
     if (!ad::is_zero(tangents[1]))
       r.tangents[0] = ad::add(r.tangents[0], trace::bind1(dot_general_p, {x, tangents[1]}, params));
     return r;
@@ -317,7 +319,8 @@ Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers&
        Param::tuple({Param::int_list(dn.lhs_batch), Param::int_list(dn.rhs_batch)})});
   // As JAX prints it: the preferred type only when one is asked for (jnp.dot always does).
   Params params{{"dimension_numbers", dims}};
-  if (preferred_element_type) params.set("preferred_element_type", Param::dtype(*preferred_element_type));
+  if (preferred_element_type)
+    params.set("preferred_element_type", Param::dtype(*preferred_element_type));
   return trace::bind1(dot_general_p, {lhs, rhs}, params);
 }
 

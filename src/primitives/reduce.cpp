@@ -237,12 +237,12 @@ void def_reduce_lowering(Primitive& p, hlo::Opcode combiner, hlo::Opcode bool_co
 }
 
 void def_arg_lowering(Primitive& p, hlo::Opcode opcode) {
-  p.lower = [opcode](hlo::Builder& b, std::span<hlo::Instruction* const> ops,
-                     const Params& params, std::span<const ShapedArray> out) {
+  p.lower = [opcode](hlo::Builder& b, std::span<hlo::Instruction* const> ops, const Params& params,
+                     std::span<const ShapedArray> out) {
     hlo::Attrs attrs;
     attrs.set("dimensions", params.get("axes").as_ints());
-    return std::vector<hlo::Instruction*>{b.op(
-        opcode, hlo::HloShape::array(out[0].dtype, out[0].shape), {ops[0]}, std::move(attrs))};
+    return std::vector<hlo::Instruction*>{
+        b.op(opcode, hlo::HloShape::array(out[0].dtype, out[0].shape), {ops[0]}, std::move(attrs))};
   };
 }
 
@@ -278,7 +278,8 @@ JvpResult chooser_jvp(const Primitive& p, std::span<const Array> primals,
   const Array& x = primals[0];
   Ints axes = params.get("axes").as_ints();
   Array ans = trace::bind1(p, {x}, params);
-  Array chosen = lax::convert_element_type(lax::eq(x, broadcast_back(ans, x.aval(), axes)), x.dtype());
+  Array chosen =
+      lax::convert_element_type(lax::eq(x, broadcast_back(ans, x.aval(), axes)), x.dtype());
   Array counts = lax::reduce_sum(chosen, axes);
   return {{ans}, {lax::div(lax::reduce_sum(lax::mul(tangents[0], chosen), axes), counts)}};
 }

@@ -658,7 +658,8 @@ using LinearOps = std::span<const LinearOperand>;
 
 Ints inverse_permutation(const Ints& perm) {
   Ints inv(perm.size());
-  for (std::size_t i = 0; i < perm.size(); ++i) inv[static_cast<std::size_t>(perm[i])] = static_cast<std::int64_t>(i);
+  for (std::size_t i = 0; i < perm.size(); ++i)
+    inv[static_cast<std::size_t>(perm[i])] = static_cast<std::int64_t>(i);
   return inv;
 }
 
@@ -705,7 +706,8 @@ std::vector<Array> transpose_pad(const Array& ct, LinearOps ops, const Params& p
   std::vector<Array> out(2);
   if (ops[0].is_linear()) out[0] = operand_ct;
   if (ops[1].is_linear()) {
-    Ints all_ct(static_cast<std::size_t>(ct.ndim())), all_op(static_cast<std::size_t>(operand_ct.ndim()));
+    Ints all_ct(static_cast<std::size_t>(ct.ndim())),
+        all_op(static_cast<std::size_t>(operand_ct.ndim()));
     std::iota(all_ct.begin(), all_ct.end(), 0);
     std::iota(all_op.begin(), all_op.end(), 0);
     out[1] = lax::sub(lax::reduce_sum(ct, all_ct), lax::reduce_sum(operand_ct, all_op));
@@ -748,15 +750,18 @@ const bool kDifferentiated = [] {
   reshape_p.transpose = unary_transpose([](const Array& ct, const ShapedArray& x, const Params&) {
     return lax::reshape(ct, x.shape);
   });
-  transpose_p.transpose = unary_transpose([](const Array& ct, const ShapedArray&, const Params& params) {
-    return lax::transpose(ct, inverse_permutation(ints(params, "permutation")));
-  });
-  squeeze_p.transpose = unary_transpose([](const Array& ct, const ShapedArray&, const Params& params) {
-    return lax::expand_dims(ct, ints(params, "dimensions"));
-  });
-  expand_dims_p.transpose = unary_transpose([](const Array& ct, const ShapedArray&, const Params& params) {
-    return lax::squeeze(ct, ints(params, "dimensions"));
-  });
+  transpose_p.transpose =
+      unary_transpose([](const Array& ct, const ShapedArray&, const Params& params) {
+        return lax::transpose(ct, inverse_permutation(ints(params, "permutation")));
+      });
+  squeeze_p.transpose =
+      unary_transpose([](const Array& ct, const ShapedArray&, const Params& params) {
+        return lax::expand_dims(ct, ints(params, "dimensions"));
+      });
+  expand_dims_p.transpose =
+      unary_transpose([](const Array& ct, const ShapedArray&, const Params& params) {
+        return lax::squeeze(ct, ints(params, "dimensions"));
+      });
   slice_p.transpose = unary_transpose(transpose_slice);
   pad_p.transpose = [](Cts cts, LinearOps ops, const Params& params) {
     return transpose_pad(cts[0], ops, params);

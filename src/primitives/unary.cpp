@@ -196,9 +196,10 @@ const bool kDifferentiated = [] {
     std::int64_t y = params.get("y").as_int();
     JvpResult r{{lax::integer_pow(x, static_cast<int>(y))}, {Array()}};
     if (y == 0) return r;
-    r.tangents[0] = y == 1 ? tangents[0]
-                           : tangents[0] * (static_cast<double>(y) *
-                                            lax::integer_pow(x, static_cast<int>(y - 1)));
+    r.tangents[0] =
+        y == 1
+            ? tangents[0]
+            : tangents[0] * (static_cast<double>(y) * lax::integer_pow(x, static_cast<int>(y - 1)));
     return r;
   };
   return true;

@@ -28,14 +28,17 @@ JvpValues jvp_eval(const Jaxpr& jaxpr, const std::vector<Array>& consts,
     primal_env[v.get()] = p;
     if (!ad::is_zero(t) && ad::has_tangent(v->aval.dtype)) tangent_env[v.get()] = t;
   };
-  auto primal = [&](const Atom& a) { return a.is_literal() ? a.literal : primal_env.at(a.var.get()); };
+  auto primal = [&](const Atom& a) {
+    return a.is_literal() ? a.literal : primal_env.at(a.var.get());
+  };
   auto tangent = [&](const Atom& a) {
     if (a.is_literal()) return Array();
     auto it = tangent_env.find(a.var.get());
     return it == tangent_env.end() ? Array() : it->second;
   };
   for (std::size_t i = 0; i < consts.size(); ++i) bind_var(jaxpr.constvars[i], consts[i], Array());
-  for (std::size_t i = 0; i < primals.size(); ++i) bind_var(jaxpr.invars[i], primals[i], tangents[i]);
+  for (std::size_t i = 0; i < primals.size(); ++i)
+    bind_var(jaxpr.invars[i], primals[i], tangents[i]);
 
   for (const Eqn& eqn : jaxpr.eqns) {
     std::vector<Array> ps, ts;

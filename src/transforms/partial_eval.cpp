@@ -14,7 +14,9 @@ PartialEval partial_eval_jaxpr(const ClosedJaxprData& j, const std::vector<bool>
   JX_CHECK(unknowns.size() == in.invars.size() && instantiate.size() == in.outvars.size(),
            "partial_eval_jaxpr: one flag per input and per output");
   std::unordered_set<const VarNode*> unknown_vars;
-  auto is_unknown = [&](const Atom& a) { return !a.is_literal() && unknown_vars.count(a.var.get()); };
+  auto is_unknown = [&](const Atom& a) {
+    return !a.is_literal() && unknown_vars.count(a.var.get());
+  };
 
   Jaxpr known, unknown;
   known.constvars = in.constvars;

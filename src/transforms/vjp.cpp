@@ -66,7 +66,8 @@ VjpJaxprs vjp_jaxpr(const ClosedJaxprData& f, const std::vector<bool>& wrt) {
   r.forward = dce_jaxpr(lin.forward, keep).jaxpr;
   r.backward = std::move(backward.jaxpr);
   r.num_outputs = lin.num_outputs;
-  r.num_residuals = static_cast<std::size_t>(std::count(keep.begin(), keep.end(), true)) - lin.num_outputs;
+  r.num_residuals =
+      static_cast<std::size_t>(std::count(keep.begin(), keep.end(), true)) - lin.num_outputs;
   debug_typecheck(r.forward);
   debug_typecheck(r.backward);
   return r;

@@ -31,25 +31,32 @@ const std::vector<DType> kSigned{int32, int64, float32, float64};
 const bool kRows = add_rows({
     unary_row("neg", kSigned, lax::neg, [](double x) { return -x; }),
     unary_row("exp", kF, lax::exp, [](double x) { return std::exp(x); }),
-    unary_row("log", kF, lax::log, [](double x) { return std::log(x); }, 0.01, 5),
-    unary_row("log1p", kF, lax::log1p, [](double x) { return std::log1p(x); }, -0.9, 3),
+    unary_row(
+        "log", kF, lax::log, [](double x) { return std::log(x); }, 0.01, 5),
+    unary_row(
+        "log1p", kF, lax::log1p, [](double x) { return std::log1p(x); }, -0.9, 3),
     unary_row("expm1", kF, lax::expm1, [](double x) { return std::expm1(x); }),
     unary_row("sin", kF, lax::sin, [](double x) { return std::sin(x); }),
     unary_row("cos", kF, lax::cos, [](double x) { return std::cos(x); }),
-    unary_row("tan", kF, lax::tan, [](double x) { return std::tan(x); }, -1.4, 1.4),
+    unary_row(
+        "tan", kF, lax::tan, [](double x) { return std::tan(x); }, -1.4, 1.4),
     unary_row("tanh", kF, lax::tanh, [](double x) { return std::tanh(x); }),
     unary_row("logistic", kF, lax::logistic, [](double x) { return 1 / (1 + std::exp(-x)); }),
-    unary_row("sqrt", kF, lax::sqrt, [](double x) { return std::sqrt(x); }, 0, 5),
-    unary_row("rsqrt", kF, lax::rsqrt, [](double x) { return 1 / std::sqrt(x); }, 0.01, 5),
+    unary_row(
+        "sqrt", kF, lax::sqrt, [](double x) { return std::sqrt(x); }, 0, 5),
+    unary_row(
+        "rsqrt", kF, lax::rsqrt, [](double x) { return 1 / std::sqrt(x); }, 0.01, 5),
     unary_row("abs", kSigned, lax::abs, [](double x) { return std::fabs(x); }),
     unary_row("sign", kSigned, lax::sign, [](double x) { return double((x > 0) - (x < 0)); }),
     unary_row("floor", kF, lax::floor, [](double x) { return std::floor(x); }),
     unary_row("ceil", kF, lax::ceil, [](double x) { return std::ceil(x); }),
-    unary_row("round", kF, [](const Array& x) { return lax::round(x); },
-              [](double x) { return std::round(x); }),
+    unary_row(
+        "round", kF, [](const Array& x) { return lax::round(x); },
+        [](double x) { return std::round(x); }),
     unary_row("erf", kF, lax::erf, [](double x) { return std::erf(x); }),
-    unary_row("integer_pow", kSigned, [](const Array& x) { return lax::integer_pow(x, 3); },
-              [](double x) { return x * x * x; }),
+    unary_row(
+        "integer_pow", kSigned, [](const Array& x) { return lax::integer_pow(x, 3); },
+        [](double x) { return x * x * x; }),
     unary_row("stop_gradient", kSigned, lax::stop_gradient, [](double x) { return x; }),
 });
 
@@ -78,9 +85,10 @@ TEST_CASE("integer_pow: negative exponents on floats, exact powers of integers",
         std::vector<double>{0.25, 0.0625});
   CHECK(lax::integer_pow(np::array({std::int64_t{3}}), 39).item<std::int64_t>() ==
         4052555153018976267LL);  // 3^39, exactly representable in int64, not in double
-  CHECK_THROWS_MATCHES(lax::integer_pow(np::array({2, 3}), -1), TypeError,
-                       Catch::Message("integer_pow with a negative exponent needs a floating dtype, "
-                                      "got int32"));
+  CHECK_THROWS_MATCHES(
+      lax::integer_pow(np::array({2, 3}), -1), TypeError,
+      Catch::Message("integer_pow with a negative exponent needs a floating dtype, "
+                     "got int32"));
 }
 
 TEST_CASE("unary ops reject dtypes outside their domain, in JAX's words", "[unary][errors]") {

@@ -42,7 +42,8 @@ std::vector<double> values(const Array& x) { return x.to_vector<double>(); }
 void require_close(const Array& got, const std::vector<double>& want, double tol = 1e-9) {
   std::vector<double> g = values(got);
   REQUIRE(g.size() == want.size());
-  for (std::size_t i = 0; i < g.size(); ++i) CHECK(g[i] == Approx(want[i]).epsilon(tol).margin(tol));
+  for (std::size_t i = 0; i < g.size(); ++i)
+    CHECK(g[i] == Approx(want[i]).epsilon(tol).margin(tol));
 }
 
 void require_same(const Array& a, const Array& b, double tol = 1e-12) {
@@ -70,7 +71,8 @@ std::string exact_error(const std::function<void()>& f) {
   try {
     f();
   } catch (const Error& e) {
-    if (typeid(e) != typeid(E)) return std::string("<wrong type ") + typeid(e).name() + ">: " + e.what();
+    if (typeid(e) != typeid(E))
+      return std::string("<wrong type ") + typeid(e).name() + ">: " + e.what();
     return e.what();
   }
   return "<no exception>";
@@ -145,9 +147,10 @@ TEST_CASE("hessian, jacfwd(jacrev) and the other Jacobian compositions equal the
   for (std::size_t i = 0; i < 3; ++i)
     for (std::size_t j = 0; j < 3; ++j) want[i * 3 + j] = i == j ? -std::sin(xs[i]) : xs[3 - i - j];
   Array x = np::array(xs);
-  for (const Array& h : {jx::hessian(f)(x), jx::jacfwd(jx::jacrev(f))(x), jx::jacrev(jx::jacrev(f))(x),
-                         jx::jacfwd(jx::jacfwd(f))(x), jx::jacrev(jx::jacfwd(f))(x),
-                         jx::jacfwd(jx::grad(f))(x), jx::jacrev(jx::grad(f))(x)}) {
+  for (const Array& h :
+       {jx::hessian(f)(x), jx::jacfwd(jx::jacrev(f))(x), jx::jacrev(jx::jacrev(f))(x),
+        jx::jacfwd(jx::jacfwd(f))(x), jx::jacrev(jx::jacfwd(f))(x), jx::jacfwd(jx::grad(f))(x),
+        jx::jacrev(jx::grad(f))(x)}) {
     REQUIRE(h.shape() == Shape{3, 3});
     require_close(h, want);
   }
@@ -170,7 +173,8 @@ TEST_CASE("jvp of grad is a Hessian-vector product; vjp of grad too", "[autodiff
 
 // The gradient of sum(tanh(x @ w + b)^2) by hand: dy = 2 h (1 - h^2), gw = x^T dy, gb = sum dy.
 Dense dense_grad_by_hand(const std::vector<double>& x, const std::vector<double>& w,
-                         const std::vector<double>& b, std::size_t n, std::size_t k, std::size_t m) {
+                         const std::vector<double>& b, std::size_t n, std::size_t k,
+                         std::size_t m) {
   std::vector<double> gw(k * m, 0), gb(m, 0);
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = 0; j < m; ++j) {
@@ -184,13 +188,15 @@ Dense dense_grad_by_hand(const std::vector<double>& x, const std::vector<double>
   return Dense{np::array(gw, {dim(k), dim(m)}), np::array(gb, {dim(m)})};
 }
 
-TEST_CASE("jit(grad(f)), grad(jit(f)) and eager grad(f) agree with backprop by hand", "[autodiff_api]") {
+TEST_CASE("jit(grad(f)), grad(jit(f)) and eager grad(f) agree with backprop by hand",
+          "[autodiff_api]") {
   auto f = [](const Dense& p, const Array& x) {
     Array h = np::tanh(np::matmul(x, p.w) + p.b);
     return np::sum(h * h);
   };
   std::mt19937 rng(42);
-  std::vector<double> xv = random_values(4 * 3, rng), wv = random_values(3 * 5, rng), bv = random_values(5, rng);
+  std::vector<double> xv = random_values(4 * 3, rng), wv = random_values(3 * 5, rng),
+                      bv = random_values(5, rng);
   Dense p{np::array(wv, {3, 5}), np::array(bv, {5})};
   Array x = np::array(xv, {4, 3});
   Dense want = dense_grad_by_hand(xv, wv, bv, 4, 3, 5);
@@ -251,10 +257,12 @@ TEST_CASE("make_jaxpr of every gradient transform has no dead equations", "[auto
   check_printed_jaxpr_is_live(jx::make_jaxpr(jx::grad(mlp))(p, x));
   check_printed_jaxpr_is_live(jx::make_jaxpr(jx::value_and_grad(mlp))(p, x));
   check_printed_jaxpr_is_live(jx::make_jaxpr(jx::grad<0, 1>(mlp))(p, x));
-  check_printed_jaxpr_is_live(jx::make_jaxpr(jx::grad(jx::grad([](const Array& x) { return np::sin(x) * x; })))(Array(1.f)));
+  check_printed_jaxpr_is_live(jx::make_jaxpr(
+      jx::grad(jx::grad([](const Array& x) { return np::sin(x) * x; })))(Array(1.f)));
   // An input the function ignores: its gradient is zeros, and nothing reads it.
   auto ignores_y = [](const Array& x, const Array&) { return np::sum(x * x); };
-  check_printed_jaxpr_is_live(jx::make_jaxpr(jx::grad<0, 1>(ignores_y))(np::zeros({2}), np::zeros({2})));
+  check_printed_jaxpr_is_live(
+      jx::make_jaxpr(jx::grad<0, 1>(ignores_y))(np::zeros({2}), np::zeros({2})));
 }
 
 TEST_CASE("make_jaxpr(grad(f, has_aux)) does not compute the value it drops", "[autodiff_api]") {
@@ -265,7 +273,8 @@ TEST_CASE("make_jaxpr(grad(f, has_aux)) does not compute the value it drops", "[
   check_printed_jaxpr_is_live(jx::make_jaxpr(jx::value_and_grad(f, jx::has_aux))(np::zeros({2})));
 }
 
-TEST_CASE("make_jaxpr of jacrev, jacfwd and hessian computes no unused primal output", "[autodiff_api]") {
+TEST_CASE("make_jaxpr of jacrev, jacfwd and hessian computes no unused primal output",
+          "[autodiff_api]") {
   // The Jacobian of sin is diag(cos x): sin x itself is never needed.
   auto f = [](const Array& x) { return np::sin(x); };
   check_printed_jaxpr_is_live(jx::make_jaxpr(jx::jacrev(f))(np::zeros({2})));
@@ -291,7 +300,8 @@ TEST_CASE("grad with respect to a JX_PYTREE struct returns the struct", "[autodi
   CHECK(g.b.shape() == Shape{});
 }
 
-TEST_CASE("grad with respect to a std::map and a std::vector keeps keys and sizes", "[autodiff_api]") {
+TEST_CASE("grad with respect to a std::map and a std::vector keeps keys and sizes",
+          "[autodiff_api]") {
   using Params = std::map<std::string, Array>;
   auto f = [](const Params& m) { return np::sum(m.at("a") * m.at("b")) + np::sum(m.at("c")); };
   Params m{{"a", np::array({1.0, 2.0})}, {"b", np::array({3.0, -1.0})}, {"c", np::array({5.0})}};
@@ -324,7 +334,8 @@ TEST_CASE("grad<0, 1> returns a tuple; grad<1> only the second argument's", "[au
   require_close(std::get<1>(grads), {9, 0.25});
 }
 
-TEST_CASE("has_aux: value_and_grad gives ((value, aux), grad); grad gives (grad, aux)", "[autodiff_api]") {
+TEST_CASE("has_aux: value_and_grad gives ((value, aux), grad); grad gives (grad, aux)",
+          "[autodiff_api]") {
   // The aux (a pytree) is returned as computed, not differentiated.
   auto f = [](const Array& x) {
     Array l = np::sum(x * x);
@@ -436,7 +447,8 @@ Array mlp_loss(const Mlp& p, const Array& x, const Array& y) {
 TEST_CASE("a two-layer MLP's gradient matches central finite differences in every element",
           "[autodiff_api]") {
   std::mt19937 rng(5);
-  Mlp p{random_array({3, 4}, rng), random_array({4}, rng), random_array({4, 2}, rng), random_array({2}, rng)};
+  Mlp p{random_array({3, 4}, rng), random_array({4}, rng), random_array({4, 2}, rng),
+        random_array({2}, rng)};
   Array x = random_array({5, 3}, rng), y = random_array({5, 2}, rng);
   Mlp g = jx::grad(mlp_loss)(p, x, y);
   const double eps = 1e-5;
@@ -453,7 +465,8 @@ TEST_CASE("a two-layer MLP's gradient matches central finite differences in ever
       Mlp pp = p, pm = p;
       pp.*leaf = np::array(plus, (p.*leaf).shape());
       pm.*leaf = np::array(minus, (p.*leaf).shape());
-      double fd = (mlp_loss(pp, x, y).item<double>() - mlp_loss(pm, x, y).item<double>()) / (2 * eps);
+      double fd =
+          (mlp_loss(pp, x, y).item<double>() - mlp_loss(pm, x, y).item<double>()) / (2 * eps);
       INFO("element " << i);
       CHECK(grad[i] == Approx(fd).epsilon(1e-6).margin(1e-8));
     }
@@ -495,8 +508,9 @@ TEST_CASE("grad with respect to an integer input is a TypeError", "[autodiff_api
         "np.inexact), but got int32. If you want to use Boolean- or integer-valued inputs, use vjp "
         "or set allow_int to True.");
   // value_and_grad names itself; an integer argument not differentiated is fine.
-  CHECK(error_of<TypeError>([&] { jx::value_and_grad(f)(np::zeros({3}, int32)); })
-            .rfind("value_and_grad requires real- or complex-valued inputs", 0) == 0);
+  CHECK(error_of<TypeError>([&] {
+          jx::value_and_grad(f)(np::zeros({3}, int32));
+        }).rfind("value_and_grad requires real- or complex-valued inputs", 0) == 0);
   auto g = [](const Array& x, const Array& n) { return np::sum(x * n.astype(float32)); };
   require_close(jx::grad(g)(np::ones({2}), np::array(std::vector<int>{3, 4})), {3, 4});
 }
@@ -513,19 +527,21 @@ TEST_CASE("a vjp pullback checks the cotangent's shape and dtype", "[autodiff_ap
 
 TEST_CASE("jvp checks the tangents' shapes and tree structure", "[autodiff_api]") {
   auto f = [](const Array& x) { return np::sin(x); };
-  CHECK(error_of<ShapeError>([&] {
-          jx::jvp(f, std::tuple{np::zeros({3})}, std::tuple{np::zeros({2})});
-        }) == "jvp tangent of shape (2,) must be the same as the shape of the corresponding primal (3,).");
-  CHECK(error_of<TypeError>([&] {
-          jx::jvp(f, std::tuple{np::zeros({3})}, std::tuple{np::zeros({3}, float64)});
-        }) == "jvp tangent of dtype float64 is not the expected tangent dtype float32 of the "
-              "corresponding primal.");
+  CHECK(
+      error_of<ShapeError>(
+          [&] { jx::jvp(f, std::tuple{np::zeros({3})}, std::tuple{np::zeros({2})}); }) ==
+      "jvp tangent of shape (2,) must be the same as the shape of the corresponding primal (3,).");
+  CHECK(error_of<TypeError>(
+            [&] { jx::jvp(f, std::tuple{np::zeros({3})}, std::tuple{np::zeros({3}, float64)}); }) ==
+        "jvp tangent of dtype float64 is not the expected tangent dtype float32 of the "
+        "corresponding primal.");
   auto g = [](const std::vector<Array>& xs) { return np::sin(xs[0]); };
   CHECK(error_of<TypeError>([&] {
           jx::jvp(g, std::tuple{std::vector<Array>{np::zeros({3})}},
                   std::tuple{std::vector<Array>{np::zeros({3}), np::zeros({3})}});
-        }) == "primal and tangent arguments to jx::jvp must have the same tree structure; primals "
-              "have tree structure ([*],) whereas tangents have tree structure ([*, *],).");
+        }) ==
+        "primal and tangent arguments to jx::jvp must have the same tree structure; primals "
+        "have tree structure ([*],) whereas tangents have tree structure ([*, *],).");
 }
 
 TEST_CASE("jacfwd and jacrev of an integer input are TypeErrors", "[autodiff_api]") {
@@ -534,16 +550,21 @@ TEST_CASE("jacfwd and jacrev of an integer input are TypeErrors", "[autodiff_api
       " requires real-valued inputs (input dtype that is a sub-dtype of np.floating), but got "
       "int32. For holomorphic differentiation, pass holomorphic=True. For differentiation of "
       "non-holomorphic functions involving complex inputs or integer inputs, use jax.jvp directly.";
-  CHECK(error_of<TypeError>([&] { jx::jacfwd(f)(np::zeros({3}, int32)); }) == std::string("jacfwd") + tail);
-  CHECK(error_of<TypeError>([&] { jx::jacrev(f)(np::zeros({3}, int32)); }) == std::string("jacrev") + tail);
+  CHECK(error_of<TypeError>([&] { jx::jacfwd(f)(np::zeros({3}, int32)); }) ==
+        std::string("jacfwd") + tail);
+  CHECK(error_of<TypeError>([&] { jx::jacrev(f)(np::zeros({3}, int32)); }) ==
+        std::string("jacrev") + tail);
 }
 
 TEST_CASE("forward mode of a custom_vjp function is an Error", "[autodiff_api]") {
   auto clip = jx::custom_vjp([](const Array& x) { return x; },
-                             [](const Array& x) { return std::pair{x, x}; },
+                             [](const Array& x) {
+                               return std::pair{x, x};
+                             },
                              [](const Array&, const Array& ct) { return std::tuple{ct}; });
   const std::string msg = "can't apply forward-mode autodiff (jvp) to a custom_vjp function.";
-  CHECK(exact_error<Error>([&] { jx::jvp(clip, std::tuple{np::ones({3})}, std::tuple{np::ones({3})}); }) == msg);
+  CHECK(exact_error<Error>(
+            [&] { jx::jvp(clip, std::tuple{np::ones({3})}, std::tuple{np::ones({3})}); }) == msg);
   CHECK(exact_error<Error>([&] { jx::jacfwd(clip)(np::ones({3})); }) == msg);
   // Reverse mode works.
   require_close(jx::jacrev(clip)(np::ones({2})), {1, 0, 0, 1});
@@ -571,9 +592,10 @@ TEST_CASE("a custom_vjp bwd with wrong output types is a TypeError", "[autodiff_
   auto bad_shape = jx::custom_vjp(f, fwd, [](const std::pair<Array, Array>& r, const Array& ct) {
     return std::tuple{np::sum(ct * r.second), ct * r.first};
   });
-  CHECK(error_of<TypeError>([&] { bad_shape(np::ones({3}), np::ones({3})); }) ==
-        "Custom VJP bwd rule must produce an output with the same shapes and dtypes as the args "
-        "tuple of the primal function: the args are [f32[3], f32[3]] and bwd gives [f32[], f32[3]].");
+  CHECK(
+      error_of<TypeError>([&] { bad_shape(np::ones({3}), np::ones({3})); }) ==
+      "Custom VJP bwd rule must produce an output with the same shapes and dtypes as the args "
+      "tuple of the primal function: the args are [f32[3], f32[3]] and bwd gives [f32[], f32[3]].");
   auto too_few = jx::custom_vjp(f, fwd, [](const std::pair<Array, Array>& r, const Array& ct) {
     return std::tuple{ct * r.second};
   });
@@ -581,8 +603,13 @@ TEST_CASE("a custom_vjp bwd with wrong output types is a TypeError", "[autodiff_
         "Custom VJP bwd rule must produce an output with the same shapes and dtypes as the args "
         "tuple of the primal function: the args are [f32[3], f32[3]] and bwd gives [f32[3]].");
   auto bad_fwd = jx::custom_vjp(
-      f, [](const Array& x, const Array& y) { return std::pair{np::sum(x * y), x}; },
-      [](const Array& x, const Array& ct) { return std::tuple{ct * x, ct * x}; });
+      f,
+      [](const Array& x, const Array& y) {
+        return std::pair{np::sum(x * y), x};
+      },
+      [](const Array& x, const Array& ct) {
+        return std::tuple{ct * x, ct * x};
+      });
   CHECK(error_of<TypeError>([&] { bad_fwd(np::ones({3}), np::ones({3})); }) ==
         "Custom VJP fwd rule must produce outputs with the same shapes and dtypes as the primal "
         "function: the function gives [f32[3]] and fwd [f32[]].");

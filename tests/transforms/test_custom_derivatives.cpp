@@ -33,7 +33,8 @@ double logistic(double x) { return 1 / (1 + std::exp(-x)); }
 void require_close(const Array& got, const std::vector<double>& want, double tol = 1e-9) {
   std::vector<double> g = got.to_vector<double>();
   REQUIRE(g.size() == want.size());
-  for (std::size_t i = 0; i < g.size(); ++i) CHECK(g[i] == Approx(want[i]).epsilon(tol).margin(tol));
+  for (std::size_t i = 0; i < g.size(); ++i)
+    CHECK(g[i] == Approx(want[i]).epsilon(tol).margin(tol));
 }
 
 // The message of the exception f throws, provided its dynamic type is exactly E (not a subclass).
@@ -42,7 +43,8 @@ std::string exact_error(const std::function<void()>& f) {
   try {
     f();
   } catch (const Error& e) {
-    if (typeid(e) != typeid(E)) return std::string("<wrong type ") + typeid(e).name() + ">: " + e.what();
+    if (typeid(e) != typeid(E))
+      return std::string("<wrong type ") + typeid(e).name() + ">: " + e.what();
     return e.what();
   }
   return "<no exception>";
@@ -52,14 +54,16 @@ Array naive_log1pexp(const Array& x) { return np::log(1.0 + np::exp(x)); }
 
 // log(1 + e^x) with the stable derivative t * logistic(x): e^x / (1 + e^x) is inf / inf = NaN
 // once e^x overflows.
-auto log1pexp = custom_jvp(naive_log1pexp, [](const std::tuple<Array>& primals, const std::tuple<Array>& tangents) {
-  const Array& x = std::get<0>(primals);
-  return std::pair{naive_log1pexp(x), std::get<0>(tangents) * lax::logistic(x)};
-});
+auto log1pexp = custom_jvp(
+    naive_log1pexp, [](const std::tuple<Array>& primals, const std::tuple<Array>& tangents) {
+      const Array& x = std::get<0>(primals);
+      return std::pair{naive_log1pexp(x), std::get<0>(tangents) * lax::logistic(x)};
+    });
 
 // ---- custom_jvp --------------------------------------------------------------------------------
 
-TEST_CASE("custom_jvp: log1pexp has a finite gradient at 1000 where the naive one is NaN", "[autodiff_api]") {
+TEST_CASE("custom_jvp: log1pexp has a finite gradient at 1000 where the naive one is NaN",
+          "[autodiff_api]") {
   CHECK(std::isnan(jx::grad(naive_log1pexp)(Array(1000.0)).item<double>()));
   CHECK(jx::grad(log1pexp)(Array(1000.0)).item<double>() == 1.0);
   for (double x : {-20.0, -1.0, 0.0, 2.5})
@@ -68,7 +72,8 @@ TEST_CASE("custom_jvp: log1pexp has a finite gradient at 1000 where the naive on
   CHECK(log1pexp(Array(0.5)).item<double>() == Approx(std::log1p(std::exp(0.5))).epsilon(1e-14));
 }
 
-TEST_CASE("custom_jvp: the rule is used under jvp, vjp, jit(grad) and the Jacobians", "[autodiff_api]") {
+TEST_CASE("custom_jvp: the rule is used under jvp, vjp, jit(grad) and the Jacobians",
+          "[autodiff_api]") {
   Array x = np::array({1000.0, 0.0, -2.0});
   std::vector<double> s = {1.0, 0.5, logistic(-2.0)};
   auto [y, t] = jx::jvp(log1pexp, std::tuple{x}, std::tuple{np::array({2.0, 2.0, -1.0})});
@@ -82,7 +87,8 @@ TEST_CASE("custom_jvp: the rule is used under jvp, vjp, jit(grad) and the Jacobi
   require_close(jx::jacrev(log1pexp)(x), {s[0], 0, 0, 0, s[1], 0, 0, 0, s[2]});
 }
 
-TEST_CASE("custom_jvp: grad of grad differentiates the rule: logistic'(x) = s (1 - s)", "[autodiff_api]") {
+TEST_CASE("custom_jvp: grad of grad differentiates the rule: logistic'(x) = s (1 - s)",
+          "[autodiff_api]") {
   auto d2 = jx::grad(jx::grad(log1pexp));
   for (double x : {-3.0, 0.0, 0.5, 4.0}) {
     double s = logistic(x);
@@ -92,7 +98,8 @@ TEST_CASE("custom_jvp: grad of grad differentiates the rule: logistic'(x) = s (1
   CHECK(d2(Array(1000.0)).item<double>() == 0.0);
 }
 
-TEST_CASE("custom_jvp: a rule that is not the true derivative is still the one used", "[autodiff_api]") {
+TEST_CASE("custom_jvp: a rule that is not the true derivative is still the one used",
+          "[autodiff_api]") {
   // The rule claims d sin = 3 cos: every transform must report 3 cos, never cos.
   auto f = custom_jvp([](const Array& x) { return np::sin(x); },
                       [](const std::tuple<Array>& p, const std::tuple<Array>& t) {
@@ -102,7 +109,8 @@ TEST_CASE("custom_jvp: a rule that is not the true derivative is still the one u
   double x = 0.7, want = 3 * std::cos(x);
   CHECK(jx::grad(f)(Array(x)).item<double>() == Approx(want));
   CHECK(jx::jit(jx::grad(f))(Array(x)).item<double>() == Approx(want));
-  CHECK(jx::jvp(f, std::tuple{Array(x)}, std::tuple{Array(1.0)}).second.item<double>() == Approx(want));
+  CHECK(jx::jvp(f, std::tuple{Array(x)}, std::tuple{Array(1.0)}).second.item<double>() ==
+        Approx(want));
   // Second order differentiates the rule's tangent: d/dx 3 cos x = -3 sin x.
   CHECK(jx::grad(jx::grad(f))(Array(x)).item<double>() == Approx(-3 * std::sin(x)));
   // Composed with other ops: d/dx f(x^2) = 3 cos(x^2) 2x.
@@ -110,7 +118,8 @@ TEST_CASE("custom_jvp: a rule that is not the true derivative is still the one u
         Approx(3 * std::cos(x * x) * 2 * x));
 }
 
-TEST_CASE("custom_jvp: make_jaxpr shows custom_jvp_call; under grad only the rule remains", "[autodiff_api]") {
+TEST_CASE("custom_jvp: make_jaxpr shows custom_jvp_call; under grad only the rule remains",
+          "[autodiff_api]") {
   CHECK(jx::make_jaxpr(log1pexp)(Array(1.0)).str() == R"({ lambda ; a:f64[]. let
     b:f64[] = custom_jvp_call[
       call_jaxpr={ lambda ; c:f64[]. let
@@ -133,7 +142,8 @@ TEST_CASE("custom_jvp: make_jaxpr shows custom_jvp_call; under grad only the rul
         "{ lambda ; a:f64[]. let b:f64[] = logistic a; c:f64[] = mul 1.0:f64[] b in (c,) }");
 }
 
-TEST_CASE("custom_jvp: several arguments, and a rule closing over a concrete array", "[autodiff_api]") {
+TEST_CASE("custom_jvp: several arguments, and a rule closing over a concrete array",
+          "[autodiff_api]") {
   // f(x, y) = x y with the product rule written out.
   auto mul = custom_jvp([](const Array& x, const Array& y) { return x * y; },
                         [](const std::tuple<Array, Array>& p, const std::tuple<Array, Array>& t) {
@@ -141,8 +151,9 @@ TEST_CASE("custom_jvp: several arguments, and a rule closing over a concrete arr
                           auto [tx, ty] = t;
                           return std::pair{x * y, tx * y + x * ty};
                         });
-  auto [gx, gy] = jx::grad<0, 1>([&](const Array& x, const Array& y) { return np::sum(mul(x, y)); })(
-      np::array({1.0, 2.0}), np::array({3.0, -4.0}));
+  auto [gx, gy] = jx::grad<0, 1>([&](const Array& x, const Array& y) {
+    return np::sum(mul(x, y));
+  })(np::array({1.0, 2.0}), np::array({3.0, -4.0}));
   require_close(gx, {3, -4});
   require_close(gy, {1, 2});
 
@@ -156,7 +167,8 @@ TEST_CASE("custom_jvp: several arguments, and a rule closing over a concrete arr
   require_close(jx::jit(jx::grad(loss))(np::ones({3}, float64)), {2, -1, 0.5});
 }
 
-TEST_CASE("custom_jvp: differentiating with respect to a closed-over tracer is an Error", "[autodiff_api]") {
+TEST_CASE("custom_jvp: differentiating with respect to a closed-over tracer is an Error",
+          "[autodiff_api]") {
   auto outer = [](const Array& y) {
     auto f = custom_jvp([y](const Array& x) { return x * y; },
                         [y](const std::tuple<Array>& p, const std::tuple<Array>& t) {
@@ -174,13 +186,16 @@ TEST_CASE("custom_jvp: differentiating with respect to a closed-over tracer is a
 // ---- custom_vjp --------------------------------------------------------------------------------
 
 // The identity, whose backward pass clips the cotangent to [-1, 1].
-auto clip_gradient = custom_vjp(
-    [](const Array& x) { return x; }, [](const Array& x) { return std::pair{x, std::tuple<>{}}; },
-    [](const std::tuple<>&, const Array& ct) {
-      return std::tuple{np::clip(ct, Array(-1.0), Array(1.0))};
-    });
+auto clip_gradient = custom_vjp([](const Array& x) { return x; },
+                                [](const Array& x) {
+                                  return std::pair{x, std::tuple<>{}};
+                                },
+                                [](const std::tuple<>&, const Array& ct) {
+                                  return std::tuple{np::clip(ct, Array(-1.0), Array(1.0))};
+                                });
 
-TEST_CASE("custom_vjp: clip_gradient is the identity forward and clips the cotangent", "[autodiff_api]") {
+TEST_CASE("custom_vjp: clip_gradient is the identity forward and clips the cotangent",
+          "[autodiff_api]") {
   Array x = np::array({0.3, -2.0, 5.0});
   require_close(clip_gradient(x), {0.3, -2.0, 5.0});
   require_close(jx::jit(clip_gradient)(x), {0.3, -2.0, 5.0});
@@ -205,16 +220,17 @@ TEST_CASE("custom_vjp: the clipped cotangent flows on through the chain rule", "
 
 TEST_CASE("custom_vjp: residuals may be any pytree", "[autodiff_api]") {
   // f(x, y) = sin(x) y, with residuals {cos x, [y]} and sin x in a map: the true gradient.
-  auto f = custom_vjp(
-      [](const Array& x, const Array& y) { return np::sin(x) * y; },
-      [](const Array& x, const Array& y) {
-        return std::pair{np::sin(x) * y,
-                         std::pair{Residuals{np::cos(x), {y}}, std::map<std::string, Array>{{"sin", np::sin(x)}}}};
-      },
-      [](const std::pair<Residuals, std::map<std::string, Array>>& r, const Array& ct) {
-        const Residuals& res = r.first;
-        return std::tuple{ct * res.ys[0] * res.cos_x, ct * r.second.at("sin")};
-      });
+  auto f =
+      custom_vjp([](const Array& x, const Array& y) { return np::sin(x) * y; },
+                 [](const Array& x, const Array& y) {
+                   return std::pair{np::sin(x) * y,
+                                    std::pair{Residuals{np::cos(x), {y}},
+                                              std::map<std::string, Array>{{"sin", np::sin(x)}}}};
+                 },
+                 [](const std::pair<Residuals, std::map<std::string, Array>>& r, const Array& ct) {
+                   const Residuals& res = r.first;
+                   return std::tuple{ct * res.ys[0] * res.cos_x, ct * r.second.at("sin")};
+                 });
   std::vector<double> xs = {0.4, -1.1}, ys = {2.0, 0.5};
   auto loss = [&](const Array& x, const Array& y) { return np::sum(f(x, y)); };
   auto [gx, gy] = jx::grad<0, 1>(loss)(np::array(xs), np::array(ys));
@@ -229,7 +245,9 @@ TEST_CASE("custom_vjp: a function closing over a concrete array", "[autodiff_api
   Array c = np::array({2.0, -1.0, 0.5});
   // f(x) = c x; the backward pass also reads c.
   auto f = custom_vjp([c](const Array& x) { return c * x; },
-                      [c](const Array& x) { return std::pair{c * x, x}; },
+                      [c](const Array& x) {
+                        return std::pair{c * x, x};
+                      },
                       [c](const Array&, const Array& ct) { return std::tuple{ct * c}; });
   auto loss = [&](const Array& x) { return np::sum(f(x) * f(x)); };
   // d/dx sum((c x)^2) = 2 c^2 x.
@@ -241,18 +259,24 @@ TEST_CASE("custom_vjp: a function closing over a concrete array", "[autodiff_api
 
 TEST_CASE("custom_vjp: grad of grad differentiates through the backward pass", "[autodiff_api]") {
   // cube(x) = x^3 with bwd ct * 3 x^2: the second derivative is d/dx 3x^2 = 6x.
-  auto cube = custom_vjp([](const Array& x) { return x * x * x; },
-                         [](const Array& x) { return std::pair{x * x * x, x}; },
-                         [](const Array& x, const Array& ct) { return std::tuple{ct * 3.0 * x * x}; });
+  auto cube =
+      custom_vjp([](const Array& x) { return x * x * x; },
+                 [](const Array& x) {
+                   return std::pair{x * x * x, x};
+                 },
+                 [](const Array& x, const Array& ct) { return std::tuple{ct * 3.0 * x * x}; });
   CHECK(jx::grad(cube)(Array(2.0)).item<double>() == Approx(12));
   CHECK(jx::grad(jx::grad(cube))(Array(2.0)).item<double>() == Approx(12));
   CHECK(jx::grad(jx::grad(cube))(Array(-0.5)).item<double>() == Approx(-3));
 }
 
-TEST_CASE("custom_vjp: differentiating with respect to a closed-over tracer is an Error", "[autodiff_api]") {
+TEST_CASE("custom_vjp: differentiating with respect to a closed-over tracer is an Error",
+          "[autodiff_api]") {
   auto outer = [](const Array& y) {
     auto f = custom_vjp([y](const Array& x) { return x * y; },
-                        [y](const Array& x) { return std::pair{x * y, x}; },
+                        [y](const Array& x) {
+                          return std::pair{x * y, x};
+                        },
                         [y](const Array&, const Array& ct) { return std::tuple{ct * y}; });
     return f(Array(2.0));
   };

@@ -7,8 +7,8 @@
 #include "support/error_of.hpp"
 
 namespace np = jx::np;
-using jx::Array;
 using Catch::Matchers::Contains;
+using jx::Array;
 
 namespace {
 
@@ -24,7 +24,8 @@ void require_close(const Array& got, const std::vector<double>& want, double tol
 
 TEST_CASE("grad of sin is cos", "[autodiff]") {
   auto dsin = jx::grad([](const Array& x) { return np::sin(x); });
-  for (double x : {-2.0, 0.0, 0.5, 3.0}) REQUIRE(dsin(Array(x)).item<double>() == Approx(std::cos(x)));
+  for (double x : {-2.0, 0.0, 0.5, 3.0})
+    REQUIRE(dsin(Array(x)).item<double>() == Approx(std::cos(x)));
 }
 
 TEST_CASE("grad of sum of squares is 2x, and the jaxpr has no dead equations", "[autodiff]") {

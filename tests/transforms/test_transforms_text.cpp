@@ -100,7 +100,8 @@ Array f64s(const std::vector<double>& v, const Shape& s) { return np::array(v, s
 // ---- jvp ---------------------------------------------------------------------------------------
 
 TEST_CASE("jvp_jaxpr: a zero tangent input does no tangent work", "[autodiff_api]") {
-  ClosedJaxprData j = closed("{ lambda ; a:f32[] b:f32[]. let c:f32[] = mul a b; d:f32[] = sin c in (d,) }");
+  ClosedJaxprData j =
+      closed("{ lambda ; a:f32[] b:f32[]. let c:f32[] = mul a b; d:f32[] = sin c in (d,) }");
   // Only a has a tangent (c): `mul a tb` is never emitted.
   CHECK(text(jvp_jaxpr(j, {true, false})) == R"({ lambda ; a:f32[] b:f32[] c:f32[]. let
     d:f32[] = mul a b
@@ -127,10 +128,11 @@ TEST_CASE("jvp_jaxpr: a zero tangent input does no tangent work", "[autodiff_api
 }
 
 TEST_CASE("jvp_jaxpr: values equal the product and chain rules", "[autodiff_api]") {
-  ClosedJaxprData j = closed(
-      "{ lambda ; a:f64[] b:f64[]. let c:f64[] = mul a b; d:f64[] = sin c in (d,) }");
+  ClosedJaxprData j =
+      closed("{ lambda ; a:f64[] b:f64[]. let c:f64[] = mul a b; d:f64[] = sin c in (d,) }");
   double a = 0.3, b = -1.2, ta = 0.7, tb = -0.4;
-  std::vector<Array> outs = run(jvp_jaxpr(j, {true, true}), {Array(a), Array(b), Array(ta), Array(tb)});
+  std::vector<Array> outs =
+      run(jvp_jaxpr(j, {true, true}), {Array(a), Array(b), Array(ta), Array(tb)});
   CHECK(scalar(outs[0]) == Approx(std::sin(a * b)));
   CHECK(scalar(outs[1]) == Approx(std::cos(a * b) * (ta * b + a * tb)));
   outs = run(jvp_jaxpr(j, {false, true}), {Array(a), Array(b), Array(tb)});
@@ -139,7 +141,8 @@ TEST_CASE("jvp_jaxpr: values equal the product and chain rules", "[autodiff_api]
 
 TEST_CASE("jvp_jaxpr: a piecewise-constant op contributes a zero tangent", "[autodiff_api]") {
   // d/da (floor(a) * a) = floor(a): floor's tangent is a symbolic zero, so only `mul c b` remains.
-  ClosedJaxprData j = closed("{ lambda ; a:f32[3]. let b:f32[3] = floor a; c:f32[3] = mul b a in (c,) }");
+  ClosedJaxprData j =
+      closed("{ lambda ; a:f32[3]. let b:f32[3] = floor a; c:f32[3] = mul b a in (c,) }");
   ClosedJaxprData d = jvp_jaxpr(j, {true});
   CHECK(text(d) == R"({ lambda ; a:f32[3] b:f32[3]. let
     c:f32[3] = floor a
@@ -154,7 +157,8 @@ TEST_CASE("jvp_jaxpr: an output that is an input passes its tangent through", "[
   ClosedJaxprData j = closed("{ lambda ; a:f32[2] b:f32[2]. let c:f32[2] = neg b in (a, c) }");
   // a's tangent is the third input; b's tangent is zero, so c's tangent is instantiated zeros.
   ClosedJaxprData d = jvp_jaxpr(j, {true, false});
-  std::vector<Array> outs = run(d, {np::array({1.f, 2.f}), np::array({3.f, 4.f}), np::array({5.f, 6.f})});
+  std::vector<Array> outs =
+      run(d, {np::array({1.f, 2.f}), np::array({3.f, 4.f}), np::array({5.f, 6.f})});
   REQUIRE(outs.size() == 4);
   CHECK(outs[2].to_vector<double>() == std::vector<double>{5, 6});
   CHECK(outs[3].to_vector<double>() == std::vector<double>{0, 0});
@@ -168,7 +172,8 @@ TEST_CASE("jvp_jaxpr: an output that is an input passes its tangent through", "[
 
 // ---- partial evaluation ------------------------------------------------------------------------
 
-TEST_CASE("partial_eval_jaxpr: the known side computes residuals for the unknown side", "[autodiff_api]") {
+TEST_CASE("partial_eval_jaxpr: the known side computes residuals for the unknown side",
+          "[autodiff_api]") {
   ClosedJaxprData j = closed(R"({ lambda ; a:f32[] b:f32[]. let
     c:f32[] = sin a
     d:f32[] = mul c b
@@ -197,13 +202,15 @@ TEST_CASE("partial_eval_jaxpr: an instantiated known output becomes a residual",
   in (d, e) })");
   PartialEval pe = partial_eval_jaxpr(j, {false, true}, {false, true});
   CHECK(text(pe.known) == "{ lambda ; a:f32[]. let b:f32[] = sin a; c:f32[] = cos a in (b, c) }");
-  CHECK(text(pe.unknown) == "{ lambda ; a:f32[] b:f32[] c:f32[]. let d:f32[] = mul a c in (d, b) }");
+  CHECK(text(pe.unknown) ==
+        "{ lambda ; a:f32[] b:f32[] c:f32[]. let d:f32[] = mul a c in (d, b) }");
   CHECK(pe.out_unknowns == std::vector<bool>{true, true});
   CHECK(pe.num_residuals == 2);
 }
 
 TEST_CASE("partial_eval_jaxpr: all known or all unknown", "[autodiff_api]") {
-  ClosedJaxprData j = closed("{ lambda ; a:f32[] b:f32[]. let c:f32[] = mul a b; d:f32[] = sin c in (d,) }");
+  ClosedJaxprData j =
+      closed("{ lambda ; a:f32[] b:f32[]. let c:f32[] = mul a b; d:f32[] = sin c in (d,) }");
   PartialEval known = partial_eval_jaxpr(j, {false, false}, {false});
   CHECK(text(known.known) == text(j));
   CHECK(text(known.unknown) == "{ lambda ; . let  in () }");
@@ -217,7 +224,8 @@ TEST_CASE("partial_eval_jaxpr: all known or all unknown", "[autodiff_api]") {
 
 // ---- dce ---------------------------------------------------------------------------------------
 
-TEST_CASE("dce_jaxpr: unread equations go, transitively; used inputs are reported", "[autodiff_api]") {
+TEST_CASE("dce_jaxpr: unread equations go, transitively; used inputs are reported",
+          "[autodiff_api]") {
   ClosedJaxprData j = closed(R"({ lambda ; a:f32[] b:f32[]. let
     c:f32[] = mul a b
     d:f32[] = sin c
@@ -230,14 +238,16 @@ TEST_CASE("dce_jaxpr: unread equations go, transitively; used inputs are reporte
 
   // Only f: the chain c → d goes, and b is no longer read.
   DceResult r = dce_jaxpr(j, {false, true});
-  CHECK(text(r.jaxpr) == "{ lambda ; a:f32[] b:f32[]. let c:f32[] = cos a; d:f32[] = exp c in (d,) }");
+  CHECK(text(r.jaxpr) ==
+        "{ lambda ; a:f32[] b:f32[]. let c:f32[] = cos a; d:f32[] = exp c in (d,) }");
   CHECK(r.used_inputs == std::vector<bool>{true, false});
   DceResult pruned = dce_jaxpr(j, {false, true}, /*prune_invars=*/true);
   CHECK(text(pruned.jaxpr) == "{ lambda ; a:f32[]. let b:f32[] = cos a; c:f32[] = exp b in (c,) }");
   CHECK(run(pruned.jaxpr, {Array(0.5f)})[0].item<double>() == Approx(std::exp(std::cos(0.5))));
 }
 
-TEST_CASE("dce_jaxpr: equations feeding no output are dropped; no used outputs, no body", "[autodiff_api]") {
+TEST_CASE("dce_jaxpr: equations feeding no output are dropped; no used outputs, no body",
+          "[autodiff_api]") {
   ClosedJaxprData j = closed("{ lambda ; a:f32[]. let b:f32[] = sin a; c:f32[] = cos b in (a,) }");
   CHECK(text(dce_jaxpr(j).jaxpr) == "{ lambda ; a:f32[]. let  in (a,) }");
   CHECK(text(dce_jaxpr(j, {false}).jaxpr) == "{ lambda ; a:f32[]. let  in () }");
@@ -258,8 +268,10 @@ TEST_CASE("dce_jaxpr: unread constvars are dropped with their consts", "[autodif
 
 // ---- vjp ---------------------------------------------------------------------------------------
 
-TEST_CASE("vjp_jaxpr: forward keeps the residuals, backward is the transposed tangent map", "[autodiff_api]") {
-  ClosedJaxprData j = closed("{ lambda ; a:f32[] b:f32[]. let c:f32[] = mul a b; d:f32[] = sin c in (d,) }");
+TEST_CASE("vjp_jaxpr: forward keeps the residuals, backward is the transposed tangent map",
+          "[autodiff_api]") {
+  ClosedJaxprData j =
+      closed("{ lambda ; a:f32[] b:f32[]. let c:f32[] = mul a b; d:f32[] = sin c in (d,) }");
   VjpJaxprs v = vjp_jaxpr(j, {true, true});
   CHECK(text(v.forward) == R"({ lambda ; a:f32[] b:f32[]. let
     c:f32[] = mul a b
@@ -305,16 +317,19 @@ TEST_CASE("vjp_jaxpr: residuals the backward pass does not read are dropped from
           "[autodiff_api]") {
   // Only b is differentiated: the backward pass reads a, never cos(a), so the forward pass does
   // not compute it.
-  ClosedJaxprData j = closed("{ lambda ; a:f32[] b:f32[]. let c:f32[] = mul a b; d:f32[] = sin a in (c, d) }");
+  ClosedJaxprData j =
+      closed("{ lambda ; a:f32[] b:f32[]. let c:f32[] = mul a b; d:f32[] = sin a in (c, d) }");
   VjpJaxprs v = vjp_jaxpr(j, {false, true});
-  CHECK(text(v.forward) == "{ lambda ; a:f32[] b:f32[]. let c:f32[] = mul a b; d:f32[] = sin a in (c, d, a) }");
+  CHECK(text(v.forward) ==
+        "{ lambda ; a:f32[] b:f32[]. let c:f32[] = mul a b; d:f32[] = sin a in (c, d, a) }");
   CHECK(text(v.backward) == "{ lambda ; a:f32[] b:f32[] c:f32[]. let d:f32[] = mul a b in (d,) }");
   CHECK(v.num_residuals == 1);
 }
 
 // ---- transpose: exact texts --------------------------------------------------------------------
 
-TEST_CASE("transpose_jaxpr: equations run in reverse with their transpose rules", "[autodiff_api]") {
+TEST_CASE("transpose_jaxpr: equations run in reverse with their transpose rules",
+          "[autodiff_api]") {
   // e = -(2a - b): ct_a = -2 ct, ct_b = ct.
   ClosedJaxprData j = closed(R"({ lambda ; a:f32[3] b:f32[3]. let
     c:f32[3] = mul a 2.0:f32[]
@@ -330,7 +345,8 @@ TEST_CASE("transpose_jaxpr: equations run in reverse with their transpose rules"
 
 TEST_CASE("transpose_jaxpr: non-linear equations run forward first", "[autodiff_api]") {
   // b is known: sin b is computed before the cotangent of a is scaled by it.
-  ClosedJaxprData j = closed("{ lambda ; a:f32[] b:f32[]. let c:f32[] = sin b; d:f32[] = mul a c in (d,) }");
+  ClosedJaxprData j =
+      closed("{ lambda ; a:f32[] b:f32[]. let c:f32[] = sin b; d:f32[] = mul a c in (d,) }");
   ClosedJaxprData t = transpose_jaxpr(j, {true, false});
   CHECK(text(t) == "{ lambda ; a:f32[] b:f32[]. let c:f32[] = sin a; d:f32[] = mul b c in (d,) }");
   CHECK(run(t, {Array(0.5f), Array(3.f)})[0].item<double>() == Approx(3 * std::sin(0.5)));
@@ -359,20 +375,28 @@ TEST_CASE("transpose: add, sub, neg, and a 0-d operand that broadcasts", "[autod
   in (f, c) })",
                   {true, true});
   // A 0-d linear operand broadcasts: its cotangent is the sum of the output's.
-  check_transpose("{ lambda ; a:f64[3] b:f64[]. let c:f64[3] = add a b; d:f64[3] = sub b c in (d,) }",
-                  {true, true});
+  check_transpose(
+      "{ lambda ; a:f64[3] b:f64[]. let c:f64[3] = add a b; d:f64[3] = sub b c in (d,) }",
+      {true, true});
 }
 
 TEST_CASE("transpose: mul and div by a known value, either side, broadcasting", "[autodiff_api]") {
   Array k = f64s({0.5, -2, 3}, {3});
-  check_transpose("{ lambda ; a:f64[3] b:f64[3]. let c:f64[3] = mul a b in (c,) }", {true, false}, {k});
-  check_transpose("{ lambda ; a:f64[3] b:f64[3]. let c:f64[3] = mul a b in (c,) }", {false, true}, {k});
-  check_transpose("{ lambda ; a:f64[3] b:f64[3]. let c:f64[3] = div a b in (c,) }", {true, false}, {k});
-  check_transpose("{ lambda ; a:f64[] b:f64[3]. let c:f64[3] = mul b a in (c,) }", {true, false}, {k});
-  check_transpose("{ lambda ; a:f64[] b:f64[3]. let c:f64[3] = div a b in (c,) }", {true, false}, {k});
-  check_transpose("{ lambda ; a:f64[3] b:f64[]. let c:f64[3] = div a b in (c,) }", {true, false}, {Array(4.0)});
-  check_transpose("{ lambda ; a:f64[3]. let b:f64[3] = mul a -1.5:f64[]; c:f64[3] = div b 4.0:f64[] in (c,) }",
-                  {true});
+  check_transpose("{ lambda ; a:f64[3] b:f64[3]. let c:f64[3] = mul a b in (c,) }", {true, false},
+                  {k});
+  check_transpose("{ lambda ; a:f64[3] b:f64[3]. let c:f64[3] = mul a b in (c,) }", {false, true},
+                  {k});
+  check_transpose("{ lambda ; a:f64[3] b:f64[3]. let c:f64[3] = div a b in (c,) }", {true, false},
+                  {k});
+  check_transpose("{ lambda ; a:f64[] b:f64[3]. let c:f64[3] = mul b a in (c,) }", {true, false},
+                  {k});
+  check_transpose("{ lambda ; a:f64[] b:f64[3]. let c:f64[3] = div a b in (c,) }", {true, false},
+                  {k});
+  check_transpose("{ lambda ; a:f64[3] b:f64[]. let c:f64[3] = div a b in (c,) }", {true, false},
+                  {Array(4.0)});
+  check_transpose(
+      "{ lambda ; a:f64[3]. let b:f64[3] = mul a -1.5:f64[]; c:f64[3] = div b 4.0:f64[] in (c,) }",
+      {true});
 }
 
 TEST_CASE("transpose: dot_general, matmul in either operand", "[autodiff_api]") {
@@ -385,7 +409,8 @@ TEST_CASE("transpose: dot_general, matmul in either operand", "[autodiff_api]") 
   check_transpose(mm, {false, true}, {a});
 }
 
-TEST_CASE("transpose: dot_general with batch dims, several and unordered contractions", "[autodiff_api]") {
+TEST_CASE("transpose: dot_general with batch dims, several and unordered contractions",
+          "[autodiff_api]") {
   std::mt19937 rng(9);
   // Leading batch dims: [2,3,4] x [2,4,5] → [2,3,5].
   const char* bmm = R"({ lambda ; a:f64[2,3,4] b:f64[2,4,5]. let
@@ -453,8 +478,10 @@ TEST_CASE("transpose: reshape, transpose, squeeze, expand_dims", "[autodiff_api]
 }
 
 TEST_CASE("transpose: reduce_sum over some and all axes", "[autodiff_api]") {
-  check_transpose("{ lambda ; a:f64[2,3,4]. let b:f64[3] = reduce_sum[axes=(0, 2)] a in (b,) }", {true});
-  check_transpose("{ lambda ; a:f64[2,3]. let b:f64[] = reduce_sum[axes=(0, 1)] a in (b,) }", {true});
+  check_transpose("{ lambda ; a:f64[2,3,4]. let b:f64[3] = reduce_sum[axes=(0, 2)] a in (b,) }",
+                  {true});
+  check_transpose("{ lambda ; a:f64[2,3]. let b:f64[] = reduce_sum[axes=(0, 1)] a in (b,) }",
+                  {true});
 }
 
 TEST_CASE("transpose: convert_element_type between float widths", "[autodiff_api]") {
@@ -470,10 +497,12 @@ TEST_CASE("transpose: convert_element_type between float widths", "[autodiff_api
 
 TEST_CASE("transpose: select_n routes each cotangent to its case", "[autodiff_api]") {
   Array which = np::array(std::vector<int>{1, 0, 0, 1}, {2, 2}).astype(bool_);
-  check_transpose("{ lambda ; p:bool[2,2] a:f64[2,2] b:f64[2,2]. let c:f64[2,2] = select_n p a b in (c,) }",
-                  {false, true, true}, {which});
-  check_transpose("{ lambda ; p:bool[2,2] a:f64[2,2] b:f64[2,2]. let c:f64[2,2] = select_n p a b in (c,) }",
-                  {false, false, true}, {which, np::zeros({2, 2}, float64)});
+  check_transpose(
+      "{ lambda ; p:bool[2,2] a:f64[2,2] b:f64[2,2]. let c:f64[2,2] = select_n p a b in (c,) }",
+      {false, true, true}, {which});
+  check_transpose(
+      "{ lambda ; p:bool[2,2] a:f64[2,2] b:f64[2,2]. let c:f64[2,2] = select_n p a b in (c,) }",
+      {false, false, true}, {which, np::zeros({2, 2}, float64)});
   Array idx = np::array(std::vector<int>{2, 0, 1, 1, 0, 2});
   check_transpose(R"({ lambda ; p:i32[6] a:f64[6] b:f64[6] c:f64[6]. let
     d:f64[6] = select_n p a b c
@@ -522,8 +551,9 @@ TEST_CASE("transpose: concatenate of several operands", "[autodiff_api]") {
     d:f64[2,6] = concatenate[dimension=1] a b c
   in (d,) })";
   check_transpose(cat, {true, true, true});
-  check_transpose("{ lambda ; a:f64[2,2] b:f64[3,2]. let c:f64[5,2] = concatenate[dimension=0] a b in (c,) }",
-                  {true, true});
+  check_transpose(
+      "{ lambda ; a:f64[2,2] b:f64[3,2]. let c:f64[5,2] = concatenate[dimension=0] a b in (c,) }",
+      {true, true});
 }
 
 TEST_CASE("transpose: dynamic_slice and dynamic_update_slice, indices clamped", "[autodiff_api]") {
@@ -539,7 +569,8 @@ TEST_CASE("transpose: dynamic_slice and dynamic_update_slice, indices clamped", 
   check_transpose(dus, {true, true, false, false}, {Array(1), Array(2)});
   check_transpose(dus, {true, true, false, false}, {Array(9), Array(-1)});
   // With a known (zero) operand only the update is linear.
-  check_transpose(dus, {false, true, false, false}, {np::zeros({4, 5}, float64), Array(0), Array(1)});
+  check_transpose(dus, {false, true, false, false},
+                  {np::zeros({4, 5}, float64), Array(0), Array(1)});
 }
 
 TEST_CASE("transpose: a composite linear map", "[autodiff_api]") {

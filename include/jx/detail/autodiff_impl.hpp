@@ -31,7 +31,8 @@ class Pullback {
  private:
   std::shared_ptr<const VjpState> state_;
 };
-std::pair<std::vector<Array>, Pullback> vjp_flat(const FlatFn& f, const std::vector<Array>& primals);
+std::pair<std::vector<Array>, Pullback> vjp_flat(const FlatFn& f,
+                                                 const std::vector<Array>& primals);
 
 // The gradient of f's first output (a real scalar) with respect to the primals marked `wrt`;
 // also that value when `keep_value`, and f's other outputs (aux) when `keep_aux`. What is not
@@ -50,7 +51,8 @@ Array jacrev_flat(const FlatFn& f, const std::vector<Array>& primals, std::size_
 // Custom derivative rules (src/primitives/custom_derivatives.cpp). `jvp` maps primals then
 // tangents to outputs then output tangents. `fwd` maps args to outputs then residuals; `bwd`
 // maps residuals then output cotangents to one cotangent per arg.
-std::vector<Array> custom_jvp_call(const FlatFn& f, const FlatFn& jvp, const std::vector<Array>& args);
+std::vector<Array> custom_jvp_call(const FlatFn& f, const FlatFn& jvp,
+                                   const std::vector<Array>& args);
 std::vector<Array> custom_vjp_call(const FlatFn& f, const FlatFn& fwd, const FlatFn& bwd,
                                    const std::vector<Array>& args);
 
