@@ -376,5 +376,17 @@ TEST_CASE("fused jit: a multi-output fusion writing one output in place keeps th
   check_close(y1, second, 1e-4, 1e-5);
 }
 
+TEST_CASE("fused jit: a value copied into every reader, whose reader is copied too, roots nothing",
+          "[jit][fusion]") {
+  // value_and_grad of sum(relu(w)): w's readers are all duplicated into their consumers, and
+  // one of them only through a reader that was itself duplicated away.
+  auto f = jit(value_and_grad([](const Array& w) { return np::sum(np::maximum(w, 0.0f)); }));
+  Array w = np::array({-1.5f, 0.0f, 2.0f, 3.0f});
+  auto [value, g] = f(w);
+  CHECK(value.item<float>() == 5.0f);
+  // JAX's convention at the tie w = 0: half the gradient.
+  CHECK(g.to_vector<float>() == std::vector<float>{0.0f, 0.5f, 1.0f, 1.0f});
+}
+
 }  // namespace
 }  // namespace jx

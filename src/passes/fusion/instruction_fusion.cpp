@@ -215,10 +215,13 @@ bool InstructionFusion::run(hlo::Module& module) {
   std::unordered_map<const Instruction*, int> duplicates;
   std::unordered_set<const Instruction*> grouped;  // full members of a group
   std::vector<Group> groups;
-  // A value every user's group copied is dead: it roots nothing.
+  // A value every live user's group copied is dead: it roots nothing, and no longer counts as a
+  // reader of its own operands (users come before producers in this walk).
+  std::unordered_set<const Instruction*> dead;
   auto copied_by_all = [&](const Instruction* i) {
     if (i == entry.root() || duplicates[i] == 0) return false;
     for (const Instruction* u : entry.users(i)) {
+      if (dead.count(u)) continue;
       bool copied = std::any_of(groups.begin(), groups.end(), [&](const Group& g) {
         return g.duplicated.count(i) && !g.duplicated.count(u) &&
                std::find(g.members.begin(), g.members.end(), u) != g.members.end();
@@ -229,7 +232,11 @@ bool InstructionFusion::run(hlo::Module& module) {
   };
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     Instruction* root = *it;
-    if (grouped.count(root) || !can_root(*root) || copied_by_all(root)) continue;
+    if (grouped.count(root) || !can_root(*root)) continue;
+    if (copied_by_all(root)) {
+      dead.insert(root);
+      continue;
+    }
     Group g = GroupBuilder(entry, position, duplicates, grouped).build(root);
     for (Instruction* m : g.members)
       if (!g.duplicated.count(m)) grouped.insert(m);
