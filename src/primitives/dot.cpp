@@ -258,7 +258,8 @@ Dims range(std::int64_t begin, std::size_t n) {
 }
 
 // JAX's transpose of dot_general in its lhs x: contract the cotangent's y-dims with y's free
-// dims, then permute the result (batch, x free, x contracting in y's order) into x's dim order.
+// dims. The operands go in the order that yields x's dim order directly when one does (a weight
+// gradient x^T·ct comes out as dW, not dW^T); otherwise the result is transposed into it.
 // `swap_ans`: the output lists y's free dims before x's (the rhs transpose reuses this one).
 Array transpose_lhs(const Array& ct, const ShapedArray& x, const Array& y, const DimNumbers& dn,
                     bool swap_ans) {
@@ -269,14 +270,26 @@ Array transpose_lhs(const Array& ct, const ShapedArray& x, const Array& y, const
   Dims ans_y = range(swap_ans ? nb : nb + static_cast<std::int64_t>(x_kept.size()), y_kept.size());
   Dims x_contract_by_y;
   for (auto i : argsort(dn.rhs_contracting)) x_contract_by_y.push_back(dn.lhs_contracting[i]);
-  Dims order = dn.lhs_batch;
-  order.insert(order.end(), x_kept.begin(), x_kept.end());
-  order.insert(order.end(), x_contract_by_y.begin(), x_contract_by_y.end());
+  // dot(ct, y) gives x's dims in the order batch, free, contracting; dot(y, ct) in the order
+  // batch, contracting, free. Whichever is already x's order needs no transpose after it.
+  auto concat = [](Dims a, const Dims& b, const Dims& c) {
+    a.insert(a.end(), b.begin(), b.end());
+    a.insert(a.end(), c.begin(), c.end());
+    return a;
+  };
+  Dims ct_first = concat(dn.lhs_batch, x_kept, x_contract_by_y);
+  Dims y_first = concat(dn.lhs_batch, x_contract_by_y, x_kept);
   // The cotangent has the output's dtype (maybe a preferred_element_type wider than y's).
   Array yc = y.dtype() == ct.dtype() ? y : lax::convert_element_type(y, ct.dtype());
-  Array x_bar = lax::dot_general(ct, yc, {ans_y, y_kept, ans_batch, dn.rhs_batch});
-  Dims perm = argsort(order);
-  if (!std::is_sorted(perm.begin(), perm.end())) x_bar = lax::transpose(x_bar, perm);
+  Array x_bar;
+  if (!std::is_sorted(ct_first.begin(), ct_first.end()) &&
+      std::is_sorted(y_first.begin(), y_first.end())) {
+    x_bar = lax::dot_general(yc, ct, {y_kept, ans_y, dn.rhs_batch, ans_batch});
+  } else {
+    x_bar = lax::dot_general(ct, yc, {ans_y, y_kept, ans_batch, dn.rhs_batch});
+    Dims perm = argsort(ct_first);
+    if (!std::is_sorted(perm.begin(), perm.end())) x_bar = lax::transpose(x_bar, perm);
+  }
   return x_bar.dtype() == x.dtype ? x_bar : lax::convert_element_type(x_bar, x.dtype);
 }
 
