@@ -4,6 +4,7 @@
 
 #include <jx/jx.hpp>
 
+#include "core/primitive.hpp"
 #include "support/error_of.hpp"
 
 namespace np = jx::np;
@@ -66,4 +67,24 @@ TEST_CASE("hessian of sum(x^3) is diag(6x)", "[autodiff]") {
   Array h = jx::hessian(f)(x);
   REQUIRE(h.shape() == jx::Shape{3, 3});
   require_close(h, {6, 0, 0, 0, 12, 0, 0, 0, -6});
+}
+
+// So "Differentiation rule for '...' not implemented" cannot reach a user.
+TEST_CASE("every primitive has a jvp rule", "[autodiff]") {
+  for (const jx::Primitive* p : jx::all_primitives()) {
+    INFO(p->name);
+    CHECK(static_cast<bool>(p->jvp));
+  }
+}
+
+TEST_CASE("reverse mode through a custom_jvp rule that is not linear in its tangent", "[autodiff]") {
+  // sin(t) is not linear: forward mode runs the rule, reverse mode cannot transpose it.
+  auto f = jx::custom_jvp([](const Array& x) { return x; },
+                          [](const std::tuple<Array>& p, const std::tuple<Array>& t) {
+                            return std::pair{std::get<0>(p), np::sin(std::get<0>(t))};
+                          });
+  auto [y, dy] = jx::jvp(f, std::tuple{Array(0.5)}, std::tuple{Array(0.25)});
+  CHECK(dy.item<double>() == Approx(std::sin(0.25)));
+  CHECK(jx::testing::error_of<jx::Error>([&] { jx::grad(f)(Array(0.5)); }) ==
+        "Transpose rule (for reverse-mode differentiation) for 'sin' not implemented");
 }
