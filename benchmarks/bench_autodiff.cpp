@@ -12,20 +12,18 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <functional>
 #include <optional>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include <cblas.h>
-#include <sched.h>
 
 #include <jx/jx.hpp>
 
+#include "bench_machine.hpp"
 #include "bench_stats.hpp"
 
 namespace np = jx::np;
@@ -64,28 +62,10 @@ std::string fmt(const char* format, double v) {
 
 // ---- the machine -----------------------------------------------------------------------------
 
-int hardware_threads() {
-  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-}
-
-int affinity_cpus() {
-  cpu_set_t set;
-  return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
-}
-
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown";
-}
-
-std::string load_average() {
-  std::ifstream in("/proc/loadavg");
-  std::string a, b, c;
-  in >> a >> b >> c;
-  return a + " " + b + " " + c;
-}
+using bench::affinity_cpus;
+using bench::cpu_model;
+using bench::hardware_threads;
+using bench::load_average;
 
 // ---- the model -------------------------------------------------------------------------------
 

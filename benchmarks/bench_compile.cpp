@@ -247,9 +247,9 @@ int main(int argc, char** argv) {
   const ColdRow &lo = rows.front(), &hi = rows.back();
   double per_eqn_us = (hi.med.trace - lo.med.trace) * 1e3 / (hi.eqns - lo.eqns);
   double per_kernel_ms = (rows[1].med.codegen - lo.med.codegen) / (rows[1].eqns - lo.eqns);
-  std::printf(
-      "  tracing: %.2f us per eqn + %.1f us per trace; codegen: %.2f ms per eqn (%d-%d)\n",
-      per_eqn_us, lo.med.trace * 1e3 - per_eqn_us * lo.eqns, per_kernel_ms, lo.eqns, rows[1].eqns);
+  std::printf("  tracing: %.2f us per eqn + %.1f us per trace; codegen: %.2f ms per eqn (%d-%d)\n",
+              per_eqn_us, lo.med.trace * 1e3 - per_eqn_us * lo.eqns, per_kernel_ms, lo.eqns,
+              rows[1].eqns);
   const double warm_us = warm_trace_us(x, lo.eqns, 2000 * scale);
   std::printf(
       "  tracing %d eqns with warm caches (fresh functions traced back to back): %.2f us, "

@@ -10,7 +10,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -20,11 +19,11 @@
 #include <vector>
 
 #include <cblas.h>
-#include <sched.h>
 
 #include <Eigen/Core>
 #include <jx/jx.hpp>
 
+#include "bench_machine.hpp"
 #include "bench_stats.hpp"
 
 #if JX_HAVE_TORCH
@@ -54,30 +53,10 @@ volatile double g_sink = 0;
 
 // ---- the machine -----------------------------------------------------------------------------
 
-// Every reference runs on this many threads: all the cores jx may use.
-int hardware_threads() {
-  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-}
-
-// What `nproc` prints: the CPUs this process may run on.
-int affinity_cpus() {
-  cpu_set_t set;
-  return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
-}
-
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown";
-}
-
-std::string load_average() {
-  std::ifstream in("/proc/loadavg");
-  std::string a, b, c;
-  in >> a >> b >> c;
-  return a + " " + b + " " + c;
-}
+using bench::affinity_cpus;
+using bench::cpu_model;
+using bench::hardware_threads;
+using bench::load_average;
 
 // ---- data ------------------------------------------------------------------------------------
 

@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <string>
+#include <typeinfo>
 
 namespace jx::testing {
 
@@ -12,6 +13,20 @@ std::string error_of(const std::function<void()>& f) {
   try {
     f();
   } catch (const E& e) {
+    return e.what();
+  }
+  return "<no exception>";
+}
+
+// The message of the exception f throws, provided its dynamic type is exactly E (not a
+// subclass): for jx::Error itself, which error_of<Error> would also match in a TypeError.
+template <class E>
+std::string exact_error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    if (typeid(e) != typeid(E))
+      return std::string("<wrong type ") + typeid(e).name() + ">: " + e.what();
     return e.what();
   }
   return "<no exception>";

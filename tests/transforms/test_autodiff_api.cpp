@@ -8,7 +8,6 @@
 #include <map>
 #include <random>
 #include <string>
-#include <typeinfo>
 #include <unordered_set>
 #include <vector>
 
@@ -63,19 +62,6 @@ Array random_array(const Shape& s, std::mt19937& rng) {
   std::int64_t n = 1;
   for (auto d : s) n *= d;
   return np::array(random_values(static_cast<std::size_t>(n), rng), s);
-}
-
-// The message of the exception f throws, provided its dynamic type is exactly E (not a subclass).
-template <class E>
-std::string exact_error(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    if (typeid(e) != typeid(E))
-      return std::string("<wrong type ") + typeid(e).name() + ">: " + e.what();
-    return e.what();
-  }
-  return "<no exception>";
 }
 
 // The equations of a jaxpr none of whose outputs a later equation or the jaxpr's outputs read,
@@ -563,9 +549,9 @@ TEST_CASE("forward mode of a custom_vjp function is an Error", "[autodiff_api]")
                              },
                              [](const Array&, const Array& ct) { return std::tuple{ct}; });
   const std::string msg = "can't apply forward-mode autodiff (jvp) to a custom_vjp function.";
-  CHECK(exact_error<Error>(
+  CHECK(testing::exact_error_of<Error>(
             [&] { jx::jvp(clip, std::tuple{np::ones({3})}, std::tuple{np::ones({3})}); }) == msg);
-  CHECK(exact_error<Error>([&] { jx::jacfwd(clip)(np::ones({3})); }) == msg);
+  CHECK(testing::exact_error_of<Error>([&] { jx::jacfwd(clip)(np::ones({3})); }) == msg);
   // Reverse mode works.
   require_close(jx::jacrev(clip)(np::ones({2})), {1, 0, 0, 1});
 }

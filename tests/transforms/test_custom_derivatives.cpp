@@ -8,10 +8,10 @@
 #include <functional>
 #include <map>
 #include <string>
-#include <typeinfo>
 #include <vector>
 
 #include "jx/jx.hpp"
+#include "support/error_of.hpp"
 
 namespace jx_custom_test {
 
@@ -35,19 +35,6 @@ void require_close(const Array& got, const std::vector<double>& want, double tol
   REQUIRE(g.size() == want.size());
   for (std::size_t i = 0; i < g.size(); ++i)
     CHECK(g[i] == Approx(want[i]).epsilon(tol).margin(tol));
-}
-
-// The message of the exception f throws, provided its dynamic type is exactly E (not a subclass).
-template <class E>
-std::string exact_error(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    if (typeid(e) != typeid(E))
-      return std::string("<wrong type ") + typeid(e).name() + ">: " + e.what();
-    return e.what();
-  }
-  return "<no exception>";
 }
 
 Array naive_log1pexp(const Array& x) { return np::log(1.0 + np::exp(x)); }
@@ -176,7 +163,7 @@ TEST_CASE("custom_jvp: differentiating with respect to a closed-over tracer is a
                         });
     return f(Array(2.0));
   };
-  CHECK(exact_error<Error>([&] { jx::grad(outer)(Array(3.0)); }) ==
+  CHECK(testing::exact_error_of<Error>([&] { jx::grad(outer)(Array(3.0)); }) ==
         "Detected differentiation of a custom_jvp function with respect to a closed-over value. "
         "That isn't supported because the custom rule only specifies how to differentiate the "
         "custom_jvp function with respect to explicit input parameters. Pass the value as an "
@@ -280,7 +267,7 @@ TEST_CASE("custom_vjp: differentiating with respect to a closed-over tracer is a
                         [y](const Array&, const Array& ct) { return std::tuple{ct * y}; });
     return f(Array(2.0));
   };
-  CHECK(exact_error<Error>([&] { jx::grad(outer)(Array(3.0)); }) ==
+  CHECK(testing::exact_error_of<Error>([&] { jx::grad(outer)(Array(3.0)); }) ==
         "Detected differentiation of a custom_vjp function with respect to a closed-over value. "
         "That isn't supported because the custom rule only specifies how to differentiate the "
         "custom_vjp function with respect to explicit input parameters. Pass the value as an "

@@ -77,7 +77,8 @@ TEST_CASE("every primitive has a jvp rule", "[autodiff]") {
   }
 }
 
-TEST_CASE("reverse mode through a custom_jvp rule that is not linear in its tangent", "[autodiff]") {
+TEST_CASE("reverse mode through a custom_jvp rule that is not linear in its tangent",
+          "[autodiff]") {
   // sin(t) is not linear: forward mode runs the rule, reverse mode cannot transpose it.
   auto f = jx::custom_jvp([](const Array& x) { return x; },
                           [](const std::tuple<Array>& p, const std::tuple<Array>& t) {
