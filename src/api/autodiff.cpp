@@ -35,8 +35,7 @@ void check_real_input(const char* who, DType d) {
                   " requires real- or complex-valued inputs (input dtype that is a sub-dtype of "
                   "np.inexact), but got " +
                   std::string(dtype_name(d)) +
-                  ". If you want to use Boolean- or integer-valued inputs, use vjp or set "
-                  "allow_int to True.");
+                  ". If you want to use Boolean- or integer-valued inputs, use jx::vjp.");
 }
 
 std::vector<bool> differentiable(const std::vector<Array>& xs) {
@@ -130,7 +129,7 @@ GradFlat grad_flat(const FlatFn& f, const std::vector<Array>& primals, const std
                     " requires real-valued outputs (output dtype that is a sub-dtype of "
                     "np.floating), but got " +
                     std::string(dtype_name(out.dtype)) +
-                    ". For differentiation of functions with integer outputs, use jax.vjp "
+                    ". For differentiation of functions with integer outputs, use jx::vjp "
                     "directly.");
   Linearized lin = linearize_jaxpr(fj, wrt);
   // One program, forward then backward, seeded with d out / d out = 1; dead code (the value,
@@ -183,9 +182,8 @@ void check_jacobian_input(const char* who, const std::vector<Array>& primals, st
                     " requires real-valued inputs (input dtype that is a sub-dtype of "
                     "np.floating), but got " +
                     std::string(dtype_name(primals[arg].dtype())) +
-                    ". For holomorphic differentiation, pass holomorphic=True. For "
-                    "differentiation of non-holomorphic functions involving complex inputs or "
-                    "integer inputs, use jax.jvp directly.");
+                    ". For differentiation of functions with integer inputs, use jx::jvp "
+                    "directly.");
 }
 
 void check_single_output(const char* who, std::size_t n) {

@@ -89,3 +89,10 @@ TEST_CASE("reverse mode through a custom_jvp rule that is not linear in its tang
   CHECK(jx::testing::error_of<jx::Error>([&] { jx::grad(f)(Array(0.5)); }) ==
         "Transpose rule (for reverse-mode differentiation) for 'sin' not implemented");
 }
+
+TEST_CASE("grad of an integer output is a TypeError", "[autodiff]") {
+  auto f = [](const Array& x) { return np::sum(x > 0.0f); };  // int32: a count
+  CHECK(jx::testing::error_of<jx::TypeError>([&] { jx::grad(f)(np::ones({3})); }) ==
+        "grad requires real-valued outputs (output dtype that is a sub-dtype of np.floating), but "
+        "got int32. For differentiation of functions with integer outputs, use jx::vjp directly.");
+}
