@@ -1,5 +1,5 @@
 // Transformations of functions: make_jaxpr; autodiff (grad, value_and_grad, jvp, vjp, jacfwd,
-// jacrev, hessian, custom_jvp, custom_vjp). Arguments and results are pytrees; each transform
+// jacrev, hessian, custom_jvp, custom_vjp); vmap. Arguments and results are pytrees; each transform
 // traces the function to a jaxpr, transforms the jaxpr and runs it, so transforms compose with
 // each other and with jit.
 #pragma once
@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <functional>
+#include <initializer_list>
 #include <iosfwd>
 #include <memory>
 #include <optional>
@@ -16,6 +17,7 @@
 
 #include "jx/array.hpp"
 #include "jx/detail/autodiff_impl.hpp"
+#include "jx/detail/vmap_impl.hpp"
 #include "jx/tree.hpp"
 
 namespace jx {
@@ -351,6 +353,73 @@ auto custom_vjp(F f, Fwd fwd, Bwd bwd) {
     };
     std::vector<Array> outs =
         detail::custom_vjp_call(detail::flat_fn(f, proto, args...), flat_fwd, flat_bwd, leaves);
+    return detail::rebuild_from(*proto, outs);
+  };
+}
+
+// ---- vmap ----------------------------------------------------------------------------------
+
+// "Not batched", as an in_axes or out_axes entry (JAX's None).
+struct NoneAxis {};
+inline constexpr NoneAxis none{};
+
+// One in_axes/out_axes entry: an axis (negative counts from the end) or jx::none.
+class Axis {
+ public:
+  Axis(int axis) : axis_(axis) {}  // NOLINT: implicit, so {0, jx::none} reads as in JAX
+  Axis(NoneAxis) {}                // NOLINT
+  const std::optional<int>& get() const { return axis_; }
+
+ private:
+  std::optional<int> axis_;
+};
+
+// vmap's in_axes: one entry for every argument (0, jx::none), or one per argument
+// ({0, jx::none, 1}); an argument's entry applies to every leaf of its pytree.
+class InAxes {
+ public:
+  InAxes(int axis) : all_(axis) {}             // NOLINT
+  InAxes(NoneAxis) : all_(none) {}             // NOLINT
+  InAxes(std::initializer_list<Axis> per_arg)  // NOLINT
+      : all_(none), per_arg_(per_arg), listed_(true) {}
+  // The entry of argument i of n; a list of another length is a jx::TypeError.
+  std::optional<int> of(std::size_t i, std::size_t n) const {
+    if (!listed_) return all_.get();
+    if (per_arg_.size() != n)
+      throw TypeError("vmap in_axes must be an int, jx::none, or a list with one entry per "
+                      "positional argument, but got " + std::to_string(per_arg_.size()) +
+                      " entries for " + std::to_string(n) + " arguments.");
+    return per_arg_[i].get();
+  }
+
+ private:
+  Axis all_;
+  std::vector<Axis> per_arg_;
+  bool listed_ = false;
+};
+
+// vmap(f, in_axes, out_axes)(args...): f mapped over a batch axis of its arguments, computed by
+// rewriting f's jaxpr with each primitive's batch rule (no loop at run time). Every output gets
+// the batch axis at out_axes.
+template <class F>
+auto vmap(F f, InAxes in_axes = 0, Axis out_axes = 0) {
+  return [f = std::move(f), in_axes = std::move(in_axes), out_axes](const auto&... args) {
+    using R = detail::result_t<F, std::decay_t<decltype(args)>...>;
+    std::vector<std::size_t> begins;
+    std::vector<Array> leaves = detail::flatten_args(begins, args...);
+    std::vector<std::optional<int>> axes;
+    std::vector<int> arg_of_leaf;
+    constexpr std::size_t n = sizeof...(args);
+    for (std::size_t a = 0; a < n; ++a) {
+      std::optional<int> axis = in_axes.of(a, n);
+      for (std::size_t k = begins[a]; k < begins[a + 1]; ++k) {
+        axes.push_back(axis);
+        arg_of_leaf.push_back(static_cast<int>(a));
+      }
+    }
+    std::optional<R> proto;
+    std::vector<Array> outs = detail::vmap_flat(detail::flat_fn(f, proto, args...), leaves, axes,
+                                                arg_of_leaf, out_axes.get());
     return detail::rebuild_from(*proto, outs);
   };
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -50,6 +51,17 @@ struct LinearOperand {
 using TransposeRule = std::function<std::vector<Array>(
     std::span<const Array> cts, std::span<const LinearOperand> operands, const Params&)>;
 
+// Batching (vmap). dims[k] is the axis of operand k along which the batch runs, or nullopt when
+// operand k is the same for every batch element. Returns the outputs, each with its batch axis
+// (nullopt: the same for every element). Rules are written with public ops, like jvp rules.
+using BatchDim = std::optional<int>;
+struct BatchResult {
+  std::vector<Array> outs;
+  std::vector<BatchDim> dims;
+};
+using BatchRule = std::function<BatchResult(std::span<const Array> args,
+                                            std::span<const BatchDim> dims, const Params&)>;
+
 struct Primitive {
   explicit Primitive(std::string name);  // registers the primitive by name
   Primitive(const Primitive&) = delete;
@@ -60,6 +72,7 @@ struct Primitive {
   ImplRule impl;
   JvpRule jvp;  // absent: not differentiable ("Differentiation rule ... not implemented")
   TransposeRule transpose;  // set for primitives linear in some operands
+  BatchRule batch;          // absent: vmap reports "Batching rule for ... not implemented"
   LowerRule lower;
 };
 

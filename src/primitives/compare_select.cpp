@@ -151,6 +151,8 @@ const bool kRegistered = [] {
     return std::vector<Array>{clamp_impl(in, out[0])};
   };
   clamp_p.lower = lower_elementwise(hlo::Opcode::kClamp);
+  batching::def_elementwise_batch(select_n_p);
+  batching::def_elementwise_batch(clamp_p);
   return true;
 }();
 

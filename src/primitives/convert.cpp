@@ -53,6 +53,7 @@ const bool kRegistered = [] {
                std::span<const ShapedArray> out) {
     return std::vector<hlo::Instruction*>{b.convert(operands[0], out[0].dtype)};
   };
+  batching::def_elementwise_batch(p);
   // Linear between floating types; a conversion to or from integers has no tangent.
   ad::def_linear(p);
   p.transpose = [](std::span<const Array> cts, std::span<const LinearOperand> ops, const Params&) {

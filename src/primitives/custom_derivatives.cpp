@@ -164,6 +164,7 @@ void def_stop_gradient(Primitive& p) {
   };
   p.impl = [](Ins in, const Params&, Avals) { return std::vector<Array>{in[0]}; };
   ad::def_zero_jvp(p);
+  batching::def_elementwise_batch(p);
   p.lower = [](hlo::Builder&, Operands ops, const Params&, Avals) {
     return std::vector<hlo::Instruction*>{ops[0]};
   };

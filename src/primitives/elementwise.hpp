@@ -11,6 +11,7 @@
 #include "core/dtype_dispatch.hpp"
 #include "core/primitive.hpp"
 #include "hlo/builder.hpp"
+#include "primitives/batch_rules.hpp"
 
 namespace jx {
 
@@ -95,7 +96,7 @@ std::vector<hlo::Instruction*> broadcast_scalars(hlo::Builder& b,
 LowerRule lower_elementwise(hlo::Opcode opcode, std::string direction = {});
 
 // Fills a unary primitive's rules: `accepted` dtypes, same aval out, impl = map_unary(f),
-// lowering to `opcode`.
+// lowering to `opcode`, the elementwise batch rule.
 template <class F>
 void def_unary(Primitive& p, hlo::Opcode opcode, DTypeSet accepted, F f) {
   p.abstract_eval = [&p, accepted](std::span<const ShapedArray> in, const Params&) {
@@ -106,10 +107,11 @@ void def_unary(Primitive& p, hlo::Opcode opcode, DTypeSet accepted, F f) {
     return std::vector<Array>{map_unary(in[0], out[0], f)};
   };
   p.lower = lower_elementwise(opcode);
+  batching::def_elementwise_batch(p);
 }
 
-// Fills a binary primitive's rules, lowering to `opcode`; comparisons pass `direction`, and
-// their out_dtype is bool.
+// Fills a binary primitive's rules, lowering to `opcode`, the elementwise batch rule;
+// comparisons pass `direction`, and their out_dtype is bool.
 template <class F>
 void def_binary(Primitive& p, hlo::Opcode opcode, DTypeSet accepted, F f,
                 std::string direction = {}) {
@@ -123,6 +125,7 @@ void def_binary(Primitive& p, hlo::Opcode opcode, DTypeSet accepted, F f,
     return std::vector<Array>{map_binary(in[0], in[1], out[0], f)};
   };
   p.lower = lower_elementwise(opcode, std::move(direction));
+  batching::def_elementwise_batch(p);
 }
 
 }  // namespace jx

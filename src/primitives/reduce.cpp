@@ -341,6 +341,29 @@ const bool kDifferentiated = [] {
   return true;
 }();
 
+// ---- batching: the reduced axes (and argmax's axis) shift past the batch axis ----
+void def_reduce_batch(Primitive& p) {
+  p.batch = [&p](std::span<const Array> args, std::span<const BatchDim> dims, const Params& params) {
+    int bdim = *dims[0];
+    Params shifted = params;
+    Ints axes;
+    int below = 0;  // reduced axes before the batch axis: the output's batch axis moves down
+    for (auto a : params.get("axes").as_ints()) {
+      axes.push_back(batching::shift(a, bdim));
+      below += a < bdim;
+    }
+    shifted.set("axes", Param::ints(axes));
+    return BatchResult{trace::bind(p, {args[0]}, shifted), {bdim - below}};
+  };
+}
+
+const bool kBatched = [] {
+  for (Primitive* p : {&reduce_sum_p, &reduce_max_p, &reduce_min_p, &reduce_prod_p, &argmax_p,
+                       &argmin_p})
+    def_reduce_batch(*p);
+  return true;
+}();
+
 // Axes are stored sorted, so equal reductions have equal params.
 Params axes_params(std::vector<std::int64_t> axes) {
   std::sort(axes.begin(), axes.end());

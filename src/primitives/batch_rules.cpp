@@ -1,0 +1,66 @@
+#include "primitives/batch_rules.hpp"
+
+#include <numeric>
+
+#include "jx/lax.hpp"
+#include "support/check.hpp"
+#include "trace/tracer.hpp"
+
+namespace jx::batching {
+
+std::int64_t batch_size(std::span<const Array> args, std::span<const BatchDim> dims) {
+  for (std::size_t k = 0; k < args.size(); ++k)
+    if (dims[k]) return args[k].shape()[static_cast<std::size_t>(*dims[k])];
+  JX_CHECK(false, "batch_size: no operand is batched");
+  return 0;
+}
+
+Array move_axis(const Array& x, int from, int to) {
+  if (from == to) return x;
+  std::vector<std::int64_t> perm(static_cast<std::size_t>(x.ndim()));
+  std::iota(perm.begin(), perm.end(), 0);
+  perm.erase(perm.begin() + from);
+  perm.insert(perm.begin() + to, from);
+  return lax::transpose(x, perm);
+}
+
+Array to_front(const Array& x, BatchDim dim, std::int64_t size) {
+  if (dim) return move_axis(x, *dim, 0);
+  Shape shape{size};
+  shape.insert(shape.end(), x.shape().begin(), x.shape().end());
+  std::vector<std::int64_t> dims(static_cast<std::size_t>(x.ndim()));
+  std::iota(dims.begin(), dims.end(), 1);
+  return lax::broadcast_in_dim(x, shape, dims);
+}
+
+void def_elementwise_batch(Primitive& p) {
+  p.batch = [&p](std::span<const Array> args, std::span<const BatchDim> dims, const Params& params) {
+    if (args.size() == 1)
+      return BatchResult{trace::bind(p, {args[0]}, params), {dims[0]}};
+    std::int64_t size = batch_size(args, dims);
+    // The unbatched shape of the result: that of the operand of highest rank.
+    Shape shape;
+    for (std::size_t k = 0; k < args.size(); ++k) {
+      Shape s = args[k].shape();
+      if (dims[k]) s.erase(s.begin() + *dims[k]);
+      if (s.size() > shape.size()) shape = s;
+    }
+    Shape full{size};
+    full.insert(full.end(), shape.begin(), shape.end());
+    std::vector<Array> operands;
+    for (std::size_t k = 0; k < args.size(); ++k) {
+      if (!dims[k] && args[k].ndim() == 0) {
+        operands.push_back(args[k]);
+        continue;
+      }
+      Array x = to_front(args[k], dims[k], size);
+      // A batched 0-d operand is now [size]: broadcast it over the result's other axes.
+      if (x.ndim() != static_cast<int>(full.size())) x = lax::broadcast_in_dim(x, full, {0});
+      operands.push_back(x);
+    }
+    std::vector<Array> outs = trace::bind(p, std::move(operands), params);
+    return BatchResult{outs, std::vector<BatchDim>(outs.size(), 0)};
+  };
+}
+
+}  // namespace jx::batching
