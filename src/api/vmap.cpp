@@ -69,8 +69,8 @@ std::vector<Array> vmap_flat(const std::function<std::vector<Array>(const std::v
       d = *out_axis < 0 ? *out_axis + rank : *out_axis;
       if (*d < 0 || *d >= rank)
         throw ShapeError("vmap out_axes " + std::to_string(*out_axis) +
-                         " is out of range for an output of rank " + std::to_string(rank) +
-                         " (" + out.str() + " with the batch axis)");
+                         " is out of range for an output of rank " + std::to_string(rank) + " (" +
+                         out.str() + " with the batch axis)");
     }
     out_dims.push_back(d);
   }

@@ -34,9 +34,9 @@ Array to_front(const Array& x, BatchDim dim, std::int64_t size) {
 }
 
 void def_elementwise_batch(Primitive& p) {
-  p.batch = [&p](std::span<const Array> args, std::span<const BatchDim> dims, const Params& params) {
-    if (args.size() == 1)
-      return BatchResult{trace::bind(p, {args[0]}, params), {dims[0]}};
+  p.batch = [&p](std::span<const Array> args, std::span<const BatchDim> dims,
+                 const Params& params) {
+    if (args.size() == 1) return BatchResult{trace::bind(p, {args[0]}, params), {dims[0]}};
     std::int64_t size = batch_size(args, dims);
     // The unbatched shape of the result: that of the operand of highest rank.
     Shape shape;

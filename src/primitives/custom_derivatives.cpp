@@ -12,6 +12,7 @@
 #include "primitives/elementwise.hpp"
 #include "trace/staging.hpp"
 #include "trace/tracer.hpp"
+#include "transforms/vmap.hpp"
 
 namespace jx {
 
@@ -170,9 +171,87 @@ void def_stop_gradient(Primitive& p) {
   };
 }
 
+// ---- batching: the call stays a custom call, its jaxprs batched ----
+// The explicit args all get the batch axis in front (an unbatched one is broadcast), so every
+// rule input and output derived from them is batched at axis 0; closed-over values keep theirs.
+struct BatchedCall {
+  std::vector<Array> operands;
+  std::vector<BatchDim> dims;  // per operand
+  std::int64_t size;
+};
+
+BatchedCall batch_operands(std::span<const Array> args, std::span<const BatchDim> dims,
+                           std::size_t num_closed) {
+  BatchedCall c{{}, {}, batching::batch_size(args, dims)};
+  for (std::size_t k = 0; k < args.size(); ++k) {
+    bool explicit_arg = k >= num_closed;
+    c.operands.push_back(explicit_arg ? batching::to_front(args[k], dims[k], c.size)
+                         : dims[k]    ? batching::move_axis(args[k], *dims[k], 0)
+                                      : args[k]);
+    c.dims.push_back(explicit_arg || dims[k] ? BatchDim(0) : BatchDim());
+  }
+  return c;
+}
+
+// The jaxpr param `name`, batched: its invars are the operands in `positions` (repeated for a
+// jvp rule's tangents); every output is batched at axis 0.
+Param batched_jaxpr(const Params& params, const char* name, const BatchedCall& c,
+                    const std::vector<std::size_t>& positions) {
+  const ClosedJaxprData& j = *params.get(name).as_jaxpr();
+  std::vector<BatchDim> in_dims;
+  for (std::size_t k : positions) in_dims.push_back(c.dims[k]);
+  std::vector<BatchDim> out_dims(j.jaxpr.outvars.size(), 0);
+  return Param::jaxpr(
+      std::make_shared<const ClosedJaxprData>(vmap_jaxpr(j, in_dims, c.size, out_dims)));
+}
+
+std::vector<std::size_t> positions(std::size_t begin, std::size_t n) {
+  std::vector<std::size_t> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = begin + i;
+  return v;
+}
+std::vector<std::size_t> join(std::vector<std::size_t> a, const std::vector<std::size_t>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+void def_custom_call_batch(Primitive& p, bool vjp) {
+  p.batch = [&p, vjp](std::span<const Array> args, std::span<const BatchDim> dims,
+                      const Params& params) {
+    std::size_t nc = count_param(params, "num_consts"), nr = count_param(params, "num_rule_consts");
+    std::size_t first_arg = nc + nr, n = args.size() - first_arg;
+    BatchedCall c = batch_operands(args, dims, first_arg);
+    std::vector<std::size_t> arg_pos = positions(first_arg, n);
+    Params batched = params;
+    batched.set("call_jaxpr",
+                batched_jaxpr(params, "call_jaxpr", c, join(positions(0, nc), arg_pos)));
+    if (!vjp) {
+      batched.set("jvp_jaxpr", batched_jaxpr(params, "jvp_jaxpr", c,
+                                             join(join(positions(nc, nr), arg_pos), arg_pos)));
+    } else {
+      std::size_t nf = count_param(params, "num_fwd_consts"), nb = nr - nf;
+      batched.set("fwd_jaxpr",
+                  batched_jaxpr(params, "fwd_jaxpr", c, join(positions(nc, nf), arg_pos)));
+      // bwd reads its consts, then residuals and cotangents: fwd's outputs, all batched at 0.
+      const Jaxpr& bwd = jaxpr_param(params, "bwd_jaxpr");
+      BatchedCall b = c;
+      std::vector<std::size_t> bwd_pos = positions(nc + nf, nb);
+      for (std::size_t i = nb; i < bwd.invars.size(); ++i) {
+        bwd_pos.push_back(b.dims.size());
+        b.dims.push_back(0);
+      }
+      batched.set("bwd_jaxpr", batched_jaxpr(params, "bwd_jaxpr", b, bwd_pos));
+    }
+    std::vector<Array> outs = trace::bind(p, c.operands, batched);
+    return BatchResult{outs, std::vector<BatchDim>(outs.size(), 0)};
+  };
+}
+
 const bool kRegistered =
     (def_stop_gradient(stop_gradient_p), def_custom_jvp_call(custom_jvp_call_p),
-     def_custom_vjp_call(custom_vjp_call_p), def_custom_lin(custom_lin_p), true);
+     def_custom_vjp_call(custom_vjp_call_p), def_custom_lin(custom_lin_p),
+     def_custom_call_batch(custom_jvp_call_p, false),
+     def_custom_call_batch(custom_vjp_call_p, true), true);
 
 // ---- tracing the user's functions and rules ----
 

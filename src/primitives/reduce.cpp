@@ -343,7 +343,8 @@ const bool kDifferentiated = [] {
 
 // ---- batching: the reduced axes (and argmax's axis) shift past the batch axis ----
 void def_reduce_batch(Primitive& p) {
-  p.batch = [&p](std::span<const Array> args, std::span<const BatchDim> dims, const Params& params) {
+  p.batch = [&p](std::span<const Array> args, std::span<const BatchDim> dims,
+                 const Params& params) {
     int bdim = *dims[0];
     Params shifted = params;
     Ints axes;
@@ -358,8 +359,8 @@ void def_reduce_batch(Primitive& p) {
 }
 
 const bool kBatched = [] {
-  for (Primitive* p : {&reduce_sum_p, &reduce_max_p, &reduce_min_p, &reduce_prod_p, &argmax_p,
-                       &argmin_p})
+  for (Primitive* p :
+       {&reduce_sum_p, &reduce_max_p, &reduce_min_p, &reduce_prod_p, &argmax_p, &argmin_p})
     def_reduce_batch(*p);
   return true;
 }();
