@@ -37,12 +37,6 @@ JX_PYTREE(Mlp, w1, b1, w2, b2, w3, b3)
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
 using bench::median;
 using bench::minimum;
 
@@ -121,42 +115,12 @@ constexpr double kGradientDotFlops =
 
 // ---- timing ----------------------------------------------------------------------------------
 
-// The cases are timed interleaved, one call of each in turn, so that a neighbour's load on this
-// shared machine (it comes and goes within seconds) hits every case alike: at least kMinReps
-// turns and kMinMeasureMs in all, times the scale.
-constexpr double kMinMeasureMs = 3000;
-constexpr int kMinReps = 100;
-
-struct Timing {
-  double median_ms = 0, min_ms = 0;
-  int reps = 0;
-};
-
-// Samples whole calls of each case in turn; one untimed warm-up call of each first.
-std::vector<std::vector<double>> sample_interleaved(const std::vector<std::function<void()>>& calls,
-                                                    int scale) {
-  for (const auto& call : calls) call();
-  std::vector<std::vector<double>> samples(calls.size());
-  const double budget_ms = kMinMeasureMs * scale;
-  const std::size_t min_reps = static_cast<std::size_t>(kMinReps) * scale;
-  Clock::time_point start = Clock::now();
-  while (samples[0].size() < min_reps || ms_since(start) < budget_ms) {
-    for (std::size_t c = 0; c < calls.size(); ++c) {
-      Clock::time_point t = Clock::now();
-      calls[c]();
-      samples[c].push_back(ms_since(t));
-    }
-  }
-  return samples;
-}
-
-Timing summarize(const std::vector<double>& s) {
-  return {median(s), minimum(s), static_cast<int>(s.size())};
-}
-
-void print_timing(const char* what, const Timing& t) {
-  std::printf("  %-52s %9.3f ms  (best %.3f, %d calls)\n", what, t.median_ms, t.min_ms, t.reps);
-}
+using bench::kMinMeasureMs;
+using bench::kMinReps;
+using bench::print_timing;
+using bench::sample_interleaved;
+using bench::summarize;
+using bench::Timing;
 
 // ---- the reference: the same GEMMs through OpenBLAS --------------------------------------------
 

@@ -49,7 +49,9 @@ void def_elementwise_batch(Primitive& p) {
     full.insert(full.end(), shape.begin(), shape.end());
     std::vector<Array> operands;
     for (std::size_t k = 0; k < args.size(); ++k) {
-      if (!dims[k] && args[k].ndim() == 0) {
+      // An unbatched 0-d operand of a shaped result stays 0-d: every elementwise primitive
+      // broadcasts it. Where each example's result is 0-d, all operands become [size].
+      if (!dims[k] && args[k].ndim() == 0 && !shape.empty()) {
         operands.push_back(args[k]);
         continue;
       }

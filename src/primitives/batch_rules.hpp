@@ -20,8 +20,8 @@ Array to_front(const Array& x, BatchDim dim, std::int64_t size);
 inline std::int64_t shift(std::int64_t axis, int bdim) { return axis < bdim ? axis : axis + 1; }
 
 // The rule of elementwise primitives: operands get their batch axes in front, an unbatched one
-// is broadcast (0-d operands stay 0-d, as the primitive broadcasts them); a unary op keeps its
-// operand's batch axis where it is.
+// is broadcast (a 0-d one stays 0-d when the result is shaped, as the primitive broadcasts it);
+// a unary op keeps its operand's batch axis where it is.
 void def_elementwise_batch(Primitive& p);
 
 }  // namespace jx::batching

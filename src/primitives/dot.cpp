@@ -8,6 +8,7 @@
 
 #include "jx/lax.hpp"
 #include "primitives/ad_rules.hpp"
+#include "primitives/batch_rules.hpp"
 #include "primitives/elementwise.hpp"
 #include "primitives/indexing.hpp"
 #include "support/format.hpp"
@@ -319,6 +320,55 @@ const bool kDifferentiated = [] {
   };
   return true;
 }();
+
+// ---- batching (vmap): no transposes. Two batched operands pair their batch axes as a new
+// leading batch dim; a single one's batch axis is one more free dim of that operand ----
+Dims shifted(const Dims& dims, int bdim) {
+  Dims out;
+  for (auto d : dims) out.push_back(batching::shift(d, bdim));
+  return out;
+}
+
+// Where an operand's free dim `d` lands among its free dims (they keep their order).
+std::int64_t free_index(std::size_t ndim, const Dims& contracting, const Dims& batch,
+                        std::int64_t d) {
+  Dims free = free_dims(ndim, contracting, batch);
+  return std::find(free.begin(), free.end(), d) - free.begin();
+}
+
+BatchResult batch_dot_general(std::span<const Array> args, std::span<const BatchDim> dims,
+                              const Params& params) {
+  DimNumbers dn = dim_numbers(params);
+  const BatchDim &lb = dims[0], &rb = dims[1];
+  lax::DotDimensionNumbers out{dn.lhs_contracting, dn.rhs_contracting, dn.lhs_batch, dn.rhs_batch};
+  if (lb) {
+    out.lhs_contracting = shifted(dn.lhs_contracting, *lb);
+    out.lhs_batch = shifted(dn.lhs_batch, *lb);
+  }
+  if (rb) {
+    out.rhs_contracting = shifted(dn.rhs_contracting, *rb);
+    out.rhs_batch = shifted(dn.rhs_batch, *rb);
+  }
+  // Output dims: batch dims, then lhs free dims, then rhs free dims.
+  std::int64_t out_dim = static_cast<std::int64_t>(dn.lhs_batch.size());
+  if (lb && rb) {
+    out.lhs_batch.insert(out.lhs_batch.begin(), *lb);
+    out.rhs_batch.insert(out.rhs_batch.begin(), *rb);
+    out_dim = 0;
+  } else if (lb) {
+    out_dim += free_index(args[0].shape().size(), out.lhs_contracting, out.lhs_batch, *lb);
+  } else {
+    out_dim += static_cast<std::int64_t>(
+        free_dims(args[0].shape().size(), dn.lhs_contracting, dn.lhs_batch).size());
+    out_dim += free_index(args[1].shape().size(), out.rhs_contracting, out.rhs_batch, *rb);
+  }
+  std::optional<DType> preferred;
+  if (params.has("preferred_element_type") && !params.get("preferred_element_type").is_none())
+    preferred = params.get("preferred_element_type").as_dtype();
+  return {{lax::dot_general(args[0], args[1], out, preferred)}, {static_cast<int>(out_dim)}};
+}
+
+const bool kBatched = (dot_general_p.batch = batch_dot_general, true);
 
 }  // namespace
 

@@ -9,6 +9,7 @@
 
 #include "jx/lax.hpp"
 #include "primitives/ad_rules.hpp"
+#include "primitives/batch_rules.hpp"
 #include "primitives/elementwise.hpp"
 #include "primitives/indexing.hpp"
 #include "support/format.hpp"
@@ -781,6 +782,157 @@ const bool kDifferentiated = [] {
     if (ops[1].is_linear()) out[1] = lax::dynamic_slice(cts[0], idx, update.shape);
     return out;
   };
+  return true;
+}();
+
+// ---- batching (vmap): the batch axis is one more operand dim; rules leave it where it is
+// unless the op needs it elsewhere, and report where it lands ----
+using BDims = std::span<const BatchDim>;
+using batching::shift;
+
+BatchResult one(Array out, std::int64_t dim) { return {{std::move(out)}, {static_cast<int>(dim)}}; }
+
+// x with its batch axis at `at`: moved there, or, for an unbatched x, broadcast along a new axis.
+Array batch_at(const Array& x, BatchDim dim, std::int64_t size, int at) {
+  if (dim) return batching::move_axis(x, *dim, at);
+  Shape shape = x.shape();
+  shape.insert(shape.begin() + at, size);
+  Ints dims;
+  for (int d = 0; d < x.ndim(); ++d) dims.push_back(shift(d, at));
+  return lax::broadcast_in_dim(x, shape, dims);
+}
+
+Ints inserted(Ints v, std::int64_t at, std::int64_t value) {
+  v.insert(v.begin() + at, value);
+  return v;
+}
+
+// The batch axis goes into the output right after the dim that operand dim b - 1 maps to, so
+// broadcast_dimensions stay increasing and the operand needs no transpose.
+BatchResult batch_broadcast_in_dim(Ins args, BDims dims, const Params& params) {
+  int b = *dims[0];
+  Ints bcast = ints(params, "broadcast_dimensions"), shape = ints(params, "shape");
+  std::int64_t at = b == 0 ? 0 : bcast[static_cast<std::size_t>(b - 1)] + 1;
+  for (auto& d : bcast) d = shift(d, static_cast<int>(at));
+  bcast.insert(bcast.begin() + b, at);
+  shape.insert(shape.begin() + at, args[0].shape()[static_cast<std::size_t>(b)]);
+  return one(lax::broadcast_in_dim(args[0], shape, bcast), at);
+}
+
+// Row-major order mixes the batch axis into its neighbours unless it comes first.
+BatchResult batch_reshape(Ins args, BDims dims, const Params& params) {
+  Array x = batching::move_axis(args[0], *dims[0], 0);
+  return one(lax::reshape(x, inserted(ints(params, "new_sizes"), 0, x.shape()[0])), 0);
+}
+
+// The batch axis stays at its position in the output.
+BatchResult batch_transpose(Ins args, BDims dims, const Params& params) {
+  int b = *dims[0];
+  Ints perm;
+  for (auto p : ints(params, "permutation")) perm.push_back(shift(p, b));
+  return one(lax::transpose(args[0], inserted(perm, b, b)), b);
+}
+
+BatchResult batch_squeeze(Ins args, BDims dims, const Params& params) {
+  int b = *dims[0], out = b;
+  Ints squeezed;
+  for (auto d : ints(params, "dimensions")) {
+    squeezed.push_back(shift(d, b));
+    if (d < b) --out;  // each squeezed dim before the batch axis moves it left
+  }
+  return one(lax::squeeze(args[0], squeezed), out);
+}
+
+// `dimensions` are output positions: the batch axis goes right after the output position of
+// operand dim b - 1, and new dims at or past it shift by one.
+BatchResult batch_expand_dims(Ins args, BDims dims, const Params& params) {
+  int b = *dims[0];
+  Ints added = ints(params, "dimensions");
+  std::int64_t at = 0;
+  for (std::int64_t pos = 0, seen = 0; seen < b; ++pos)
+    if (std::find(added.begin(), added.end(), pos) == added.end() && ++seen == b) at = pos + 1;
+  for (auto& d : added) d = shift(d, static_cast<int>(at));
+  return one(lax::expand_dims(args[0], added), at);
+}
+
+BatchResult batch_slice(Ins args, BDims dims, const Params& params) {
+  int b = *dims[0];
+  std::int64_t size = args[0].shape()[static_cast<std::size_t>(b)];
+  return one(lax::slice(args[0], inserted(ints(params, "start_indices"), b, 0),
+                        inserted(ints(params, "limit_indices"), b, size),
+                        inserted(ints(params, "strides"), b, 1)),
+             b);
+}
+
+// A start index per example would need gather, which jx does not have yet.
+void reject_batched_indices(const Primitive& p, BDims index_dims) {
+  if (std::any_of(index_dims.begin(), index_dims.end(), [](auto d) { return d.has_value(); }))
+    throw Error("vmap of " + p.name + " with batched start indices is not supported yet");
+}
+
+// The start indices with a 0 (of their dtype) for the batch axis at `at`.
+std::vector<Array> indices_at(Ins idx, int at) {
+  std::vector<Array> out(idx.begin(), idx.end());
+  out.insert(out.begin() + at, make_scalar(0, idx.empty() ? int32 : idx[0].dtype()));
+  return out;
+}
+
+BatchResult batch_dynamic_slice(Ins args, BDims dims, const Params& params) {
+  reject_batched_indices(dynamic_slice_p, dims.subspan(1));
+  int b = *dims[0];
+  std::int64_t size = args[0].shape()[static_cast<std::size_t>(b)];
+  return one(lax::dynamic_slice(args[0], indices_at(args.subspan(1), b),
+                                inserted(ints(params, "slice_sizes"), b, size)),
+             b);
+}
+
+// Operand and update share the batch axis: the operand's, else the update's.
+BatchResult batch_dynamic_update_slice(Ins args, BDims dims, const Params&) {
+  reject_batched_indices(dynamic_update_slice_p, dims.subspan(2));
+  std::int64_t size = batching::batch_size(args.first(2), dims.first(2));
+  int b = dims[0] ? *dims[0] : *dims[1];
+  Array x = batch_at(args[0], dims[0], size, b), update = batch_at(args[1], dims[1], size, b);
+  return one(lax::dynamic_update_slice(x, update, indices_at(args.subspan(2), b)), b);
+}
+
+// Every operand gets its batch axis where the first batched one has it.
+BatchResult batch_concatenate(Ins args, BDims dims, const Params& params) {
+  std::int64_t size = batching::batch_size(args, dims);
+  int b = **std::find_if(dims.begin(), dims.end(), [](auto d) { return d.has_value(); });
+  std::vector<Array> xs;
+  for (std::size_t k = 0; k < args.size(); ++k) xs.push_back(batch_at(args[k], dims[k], size, b));
+  return one(lax::concatenate(xs, shift(params.get("dimension").as_int(), b)), b);
+}
+
+// The batch axis gets no padding. A padding value per example ([B]) is not a scalar pad can
+// take: pad with 0, then select each example's value where a padded mask marks padding.
+BatchResult batch_pad(Ins args, BDims dims, const Params& params) {
+  std::int64_t size = batching::batch_size(args, dims);
+  int b = dims[0] ? *dims[0] : 0;
+  Array x = batch_at(args[0], dims[0], size, b);
+  lax::PaddingConfig config;
+  for (const Ints& c : padding_config(params)) config.push_back({c[0], c[1], c[2]});
+  config.insert(config.begin() + b, {0, 0, 0});
+  if (!dims[1]) return one(lax::pad(x, args[1], config), b);
+  Array padded = lax::pad(x, make_scalar(0, x.dtype()), config);
+  Array inside = lax::broadcast_in_dim(make_scalar(1, bool_), x.shape(), {});
+  Array mask = lax::pad(inside, make_scalar(0, bool_), config);
+  Array value = lax::broadcast_in_dim(args[1], padded.shape(), {b});
+  return one(lax::select_n(mask, {value, padded}), b);
+}
+
+// iota has no operands, so it is never batched.
+const bool kBatched = [] {
+  broadcast_in_dim_p.batch = batch_broadcast_in_dim;
+  reshape_p.batch = batch_reshape;
+  transpose_p.batch = batch_transpose;
+  squeeze_p.batch = batch_squeeze;
+  expand_dims_p.batch = batch_expand_dims;
+  slice_p.batch = batch_slice;
+  dynamic_slice_p.batch = batch_dynamic_slice;
+  dynamic_update_slice_p.batch = batch_dynamic_update_slice;
+  concatenate_p.batch = batch_concatenate;
+  pad_p.batch = batch_pad;
   return true;
 }();
 
