@@ -25,6 +25,7 @@
 
 #include "bench_machine.hpp"
 #include "bench_stats.hpp"
+#include "bench_thunks.hpp"
 
 namespace np = jx::np;
 using jx::Array;
@@ -170,23 +171,8 @@ struct SgemmReference {
 
 // ---- jx's compiled programs ------------------------------------------------------------------
 
-struct ThunkCounts {
-  int kernels = 0, gemms = 0, others = 0;
-};
-
-ThunkCounts count_thunks(const std::string& sequence) {
-  ThunkCounts c;
-  std::istringstream in(sequence);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("kernel ", 0) == 0)
-      ++c.kernels;
-    else if (line.rfind("gemm ", 0) == 0)
-      ++c.gemms;
-    else if (!line.empty())
-      ++c.others;
-  }
-  return c;
-}
+using bench::count_thunks;
+using bench::ThunkCounts;
 
 double scalar(const Array& a) { return a.item<double>(); }
 

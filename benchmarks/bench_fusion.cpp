@@ -25,6 +25,7 @@
 
 #include "bench_machine.hpp"
 #include "bench_stats.hpp"
+#include "bench_thunks.hpp"
 
 #if JX_HAVE_TORCH
 #include <torch/torch.h>
@@ -187,24 +188,8 @@ void print_targets(const std::vector<TargetRow>& rows) {
 
 // ---- jx's compiled programs ------------------------------------------------------------------
 
-struct ThunkCounts {
-  int kernels = 0, gemms = 0, others = 0;
-};
-
-// Thunks of a compiled program, one per line: `kernel <name>(...)`, `gemm ...`, `copy ...`.
-ThunkCounts count_thunks(const std::string& sequence) {
-  ThunkCounts c;
-  std::istringstream in(sequence);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("kernel ", 0) == 0)
-      ++c.kernels;
-    else if (line.rfind("gemm ", 0) == 0)
-      ++c.gemms;
-    else if (!line.empty())
-      ++c.others;
-  }
-  return c;
-}
+using bench::count_thunks;
+using bench::ThunkCounts;
 
 template <class F, class... Args>
 ThunkCounts compiled_thunks(const F& f, const Args&... args) {

@@ -14,27 +14,14 @@
 #include "jaxpr/jaxpr.hpp"
 #include "jx/jx.hpp"
 #include "support/error_of.hpp"
-
-namespace jx_autodiff_test {
-
-struct Dense {
-  jx::Array w, b;
-};
-JX_PYTREE(Dense, w, b)
-
-struct Mlp {
-  jx::Array w1, b1, w2, b2;
-};
-JX_PYTREE(Mlp, w1, b1, w2, b2)
-
-}  // namespace jx_autodiff_test
+#include "support/test_pytrees.hpp"
 
 namespace jx {
 namespace {
 
+using jx::testing::Dense;
 using jx::testing::error_of;
-using jx_autodiff_test::Dense;
-using jx_autodiff_test::Mlp;
+using jx::testing::Mlp;
 
 std::vector<double> values(const Array& x) { return x.to_vector<double>(); }
 

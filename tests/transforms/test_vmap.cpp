@@ -12,28 +12,15 @@
 
 #include "jx/jx.hpp"
 #include "support/error_of.hpp"
-
-namespace jx_vmap_test {
-
-struct Dense {
-  jx::Array w, b;
-};
-JX_PYTREE(Dense, w, b)
-
-struct Mlp {
-  jx::Array w1, b1, w2, b2;
-};
-JX_PYTREE(Mlp, w1, b1, w2, b2)
-
-}  // namespace jx_vmap_test
+#include "support/test_pytrees.hpp"
 
 namespace jx {
 namespace {
 
+using jx::testing::Dense;
 using jx::testing::error_of;
 using jx::testing::exact_error_of;
-using jx_vmap_test::Dense;
-using jx_vmap_test::Mlp;
+using jx::testing::Mlp;
 using Arrays = std::vector<Array>;
 using Ints = std::vector<std::int64_t>;
 
