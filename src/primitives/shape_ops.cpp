@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <limits>
 #include <numeric>
 #include <set>
 #include <sstream>
 
+#include "core/dtype_dispatch.hpp"
 #include "jx/lax.hpp"
 #include "primitives/ad_rules.hpp"
 #include "primitives/batch_rules.hpp"
@@ -864,12 +866,6 @@ BatchResult batch_slice(Ins args, BDims dims, const Params& params) {
              b);
 }
 
-// A start index per example would need gather, which jx does not have yet.
-void reject_batched_indices(const Primitive& p, BDims index_dims) {
-  if (std::any_of(index_dims.begin(), index_dims.end(), [](auto d) { return d.has_value(); }))
-    throw Error("vmap of " + p.name + " with batched start indices is not supported yet");
-}
-
 // The start indices with a 0 (of their dtype) for the batch axis at `at`.
 std::vector<Array> indices_at(Ins idx, int at) {
   std::vector<Array> out(idx.begin(), idx.end());
@@ -877,22 +873,87 @@ std::vector<Array> indices_at(Ins idx, int at) {
   return out;
 }
 
-BatchResult batch_dynamic_slice(Ins args, BDims dims, const Params& params) {
-  reject_batched_indices(dynamic_slice_p, dims.subspan(1));
-  int b = *dims[0];
-  std::int64_t size = args[0].shape()[static_cast<std::size_t>(b)];
-  return one(lax::dynamic_slice(args[0], indices_at(args.subspan(1), b),
-                                inserted(ints(params, "slice_sizes"), b, size)),
-             b);
+bool any_batched(BDims dims) {
+  return std::any_of(dims.begin(), dims.end(), [](auto d) { return d.has_value(); });
 }
 
-// Operand and update share the batch axis: the operand's, else the update's.
+// The smallest value of a dtype (-inf for floats, false for bool), as a 0-d constant.
+Array lowest(DType d) {
+  Array out = make_scalar(0, d);
+  dispatch(d, [&]<class T>() {
+    using L = std::numeric_limits<T>;
+    *out.impl()->buffer->as<T>() = L::has_infinity ? -L::infinity() : L::lowest();
+  });
+  return out;
+}
+
+// Per-example start indices, without a gather primitive. Along axis d of v (batch axis first),
+// output position p of example b reads input position p + offset[b]: each output element is the
+// max of the input selected by comparing positions, the other inputs replaced by the dtype's
+// lowest value. That is exact for every dtype (NaN and -0.0 included); positions that read
+// nothing get the lowest value.
+Array shifted_window(const Array& v, int d, const Array& offset, std::int64_t out_len) {
+  Shape sel = v.shape();
+  sel.insert(sel.begin() + d, out_len);  // [..., p, q, ...]: output then input positions
+  Ints v_dims;
+  for (int a = 0; a < v.ndim(); ++a) v_dims.push_back(a < d ? a : a + 1);
+  Array read = lax::add(lax::iota(offset.dtype(), sel, d), lax::broadcast_in_dim(offset, sel, {0}));
+  Array hit = lax::eq(lax::iota(offset.dtype(), sel, d + 1), read);
+  Array floor = lax::broadcast_in_dim(lowest(v.dtype()), sel, {});
+  return lax::reduce_max(lax::select_n(hit, {floor, lax::broadcast_in_dim(v, sel, v_dims)}),
+                         {d + 1});
+}
+
+// Each example's start along dim k, clamped as XLA clamps it: [0, n - window].
+Array clamped_start(const Array& idx, BatchDim dim, std::int64_t size, std::int64_t n,
+                    std::int64_t window) {
+  Array start = batch_at(idx, dim, size, 0);
+  return lax::clamp(make_scalar(0, idx.dtype()), start,
+                    make_scalar(static_cast<double>(n - window), idx.dtype()));
+}
+
+BatchResult batch_dynamic_slice(Ins args, BDims dims, const Params& params) {
+  Ints sizes = ints(params, "slice_sizes");
+  if (!any_batched(dims.subspan(1))) {
+    int b = *dims[0];
+    std::int64_t size = args[0].shape()[static_cast<std::size_t>(b)];
+    return one(
+        lax::dynamic_slice(args[0], indices_at(args.subspan(1), b), inserted(sizes, b, size)), b);
+  }
+  std::int64_t size = batching::batch_size(args, dims);
+  Array x = batch_at(args[0], dims[0], size, 0);
+  for (std::size_t k = 0; k < sizes.size(); ++k) {
+    int d = static_cast<int>(k) + 1;
+    Array start = clamped_start(args[1 + k], dims[1 + k], size, x.shape()[d], sizes[k]);
+    x = shifted_window(x, d, start, sizes[k]);
+  }
+  return one(x, 0);
+}
+
+// Operand and update share the batch axis: the operand's, else the update's. With per-example
+// indices the update is shifted into place dim by dim and selected where it lands.
 BatchResult batch_dynamic_update_slice(Ins args, BDims dims, const Params&) {
-  reject_batched_indices(dynamic_update_slice_p, dims.subspan(2));
-  std::int64_t size = batching::batch_size(args.first(2), dims.first(2));
-  int b = dims[0] ? *dims[0] : *dims[1];
-  Array x = batch_at(args[0], dims[0], size, b), update = batch_at(args[1], dims[1], size, b);
-  return one(lax::dynamic_update_slice(x, update, indices_at(args.subspan(2), b)), b);
+  std::int64_t size = batching::batch_size(args, dims);
+  if (!any_batched(dims.subspan(2))) {
+    int b = dims[0] ? *dims[0] : *dims[1];
+    Array x = batch_at(args[0], dims[0], size, b), update = batch_at(args[1], dims[1], size, b);
+    return one(lax::dynamic_update_slice(x, update, indices_at(args.subspan(2), b)), b);
+  }
+  Array x = batch_at(args[0], dims[0], size, 0), placed = batch_at(args[1], dims[1], size, 0);
+  Array inside;
+  for (int k = 0; k + 1 < x.ndim(); ++k) {
+    int d = k + 1;
+    std::int64_t n = x.shape()[d], window = placed.shape()[d];
+    Array start = clamped_start(args[2 + k], dims[2 + k], size, n, window);
+    placed = shifted_window(placed, d, lax::neg(start), n);
+    Array pos = lax::iota(start.dtype(), x.shape(), d);
+    Array lo = lax::broadcast_in_dim(start, x.shape(), {0});
+    Array hi = lax::add(lo, make_scalar(static_cast<double>(window), start.dtype()));
+    Array in_k = lax::bitwise_and(lax::ge(pos, lo), lax::lt(pos, hi));
+    inside = k == 0 ? in_k : lax::bitwise_and(inside, in_k);
+  }
+  if (!inside.valid()) return one(placed, 0);  // 0-d examples: the update replaces x
+  return one(lax::select_n(inside, {x, placed}), 0);
 }
 
 // Every operand gets its batch axis where the first batched one has it.
