@@ -68,6 +68,9 @@ Array reshape(const Array& x, const Shape& new_sizes);
 Array transpose(const Array& x, const std::vector<std::int64_t>& permutation);
 Array squeeze(const Array& x, const std::vector<std::int64_t>& dimensions);
 Array expand_dims(const Array& x, const std::vector<std::int64_t>& dimensions);
+Array iota(DType dtype, const Shape& shape, std::int64_t dimension = 0);
+
+// slicing.cpp — cutting out, writing into, joining and padding arrays; no arithmetic.
 Array slice(const Array& x, const std::vector<std::int64_t>& start_indices,
             const std::vector<std::int64_t>& limit_indices,
             const std::vector<std::int64_t>& strides = {});
@@ -79,7 +82,6 @@ Array dynamic_update_slice(const Array& x, const Array& update,
 Array concatenate(const std::vector<Array>& xs, std::int64_t dimension);
 using PaddingConfig = std::vector<std::array<std::int64_t, 3>>;  // (low, high, interior) per dim
 Array pad(const Array& x, const Array& padding_value, const PaddingConfig& padding_config);
-Array iota(DType dtype, const Shape& shape, std::int64_t dimension = 0);
 
 // reduce.cpp
 Array reduce_sum(const Array& x, const std::vector<std::int64_t>& axes);

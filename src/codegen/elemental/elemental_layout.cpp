@@ -1,6 +1,6 @@
 // Generators of the layout opcodes (broadcast, reshape, transpose, slice, dynamic-slice,
 // dynamic-update-slice, concatenate, pad) and of constant and iota: index arithmetic only,
-// following the eager impls in src/primitives/shape_ops.cpp.
+// following the eager impls in src/primitives/shape_ops.cpp and slicing.cpp.
 #include <cstring>
 #include <string>
 

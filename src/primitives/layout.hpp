@@ -1,0 +1,172 @@
+// What the layout families (shape_ops.cpp, slicing.cpp) share: their messages' formatting and
+// checks, the eager element mover, and the helpers of their lowering, transpose and batch rules.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/array_impl.hpp"
+#include "core/primitive.hpp"
+#include "hlo/builder.hpp"
+#include "primitives/batch_rules.hpp"
+#include "primitives/indexing.hpp"
+#include "support/format.hpp"
+
+namespace jx::layout {
+
+using Ints = std::vector<std::int64_t>;
+using Avals = std::span<const ShapedArray>;
+using Outs = std::vector<ShapedArray>;
+using Ins = std::span<const Array>;
+using Operands = std::span<hlo::Instruction* const>;
+using Cts = std::span<const Array>;
+using LinearOps = std::span<const LinearOperand>;
+using BDims = std::span<const BatchDim>;
+using batching::shift;
+
+inline std::string tup(const Ints& v) { return detail::tuple_str(v); }
+
+template <class E, class... A>
+[[noreturn]] void fail(const A&... parts) {
+  std::ostringstream os;
+  (os << ... << parts);
+  throw E(os.str());
+}
+
+// Operands listed for messages, each shown by f: "(2, 3), (4,)", "int32, float32".
+template <class F>
+std::string list(Avals in, F f) {
+  std::vector<std::string> s;
+  for (const auto& a : in) s.push_back(f(a));
+  return detail::join(s, ", ");
+}
+inline std::string shapes_str(Avals in) {
+  return list(in, [](auto& a) { return shape_str(a.shape); });
+}
+inline std::string dtypes_str(Avals in) {
+  return list(in, [](auto& a) { return std::string(dtype_name(a.dtype)); });
+}
+// "(i32[], f32[2])": index operands, shown by their types.
+inline std::string avals_str(Avals in) {
+  return "(" + list(in, [](auto& a) { return a.str(); }) + (in.size() == 1 ? ",)" : ")");
+}
+
+// Whether pred(i) holds for some i in [0, n): most rules check every dim or every operand.
+template <class P>
+bool any_of_n(std::size_t n, P pred) {
+  for (std::size_t i = 0; i < n; ++i)
+    if (pred(i)) return true;
+  return false;
+}
+
+// Parsed jaxprs can hand a rule any operand count; the wrappers never do.
+inline void check_arity(const Primitive& p, Avals in, std::size_t n, bool or_more = false) {
+  if (in.size() == n || (or_more && in.size() > n)) return;
+  fail<TypeError>(p.name, " takes ", or_more ? "at least " : "", n, " operand(s), got ", in.size(),
+                  ".");
+}
+
+// JAX's _check_shapelike: every entry of a shape-like param is >= 0 (> 0 for strides).
+inline void check_shapelike(const std::string& op, const char* what, const Ints& v,
+                            bool positive = false) {
+  if (std::any_of(v.begin(), v.end(), [&](auto d) { return d < (positive ? 1 : 0); }))
+    fail<ShapeError>(op, " ", what, " must have every element be ",
+                     positive ? "strictly positive" : "nonnegative", ", got ", tup(v), ".");
+}
+
+// Sizes computed from user params must not overflow: signed overflow is UB.
+inline std::int64_t add_checked(const std::string& op, std::int64_t a, std::int64_t b) {
+  std::int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) fail<ShapeError>(op, " result size overflows int64.");
+  return r;
+}
+inline std::int64_t mul_checked(const std::string& op, std::int64_t a, std::int64_t b) {
+  std::int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) fail<ShapeError>(op, " result size overflows int64.");
+  return r;
+}
+
+// The single result of a rule; its byte size must be countable, or allocating it would overflow.
+inline Outs result(const std::string& op, Shape shape, DType dtype, bool weak) {
+  std::int64_t bytes = static_cast<std::int64_t>(itemsize(dtype));
+  for (auto d : shape) bytes = mul_checked(op, bytes, d);
+  return {ShapedArray{std::move(shape), dtype, weak}};
+}
+
+inline Ints ints(const Params& params, const char* name) { return params.get(name).as_ints(); }
+
+inline void check_same_dtypes(const std::string& op, Avals in) {
+  if (any_of_n(in.size(), [&](auto i) { return in[i].dtype != in[0].dtype; }))
+    fail<TypeError>(op, " requires arguments to have the same dtypes, got ", dtypes_str(in), ".");
+}
+
+// Where one output element comes from: operand `arg`, flat element offset `at`.
+struct Source {
+  std::size_t arg;
+  std::int64_t at;
+};
+
+// Builds `out` by copying, for every output index, the element src(index) names. Layout ops
+// only move elements, so copying bytes serves every dtype.
+template <class F>
+std::vector<Array> assemble(Ins in, const ShapedArray& out, F src) {
+  Array r = make_array(out);
+  std::vector<const std::byte*> base;
+  for (const Array& a : in)
+    base.push_back(static_cast<const std::byte*>(concrete_buffer(a, "impl").data()));
+  auto* o = static_cast<std::byte*>(r.impl()->buffer->data());
+  const std::size_t w = itemsize(out.dtype);
+  std::size_t k = 0;
+  for_each_index(out.shape, [&](const Ints& index) {
+    Source s = src(index);
+    std::memcpy(o + w * k++, base[s.arg] + w * static_cast<std::size_t>(s.at), w);
+  });
+  return {r};
+}
+
+// ---- lowering: each primitive is one HLO layout instruction ----
+inline hlo::HloShape out_shape(Avals out) {
+  return hlo::HloShape::array(out[0].dtype, out[0].shape);
+}
+inline hlo::Attrs attrs_of(const std::string& name, hlo::AttrValue value) {
+  hlo::Attrs a;
+  a.set(name, std::move(value));
+  return a;
+}
+
+// ---- transposition ----
+template <class F>
+TransposeRule unary_transpose(F f) {
+  return [f](Cts cts, LinearOps ops, const Params& params) {
+    return std::vector<Array>{f(cts[0], ops[0].aval, params)};
+  };
+}
+
+// ---- batching: the batch axis is one more operand dim; rules leave it where it is unless the
+// op needs it elsewhere, and report where it lands ----
+inline BatchResult one(Array out, std::int64_t dim) {
+  return {{std::move(out)}, {static_cast<int>(dim)}};
+}
+
+// x with its batch axis at `at`: moved there, or, for an unbatched x, broadcast along a new axis.
+inline Array batch_at(const Array& x, BatchDim dim, std::int64_t size, int at) {
+  if (dim) return batching::move_axis(x, *dim, at);
+  Shape shape = x.shape();
+  shape.insert(shape.begin() + at, size);
+  Ints dims;
+  for (int d = 0; d < x.ndim(); ++d) dims.push_back(shift(d, at));
+  return lax::broadcast_in_dim(x, shape, dims);
+}
+
+inline Ints inserted(Ints v, std::int64_t at, std::int64_t value) {
+  v.insert(v.begin() + at, value);
+  return v;
+}
+
+}  // namespace jx::layout
