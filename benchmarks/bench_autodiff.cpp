@@ -6,7 +6,6 @@
 // Usage: bench_autodiff [repetition scale, default 1] [--hlo: print the gradient's optimized HLO].
 // Prints one report; exits with an error only when a result is wrong.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -37,9 +36,6 @@ struct Mlp {
 JX_PYTREE(Mlp, w1, b1, w2, b2, w3, b3)
 
 namespace {
-
-using bench::median;
-using bench::minimum;
 
 // Written after timed calls so that their results are observably used.
 volatile double g_sink = 0;

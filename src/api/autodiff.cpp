@@ -80,7 +80,6 @@ struct VjpState {
   VjpJaxprs jaxprs;
   std::vector<Array> residuals;
   std::vector<ShapedArray> out_avals, in_avals;
-  std::vector<bool> wrt;
 };
 
 std::vector<Array> Pullback::operator()(const std::vector<Array>& cts) const {
@@ -95,17 +94,16 @@ std::vector<Array> Pullback::operator()(const std::vector<Array>& cts) const {
   std::vector<Array> in_cts = eval_jaxpr(b.jaxpr, b.consts, concat(s.residuals, cts));
   // Inputs without tangents (integers, bools) get zero cotangents of their own type.
   std::vector<Array> out;
-  for (std::size_t i = 0, k = 0; i < s.wrt.size(); ++i)
-    out.push_back(s.wrt[i] ? in_cts[k++] : ad::zeros(s.in_avals[i]));
+  for (std::size_t i = 0, k = 0; i < s.in_avals.size(); ++i)
+    out.push_back(ad::has_tangent(s.in_avals[i].dtype) ? in_cts[k++] : ad::zeros(s.in_avals[i]));
   return out;
 }
 
 std::pair<std::vector<Array>, Pullback> vjp_flat(const FlatFn& f,
                                                  const std::vector<Array>& primals) {
   auto state = std::make_shared<VjpState>();
-  state->wrt = differentiable(primals);
   state->in_avals = avals_of(primals);
-  state->jaxprs = vjp_jaxpr(trace(f, primals, "vjp"), state->wrt);
+  state->jaxprs = vjp_jaxpr(trace(f, primals, "vjp"), differentiable(primals));
   const ClosedJaxprData& fwd = state->jaxprs.forward;
   std::vector<Array> outs = eval_jaxpr(fwd.jaxpr, fwd.consts, primals);
   std::size_t m = state->jaxprs.num_outputs;

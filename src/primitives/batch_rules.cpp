@@ -24,12 +24,12 @@ Array move_axis(const Array& x, int from, int to) {
   return lax::transpose(x, perm);
 }
 
-Array to_front(const Array& x, BatchDim dim, std::int64_t size) {
-  if (dim) return move_axis(x, *dim, 0);
-  Shape shape{size};
-  shape.insert(shape.end(), x.shape().begin(), x.shape().end());
-  std::vector<std::int64_t> dims(static_cast<std::size_t>(x.ndim()));
-  std::iota(dims.begin(), dims.end(), 1);
+Array batch_at(const Array& x, BatchDim dim, std::int64_t size, int at) {
+  if (dim) return move_axis(x, *dim, at);
+  Shape shape = x.shape();
+  shape.insert(shape.begin() + at, size);
+  std::vector<std::int64_t> dims;
+  for (int d = 0; d < x.ndim(); ++d) dims.push_back(shift(d, at));
   return lax::broadcast_in_dim(x, shape, dims);
 }
 
@@ -55,7 +55,7 @@ void def_elementwise_batch(Primitive& p) {
         operands.push_back(args[k]);
         continue;
       }
-      Array x = to_front(args[k], dims[k], size);
+      Array x = batch_at(args[k], dims[k], size, 0);
       // A batched 0-d operand is now [size]: broadcast it over the result's other axes.
       if (x.ndim() != static_cast<int>(full.size())) x = lax::broadcast_in_dim(x, full, {0});
       operands.push_back(x);

@@ -14,8 +14,9 @@ namespace jx::batching {
 std::int64_t batch_size(std::span<const Array> args, std::span<const BatchDim> dims);
 // x with axis `from` moved to position `to` (a transpose; none when from == to).
 Array move_axis(const Array& x, int from, int to);
-// x with its batch axis first; an unbatched x is broadcast along a new leading axis of `size`.
-Array to_front(const Array& x, BatchDim dim, std::int64_t size);
+// x with its batch axis at `at`: moved there, or, for an unbatched x, broadcast along a new axis
+// of `size` there.
+Array batch_at(const Array& x, BatchDim dim, std::int64_t size, int at);
 // A batch axis after `d` is removed from (or inserted before) an operand: where it lands.
 inline std::int64_t shift(std::int64_t axis, int bdim) { return axis < bdim ? axis : axis + 1; }
 

@@ -185,7 +185,7 @@ BatchedCall batch_operands(std::span<const Array> args, std::span<const BatchDim
   BatchedCall c{{}, {}, batching::batch_size(args, dims)};
   for (std::size_t k = 0; k < args.size(); ++k) {
     bool explicit_arg = k >= num_closed;
-    c.operands.push_back(explicit_arg ? batching::to_front(args[k], dims[k], c.size)
+    c.operands.push_back(explicit_arg ? batching::batch_at(args[k], dims[k], c.size, 0)
                          : dims[k]    ? batching::move_axis(args[k], *dims[k], 0)
                                       : args[k]);
     c.dims.push_back(explicit_arg || dims[k] ? BatchDim(0) : BatchDim());

@@ -28,6 +28,7 @@ using Operands = std::span<hlo::Instruction* const>;
 using Cts = std::span<const Array>;
 using LinearOps = std::span<const LinearOperand>;
 using BDims = std::span<const BatchDim>;
+using batching::batch_at;
 using batching::shift;
 
 inline std::string tup(const Ints& v) { return detail::tuple_str(v); }
@@ -152,16 +153,6 @@ TransposeRule unary_transpose(F f) {
 // op needs it elsewhere, and report where it lands ----
 inline BatchResult one(Array out, std::int64_t dim) {
   return {{std::move(out)}, {static_cast<int>(dim)}};
-}
-
-// x with its batch axis at `at`: moved there, or, for an unbatched x, broadcast along a new axis.
-inline Array batch_at(const Array& x, BatchDim dim, std::int64_t size, int at) {
-  if (dim) return batching::move_axis(x, *dim, at);
-  Shape shape = x.shape();
-  shape.insert(shape.begin() + at, size);
-  Ints dims;
-  for (int d = 0; d < x.ndim(); ++d) dims.push_back(shift(d, at));
-  return lax::broadcast_in_dim(x, shape, dims);
 }
 
 inline Ints inserted(Ints v, std::int64_t at, std::int64_t value) {

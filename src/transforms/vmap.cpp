@@ -72,8 +72,7 @@ ClosedJaxprData vmap_jaxpr(const ClosedJaxprData& j, const std::vector<BatchDim>
         if (r.dims[i]) throw Error("vmap has mapped output but out_axes is none");
         continue;
       }
-      Array front = batching::to_front(r.outs[i], r.dims[i], size);
-      r.outs[i] = batching::move_axis(front, 0, *out_dims[i]);
+      r.outs[i] = batching::batch_at(r.outs[i], r.dims[i], size, *out_dims[i]);
     }
     return r.outs;
   };
