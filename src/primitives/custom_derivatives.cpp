@@ -40,25 +40,27 @@ std::vector<Array> concat(std::vector<Array> a, const std::vector<Array>& b) {
   return a;
 }
 
-// Both calls run (and lower) as their primal function, `call_jaxpr`, whose leading invars are
-// its closed-over values: the first `num_consts` operands.
+// The operands call_jaxpr takes: its closed-over values (the first `num_consts`) and the
+// explicit args (after the rules' closed-over values).
+template <class T>
+std::vector<T> call_operands(std::span<const T> ops, const Params& params) {
+  auto nc = static_cast<std::ptrdiff_t>(count_param(params, "num_consts"));
+  auto skip = static_cast<std::ptrdiff_t>(count_param(params, "num_rule_consts"));
+  std::vector<T> args(ops.begin(), ops.begin() + nc);
+  args.insert(args.end(), ops.begin() + nc + skip, ops.end());
+  return args;
+}
+
+// Both calls run (and lower) as their primal function, `call_jaxpr`.
 void def_call(Primitive& p) {
   p.abstract_eval = [](Avals, const Params& params) {
     return jaxpr_param(params, "call_jaxpr").out_avals();
   };
   p.impl = [](Ins in, const Params& params, Avals) {
-    std::size_t skip = count_param(params, "num_rule_consts");
-    std::size_t nc = count_param(params, "num_consts");
-    std::vector<Array> args = slice_of(in, 0, nc);
-    for (std::size_t i = nc + skip; i < in.size(); ++i) args.push_back(in[i]);
-    return eval_jaxpr(jaxpr_param(params, "call_jaxpr"), {}, args);
+    return eval_jaxpr(jaxpr_param(params, "call_jaxpr"), {}, call_operands(in, params));
   };
   p.lower = [](hlo::Builder& b, Operands ops, const Params& params, Avals) {
-    std::size_t skip = count_param(params, "num_rule_consts");
-    std::size_t nc = count_param(params, "num_consts");
-    std::vector<hlo::Instruction*> args(ops.begin(), ops.begin() + static_cast<std::ptrdiff_t>(nc));
-    args.insert(args.end(), ops.begin() + static_cast<std::ptrdiff_t>(nc + skip), ops.end());
-    return lower_jaxpr_inline(b, jaxpr_param(params, "call_jaxpr"), args);
+    return lower_jaxpr_inline(b, jaxpr_param(params, "call_jaxpr"), call_operands(ops, params));
   };
 }
 
