@@ -26,35 +26,8 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Below this many multiply-adds an emitted loop beats a BLAS call's fixed cost.
-constexpr std::int64_t kGemmMinFlops = 16 * 16 * 16;
-
-// A dot BLAS can run: [batch..., m, k] x [batch..., k, n] with leading batch dims in order and
-// each operand's contracting dim among its last two (a transposed operand is fine).
-std::optional<runtime::GemmShape> as_gemm(const Instruction& dot) {
-  const auto& lhs = dot.operands[0]->shape;
-  const auto& rhs = dot.operands[1]->shape;
-  DType dt = dot.shape.dtype;
-  if ((dt != float32 && dt != float64) || lhs.dtype != dt || rhs.dtype != dt) return std::nullopt;
-  const auto& lb = dot.attrs.get_ints("lhs_batch_dims");
-  const auto& rb = dot.attrs.get_ints("rhs_batch_dims");
-  const auto& lc = dot.attrs.get_ints("lhs_contracting_dims");
-  const auto& rc = dot.attrs.get_ints("rhs_contracting_dims");
-  auto nb = static_cast<std::int64_t>(lb.size());
-  if (lhs.rank() != nb + 2 || rhs.rank() != nb + 2 || lc.size() != 1 || rc.size() != 1)
-    return std::nullopt;
-  for (std::int64_t i = 0; i < nb; ++i)
-    if (lb[i] != i || rb[i] != i) return std::nullopt;
-  runtime::GemmShape g;
-  g.dtype = dt;
-  for (std::int64_t i = 0; i < nb; ++i) g.batch *= lhs.dims[i];
-  g.transpose_lhs = lc[0] == nb;
-  g.transpose_rhs = rc[0] == nb + 1;
-  g.m = lhs.dims[g.transpose_lhs ? nb + 1 : nb];
-  g.k = lhs.dims[lc[0]];
-  g.n = rhs.dims[g.transpose_rhs ? nb : nb + 1];
-  if (g.m * g.n * g.k < kGemmMinFlops) return std::nullopt;
-  return g;
+bool goes_to_blas(const Instruction& i) {
+  return i.opcode == Opcode::kDot && codegen::dot_strategy(i) == codegen::DotStrategy::kBlas;
 }
 
 bool needs_no_thunk(Opcode op) {
@@ -130,15 +103,18 @@ CompiledProgram compile_program(const LoweredProgram& lowered) {
       buffers.push_back(ba.of.at({i, static_cast<int>(e)}));
     return buffers;
   };
+  // A matrix kernel is compute-bound: it splits as a streaming kernel of 4 bytes per
+  // multiply-add would (both take about as long; bench_fusion).
   auto split = [&](const Instruction* i) {
     std::int64_t bytes = 0;
     for (const runtime::Allocation& a : kernel_buffers(i)) bytes += a.size;
+    if (auto g = hlo::as_gemm(*i)) bytes = std::max(bytes, 4 * g->macs());
     return runtime::split_pays(codegen::kernel_rows(*i), bytes);
   };
 
   std::vector<codegen::KernelRequest> requests;
   for (const Instruction* i : order) {
-    if (needs_no_thunk(i->opcode) || (i->opcode == Opcode::kDot && as_gemm(*i))) continue;
+    if (needs_no_thunk(i->opcode) || goes_to_blas(*i)) continue;
     auto in_place = ba.in_place.find(i);
     requests.push_back({i, "kernel_" + std::to_string(requests.size()) + "_" + i->name, split(i),
                         in_place == ba.in_place.end() ? std::vector<int>{} : in_place->second});
@@ -153,12 +129,10 @@ CompiledProgram compile_program(const LoweredProgram& lowered) {
   std::size_t next_kernel = 0;
   for (const Instruction* i : order) {
     if (needs_no_thunk(i->opcode)) continue;
-    if (i->opcode == Opcode::kDot) {
-      if (auto g = as_gemm(*i)) {
-        thunks.push_back(std::make_unique<runtime::GemmThunk>(i->name, *g, ba.at(i->operands[0]),
-                                                              ba.at(i->operands[1]), ba.at(i)));
-        continue;
-      }
+    if (goes_to_blas(*i)) {
+      thunks.push_back(std::make_unique<runtime::GemmThunk>(
+          i->name, *hlo::as_gemm(*i), ba.at(i->operands[0]), ba.at(i->operands[1]), ba.at(i)));
+      continue;
     }
     const codegen::KernelRequest& req = requests.at(next_kernel++);
     JX_CHECK(req.root == i);

@@ -47,7 +47,7 @@ std::string KernelThunk::str() const {
 }
 
 void GemmThunk::execute(const ExecutionContext& ctx) const {
-  const GemmShape& g = shape_;
+  const hlo::GemmShape& g = shape_;
   auto* a = static_cast<std::byte*>(ctx.resolve(lhs_));
   auto* b = static_cast<std::byte*>(ctx.resolve(rhs_));
   auto* c = static_cast<std::byte*>(ctx.resolve(out_));
@@ -71,7 +71,7 @@ void GemmThunk::execute(const ExecutionContext& ctx) const {
 }
 
 std::string GemmThunk::str() const {
-  const GemmShape& g = shape_;
+  const hlo::GemmShape& g = shape_;
   return "gemm " + name_ + "(" + lhs_.str() + ", " + rhs_.str() + ", " + out_.str() + ") " +
          std::string(dtype_name(g.dtype)) + " batch=" + std::to_string(g.batch) +
          " m=" + std::to_string(g.m) + " n=" + std::to_string(g.n) + " k=" + std::to_string(g.k) +

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "hlo/gemm.hpp"
 #include "runtime/buffer_assignment.hpp"
 
 namespace jx::runtime {
@@ -42,24 +43,17 @@ class KernelThunk : public Thunk {
   std::int64_t rows_;
 };
 
-// A batched matrix product through BLAS: out[b] = op(lhs[b]) · op(rhs[b]), row-major.
-struct GemmShape {
-  DType dtype = float32;
-  std::int64_t batch = 1, m = 0, n = 0, k = 0;
-  bool transpose_lhs = false;  // lhs stored as [k, m] instead of [m, k]
-  bool transpose_rhs = false;  // rhs stored as [n, k] instead of [k, n]
-};
-
+// A batched matrix product through BLAS.
 class GemmThunk : public Thunk {
  public:
-  GemmThunk(std::string name, GemmShape shape, Allocation lhs, Allocation rhs, Allocation out)
+  GemmThunk(std::string name, hlo::GemmShape shape, Allocation lhs, Allocation rhs, Allocation out)
       : name_(std::move(name)), shape_(shape), lhs_(lhs), rhs_(rhs), out_(out) {}
   void execute(const ExecutionContext& ctx) const override;
   std::string str() const override;
 
  private:
   std::string name_;
-  GemmShape shape_;
+  hlo::GemmShape shape_;
   Allocation lhs_, rhs_, out_;
 };
 

@@ -29,6 +29,13 @@ struct KernelRequest {
 // 1 when they differ or are 0-d.
 std::int64_t kernel_rows(const hlo::Instruction& root);
 
+// How the CPU backend computes a dot. A small or general one: a loop nest per output element,
+// summed in order as the eager evaluator does. A matrix product (hlo::as_gemm) of moderate size
+// with rhs not transposed: a register-blocked kernel of our own, which beats BLAS's fixed cost
+// and threading there. Larger ones, and rhs^T: a BLAS call (a GemmThunk, not a kernel).
+enum class DotStrategy { kLoopNest, kBlockedKernel, kBlas };
+DotStrategy dot_strategy(const hlo::Instruction& dot);
+
 struct CpuCompileOptions {
   int opt_level = 2;
   std::string module_name = "jit";

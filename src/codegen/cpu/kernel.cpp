@@ -111,6 +111,17 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
 
   b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", body));
   ElementalEmitter em(b, cpu_math_table(), cpu_emitters());
+  std::optional<cpu::OuterRange> rows;
+  if (request.partitioned && kernel_rows(root) > 1)
+    rows = cpu::OuterRange{body->getArg(args.count), body->getArg(args.count + 1)};
+  if (root.opcode == Opcode::kDot && dot_strategy(root) == DotStrategy::kBlockedKernel) {
+    if (aliases[0] >= 0) fail(root, "a matrix product cannot overwrite its operand");
+    emit_blocked_gemm(em, root, body->getArg(static_cast<unsigned>(args.operand_arg[0])),
+                      body->getArg(static_cast<unsigned>(args.operand_arg[1])),
+                      body->getArg(static_cast<unsigned>(args.output_arg[0])), rows);
+    b.CreateRetVoid();
+    return;
+  }
   std::vector<ElementGenerator> params;
   for (std::size_t k = 0; k < n; ++k) {
     const hlo::HloShape& shape = root.operands[k]->shape;
@@ -124,9 +135,6 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
                                            : std::vector{em.generator(root, std::move(params))};
 
   // One loop nest per distinct output shape, storing every output of that shape.
-  std::optional<cpu::OuterRange> rows;
-  if (request.partitioned && kernel_rows(root) > 1)
-    rows = cpu::OuterRange{body->getArg(args.count), body->getArg(args.count + 1)};
   std::vector<bool> done(shapes.size(), false);
   for (std::size_t k = 0; k < shapes.size(); ++k) {
     if (done[k]) continue;

@@ -1,0 +1,118 @@
+// The blocked matrix kernel (codegen/cpu/gemm.cpp) against an explicit loop: full and partial
+// tiles in both directions, a transposed lhs, batch dims, f32 and f64, whole and split into
+// row ranges as the thread pool runs it; and which dots take which strategy.
+#include "codegen_testing.hpp"
+
+namespace jx::codegen::testing {
+namespace {
+
+using hlo::Opcode;
+
+struct GemmCase {
+  std::int64_t batch, m, n, k;
+  bool transpose_lhs;
+};
+
+// lhs [batch?, m, k] (or [batch?, k, m]), rhs [batch?, k, n]: the dot instruction.
+hlo::Instruction* gemm_dot(Hlo& h, DType d, const GemmCase& c) {
+  Shape lhs = c.transpose_lhs ? Shape{c.k, c.m} : Shape{c.m, c.k}, rhs{c.k, c.n}, out{c.m, c.n};
+  Ints lb, rb;
+  if (c.batch) {
+    for (Shape* s : {&lhs, &rhs, &out}) s->insert(s->begin(), c.batch);
+    lb = rb = {0};
+  }
+  std::int64_t nb = c.batch ? 1 : 0;
+  return h.op(Opcode::kDot, d, out, {h.param(0, d, lhs), h.param(1, d, rhs)},
+              attrs({{"lhs_contracting_dims", Ints{c.transpose_lhs ? nb : nb + 1}},
+                     {"rhs_contracting_dims", Ints{nb}},
+                     {"lhs_batch_dims", lb},
+                     {"rhs_batch_dims", rb}}));
+}
+
+template <class T>
+std::vector<T> gemm_oracle(const GemmCase& c, const std::vector<T>& l, const std::vector<T>& r) {
+  std::int64_t batches = std::max<std::int64_t>(c.batch, 1);
+  std::vector<T> out;
+  for (std::int64_t b = 0; b < batches; ++b)
+    for (std::int64_t i = 0; i < c.m; ++i)
+      for (std::int64_t j = 0; j < c.n; ++j) {
+        double acc = 0;
+        for (std::int64_t p = 0; p < c.k; ++p) {
+          std::int64_t li = c.transpose_lhs ? (b * c.k + p) * c.m + i : (b * c.m + i) * c.k + p;
+          acc += double(l[static_cast<std::size_t>(li)]) *
+                 double(r[static_cast<std::size_t>((b * c.k + p) * c.n + j)]);
+        }
+        out.push_back(static_cast<T>(acc));
+      }
+  return out;
+}
+
+// Runs the partitioned kernel over its rows in `pieces` consecutive ranges.
+template <class T>
+std::vector<T> run_split(const hlo::Instruction* root, const std::vector<T>& l,
+                         const std::vector<T>& r, std::int64_t pieces) {
+  auto code = compile_kernels({{root, "kernel", /*partitioned=*/true}}, {});
+  auto fn = reinterpret_cast<KernelFn>(code->symbol("kernel"));
+  std::vector<T> out(static_cast<std::size_t>(root->shape.size()), T(-7));
+  void* buffers[] = {const_cast<T*>(l.data()), const_cast<T*>(r.data()), out.data()};
+  std::int64_t rows = kernel_rows(*root);
+  for (std::int64_t p = 0; p < pieces; ++p) fn(buffers, rows * p / pieces, rows * (p + 1) / pieces);
+  return out;
+}
+
+template <class T>
+void check_gemm(const GemmCase& c, double rtol) {
+  std::int64_t batches = std::max<std::int64_t>(c.batch, 1);
+  std::vector<T> l = ramp<T>(batches * c.m * c.k, -2, 0.01);
+  std::vector<T> r = ramp<T>(batches * c.k * c.n, 1.5, -0.003);
+  std::vector<T> want = gemm_oracle(c, l, r);
+  Hlo h;
+  hlo::Instruction* dot = gemm_dot(h, dtype_of<T>(), c);
+  REQUIRE(dot_strategy(*dot) == DotStrategy::kBlockedKernel);
+  check_all(run<T>(dot, {l.data(), r.data()}), want, rtol);
+  check_all(run_split<T>(dot, l, r, 3), want, rtol);
+}
+
+TEST_CASE("codegen: the blocked matrix kernel against a loop", "[codegen][gemm]") {
+  std::vector<GemmCase> cases = {
+      {0, 256, 64, 32, false},  // whole tiles
+      {0, 256, 10, 64, false},  // one partial vector per row
+      {0, 33, 37, 19, false},   // a row tail and a column tail
+      {0, 40, 100, 8, false},   // several column tiles, the last partial
+      {0, 64, 64, 1, false},    // a one-step contraction
+      {0, 45, 70, 30, true},    // lhs stored [k, m]
+      {3, 20, 17, 30, false},   // a batch dim
+      {5, 9, 33, 21, true},     // batched and transposed
+  };
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    INFO("case " << i);
+    check_gemm<float>(cases[i], 1e-5);
+    check_gemm<double>(cases[i], 1e-13);
+  }
+}
+
+TEST_CASE("codegen: which dots take the loop nest, the blocked kernel or BLAS", "[codegen][gemm]") {
+  auto strategy = [](DType d, const GemmCase& c) {
+    Hlo h;
+    return dot_strategy(*gemm_dot(h, d, c));
+  };
+  CHECK(strategy(float32, {0, 8, 8, 8, false}) == DotStrategy::kLoopNest);   // small
+  CHECK(strategy(int32, {0, 64, 64, 64, false}) == DotStrategy::kLoopNest);  // not float
+  CHECK(strategy(float32, {0, 64, 64, 64, false}) == DotStrategy::kBlockedKernel);
+  CHECK(strategy(float64, {4, 64, 64, 64, true}) == DotStrategy::kBlockedKernel);
+  CHECK(strategy(float32, {0, 512, 512, 512, false}) == DotStrategy::kBlas);  // large
+  CHECK(strategy(float32, {64, 64, 64, 64, false}) == DotStrategy::kBlas);    // in all
+  // rhs stored [n, k]: BLAS takes it transposed; the kernel would load it by columns.
+  Hlo h;
+  auto* lhs = h.param(0, float32, {64, 64});
+  auto* rhs = h.param(1, float32, {64, 64});
+  auto* dot = h.op(Opcode::kDot, float32, {64, 64}, {lhs, rhs},
+                   attrs({{"lhs_contracting_dims", Ints{1}},
+                          {"rhs_contracting_dims", Ints{1}},
+                          {"lhs_batch_dims", Ints{}},
+                          {"rhs_batch_dims", Ints{}}}));
+  CHECK(dot_strategy(*dot) == DotStrategy::kBlas);
+}
+
+}  // namespace
+}  // namespace jx::codegen::testing
