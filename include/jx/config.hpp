@@ -27,7 +27,7 @@ struct Config {
   // --cpu_parallel_min_bytes=N: a CPU kernel reading and writing fewer bytes runs on the calling
   // thread; larger ones split their rows over all cores. Read when a function compiles. The
   // default is where splitting paid for a memory-bound kernel in bench_fusion (2 cores).
-  long long cpu_parallel_min_bytes = 1 << 20;
+  long long cpu_parallel_min_bytes = 128 << 10;
   std::string compilation_cache_dir;  // --compilation_cache_dir=DIR
   // Where log_compiles and explain_cache_misses write, one message per call.
   std::function<void(const std::string&)> log = detail::log_to_stderr;

@@ -1,5 +1,5 @@
-// Row-parallel loops on a process-wide thread pool (Eigen's), one worker per core beside the
-// calling thread, which takes a share of the rows itself.
+// Row-parallel loops on a process-wide thread pool, one worker per core beside the calling
+// thread, which takes a share of the rows itself.
 #pragma once
 
 #include <cstdint>

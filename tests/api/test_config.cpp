@@ -97,7 +97,7 @@ TEST_CASE("config: unknown flags and bad values are errors that change nothing",
   CHECK(error_of([&] { parse_flags("--cpu_parallel_min_bytes=-1", c); }) ==
         "Bad value for --cpu_parallel_min_bytes in JX_FLAGS: '-1' (expected a non-negative "
         "integer)");
-  CHECK(c.cpu_parallel_min_bytes == 1 << 20);
+  CHECK(c.cpu_parallel_min_bytes == 128 << 10);
   CHECK(error_of([&] { parse_flags("--dump_to", c); }) ==
         "Missing value for --dump_to in JX_FLAGS (expected --dump_to=DIR)");
   CHECK(error_of([&] { parse_flags("--dump_hlo_pass_re=(fusion", c); }) ==
