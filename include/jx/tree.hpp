@@ -129,6 +129,26 @@ std::vector<Array> leaves(const T& x) {
   return out;
 }
 
+// Whether x is a container node (not a leaf, not a Static).
+template <class T>
+inline constexpr bool is_container_v = is_pytree_v<T> && !is_leaf_v<T> && !is_static_v<T>;
+
+// fn(child) for each child of the container node x, in flatten order (a struct's fields, a
+// vector's or tuple's elements, a map's values by key).
+template <class T, class Fn>
+requires is_container_v<T>
+void for_each_child(const T& x, Fn&& fn) {
+  if constexpr (is_vector<T>::value || is_std_array<T>::value) {
+    for (const auto& e : x) fn(e);
+  } else if constexpr (is_string_map<T>::value) {
+    for (const auto& [k, v] : x) fn(v);
+  } else if constexpr (is_tuple_like<T>::value) {
+    std::apply([&](const auto&... e) { (fn(e), ...); }, x);
+  } else {
+    std::apply([&](const auto&... e) { (fn(e), ...); }, jx_pytree_fields(x));
+  }
+}
+
 // The part of a pytree's structure that its C++ type does not fix: the sizes of its vectors
 // and maps and the maps' keys, depth first. With the type it identifies the structure without
 // building a TreeDef; it is what the jit cache compares on every call.

@@ -31,7 +31,8 @@ int canonical_axis(int axis, const Array& x, int argnum) {
 std::vector<Array> vmap_flat(const std::function<std::vector<Array>(const std::vector<Array>&)>& f,
                              const std::vector<Array>& leaves,
                              const std::vector<std::optional<int>>& in_axes,
-                             const std::vector<int>& arg_of_leaf, std::optional<int> out_axis) {
+                             const std::vector<int>& arg_of_leaf,
+                             const std::function<std::vector<std::optional<int>>()>& out_axes) {
   std::vector<BatchDim> dims;
   std::vector<ShapedArray> avals;
   std::optional<std::int64_t> size;
@@ -61,8 +62,12 @@ std::vector<Array> vmap_flat(const std::function<std::vector<Array>(const std::v
     throw ShapeError(os.str());
   }
   ClosedJaxprData j = trace::trace_to_jaxpr(f, avals, "vmap");
+  std::vector<std::optional<int>> out_axis_of = out_axes();
+  std::vector<ShapedArray> out_avals = j.jaxpr.out_avals();
   std::vector<BatchDim> out_dims;
-  for (const ShapedArray& out : j.jaxpr.out_avals()) {
+  for (std::size_t k = 0; k < out_avals.size(); ++k) {
+    const ShapedArray& out = out_avals[k];
+    const std::optional<int>& out_axis = out_axis_of.at(k);
     BatchDim d;
     if (out_axis) {
       int rank = out.ndim() + 1;

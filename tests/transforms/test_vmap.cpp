@@ -1,7 +1,7 @@
-// The public vmap API: in_axes (int, jx::none, per-argument lists, negative axes), out_axes,
-// pytree arguments, nesting, composition with jit and grad, the batched jaxpr, and the exact type
-// and message of every bad-input error. Every result is checked against an explicit loop of
-// per-example calls (examples built on the host, not with jx) or a closed form.
+// The public vmap API: in_axes (int, jx::none, per-argument and per-leaf lists, negative axes),
+// out_axes (per leaf too), pytree arguments, nesting, composition with jit and grad, the batched
+// jaxpr, and the exact type and message of every bad-input error. Every result is checked against
+// an explicit loop of per-example calls (examples built on the host, not with jx) or a closed form.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -295,6 +295,53 @@ TEST_CASE("vmap: JX_PYTREE struct arguments and results are batched per leaf", "
   }
 }
 
+TEST_CASE("vmap: per-leaf in_axes, a tree prefix of a struct argument", "[vmap]") {
+  std::mt19937 rng(21);
+  auto layer = [](const Dense& p, const Array& x) { return np::tanh(np::matmul(x, p.w) + p.b); };
+  // Shared weights, a bias per example (batched along its last axis), a batch of inputs.
+  Array w = random_array({3, 2}, rng);
+  Arrays bs, xs, outs;
+  for (int i = 0; i < 4; ++i) {
+    bs.push_back(random_array({2}, rng));
+    xs.push_back(random_array({3}, rng));
+    outs.push_back(layer(Dense{w, bs.back()}, xs.back()));
+  }
+  Dense params{w, stack_at(bs, 1)};
+  require_close(vmap(layer, {{none, -1}, 0})(params, stack_at(xs, 0)), stack_at(outs, 0));
+  // A list entry for a container argument, and an int for all of another's leaves.
+  auto g = [](const Arrays& v, const std::pair<Array, Array>& p) {
+    return v[0] * p.first + v[1] * p.second;
+  };
+  Arrays v0s, v1s, firsts, gouts;
+  Array v1 = random_array({2}, rng), second = random_array({2}, rng);
+  for (int i = 0; i < 3; ++i) {
+    v0s.push_back(random_array({2}, rng));
+    firsts.push_back(random_array({2}, rng));
+    gouts.push_back(g(Arrays{v0s.back(), v1}, {firsts.back(), second}));
+  }
+  require_close(vmap(g, {{0, none}, {1, none}})(Arrays{stack_at(v0s, 0), v1},
+                                                std::pair{stack_at(firsts, 1), second}),
+                stack_at(gouts, 0));
+}
+
+TEST_CASE("vmap: per-leaf out_axes, a tree prefix of the result", "[vmap]") {
+  std::mt19937 rng(22);
+  auto f = [](const Array& x, const Array& w) {
+    return std::tuple{x * w, Arrays{w * 2.0, np::sum(x)}};
+  };
+  Array w = random_array({3}, rng);
+  Arrays xs, prods, sums;
+  for (int i = 0; i < 5; ++i) {
+    xs.push_back(random_array({3}, rng));
+    prods.push_back(xs.back() * w);
+    sums.push_back(np::sum(xs.back()));
+  }
+  auto [prod, rest] = vmap(f, {0, none}, {1, {none, 0}})(stack_at(xs, 0), w);
+  require_close(prod, stack_at(prods, 1));
+  require_close(rest[0], w * 2.0);  // unbatched, returned as it is
+  require_close(rest[1], stack_at(sums, 0));
+}
+
 // ---- nesting and composition -------------------------------------------------------------------
 
 TEST_CASE("vmap: nested vmap over two arguments equals a double loop", "[vmap]") {
@@ -544,6 +591,27 @@ TEST_CASE("vmap errors: an in_axes list of the wrong length is a TypeError", "[v
   CHECK(error_of<TypeError>([&] { vmap(f, {0})(x, x); }) ==
         "vmap in_axes must be an int, jx::none, or a list with one entry per positional "
         "argument, but got 1 entries for 2 arguments.");
+}
+
+TEST_CASE("vmap errors: an axes list that is not a tree prefix is a TypeError", "[vmap]") {
+  auto layer = [](const Dense& p, const Array& x) { return np::matmul(x, p.w) + p.b; };
+  Dense p{np::zeros({3, 2}), np::zeros({2})};
+  Array x = np::zeros({4, 3});
+  CHECK(error_of<TypeError>([&] {
+          vmap(layer, {{none, 0, 0}, 0})(p, x);
+        }) ==
+        "vmap in_axes specification must be a tree prefix of the corresponding value, got a "
+        "list of 3 entries for a value with 2 children.");
+  CHECK(error_of<TypeError>([&] {
+          vmap(layer, {none, {0}})(p, x);
+        }) ==
+        "vmap in_axes specification must be a tree prefix of the corresponding value, got a "
+        "list of 1 entries for a leaf.");
+  CHECK(error_of<TypeError>([&] {
+          vmap(layer, {none, 0}, {0, 0})(p, x);
+        }) ==
+        "vmap out_axes specification must be a tree prefix of the corresponding value, got a "
+        "list of 2 entries for a leaf.");
 }
 
 TEST_CASE("vmap errors: out_axes none with a batched output is a jx::Error", "[vmap]") {

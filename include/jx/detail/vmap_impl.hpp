@@ -12,11 +12,13 @@
 namespace jx::detail {
 
 // f mapped over the batch: leaf i carries its batch axis at in_axes[i] (negative counts from
-// the end; nullopt: not batched), and every output gets it at out_axis (nullopt: an output that
-// must not depend on the batch). `arg_of_leaf` names each leaf's argument in messages.
+// the end; nullopt: not batched), and output j gets it at out_axes()[j] (nullopt: an output
+// that must not depend on the batch); out_axes is called once f has been traced.
+// `arg_of_leaf` names each leaf's argument in messages.
 std::vector<Array> vmap_flat(const std::function<std::vector<Array>(const std::vector<Array>&)>& f,
                              const std::vector<Array>& leaves,
                              const std::vector<std::optional<int>>& in_axes,
-                             const std::vector<int>& arg_of_leaf, std::optional<int> out_axis);
+                             const std::vector<int>& arg_of_leaf,
+                             const std::function<std::vector<std::optional<int>>()>& out_axes);
 
 }  // namespace jx::detail
