@@ -435,6 +435,39 @@ void dense_case(std::int64_t n, int threads, int scale, std::vector<TargetRow>& 
                            fmt("%.1f GFLOP/s sgemm", gs), gj / gs, Cmp::kAtLeast, 0.9));
 }
 
+// Matrix products around the size where jx stops emitting its own kernel and calls BLAS
+// (2^23 multiply-adds, codegen/cpu/gemm.cpp): jit(matmul) against cblas_sgemm alone.
+void products_case(int threads, int scale) {
+  std::printf(
+      "Matrix products jit(matmul)(a, b) vs cblas_sgemm alone (a: f32[m,k], b: f32[k,n])\n");
+  std::printf("  %18s %10s %12s %12s %8s\n", "m x n x k", "M macs", "jx us", "sgemm us",
+              "jx/sgemm");
+  const std::int64_t sizes[][3] = {{64, 64, 64},    {256, 64, 32},   {256, 64, 64},
+                                   {128, 128, 128}, {256, 128, 128}, {256, 256, 128},
+                                   {256, 256, 256}, {128, 512, 784}};
+  auto f = jx::jit([](const jx::Array& a, const jx::Array& b) { return np::matmul(a, b); });
+  for (const auto& [m, n, k] : sizes) {
+    std::vector<float> ah = random_vector(static_cast<std::size_t>(m * k), 60, -1, 1, threads);
+    std::vector<float> bh = random_vector(static_cast<std::size_t>(k * n), 61, -1, 1, threads);
+    std::vector<float> c(static_cast<std::size_t>(m * n));
+    jx::Array a = np::array(ah, jx::Shape{m, k}), b = np::array(bh, jx::Shape{k, n});
+    Timing tj = time_calls([&] { g_sink = static_cast<double>(f(a, b).size()); }, scale);
+    Timing ts = time_calls(
+        [&] {
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m),
+                      static_cast<int>(n), static_cast<int>(k), 1.0f, ah.data(),
+                      static_cast<int>(k), bh.data(), static_cast<int>(n), 0.0f, c.data(),
+                      static_cast<int>(n));
+        },
+        scale);
+    std::printf("  %6lld x%4lld x%4lld %10.2f %12.1f %12.1f %7.2fx%s\n", static_cast<long long>(m),
+                static_cast<long long>(n), static_cast<long long>(k), m * n * k / 1e6,
+                tj.median_ms * 1e3, ts.median_ms * 1e3, tj.median_ms / ts.median_ms,
+                m * n * k > (std::int64_t{1} << 23) ? "  (BLAS)" : "");
+  }
+  std::printf("\n");
+}
+
 // ---- 5. kernel counts ------------------------------------------------------------------------
 
 jx::Array layer_norm(const jx::Array& x, const jx::Array& g, const jx::Array& b) {
@@ -559,6 +592,7 @@ int main(int argc, char** argv) {
   ThunkCounts gelu_k = gelu_case(triad.best_gbs, threads, scale, rows);
   ThunkCounts softmax_k = softmax_case(triad.best_gbs, threads, scale, rows);
   for (std::int64_t n : {512, 1024, 2048}) dense_case(n, threads, scale, rows);
+  products_case(threads, scale);
   kernel_counts(threads, gelu_k, softmax_k);
 
   // The same triad again: how far the machine drifted while the cases ran.
