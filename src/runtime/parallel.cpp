@@ -53,13 +53,14 @@ std::uint64_t await_change(const std::atomic<std::uint64_t>& value, std::uint64_
 // caller and the workers claim one at a time, so a worker that wakes late (a sleeping thread
 // takes 10 µs and more to wake) finds the chunks taken rather than holding the caller up.
 // (Finer chunks balanced no better and cost a third more on bench_vmap's kernels.) Claims go
-// through one word holding the job's number and the next chunk: a worker that comes back to an old
-// job can claim nothing of it, and so never calls its dead function.
+// through one word holding the job's number, its chunk count and the next chunk: a worker that
+// comes back to an old job can claim nothing of it, and so never reads the job's fields while
+// the caller rewrites them for the next.
 class Pool {
  public:
   explicit Pool(int workers) {
-    for (int w = 0; w < workers; ++w) std::thread([this] { work(); }).detach();
-    threads_ = workers + 1;
+    threads_ = std::min(workers + 1, 0xffff);
+    for (int w = 1; w < threads_; ++w) std::thread([this] { work(); }).detach();
   }
 
   // False, having run nothing, while another thread's job holds the pool.
@@ -68,14 +69,14 @@ class Pool {
     if (!lock) return false;
     fn_ = &fn;
     rows_ = rows;
-    chunks_ = static_cast<std::uint32_t>(std::min<std::int64_t>(rows, threads_));
+    auto chunks = static_cast<std::uint64_t>(std::min<std::int64_t>(rows, threads_));
     done_.store(0, std::memory_order_relaxed);
     std::uint64_t job = (claims_.load(std::memory_order_relaxed) >> 32) + 1;
-    claims_.store(job << 32, std::memory_order_release);
+    claims_.store(job << 32 | chunks << 16, std::memory_order_release);
     posted_.store(job, std::memory_order_release);
     posted_.notify_all();
     run_chunks(job);
-    for (std::uint64_t done = done_.load(std::memory_order_acquire); done != chunks_;)
+    for (std::uint64_t done = done_.load(std::memory_order_acquire); done != chunks;)
       done = await_change(done_, done);
     return true;
   }
@@ -84,10 +85,10 @@ class Pool {
   // Claims and runs chunks of job `job` until none is left.
   void run_chunks(std::uint64_t job) {
     for (std::uint64_t claim = claims_.load(std::memory_order_acquire);;) {
-      if (claim >> 32 != job || (claim & 0xffffffffu) >= chunks_) return;
+      std::uint64_t chunks = claim >> 16 & 0xffff, next = claim & 0xffff;
+      if (claim >> 32 != job || next >= chunks) return;
       if (!claims_.compare_exchange_weak(claim, claim + 1, std::memory_order_acq_rel)) continue;
-      auto c = static_cast<std::int64_t>(claim & 0xffffffffu);
-      std::int64_t n = chunks_;
+      auto c = static_cast<std::int64_t>(next), n = static_cast<std::int64_t>(chunks);
       (*fn_)(rows_ * c / n, rows_ * (c + 1) / n);
       done_.fetch_add(1, std::memory_order_release);
       done_.notify_one();
@@ -103,12 +104,12 @@ class Pool {
   }
 
   std::mutex mutex_;  // one job at a time
-  std::int64_t threads_ = 1;
+  std::int64_t threads_ = 1;  // at most 2^16 - 1 chunks fit a claim
   // The job: written by the caller before it publishes the job's number, read after a claim.
   const RowFn* fn_ = nullptr;
   std::int64_t rows_ = 0;
-  std::uint32_t chunks_ = 0;
-  alignas(64) std::atomic<std::uint64_t> claims_{0};  // job number << 32 | next chunk
+  // job number << 32 | chunks << 16 | next chunk
+  alignas(64) std::atomic<std::uint64_t> claims_{0};
   alignas(64) std::atomic<std::uint64_t> posted_{0};  // the latest job number, to wait on
   alignas(64) std::atomic<std::uint64_t> done_{0};    // chunks of the current job finished
 };

@@ -1,0 +1,56 @@
+// The thread pool: every row of every job runs exactly once, across back-to-back jobs of
+// different sizes and with several threads submitting at once (one holds the pool, the others
+// run their rows themselves).
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "runtime/parallel.hpp"
+
+namespace jx::runtime {
+namespace {
+
+// Runs parallel_for over `rows` and returns how often each row ran.
+std::vector<int> visits(std::int64_t rows) {
+  std::vector<std::atomic<int>> count(static_cast<std::size_t>(rows));
+  parallel_for(rows, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t r = begin; r < end; ++r)
+      count[static_cast<std::size_t>(r)].fetch_add(1, std::memory_order_relaxed);
+  });
+  std::vector<int> out;
+  for (const auto& c : count) out.push_back(c.load());
+  return out;
+}
+
+TEST_CASE("parallel_for: every row runs exactly once", "[runtime]") {
+  for (std::int64_t rows : {1, 2, 3, 7, 1000})
+    CHECK(visits(rows) == std::vector<int>(static_cast<std::size_t>(rows), 1));
+}
+
+TEST_CASE("parallel_for: thousands of back-to-back jobs of changing sizes", "[runtime]") {
+  int wrong = 0;
+  for (int job = 0; job < 5000; ++job) {
+    std::int64_t rows = 1 + job % 9;
+    if (visits(rows) != std::vector<int>(static_cast<std::size_t>(rows), 1)) ++wrong;
+  }
+  CHECK(wrong == 0);
+}
+
+TEST_CASE("parallel_for: threads submitting at once", "[runtime]") {
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int job = 0; job < 500; ++job) {
+        std::int64_t rows = 2 + (job + t) % 5;
+        if (visits(rows) != std::vector<int>(static_cast<std::size_t>(rows), 1)) ++wrong;
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  CHECK(wrong.load() == 0);
+}
+
+}  // namespace
+}  // namespace jx::runtime
