@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "jx/array.hpp"
@@ -46,6 +47,12 @@ Array min(const Array& x, const Array& y);
 Array atan2(const Array& x, const Array& y);
 Array bitwise_and(const Array& x, const Array& y);  // the primitive `and`
 Array bitwise_or(const Array& x, const Array& y);   // the primitive `or`
+Array bitwise_xor(const Array& x, const Array& y);  // the primitive `xor`
+// Integer shifts: the amount is read as unsigned; by the bit width or more, everything shifts
+// out (the arithmetic shift leaves the sign bit everywhere).
+Array shift_left(const Array& x, const Array& y);
+Array shift_right_logical(const Array& x, const Array& y);
+Array shift_right_arithmetic(const Array& x, const Array& y);
 
 // compare_select.cpp — comparisons give bool; selection picks among cases.
 Array eq(const Array& x, const Array& y);
@@ -102,5 +109,15 @@ Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers&
 
 // custom_derivatives.cpp — the identity, with a zero derivative (JAX's lax.stop_gradient).
 Array stop_gradient(const Array& x);
+
+// random.cpp — Threefry-2x32 (20 rounds) of the counter words (x0, x1) under the key words
+// (k0, k1); all uint32, of one shape or 0-d. What jx::random builds on.
+std::pair<Array, Array> threefry2x32(const Array& k0, const Array& k1, const Array& x0,
+                                     const Array& x1);
+
+// Composed of the primitives above, not primitives of their own.
+// The inverse error function on (-1, 1), ±inf at ±1: float32 as XLA's ErfInv (Giles' single-
+// precision approximation), float64 that refined by two Newton steps on erf.
+Array erf_inv(const Array& x);
 
 }  // namespace jx::lax

@@ -93,6 +93,9 @@ Array logical_and(const Array& x, const Array& y);
 Array logical_or(const Array& x, const Array& y);
 Array bitwise_and(const Array& x, const Array& y);
 Array bitwise_or(const Array& x, const Array& y);
+Array bitwise_xor(const Array& x, const Array& y);
+Array left_shift(const Array& x, const Array& y);
+Array right_shift(const Array& x, const Array& y);  // arithmetic for signed, logical for unsigned
 Array where(const Array& condition, const Array& x, const Array& y);
 Array clip(const Array& x, const std::optional<Array>& lo, const std::optional<Array>& hi);
 // x, through which no gradient flows (lax.stop_gradient); integer and bool arrays pass as they are.

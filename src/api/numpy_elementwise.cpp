@@ -198,6 +198,16 @@ Array logical_or(const Array& x, const Array& y) {
 }
 Array bitwise_and(const Array& x, const Array& y) { return binary("and", x, y, lax::bitwise_and); }
 Array bitwise_or(const Array& x, const Array& y) { return binary("or", x, y, lax::bitwise_or); }
+Array bitwise_xor(const Array& x, const Array& y) { return binary("xor", x, y, lax::bitwise_xor); }
+Array left_shift(const Array& x, const Array& y) {
+  return binary("shift_left", x, y, lax::shift_left);
+}
+Array right_shift(const Array& x, const Array& y) {
+  return binary("shift_right", x, y, [](const Array& a, const Array& b) {
+    return is_unsigned(a.dtype()) ? lax::shift_right_logical(a, b)
+                                  : lax::shift_right_arithmetic(a, b);
+  });
+}
 
 // ---- selection -----------------------------------------------------------------------------
 

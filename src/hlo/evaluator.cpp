@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "hlo/evaluator_internal.hpp"
+#include "support/shifts.hpp"
 
 namespace jx::hlo {
 namespace {
@@ -206,6 +207,30 @@ struct Or {
       return static_cast<T>(x | y);
   }
 };
+struct Xor {
+  template <class T>
+  T operator()(T x, T y) const {
+    if constexpr (std::is_floating_point_v<T>)
+      return x;
+    else
+      return static_cast<T>(x ^ y);
+  }
+};
+// Shifts take integers only (the verifier rejects other dtypes before evaluation).
+#define JX_INTEGER_SHIFT(Name, fn)                          \
+  struct Name {                                             \
+    template <class T>                                      \
+    T operator()(T x, T y) const {                          \
+      if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) \
+        return fn(x, y);                                    \
+      else                                                  \
+        return x;                                           \
+    }                                                       \
+  };
+JX_INTEGER_SHIFT(ShiftLeft, shift_left)
+JX_INTEGER_SHIFT(ShiftRightLogical, shift_right_logical)
+JX_INTEGER_SHIFT(ShiftRightArithmetic, shift_right_arithmetic)
+#undef JX_INTEGER_SHIFT
 
 // ---- elementwise drivers ---------------------------------------------------------------------
 
@@ -353,6 +378,10 @@ const std::unordered_map<Opcode, EvalFn>& table() {
       {Opcode::kAtan2, binary<Atan2>},
       {Opcode::kAnd, binary<And>},
       {Opcode::kOr, binary<Or>},
+      {Opcode::kXor, binary<Xor>},
+      {Opcode::kShiftLeft, binary<ShiftLeft>},
+      {Opcode::kShiftRightLogical, binary<ShiftRightLogical>},
+      {Opcode::kShiftRightArithmetic, binary<ShiftRightArithmetic>},
       {Opcode::kCompare, compare},
       {Opcode::kSelect, select},
       {Opcode::kClamp, clamp},

@@ -125,11 +125,16 @@ void check_elementwise(const Instruction& i) {
   }
   if (float_only(i.opcode) && !is_floating(out))
     fail(i, std::string(info(i.opcode).name) + " needs a floating type, got " + i.shape.str());
-  bool bitwise = i.opcode == Opcode::kNot || i.opcode == Opcode::kAnd || i.opcode == Opcode::kOr;
+  bool bitwise = i.opcode == Opcode::kNot || i.opcode == Opcode::kAnd || i.opcode == Opcode::kOr ||
+                 i.opcode == Opcode::kXor;
   if (bitwise && is_floating(out))
     fail(i, std::string(info(i.opcode).name) + " needs pred or an integer type");
 }
 
+  bool shift = i.opcode == Opcode::kShiftLeft || i.opcode == Opcode::kShiftRightLogical ||
+               i.opcode == Opcode::kShiftRightArithmetic;
+  if (shift && (is_floating(out) || out == bool_))
+    fail(i, std::string(info(i.opcode).name) + " needs an integer type");
 void check_parameter(const Instruction& i) {
   if (i.parameter_number < 0) fail(i, "parameter number must be >= 0");
 }

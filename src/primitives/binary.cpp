@@ -1,10 +1,12 @@
-// Binary elementwise primitives: add sub mul div rem pow max min atan2 and or.
+// Binary elementwise primitives: add sub mul div rem pow max min atan2 and or xor shift_left
+// shift_right_logical shift_right_arithmetic.
 #include <cmath>
 #include <functional>
 #include <limits>
 #include <type_traits>
 
 #include "support/check.hpp"
+#include "support/shifts.hpp"
 
 #include "jx/lax.hpp"
 #include "jx/numpy.hpp"
@@ -87,6 +89,18 @@ T minimum(T x, T y) {
   return x < y ? x : y;
 }
 
+// op on integers; other types are rejected by the dtype check.
+template <class Op>
+auto integer_only(Op op) {
+  return [op](auto x, auto y) {
+    using T = decltype(x);
+    if constexpr (kIsInt<T>)
+      return static_cast<T>(op(x, y));
+    else
+      return x;
+  };
+}
+
 // Bitwise on integers, logical on bool.
 template <class Op>
 auto bitwise(Op op) {
@@ -104,7 +118,9 @@ auto bitwise(Op op) {
 }  // namespace
 
 Primitive add_p("add"), sub_p("sub"), mul_p("mul"), div_p("div"), rem_p("rem"), pow_p("pow"),
-    max_p("max"), min_p("min"), atan2_p("atan2"), and_p("and"), or_p("or");
+    max_p("max"), min_p("min"), atan2_p("atan2"), and_p("and"), or_p("or"), xor_p("xor"),
+    shift_left_p("shift_left"), shift_right_logical_p("shift_right_logical"),
+    shift_right_arithmetic_p("shift_right_arithmetic");
 
 namespace {
 
@@ -129,6 +145,13 @@ const bool kRegistered = [] {
   });
   def_binary(and_p, hlo::Opcode::kAnd, kInteger | kBool, bitwise(std::bit_and<>{}));
   def_binary(or_p, hlo::Opcode::kOr, kInteger | kBool, bitwise(std::bit_or<>{}));
+  def_binary(xor_p, hlo::Opcode::kXor, kInteger | kBool, bitwise(std::bit_xor<>{}));
+  def_binary(shift_left_p, hlo::Opcode::kShiftLeft, kInteger,
+             integer_only([](auto x, auto y) { return shift_left(x, y); }));
+  def_binary(shift_right_logical_p, hlo::Opcode::kShiftRightLogical, kInteger,
+             integer_only([](auto x, auto y) { return shift_right_logical(x, y); }));
+  def_binary(shift_right_arithmetic_p, hlo::Opcode::kShiftRightArithmetic, kInteger,
+             integer_only([](auto x, auto y) { return shift_right_arithmetic(x, y); }));
   return true;
 }();
 
@@ -195,7 +218,9 @@ const bool kDifferentiated = [] {
                                     [](const Array& t, Xs x, const Array&) {
                                       return t * (-x[0] / (x[0] * x[0] + x[1] * x[1]));
                                     }});
-  for (Primitive* p : {&and_p, &or_p}) ad::def_zero_jvp(*p);
+  for (Primitive* p : {&and_p, &or_p, &xor_p, &shift_left_p, &shift_right_logical_p,
+                       &shift_right_arithmetic_p})
+    ad::def_zero_jvp(*p);
 
   add_p.transpose = transpose_by([](std::size_t, const Array& ct, const Array&) { return ct; });
   sub_p.transpose = transpose_by(
@@ -226,6 +251,14 @@ Array min(const Array& x, const Array& y) { return bind1(min_p, {x, y}); }
 Array atan2(const Array& x, const Array& y) { return bind1(atan2_p, {x, y}); }
 Array bitwise_and(const Array& x, const Array& y) { return bind1(and_p, {x, y}); }
 Array bitwise_or(const Array& x, const Array& y) { return bind1(or_p, {x, y}); }
+Array bitwise_xor(const Array& x, const Array& y) { return bind1(xor_p, {x, y}); }
+Array shift_left(const Array& x, const Array& y) { return bind1(shift_left_p, {x, y}); }
+Array shift_right_logical(const Array& x, const Array& y) {
+  return bind1(shift_right_logical_p, {x, y});
+}
+Array shift_right_arithmetic(const Array& x, const Array& y) {
+  return bind1(shift_right_arithmetic_p, {x, y});
+}
 
 }  // namespace lax
 }  // namespace jx

@@ -48,6 +48,17 @@ double nonzero_sample(std::mt19937& rng, DType d) {
   return v;
 }
 
+// Shift operands: small non-negative integers, so that amounts both in and past the bit width
+// of int32 and uint32 occur and int64 results stay exact in double.
+double shift_sample(std::mt19937& rng, DType) { return std::round(uniform(rng, 0, 40)); }
+
+// XLA's shifts written out in double: by the bit width or more, everything shifts out.
+double shift_oracle(double x, double y, DType d, bool left) {
+  double bits = d == int64 ? 64 : 32;
+  if (y >= bits) return 0;
+  return left ? wrap(x * std::pow(2.0, y), d) : std::floor(x / std::pow(2.0, y));
+}
+
 OpRow binary_row(std::string name, std::vector<DType> dtypes, Binary op, Oracle2 f,
                  std::function<double(std::mt19937&, DType)> sample = nullptr) {
   OpRow r;
@@ -91,6 +102,17 @@ const bool kRows = add_rows({
                [](double x, double y, DType) { return double(to_int(x) & to_int(y)); }),
     binary_row("or", {bool_, int32, int64, uint32}, lax::bitwise_or,
                [](double x, double y, DType) { return double(to_int(x) | to_int(y)); }),
+    binary_row("xor", {bool_, int32, int64, uint32}, lax::bitwise_xor,
+               [](double x, double y, DType) { return double(to_int(x) ^ to_int(y)); }),
+    binary_row(
+        "shift_left", {int32, int64, uint32}, lax::shift_left,
+        [](double x, double y, DType d) { return shift_oracle(x, y, d, true); }, shift_sample),
+    binary_row(
+        "shift_right_logical", {int32, int64, uint32}, lax::shift_right_logical,
+        [](double x, double y, DType d) { return shift_oracle(x, y, d, false); }, shift_sample),
+    binary_row(
+        "shift_right_arithmetic", {int32, int64, uint32}, lax::shift_right_arithmetic,
+        [](double x, double y, DType d) { return shift_oracle(x, y, d, false); }, shift_sample),
 });
 
 constexpr std::int32_t kI32Min = std::numeric_limits<std::int32_t>::min();
@@ -187,6 +209,31 @@ TEST_CASE("pow, atan2: floating closed forms, atan2(x, y) = atan(x / y) by quadr
   CHECK(t[1] == Approx(3 * M_PI / 4));
 }
 
+TEST_CASE("shifts: negative values, amounts past the width, eager and jitted", "[binary]") {
+  // Amounts are unsigned: -1 is past the width. Logical shifts fill with zeros, arithmetic ones
+  // with the sign bit (also of a uint32, whose top bit XLA reads as the sign).
+  Array x = np::array({-8, -8, -8, 1, kI32Min, -1});
+  Array y = np::array({1, 31, 32, 31, 31, -1});
+  Array xu = np::array(std::vector<std::uint32_t>{0x80000010u, 0x80000010u, 5, 5});
+  Array yu = np::array(std::vector<std::uint32_t>{4, 32, 31, 0xFFFFFFFFu});
+  auto check = [&](auto run) {
+    CHECK(run(lax::shift_left, x, y).template to_vector<std::int32_t>() ==
+          std::vector<std::int32_t>{-16, 0, 0, kI32Min, 0, 0});
+    CHECK(run(lax::shift_right_logical, x, y).template to_vector<std::int32_t>() ==
+          std::vector<std::int32_t>{2147483644, 1, 0, 0, 1, 0});
+    CHECK(run(lax::shift_right_arithmetic, x, y).template to_vector<std::int32_t>() ==
+          std::vector<std::int32_t>{-4, -1, -1, 0, -1, -1});
+    CHECK(run(lax::shift_right_arithmetic, xu, yu).template to_vector<std::uint32_t>() ==
+          std::vector<std::uint32_t>{0xF8000001u, 0xFFFFFFFFu, 0, 0});
+    CHECK(run(lax::shift_right_logical, xu, yu).template to_vector<std::uint32_t>() ==
+          std::vector<std::uint32_t>{0x08000001u, 0, 0, 0});
+    CHECK(run(lax::bitwise_xor, xu, yu).template to_vector<std::uint32_t>() ==
+          std::vector<std::uint32_t>{0x80000014u, 0x80000030u, 26, 0xFFFFFFFAu});
+  };
+  check([](Binary op, const Array& a, const Array& b) { return op(a, b); });
+  check([](Binary op, const Array& a, const Array& b) { return jit(op)(a, b); });
+}
+
 TEST_CASE("binary ops: a 0-d operand broadcasts; weak only if both are weak", "[binary]") {
   Array x = np::array({1.f, 2.f, 3.f});
   Array r = lax::add(x, Array(1.0f));
@@ -231,6 +278,12 @@ TEST_CASE("binary ops reject bad dtypes and shapes, in JAX's words", "[binary][e
            {lax::atan2, np::array({1u}), "atan2 does not accept dtype uint32. " + floating},
            {lax::bitwise_and, f, "and does not accept dtype float32. " + bitwise},
            {lax::bitwise_or, np::array({1.0}), "or does not accept dtype float64. " + bitwise},
+           {lax::bitwise_xor, f, "xor does not accept dtype float32. " + bitwise},
+           {lax::shift_left, b,
+            "shift_left does not accept dtype bool. Accepted dtypes are subtypes of integer."},
+           {lax::shift_right_logical, f,
+            "shift_right_logical does not accept dtype float32. Accepted dtypes are subtypes of "
+            "integer."},
        }) {
     CHECK_THROWS_MATCHES(bad.op(bad.arg, bad.arg), TypeError, Catch::Message(bad.message));
   }

@@ -107,9 +107,10 @@ class ElementalEmitter {
   // induction variable exists; `entry` is the preheader's branch into the loop.
   void push_loop(llvm::Value* induction, llvm::Instruction* entry);
   void pop_loop();
-  // The value of an instruction with loops of its own (reduce, dot) at `index`, computed once:
-  // just outside the outermost enclosing loop the index does not depend on, and reused by
-  // later requests for the same element while that code dominates them. This is what makes
+  // The value of `inst` at `index`, computed once: for an instruction with loops of its own
+  // (reduce, dot) or one several users read. It is emitted just outside the outermost
+  // enclosing loop the index does not depend on (or in place), and reused by later requests
+  // for the same element while that code dominates them. This is what makes
   // `x - broadcast(max(x))` over rows one pass per row, not one per element.
   llvm::Value* hoisted(const hlo::Instruction& inst, const IrIndex& index,
                        const std::function<llvm::Value*(const IrIndex&)>& compute);

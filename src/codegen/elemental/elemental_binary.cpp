@@ -111,6 +111,31 @@ llvm::Value* emit_or(ElementalEmitter& em, const Instruction& inst, Values v) {
   require(!is_floating(operand_dtype(inst)), inst, "an integer or pred dtype");
   return em.b().CreateOr(v[0], v[1]);
 }
+llvm::Value* emit_xor(ElementalEmitter& em, const Instruction& inst, Values v) {
+  require(!is_floating(operand_dtype(inst)), inst, "an integer or pred dtype");
+  return em.b().CreateXor(v[0], v[1]);
+}
+
+// XLA's shifts: the amount is unsigned, and shifting by the bit width or more gives 0 (the
+// arithmetic shift: the sign everywhere), where LLVM's shifts would be poison.
+llvm::Value* emit_shift(ElementalEmitter& em, const Instruction& inst, Values v) {
+  DType d = operand_dtype(inst);
+  require(!is_floating(d) && d != bool_, inst, "an integer dtype");
+  auto& b = em.b();
+  llvm::Type* t = v[0]->getType();
+  unsigned bits = t->getIntegerBitWidth();
+  llvm::Value* out_of_range = b.CreateICmpUGE(v[1], llvm::ConstantInt::get(t, bits));
+  llvm::Value* amount = b.CreateSelect(out_of_range, llvm::ConstantInt::get(t, 0), v[1]);
+  switch (inst.opcode) {
+    case Opcode::kShiftLeft:
+      return b.CreateSelect(out_of_range, llvm::ConstantInt::get(t, 0), b.CreateShl(v[0], amount));
+    case Opcode::kShiftRightLogical:
+      return b.CreateSelect(out_of_range, llvm::ConstantInt::get(t, 0), b.CreateLShr(v[0], amount));
+    default:  // arithmetic: shifting by bits - 1 leaves the sign everywhere
+      return b.CreateAShr(v[0], b.CreateSelect(out_of_range, llvm::ConstantInt::get(t, bits - 1),
+                                               amount));
+  }
+}
 
 // direction → predicate for floats (ordered, but NE is unordered: NaN != x holds), signed and
 // unsigned integers (pred compares as unsigned: false < true).
@@ -170,6 +195,10 @@ void add_binary_emitters(EmitterTable& t) {
   t.set(Opcode::kAtan2, emit_atan2);
   t.set(Opcode::kAnd, emit_and);
   t.set(Opcode::kOr, emit_or);
+  t.set(Opcode::kXor, emit_xor);
+  t.set(Opcode::kShiftLeft, emit_shift);
+  t.set(Opcode::kShiftRightLogical, emit_shift);
+  t.set(Opcode::kShiftRightArithmetic, emit_shift);
   t.set(Opcode::kCompare, emit_compare);
   t.set(Opcode::kSelect, emit_select);
   t.set(Opcode::kClamp, emit_clamp);

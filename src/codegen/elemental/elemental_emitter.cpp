@@ -1,6 +1,7 @@
 // The ElementalEmitter: table dispatch, composition of generators over a computation, and the IR
 // helpers the per-opcode emitters share.
 #include <algorithm>
+#include <memory>
 #include <string>
 
 #include "codegen/elemental/elemental.hpp"
@@ -73,6 +74,9 @@ std::vector<ElementGenerator> ElementalEmitter::outputs(const hlo::Computation& 
                                                         std::vector<ElementGenerator> parameters) {
   // Generators are built for what the outputs reach, operands first.
   std::unordered_map<const Instruction*, ElementGenerator> built;
+  std::unordered_map<const Instruction*, int> uses;
+  for (const Instruction* i : c.instructions())
+    for (const Instruction* o : i->operands) ++uses[o];
   std::function<const ElementGenerator&(const Instruction*)> build =
       [&](const Instruction* i) -> const ElementGenerator& {
     if (auto it = built.find(i); it != built.end()) return it->second;
@@ -85,7 +89,13 @@ std::vector<ElementGenerator> ElementalEmitter::outputs(const hlo::Computation& 
     }
     std::vector<ElementGenerator> operands;
     for (const Instruction* o : i->operands) operands.push_back(build(o));
-    return built[i] = generator(*i, std::move(operands));
+    // Users hold the generator through a shared pointer: copying it into each user by value
+    // would copy its operands' generators too, once per path through a shared value.
+    auto g = std::make_shared<ElementGenerator>(generator(*i, std::move(operands)));
+    // A value several users read is computed once per element, for the same reason.
+    if (uses[i] > 1)
+      return built[i] = [this, i, g](const IrIndex& index) { return hoisted(*i, index, *g); };
+    return built[i] = [g](const IrIndex& index) { return (*g)(index); };
   };
   if (!c.root()) throw CompileError("codegen: computation " + c.name() + " has no root");
   std::vector<ElementGenerator> out;
@@ -230,9 +240,18 @@ llvm::Value* ElementalEmitter::hoisted(const Instruction& inst, const IrIndex& i
                                        const std::function<llvm::Value*(const IrIndex&)>& compute) {
   int used = innermost_loop_used(index);
   auto target = static_cast<std::size_t>(used + 1);
-  if (target >= loops_.size()) return compute(index);
   MemoKey key{&inst, index.dims};
   if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+  if (target >= loops_.size()) {
+    // Computed here; reusable until the innermost open loop closes, unless inside a branch.
+    llvm::Value* value = compute(index);
+    int depth = loops_.empty() ? 0 : loops_.back().branch_depth;
+    if (branch_depth_ == depth) {
+      memo_[key] = value;
+      if (!loops_.empty()) loops_.back().memo_keys.push_back(std::move(key));
+    }
+    return value;
+  }
 
   // Split the preheader of the target loop before its branch and emit there, with the loops
   // from the target inward out of scope.
