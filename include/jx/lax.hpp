@@ -115,6 +115,15 @@ Array stop_gradient(const Array& x);
 std::pair<Array, Array> threefry2x32(const Array& k0, const Array& k1, const Array& x0,
                                      const Array& x1);
 
+// sorting.cpp — ascending and stable, along `dimension`, in a total order: -0.0 equals 0.0,
+// NaNs (all equal) come after +inf. Several operands sort by the first num_keys, the first
+// primary; the others follow the same permutation.
+Array sort(const Array& x, int dimension = -1, bool is_stable = true);
+std::vector<Array> sort(const std::vector<Array>& operands, int dimension = -1,
+                        bool is_stable = true, int num_keys = 1);
+std::pair<Array, Array> sort_key_val(const Array& keys, const Array& values, int dimension = -1,
+                                     bool is_stable = true);
+
 // Composed of the primitives above, not primitives of their own.
 // The inverse error function on (-1, 1), ±inf at ±1: float32 as XLA's ErfInv (Giles' single-
 // precision approximation), float64 that refined by two Newton steps on erf.

@@ -113,6 +113,9 @@ Array all(const Array& x, const Axes& axis = {}, bool keepdims = false);
 Array any(const Array& x, const Axes& axis = {}, bool keepdims = false);
 Array argmax(const Array& x, std::optional<int> axis = std::nullopt, bool keepdims = false);
 Array argmin(const Array& x, std::optional<int> axis = std::nullopt, bool keepdims = false);
+// Stable, ascending along `axis`; NaNs last. argsort gives int32 indices.
+Array sort(const Array& x, int axis = -1);
+Array argsort(const Array& x, int axis = -1);
 
 // ---- shapes ----------------------------------------------------------------------------------
 Array reshape(const Array& x, const Shape& shape);  // one -1 entry is inferred

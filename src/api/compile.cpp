@@ -35,6 +35,16 @@ bool needs_no_thunk(Opcode op) {
          op == Opcode::kGetTupleElement;
 }
 
+// How an entry instruction runs: not at all (it only names buffers), as a BLAS call, as a sort
+// on the host, or as an emitted kernel.
+enum class ThunkKind { kNone, kGemm, kSort, kKernel };
+ThunkKind thunk_kind(const Instruction& i) {
+  if (needs_no_thunk(i.opcode)) return ThunkKind::kNone;
+  if (goes_to_blas(i)) return ThunkKind::kGemm;
+  if (i.opcode == Opcode::kSort) return ThunkKind::kSort;
+  return ThunkKind::kKernel;
+}
+
 }  // namespace
 
 std::vector<Array> CompiledProgram::operator()(const std::vector<Array>& args) const {
@@ -114,7 +124,7 @@ CompiledProgram compile_program(const LoweredProgram& lowered) {
 
   std::vector<codegen::KernelRequest> requests;
   for (const Instruction* i : order) {
-    if (needs_no_thunk(i->opcode) || goes_to_blas(*i)) continue;
+    if (thunk_kind(*i) != ThunkKind::kKernel) continue;
     auto in_place = ba.in_place.find(i);
     requests.push_back({i, "kernel_" + std::to_string(requests.size()) + "_" + i->name, split(i),
                         in_place == ba.in_place.end() ? std::vector<int>{} : in_place->second});
@@ -128,10 +138,19 @@ CompiledProgram compile_program(const LoweredProgram& lowered) {
   std::vector<std::unique_ptr<runtime::Thunk>> thunks;
   std::size_t next_kernel = 0;
   for (const Instruction* i : order) {
-    if (needs_no_thunk(i->opcode)) continue;
-    if (goes_to_blas(*i)) {
+    ThunkKind kind = thunk_kind(*i);
+    if (kind == ThunkKind::kNone) continue;
+    if (kind == ThunkKind::kGemm) {
       thunks.push_back(std::make_unique<runtime::GemmThunk>(
           i->name, *hlo::as_gemm(*i), ba.at(i->operands[0]), ba.at(i->operands[1]), ba.at(i)));
+      continue;
+    }
+    if (kind == ThunkKind::kSort) {
+      std::vector<runtime::Allocation> buffers = kernel_buffers(i);
+      auto outputs_at = buffers.begin() + static_cast<std::ptrdiff_t>(i->operands.size());
+      thunks.push_back(std::make_unique<runtime::SortThunk>(
+          *i, std::vector<runtime::Allocation>(buffers.begin(), outputs_at),
+          std::vector<runtime::Allocation>(outputs_at, buffers.end())));
       continue;
     }
     const codegen::KernelRequest& req = requests.at(next_kernel++);

@@ -1,4 +1,4 @@
-// np reductions: sum prod max min mean var std all any, and argmax/argmin.
+// np reductions: sum prod max min mean var std all any, argmax/argmin, and sort/argsort.
 #include "api/numpy_support.hpp"
 
 namespace jx::np {
@@ -112,6 +112,14 @@ Array argmax(const Array& x, std::optional<int> axis, bool keepdims) {
 
 Array argmin(const Array& x, std::optional<int> axis, bool keepdims) {
   return arg_reduce("argmin", lax::argmin, x, axis, keepdims);
+}
+
+Array sort(const Array& x, int axis) { return lax::sort(x, axis); }
+
+// The positions sorted along with x: an iota as sort_key_val's values.
+Array argsort(const Array& x, int axis) {
+  std::int64_t ax = detail::canonical_axis(axis, x.ndim());
+  return lax::sort_key_val(x, lax::iota(int32, x.shape(), ax), static_cast<int>(ax)).second;
 }
 
 }  // namespace jx::np

@@ -426,8 +426,10 @@ Array evaluate(const Instruction& inst, std::span<const Array> operands) {
 
 Array evaluate(const Computation& computation, std::span<const Array> args) {
   std::unordered_map<const Instruction*, Array> values;
+  std::unordered_map<const Instruction*, std::vector<Array>> tuples;  // sorts' elements
   for (const Instruction* inst : computation.instructions()) {
     Array value;
+    const Instruction* tuple = inst->operands.empty() ? nullptr : inst->operands[0];
     if (inst->opcode == Opcode::kParameter) {
       auto n = static_cast<std::size_t>(inst->parameter_number);
       if (n >= args.size() || args[n].dtype() != inst->shape.dtype ||
@@ -437,6 +439,13 @@ Array evaluate(const Computation& computation, std::span<const Array> args) {
       value = args[n];
     } else if (inst->opcode == Opcode::kConstant) {
       value = *inst->literal;
+    } else if (inst->opcode == Opcode::kGetTupleElement && tuples.count(tuple)) {
+      value = tuples.at(tuple).at(static_cast<std::size_t>(inst->attrs.get_int("index")));
+    } else if (inst->opcode == Opcode::kSort) {
+      std::vector<Array> operands;
+      for (const Instruction* op : inst->operands) operands.push_back(values.at(op));
+      tuples.emplace(inst, eval::sort(*inst, operands));
+      continue;
     } else {
       std::vector<Array> operands;
       for (const Instruction* op : inst->operands) operands.push_back(values.at(op));

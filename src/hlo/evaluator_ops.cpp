@@ -5,6 +5,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "core/sort_rows.hpp"
 #include "hlo/evaluator_internal.hpp"
 
 namespace jx::hlo::eval {
@@ -289,6 +290,22 @@ Array dot(const Instruction& inst, std::span<const Array> in) {
 // An array-rooted fusion is its computation run on the operands.
 Array fusion(const Instruction& inst, std::span<const Array> in) {
   return evaluate(*inst.called.at(0), in);
+}
+
+std::vector<Array> sort(const Instruction& inst, std::span<const Array> in) {
+  std::vector<Array> out;
+  std::vector<DType> dtypes;
+  std::vector<const void*> src;
+  std::vector<void*> dst;
+  for (std::size_t k = 0; k < in.size(); ++k) {
+    out.push_back(fresh(inst.shape.tuple_shapes.at(k)));
+    dtypes.push_back(in[k].dtype());
+    src.push_back(bytes(in[k]));
+    dst.push_back(out.back().impl()->buffer->data());
+  }
+  sort_rows(in[0].shape(), inst.attrs.get_ints("dimensions").at(0),
+            static_cast<std::size_t>(inst.attrs.get_int("num_keys")), dtypes, src, dst);
+  return out;
 }
 
 }  // namespace jx::hlo::eval

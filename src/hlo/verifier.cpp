@@ -16,6 +16,8 @@
 //   reduce, argmax/argmin dimensions={...} (argmax: one); reduce calls to_apply=%comb(a, b)
 //   dot                   lhs_batch_dims, lhs_contracting_dims, rhs_batch_dims,
 //                         rhs_contracting_dims (absent: empty); result: batch, lhs free, rhs free
+//   sort                  dimensions={d}, num_keys=k (1 <= k <= operands), is_stable=true|false;
+//                         operands of one shape; result: the tuple of the operands' shapes
 //   get-tuple-element     index=i
 //   fusion                kind=kLoop|kInput|kOutput, calls=%f: f's parameters take the operands'
 //                         shapes and its root has the fusion's shape (a tuple: multi-output)
@@ -129,12 +131,12 @@ void check_elementwise(const Instruction& i) {
                  i.opcode == Opcode::kXor;
   if (bitwise && is_floating(out))
     fail(i, std::string(info(i.opcode).name) + " needs pred or an integer type");
-}
-
   bool shift = i.opcode == Opcode::kShiftLeft || i.opcode == Opcode::kShiftRightLogical ||
                i.opcode == Opcode::kShiftRightArithmetic;
   if (shift && (is_floating(out) || out == bool_))
     fail(i, std::string(info(i.opcode).name) + " needs an integer type");
+}
+
 void check_parameter(const Instruction& i) {
   if (i.parameter_number < 0) fail(i, "parameter number must be >= 0");
 }
@@ -331,6 +333,29 @@ void check_dot(const Instruction& i) {
   expect_shape(i, i.shape.dtype, out);
 }
 
+void check_sort(const Instruction& i) {
+  if (i.operands.empty()) fail(i, "sort needs at least one operand");
+  const HloShape& first = array_operand(i, 0);
+  std::vector<HloShape> elements;
+  for (std::size_t k = 0; k < i.operands.size(); ++k) {
+    const HloShape& s = array_operand(i, k);
+    if (s.dims != first.dims) fail(i, "cannot sort " + s.str() + " with " + first.str());
+    elements.push_back(s);
+  }
+  const Ints& dims = ints_attr(i, "dimensions");
+  if (dims.size() != 1) fail(i, "dimensions " + ints_str(dims) + " must name one dimension");
+  check_dims(i, dims, first.rank(), "dimensions");
+  std::int64_t keys = int_attr(i, "num_keys");
+  if (keys < 1 || keys > static_cast<std::int64_t>(i.operands.size()))
+    fail(i, "num_keys=" + std::to_string(keys) + " must be between 1 and the operand count");
+  const auto* stable =
+      i.attrs.has("is_stable") ? std::get_if<std::string>(&i.attrs.get("is_stable")) : nullptr;
+  if (!stable || (*stable != "true" && *stable != "false"))
+    fail(i, "is_stable must be true or false");
+  HloShape want = HloShape::tuple(std::move(elements));
+  if (i.shape != want) fail(i, "result shape must be " + want.str() + ", got " + i.shape.str());
+}
+
 void check_tuple(const Instruction& i) {
   std::vector<HloShape> elements;
   for (const Instruction* op : i.operands) elements.push_back(op->shape);
@@ -388,6 +413,7 @@ const std::unordered_map<Opcode, Rule>& rules() {
       {Opcode::kArgMax, check_arg_reduce},
       {Opcode::kArgMin, check_arg_reduce},
       {Opcode::kDot, check_dot},
+      {Opcode::kSort, check_sort},
       {Opcode::kTuple, check_tuple},
       {Opcode::kGetTupleElement, check_get_tuple_element},
       {Opcode::kFusion, check_fusion},
@@ -397,7 +423,7 @@ const std::unordered_map<Opcode, Rule>& rules() {
 
 bool may_be_tuple(Opcode op) {
   return op == Opcode::kParameter || op == Opcode::kTuple || op == Opcode::kGetTupleElement ||
-         op == Opcode::kFusion;
+         op == Opcode::kFusion || op == Opcode::kSort;
 }
 
 void check_instruction(const Instruction& i, const std::unordered_set<const Computation*>& comps) {

@@ -74,7 +74,7 @@ ValueRef source_of(const Instruction* i) {
   while (i->opcode == Opcode::kGetTupleElement) {
     const Instruction* t = i->operands[0];
     auto k = static_cast<int>(i->attrs.get_int("index"));
-    if (t->opcode == Opcode::kFusion) return {t, k};
+    if (t->opcode == Opcode::kFusion || t->opcode == Opcode::kSort) return {t, k};
     if (t->opcode != Opcode::kTuple) break;
     i = t->operands[static_cast<std::size_t>(k)];
   }

@@ -23,15 +23,15 @@ struct Allocation {
 };
 
 // An array value: an array-shaped instruction (element -1) or one output of a multi-output
-// fusion.
+// fusion or a sort.
 struct ValueRef {
   const hlo::Instruction* inst;
   int element = -1;
   auto operator<=>(const ValueRef&) const = default;
 };
 
-// The value an instruction stands for: get-tuple-element of a tuple or of a multi-output fusion
-// aliases the element.
+// The value an instruction stands for: get-tuple-element of a tuple, a multi-output fusion or a
+// sort aliases the element.
 ValueRef source_of(const hlo::Instruction* inst);
 
 struct BufferAssignment {

@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "core/sort_rows.hpp"
 #include "runtime/parallel.hpp"
 #include "support/check.hpp"
 
@@ -76,6 +77,35 @@ std::string GemmThunk::str() const {
          std::string(dtype_name(g.dtype)) + " batch=" + std::to_string(g.batch) +
          " m=" + std::to_string(g.m) + " n=" + std::to_string(g.n) + " k=" + std::to_string(g.k) +
          (g.transpose_lhs ? " lhs^T" : "") + (g.transpose_rhs ? " rhs^T" : "");
+}
+
+SortThunk::SortThunk(const hlo::Instruction& sort, std::vector<Allocation> operands,
+                     std::vector<Allocation> outputs)
+    : name_(sort.name),
+      dimension_(sort.attrs.get_ints("dimensions").at(0)),
+      num_keys_(static_cast<std::size_t>(sort.attrs.get_int("num_keys"))),
+      operands_(std::move(operands)),
+      outputs_(std::move(outputs)) {
+  JX_CHECK(sort.opcode == hlo::Opcode::kSort && !sort.operands.empty() &&
+           operands_.size() == sort.operands.size() && outputs_.size() == operands_.size());
+  shape_ = sort.operands[0]->shape.dims;
+  for (const hlo::Instruction* op : sort.operands) dtypes_.push_back(op->shape.dtype);
+}
+
+void SortThunk::execute(const ExecutionContext& ctx) const {
+  std::vector<const void*> in;
+  std::vector<void*> out;
+  for (const Allocation& a : operands_) in.push_back(ctx.resolve(a));
+  for (const Allocation& a : outputs_) out.push_back(ctx.resolve(a));
+  sort_rows(shape_, dimension_, num_keys_, dtypes_, in, out);
+}
+
+std::string SortThunk::str() const {
+  std::string s = "sort " + name_ + "(";
+  for (std::size_t i = 0; i < operands_.size(); ++i) s += (i ? ", " : "") + operands_[i].str();
+  s += " -> ";
+  for (std::size_t i = 0; i < outputs_.size(); ++i) s += (i ? ", " : "") + outputs_[i].str();
+  return s + ") dimension=" + std::to_string(dimension_) + " num_keys=" + std::to_string(num_keys_);
 }
 
 void CopyThunk::execute(const ExecutionContext& ctx) const {

@@ -57,6 +57,24 @@ class GemmThunk : public Thunk {
   Allocation lhs_, rhs_, out_;
 };
 
+// An HLO sort, run on the host with std::stable_sort per row: sorting is not a loop nest that
+// codegen emits.
+class SortThunk : public Thunk {
+ public:
+  SortThunk(const hlo::Instruction& sort, std::vector<Allocation> operands,
+            std::vector<Allocation> outputs);
+  void execute(const ExecutionContext& ctx) const override;
+  std::string str() const override;
+
+ private:
+  std::string name_;
+  Shape shape_;
+  std::int64_t dimension_;
+  std::size_t num_keys_;
+  std::vector<DType> dtypes_;
+  std::vector<Allocation> operands_, outputs_;
+};
+
 class CopyThunk : public Thunk {
  public:
   CopyThunk(Allocation src, Allocation dst) : src_(src), dst_(dst) {}

@@ -14,6 +14,7 @@ bool is_kernel(const Instruction& i) {
     case Opcode::kTuple:
     case Opcode::kGetTupleElement:
     case Opcode::kDot:
+    case Opcode::kSort:  // a host thunk, never outlined into a kernel
       return false;
     default:
       return true;

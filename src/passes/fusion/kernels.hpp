@@ -7,7 +7,7 @@
 namespace jx::passes::fusion {
 
 // Instructions the CPU backend runs as an emitted kernel of their own (fusions, and unfused
-// ops other than dots, which may be BLAS calls).
+// ops other than dots, which may be BLAS calls, and sorts, which run on the host).
 bool is_kernel(const hlo::Instruction& inst);
 
 // Whether `fusion` reads operand `k` at most once per element it computes: no broadcast that

@@ -1,0 +1,195 @@
+// Sorting: sort, as JAX's lax.sort: n operands of one shape sorted together along a dimension by
+// the lexicographic order of the first num_keys, ascending and stable (is_stable only prints).
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+
+#include "core/sort_rows.hpp"
+#include "jx/lax.hpp"
+#include "primitives/ad_rules.hpp"
+#include "primitives/batch_rules.hpp"
+#include "primitives/layout.hpp"
+#include "support/check.hpp"
+#include "trace/tracer.hpp"
+
+namespace jx {
+
+Primitive sort_p("sort");
+
+namespace {
+
+using namespace layout;
+
+std::int64_t dimension_of(const Params& params) { return params.get("dimension").as_int(); }
+std::size_t num_keys_of(const Params& params) {
+  return static_cast<std::size_t>(params.get("num_keys").as_int());
+}
+
+Params sort_params(std::int64_t dimension, bool is_stable, std::int64_t num_keys) {
+  return {{"dimension", Param::integer(dimension)},
+          {"is_stable", Param::boolean(is_stable)},
+          {"num_keys", Param::integer(num_keys)}};
+}
+
+// The wrapper's checks (JAX's lax.sort): they come before the shapes are compared.
+void check_operands(std::size_t n, std::int64_t num_keys) {
+  if (n == 0) fail<TypeError>("Sort requires at least one operand");
+  if (num_keys < 1 || num_keys > static_cast<std::int64_t>(n))
+    fail<TypeError>("num_keys=", num_keys, " must be between 1 and len(operand)=", n);
+}
+
+[[noreturn]] void axis_error(std::int64_t dimension, int ndim) {
+  fail<ShapeError>("axis ", dimension, " is out of bounds for array of dimension ", ndim);
+}
+
+// ---- abstract_eval and impl: the outputs have the operands' types ----
+Outs sort_abstract_eval(Avals in, const Params& params) {
+  check_operands(in.size(), params.get("num_keys").as_int());
+  params.get("is_stable").as_bool();              // present and a bool
+  std::int64_t dimension = dimension_of(params);  // canonical: the wrapper made it so
+  if (dimension < 0 || dimension >= in[0].ndim()) axis_error(dimension, in[0].ndim());
+  if (any_of_n(in.size(), [&](auto k) { return in[k].shape != in[0].shape; })) {
+    std::vector<std::string> shapes;
+    for (const ShapedArray& a : in) shapes.push_back(shape_str(a.shape));
+    fail<TypeError>("Arguments to sort must have equal shapes, got: ", detail::join(shapes, " "));
+  }
+  return Outs(in.begin(), in.end());
+}
+
+std::vector<Array> sort_impl(Ins in, const Params& params, Avals out) {
+  std::vector<Array> outs;
+  std::vector<DType> dtypes;
+  std::vector<const void*> src;
+  std::vector<void*> dst;
+  for (std::size_t k = 0; k < in.size(); ++k) {
+    outs.push_back(make_array(out[k]));
+    dtypes.push_back(in[k].dtype());
+    src.push_back(concrete_buffer(in[k], "impl").data());
+    dst.push_back(outs.back().impl()->buffer->data());
+  }
+  sort_rows(in[0].shape(), dimension_of(params), num_keys_of(params), dtypes, src, dst);
+  return outs;
+}
+
+// ---- lowering: one HLO sort with a tuple result, an element per output ----
+std::vector<hlo::Instruction*> sort_lower(hlo::Builder& b, Operands ops, const Params& params,
+                                          Avals out) {
+  std::vector<hlo::HloShape> shapes;
+  for (const ShapedArray& a : out) shapes.push_back(hlo::HloShape::array(a.dtype, a.shape));
+  hlo::Attrs attrs;
+  attrs.set("dimensions", Ints{dimension_of(params)});
+  attrs.set("is_stable", std::string(params.get("is_stable").as_bool() ? "true" : "false"));
+  attrs.set("num_keys", params.get("num_keys").as_int());
+  hlo::Instruction* sorted =
+      b.op(hlo::Opcode::kSort, hlo::HloShape::tuple(shapes), {ops.begin(), ops.end()}, attrs);
+  std::vector<hlo::Instruction*> elements;
+  for (std::size_t k = 0; k < shapes.size(); ++k)
+    elements.push_back(b.op(hlo::Opcode::kGetTupleElement, shapes[k], {sorted},
+                            attrs_of("index", static_cast<std::int64_t>(k))));
+  return elements;
+}
+
+// ---- differentiation ----
+// A sort only permutes: each output's tangent is its operand's tangent permuted as the operands
+// were, which a second sort computes with the tangents as values under the same keys. It is a
+// separate equation so the primal outputs never depend on tangents (partial evaluation keeps
+// them known), and it is linear in the values, whose transpose is below.
+JvpResult sort_jvp(Ins primals, Ins tangents, const Params& params) {
+  std::size_t num_keys = num_keys_of(params);
+  JvpResult r{trace::bind(sort_p, {primals.begin(), primals.end()}, params), {}};
+  r.tangents.resize(primals.size());
+  std::vector<Array> operands(primals.begin(), primals.begin() + num_keys);
+  std::vector<std::size_t> which;
+  for (std::size_t k = 0; k < tangents.size(); ++k) {
+    if (ad::is_zero(tangents[k])) continue;
+    operands.push_back(tangents[k]);
+    which.push_back(k);
+  }
+  if (which.empty()) return r;
+  std::vector<Array> sorted = trace::bind(sort_p, std::move(operands), params);
+  for (std::size_t i = 0; i < which.size(); ++i) r.tangents[which[i]] = sorted[num_keys + i];
+  return r;
+}
+
+// With the keys known, sort is linear in its other operands: output position j holds the input
+// at perm[j], where perm is an iota sorted under the keys. The cotangent goes back by sorting it
+// by perm, which sends position j to position perm[j] (no scatter needed). The keys' outputs do
+// not depend on the linear operands, so their cotangents contribute nothing.
+std::vector<Array> sort_transpose(Cts cts, LinearOps ops, const Params& params) {
+  std::size_t num_keys = num_keys_of(params);
+  std::int64_t dimension = dimension_of(params);
+  std::vector<Array> out(ops.size());
+  std::vector<Array> keyed;
+  for (std::size_t k = 0; k < num_keys; ++k) {
+    JX_CHECK(!ops[k].is_linear(), "sort is linear in its non-key operands only");
+    keyed.push_back(ops[k].value);
+  }
+  std::vector<std::size_t> which;
+  for (std::size_t k = num_keys; k < ops.size(); ++k)
+    if (ops[k].is_linear() && !ad::is_zero(cts[k])) which.push_back(k);
+  if (which.empty()) return out;
+  const Shape& shape = ops[0].aval.shape;
+  DType index =
+      shape[static_cast<std::size_t>(dimension)] <= std::numeric_limits<std::int32_t>::max()
+          ? int32
+          : int64;
+  keyed.push_back(lax::iota(index, shape, dimension));
+  Array perm = trace::bind(sort_p, std::move(keyed), params).back();
+  std::vector<Array> operands{perm};
+  for (std::size_t k : which) operands.push_back(cts[k]);
+  bool is_stable = params.get("is_stable").as_bool();
+  std::vector<Array> back =
+      trace::bind(sort_p, std::move(operands), sort_params(dimension, is_stable, 1));
+  for (std::size_t i = 0; i < which.size(); ++i) out[which[i]] = back[1 + i];
+  return out;
+}
+
+// ---- batching: every operand gets its batch axis where the first batched one has it, and the
+// sorted dimension shifts past it ----
+BatchResult sort_batch(Ins args, BDims dims, const Params& params) {
+  std::int64_t size = batching::batch_size(args, dims);
+  int b = **std::find_if(dims.begin(), dims.end(), [](auto d) { return d.has_value(); });
+  std::vector<Array> operands;
+  for (std::size_t k = 0; k < args.size(); ++k)
+    operands.push_back(batch_at(args[k], dims[k], size, b));
+  Params shifted = params;
+  shifted.set("dimension", Param::integer(shift(dimension_of(params), b)));
+  std::vector<Array> outs = trace::bind(sort_p, std::move(operands), shifted);
+  return {outs, std::vector<BatchDim>(outs.size(), b)};
+}
+
+const bool kRegistered = [] {
+  sort_p.abstract_eval = sort_abstract_eval;
+  sort_p.impl = sort_impl;
+  sort_p.lower = sort_lower;
+  sort_p.jvp = sort_jvp;
+  sort_p.transpose = sort_transpose;
+  sort_p.batch = sort_batch;
+  return true;
+}();
+
+}  // namespace
+
+namespace lax {
+
+std::vector<Array> sort(const std::vector<Array>& operands, int dimension, bool is_stable,
+                        int num_keys) {
+  check_operands(operands.size(), num_keys);
+  int ndim = operands[0].ndim();
+  if (dimension < -ndim || dimension >= ndim) axis_error(dimension, ndim);
+  std::int64_t d = dimension < 0 ? dimension + ndim : dimension;
+  return trace::bind(sort_p, operands, sort_params(d, is_stable, num_keys));
+}
+
+Array sort(const Array& x, int dimension, bool is_stable) {
+  return sort(std::vector<Array>{x}, dimension, is_stable, 1)[0];
+}
+
+std::pair<Array, Array> sort_key_val(const Array& keys, const Array& values, int dimension,
+                                     bool is_stable) {
+  std::vector<Array> out = sort({keys, values}, dimension, is_stable, 1);
+  return {out[0], out[1]};
+}
+
+}  // namespace lax
+}  // namespace jx
