@@ -1,0 +1,524 @@
+// .npz checkpoints: round trips of every pytree kind and dtype, the exact bytes of a saved file,
+// a file NumPy wrote, deflated entries, atomic replacement, and every error path.
+#include <unistd.h>
+#include <zlib.h>
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <sstream>
+#include <tuple>
+#include <vector>
+
+#include "core/array_impl.hpp"
+#include "jx/jx.hpp"
+#include "jx/npz.hpp"
+#include "support/error_of.hpp"
+
+namespace jx_npz_test {
+
+struct Mlp {
+  jx::Array w1, b1, w2;
+};
+JX_PYTREE(Mlp, w1, b1, w2)
+
+struct Model {
+  std::vector<Mlp> layers;
+  std::map<std::string, jx::Array> stats;
+  float scale = 0;
+};
+JX_PYTREE(Model, layers, stats, scale)
+
+}  // namespace jx_npz_test
+
+namespace jx {
+namespace {
+
+namespace fs = std::filesystem;
+using jx::testing::error_of;
+using jx::testing::exact_error_of;
+using jx_npz_test::Mlp;
+using jx_npz_test::Model;
+
+// A fresh directory, removed with everything in it at the end of the test.
+struct Scratch {
+  fs::path dir;
+  Scratch() {
+    static int counter = 0;
+    dir = fs::temp_directory_path() /
+          ("jx_npz_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  ~Scratch() { fs::remove_all(dir); }
+  std::string operator/(const std::string& name) const { return (dir / name).string(); }
+  std::vector<std::string> files() const {
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path().filename());
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+};
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+// CRC-32 (IEEE, reflected, polynomial 0xEDB88320) bit by bit: an oracle apart from zlib.
+std::uint32_t crc32_bitwise(const std::string& bytes) {
+  std::uint32_t crc = 0xffffffff;
+  for (unsigned char c : bytes) {
+    crc ^= c;
+    for (int k = 0; k < 8; ++k) crc = crc & 1 ? (crc >> 1) ^ 0xedb88320 : crc >> 1;
+  }
+  return ~crc;
+}
+
+std::string le16(unsigned v) { return {char(v & 0xff), char(v >> 8 & 0xff)}; }
+std::string le32(std::uint32_t v) { return le16(v & 0xffff) + le16(v >> 16); }
+
+std::string raw_deflate(const std::string& in) {
+  z_stream z{};
+  REQUIRE(deflateInit2(&z, Z_BEST_COMPRESSION, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) == Z_OK);
+  std::string out(deflateBound(&z, in.size()), '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  z.avail_in = static_cast<uInt>(in.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  REQUIRE(deflate(&z, Z_FINISH) == Z_STREAM_END);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+// A zip archive as Python's zipfile writes one without zip64: version 2.0, no extras, the
+// 1980-01-01 timestamp; method 8 entries are raw-deflated with zlib.
+struct ZipEntry {
+  std::string name, data;
+  int method = 0;
+};
+std::string make_zip(const std::vector<ZipEntry>& entries) {
+  std::string out, central;
+  for (const auto& e : entries) {
+    std::string stored = e.method == 8 ? raw_deflate(e.data) : e.data;
+    std::string fields = le16(20) + le16(0) + le16(e.method) + le16(0) + le16(0x21) +
+                         le32(crc32_bitwise(e.data)) + le32(stored.size()) + le32(e.data.size()) +
+                         le16(e.name.size()) + le16(0);
+    central += "PK\1\2" + le16(0x0314) + fields + le16(0) + le16(0) + le16(0) + le32(0) +
+               le32(out.size()) + e.name;
+    out += "PK\3\4" + fields + e.name + stored;
+  }
+  auto n = static_cast<unsigned>(entries.size());
+  return out + central + "PK\5\6" + le32(0) + le16(n) + le16(n) + le32(central.size()) +
+         le32(out.size()) + le16(0);
+}
+
+// An .npy file with the given header dict, padded as NumPy pads it (version 1.0 or 2.0/3.0).
+std::string npy_file(const std::string& dict, const std::string& data, int major = 1) {
+  std::size_t prefix = major == 1 ? 10 : 12;
+  std::string header = dict;
+  header.append(64 - (prefix + header.size() + 1) % 64, ' ');
+  header += '\n';
+  std::string len = major == 1 ? le16(header.size()) : le32(header.size());
+  return std::string("\x93NUMPY", 6) + char(major) + '\0' + len + header + data;
+}
+
+// Same aval and the same bytes: NaN payloads and signed zeros included.
+bool bit_identical(const Array& a, const Array& b) {
+  if (a.dtype() != b.dtype() || a.shape() != b.shape()) return false;
+  const Buffer& x = concrete_buffer(a, "test");
+  const Buffer& y = concrete_buffer(b, "test");
+  return x.nbytes() == y.nbytes() && std::memcmp(x.data(), y.data(), x.nbytes()) == 0;
+}
+
+template <class T>
+bool same_leaves(const T& a, const T& b) {
+  auto x = tree::leaves(a), y = tree::leaves(b);
+  if (x.size() != y.size()) return false;
+  for (std::size_t i = 0; i < x.size(); ++i)
+    if (!bit_identical(x[i], y[i])) return false;
+  return true;
+}
+
+// x with every leaf zeroed: a `like` whose values must not leak into what load_npz returns.
+template <class T>
+void zero_leaves(T& x) {
+  if constexpr (std::is_same_v<T, Array>)
+    x = np::zeros(x.shape(), x.dtype());
+  else if constexpr (std::is_arithmetic_v<T>)
+    x = 0;
+  else if constexpr (tree::is_vector<T>::value || tree::is_std_array<T>::value)
+    for (auto& e : x) zero_leaves(e);
+  else if constexpr (tree::is_string_map<T>::value)
+    for (auto& [k, v] : x) zero_leaves(v);
+  else if constexpr (tree::is_tuple_like<T>::value)
+    std::apply([](auto&... e) { (zero_leaves(e), ...); }, x);
+  else
+    std::apply([](auto&... e) { (zero_leaves(e), ...); }, jx_pytree_fields(x));
+}
+
+std::vector<std::string> names_of(const std::map<std::string, Array>& entries) {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : entries) out.push_back(k);
+  return out;
+}
+
+const float kNaN = std::numeric_limits<float>::quiet_NaN();
+const float kInf = std::numeric_limits<float>::infinity();
+const float kDenormal = std::numeric_limits<float>::denorm_min();
+
+TEST_CASE("npz: a JX_PYTREE struct round trips bit for bit", "[npz]") {
+  Scratch tmp;
+  Mlp m{np::array(std::vector<float>{1.5f, -0.0f, kNaN, kInf, -kInf, kDenormal}, {2, 3}),
+        np::array({0.25f, -7.0f, 3e38f}), np::array(std::vector<float>{}, {3, 0})};
+  save_npz(tmp / "mlp.npz", m);
+  auto entries = load_npz_entries(tmp / "mlp.npz");
+  CHECK(names_of(entries) == std::vector<std::string>{"b1", "w1", "w2"});
+
+  Mlp like{np::zeros({2, 3}), np::zeros({3}), np::zeros({3, 0})};
+  CHECK(same_leaves(load_npz(tmp / "mlp.npz", like), m));
+  CHECK(same_leaves(load_npz<Mlp>(tmp / "mlp.npz"), m));
+  CHECK(tmp.files() == std::vector<std::string>{"mlp.npz"});  // no temporary left behind
+}
+
+TEST_CASE("npz: nested vectors, maps, tuples and every dtype, by path", "[npz]") {
+  Scratch tmp;
+  Array b = np::array({true, false, true});
+  Array i32 = np::array({std::numeric_limits<int>::min(), -1, std::numeric_limits<int>::max()});
+  Array i64 = np::array(std::vector<std::int64_t>{-(std::int64_t{1} << 62), 5}, {2, 1});
+  Array u32 = np::array(std::vector<std::uint32_t>{0xffffffffu, 0, 17}, {3});
+  Array f64 = np::array(std::vector<double>{-0.0, 1e-310, 2.5, 1e308}, {2, 2});
+  Array f64_0d = np::array(std::numeric_limits<double>::quiet_NaN());
+  Array empty = np::zeros({0}, int64);
+  Model model{{Mlp{np::ones({2, 2}), np::zeros({2}), np::full({2, 1}, 3.0f)},
+               Mlp{np::ones({1, 1}), np::ones({1}), np::ones({1, 1})}},
+              {{"mean", np::array({0.5, 0.25})}, {"count", np::array(9)}},
+              2.5f};
+  auto tree = std::make_tuple(
+      std::vector<std::map<std::string, Array>>{{{"b", b}, {"i32", i32}}, {{"u32", u32}}},
+      std::make_pair(f64_0d, std::array<Array, 3>{i64, f64, empty}), model);
+  save_npz(tmp / "t.npz", tree);
+
+  auto entries = load_npz_entries(tmp / "t.npz");
+  CHECK(names_of(entries) ==
+        std::vector<std::string>{"0/0/b", "0/0/i32", "0/1/u32", "1/0", "1/1/0", "1/1/1", "1/1/2",
+                                 "2/layers/0/b1", "2/layers/0/w1", "2/layers/0/w2", "2/layers/1/b1",
+                                 "2/layers/1/w1", "2/layers/1/w2", "2/scale", "2/stats/count",
+                                 "2/stats/mean"});
+  CHECK(bit_identical(entries.at("1/1/0"), i64));
+  CHECK(entries.at("2/scale").aval() == ShapedArray{{}, float32, false});
+
+  // With `like` (zeros of the same avals) and without (the names give vector sizes, map keys).
+  auto like = tree;
+  zero_leaves(like);
+  REQUIRE(!same_leaves(like, tree));
+  auto with_like = load_npz(tmp / "t.npz", like);
+  CHECK(same_leaves(with_like, tree));
+  CHECK(std::get<2>(with_like).scale == 2.5f);
+  auto without = load_npz<decltype(tree)>(tmp / "t.npz");
+  CHECK(same_leaves(without, tree));
+  CHECK(std::get<0>(without).size() == 2);
+  CHECK(std::get<2>(without).stats.size() == 2);
+}
+
+TEST_CASE("npz: load_npz<T>(path) rebuilds vectors and maps from the entry names", "[npz]") {
+  Scratch tmp;
+  std::vector<Array> xs;
+  for (int i = 0; i < 12; ++i) xs.push_back(np::full({i}, float(i)));  // "10" sorts before "2"
+  save_npz(tmp / "v.npz", xs);
+  auto back = load_npz<std::vector<Array>>(tmp / "v.npz");
+  REQUIRE(back.size() == 12);
+  CHECK(same_leaves(back, xs));
+
+  std::map<std::string, std::vector<Array>> groups{{"a", {np::ones({2})}}, {"z", {}}};
+  save_npz(tmp / "m.npz", groups);
+  auto g = load_npz<std::map<std::string, std::vector<Array>>>(tmp / "m.npz");
+  CHECK(g.size() == 1);  // an empty vector leaves no entry: its key cannot come back
+  CHECK(same_leaves(g.at("a"), groups.at("a")));
+
+  save_npz(tmp / "leaf.npz", np::array({1, 2, 3}));
+  CHECK(names_of(load_npz_entries(tmp / "leaf.npz")) == std::vector<std::string>{"arr_0"});
+  CHECK(load_npz<Array>(tmp / "leaf.npz").to_vector<int>() == std::vector<int>{1, 2, 3});
+  CHECK(load_npz<std::map<std::string, Array>>(tmp / "leaf.npz").count("arr_0") == 1);
+
+  save_npz(tmp / "none.npz", std::vector<Array>{});
+  CHECK(load_npz<std::vector<Array>>(tmp / "none.npz").empty());
+  CHECK(read_bytes(tmp / "none.npz") == std::string("PK\5\6", 4) + std::string(18, '\0'));
+
+  std::map<std::string, Array> gaps{{"0", np::ones({1})}, {"1", np::ones({1})}, {"3", 1.0f}};
+  save_npz(tmp / "gaps.npz", gaps);
+  CHECK(error_of<Error>([&] { load_npz<std::vector<Array>>(tmp / "gaps.npz"); }) ==
+        "checkpoint " + tmp / "gaps.npz" +
+            ": the entries at the top level must be numbered 0..n-1 to load as a std::vector; "
+            "found 0, 1, 3");
+  save_npz(tmp / "named.npz", std::map<std::string, Mlp>{{"enc", Mlp{1.0f, 2.0f, 3.0f}}});
+  CHECK(error_of<Error>([&] {
+          load_npz<std::map<std::string, std::vector<Array>>>(tmp / "named.npz");
+        }) == "checkpoint " + tmp / "named.npz" +
+                  ": the entries under 'enc' must be numbered 0..n-1 to load as a std::vector; "
+                  "found b1, w1, w2");
+  CHECK(error_of<Error>([&] {
+          save_npz(tmp / "bad.npz", std::map<std::string, Array>{{"a/b", 1.0f}});
+        }) ==
+        "npz: map key 'a/b' cannot name a checkpoint entry (keys must be non-empty, "
+        "without '/')");
+}
+
+TEST_CASE("npz: the bytes of a saved file follow the zip and NPY layouts", "[npz]") {
+  Scratch tmp;
+  save_npz(tmp / "x.npz", np::array({1.5f, -2.0f, 3.0f}));
+  // NPY v1.0: magic, version, header length 118; the dict, 21 - len("3") spaces of room for
+  // the first axis, spaces up to 127 bytes and '\n'; then 1.5f, -2.0f, 3.0f little-endian.
+  std::string npy = std::string("\x93NUMPY\x01\x00\x76\x00", 10) +
+                    "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }";
+  npy.resize(127, ' ');
+  npy += '\n';
+  npy += std::string("\x00\x00\xc0\x3f\x00\x00\x00\xc0\x00\x00\x40\x40", 12);
+  REQUIRE(npy.size() == 140);
+  std::string crc = le32(crc32_bitwise(npy));
+  // Local header: signature, version 2.0, flags 0, stored, time 00:00, date 1980-01-01, CRC,
+  // sizes 140 and 140, name length 9, no extra field.
+  std::string local = std::string("PK\3\4\x14\x00\x00\x00\x00\x00\x00\x00\x21\x00", 14) + crc +
+                      std::string("\x8c\x00\x00\x00\x8c\x00\x00\x00\x09\x00\x00\x00", 12) +
+                      "arr_0.npy";
+  // Central directory: made by Unix 2.0, the same fields, no comment, disk 0, internal 0,
+  // external: mode 0644 << 16, local header at offset 0.
+  std::string central = std::string("PK\1\2\x14\x03\x14\x00\x00\x00\x00\x00\x00\x00\x21\x00", 16) +
+                        crc +
+                        std::string(
+                            "\x8c\x00\x00\x00\x8c\x00\x00\x00\x09\x00\x00\x00\x00\x00"
+                            "\x00\x00\x00\x00\x00\x00\xa4\x01\x00\x00\x00\x00",
+                            26) +
+                        "arr_0.npy";
+  // End record: disks 0, 1 entry (twice), directory of 55 bytes at offset 30 + 9 + 140 = 179.
+  std::string end = std::string(
+      "PK\5\6\x00\x00\x00\x00\x01\x00\x01\x00\x37\x00\x00\x00\xb3\x00\x00\x00\x00\x00", 22);
+  CHECK(read_bytes(tmp / "x.npz") == local + npy + central + end);
+}
+
+// np.savez(path, a=np.arange(6, dtype='<f4').reshape(2, 3), b=np.array(7, dtype='<i8')), byte
+// for byte. NumPy calls zipfile.ZipFile(path, 'w', ZIP_STORED, allowZip64=True) and, per array,
+// zf.open(name + '.npy', 'w', force_zip64=True) around numpy.lib.format.write_array; these are
+// the bytes that Python 3.11.7's zipfile writes for that, with the two .npy files as NumPy
+// 1.24+ formats them (header dict, 21 - len(str(shape[0])) spare spaces, padding to 64 bytes).
+// Python 3.11's forced zip64 puts 0xffffffff sizes, version 45 and a zip64 extra field (the
+// real sizes) in each local header; the central directory holds the plain sizes.
+const unsigned char kNumpySavez[] = {
+    0x50, 0x4b, 0x03, 0x04, 0x2d, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x21, 0x00, 0x4f, 0xe9,
+    0x00, 0x2a, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x05, 0x00, 0x14, 0x00, 0x61, 0x2e,
+    0x6e, 0x70, 0x79, 0x01, 0x00, 0x10, 0x00, 0x98, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x98,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 0x01, 0x00, 0x76,
+    0x00, 0x7b, 0x27, 0x64, 0x65, 0x73, 0x63, 0x72, 0x27, 0x3a, 0x20, 0x27, 0x3c, 0x66, 0x34, 0x27,
+    0x2c, 0x20, 0x27, 0x66, 0x6f, 0x72, 0x74, 0x72, 0x61, 0x6e, 0x5f, 0x6f, 0x72, 0x64, 0x65, 0x72,
+    0x27, 0x3a, 0x20, 0x46, 0x61, 0x6c, 0x73, 0x65, 0x2c, 0x20, 0x27, 0x73, 0x68, 0x61, 0x70, 0x65,
+    0x27, 0x3a, 0x20, 0x28, 0x32, 0x2c, 0x20, 0x33, 0x29, 0x2c, 0x20, 0x7d, 0x20, 0x20, 0x20, 0x20,
+    0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20,
+    0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20,
+    0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20,
+    0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x0a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0x3f, 0x00,
+    0x00, 0x00, 0x40, 0x00, 0x00, 0x40, 0x40, 0x00, 0x00, 0x80, 0x40, 0x00, 0x00, 0xa0, 0x40, 0x50,
+    0x4b, 0x03, 0x04, 0x2d, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x21, 0x00, 0x23, 0xb8, 0xf0,
+    0x6c, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x05, 0x00, 0x14, 0x00, 0x62, 0x2e, 0x6e,
+    0x70, 0x79, 0x01, 0x00, 0x10, 0x00, 0x88, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x88, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 0x01, 0x00, 0x76, 0x00,
+    0x7b, 0x27, 0x64, 0x65, 0x73, 0x63, 0x72, 0x27, 0x3a, 0x20, 0x27, 0x3c, 0x69, 0x38, 0x27, 0x2c,
+    0x20, 0x27, 0x66, 0x6f, 0x72, 0x74, 0x72, 0x61, 0x6e, 0x5f, 0x6f, 0x72, 0x64, 0x65, 0x72, 0x27,
+    0x3a, 0x20, 0x46, 0x61, 0x6c, 0x73, 0x65, 0x2c, 0x20, 0x27, 0x73, 0x68, 0x61, 0x70, 0x65, 0x27,
+    0x3a, 0x20, 0x28, 0x29, 0x2c, 0x20, 0x7d, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20,
+    0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20,
+    0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20,
+    0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20,
+    0x20, 0x20, 0x20, 0x20, 0x20, 0x0a, 0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x50, 0x4b,
+    0x01, 0x02, 0x2d, 0x03, 0x2d, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x21, 0x00, 0x4f, 0xe9,
+    0x00, 0x2a, 0x98, 0x00, 0x00, 0x00, 0x98, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0x01, 0x00, 0x00, 0x00, 0x00, 0x61, 0x2e, 0x6e, 0x70,
+    0x79, 0x50, 0x4b, 0x01, 0x02, 0x2d, 0x03, 0x2d, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x21,
+    0x00, 0x23, 0xb8, 0xf0, 0x6c, 0x88, 0x00, 0x00, 0x00, 0x88, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0x01, 0xcf, 0x00, 0x00, 0x00, 0x62,
+    0x2e, 0x6e, 0x70, 0x79, 0x50, 0x4b, 0x05, 0x06, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x02, 0x00,
+    0x66, 0x00, 0x00, 0x00, 0x8e, 0x01, 0x00, 0x00, 0x00, 0x00,
+};
+
+TEST_CASE("npz: reads the archive np.savez writes", "[npz]") {
+  Scratch tmp;
+  std::string numpy(reinterpret_cast<const char*>(kNumpySavez), sizeof kNumpySavez);
+  REQUIRE(numpy.size() == 522);
+  write_bytes(tmp / "np.npz", numpy);
+  auto entries = load_npz_entries(tmp / "np.npz");
+  REQUIRE(names_of(entries) == std::vector<std::string>{"a", "b"});
+  CHECK(entries.at("a").aval() == ShapedArray{{2, 3}, float32, false});
+  CHECK(entries.at("a").to_vector<float>() == std::vector<float>{0, 1, 2, 3, 4, 5});
+  CHECK(entries.at("b").aval() == ShapedArray{{}, int64, false});
+  CHECK(entries.at("b").item<std::int64_t>() == 7);
+  auto like = std::map<std::string, Array>{{"b", np::zeros({}, int64)}};
+  CHECK(load_npz(tmp / "np.npz", like).at("b").item<std::int64_t>() == 7);
+
+  // Our NPY entries are NumPy's, byte for byte: the .npy files of both archives agree.
+  save_npz(tmp / "jx.npz", std::map<std::string, Array>{{"a", entries.at("a")}, {"b", 7L}});
+  std::string ours = read_bytes(tmp / "jx.npz");
+  CHECK(ours.substr(30 + 5, 152) == numpy.substr(30 + 5 + 20, 152));              // a.npy
+  CHECK(ours.substr(187 + 30 + 5, 136) == numpy.substr(207 + 30 + 5 + 20, 136));  // b.npy
+
+  // Older Pythons write the real sizes and version 2.0 into the local headers: read as well.
+  std::string older = numpy;
+  older.replace(4, 2, le16(20)).replace(18, 8, le32(152) + le32(152));
+  older.replace(207 + 4, 2, le16(20)).replace(207 + 18, 8, le32(136) + le32(136));
+  write_bytes(tmp / "older.npz", older);
+  CHECK(load_npz_entries(tmp / "older.npz").at("b").item<std::int64_t>() == 7);
+}
+
+TEST_CASE("npz: reads deflated entries (np.savez_compressed) and NPY 2.0 and 3.0", "[npz]") {
+  Scratch tmp;
+  std::string data;
+  for (int i = 0; i < 1000; ++i) data += le32(i % 7);  // compressible: deflate really shrinks it
+  std::string a = npy_file("{'descr': '<i4', 'fortran_order': False, 'shape': (10, 100), }", data);
+  std::string b = npy_file("{'descr': '<f8', 'fortran_order': False, 'shape': (), }",
+                           std::string("\0\0\0\0\0\0\xf8\x3f", 8), 2);  // 1.5
+  std::string c = npy_file("{'shape': (2,), 'fortran_order': False, 'descr': '|b1'}",
+                           std::string("\x01\x00", 2), 3);
+  write_bytes(tmp / "z.npz", make_zip({{"a.npy", a, 8}, {"b.npy", b, 8}, {"c.npy", c, 0}}));
+  REQUIRE(raw_deflate(a).size() < a.size() / 4);
+  auto entries = load_npz_entries(tmp / "z.npz");
+  std::vector<int> expected(1000);
+  for (int i = 0; i < 1000; ++i) expected[i] = i % 7;
+  CHECK(entries.at("a").shape() == Shape{10, 100});
+  CHECK(entries.at("a").to_vector<int>() == expected);
+  CHECK(entries.at("b").item<double>() == 1.5);
+  CHECK(entries.at("c").to_vector<bool>() == std::vector<bool>{true, false});
+}
+
+TEST_CASE("npz: a failed save leaves the previous file and no temporary file", "[npz]") {
+  Scratch tmp;
+  std::string path = tmp / "ckpt.npz";
+  save_npz(path, std::vector<Array>{np::ones({3})});
+  std::string good = read_bytes(path);
+
+  // Fails midway: the first entry is already written when the second turns out empty.
+  CHECK(exact_error_of<Error>([&] {
+          save_npz(path, std::vector<Array>{np::zeros({1000}), Array()});
+        }) == "save_npz: leaf '1' is an empty jx::Array");
+  CHECK(read_bytes(path) == good);
+  CHECK(tmp.files() == std::vector<std::string>{"ckpt.npz"});
+
+  // Fails at the start: the parent of the target is a regular file, or does not exist.
+  write_bytes(tmp / "file", "x");
+  CHECK(error_of<Error>([&] { save_npz(tmp / "file/ckpt.npz", Array(1.0f)); }) ==
+        "cannot write checkpoint " + tmp / "file/ckpt.npz" + ": Not a directory");
+  CHECK(error_of<Error>([&] { save_npz(tmp / "no/ckpt.npz", Array(1.0f)); }) ==
+        "cannot write checkpoint " + tmp / "no/ckpt.npz" + ": No such file or directory");
+  CHECK(tmp.files() == std::vector<std::string>{"ckpt.npz", "file"});
+
+  // A successful save replaces the file.
+  save_npz(path, std::vector<Array>{np::full({3}, 2.0f)});
+  CHECK(load_npz<std::vector<Array>>(path)[0].to_vector<float>() == std::vector<float>{2, 2, 2});
+  CHECK(tmp.files() == std::vector<std::string>{"ckpt.npz", "file"});
+}
+
+TEST_CASE("npz: corrupt archives and entries give errors naming the file and entry", "[npz]") {
+  Scratch tmp;
+  std::string path = tmp / "c.npz";
+  auto load = [&](const std::string& bytes) {
+    write_bytes(path, bytes);
+    return error_of<Error>([&] { load_npz_entries(path); });
+  };
+  std::string entry = "entry 'a' of " + path;
+  std::string f32 =
+      npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", std::string(8, '\0'));
+  std::string good = make_zip({{"a.npy", f32}});
+  REQUIRE(load(good) == "<no exception>");
+
+  CHECK(error_of<Error>([&] { load_npz_entries(tmp / "missing.npz"); }) ==
+        "cannot read checkpoint " + tmp / "missing.npz" + ": No such file or directory");
+  CHECK(error_of<Error>([&] { load_npz_entries(tmp.dir.string()); }) ==
+        "cannot read checkpoint " + tmp.dir.string() + ": Is a directory");
+  std::string no_end = "checkpoint " + path +
+                       " is not a zip archive (no end-of-central-directory record; truncated?)";
+  CHECK(load(good.substr(0, good.size() - 10)) == no_end);
+  CHECK(load(good.substr(0, 100)) == no_end);
+  CHECK(load("") == no_end);
+
+  std::string bad = good;
+  bad[0] = 'Q';  // local header signature
+  CHECK(load(bad) == entry + " is corrupt: bad local header signature");
+  bad = good;
+  bad[good.size() - 22 - 51] = 'Q';  // central directory signature (its record is 46 + 5 bytes)
+  CHECK(load(bad) == "checkpoint " + path + " is corrupt: bad central directory record 0");
+  bad = good;
+  bad.replace(good.size() - 22 + 10, 2, le16(0xffff));  // zip64's marker in the entry count
+  CHECK(load(bad) == "checkpoint " + path + " is a zip64 archive, which jx does not read");
+
+  bad = good;
+  bad[35 + 128 + 3] ^= 0x40;  // a data byte: the CRC no longer matches
+  char crcs[64];
+  std::snprintf(crcs, sizeof crcs, "(stored 0x%08x, computed 0x%08x)", crc32_bitwise(f32),
+                crc32_bitwise(bad.substr(35, f32.size())));
+  CHECK(load(bad) == entry + " is corrupt: CRC-32 mismatch " + crcs);
+
+  CHECK(load(make_zip({{"a.npy", "\x93NUMPZ" + f32.substr(6)}})) ==
+        entry + " is not an NPY array (bad magic)");
+  CHECK(load(make_zip({{"a.npy", f32.substr(0, 6) + "\x04" + f32.substr(7)}})) ==
+        entry + " has NPY version 4.0; jx reads 1.0, 2.0 and 3.0");
+  CHECK(load(make_zip({{"a.npy", f32.substr(0, 60)}})) ==
+        entry + " is truncated: its NPY header runs past the end of the entry");
+  auto with_dict = [&](const std::string& dict, std::size_t nbytes = 8) {
+    return load(make_zip({{"a.npy", npy_file(dict, std::string(nbytes, '\0'))}}));
+  };
+  CHECK(with_dict("{'descr': '<f4', 'fortran_order': True, 'shape': (2,), }") ==
+        entry + " is in Fortran order (fortran_order: True); jx loads C-order arrays only");
+  for (std::string descr : {">f4", "<f2", "|O", "|u1"})
+    CHECK(with_dict("{'descr': '" + descr + "', 'fortran_order': False, 'shape': (2,), }") ==
+          entry + " has dtype '" + descr +
+              "', which jx does not load (it reads |b1, <i4, <i8, <u4, <f4, <f8)");
+  CHECK(with_dict("{'descr': '<f4', 'shape': (2,), }") ==
+        entry + " has a malformed NPY header: {'descr': '<f4', 'shape': (2,), }");
+  CHECK(with_dict("{'descr': '<f4', 'fortran_order': False, 'shape': (2, -1), }") ==
+        entry +
+            " has a malformed NPY header: {'descr': '<f4', 'fortran_order': False, 'shape': (2, "
+            "-1), }");
+  CHECK(with_dict("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }") ==
+        entry + " holds 8 bytes of data, but f32[3] needs 12");
+  bad = make_zip({{"a.npy", f32, 8}});
+  bad[35] = '\xff';  // the first deflate block's type: 3, which does not exist
+  CHECK(load(bad) == entry + " is corrupt: bad deflate data (invalid block type)");
+  std::string method = good;
+  method.replace(8, 2, le16(12)).replace(good.size() - 22 - 51 + 10, 2, le16(12));
+  CHECK(load(method) ==
+        entry + " uses compression method 12; jx reads stored (0) and deflated (8) entries");
+}
+
+TEST_CASE("npz: missing entries and dtype or shape mismatches against `like`", "[npz]") {
+  Scratch tmp;
+  std::string path = tmp / "m.npz";
+  save_npz(path, std::map<std::string, Array>{{"w1", np::zeros({3, 4})}, {"b1", np::zeros({4})}});
+  Mlp like{np::zeros({3, 4}), np::zeros({4}), np::zeros({4, 2})};
+  CHECK(exact_error_of<Error>([&] { load_npz(path, like); }) ==
+        "checkpoint " + path + " has no entry 'w2' (it has: b1, w1)");
+  CHECK(exact_error_of<Error>([&] { load_npz<Mlp>(path); }) ==
+        "checkpoint " + path + " has no entry 'w2' (it has: b1, w1)");
+  auto one = [](Array w1) { return std::map<std::string, Array>{{"w1", w1}}; };
+  CHECK(exact_error_of<ShapeError>([&] {
+          load_npz(path, one(np::zeros({4, 3})));
+        }) == "entry 'w1' of " + path + " is f32[3,4], expected f32[4,3]");
+  CHECK(exact_error_of<TypeError>([&] {
+          load_npz(path, one(np::zeros({3, 4}, float64)));
+        }) == "entry 'w1' of " + path + " is f32[3,4], expected f64[3,4]");
+  CHECK(exact_error_of<TypeError>([&] { load_npz<std::map<std::string, int>>(path); }) ==
+        "entry 'b1' of " + path + " is f32[4], expected i32[]");
+  // Extra entries are fine.
+  CHECK(load_npz(path, one(np::ones({3, 4}))).at("w1").to_vector<float>() ==
+        std::vector<float>(12, 0.0f));
+}
+
+}  // namespace
+}  // namespace jx
