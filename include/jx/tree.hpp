@@ -1,11 +1,13 @@
 // Pytrees: nested C++ containers whose leaves are arrays. Leaves are Array and arithmetic
 // scalars; nodes are std::vector, std::array, std::tuple, std::pair, std::map<std::string, T>
 // and structs declared with JX_PYTREE(Struct, field...). jx::Static<T> marks a static value.
+// Utilities as jax.tree has them: leaves, map, structure, unflatten.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -29,6 +31,28 @@
   }                                                                                    \
   [[maybe_unused]] inline constexpr const char* jx_pytree_type_name(const Struct*) {   \
     return #Struct;                                                                    \
+  }
+
+// JX_PYTREE for a class template whose parameters are all types, e.g. optimizer states:
+// template <class T> struct TraceState { T trace; }; JX_PYTREE_TEMPLATE(TraceState, trace)
+#define JX_PYTREE_TEMPLATE(Struct, ...)                                   \
+  template <class... JxArgs>                                              \
+  auto jx_pytree_fields(Struct<JxArgs...>& s) {                           \
+    auto& [__VA_ARGS__] = s;                                              \
+    return std::tie(__VA_ARGS__);                                         \
+  }                                                                       \
+  template <class... JxArgs>                                              \
+  auto jx_pytree_fields(const Struct<JxArgs...>& s) {                     \
+    const auto& [__VA_ARGS__] = s;                                        \
+    return std::tie(__VA_ARGS__);                                         \
+  }                                                                       \
+  template <class... JxArgs>                                              \
+  constexpr const char* jx_pytree_field_names(const Struct<JxArgs...>*) { \
+    return #__VA_ARGS__;                                                  \
+  }                                                                       \
+  template <class... JxArgs>                                              \
+  constexpr const char* jx_pytree_type_name(const Struct<JxArgs...>*) {   \
+    return #Struct;                                                       \
   }
 
 namespace jx {
@@ -248,7 +272,8 @@ struct TreeDef {
   std::vector<TreeDef> children;
 
   std::size_t num_leaves() const;
-  // JAX's PyTreeDef notation: "(*, [*, *], {'b': *}, Dense(w=*, b=*))"; `static` for a Static.
+  // A compact notation for messages: "(*, [*, *], {'b': *}, Dense(w=*, b=*))"; `static` for a
+  // Static. PyTreeDef<T>::str() prints JAX's own.
   std::string str() const;
   // This node alone, for messages: "list of 2", "dict with keys ['a', 'b']", "Dense".
   std::string kind_str() const;
@@ -261,36 +286,75 @@ std::vector<std::string> split_field_names(const char* names);
 // The path of each leaf, in flatten order: prefix[0][1].w, prefix["bias"], ...
 std::vector<std::string> leaf_paths(const TreeDef& tree, const std::string& prefix);
 
+}  // namespace jx::tree
+
+namespace jx::detail {
+
+// Defined in jx/detail/tree_impl.hpp, included at the end of this file.
 template <class T>
-TreeDef structure(const T& x) {
-  using Kind = TreeDef::Kind;
-  TreeDef t;
-  if constexpr (is_leaf_v<T>) {
-    t.kind = Kind::leaf;
-  } else if constexpr (is_static_v<T>) {
-    t.kind = Kind::static_value;
-  } else if constexpr (is_vector<T>::value || is_std_array<T>::value) {
-    t.kind = is_vector<T>::value ? Kind::list : Kind::array;
-    for (const auto& e : x) t.children.push_back(structure(e));
-  } else if constexpr (is_string_map<T>::value) {
-    t.kind = Kind::dict;
-    for (const auto& [k, v] : x) {
-      t.keys.push_back(k);
-      t.children.push_back(structure(v));
-    }
-  } else if constexpr (is_tuple_like<T>::value) {
-    t.kind = is_pair<T>::value ? Kind::pair : Kind::tuple;
-    std::apply([&](const auto&... e) { (t.children.push_back(structure(e)), ...); }, x);
-  } else if constexpr (Struct<T>) {
-    t.kind = Kind::record;
-    t.name = jx_pytree_type_name(static_cast<const T*>(nullptr));
-    t.keys = split_field_names(jx_pytree_field_names(static_cast<const T*>(nullptr)));
-    std::apply([&](const auto&... e) { (t.children.push_back(structure(e)), ...); },
-               jx_pytree_fields(x));
-  } else {
-    static_assert(sizeof(T) == 0, "not a pytree: use Array, scalars, std containers or JX_PYTREE");
+tree::TreeDef tree_def(const T& x);  // x's structure as plain data
+inline std::string pytreedef_str(const tree::TreeDef& t);
+template <class F, class T, class... Rest>
+tree::rebuilt_t<T> map_tree(F& f, const T& x, const Rest&... rest);
+template <class T, class... Rest>
+void require_same_structure(const char* who, const T& x, const Rest&... rest);
+
+}  // namespace jx::detail
+
+namespace jx::tree {
+
+// A TreeDef that knows its C++ type, so unflatten can rebuild the tree: what structure(x) gives.
+// str() prints JAX's notation, PyTreeDef([*, (*, *)]); ==, num_leaves() are TreeDef's.
+template <class T>
+class PyTreeDef : public TreeDef {
+ public:
+  PyTreeDef(TreeDef def, rebuilt_t<T> like)
+      : TreeDef(std::move(def)), like_(std::make_shared<const rebuilt_t<T>>(std::move(like))) {}
+
+  std::string str() const { return detail::pytreedef_str(*this); }
+
+  // The tree with these leaves, in flatten order (jax.tree.unflatten); a wrong number of leaves
+  // throws jx::Error.
+  rebuilt_t<T> unflatten(std::vector<Array> leaves) const {
+    std::size_t n = num_leaves();
+    if (leaves.size() != n)
+      throw Error(std::string("tree::unflatten: too ") + (leaves.size() < n ? "few" : "many") +
+                  " leaves for " + str() + "; expected " + std::to_string(n) + ", got " +
+                  std::to_string(leaves.size()));
+    std::size_t pos = 0;
+    return rebuild(*like_, leaves, pos);
   }
-  return t;
+
+ private:
+  // The tree with empty leaves: it holds the sizes, keys and Static values, and no buffers.
+  std::shared_ptr<const rebuilt_t<T>> like_;
+};
+
+// x's structure (jax.tree.structure).
+template <class T>
+PyTreeDef<T> structure(const T& x) {
+  TreeDef def = detail::tree_def(x);
+  std::vector<Array> holes(def.num_leaves());
+  std::size_t pos = 0;
+  auto like = rebuild(x, holes, pos);
+  return PyTreeDef<T>(std::move(def), std::move(like));
+}
+
+template <class T>
+rebuilt_t<T> unflatten(const PyTreeDef<T>& def, std::vector<Array> leaves) {
+  return def.unflatten(std::move(leaves));
+}
+
+// A tree shaped like `x` whose leaves are f(leaf of x, leaves of rest at the same place...),
+// called in flatten order (jax.tree.map). Scalar leaves reach f as 0-d Arrays, and f returns
+// an Array. The trees in `rest` must have x's structure: the C++ types must agree (scalar and
+// Array leaves mix), and vector sizes and map keys that differ throw jx::TypeError.
+template <class F, class T, class... Rest>
+rebuilt_t<T> map(F&& f, const T& x, const Rest&... rest) {
+  if constexpr (sizeof...(Rest) > 0) detail::require_same_structure("tree::map", x, rest...);
+  return detail::map_tree(f, x, rest...);
 }
 
 }  // namespace jx::tree
+
+#include "jx/detail/tree_impl.hpp"  // IWYU pragma: export

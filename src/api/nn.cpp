@@ -1,0 +1,115 @@
+// jx::nn: activations, normalisers, losses (jax.nn, optax) and Dense initialisation.
+#include "jx/nn.hpp"
+
+#include <cmath>
+#include <limits>
+#include <numbers>
+#include <string>
+
+#include "jx/lax.hpp"
+#include "jx/random.hpp"
+
+namespace jx::nn {
+namespace {
+
+// Integers and bools compute in float32 (float64 for int64), as JAX's to_inexact_dtype.
+Array inexact(const Array& x) {
+  if (is_floating(x.dtype())) return x;
+  return x.astype(x.dtype() == int64 ? float64 : float32);
+}
+
+// The maximum over `axis`, kept as size-1 axes, with no gradient: every use below is a shift
+// that the result does not depend on.
+Array shift_of(const Array& x, const np::Axes& axis) {
+  return np::stop_gradient(np::max(x, axis, /*keepdims=*/true));
+}
+
+Array is_class(const Array& labels, int num_classes) {
+  return np::equal(np::expand_dims(labels, -1), lax::iota(labels.dtype(), {num_classes}));
+}
+
+}  // namespace
+
+// A select rather than maximum: maximum's derivative at 0 is 1/2, JAX's relu has 0 there.
+// NaN stays NaN (NaN <= 0 is false).
+Array relu(const Array& x) { return np::where(x <= 0, 0, x); }
+
+Array gelu(const Array& x, bool approximate) {
+  Array v = inexact(x);
+  if (approximate) {
+    const double sqrt_2_over_pi = std::sqrt(2.0 / std::numbers::pi);
+    Array inner = sqrt_2_over_pi * (v + 0.044715 * lax::integer_pow(v, 3));
+    return v * (0.5 * (1.0 + np::tanh(inner)));
+  }
+  return 0.5 * v * (1.0 + lax::erf(v * std::sqrt(0.5)));  // Φ(x) = (1 + erf(x / √2)) / 2
+}
+
+Array sigmoid(const Array& x) { return lax::logistic(inexact(x)); }
+
+Array softmax(const Array& x, const np::Axes& axis) {
+  Array v = inexact(x);
+  Array unnormalized = np::exp(v - shift_of(v, axis));
+  return unnormalized / np::sum(unnormalized, axis, /*keepdims=*/true);
+}
+
+Array log_softmax(const Array& x, const np::Axes& axis) {
+  Array v = inexact(x);
+  Array shifted = v - shift_of(v, axis);
+  return shifted - np::log(np::sum(np::exp(shifted), axis, /*keepdims=*/true));
+}
+
+Array logsumexp(const Array& x, const np::Axes& axis, bool keepdims) {
+  Array v = inexact(x);
+  Array amax = np::max(v, axis, /*keepdims=*/true);
+  // A non-finite maximum shifts by 0 instead: -inf - -inf would be NaN (jax.nn.logsumexp).
+  Array finite = np::abs(amax) < std::numeric_limits<double>::infinity();
+  amax = np::stop_gradient(np::where(finite, amax, 0));
+  Array sumexp = np::sum(np::exp(v - amax), axis, keepdims);
+  return np::log(sumexp) + np::reshape(amax, sumexp.shape());
+}
+
+Array one_hot(const Array& labels, int num_classes, DType dtype) {
+  return is_class(labels, num_classes).astype(dtype);
+}
+
+Array softmax_cross_entropy(const Array& logits, const Array& labels) {
+  if (!is_integral(labels.dtype()))
+    throw TypeError("softmax_cross_entropy: labels must be integers, got " +
+                    std::string(dtype_name(labels.dtype())));
+  Shape batch = logits.shape();
+  if (!batch.empty()) batch.pop_back();
+  if (logits.ndim() == 0 || labels.shape() != batch)
+    throw ShapeError("softmax_cross_entropy: labels of shape " + shape_str(labels.shape()) +
+                     " do not match logits of shape " + shape_str(logits.shape()) +
+                     " (labels take the logits' shape without its last axis)");
+  Array v = inexact(logits);
+  int num_classes = static_cast<int>(v.shape().back());
+  // A select, not a product with one_hot: a -inf logit times 0 would be NaN.
+  Array label_logits = np::sum(np::where(is_class(labels, num_classes), v, 0), -1);
+  return logsumexp(v, -1) - label_logits;
+}
+
+Array mse(const Array& predictions, const Array& targets) {
+  return np::mean(np::square(predictions - targets));
+}
+
+Dense dense_init(const Array& key, int in, int out, Init init) {
+  if (in <= 0 || out <= 0)
+    throw ShapeError("dense_init: in and out must be positive, got in=" + std::to_string(in) +
+                     ", out=" + std::to_string(out));
+  bool glorot = init == Init::glorot_uniform || init == Init::glorot_normal;
+  // variance_scaling: scale / fan, with scale 1 and fan_avg (glorot) or scale 2 and fan_in (he).
+  double variance = glorot ? 2.0 / (in + out) : 2.0 / in;
+  Shape shape{in, out};
+  Array w;
+  if (init == Init::glorot_uniform || init == Init::he_uniform) {
+    w = random::uniform(key, shape, float32, -1, 1) * std::sqrt(3 * variance);
+  } else {
+    // JAX draws a truncated normal (±2 stddev, rescaled to keep the variance); jx::random has
+    // no truncated normal, so this is a plain normal of the same variance.
+    w = random::normal(key, shape, float32) * std::sqrt(variance);
+  }
+  return Dense{w, np::zeros({out})};
+}
+
+}  // namespace jx::nn
