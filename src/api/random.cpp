@@ -62,8 +62,8 @@ Array unit_float64(const Array& hi, const Array& lo) {
 
 void check_float(DType dtype, const char* fn) {
   if (dtype != float32 && dtype != float64)
-    throw TypeError(std::string("dtype argument to `") + fn +
-                    "` must be a float dtype, got " + std::string(dtype_name(dtype)));
+    throw TypeError(std::string("dtype argument to `") + fn + "` must be a float dtype, got " +
+                    std::string(dtype_name(dtype)));
 }
 
 }  // namespace
@@ -78,8 +78,8 @@ Array key_row(const Array& keys, int i) {
 }
 
 Array split(const Array& key, int num) {
-  if (num < 0) throw ShapeError("jx::random::split: num must be non-negative, got " +
-                                std::to_string(num));
+  if (num < 0)
+    throw ShapeError("jx::random::split: num must be non-negative, got " + std::to_string(num));
   auto [y0, y1] = hash_counters(key, {num}, "split");
   return lax::concatenate({lax::reshape(y0, {num, 1}), lax::reshape(y1, {num, 1})}, 1);
 }
@@ -141,6 +141,23 @@ Array randint(const Array& key, const Shape& shape, std::int64_t minval, std::in
   Array offset = lax::add(lax::mul(lax::rem(higher, s), multiplier), lax::rem(lower, s));
   offset = lax::rem(offset, s);
   return lax::add(filled(shape, dtype, lo), lax::convert_element_type(offset, dtype));
+}
+
+Array permutation(const Array& key, std::int64_t n) {
+  if (n < 0)
+    throw ShapeError("jx::random::permutation: n must be non-negative, got " + std::to_string(n));
+  // JAX's _shuffle: rounds of sorting by fresh random bits (stable, so ties keep the order of
+  // the previous round); ceil(3 ln n / ln(2^32 - 1)) rounds make collisions negligible.
+  auto rounds = static_cast<int>(
+      std::ceil(3 * std::log(double(std::max<std::int64_t>(1, n))) / std::log(4294967295.0)));
+  Array x = lax::iota(int32, {n});
+  Array k = key;
+  for (int r = 0; r < rounds; ++r) {
+    auto [next, subkey] = split<2>(k);
+    k = next;
+    x = lax::sort_key_val(bits(subkey, {n}), x, 0).second;
+  }
+  return x;
 }
 
 }  // namespace jx::random

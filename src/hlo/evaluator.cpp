@@ -217,15 +217,15 @@ struct Xor {
   }
 };
 // Shifts take integers only (the verifier rejects other dtypes before evaluation).
-#define JX_INTEGER_SHIFT(Name, fn)                          \
-  struct Name {                                             \
-    template <class T>                                      \
-    T operator()(T x, T y) const {                          \
+#define JX_INTEGER_SHIFT(Name, fn)                                     \
+  struct Name {                                                        \
+    template <class T>                                                 \
+    T operator()(T x, T y) const {                                     \
       if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) \
-        return fn(x, y);                                    \
-      else                                                  \
-        return x;                                           \
-    }                                                       \
+        return fn(x, y);                                               \
+      else                                                             \
+        return x;                                                      \
+    }                                                                  \
   };
 JX_INTEGER_SHIFT(ShiftLeft, shift_left)
 JX_INTEGER_SHIFT(ShiftRightLogical, shift_right_logical)

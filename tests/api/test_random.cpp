@@ -4,6 +4,7 @@
 // distribution checks with fixed seeds, and the error messages.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -111,7 +112,9 @@ TEST_CASE("random: key, split, fold_in and bits as JAX gives them", "[random]") 
     want.push_back(y[0] ^ y[1]);
   }
   CHECK(random::bits(random::key(42), {2, 3}).to_vector<std::uint32_t>() == want);
-  CHECK(jit([](const Array& key) { return random::bits(key, {2, 3}); })(random::key(42))
+  CHECK(jit([](const Array& key) {
+          return random::bits(key, {2, 3});
+        })(random::key(42))
             .to_vector<std::uint32_t>() == want);
 }
 
@@ -151,7 +154,8 @@ TEST_CASE("random: normal, bernoulli and randint have the right distribution", "
   double p = 0;
   for (bool h : heads) p += h;
   CHECK(std::abs(p / n - 0.3) < 0.005);
-  std::vector<std::int32_t> r = random::randint(random::key(3), {n}, -3, 4).to_vector<std::int32_t>();
+  std::vector<std::int32_t> r =
+      random::randint(random::key(3), {n}, -3, 4).to_vector<std::int32_t>();
   std::map<std::int32_t, int> counts;
   for (std::int32_t v : r) ++counts[v];
   REQUIRE(counts.size() == 7);
@@ -186,6 +190,25 @@ TEST_CASE("random: vmap over a batch of keys equals a loop", "[random]") {
     std::vector<float> want = random::uniform(random::key_row(keys, i), {4}).to_vector<float>();
     for (int j = 0; j < 4; ++j) CHECK(got[static_cast<std::size_t>(i * 4 + j)] == want[j]);
   }
+}
+
+TEST_CASE("random: permutation sorts by fresh bits per round, as JAX's shuffle", "[random]") {
+  // n = 5: one round; the permutation orders 0..4 by bits(split(key)[1], (5,)), stably.
+  Array k = random::key(3);
+  auto [next, subkey] = random::split<2>(k);
+  std::vector<std::uint32_t> b = random::bits(subkey, {5}).to_vector<std::uint32_t>();
+  std::vector<std::int32_t> want{0, 1, 2, 3, 4};
+  std::stable_sort(want.begin(), want.end(), [&](int i, int j) { return b[i] < b[j]; });
+  CHECK(random::permutation(k, 5).to_vector<std::int32_t>() == want);
+  // n = 60000: two rounds; every index exactly once, and jit gives the same.
+  std::vector<std::int32_t> p =
+      random::permutation(random::key(9), 60000).to_vector<std::int32_t>();
+  std::vector<std::int32_t> sorted = p;
+  std::sort(sorted.begin(), sorted.end());
+  for (std::int32_t i = 0; i < 60000; ++i) REQUIRE(sorted[static_cast<std::size_t>(i)] == i);
+  CHECK(p != std::vector<std::int32_t>(sorted));
+  CHECK(jit([](const Array& key) { return random::permutation(key, 60000); })(random::key(9))
+            .to_vector<std::int32_t>() == p);
 }
 
 TEST_CASE("random errors: a malformed key or dtype is a TypeError", "[random][errors]") {

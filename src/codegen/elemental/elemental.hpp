@@ -131,6 +131,7 @@ class ElementalEmitter {
   std::unordered_map<const hlo::Instruction*, llvm::GlobalVariable*> literals_;
   std::vector<Loop> loops_;
   int branch_depth_ = 0;  // inside if_else: values computed here may not dominate later uses
+  std::vector<std::vector<MemoKey>> branch_scopes_;  // memo entries made in each open branch
   std::map<MemoKey, llvm::Value*> memo_;
 };
 

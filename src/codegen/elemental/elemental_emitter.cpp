@@ -165,16 +165,24 @@ llvm::Value* ElementalEmitter::if_else(llvm::Value* cond,
   auto* else_bb = llvm::BasicBlock::Create(ctx(), name + ".else", fn);
   auto* merge_bb = llvm::BasicBlock::Create(ctx(), name + ".merge", fn);
   b_.CreateCondBr(cond, then_bb, else_bb);
-  ++branch_depth_;
+  // Each branch is a scope: what it computes is reused only inside it.
+  auto in_branch = [&](const std::function<llvm::Value*()>& fn) {
+    ++branch_depth_;
+    branch_scopes_.emplace_back();
+    llvm::Value* v = fn();
+    for (const MemoKey& key : branch_scopes_.back()) memo_.erase(key);
+    branch_scopes_.pop_back();
+    --branch_depth_;
+    return v;
+  };
   b_.SetInsertPoint(then_bb);
-  llvm::Value* then_v = then_fn();
+  llvm::Value* then_v = in_branch(then_fn);
   llvm::BasicBlock* then_end = b_.GetInsertBlock();
   b_.CreateBr(merge_bb);
   b_.SetInsertPoint(else_bb);
-  llvm::Value* else_v = else_fn();
+  llvm::Value* else_v = in_branch(else_fn);
   llvm::BasicBlock* else_end = b_.GetInsertBlock();
   b_.CreateBr(merge_bb);
-  --branch_depth_;
   b_.SetInsertPoint(merge_bb);
   llvm::PHINode* phi = b_.CreatePHI(then_v->getType(), 2, name);
   phi->addIncoming(then_v, then_end);
@@ -243,13 +251,14 @@ llvm::Value* ElementalEmitter::hoisted(const Instruction& inst, const IrIndex& i
   MemoKey key{&inst, index.dims};
   if (auto it = memo_.find(key); it != memo_.end()) return it->second;
   if (target >= loops_.size()) {
-    // Computed here; reusable until the innermost open loop closes, unless inside a branch.
+    // Computed here: reusable until the innermost open loop or branch closes.
     llvm::Value* value = compute(index);
     int depth = loops_.empty() ? 0 : loops_.back().branch_depth;
-    if (branch_depth_ == depth) {
-      memo_[key] = value;
-      if (!loops_.empty()) loops_.back().memo_keys.push_back(std::move(key));
-    }
+    memo_[key] = value;
+    if (branch_depth_ > depth)
+      branch_scopes_.back().push_back(std::move(key));
+    else if (!loops_.empty())
+      loops_.back().memo_keys.push_back(std::move(key));
     return value;
   }
 

@@ -1,0 +1,507 @@
+// bench_train: one training step of an MLP 784-512-512-10 (relu hidden layers, f32), batch 128,
+// softmax cross-entropy with integer labels averaged over the batch, Adam (lr 1e-3, b1 0.9,
+// b2 0.999, eps 1e-8), three ways from the same initial parameters and batch: jx (value_and_grad,
+// the optimizer update and apply_updates under one jit, parameters and state donated), libtorch
+// eager (when installed) and Eigen by hand. The three are first checked to compute the same
+// losses, then timed interleaved call by call, whole steps and then their pieces.
+// Usage: bench_train [repetition scale, default 1]. Exits with an error only when the three
+// disagree.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <random>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include <cblas.h>
+
+#include <Eigen/Core>
+#include <jx/jx.hpp>
+
+#include "bench_machine.hpp"
+#include "bench_stats.hpp"
+#include "bench_thunks.hpp"
+
+#if JX_HAVE_TORCH
+#include <torch/torch.h>
+#endif
+
+namespace np = jx::np;
+using jx::Array;
+
+// The MLP's parameters: three Dense layers (w: [in, out], b: [out]).
+struct Mlp {
+  jx::nn::Dense l1, l2, l3;
+};
+JX_PYTREE(Mlp, l1, l2, l3)
+
+namespace {
+
+// Written after timed calls so that their results are observably used.
+volatile double g_sink = 0;
+
+constexpr int kBatch = 128, kIn = 784, kHidden = 512, kClasses = 10;
+constexpr std::array<int, 4> kWidths = {kIn, kHidden, kHidden, kClasses};
+constexpr float kLr = 1e-3f, kB1 = 0.9f, kB2 = 0.999f, kEps = 1e-8f;
+constexpr int kCheckSteps = 5;
+constexpr double kLossTolerance = 1e-4;  // relative, between any two of the three
+constexpr double kTorchGoal = 1.5, kEigenGoal = 1.0;
+
+using bench::affinity_cpus;
+using bench::load_average;
+using bench::print_timing;
+using bench::sample_interleaved;
+using bench::summarize;
+using bench::Timing;
+
+// ---- the one draw every framework starts from --------------------------------------------------
+
+struct HostLayer {
+  int in, out;
+  std::vector<float> w, b;  // w row-major [in, out]
+};
+
+struct HostData {
+  std::array<HostLayer, 3> layers;
+  std::vector<float> x;             // [batch, 784] in [0, 1)
+  std::vector<std::int32_t> y;      // [batch] in [0, 10)
+};
+
+HostData make_host_data() {
+  std::mt19937 gen(20240611);
+  auto uniform = [&](std::size_t n, float lo, float hi) {
+    std::uniform_real_distribution<float> d(lo, hi);
+    std::vector<float> v(n);
+    for (float& e : v) e = d(gen);
+    return v;
+  };
+  HostData h;
+  for (std::size_t i = 0; i < 3; ++i) {
+    int in = kWidths[i], out = kWidths[i + 1];
+    float limit = std::sqrt(6.0f / static_cast<float>(in + out));  // Glorot uniform
+    h.layers[i] = {in, out, uniform(std::size_t(in) * out, -limit, limit),
+                   uniform(std::size_t(out), -0.1f, 0.1f)};
+  }
+  h.x = uniform(std::size_t(kBatch) * kIn, 0, 1);
+  std::uniform_int_distribution<std::int32_t> label(0, kClasses - 1);
+  for (int r = 0; r < kBatch; ++r) h.y.push_back(label(gen));
+  return h;
+}
+
+// ---- jx ----------------------------------------------------------------------------------------
+
+Array loss(const Mlp& p, const Array& x, const Array& y) {
+  Array h = jx::nn::relu(np::matmul(x, p.l1.w) + p.l1.b);
+  h = jx::nn::relu(np::matmul(h, p.l2.w) + p.l2.b);
+  Array logits = np::matmul(h, p.l3.w) + p.l3.b;
+  return np::mean(jx::nn::softmax_cross_entropy(logits, y));
+}
+
+using Opt = decltype(jx::optim::adam(1e-3));
+using OptState = decltype(std::declval<const Opt&>().init(std::declval<const Mlp&>()));
+
+// The whole step: (params, state, x, y) → (new params, new state, loss before the update).
+struct TrainStep {
+  Opt opt;
+  std::tuple<Mlp, OptState, Array> operator()(const Mlp& p, const OptState& s, const Array& x,
+                                              const Array& y) const {
+    auto [l, g] = jx::value_and_grad(loss)(p, x, y);
+    auto [u, s2] = opt.update(g, s, p);
+    return {jx::optim::apply_updates(p, u), std::move(s2), l};
+  }
+};
+
+// The optimizer's half alone: (grads, state, params) → (new params, new state).
+struct AdamApply {
+  Opt opt;
+  std::pair<Mlp, OptState> operator()(const Mlp& g, const OptState& s, const Mlp& p) const {
+    auto [u, s2] = opt.update(g, s, p);
+    return {jx::optim::apply_updates(p, u), std::move(s2)};
+  }
+};
+
+Mlp jx_params(const HostData& h) {
+  auto dense = [](const HostLayer& l) {
+    return jx::nn::Dense{np::array(l.w, {l.in, l.out}), np::array(l.b, {l.out})};
+  };
+  return {dense(h.layers[0]), dense(h.layers[1]), dense(h.layers[2])};
+}
+
+struct JxCase {
+  Opt opt = jx::optim::adam(kLr, kB1, kB2, kEps);
+  Mlp params;
+  OptState state;
+  Array x, y;
+  // Parameters and optimizer state are donated: the new ones are written over the old.
+  jx::Jitted<TrainStep> step_fn{TrainStep{opt}, {.donate_argnums = {0, 1}, .name = "train_step"}};
+
+  explicit JxCase(const HostData& h)
+      : params(jx_params(h)),
+        state(opt.init(params)),
+        x(np::array(h.x, {kBatch, kIn})),
+        y(np::array(h.y, {kBatch})) {}
+
+  double step() {
+    auto [p, s, l] = step_fn(params, state, x, y);
+    params = std::move(p);
+    state = std::move(s);
+    return l.item<double>();
+  }
+};
+
+// ---- Eigen by hand -----------------------------------------------------------------------------
+
+using MatR = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using RowV = Eigen::Matrix<float, 1, Eigen::Dynamic>;
+
+struct EigenLayer {
+  MatR w, gw, mw, vw;  // weights, their gradient, Adam's moments
+  RowV b, gb, mb, vb;
+};
+
+// p -= lr * (m / bc1) / (sqrt(v / bc2) + eps) after the moments' updates, one chunk per thread:
+// Eigen threads only its GEMMs, and the reference gets the threads jx may use.
+void adam_update(float* p, float* m, float* v, const float* g, Eigen::Index n, float bc1,
+                 float bc2) {
+  const int threads = Eigen::nbThreads();
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static)
+#endif
+  for (int t = 0; t < threads; ++t) {
+    Eigen::Index b = n * t / threads, e = n * (t + 1) / threads;
+    Eigen::Map<Eigen::ArrayXf> pa(p + b, e - b), ma(m + b, e - b), va(v + b, e - b);
+    Eigen::Map<const Eigen::ArrayXf> ga(g + b, e - b);
+    ma = kB1 * ma + (1 - kB1) * ga;
+    va = kB2 * va + (1 - kB2) * ga.square();
+    pa -= kLr * (ma / bc1) / ((va / bc2).sqrt() + kEps);
+  }
+}
+
+class EigenCase {
+ public:
+  explicit EigenCase(const HostData& h) : x_(kBatch, kIn), y_(h.y) {
+    for (std::size_t i = 0; i < 3; ++i) {
+      const HostLayer& hl = h.layers[i];
+      EigenLayer& l = layers_[i];
+      l.w = Eigen::Map<const MatR>(hl.w.data(), hl.in, hl.out);
+      l.b = Eigen::Map<const RowV>(hl.b.data(), hl.out);
+      l.gw = l.mw = l.vw = MatR::Zero(hl.in, hl.out);
+      l.gb = l.mb = l.vb = RowV::Zero(hl.out);
+    }
+    x_ = Eigen::Map<const MatR>(h.x.data(), kBatch, kIn);
+    h1_.resize(kBatch, kHidden), h2_.resize(kBatch, kHidden), logits_.resize(kBatch, kClasses);
+    dlogits_.resize(kBatch, kClasses), dh2_.resize(kBatch, kHidden), dh1_.resize(kBatch, kHidden);
+  }
+
+  // Forward and backward into the gradient buffers; returns the loss.
+  double gradient() {
+    EigenLayer &l1 = layers_[0], &l2 = layers_[1], &l3 = layers_[2];
+    h1_.noalias() = x_ * l1.w;
+    h1_.rowwise() += l1.b;
+    h1_ = h1_.cwiseMax(0.0f);
+    h2_.noalias() = h1_ * l2.w;
+    h2_.rowwise() += l2.b;
+    h2_ = h2_.cwiseMax(0.0f);
+    logits_.noalias() = h2_ * l3.w;
+    logits_.rowwise() += l3.b;
+
+    // Softmax cross-entropy: d loss / d logits = (softmax - one_hot) / batch.
+    double total = 0;
+    for (int r = 0; r < kBatch; ++r) {
+      auto row = logits_.row(r).array();
+      float m = row.maxCoeff();
+      float lse = m + std::log((row - m).exp().sum());
+      total += lse - row(y_[static_cast<std::size_t>(r)]);
+      dlogits_.row(r) = ((row - lse).exp() / float(kBatch)).matrix();
+      dlogits_(r, y_[static_cast<std::size_t>(r)]) -= 1.0f / kBatch;
+    }
+
+    l3.gw.noalias() = h2_.transpose() * dlogits_;
+    l3.gb = dlogits_.colwise().sum();
+    dh2_.noalias() = dlogits_ * l3.w.transpose();
+    dh2_.array() = (h2_.array() > 0.0f).select(dh2_.array(), 0.0f);  // relu's mask
+    l2.gw.noalias() = h1_.transpose() * dh2_;
+    l2.gb = dh2_.colwise().sum();
+    dh1_.noalias() = dh2_ * l2.w.transpose();
+    dh1_.array() = (h1_.array() > 0.0f).select(dh1_.array(), 0.0f);
+    l1.gw.noalias() = x_.transpose() * dh1_;
+    l1.gb = dh1_.colwise().sum();
+    return total / kBatch;
+  }
+
+  void adam() {
+    ++count_;
+    float bc1 = static_cast<float>(1 - std::pow(double(kB1), count_));
+    float bc2 = static_cast<float>(1 - std::pow(double(kB2), count_));
+    for (EigenLayer& l : layers_) {
+      adam_update(l.w.data(), l.mw.data(), l.vw.data(), l.gw.data(), l.w.size(), bc1, bc2);
+      adam_update(l.b.data(), l.mb.data(), l.vb.data(), l.gb.data(), l.b.size(), bc1, bc2);
+    }
+  }
+
+  double step() {
+    double l = gradient();
+    adam();
+    return l;
+  }
+
+ private:
+  std::array<EigenLayer, 3> layers_;
+  MatR x_;
+  std::vector<std::int32_t> y_;
+  MatR h1_, h2_, logits_, dlogits_, dh2_, dh1_;
+  int count_ = 0;
+};
+
+// ---- libtorch eager ----------------------------------------------------------------------------
+
+#if JX_HAVE_TORCH
+struct TorchMlpImpl : torch::nn::Module {
+  TorchMlpImpl()
+      : l1(register_module("l1", torch::nn::Linear(kIn, kHidden))),
+        l2(register_module("l2", torch::nn::Linear(kHidden, kHidden))),
+        l3(register_module("l3", torch::nn::Linear(kHidden, kClasses))) {}
+  torch::Tensor forward(torch::Tensor x) {
+    x = torch::relu(l1->forward(x));
+    x = torch::relu(l2->forward(x));
+    return l3->forward(x);
+  }
+  torch::nn::Linear l1, l2, l3;
+};
+
+class TorchCase {
+ public:
+  explicit TorchCase(const HostData& h)
+      : model_(std::make_shared<TorchMlpImpl>()),
+        opt_(model_->parameters(), torch::optim::AdamOptions(kLr)
+                                       .betas(std::make_tuple(double(kB1), double(kB2)))
+                                       .eps(double(kEps))) {
+    torch::NoGradGuard no_grad;
+    torch::nn::Linear* linears[] = {&model_->l1, &model_->l2, &model_->l3};
+    for (std::size_t i = 0; i < 3; ++i) {
+      const HostLayer& l = h.layers[i];
+      // Linear keeps weight as [out, in]: the host's [in, out] transposed.
+      auto w = torch::from_blob(const_cast<float*>(l.w.data()), {l.in, l.out}, torch::kFloat32);
+      auto b = torch::from_blob(const_cast<float*>(l.b.data()), {l.out}, torch::kFloat32);
+      (*linears[i])->weight.copy_(w.t());
+      (*linears[i])->bias.copy_(b);
+    }
+    x_ = torch::from_blob(const_cast<float*>(h.x.data()), {kBatch, kIn}, torch::kFloat32).clone();
+    y_ = torch::from_blob(const_cast<std::int32_t*>(h.y.data()), {kBatch}, torch::kInt32)
+             .to(torch::kLong);
+  }
+
+  // zero_grad, forward, loss, backward; returns the loss.
+  double gradient() {
+    opt_.zero_grad();
+    torch::Tensor l = torch::nn::functional::cross_entropy(model_->forward(x_), y_);
+    l.backward();
+    return l.item<double>();
+  }
+  void optimizer_step() { opt_.step(); }
+  double step() {
+    double l = gradient();
+    optimizer_step();
+    return l;
+  }
+
+ private:
+  std::shared_ptr<TorchMlpImpl> model_;
+  torch::optim::Adam opt_;
+  torch::Tensor x_, y_;
+};
+#endif
+
+// ---- the report --------------------------------------------------------------------------------
+
+[[noreturn]] void fail(const std::string& what) {
+  std::fprintf(stderr, "bench_train: %s\n", what.c_str());
+  std::exit(EXIT_FAILURE);
+}
+
+bool eigen_threaded() {
+#ifdef _OPENMP
+  return true;
+#else
+  return false;
+#endif
+}
+
+void print_header(int threads, int scale) {
+  std::printf(
+      "jx bench_train: one training step, MLP %d-%d-%d-%d (relu), softmax cross-entropy with "
+      "integer labels, batch %d, f32, Adam(lr %g, b1 %g, b2 %g, eps %g)\n",
+      kIn, kHidden, kHidden, kClasses, kBatch, double(kLr), double(kB1), double(kB2),
+      double(kEps));
+  std::printf("machine: nproc %d, hardware threads %d, %s; load average %s\n", affinity_cpus(),
+              bench::hardware_threads(), bench::cpu_model().c_str(), load_average().c_str());
+  std::printf("Eigen %d.%d.%d, %d GEMM threads%s; %s (kernels: %s)", EIGEN_WORLD_VERSION,
+              EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION, Eigen::nbThreads(),
+              eigen_threaded() ? " (OpenMP)" : " (no OpenMP: single-threaded)",
+              openblas_get_config(), openblas_get_corename());
+#if JX_HAVE_TORCH
+  std::printf("; libtorch %s, %d threads", TORCH_VERSION, at::get_num_threads());
+#endif
+  std::printf("\n");
+  if (std::string(openblas_get_corename()) == "Prescott" && __builtin_cpu_supports("avx512f"))
+    std::printf(
+        "  (OpenBLAS did not recognize this AVX-512 CPU: OPENBLAS_CORETYPE=SkylakeX selects its "
+        "AVX-512 kernels)\n");
+  std::printf(
+      "wall ms per step: median over >= %d steps of each case, interleaved step by step, >= %.1f "
+      "s in all (x%d), after a warm-up step of each; %d threads for every framework\n\n",
+      bench::kMinReps, bench::kMinMeasureMs / 1e3, scale, threads);
+}
+
+// The three must compute the same thing: the losses of the first steps, from the same start.
+struct Stepper {
+  const char* name;
+  std::function<double()> step;  // one training step; returns the loss before its update
+};
+
+void check_losses(const std::vector<Stepper>& cases) {
+  std::printf("Correctness (untimed): the loss each step computes, before its update\n  step");
+  for (const Stepper& c : cases) std::printf(" %14s", c.name);
+  std::printf(" %12s\n", "max rel diff");
+  double worst = 0;
+  for (int s = 1; s <= kCheckSteps; ++s) {
+    std::vector<double> l;
+    for (const Stepper& c : cases) l.push_back(c.step());
+    auto [lo, hi] = std::minmax_element(l.begin(), l.end());
+    double rel = (*hi - *lo) / std::abs(l[0]);
+    worst = std::max(worst, rel);
+    std::printf("  %4d", s);
+    for (double v : l) std::printf(" %14.8f", v);
+    std::printf(" %12.2g\n", rel);
+  }
+  bool ok = worst <= kLossTolerance;
+  std::printf("  within %g relative: %s\n\n", kLossTolerance, ok ? "OK" : "WRONG");
+  if (!ok) fail("the frameworks' losses differ by more than the tolerance (WRONG)");
+}
+
+// How many of the leaves passed as donated arguments the step took over (deleted).
+int donated_leaves(JxCase& jxc, int* total) {
+  std::vector<Array> before = jx::tree::leaves(jxc.params);
+  for (const Array& a : jx::tree::leaves(jxc.state)) before.push_back(a);
+  g_sink = jxc.step();
+  *total = static_cast<int>(before.size());
+  return static_cast<int>(std::count_if(before.begin(), before.end(),
+                                        [](const Array& a) { return a.is_deleted(); }));
+}
+
+void print_program(const char* what, const std::string& thunks) {
+  bench::ThunkCounts k = bench::count_thunks(thunks);
+  std::printf("  %-44s %8d %6d %7d\n", what, k.kernels, k.gemms, k.others);
+}
+
+void print_ratio(const char* what, double ratio, double goal) {
+  std::printf("  %-44s %7.2fx   goal >= %.1f  %s\n", what, ratio, goal,
+              ratio >= goal ? "PASS" : "MISS");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int scale = argc > 1 ? std::max(1, std::atoi(argv[1])) : 1;
+  const int threads = std::max(1, affinity_cpus());
+  openblas_set_num_threads(threads);
+  Eigen::setNbThreads(threads);
+#if JX_HAVE_TORCH
+  at::set_num_threads(threads);
+#endif
+  print_header(threads, scale);
+
+  const HostData host = make_host_data();
+  JxCase jxc(host);
+  EigenCase eig(host);
+  std::vector<Stepper> cases = {{"jx", [&] { return jxc.step(); }},
+                                 {"Eigen", [&] { return eig.step(); }}};
+#if JX_HAVE_TORCH
+  TorchCase tor(host);
+  cases.push_back({"libtorch", [&] { return tor.step(); }});
+#endif
+  check_losses(cases);
+
+  // ---- jx's programs: the step and its two halves ----
+  auto vg_fn = jx::jit(jx::value_and_grad(loss), {.name = "value_and_grad"});
+  jx::Jitted<AdamApply> adam_fn{AdamApply{jxc.opt}, {.donate_argnums = {1, 2}, .name = "adam"}};
+  jx::Jitted<TrainStep> plain_fn{TrainStep{jxc.opt}, {.name = "train_step_no_donation"}};
+  Mlp grads = vg_fn(jxc.params, jxc.x, jxc.y).second;
+  std::printf("jx's compiled programs (thunks)                  kernels  gemms  others\n");
+  print_program("jit(step), donating params and state",
+                jxc.step_fn.lower(jxc.params, jxc.state, jxc.x, jxc.y).compile().thunk_sequence());
+  print_program("jit(value_and_grad(loss))",
+                vg_fn.lower(jxc.params, jxc.x, jxc.y).compile().thunk_sequence());
+  print_program("jit(adam update + apply_updates)",
+                adam_fn.lower(grads, jxc.state, jxc.params).compile().thunk_sequence());
+  int total = 0, taken = donated_leaves(jxc, &total);
+  std::printf("  donation: the step took over %d of the %d parameter and state buffers\n\n", taken,
+              total);
+
+  // ---- whole steps, interleaved ----
+  std::vector<std::function<void()>> steps = {[&] { g_sink = jxc.step(); },
+                                              [&] { g_sink = eig.step(); }};
+#if JX_HAVE_TORCH
+  steps.push_back([&] { g_sink = tor.step(); });
+#endif
+  std::vector<std::vector<double>> s = sample_interleaved(steps, scale);
+  Timing t_jx = summarize(s[0]), t_eig = summarize(s[1]), t_tor;
+  std::printf("Whole training steps\n");
+  print_timing("jx: jit(value_and_grad + adam + apply_updates)", t_jx);
+  print_timing(eigen_threaded() ? "Eigen by hand: forward, backward, Adam"
+                              : "Eigen by hand, single-threaded (no OpenMP)",
+               t_eig);
+#if JX_HAVE_TORCH
+  t_tor = summarize(s[2]);
+  print_timing("libtorch eager: zero_grad, fwd, loss, bwd, step", t_tor);
+#else
+  std::printf("  libtorch: not installed (its comparison is left out)\n");
+#endif
+  // Every step trains on the same batch: how far the timed steps took it.
+  std::printf("  loss after timing: jx %.3g\n\n", jxc.step());
+
+  // ---- the steps' pieces, interleaved: where the time goes ----
+  Mlp p_piece = jxc.params;
+  OptState s_piece = jxc.state;
+  std::vector<const char*> names = {"jx: jit(step) without donation",
+                                    "jx: jit(value_and_grad(loss))",
+                                    "jx: jit(adam + apply_updates), donating",
+                                    "Eigen: forward + backward",
+                                    "Eigen: Adam"};
+  std::vector<std::function<void()>> pieces = {
+      [&] { g_sink = std::get<2>(plain_fn(p_piece, s_piece, jxc.x, jxc.y)).item<double>(); },
+      [&] { g_sink = vg_fn(p_piece, jxc.x, jxc.y).first.item<double>(); },
+      [&] {
+        auto [p, st] = adam_fn(grads, s_piece, p_piece);
+        p_piece = std::move(p), s_piece = std::move(st);
+      },
+      [&] { g_sink = eig.gradient(); }, [&] { eig.adam(); }};
+#if JX_HAVE_TORCH
+  names.push_back("libtorch: zero_grad, forward, loss, backward");
+  names.push_back("libtorch: Adam step");
+  pieces.push_back([&] { g_sink = tor.gradient(); });
+  pieces.push_back([&] { tor.optimizer_step(); });
+#endif
+  std::vector<std::vector<double>> ps = sample_interleaved(pieces, std::max(1, scale / 2));
+  std::printf("Pieces of the steps (interleaved among themselves)\n");
+  for (std::size_t i = 0; i < names.size(); ++i) print_timing(names[i], summarize(ps[i]));
+  std::printf("\n");
+
+  std::printf("Ratios (goal: the reference's time / jx's, medians; best calls alongside)\n");
+#if JX_HAVE_TORCH
+  print_ratio("libtorch / jx", t_tor.median_ms / t_jx.median_ms, kTorchGoal);
+  std::printf("  %-44s %7.2fx\n", "libtorch / jx, best steps", t_tor.min_ms / t_jx.min_ms);
+#else
+  std::printf("  %-44s %8s   goal >= %.1f  not measured\n", "libtorch / jx", "-", kTorchGoal);
+#endif
+  print_ratio("Eigen / jx", t_eig.median_ms / t_jx.median_ms, kEigenGoal);
+  std::printf("  %-44s %7.2fx\n", "Eigen / jx, best steps", t_eig.min_ms / t_jx.min_ms);
+  std::printf("  load average %s\n", load_average().c_str());
+  return 0;
+}
