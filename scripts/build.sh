@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds jx, and runs one thing:
-#   scripts/build.sh example    the quickstart example     (build folder: build/)
+#   scripts/build.sh example    the Fashion-MNIST training example (build folder: build/)
 #   scripts/build.sh test       the whole test suite       (build/)
 #   scripts/build.sh sanitize   the suite under AddressSanitizer + UBSan (build-asan/)
 # JX_BUILD_DIR=DIR picks another build folder.
@@ -22,8 +22,8 @@ cmake -S . -B "$dir" "${config[@]}"
 
 jobs=$(nproc)
 if [[ $mode == example ]]; then
-  cmake --build "$dir" -j "$jobs" --target quickstart  # the library and the example, no tests
-  "$dir/examples/quickstart"
+  cmake --build "$dir" -j "$jobs" --target fashion_mnist  # the library and the example, no tests
+  "$dir/examples/fashion_mnist"
 else
   cmake --build "$dir" -j "$jobs"
   ctest --test-dir "$dir" --output-on-failure -j "$jobs"
