@@ -48,7 +48,7 @@ volatile double g_sink = 0;
 
 constexpr int kBatch = 128, kIn = 784, kHidden = 512, kClasses = 10;
 constexpr std::array<int, 4> kWidths = {kIn, kHidden, kHidden, kClasses};
-constexpr float kLr = 1e-3f, kB1 = 0.9f, kB2 = 0.999f, kEps = 1e-8f;
+constexpr double kLr = 1e-3, kB1 = 0.9, kB2 = 0.999, kEps = 1e-8;
 constexpr int kCheckSteps = 5;
 constexpr double kLossTolerance = 1e-4;  // relative, between any two of the three
 constexpr double kTorchGoal = 1.5, kEigenGoal = 1.0;
@@ -69,8 +69,8 @@ struct HostLayer {
 
 struct HostData {
   std::array<HostLayer, 3> layers;
-  std::vector<float> x;             // [batch, 784] in [0, 1)
-  std::vector<std::int32_t> y;      // [batch] in [0, 10)
+  std::vector<float> x;         // [batch, 784] in [0, 1)
+  std::vector<std::int32_t> y;  // [batch] in [0, 10)
 };
 
 HostData make_host_data() {
@@ -170,6 +170,7 @@ struct EigenLayer {
 void adam_update(float* p, float* m, float* v, const float* g, Eigen::Index n, float bc1,
                  float bc2) {
   const int threads = Eigen::nbThreads();
+  const float lr = kLr, b1 = kB1, b2 = kB2, eps = kEps;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static)
 #endif
@@ -177,9 +178,9 @@ void adam_update(float* p, float* m, float* v, const float* g, Eigen::Index n, f
     Eigen::Index b = n * t / threads, e = n * (t + 1) / threads;
     Eigen::Map<Eigen::ArrayXf> pa(p + b, e - b), ma(m + b, e - b), va(v + b, e - b);
     Eigen::Map<const Eigen::ArrayXf> ga(g + b, e - b);
-    ma = kB1 * ma + (1 - kB1) * ga;
-    va = kB2 * va + (1 - kB2) * ga.square();
-    pa -= kLr * (ma / bc1) / ((va / bc2).sqrt() + kEps);
+    ma = b1 * ma + (1 - b1) * ga;
+    va = b2 * va + (1 - b2) * ga.square();
+    pa -= lr * (ma / bc1) / ((va / bc2).sqrt() + eps);
   }
 }
 
@@ -237,8 +238,8 @@ class EigenCase {
 
   void adam() {
     ++count_;
-    float bc1 = static_cast<float>(1 - std::pow(double(kB1), count_));
-    float bc2 = static_cast<float>(1 - std::pow(double(kB2), count_));
+    float bc1 = static_cast<float>(1 - std::pow(kB1, count_));
+    float bc2 = static_cast<float>(1 - std::pow(kB2, count_));
     for (EigenLayer& l : layers_) {
       adam_update(l.w.data(), l.mw.data(), l.vw.data(), l.gw.data(), l.w.size(), bc1, bc2);
       adam_update(l.b.data(), l.mb.data(), l.vb.data(), l.gb.data(), l.b.size(), bc1, bc2);
@@ -257,6 +258,58 @@ class EigenCase {
   std::vector<std::int32_t> y_;
   MatR h1_, h2_, logits_, dlogits_, dh2_, dh1_;
   int count_ = 0;
+};
+
+// ---- the step's GEMMs alone, through OpenBLAS (as jx and libtorch call it) and Eigen -----------
+
+// Row-major C[m,n] = op(A) op(B), op a transpose where asked, as jx's GEMM thunk calls sgemm.
+struct Gemm {
+  bool ta, tb;
+  int m, n, k;
+  const MatR* a;
+  const MatR* b;
+  MatR* c;
+};
+
+// The six GEMMs of jx's step program (its `gemm` thunks): x W1, h1 W2, g3 W3^T, h1^T g2,
+// g2 W2^T, x^T g1 (h2 W3 and h2^T g3, small enough, are jx's own matrix kernels).
+// Operand values do not matter to the time.
+class GemmReference {
+ public:
+  GemmReference() {
+    gemms_ = {{false, false, kBatch, kHidden, kIn, &x_, &w1_, &c1_},
+              {false, false, kBatch, kHidden, kHidden, &h1_, &w2_, &c2_},
+              {false, true, kBatch, kHidden, kClasses, &g3_, &w3_, &c3_},
+              {true, false, kHidden, kHidden, kBatch, &h1_, &g2_, &c4_},
+              {false, true, kBatch, kHidden, kHidden, &g2_, &w2_, &c5_},
+              {true, false, kIn, kHidden, kBatch, &x_, &g2_, &c6_}};
+  }
+  void openblas() {
+    for (const Gemm& g : gemms_)
+      cblas_sgemm(CblasRowMajor, g.ta ? CblasTrans : CblasNoTrans, g.tb ? CblasTrans : CblasNoTrans,
+                  g.m, g.n, g.k, 1.0f, g.a->data(), g.ta ? g.m : g.k, g.b->data(), g.tb ? g.k : g.n,
+                  0.0f, g.c->data(), g.n);
+  }
+  void eigen() {
+    for (const Gemm& g : gemms_) {
+      if (g.ta)
+        g.c->noalias() = g.a->transpose() * *g.b;
+      else if (g.tb)
+        g.c->noalias() = *g.a * g.b->transpose();
+      else
+        g.c->noalias() = *g.a * *g.b;
+    }
+  }
+  float sink() const { return c6_(0, 0); }
+
+ private:
+  static MatR random(int rows, int cols) { return MatR::Random(rows, cols); }
+  MatR x_ = random(kBatch, kIn), w1_ = random(kIn, kHidden), w2_ = random(kHidden, kHidden);
+  MatR w3_ = random(kHidden, kClasses), h1_ = random(kBatch, kHidden);
+  MatR g3_ = random(kBatch, kClasses), g2_ = random(kBatch, kHidden);
+  MatR c1_ = random(kBatch, kHidden), c2_ = random(kBatch, kHidden), c3_ = random(kBatch, kHidden);
+  MatR c4_ = random(kHidden, kHidden), c5_ = random(kBatch, kHidden), c6_ = random(kIn, kHidden);
+  std::vector<Gemm> gemms_;
 };
 
 // ---- libtorch eager ----------------------------------------------------------------------------
@@ -279,9 +332,8 @@ class TorchCase {
  public:
   explicit TorchCase(const HostData& h)
       : model_(std::make_shared<TorchMlpImpl>()),
-        opt_(model_->parameters(), torch::optim::AdamOptions(kLr)
-                                       .betas(std::make_tuple(double(kB1), double(kB2)))
-                                       .eps(double(kEps))) {
+        opt_(model_->parameters(),
+             torch::optim::AdamOptions(kLr).betas(std::make_tuple(kB1, kB2)).eps(kEps)) {
     torch::NoGradGuard no_grad;
     torch::nn::Linear* linears[] = {&model_->l1, &model_->l2, &model_->l3};
     for (std::size_t i = 0; i < 3; ++i) {
@@ -337,8 +389,7 @@ void print_header(int threads, int scale) {
   std::printf(
       "jx bench_train: one training step, MLP %d-%d-%d-%d (relu), softmax cross-entropy with "
       "integer labels, batch %d, f32, Adam(lr %g, b1 %g, b2 %g, eps %g)\n",
-      kIn, kHidden, kHidden, kClasses, kBatch, double(kLr), double(kB1), double(kB2),
-      double(kEps));
+      kIn, kHidden, kHidden, kClasses, kBatch, kLr, kB1, kB2, kEps);
   std::printf("machine: nproc %d, hardware threads %d, %s; load average %s\n", affinity_cpus(),
               bench::hardware_threads(), bench::cpu_model().c_str(), load_average().c_str());
   std::printf("Eigen %d.%d.%d, %d GEMM threads%s; %s (kernels: %s)", EIGEN_WORLD_VERSION,
@@ -354,8 +405,9 @@ void print_header(int threads, int scale) {
         "  (OpenBLAS did not recognize this AVX-512 CPU: OPENBLAS_CORETYPE=SkylakeX selects its "
         "AVX-512 kernels)\n");
   std::printf(
-      "wall ms per step: median over >= %d steps of each case, interleaved step by step, >= %.1f "
-      "s in all (x%d), after a warm-up step of each; %d threads for every framework\n\n",
+      "wall ms per call: median over >= %d calls of each case, interleaved call by call within "
+      "each group, >= %.1f s per group (x%d), after a warm-up call of each; %d threads for every "
+      "framework\n\n",
       bench::kMinReps, bench::kMinMeasureMs / 1e3, scale, threads);
 }
 
@@ -385,19 +437,50 @@ void check_losses(const std::vector<Stepper>& cases) {
   if (!ok) fail("the frameworks' losses differ by more than the tolerance (WRONG)");
 }
 
-// How many of the leaves passed as donated arguments the step took over (deleted).
-int donated_leaves(JxCase& jxc, int* total) {
+// The donated leaves (params, then the state) that one step did not take over (left as they
+// were, its new value written to a fresh buffer).
+std::string leaves_not_taken_over(JxCase& jxc, int* total) {
+  std::vector<std::string> names;
+  for (const char* group : {"params.", "adam.mu.", "adam.nu."})
+    for (const char* leaf : {"l1.w", "l1.b", "l2.w", "l2.b", "l3.w", "l3.b"})
+      names.push_back(std::string(group) + leaf);
+  names.insert(names.begin() + 6, "adam.count");  // flatten order: params, (count, mu, nu), count
+  names.push_back("lr.count");
   std::vector<Array> before = jx::tree::leaves(jxc.params);
   for (const Array& a : jx::tree::leaves(jxc.state)) before.push_back(a);
+  if (before.size() != names.size()) fail("unexpected optimizer state structure");
   g_sink = jxc.step();
   *total = static_cast<int>(before.size());
-  return static_cast<int>(std::count_if(before.begin(), before.end(),
-                                        [](const Array& a) { return a.is_deleted(); }));
+  std::string kept;
+  for (std::size_t i = 0; i < before.size(); ++i)
+    if (!before[i].is_deleted()) kept += (kept.empty() ? "" : " ") + names[i];
+  return kept.empty() ? "none" : kept;
 }
 
 void print_program(const char* what, const std::string& thunks) {
   bench::ThunkCounts k = bench::count_thunks(thunks);
   std::printf("  %-44s %8d %6d %7d\n", what, k.kernels, k.gemms, k.others);
+}
+
+void print_info(const char* what, double ratio) { std::printf("  %-44s %7.2fx\n", what, ratio); }
+
+struct Case {
+  std::string name;
+  std::function<void()> call;
+};
+
+// Times the cases interleaved call by call and prints them.
+std::vector<Timing> time_group(const char* title, const std::vector<Case>& cases, int scale) {
+  std::vector<std::function<void()>> calls;
+  for (const Case& c : cases) calls.push_back(c.call);
+  std::vector<std::vector<double>> samples = sample_interleaved(calls, scale);
+  std::printf("%s\n", title);
+  std::vector<Timing> out;
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    out.push_back(summarize(samples[i]));
+    print_timing(cases[i].name.c_str(), out.back());
+  }
+  return out;
 }
 
 void print_ratio(const char* what, double ratio, double goal) {
@@ -409,6 +492,7 @@ void print_ratio(const char* what, double ratio, double goal) {
 
 int main(int argc, char** argv) {
   const int scale = argc > 1 ? std::max(1, std::atoi(argv[1])) : 1;
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // the report so far survives a failure, even piped
   const int threads = std::max(1, affinity_cpus());
   openblas_set_num_threads(threads);
   Eigen::setNbThreads(threads);
@@ -421,7 +505,7 @@ int main(int argc, char** argv) {
   JxCase jxc(host);
   EigenCase eig(host);
   std::vector<Stepper> cases = {{"jx", [&] { return jxc.step(); }},
-                                 {"Eigen", [&] { return eig.step(); }}};
+                                {"Eigen", [&] { return eig.step(); }}};
 #if JX_HAVE_TORCH
   TorchCase tor(host);
   cases.push_back({"libtorch", [&] { return tor.step(); }});
@@ -433,75 +517,96 @@ int main(int argc, char** argv) {
   jx::Jitted<AdamApply> adam_fn{AdamApply{jxc.opt}, {.donate_argnums = {1, 2}, .name = "adam"}};
   jx::Jitted<TrainStep> plain_fn{TrainStep{jxc.opt}, {.name = "train_step_no_donation"}};
   Mlp grads = vg_fn(jxc.params, jxc.x, jxc.y).second;
-  std::printf("jx's compiled programs (thunks)                  kernels  gemms  others\n");
+  std::printf("jx's compiled programs\n  %-44s %8s %6s %7s\n", "thunks", "kernels", "gemms",
+              "others");
   print_program("jit(step), donating params and state",
                 jxc.step_fn.lower(jxc.params, jxc.state, jxc.x, jxc.y).compile().thunk_sequence());
   print_program("jit(value_and_grad(loss))",
                 vg_fn.lower(jxc.params, jxc.x, jxc.y).compile().thunk_sequence());
   print_program("jit(adam update + apply_updates)",
                 adam_fn.lower(grads, jxc.state, jxc.params).compile().thunk_sequence());
-  int total = 0, taken = donated_leaves(jxc, &total);
-  std::printf("  donation: the step took over %d of the %d parameter and state buffers\n\n", taken,
-              total);
+  int total = 0;
+  std::string kept = leaves_not_taken_over(jxc, &total);
+  std::printf("  donated params and state (%d buffers); not taken over: %s\n\n", total,
+              kept.c_str());
 
-  // ---- whole steps, interleaved ----
-  std::vector<std::function<void()>> steps = {[&] { g_sink = jxc.step(); },
-                                              [&] { g_sink = eig.step(); }};
+  // ---- whole steps, the three interleaved step by step ----
+  std::vector<Case> steps = {
+      {"jx: jit(value_and_grad + adam + apply_updates)", [&] { g_sink = jxc.step(); }},
+      {eigen_threaded() ? "Eigen by hand: forward, backward, Adam"
+                        : "Eigen by hand, single-threaded (no OpenMP)",
+       [&] { g_sink = eig.step(); }}};
 #if JX_HAVE_TORCH
-  steps.push_back([&] { g_sink = tor.step(); });
+  steps.push_back(
+      {"libtorch eager: zero_grad, fwd, loss, bwd, step", [&] { g_sink = tor.step(); }});
 #endif
-  std::vector<std::vector<double>> s = sample_interleaved(steps, scale);
-  Timing t_jx = summarize(s[0]), t_eig = summarize(s[1]), t_tor;
-  std::printf("Whole training steps\n");
-  print_timing("jx: jit(value_and_grad + adam + apply_updates)", t_jx);
-  print_timing(eigen_threaded() ? "Eigen by hand: forward, backward, Adam"
-                              : "Eigen by hand, single-threaded (no OpenMP)",
-               t_eig);
-#if JX_HAVE_TORCH
-  t_tor = summarize(s[2]);
-  print_timing("libtorch eager: zero_grad, fwd, loss, bwd, step", t_tor);
-#else
+  std::vector<Timing> t = time_group("Whole training steps, the three interleaved", steps, scale);
+#if !JX_HAVE_TORCH
   std::printf("  libtorch: not installed (its comparison is left out)\n");
 #endif
-  // Every step trains on the same batch: how far the timed steps took it.
-  std::printf("  loss after timing: jx %.3g\n\n", jxc.step());
-
-  // ---- the steps' pieces, interleaved: where the time goes ----
-  Mlp p_piece = jxc.params;
-  OptState s_piece = jxc.state;
-  std::vector<const char*> names = {"jx: jit(step) without donation",
-                                    "jx: jit(value_and_grad(loss))",
-                                    "jx: jit(adam + apply_updates), donating",
-                                    "Eigen: forward + backward",
-                                    "Eigen: Adam"};
-  std::vector<std::function<void()>> pieces = {
-      [&] { g_sink = std::get<2>(plain_fn(p_piece, s_piece, jxc.x, jxc.y)).item<double>(); },
-      [&] { g_sink = vg_fn(p_piece, jxc.x, jxc.y).first.item<double>(); },
-      [&] {
-        auto [p, st] = adam_fn(grads, s_piece, p_piece);
-        p_piece = std::move(p), s_piece = std::move(st);
-      },
-      [&] { g_sink = eig.gradient(); }, [&] { eig.adam(); }};
-#if JX_HAVE_TORCH
-  names.push_back("libtorch: zero_grad, forward, loss, backward");
-  names.push_back("libtorch: Adam step");
-  pieces.push_back([&] { g_sink = tor.gradient(); });
-  pieces.push_back([&] { tor.optimizer_step(); });
-#endif
-  std::vector<std::vector<double>> ps = sample_interleaved(pieces, std::max(1, scale / 2));
-  std::printf("Pieces of the steps (interleaved among themselves)\n");
-  for (std::size_t i = 0; i < names.size(); ++i) print_timing(names[i], summarize(ps[i]));
   std::printf("\n");
 
-  std::printf("Ratios (goal: the reference's time / jx's, medians; best calls alongside)\n");
+  // ---- each framework alone: its step and the step's pieces, interleaved among themselves ----
+  // Alone, no other runtime's idle threads spin on the cores while a case runs (libgomp's
+  // workers spin for milliseconds after an OpenMP region, OpenBLAS's yield in a loop for longer).
+  GemmReference gemms;
+  Mlp p_piece = jx_params(host);  // its own buffers: jxc's are donated by its steps
+  OptState s_piece = jxc.opt.init(p_piece);
+  std::vector<Timing> t_jx = time_group(
+      "jx alone: its step and the step's pieces",
+      {{"jx: jit(step), donating (as above)", [&] { g_sink = jxc.step(); }},
+       {"jx: jit(step) without donation",
+        [&] { g_sink = std::get<2>(plain_fn(p_piece, s_piece, jxc.x, jxc.y)).item<double>(); }},
+       {"jx: jit(value_and_grad(loss))",
+        [&] { g_sink = vg_fn(p_piece, jxc.x, jxc.y).first.item<double>(); }},
+       {"jx: jit(adam + apply_updates), donating",
+        [&] {
+          auto [p, st] = adam_fn(grads, s_piece, p_piece);
+          p_piece = std::move(p), s_piece = std::move(st);
+        }},
+       {"OpenBLAS: the 6 GEMMs of jx's step",
+        [&] {
+          gemms.openblas();
+          g_sink = gemms.sink();
+        }}},
+      scale);
+  std::vector<Timing> t_eig =
+      time_group("Eigen alone",
+                 {{"Eigen: step", [&] { g_sink = eig.step(); }},
+                  {"Eigen: forward + backward", [&] { g_sink = eig.gradient(); }},
+                  {"Eigen: Adam", [&] { eig.adam(); }},
+                  {"Eigen: the same 6 GEMMs",
+                   [&] {
+                     gemms.eigen();
+                     g_sink = gemms.sink();
+                   }}},
+                 scale);
 #if JX_HAVE_TORCH
-  print_ratio("libtorch / jx", t_tor.median_ms / t_jx.median_ms, kTorchGoal);
-  std::printf("  %-44s %7.2fx\n", "libtorch / jx, best steps", t_tor.min_ms / t_jx.min_ms);
+  std::vector<Timing> t_tor = time_group(
+      "libtorch alone",
+      {{"libtorch: step", [&] { g_sink = tor.step(); }},
+       {"libtorch: zero_grad, forward, loss, backward", [&] { g_sink = tor.gradient(); }},
+       {"libtorch: Adam step", [&] { tor.optimizer_step(); }}},
+      scale);
+#endif
+  // Every step trains on the same batch: how far the timed steps took each.
+  std::printf("\nloss after timing: jx %.3g, Eigen %.3g", jxc.step(), eig.step());
+#if JX_HAVE_TORCH
+  std::printf(", libtorch %.3g", tor.step());
+#endif
+  std::printf("\n\n");
+
+  std::printf("Ratios: the reference's time / jx's (medians), the goal on the interleaved steps\n");
+#if JX_HAVE_TORCH
+  print_ratio("libtorch / jx", t[2].median_ms / t[0].median_ms, kTorchGoal);
+  print_info("libtorch / jx, best steps", t[2].min_ms / t[0].min_ms);
+  print_info("libtorch / jx, each alone", t_tor[0].median_ms / t_jx[0].median_ms);
 #else
   std::printf("  %-44s %8s   goal >= %.1f  not measured\n", "libtorch / jx", "-", kTorchGoal);
 #endif
-  print_ratio("Eigen / jx", t_eig.median_ms / t_jx.median_ms, kEigenGoal);
-  std::printf("  %-44s %7.2fx\n", "Eigen / jx, best steps", t_eig.min_ms / t_jx.min_ms);
+  print_ratio("Eigen / jx", t[1].median_ms / t[0].median_ms, kEigenGoal);
+  print_info("Eigen / jx, best steps", t[1].min_ms / t[0].min_ms);
+  print_info("Eigen / jx, each alone", t_eig[0].median_ms / t_jx[0].median_ms);
   std::printf("  load average %s\n", load_average().c_str());
   return 0;
 }
