@@ -216,21 +216,21 @@ struct Xor {
       return static_cast<T>(x ^ y);
   }
 };
-// Shifts take integers only (the verifier rejects other dtypes before evaluation).
-#define JX_INTEGER_SHIFT(Name, fn)                                     \
-  struct Name {                                                        \
-    template <class T>                                                 \
-    T operator()(T x, T y) const {                                     \
-      if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) \
-        return fn(x, y);                                               \
-      else                                                             \
-        return x;                                                      \
-    }                                                                  \
-  };
-JX_INTEGER_SHIFT(ShiftLeft, shift_left)
-JX_INTEGER_SHIFT(ShiftRightLogical, shift_right_logical)
-JX_INTEGER_SHIFT(ShiftRightArithmetic, shift_right_arithmetic)
-#undef JX_INTEGER_SHIFT
+// `op` on integers; the verifier rejects other dtypes before evaluation.
+template <auto op>
+struct IntegerOnly {
+  template <class T>
+  T operator()(T x, T y) const {
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+      return op(x, y);
+    else
+      return x;
+  }
+};
+using ShiftLeft = IntegerOnly<[](auto x, auto y) { return shift_left(x, y); }>;
+using ShiftRightLogical = IntegerOnly<[](auto x, auto y) { return shift_right_logical(x, y); }>;
+using ShiftRightArithmetic =
+    IntegerOnly<[](auto x, auto y) { return shift_right_arithmetic(x, y); }>;
 
 // ---- elementwise drivers ---------------------------------------------------------------------
 

@@ -44,6 +44,26 @@ ENTRY %main (x: s32[2,1,2]) -> f64[2,1,1] {
             .to_vector<double>() == std::vector<double>{5, 25});
 }
 
+TEST_CASE("evaluator: xor and the shifts, amounts past the width included", "[hlo]") {
+  Array x = literal<std::int32_t>({-8, -8, 1, 5}, {4});
+  Array y = literal<std::int32_t>({1, 32, 31, -1}, {4});
+  auto eval = [&](const std::string& op) {
+    return run(R"(HloModule m
+ENTRY %main (x: s32[4], y: s32[4]) -> s32[4] {
+  %x = s32[4]{0} parameter(0)
+  %y = s32[4]{0} parameter(1)
+  ROOT %r = s32[4]{0} )" +
+                   op + R"((s32[4]{0} %x, s32[4]{0} %y)
+})",
+               {x, y})
+        .to_vector<std::int32_t>();
+  };
+  CHECK(eval("xor") == std::vector<std::int32_t>{-7, -40, 30, -6});
+  CHECK(eval("shift-left") == std::vector<std::int32_t>{-16, 0, INT32_MIN, 0});
+  CHECK(eval("shift-right-logical") == std::vector<std::int32_t>{2147483644, 0, 0, 0});
+  CHECK(eval("shift-right-arithmetic") == std::vector<std::int32_t>{-4, -1, 0, 0});
+}
+
 TEST_CASE("evaluator: reduce through its computation, argmax with NaN", "[hlo]") {
   Array x = literal<float>({1, 5, 3, 2, 8, 4}, {2, 3});
   const std::string reduce = R"(HloModule m
