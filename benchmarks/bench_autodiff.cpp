@@ -23,6 +23,7 @@
 #include <jx/jx.hpp>
 
 #include "bench_machine.hpp"
+#include "bench_random.hpp"
 #include "bench_stats.hpp"
 #include "bench_thunks.hpp"
 
@@ -62,18 +63,9 @@ using bench::load_average;
 
 constexpr std::int64_t kBatch = 128, kIn = 784, kHidden = 512, kClasses = 10;
 
-// A uniform float in [lo, hi) that depends only on (seed, i) (splitmix64 of the index).
-float random_float(std::uint64_t seed, std::uint64_t i, float lo, float hi) {
-  std::uint64_t z = seed * 0xD1B54A32D192ED03ull + (i + 1) * 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return lo + (hi - lo) * static_cast<float>(z >> 40) * 0x1p-24f;
-}
-
 std::vector<float> random_vector(std::size_t n, std::uint64_t seed, float lo, float hi) {
   std::vector<float> v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = random_float(seed, i, lo, hi);
+  for (std::size_t i = 0; i < n; ++i) v[i] = bench::random_float(seed, i, lo, hi);
   return v;
 }
 
@@ -223,7 +215,8 @@ Inputs make_inputs() {
   Array x = np::array(random_vector(kBatch * kIn, 7, 0, 1), {kBatch, kIn});
   std::vector<float> onehot(kBatch * kClasses, 0.0f);
   for (std::int64_t r = 0; r < kBatch; ++r)
-    onehot[r * kClasses + static_cast<std::int64_t>(random_float(8, r, 0, 1) * kClasses)] = 1.0f;
+    onehot[r * kClasses + static_cast<std::int64_t>(bench::random_float(8, r, 0, 1) * kClasses)] =
+        1.0f;
   return {std::move(params), std::move(x), np::array(onehot, {kBatch, kClasses})};
 }
 

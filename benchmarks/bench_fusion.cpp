@@ -24,6 +24,7 @@
 #include <jx/jx.hpp>
 
 #include "bench_machine.hpp"
+#include "bench_random.hpp"
 #include "bench_stats.hpp"
 #include "bench_thunks.hpp"
 
@@ -76,19 +77,9 @@ void parallel_for(std::size_t n, int threads, const F& f) {
   for (std::thread& t : team) t.join();
 }
 
-// A uniform float in [lo, hi) that depends only on (seed, i): splitmix64 of the index, so
-// arrays fill in parallel and every run sees the same values.
-float random_float(std::uint64_t seed, std::uint64_t i, float lo, float hi) {
-  std::uint64_t z = seed * 0xD1B54A32D192ED03ull + (i + 1) * 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return lo + (hi - lo) * static_cast<float>(z >> 40) * 0x1p-24f;
-}
-
 void fill_random(float* p, std::size_t n, std::uint64_t seed, float lo, float hi, int threads) {
   parallel_for(n, threads, [=](std::size_t b, std::size_t e) {
-    for (std::size_t i = b; i < e; ++i) p[i] = random_float(seed, i, lo, hi);
+    for (std::size_t i = b; i < e; ++i) p[i] = bench::random_float(seed, i, lo, hi);
   });
 }
 

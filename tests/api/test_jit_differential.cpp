@@ -10,14 +10,6 @@
 namespace jx::testing {
 namespace {
 
-double sample_value(const OpRow& row, std::mt19937& rng, DType d) {
-  if (row.sample) return row.sample(rng, d);
-  if (d == bool_) return uniform(rng, -1, 1) > 0;
-  if (d == uint32) return std::round(uniform(rng, 0, 6));
-  if (is_integral(d)) return std::round(uniform(rng, -3, 3));
-  return uniform(rng, -3, 3);
-}
-
 bool agree(double jit, double eager, DType d, double rtol) {
   if (std::isnan(eager)) return std::isnan(jit);
   if (!is_floating(d) || std::isinf(eager)) return jit == eager;

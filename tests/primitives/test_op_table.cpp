@@ -12,13 +12,6 @@
 namespace jx::testing {
 namespace {
 
-double default_sample(std::mt19937& rng, DType d) {
-  if (d == bool_) return uniform(rng, -1, 1) > 0;
-  if (d == uint32) return std::round(uniform(rng, 0, 6));
-  if (is_integral(d)) return std::round(uniform(rng, -3, 3));
-  return uniform(rng, -3, 3);
-}
-
 bool close(double got, double want, DType d, double rtol) {
   if (std::isnan(want)) return std::isnan(got);
   if (std::isinf(want)) return got == want;
@@ -39,7 +32,7 @@ TEST_CASE("op table: every row matches its oracle", "[op_table]") {
         for (const Shape& s : shapes) {
           HostArray h{s, {}};
           for (std::int64_t i = 0; i < shape_size(s); ++i)
-            h.values.push_back(row.sample ? row.sample(rng, dtype) : default_sample(rng, dtype));
+            h.values.push_back(sample_value(row, rng, dtype));
           args.push_back(from_host(h, dtype));
           host.push_back(to_host(args.back()));  // the values exactly as jx holds them
         }

@@ -45,6 +45,14 @@ double uniform(std::mt19937& rng, double lo, double hi) {
   return std::uniform_real_distribution<double>(lo, hi)(rng);
 }
 
+double sample_value(const OpRow& row, std::mt19937& rng, DType d) {
+  if (row.sample) return row.sample(rng, d);
+  if (d == bool_) return uniform(rng, -1, 1) > 0;
+  if (d == uint32) return std::round(uniform(rng, 0, 6));
+  if (is_integral(d)) return std::round(uniform(rng, -3, 3));
+  return uniform(rng, -3, 3);
+}
+
 std::vector<Shape> same_shapes(const Shape& s, int n) { return std::vector<Shape>(n, s); }
 
 }  // namespace jx::testing

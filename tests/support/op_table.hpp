@@ -42,11 +42,15 @@ bool add_rows(std::vector<OpRow> rows);
 HostArray to_host(const Array& x);
 Array from_host(const HostArray& h, DType dtype);
 // An elementwise oracle: the output shape is the shape of the first operand of highest rank.
-HostArray map_oracle(const std::vector<HostArray>& in, const std::function<double(const std::vector<double>&)>& f);
+HostArray map_oracle(const std::vector<HostArray>& in,
+                     const std::function<double(const std::vector<double>&)>& f);
 double uniform(std::mt19937& rng, double lo, double hi);
+// One operand value for `row` in `d`: the row's own sample, else the default one.
+double sample_value(const OpRow& row, std::mt19937& rng, DType d);
 std::vector<Shape> same_shapes(const Shape& s, int n);
 
 // Shapes every elementwise row runs: 0-d, 0-sized, 1-sized and ordinary dims.
-inline const std::vector<Shape> kElementwiseShapes = {{}, {0}, {1}, {5}, {2, 3}, {3, 0, 2}, {1, 4, 1}};
+inline const std::vector<Shape> kElementwiseShapes = {{},     {0},       {1},      {5},
+                                                      {2, 3}, {3, 0, 2}, {1, 4, 1}};
 
 }  // namespace jx::testing

@@ -108,9 +108,7 @@ Arrays draw(const OpRow& row, const GradSpec& spec, const std::vector<Shape>& sh
   for (std::size_t k = 0; k < shapes.size(); ++k) {
     HostArray h{shapes[k], {}};
     for (std::int64_t i = 0; i < shape_size(shapes[k]); ++i)
-      h.values.push_back(spec.sample  ? spec.sample(rng, k)
-                         : row.sample ? row.sample(rng, float64)
-                                      : uniform(rng, -3, 3));
+      h.values.push_back(spec.sample ? spec.sample(rng, k) : sample_value(row, rng, float64));
     args.push_back(from_host(h, float64));
   }
   return args;

@@ -18,14 +18,6 @@ namespace {
 using Arrays = std::vector<Array>;
 using Axes = std::vector<std::optional<int>>;
 
-double sample_value(const OpRow& row, std::mt19937& rng, DType d) {
-  if (row.sample) return row.sample(rng, d);
-  if (d == bool_) return uniform(rng, -1, 1) > 0;
-  if (d == uint32) return std::round(uniform(rng, 0, 6));
-  if (is_integral(d)) return std::round(uniform(rng, -3, 3));
-  return uniform(rng, -3, 3);
-}
-
 // One operand drawn with the row's sampler, as the exact values jx holds.
 HostArray draw(const OpRow& row, const Shape& s, DType dtype, std::mt19937& rng) {
   HostArray h{s, {}};

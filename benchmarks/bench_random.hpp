@@ -1,0 +1,18 @@
+// Reproducible benchmark inputs without a generator's state.
+#pragma once
+
+#include <cstdint>
+
+namespace bench {
+
+// A uniform float in [lo, hi) that depends only on (seed, i): splitmix64 of the index, so
+// arrays fill in parallel and every run sees the same values.
+inline float random_float(std::uint64_t seed, std::uint64_t i, float lo, float hi) {
+  std::uint64_t z = seed * 0xD1B54A32D192ED03ull + (i + 1) * 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return lo + (hi - lo) * static_cast<float>(z >> 40) * 0x1p-24f;
+}
+
+}  // namespace bench
