@@ -23,6 +23,13 @@ class TypeError : public Error {
   using Error::Error;
 };
 
+// A value that is wrong for reasons other than its type: an empty branch list, a scan length
+// that disagrees with its inputs.
+class ValueError : public Error {
+ public:
+  using Error::Error;
+};
+
 // A traced value was read where a concrete value is needed (item(), if (x < y), ...).
 class ConcretizationError : public Error {
  public:

@@ -3,6 +3,7 @@
 
 #include "jx/array.hpp"
 #include "jx/config.hpp"
+#include "jx/control_flow.hpp"
 #include "jx/data.hpp"
 #include "jx/dtype.hpp"
 #include "jx/errors.hpp"

@@ -9,10 +9,12 @@
 #include "codegen/cpu/cpu_compiler.hpp"
 #include "hlo/cost_analysis.hpp"
 #include "hlo/dot_graph.hpp"
+#include "hlo/fusion.hpp"
 #include "jx/config.hpp"
 #include "lower/lower.hpp"
 #include "passes/pipeline.hpp"
 #include "runtime/buffer_assignment.hpp"
+#include "runtime/control_flow_thunks.hpp"
 #include "runtime/parallel.hpp"
 #include "support/check.hpp"
 
@@ -35,76 +37,65 @@ bool needs_no_thunk(Opcode op) {
          op == Opcode::kGetTupleElement;
 }
 
-// How an entry instruction runs: not at all (it only names buffers), as a BLAS call, as a sort
-// on the host, or as an emitted kernel.
-enum class ThunkKind { kNone, kGemm, kSort, kKernel };
+// How a program's instruction runs: not at all (it only names buffers), as a BLAS call, as a
+// sort on the host, as nested programs (while, conditional), or as an emitted kernel.
+enum class ThunkKind { kNone, kGemm, kSort, kWhile, kConditional, kKernel };
 ThunkKind thunk_kind(const Instruction& i) {
   if (needs_no_thunk(i.opcode)) return ThunkKind::kNone;
   if (goes_to_blas(i)) return ThunkKind::kGemm;
   if (i.opcode == Opcode::kSort) return ThunkKind::kSort;
+  if (i.opcode == Opcode::kWhile) return ThunkKind::kWhile;
+  if (i.opcode == Opcode::kConditional) return ThunkKind::kConditional;
   return ThunkKind::kKernel;
 }
 
-}  // namespace
-
-std::vector<Array> CompiledProgram::operator()(const std::vector<Array>& args) const {
-  if (jaxpr->consts.empty()) return executable->execute(args);
-  std::vector<Array> all = jaxpr->consts;
-  all.insert(all.end(), args.begin(), args.end());
-  return executable->execute(all);
+int next_module_id() {
+  static std::atomic<int> next{1};
+  return next++;
 }
 
-LoweredProgram lower_program(std::shared_ptr<const ClosedJaxprData> jaxpr,
-                             const std::string& name) {
-  static std::atomic<int> next_id{1};
-  auto t0 = std::chrono::steady_clock::now();
-  LoweredProgram out;
-  out.name = name;
-  out.module_id = next_id++;
-  out.module = lower_jaxpr(jaxpr->jaxpr, name);
-  out.jaxpr_text = std::make_shared<LazyText>([jaxpr] { return to_string(jaxpr->jaxpr); });
-  out.hlo_text = std::make_shared<LazyText>([m = out.module] { return hlo::to_string(*m); });
-  out.jaxpr = std::move(jaxpr);
-  out.lower_ms = ms_since(t0);
-  if (dump_enabled(DumpKind::kJaxpr))
-    write_dump(out.module_id, name, "jaxpr.txt", out.jaxpr_text->get());
-  if (dump_enabled(DumpKind::kHlo))
-    write_dump(out.module_id, name, "before_optimizations.txt", out.hlo_text->get());
+std::vector<ShapedArray> avals_of(const std::vector<const hlo::HloShape*>& shapes) {
+  std::vector<ShapedArray> out;
+  for (const hlo::HloShape* s : shapes) out.push_back({s->dims, s->dtype, false});
   return out;
 }
+std::vector<ShapedArray> parameter_avals(const hlo::Computation& c) {
+  std::vector<const hlo::HloShape*> shapes;
+  for (const Instruction* p : c.parameters()) shapes.push_back(&p->shape);
+  return avals_of(shapes);
+}
+std::vector<ShapedArray> result_avals(const hlo::Computation& c) {
+  return avals_of(hlo::output_shapes(*c.root()));
+}
 
-CompiledProgram compile_program(const LoweredProgram& lowered) {
-  CompiledProgram out;
-  out.jaxpr = lowered.jaxpr;
-  const int id = lowered.module_id;
-  const std::string& name = lowered.name;
+// What one program's executable is built from besides its optimized HLO.
+struct ExecutableSpec {
+  std::string name;  // of the LLVM module
+  std::vector<ShapedArray> in_avals, out_avals;
+  std::vector<bool> donated;     // per parameter: its buffer may become an output's
+  std::string llvm_dump_prefix;  // empty: no LLVM dump
+};
 
-  // Optimize a fresh lowering, so a Lowered can be compiled more than once.
-  auto t0 = std::chrono::steady_clock::now();
-  std::shared_ptr<hlo::Module> module = lower_jaxpr(lowered.jaxpr->jaxpr, name);
-  passes::PipelineOptions options;
-  if (!config().dump_hlo_pass_re.empty() && !config().dump_to.empty()) {
-    options.dump_pass_re = config().dump_hlo_pass_re;
-    options.dump = [&](const std::string& pass, const std::string& text) {
-      write_dump(id, name, "after_" + pass + ".txt", text);
-    };
-  }
-  passes::run_cpu_pipeline(*module, options);
-  out.hlo_text = std::make_shared<LazyText>([module] { return hlo::to_string(*module); });
-  out.optimize_ms = ms_since(t0);
-  if (dump_enabled(DumpKind::kHlo))
-    write_dump(id, name, "after_optimizations.txt", out.hlo_text->get());
-  if (dump_enabled(DumpKind::kDot)) write_dump(id, name, "dot", hlo::to_dot(*module));
+std::shared_ptr<const runtime::Executable> build_executable(const hlo::Computation& program,
+                                                            const ExecutableSpec& spec);
 
-  // Schedule, buffers, and one kernel per remaining instruction or fusion (or a BLAS call).
-  t0 = std::chrono::steady_clock::now();
-  const hlo::Computation& entry = *module->entry();
-  std::vector<Instruction*> order = entry.instructions();
-  std::vector<bool> donated(lowered.jaxpr->consts.size(), false);  // consts lead, never donated
-  donated.insert(donated.end(), lowered.donated.begin(), lowered.donated.end());
-  runtime::BufferAssignment ba = runtime::assign_buffers(entry, order, donated);
+// A computation a while or conditional calls, built as a program of its own (recursively).
+std::shared_ptr<const runtime::Executable> build_nested(const hlo::Computation& c,
+                                                        const ExecutableSpec& caller) {
+  std::string prefix =
+      caller.llvm_dump_prefix.empty() ? "" : caller.llvm_dump_prefix + "." + c.name();
+  return build_executable(
+      c, {caller.name + "." + c.name(), parameter_avals(c), result_avals(c), {}, prefix});
+}
 
-  // Each kernel's buffers (operands, then outputs) and the rows it is split into.
+// Schedule, buffers, and one thunk per instruction that does work: a kernel for each remaining
+// instruction or fusion, a BLAS call, a host sort, or nested executables for control flow.
+std::shared_ptr<const runtime::Executable> build_executable(const hlo::Computation& program,
+                                                            const ExecutableSpec& spec) {
+  std::vector<Instruction*> order = program.instructions();
+  runtime::BufferAssignment ba = runtime::assign_buffers(program, order, spec.donated);
+
+  // Each instruction's buffers (operands, then outputs) and the rows a kernel is split into.
   auto kernel_buffers = [&](const Instruction* i) {
     std::vector<runtime::Allocation> buffers;
     for (const Instruction* op : i->operands) buffers.push_back(ba.at(op));
@@ -130,8 +121,8 @@ CompiledProgram compile_program(const LoweredProgram& lowered) {
                         in_place == ba.in_place.end() ? std::vector<int>{} : in_place->second});
   }
   codegen::CpuCompileOptions cg;
-  cg.module_name = name;
-  if (dump_enabled(DumpKind::kLlvm)) cg.dump_prefix = dump_prefix(id, name);
+  cg.module_name = spec.name;
+  cg.dump_prefix = spec.llvm_dump_prefix;
   std::shared_ptr<codegen::CompiledKernels> code;
   if (!requests.empty()) code = codegen::compile_kernels(requests, cg);
 
@@ -145,12 +136,28 @@ CompiledProgram compile_program(const LoweredProgram& lowered) {
           i->name, *hlo::as_gemm(*i), ba.at(i->operands[0]), ba.at(i->operands[1]), ba.at(i)));
       continue;
     }
+    std::vector<runtime::Allocation> buffers = kernel_buffers(i);
+    auto outputs_at = buffers.begin() + static_cast<std::ptrdiff_t>(i->operands.size());
+    std::vector<runtime::Allocation> operands(buffers.begin(), outputs_at);
+    std::vector<runtime::Allocation> outputs(outputs_at, buffers.end());
     if (kind == ThunkKind::kSort) {
-      std::vector<runtime::Allocation> buffers = kernel_buffers(i);
-      auto outputs_at = buffers.begin() + static_cast<std::ptrdiff_t>(i->operands.size());
-      thunks.push_back(std::make_unique<runtime::SortThunk>(
-          *i, std::vector<runtime::Allocation>(buffers.begin(), outputs_at),
-          std::vector<runtime::Allocation>(outputs_at, buffers.end())));
+      thunks.push_back(
+          std::make_unique<runtime::SortThunk>(*i, std::move(operands), std::move(outputs)));
+      continue;
+    }
+    if (kind == ThunkKind::kWhile) {
+      thunks.push_back(std::make_unique<runtime::WhileThunk>(
+          i->name, build_nested(*i->called[0], spec), build_nested(*i->called[1], spec),
+          std::move(operands), std::move(outputs), ba.spare_carry.at(i)));
+      continue;
+    }
+    if (kind == ThunkKind::kConditional) {
+      std::vector<std::shared_ptr<const runtime::Executable>> branches;
+      for (const hlo::Computation* c : i->called) branches.push_back(build_nested(*c, spec));
+      runtime::Allocation index = operands.front();
+      operands.erase(operands.begin());
+      thunks.push_back(std::make_unique<runtime::ConditionalThunk>(
+          i->name, std::move(branches), index, std::move(operands), std::move(outputs)));
       continue;
     }
     const codegen::KernelRequest& req = requests.at(next_kernel++);
@@ -158,7 +165,7 @@ CompiledProgram compile_program(const LoweredProgram& lowered) {
     auto fn = reinterpret_cast<runtime::KernelThunk::Fn>(code->symbol(req.symbol));
     std::int64_t rows = req.partitioned ? codegen::kernel_rows(*i) : 1;
     thunks.push_back(
-        std::make_unique<runtime::KernelThunk>(req.symbol, fn, kernel_buffers(i), rows));
+        std::make_unique<runtime::KernelThunk>(req.symbol, fn, std::move(buffers), rows));
   }
   // Outputs that are parameters, constants or repeated values are copied into their buffers.
   for (std::size_t k = 0; k < ba.outputs.size(); ++k) {
@@ -173,13 +180,35 @@ CompiledProgram compile_program(const LoweredProgram& lowered) {
 
   std::vector<Array> constants;
   for (const Instruction* c : ba.constants) constants.push_back(*c->literal);
-  std::vector<ShapedArray> in_avals = lowered.jaxpr->jaxpr.in_avals();
-  std::vector<ShapedArray> const_avals;
-  for (const Var& v : lowered.jaxpr->jaxpr.constvars) const_avals.push_back(v->aval);
-  in_avals.insert(in_avals.begin(), const_avals.begin(), const_avals.end());
-  auto exe = std::make_shared<runtime::Executable>(
-      std::move(thunks), ba.arena_bytes, std::move(in_avals), lowered.jaxpr->jaxpr.out_avals(),
-      std::move(constants), std::move(ba.donations), std::shared_ptr<const void>(code, code.get()));
+  return std::make_shared<runtime::Executable>(
+      std::move(thunks), ba.arena_bytes, spec.in_avals, spec.out_avals, std::move(constants),
+      std::move(ba.donations), std::shared_ptr<const void>(code, code.get()));
+}
+
+// The passes, then the executable of the optimized module's entry, with dumps and analyses:
+// what compiling a jaxpr and compiling HLO share.
+CompiledProgram optimize_and_build(std::shared_ptr<hlo::Module> module, int id,
+                                   const std::string& name, ExecutableSpec spec) {
+  CompiledProgram out;
+  auto t0 = std::chrono::steady_clock::now();
+  passes::PipelineOptions options;
+  if (!config().dump_hlo_pass_re.empty() && !config().dump_to.empty()) {
+    options.dump_pass_re = config().dump_hlo_pass_re;
+    options.dump = [&](const std::string& pass, const std::string& text) {
+      write_dump(id, name, "after_" + pass + ".txt", text);
+    };
+  }
+  passes::run_cpu_pipeline(*module, options);
+  out.hlo_text = std::make_shared<LazyText>([module] { return hlo::to_string(*module); });
+  out.optimize_ms = ms_since(t0);
+  if (dump_enabled(DumpKind::kHlo))
+    write_dump(id, name, "after_optimizations.txt", out.hlo_text->get());
+  if (dump_enabled(DumpKind::kDot)) write_dump(id, name, "dot", hlo::to_dot(*module));
+
+  t0 = std::chrono::steady_clock::now();
+  spec.name = name;
+  if (dump_enabled(DumpKind::kLlvm)) spec.llvm_dump_prefix = dump_prefix(id, name);
+  std::shared_ptr<const runtime::Executable> exe = build_executable(*module->entry(), spec);
   out.codegen_ms = ms_since(t0);
   out.thunk_sequence = std::make_shared<LazyText>([exe] { return exe->thunk_sequence(); });
   if (dump_enabled(DumpKind::kThunks))
@@ -188,9 +217,60 @@ CompiledProgram compile_program(const LoweredProgram& lowered) {
   hlo::HloCost cost = hlo::cost_analysis(*module);
   out.cost = {cost.flops, cost.transcendentals, cost.bytes_accessed};
   hlo::HloMemory mem = hlo::memory_analysis(*module);
-  out.memory = {mem.argument_bytes, mem.output_bytes, ba.arena_bytes};
+  out.memory = {mem.argument_bytes, mem.output_bytes, exe->arena_bytes()};
   out.executable = std::move(exe);
   return out;
+}
+
+}  // namespace
+
+std::vector<Array> CompiledProgram::operator()(const std::vector<Array>& args) const {
+  if (!jaxpr || jaxpr->consts.empty()) return executable->execute(args);
+  std::vector<Array> all = jaxpr->consts;
+  all.insert(all.end(), args.begin(), args.end());
+  return executable->execute(all);
+}
+
+LoweredProgram lower_program(std::shared_ptr<const ClosedJaxprData> jaxpr,
+                             const std::string& name) {
+  auto t0 = std::chrono::steady_clock::now();
+  LoweredProgram out;
+  out.name = name;
+  out.module_id = next_module_id();
+  out.module = lower_jaxpr(jaxpr->jaxpr, name);
+  out.jaxpr_text = std::make_shared<LazyText>([jaxpr] { return to_string(jaxpr->jaxpr); });
+  out.hlo_text = std::make_shared<LazyText>([m = out.module] { return hlo::to_string(*m); });
+  out.jaxpr = std::move(jaxpr);
+  out.lower_ms = ms_since(t0);
+  if (dump_enabled(DumpKind::kJaxpr))
+    write_dump(out.module_id, name, "jaxpr.txt", out.jaxpr_text->get());
+  if (dump_enabled(DumpKind::kHlo))
+    write_dump(out.module_id, name, "before_optimizations.txt", out.hlo_text->get());
+  return out;
+}
+
+CompiledProgram compile_program(const LoweredProgram& lowered) {
+  // Optimize a fresh lowering, so a Lowered can be compiled more than once.
+  const Jaxpr& jaxpr = lowered.jaxpr->jaxpr;
+  ExecutableSpec spec;
+  for (const Var& v : jaxpr.constvars) spec.in_avals.push_back(v->aval);
+  for (const ShapedArray& aval : jaxpr.in_avals()) spec.in_avals.push_back(aval);
+  spec.out_avals = jaxpr.out_avals();
+  spec.donated.assign(lowered.jaxpr->consts.size(), false);  // consts lead, never donated
+  spec.donated.insert(spec.donated.end(), lowered.donated.begin(), lowered.donated.end());
+  CompiledProgram out = optimize_and_build(lower_jaxpr(jaxpr, lowered.name), lowered.module_id,
+                                           lowered.name, std::move(spec));
+  out.jaxpr = lowered.jaxpr;
+  return out;
+}
+
+CompiledProgram compile_module(std::shared_ptr<hlo::Module> module, const std::string& name) {
+  hlo::verify(*module);
+  const hlo::Computation& entry = *module->entry();
+  ExecutableSpec spec;
+  spec.in_avals = parameter_avals(entry);
+  spec.out_avals = result_avals(entry);
+  return optimize_and_build(std::move(module), next_module_id(), name, std::move(spec));
 }
 
 }  // namespace jx::api

@@ -53,7 +53,8 @@ struct MemoryAnalysis {
 // The second half: optimized HLO compiled to native code.
 struct CompiledProgram {
   std::shared_ptr<const runtime::Executable> executable;
-  std::shared_ptr<const ClosedJaxprData> jaxpr;  // its consts are the leading arguments
+  // Its consts are the leading arguments; null for a program compiled from HLO.
+  std::shared_ptr<const ClosedJaxprData> jaxpr;
   std::shared_ptr<const LazyText> hlo_text;        // after optimizations
   std::shared_ptr<const LazyText> thunk_sequence;  // one thunk per line
   CostAnalysis cost;
@@ -66,5 +67,9 @@ struct CompiledProgram {
 
 LoweredProgram lower_program(std::shared_ptr<const ClosedJaxprData> jaxpr, const std::string& name);
 CompiledProgram compile_program(const LoweredProgram& lowered);
+// Compiles an HLO module (verified first) as compile_program compiles a lowered jaxpr: its
+// arguments are the entry's parameters, its results the root's arrays (one per element of a
+// root tuple).
+CompiledProgram compile_module(std::shared_ptr<hlo::Module> module, const std::string& name);
 
 }  // namespace jx::api

@@ -62,6 +62,15 @@ struct BatchResult {
 using BatchRule = std::function<BatchResult(std::span<const Array> args,
                                             std::span<const BatchDim> dims, const Params&)>;
 
+// Partial evaluation of one equation whose inputs are partly unknown, for primitives holding
+// sub-jaxprs (without a rule, the whole equation waits for its unknown inputs, primal part and
+// all). The known equations compute the known outputs and any residuals; the unknown ones read
+// those and the unknown inputs and compute the rest. Defined on Eqn in jaxpr/jaxpr.hpp.
+struct Eqn;
+struct PartialEvalSplit;
+using PartialEvalRule =
+    std::function<PartialEvalSplit(const Eqn& eqn, const std::vector<bool>& unknown_inputs)>;
+
 struct Primitive {
   explicit Primitive(std::string name);  // registers the primitive by name
   Primitive(const Primitive&) = delete;
@@ -73,6 +82,7 @@ struct Primitive {
   JvpRule jvp;  // absent: not differentiable ("Differentiation rule ... not implemented")
   TransposeRule transpose;  // set for primitives linear in some operands
   BatchRule batch;          // absent: vmap reports "Batching rule for ... not implemented"
+  PartialEvalRule partial_eval;  // absent: an equation with an unknown input is all unknown
   LowerRule lower;
 };
 

@@ -82,4 +82,30 @@ Instruction* Builder::tuple(std::vector<Instruction*> elements) {
   return op(Opcode::kTuple, HloShape::tuple(std::move(shapes)), std::move(elements));
 }
 
+Instruction* Builder::get_tuple_element(Instruction* tuple, int index) {
+  JX_CHECK(tuple->shape.is_tuple && index >= 0 &&
+               index < static_cast<int>(tuple->shape.tuple_shapes.size()),
+           "get_tuple_element(" << index << ") of " << tuple->shape.str());
+  Attrs attrs;
+  attrs.set("index", std::int64_t{index});
+  return op(Opcode::kGetTupleElement, tuple->shape.tuple_shapes[static_cast<std::size_t>(index)],
+            {tuple}, std::move(attrs));
+}
+
+Instruction* Builder::while_loop(std::vector<Instruction*> init, Computation* condition,
+                                 Computation* body) {
+  std::vector<HloShape> carry;
+  for (const Instruction* x : init) carry.push_back(x->shape);
+  return op(Opcode::kWhile, HloShape::tuple(std::move(carry)), std::move(init), {},
+            {condition, body});
+}
+
+Instruction* Builder::conditional(Instruction* index, std::vector<Instruction*> operands,
+                                  std::vector<Computation*> branches) {
+  JX_CHECK(!branches.empty() && branches[0]->root(), "conditional needs built branches");
+  HloShape result = branches[0]->root()->shape;
+  operands.insert(operands.begin(), index);
+  return op(Opcode::kConditional, std::move(result), std::move(operands), {}, std::move(branches));
+}
+
 }  // namespace jx::hlo

@@ -27,6 +27,15 @@ class Builder {
   Instruction* reduce(Instruction* x, Instruction* init, const std::vector<std::int64_t>& dims,
                       Opcode combiner);
   Instruction* tuple(std::vector<Instruction*> elements);
+  Instruction* get_tuple_element(Instruction* tuple, int index);
+  // Control flow over computations made with module()->add_computation and their own Builder.
+  // while: `condition` maps the carry to pred[], `body` to a tuple of the carry; the result is
+  // the final carry as a tuple. conditional: `index` (s32[]) picks the branch that runs on
+  // `operands`; each branch returns the same tuple, which is the result.
+  Instruction* while_loop(std::vector<Instruction*> init, Computation* condition,
+                          Computation* body);
+  Instruction* conditional(Instruction* index, std::vector<Instruction*> operands,
+                           std::vector<Computation*> branches);
 
  private:
   Computation* c_;

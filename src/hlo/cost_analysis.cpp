@@ -33,8 +33,17 @@ void add_fusion_cost(const Instruction& i, HloCost& cost) {
   cost.bytes_accessed += bytes;
 }
 
+// The trip count of a while and the branch a conditional takes are unknown: each called
+// computation counts once.
+void add_control_flow_cost(const Instruction& i, HloCost& cost) {
+  for (const Computation* c : i.called)
+    for (const Instruction* inner : c->instructions()) add_cost(*inner, cost);
+}
+
 void add_cost(const Instruction& i, HloCost& cost) {
   if (i.opcode == Opcode::kFusion) return add_fusion_cost(i, cost);
+  if (i.opcode == Opcode::kWhile || i.opcode == Opcode::kConditional)
+    return add_control_flow_cost(i, cost);
   auto out = static_cast<double>(i.shape.is_tuple ? 0 : i.shape.size());
   if (has_trait(i.opcode, kElementwise)) {
     (has_trait(i.opcode, kTranscendental) ? cost.transcendentals : cost.flops) += out;

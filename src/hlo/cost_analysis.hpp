@@ -15,6 +15,7 @@ struct HloCost {
 // elementwise ops 1 flop per output element, or 1 transcendental (exp, log, sin, tanh, sqrt,
 // power, ...); reduce and argmax/argmin 1 flop per input element; dot 2·batch·m·n·k. Bytes: the
 // operands plus the output of every instruction but parameters, constants and tuple plumbing.
+// A while's condition and body, and each branch of a conditional, count once.
 HloCost cost_analysis(const Module& module);
 
 struct HloMemory {

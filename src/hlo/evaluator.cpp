@@ -403,6 +403,23 @@ const std::unordered_map<Opcode, EvalFn>& table() {
   return kTable;
 }
 
+// The elements of a tuple-shaped instruction's value.
+std::vector<Array> evaluate_elements(const Instruction& inst, std::span<const Array> operands) {
+  switch (inst.opcode) {
+    case Opcode::kTuple:
+      return {operands.begin(), operands.end()};
+    case Opcode::kSort:
+      return eval::sort(inst, operands);
+    case Opcode::kWhile:
+      return eval::while_loop(inst, operands);
+    case Opcode::kConditional:
+      return eval::conditional(inst, operands);
+    default:
+      throw CompileError("HLO evaluator: cannot evaluate %" + inst.name + " (" +
+                         std::string(info(inst.opcode).name) + ")");
+  }
+}
+
 }  // namespace
 
 bool can_evaluate(const Instruction& inst) {
@@ -424,11 +441,10 @@ Array evaluate(const Instruction& inst, std::span<const Array> operands) {
   return table().at(inst.opcode)(inst, operands);
 }
 
-Array evaluate(const Computation& computation, std::span<const Array> args) {
+std::vector<Array> evaluate_outputs(const Computation& computation, std::span<const Array> args) {
   std::unordered_map<const Instruction*, Array> values;
-  std::unordered_map<const Instruction*, std::vector<Array>> tuples;  // sorts' elements
+  std::unordered_map<const Instruction*, std::vector<Array>> tuples;  // their elements
   for (const Instruction* inst : computation.instructions()) {
-    Array value;
     const Instruction* tuple = inst->operands.empty() ? nullptr : inst->operands[0];
     if (inst->opcode == Opcode::kParameter) {
       auto n = static_cast<std::size_t>(inst->parameter_number);
@@ -436,24 +452,30 @@ Array evaluate(const Computation& computation, std::span<const Array> args) {
           args[n].shape() != inst->shape.dims)
         throw CompileError("HLO evaluator: argument " + std::to_string(n) + " of %" +
                            computation.name() + " must be " + inst->shape.str());
-      value = args[n];
+      values.emplace(inst, args[n]);
     } else if (inst->opcode == Opcode::kConstant) {
-      value = *inst->literal;
+      values.emplace(inst, *inst->literal);
     } else if (inst->opcode == Opcode::kGetTupleElement && tuples.count(tuple)) {
-      value = tuples.at(tuple).at(static_cast<std::size_t>(inst->attrs.get_int("index")));
-    } else if (inst->opcode == Opcode::kSort) {
-      std::vector<Array> operands;
-      for (const Instruction* op : inst->operands) operands.push_back(values.at(op));
-      tuples.emplace(inst, eval::sort(*inst, operands));
-      continue;
+      values.emplace(inst,
+                     tuples.at(tuple).at(static_cast<std::size_t>(inst->attrs.get_int("index"))));
     } else {
       std::vector<Array> operands;
       for (const Instruction* op : inst->operands) operands.push_back(values.at(op));
-      value = evaluate(*inst, operands);
+      if (inst->shape.is_tuple)
+        tuples.emplace(inst, evaluate_elements(*inst, operands));
+      else
+        values.emplace(inst, evaluate(*inst, operands));
     }
-    values.emplace(inst, std::move(value));
   }
-  return values.at(computation.root());
+  const Instruction* root = computation.root();
+  if (root->shape.is_tuple) return tuples.at(root);
+  return {values.at(root)};
+}
+
+Array evaluate(const Computation& computation, std::span<const Array> args) {
+  if (computation.root()->shape.is_tuple)
+    throw CompileError("HLO evaluator: %" + computation.name() + " returns a tuple");
+  return evaluate_outputs(computation, args).at(0);
 }
 
 }  // namespace jx::hlo

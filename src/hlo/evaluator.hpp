@@ -3,6 +3,7 @@
 #pragma once
 
 #include <span>
+#include <vector>
 
 #include "hlo/ir.hpp"
 
@@ -17,7 +18,10 @@ bool can_evaluate(const Instruction& inst);
 // slice starts are clamped into range. Throws jx::CompileError when unsupported.
 Array evaluate(const Instruction& inst, std::span<const Array> operands);
 
-// Runs a computation with an array root on concrete arguments, instruction by instruction.
+// Runs a computation on concrete arguments, instruction by instruction: the root's arrays (one
+// per element of a tuple root). While loops run until their condition is false.
+std::vector<Array> evaluate_outputs(const Computation& computation, std::span<const Array> args);
+// The same for a computation with an array root.
 Array evaluate(const Computation& computation, std::span<const Array> args);
 
 }  // namespace jx::hlo

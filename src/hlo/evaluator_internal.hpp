@@ -64,7 +64,9 @@ Array arg_max(const Instruction& inst, std::span<const Array> in);
 Array arg_min(const Instruction& inst, std::span<const Array> in);
 Array dot(const Instruction& inst, std::span<const Array> in);
 Array fusion(const Instruction& inst, std::span<const Array> in);
-// A tuple-shaped opcode: one array per element.
+// Tuple-shaped opcodes: one array per element.
 std::vector<Array> sort(const Instruction& inst, std::span<const Array> in);
+std::vector<Array> while_loop(const Instruction& inst, std::span<const Array> in);
+std::vector<Array> conditional(const Instruction& inst, std::span<const Array> in);
 
 }  // namespace jx::hlo::eval

@@ -308,4 +308,20 @@ std::vector<Array> sort(const Instruction& inst, std::span<const Array> in) {
   return out;
 }
 
+std::vector<Array> while_loop(const Instruction& inst, std::span<const Array> in) {
+  const Computation& condition = *inst.called.at(0);
+  const Computation& body = *inst.called.at(1);
+  std::vector<Array> carry(in.begin(), in.end());
+  while (data<bool>(evaluate(condition, carry))[0]) carry = evaluate_outputs(body, carry);
+  return carry;
+}
+
+// XLA's rule: an index out of range runs the last branch.
+std::vector<Array> conditional(const Instruction& inst, std::span<const Array> in) {
+  auto branches = static_cast<std::int64_t>(inst.called.size());
+  std::int64_t k = data<std::int32_t>(in[0])[0];
+  if (k < 0 || k >= branches) k = branches - 1;
+  return evaluate_outputs(*inst.called.at(static_cast<std::size_t>(k)), in.subspan(1));
+}
+
 }  // namespace jx::hlo::eval

@@ -180,4 +180,17 @@ void Module::reserve_name(std::string_view name) {
   next_id_ = std::max(next_id_, id + 1);
 }
 
+std::vector<Computation*> program_computations(const Module& module) {
+  std::vector<Computation*> out;
+  std::function<void(Computation*)> visit = [&](Computation* c) {
+    if (std::find(out.begin(), out.end(), c) != out.end()) return;
+    out.push_back(c);
+    for (const Instruction* i : c->owned())
+      if (i->opcode == Opcode::kWhile || i->opcode == Opcode::kConditional)
+        for (Computation* callee : i->called) visit(callee);
+  };
+  visit(module.entry());
+  return out;
+}
+
 }  // namespace jx::hlo

@@ -134,6 +134,11 @@ class Module {
   int next_id_ = 1;
 };
 
+// The computations that run as programs of their own: the entry and, transitively, those a
+// while or conditional calls (not fusion bodies or reduce combiners). Fusion passes and the
+// backend treat each of them as an entry. The entry comes first.
+std::vector<Computation*> program_computations(const Module& module);
+
 // XLA's text form: `HloModule jit_f ...`, `ENTRY %main ...`, `ROOT %add.3 = f32[3]{0} add(...)`.
 std::string to_string(const Module& module);
 std::string to_string(const Instruction& inst);

@@ -25,6 +25,7 @@ struct PendingCall {
   Instruction* inst;
   std::string callee;
   std::size_t pos;
+  int slot;  // its index in `called` (a while's condition is 0, its body 1), or -1: appended
 };
 
 class Parser {
@@ -61,7 +62,15 @@ class Parser {
     for (const PendingCall& call : calls_) {
       auto it = computations_.find(call.callee);
       if (it == computations_.end()) fail_at(call.pos, "unknown computation %" + call.callee);
-      call.inst->called.push_back(it->second);
+      std::vector<Computation*>& called = call.inst->called;
+      if (call.slot < 0) {
+        called.push_back(it->second);
+        continue;
+      }
+      auto slot = static_cast<std::size_t>(call.slot);
+      if (called.size() <= slot) called.resize(slot + 1, nullptr);
+      if (called[slot]) fail_at(call.pos, "a second computation for the same role");
+      called[slot] = it->second;
     }
     if (layout) check_layout(*layout, layout_pos);
     return std::move(module_);
@@ -325,14 +334,25 @@ class Parser {
     }
   }
 
+  void callee(Instruction* inst, int slot) {
+    std::size_t at = here();
+    calls_.push_back({inst, percent_name("a computation name"), at, slot});
+  }
+
   void attribute(Instruction* inst) {
     std::size_t at = here();
     std::string key = name("an attribute name");
     expect('=');
-    if (key == "to_apply" || key == "calls") {
-      std::size_t callee_at = here();
-      calls_.push_back({inst, percent_name("a computation name"), callee_at});
-      return;
+    if (key == "to_apply" || key == "calls") return callee(inst, -1);
+    if (key == "condition") return callee(inst, 0);
+    if (key == "body") return callee(inst, 1);
+    if (key == "branch_computations") {
+      expect('{');
+      int slot = 0;
+      do {
+        callee(inst, slot++);
+      } while (accept(','));
+      return expect('}');
     }
     if (inst->attrs.has(key)) fail_at(at, "duplicate attribute '" + key + "'");
     if (key == "slice") return inst->attrs.set(key, slice_attr());

@@ -70,6 +70,25 @@ std::string attr_str(const std::string& name, const AttrValue& v) {
   return "{" + detail::join(ints, ",") + "}";
 }
 
+std::string callee_name(const Computation* c) { return "%" + (c ? c->name() : "<null>"); }
+
+// The called computations as XLA names them: to_apply=, calls=, condition= and body=,
+// branch_computations={...}.
+std::string called_str(const Instruction& inst) {
+  const auto& called = inst.called;
+  if (inst.opcode == Opcode::kConditional) {
+    std::vector<std::string> names;
+    for (const Computation* c : called) names.push_back(callee_name(c));
+    return ", branch_computations={" + detail::join(names, ", ") + "}";
+  }
+  if (inst.opcode == Opcode::kWhile && called.size() == 2)
+    return ", condition=" + callee_name(called[0]) + ", body=" + callee_name(called[1]);
+  std::string s;
+  for (const Computation* c : called)
+    s += (inst.opcode == Opcode::kReduce ? ", to_apply=" : ", calls=") + callee_name(c);
+  return s;
+}
+
 // Signature shapes print without layouts: `(p: f32[2,3]) -> f32[3]`.
 std::string signature_shape(const HloShape& s) {
   if (s.is_tuple) return s.str();
@@ -122,9 +141,7 @@ std::string to_string(const Instruction& inst) {
   os << ")";
   for (const auto& [name, value] : inst.attrs.entries())
     os << ", " << name << "=" << attr_str(name, value);
-  for (const Computation* c : inst.called)
-    os << ", " << (inst.opcode == Opcode::kReduce ? "to_apply" : "calls") << "=%"
-       << (c ? c->name() : "<null>");
+  os << called_str(inst);
   return os.str();
 }
 

@@ -21,6 +21,12 @@
 //   get-tuple-element     index=i
 //   fusion                kind=kLoop|kInput|kOutput, calls=%f: f's parameters take the operands'
 //                         shapes and its root has the fusion's shape (a tuple: multi-output)
+//   while                 condition=%c, body=%b: both take the operands' (arrays) shapes; c
+//                         returns pred[], b a tuple instruction of the result, the operands'
+//                         shapes as a tuple
+//   conditional           operands: s32[] index, then the branches' operands;
+//                         branch_computations={%b0, ...}: each takes those operands' shapes and
+//                         returns a tuple instruction of the result's (tuple) shape
 #include <algorithm>
 #include <functional>
 #include <unordered_map>
@@ -373,6 +379,19 @@ void check_get_tuple_element(const Instruction& i) {
     fail(i, "result shape must be " + t.tuple_shapes[k].str() + ", got " + i.shape.str());
 }
 
+// The parameters of `f`, called by `i`, take i's operands from `first` on.
+void check_parameters(const Instruction& i, const Computation& f, std::size_t first) {
+  const auto& ps = f.parameters();
+  std::size_t n = i.operands.size() - first;
+  if (ps.size() != n)
+    fail(i, "%" + f.name() + " takes " + std::to_string(ps.size()) + " parameter(s) for " +
+                std::to_string(n) + " operand(s)");
+  for (std::size_t k = 0; k < n; ++k)
+    if (!ps[k] || ps[k]->shape != i.operands[first + k]->shape)
+      fail(i, "parameter " + std::to_string(k) + " of %" + f.name() + " must be " +
+                  i.operands[first + k]->shape.str());
+}
+
 void check_fusion(const Instruction& i) {
   if (!i.attrs.has("kind") || !std::holds_alternative<std::string>(i.attrs.get("kind")))
     fail(i, "fusion needs kind=kLoop|kInput|kOutput");
@@ -381,16 +400,47 @@ void check_fusion(const Instruction& i) {
     fail(i, "unknown fusion kind " + kind);
   if (i.called.size() != 1) fail(i, "fusion needs one called computation");
   const Computation* f = i.called[0];
-  const auto& ps = f->parameters();
-  if (ps.size() != i.operands.size())
-    fail(i, "%" + f->name() + " takes " + std::to_string(ps.size()) + " parameter(s) for " +
-                std::to_string(i.operands.size()) + " operand(s)");
-  for (std::size_t k = 0; k < ps.size(); ++k)
-    if (!ps[k] || ps[k]->shape != i.operands[k]->shape)
-      fail(i, "parameter " + std::to_string(k) + " of %" + f->name() + " must be " +
-                  i.operands[k]->shape.str());
+  check_parameters(i, *f, 0);
   if (!f->root() || f->root()->shape != i.shape)
     fail(i, "the root of %" + f->name() + " must be " + i.shape.str());
+}
+
+// A while's body and a conditional's branches return their results as one tuple instruction.
+void check_tuple_root(const Instruction& i, const Computation& f) {
+  const Instruction* root = f.root();
+  if (!root || root->opcode != Opcode::kTuple || root->shape != i.shape)
+    fail(i, "the root of %" + f.name() + " must be a tuple " + i.shape.str() + ", got " +
+                (root ? root->shape.str() + " " + std::string(info(root->opcode).name) : "none"));
+}
+
+void check_while(const Instruction& i) {
+  if (i.called.size() != 2) fail(i, "while needs a condition and a body");
+  std::vector<HloShape> carry;
+  for (std::size_t k = 0; k < i.operands.size(); ++k) carry.push_back(array_operand(i, k));
+  HloShape want = HloShape::tuple(std::move(carry));
+  if (i.shape != want) fail(i, "result shape must be " + want.str() + ", got " + i.shape.str());
+  const Computation& condition = *i.called[0];
+  check_parameters(i, condition, 0);
+  HloShape pred = HloShape::array(bool_, {});
+  if (!condition.root() || condition.root()->shape != pred)
+    fail(i, "the condition %" + condition.name() + " must return pred[], got " +
+                (condition.root() ? condition.root()->shape.str() : "none"));
+  check_parameters(i, *i.called[1], 0);
+  check_tuple_root(i, *i.called[1]);
+}
+
+void check_conditional(const Instruction& i) {
+  if (i.operands.empty()) fail(i, "conditional needs a branch index operand");
+  const HloShape& index = array_operand(i, 0);
+  if (index != HloShape::array(int32, {}))
+    fail(i, "the branch index must be s32[], got " + index.str());
+  for (std::size_t k = 1; k < i.operands.size(); ++k) array_operand(i, k);
+  if (i.called.empty()) fail(i, "conditional needs at least one branch");
+  if (!i.shape.is_tuple) fail(i, "result must be a tuple, got " + i.shape.str());
+  for (const Computation* branch : i.called) {
+    check_parameters(i, *branch, 1);
+    check_tuple_root(i, *branch);
+  }
 }
 
 using Rule = void (*)(const Instruction&);
@@ -417,13 +467,21 @@ const std::unordered_map<Opcode, Rule>& rules() {
       {Opcode::kTuple, check_tuple},
       {Opcode::kGetTupleElement, check_get_tuple_element},
       {Opcode::kFusion, check_fusion},
+      {Opcode::kWhile, check_while},
+      {Opcode::kConditional, check_conditional},
   };
   return table;
 }
 
 bool may_be_tuple(Opcode op) {
   return op == Opcode::kParameter || op == Opcode::kTuple || op == Opcode::kGetTupleElement ||
-         op == Opcode::kFusion || op == Opcode::kSort;
+         op == Opcode::kFusion || op == Opcode::kSort || op == Opcode::kWhile ||
+         op == Opcode::kConditional;
+}
+
+bool calls_computations(Opcode op) {
+  return op == Opcode::kReduce || op == Opcode::kFusion || op == Opcode::kWhile ||
+         op == Opcode::kConditional;
 }
 
 void check_instruction(const Instruction& i, const std::unordered_set<const Computation*>& comps) {
@@ -434,10 +492,12 @@ void check_instruction(const Instruction& i, const std::unordered_set<const Comp
   if (i.shape.is_tuple && !may_be_tuple(i.opcode)) fail(i, "result must be an array");
   for (std::int64_t d : i.shape.dims)
     if (d < 0) fail(i, "dimension sizes must be >= 0, got " + i.shape.str());
-  if (!i.called.empty() && i.opcode != Opcode::kReduce && i.opcode != Opcode::kFusion)
+  if (!i.called.empty() && !calls_computations(i.opcode))
     fail(i, std::string(info(i.opcode).name) + " calls no computation");
-  for (const Computation* c : i.called)
-    if (!c || !comps.count(c)) fail(i, "calls a computation that is not in the module");
+  for (const Computation* c : i.called) {
+    if (!c) fail(i, "a called computation is missing");
+    if (!comps.count(c)) fail(i, "calls a computation that is not in the module");
+  }
   if (has_trait(i.opcode, kElementwise)) return check_elementwise(i);
   auto it = rules().find(i.opcode);
   if (it != rules().end()) it->second(i);

@@ -38,6 +38,11 @@ struct Eqn {
   std::vector<Var> outvars;
 };
 
+struct PartialEvalSplit {
+  std::vector<Eqn> known, unknown;
+  std::vector<bool> out_unknowns;  // one per outvar of the equation split
+};
+
 struct Jaxpr {
   std::vector<Var> constvars;
   std::vector<Var> invars;

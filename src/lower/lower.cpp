@@ -47,4 +47,19 @@ std::unique_ptr<hlo::Module> lower_jaxpr(const Jaxpr& jaxpr, const std::string& 
   return module;
 }
 
+hlo::Computation* lower_jaxpr_computation(hlo::Module& module, const ClosedJaxprData& jaxpr,
+                                          const std::string& name, bool tuple_root) {
+  hlo::Computation* c = module.add_computation(name);
+  hlo::Builder b(c);
+  std::vector<hlo::Instruction*> args;
+  for (const Array& value : jaxpr.consts) args.push_back(b.constant(value));
+  for (const Var& v : jaxpr.jaxpr.invars)
+    args.push_back(b.parameter(static_cast<std::int64_t>(args.size() - jaxpr.consts.size()),
+                               hlo::HloShape::array(v->aval.dtype, v->aval.shape)));
+  std::vector<hlo::Instruction*> results = lower_jaxpr_inline(b, jaxpr.jaxpr, args);
+  JX_CHECK(tuple_root || results.size() == 1, name << ": one output without a tuple root");
+  c->set_root(tuple_root ? hlo::Builder(c).tuple(results) : results[0]);
+  return c;
+}
+
 }  // namespace jx

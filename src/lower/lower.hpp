@@ -21,4 +21,10 @@ std::unique_ptr<hlo::Module> lower_jaxpr(const Jaxpr& jaxpr, const std::string& 
 std::vector<hlo::Instruction*> lower_jaxpr_inline(hlo::Builder& b, const Jaxpr& jaxpr,
                                                   std::span<hlo::Instruction* const> args);
 
+// Lowers a closed jaxpr into a new computation of `module` (the body of a loop or a branch):
+// its invars become parameters and its consts constants; the root is the tuple of its outputs,
+// or, with `tuple_root` false, its single output.
+hlo::Computation* lower_jaxpr_computation(hlo::Module& module, const ClosedJaxprData& jaxpr,
+                                          const std::string& name, bool tuple_root = true);
+
 }  // namespace jx

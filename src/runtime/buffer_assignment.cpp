@@ -74,7 +74,9 @@ ValueRef source_of(const Instruction* i) {
   while (i->opcode == Opcode::kGetTupleElement) {
     const Instruction* t = i->operands[0];
     auto k = static_cast<int>(i->attrs.get_int("index"));
-    if (t->opcode == Opcode::kFusion || t->opcode == Opcode::kSort) return {t, k};
+    if (t->opcode == Opcode::kFusion || t->opcode == Opcode::kSort || t->opcode == Opcode::kWhile ||
+        t->opcode == Opcode::kConditional)
+      return {t, k};
     if (t->opcode != Opcode::kTuple) break;
     i = t->operands[static_cast<std::size_t>(k)];
   }
@@ -217,6 +219,18 @@ BufferAssignment assign_buffers(const hlo::Computation& entry,
     }
     if (std::any_of(aliases.begin(), aliases.end(), [](int k) { return k >= 0; }))
       ba.in_place[i] = aliases;
+    // A while's second carry lives only while the loop runs (placed with its operands still
+    // live, so the loop's first copy never reads what it writes).
+    if (i->opcode == Opcode::kWhile) {
+      std::vector<Allocation>& spare = ba.spare_carry[i];
+      for (const hlo::HloShape* shape : shapes) {
+        Allocation a;
+        a.size = shape->byte_size();
+        a.offset = arena.allocate(aligned(a.size));
+        spare.push_back(a);
+      }
+      for (const Allocation& a : spare) arena.release(a.offset, aligned(a.size));
+    }
     // Operands whose last use is here give their space back — after this instruction's
     // outputs were placed, so an output never overlaps its inputs (unless in place).
     std::vector<ValueRef> sources;

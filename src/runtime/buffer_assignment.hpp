@@ -23,15 +23,15 @@ struct Allocation {
 };
 
 // An array value: an array-shaped instruction (element -1) or one output of a multi-output
-// fusion or a sort.
+// fusion, a sort, a while or a conditional.
 struct ValueRef {
   const hlo::Instruction* inst;
   int element = -1;
   auto operator<=>(const ValueRef&) const = default;
 };
 
-// The value an instruction stands for: get-tuple-element of a tuple, a multi-output fusion or a
-// sort aliases the element.
+// The value an instruction stands for: get-tuple-element of a tuple, a multi-output fusion, a
+// sort, a while or a conditional aliases the element.
 ValueRef source_of(const hlo::Instruction* inst);
 
 struct BufferAssignment {
@@ -43,6 +43,9 @@ struct BufferAssignment {
   std::map<const hlo::Instruction*, std::vector<int>> in_place;
   // Donated parameters living in an output's buffer: (parameter number, output number).
   std::vector<std::pair<int, int>> donations;
+  // Per while: arena buffers for a second copy of the carry, one per element; the loop's body
+  // writes each iteration's carry into the set it did not read from.
+  std::map<const hlo::Instruction*, std::vector<Allocation>> spare_carry;
   std::int64_t arena_bytes = 0;
 
   const Allocation& at(const hlo::Instruction* inst) const { return of.at(source_of(inst)); }

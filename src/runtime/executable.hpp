@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,8 @@
 #include "runtime/thunks.hpp"
 
 namespace jx::runtime {
+
+struct Scratch;  // per-thread buffers of one execution (executable.cpp)
 
 class Executable {
  public:
@@ -28,6 +31,9 @@ class Executable {
   // argument's buffer becomes its output's (when nothing else holds it; else it is copied
   // there) and the argument is deleted.
   std::vector<Array> execute(const std::vector<Array>& args) const;
+  // Runs the thunks on raw buffers, one per input and output aval, the outputs the caller's
+  // (distinct from the inputs): how control-flow thunks run their nested programs.
+  void run(std::span<void* const> params, std::span<void* const> outputs) const;
 
   const std::vector<ShapedArray>& in_avals() const { return in_avals_; }
   const std::vector<ShapedArray>& out_avals() const { return out_avals_; }
@@ -36,6 +42,8 @@ class Executable {
   std::size_t num_thunks() const { return thunks_.size(); }
 
  private:
+  void run_thunks(Scratch& scratch) const;
+
   std::vector<std::unique_ptr<Thunk>> thunks_;
   std::int64_t arena_bytes_;
   std::vector<ShapedArray> in_avals_, out_avals_;

@@ -1,4 +1,5 @@
-// Partial evaluation splits equations by data flow alone: it knows no primitive.
+// Partial evaluation splits equations by data flow, except where a primitive's partial_eval rule
+// splits an equation itself (one holding sub-jaxprs); it knows no primitive.
 #include "transforms/partial_eval.hpp"
 
 #include <unordered_map>
@@ -43,9 +44,23 @@ PartialEval partial_eval_jaxpr(const ClosedJaxprData& j, const std::vector<bool>
       known.eqns.push_back(eqn);
       continue;
     }
-    for (const Atom& a : eqn.inputs) residual(a);
-    for (const Var& v : eqn.outvars) unknown_vars.insert(v.get());
-    unknown.eqns.push_back(eqn);
+    if (!eqn.prim->partial_eval) {
+      for (const Atom& a : eqn.inputs) residual(a);
+      for (const Var& v : eqn.outvars) unknown_vars.insert(v.get());
+      unknown.eqns.push_back(eqn);
+      continue;
+    }
+    std::vector<bool> unknown_inputs;
+    for (const Atom& a : eqn.inputs) unknown_inputs.push_back(is_unknown(a));
+    PartialEvalSplit split = eqn.prim->partial_eval(eqn, unknown_inputs);
+    for (std::size_t k = 0; k < eqn.outvars.size(); ++k)
+      if (split.out_unknowns[k]) unknown_vars.insert(eqn.outvars[k].get());
+    known.eqns.insert(known.eqns.end(), split.known.begin(), split.known.end());
+    for (const Eqn& e : split.unknown) {
+      for (const Atom& a : e.inputs) residual(a);
+      for (const Var& v : e.outvars) unknown_vars.insert(v.get());
+      unknown.eqns.push_back(e);
+    }
   }
 
   PartialEval r;

@@ -30,12 +30,14 @@ bool mergeable(const hlo::Computation& entry, const Instruction& f) {
 }  // namespace
 
 bool FusionMerger::run(hlo::Module& module) {
-  hlo::Computation& entry = *module.entry();
-  return fusion::rewrite_to_fixed_point(entry, [&](Instruction* f) {
-    if (!mergeable(entry, *f)) return false;
-    for (Instruction* u : entry.users(f)) fusion::outline(entry, {{f, u}, {f}});
-    return true;
-  });
+  bool changed = false;
+  for (hlo::Computation* entry : hlo::program_computations(module))
+    changed |= fusion::rewrite_to_fixed_point(*entry, [&](Instruction* f) {
+      if (!mergeable(*entry, *f)) return false;
+      for (Instruction* u : entry->users(f)) fusion::outline(*entry, {{f, u}, {f}});
+      return true;
+    });
+  return changed;
 }
 
 }  // namespace jx::passes

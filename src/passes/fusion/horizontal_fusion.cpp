@@ -9,13 +9,15 @@ namespace jx::passes {
 
 using hlo::Instruction;
 
-bool HorizontalFusion::run(hlo::Module& module) {
-  hlo::Computation& entry = *module.entry();
+namespace {
+
+// Batches the small independent kernels of one program computation.
+bool fuse_program(hlo::Computation& entry) {
   std::vector<std::vector<Instruction*>> batches;
   for (Instruction* i : entry.instructions()) {
-    if (!fusion::is_kernel(*i) || i->shape.byte_size() > kMaxBytes) continue;
+    if (!fusion::is_kernel(*i) || i->shape.byte_size() > HorizontalFusion::kMaxBytes) continue;
     auto independent = [&](const std::vector<Instruction*>& batch) {
-      if (batch.size() >= kMaxKernels) return false;
+      if (batch.size() >= HorizontalFusion::kMaxKernels) return false;
       for (const Instruction* b : batch)
         if (fusion::reaches(entry, b, i) || fusion::reaches(entry, i, b)) return false;
       return true;
@@ -32,6 +34,14 @@ bool HorizontalFusion::run(hlo::Module& module) {
     fusion::outline(entry, {batch, {}});
     changed = true;
   }
+  return changed;
+}
+
+}  // namespace
+
+bool HorizontalFusion::run(hlo::Module& module) {
+  bool changed = false;
+  for (hlo::Computation* c : hlo::program_computations(module)) changed |= fuse_program(*c);
   return changed;
 }
 

@@ -204,10 +204,8 @@ class GroupBuilder {
   std::multimap<int, Instruction*> candidates_;
 };
 
-}  // namespace
-
-bool InstructionFusion::run(hlo::Module& module) {
-  hlo::Computation& entry = *module.entry();
+// Groups and outlines the fusions of one program computation (`entry` of its program).
+bool fuse_program(hlo::Computation& entry) {
   std::vector<Instruction*> order = entry.instructions();
   std::unordered_map<const Instruction*, int> position;
   for (std::size_t k = 0; k < order.size(); ++k) position[order[k]] = static_cast<int>(k);
@@ -244,6 +242,14 @@ bool InstructionFusion::run(hlo::Module& module) {
   }
   for (const Group& g : groups) fusion::outline(entry, g);
   return !groups.empty();
+}
+
+}  // namespace
+
+bool InstructionFusion::run(hlo::Module& module) {
+  bool changed = false;
+  for (hlo::Computation* c : hlo::program_computations(module)) changed |= fuse_program(*c);
+  return changed;
 }
 
 }  // namespace jx::passes

@@ -14,7 +14,9 @@ bool is_kernel(const Instruction& i) {
     case Opcode::kTuple:
     case Opcode::kGetTupleElement:
     case Opcode::kDot:
-    case Opcode::kSort:  // a host thunk, never outlined into a kernel
+    case Opcode::kSort:   // a host thunk, never outlined into a kernel
+    case Opcode::kWhile:  // control flow: nested programs
+    case Opcode::kConditional:
       return false;
     default:
       return true;

@@ -51,14 +51,16 @@ Instruction* sibling_of(const hlo::Computation& entry, Instruction& a) {
 }  // namespace
 
 bool MultiOutputFusion::run(hlo::Module& module) {
-  hlo::Computation& entry = *module.entry();
-  return fusion::rewrite_to_fixed_point(entry, [&](Instruction* i) {
-    Instruction* partner = consumer_to_join(entry, *i);
-    if (!partner) partner = sibling_of(entry, *i);
-    if (!partner) return false;
-    fusion::outline(entry, {{i, partner}, {}});
-    return true;
-  });
+  bool changed = false;
+  for (hlo::Computation* entry : hlo::program_computations(module))
+    changed |= fusion::rewrite_to_fixed_point(*entry, [&](Instruction* i) {
+      Instruction* partner = consumer_to_join(*entry, *i);
+      if (!partner) partner = sibling_of(*entry, *i);
+      if (!partner) return false;
+      fusion::outline(*entry, {{i, partner}, {}});
+      return true;
+    });
+  return changed;
 }
 
 }  // namespace jx::passes
