@@ -13,6 +13,7 @@ packages=(
   libopenblas-dev                # large CPU dots
   zlib1g-dev                     # gzipped datasets
   dataset-fashion-mnist          # the training example's data, under /usr/share/datasets
+  python3-numpy                  # tests check that NumPy reads the .npz files jx writes
 )
 for arg in "$@"; do
   case $arg in

@@ -1,5 +1,6 @@
 // .npz checkpoints: round trips of every pytree kind and dtype, the exact bytes of a saved file,
-// a file NumPy wrote, deflated entries, atomic replacement, and every error path.
+// the files real NumPy wrote (tests/fixtures) and NumPy reading ours, deflated entries, atomic
+// replacement, and every error path.
 #include <unistd.h>
 #include <zlib.h>
 #include <catch2/catch.hpp>
@@ -34,6 +35,14 @@ struct Model {
 };
 JX_PYTREE(Model, layers, stats, scale)
 
+// The entries of tests/fixtures/numpy_savez.npz, by name.
+struct NumpySavez {
+  jx::Array f32;
+  std::int64_t i64_0d = 0;
+  jx::Array flags, special, i32, u32, empty;
+};
+JX_PYTREE(NumpySavez, f32, i64_0d, flags, special, i32, u32, empty)
+
 }  // namespace jx_npz_test
 
 namespace jx {
@@ -44,6 +53,7 @@ using jx::testing::error_of;
 using jx::testing::exact_error_of;
 using jx_npz_test::Mlp;
 using jx_npz_test::Model;
+using jx_npz_test::NumpySavez;
 
 // A fresh directory, removed with everything in it at the end of the test.
 struct Scratch {
@@ -307,75 +317,232 @@ TEST_CASE("npz: the bytes of a saved file follow the zip and NPY layouts", "[npz
   CHECK(read_bytes(tmp / "x.npz") == local + npy + central + end);
 }
 
-// np.savez(path, a=np.arange(6, dtype='<f4').reshape(2, 3), b=np.array(7, dtype='<i8')), byte
-// for byte. NumPy calls zipfile.ZipFile(path, 'w', ZIP_STORED, allowZip64=True) and, per array,
-// zf.open(name + '.npy', 'w', force_zip64=True) around numpy.lib.format.write_array; these are
-// the bytes that Python 3.11.7's zipfile writes for that, with the two .npy files as NumPy
-// 1.24+ formats them (header dict, 21 - len(str(shape[0])) spare spaces, padding to 64 bytes).
-// Python 3.11's forced zip64 puts 0xffffffff sizes, version 45 and a zip64 extra field (the
-// real sizes) in each local header; the central directory holds the plain sizes.
-const unsigned char kNumpySavez[] = {
-    0x50, 0x4b, 0x03, 0x04, 0x2d, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x21, 0x00, 0x4f, 0xe9,
-    0x00, 0x2a, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x05, 0x00, 0x14, 0x00, 0x61, 0x2e,
-    0x6e, 0x70, 0x79, 0x01, 0x00, 0x10, 0x00, 0x98, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x98,
-    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 0x01, 0x00, 0x76,
-    0x00, 0x7b, 0x27, 0x64, 0x65, 0x73, 0x63, 0x72, 0x27, 0x3a, 0x20, 0x27, 0x3c, 0x66, 0x34, 0x27,
-    0x2c, 0x20, 0x27, 0x66, 0x6f, 0x72, 0x74, 0x72, 0x61, 0x6e, 0x5f, 0x6f, 0x72, 0x64, 0x65, 0x72,
-    0x27, 0x3a, 0x20, 0x46, 0x61, 0x6c, 0x73, 0x65, 0x2c, 0x20, 0x27, 0x73, 0x68, 0x61, 0x70, 0x65,
-    0x27, 0x3a, 0x20, 0x28, 0x32, 0x2c, 0x20, 0x33, 0x29, 0x2c, 0x20, 0x7d, 0x20, 0x20, 0x20, 0x20,
-    0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20,
-    0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20,
-    0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20,
-    0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x0a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0x3f, 0x00,
-    0x00, 0x00, 0x40, 0x00, 0x00, 0x40, 0x40, 0x00, 0x00, 0x80, 0x40, 0x00, 0x00, 0xa0, 0x40, 0x50,
-    0x4b, 0x03, 0x04, 0x2d, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x21, 0x00, 0x23, 0xb8, 0xf0,
-    0x6c, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x05, 0x00, 0x14, 0x00, 0x62, 0x2e, 0x6e,
-    0x70, 0x79, 0x01, 0x00, 0x10, 0x00, 0x88, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x88, 0x00,
-    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 0x01, 0x00, 0x76, 0x00,
-    0x7b, 0x27, 0x64, 0x65, 0x73, 0x63, 0x72, 0x27, 0x3a, 0x20, 0x27, 0x3c, 0x69, 0x38, 0x27, 0x2c,
-    0x20, 0x27, 0x66, 0x6f, 0x72, 0x74, 0x72, 0x61, 0x6e, 0x5f, 0x6f, 0x72, 0x64, 0x65, 0x72, 0x27,
-    0x3a, 0x20, 0x46, 0x61, 0x6c, 0x73, 0x65, 0x2c, 0x20, 0x27, 0x73, 0x68, 0x61, 0x70, 0x65, 0x27,
-    0x3a, 0x20, 0x28, 0x29, 0x2c, 0x20, 0x7d, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20,
-    0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20,
-    0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20,
-    0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20,
-    0x20, 0x20, 0x20, 0x20, 0x20, 0x0a, 0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x50, 0x4b,
-    0x01, 0x02, 0x2d, 0x03, 0x2d, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x21, 0x00, 0x4f, 0xe9,
-    0x00, 0x2a, 0x98, 0x00, 0x00, 0x00, 0x98, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00, 0x00, 0x00,
-    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0x01, 0x00, 0x00, 0x00, 0x00, 0x61, 0x2e, 0x6e, 0x70,
-    0x79, 0x50, 0x4b, 0x01, 0x02, 0x2d, 0x03, 0x2d, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x21,
-    0x00, 0x23, 0xb8, 0xf0, 0x6c, 0x88, 0x00, 0x00, 0x00, 0x88, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00,
-    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0x01, 0xcf, 0x00, 0x00, 0x00, 0x62,
-    0x2e, 0x6e, 0x70, 0x79, 0x50, 0x4b, 0x05, 0x06, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x02, 0x00,
-    0x66, 0x00, 0x00, 0x00, 0x8e, 0x01, 0x00, 0x00, 0x00, 0x00,
+// The checked-in archives that real NumPy wrote (tests/fixtures/make_npz_fixtures.py). The
+// values below are that script's, written out again here: the oracle, apart from the reader.
+std::string fixture(const std::string& name) { return std::string(JX_TEST_FIXTURES) + "/" + name; }
+
+// The entries of a zip archive in file order, from the local headers alone: the name, the
+// compression method, and the stored bytes (the local header's compressed size; Python 3.11.2's
+// zipfile and jx both write the real sizes there).
+struct LocalEntry {
+  std::size_t offset;
+  std::string name;
+  int method;
+  std::string data;
 };
+std::vector<LocalEntry> local_entries(const std::string& zip) {
+  auto u16 = [&](std::size_t at) {
+    return unsigned(std::uint8_t(zip[at])) | unsigned(std::uint8_t(zip[at + 1])) << 8;
+  };
+  auto u32 = [&](std::size_t at) {
+    return std::uint32_t(u16(at)) | std::uint32_t(u16(at + 2)) << 16;
+  };
+  std::vector<LocalEntry> out;
+  std::size_t at = 0;
+  while (zip.compare(at, 4, "PK\3\4") == 0) {
+    std::size_t name_len = u16(at + 26), extra_len = u16(at + 28), size = u32(at + 18);
+    std::size_t data = at + 30 + name_len + extra_len;
+    out.push_back({at, zip.substr(at + 30, name_len), int(u16(at + 8)), zip.substr(data, size)});
+    at = data + size;
+  }
+  return out;
+}
+
+// What np.savez(path, f32=..., i64_0d=..., ...) stored, as arrays built here.
+std::map<std::string, Array> numpy_savez_expected() {
+  const double inf = std::numeric_limits<double>::infinity();
+  return {
+      {"f32", np::array(std::vector<float>{-1.0f, -0.5f, 0.0f, 0.5f, 1.0f, 1.5f}, {2, 3})},
+      {"i64_0d", np::array(std::vector<std::int64_t>{-1234567890123}, {})},
+      {"flags", np::array({true, false, true, true})},
+      {"special",
+       np::array(std::vector<double>{std::numeric_limits<double>::quiet_NaN(), inf, -inf, -0.0,
+                                     std::numeric_limits<double>::denorm_min(), 1e308},
+                 {3, 2})},
+      {"i32", np::array({std::numeric_limits<int>::min(), -1, 0, std::numeric_limits<int>::max()})},
+      {"u32", np::array(std::vector<std::uint32_t>{0, 1, 0xffffffffu}, {3})},
+      {"empty", np::array(std::vector<float>{}, {0, 3})},
+  };
+}
 
 TEST_CASE("npz: reads the archive np.savez writes", "[npz]") {
+  std::string path = fixture("numpy_savez.npz");
+  auto entries = load_npz_entries(path);
+  REQUIRE(names_of(entries) ==
+          std::vector<std::string>{"empty", "f32", "flags", "i32", "i64_0d", "special", "u32"});
+  CHECK(entries.at("f32").aval().str() == "f32[2,3]");
+  CHECK(entries.at("i64_0d").aval().str() == "i64[]");
+  CHECK(entries.at("flags").aval().str() == "bool[4]");
+  CHECK(entries.at("special").aval().str() == "f64[3,2]");
+  CHECK(entries.at("i32").aval().str() == "i32[4]");
+  CHECK(entries.at("u32").aval().str() == "u32[3]");
+  CHECK(entries.at("empty").aval().str() == "f32[0,3]");
+  CHECK(entries.at("f32").to_vector<float>() == std::vector<float>{-1, -0.5, 0, 0.5, 1, 1.5});
+  CHECK(entries.at("i64_0d").item<std::int64_t>() == -1234567890123);
+  CHECK(entries.at("flags").to_vector<bool>() == std::vector<bool>{true, false, true, true});
+  CHECK(entries.at("i32").to_vector<int>() == std::vector<int>{-2147483647 - 1, -1, 0, 2147483647});
+  CHECK(entries.at("u32").to_vector<std::uint32_t>() ==
+        std::vector<std::uint32_t>{0, 1, 4294967295u});
+  CHECK(entries.at("empty").to_vector<float>().empty());
+  // Bit patterns: NumPy's NaN is the quiet NaN 0x7ff8..., -0.0 keeps its sign, 5e-324 is the
+  // smallest denormal.
+  std::vector<std::uint64_t> bits(6);
+  std::vector<double> special = entries.at("special").to_vector<double>();
+  REQUIRE(special.size() == 6);
+  std::memcpy(bits.data(), special.data(), 48);
+  CHECK(bits == std::vector<std::uint64_t>{0x7ff8000000000000, 0x7ff0000000000000,
+                                           0xfff0000000000000, 0x8000000000000000, 1,
+                                           0x7fe1ccf385ebc8a0});  // 1e308
+
+  std::map<std::string, Array> expected = numpy_savez_expected();
+  for (const auto& [name, want] : expected) {
+    INFO("entry " << name);
+    CHECK(bit_identical(entries.at(name), want));
+  }
+  // With `like` (zeros, one scalar leaf) and as a struct whose fields name the entries.
+  auto like = expected;
+  zero_leaves(like);
+  CHECK(same_leaves(load_npz(path, like), expected));
+  auto scalar = load_npz(path, std::map<std::string, std::int64_t>{{"i64_0d", 0}});
+  CHECK(scalar.at("i64_0d") == -1234567890123);
+  auto s = load_npz<NumpySavez>(path);
+  CHECK(s.i64_0d == -1234567890123);
+  CHECK(bit_identical(s.f32, expected.at("f32")));
+  CHECK(bit_identical(s.flags, expected.at("flags")));
+  CHECK(bit_identical(s.special, expected.at("special")));
+  CHECK(bit_identical(s.i32, expected.at("i32")));
+  CHECK(bit_identical(s.u32, expected.at("u32")));
+  CHECK(bit_identical(s.empty, expected.at("empty")));
+}
+
+TEST_CASE("npz: our .npy entries are NumPy's, byte for byte", "[npz]") {
   Scratch tmp;
-  std::string numpy(reinterpret_cast<const char*>(kNumpySavez), sizeof kNumpySavez);
-  REQUIRE(numpy.size() == 522);
-  write_bytes(tmp / "np.npz", numpy);
-  auto entries = load_npz_entries(tmp / "np.npz");
-  REQUIRE(names_of(entries) == std::vector<std::string>{"a", "b"});
-  CHECK(entries.at("a").aval() == ShapedArray{{2, 3}, float32, false});
-  CHECK(entries.at("a").to_vector<float>() == std::vector<float>{0, 1, 2, 3, 4, 5});
-  CHECK(entries.at("b").aval() == ShapedArray{{}, int64, false});
-  CHECK(entries.at("b").item<std::int64_t>() == 7);
-  auto like = std::map<std::string, Array>{{"b", np::zeros({}, int64)}};
-  CHECK(load_npz(tmp / "np.npz", like).at("b").item<std::int64_t>() == 7);
+  std::string numpy = read_bytes(fixture("numpy_savez.npz"));
+  save_npz(tmp / "jx.npz", numpy_savez_expected());
+  std::map<std::string, std::string> theirs, ours;
+  for (const auto& e : local_entries(numpy)) theirs[e.name] = e.data;
+  for (const auto& e : local_entries(read_bytes(tmp / "jx.npz"))) ours[e.name] = e.data;
+  REQUIRE(theirs.size() == 7);
+  for (const auto& [name, data] : theirs) {
+    INFO("entry " << name);
+    CHECK(ours.count(name) == 1);
+    CHECK(ours[name] == data);
+  }
+  CHECK(ours.size() == theirs.size());
 
-  // Our NPY entries are NumPy's, byte for byte: the .npy files of both archives agree.
-  save_npz(tmp / "jx.npz", std::map<std::string, Array>{{"a", entries.at("a")}, {"b", 7L}});
-  std::string ours = read_bytes(tmp / "jx.npz");
-  CHECK(ours.substr(30 + 5, 152) == numpy.substr(30 + 5 + 20, 152));              // a.npy
-  CHECK(ours.substr(187 + 30 + 5, 136) == numpy.substr(207 + 30 + 5 + 20, 136));  // b.npy
+  // Python 3.11.2 (which wrote the fixture) puts the real sizes and version 2.0 in the local
+  // headers, then a zip64 extra field; newer ones (3.11.4+, 3.12) put 0xffffffff there and
+  // version 4.5, the sizes only in the extra field. Read that as well.
+  std::string newer = numpy;
+  for (const auto& e : local_entries(numpy))
+    newer.replace(e.offset + 4, 2, le16(45)).replace(e.offset + 18, 8, std::string(8, '\xff'));
+  REQUIRE(newer != numpy);
+  write_bytes(tmp / "newer.npz", newer);
+  auto entries = load_npz_entries(tmp / "newer.npz");
+  for (const auto& [name, want] : numpy_savez_expected()) {
+    INFO("entry " << name);
+    CHECK(bit_identical(entries.at(name), want));
+  }
+}
 
-  // Older Pythons write the real sizes and version 2.0 into the local headers: read as well.
-  std::string older = numpy;
-  older.replace(4, 2, le16(20)).replace(18, 8, le32(152) + le32(152));
-  older.replace(207 + 4, 2, le16(20)).replace(207 + 18, 8, le32(136) + le32(136));
-  write_bytes(tmp / "older.npz", older);
-  CHECK(load_npz_entries(tmp / "older.npz").at("b").item<std::int64_t>() == 7);
+TEST_CASE("npz: reads the archive np.savez_compressed writes", "[npz]") {
+  std::string path = fixture("numpy_savez_compressed.npz");
+  std::vector<LocalEntry> zip = local_entries(read_bytes(path));
+  REQUIRE(zip.size() == 3);
+  for (const auto& e : zip) CHECK(e.method == 8);  // deflated
+  CHECK(zip[0].name == "ramp.npy");
+  CHECK(zip[0].data.size() < 8000 / 10);  // 8000 bytes of data: deflate really shrank them
+
+  auto entries = load_npz_entries(path);
+  REQUIRE(names_of(entries) == std::vector<std::string>{"flag", "half", "ramp"});
+  CHECK(entries.at("ramp").aval().str() == "i32[20,100]");
+  CHECK(entries.at("half").aval().str() == "f64[3]");
+  CHECK(entries.at("flag").aval().str() == "bool[]");
+  std::vector<int> ramp(2000);
+  for (int i = 0; i < 2000; ++i) ramp[i] = i % 7;
+  std::vector<int> got = entries.at("ramp").to_vector<int>();
+  REQUIRE(got.size() == ramp.size());
+  auto diff = std::mismatch(got.begin(), got.end(), ramp.begin());
+  CHECK(diff.first - got.begin() == 2000);  // the index of the first wrong element, if any
+  CHECK(entries.at("half").to_vector<double>() == std::vector<double>{0.5, -0.25, 1e-300});
+  CHECK(entries.at("flag").item<bool>() == true);
+
+  auto back = load_npz(path, std::map<std::string, Array>{{"ramp", np::zeros({20, 100}, int32)},
+                                                          {"half", np::zeros({3}, float64)}});
+  CHECK(bit_identical(back.at("ramp"), entries.at("ramp")));
+  CHECK(load_npz(path, std::map<std::string, bool>{{"flag", false}}).at("flag") == true);
+}
+
+TEST_CASE("npz: reads the archive np.savez(path, x, y) writes: arr_0, arr_1", "[npz]") {
+  std::string path = fixture("numpy_savez_positional.npz");
+  auto entries = load_npz_entries(path);
+  REQUIRE(names_of(entries) == std::vector<std::string>{"arr_0", "arr_1"});
+  CHECK(entries.at("arr_0").aval().str() == "f32[3]");
+  CHECK(entries.at("arr_0").to_vector<float>() == std::vector<float>{1.5f, -2.0f, 3.0f});
+  CHECK(entries.at("arr_1").aval().str() == "i32[1,2]");
+  CHECK(entries.at("arr_1").to_vector<int>() == std::vector<int>{7, 8});
+  // A tree that is one leaf is "arr_0", as for np.savez(path, x).
+  CHECK(load_npz<Array>(path).to_vector<float>() == std::vector<float>{1.5f, -2.0f, 3.0f});
+  auto back = load_npz(path, std::map<std::string, Array>{{"arr_1", np::zeros({1, 2}, int32)}});
+  CHECK(back.at("arr_1").to_vector<int>() == std::vector<int>{7, 8});
+}
+
+// Runs `command`, returning its exit status and what it printed on stdout and stderr.
+std::pair<int, std::string> run_command(const std::string& command) {
+  std::string out;
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char buf[4096];
+  while (std::size_t n = std::fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
+  return {::pclose(pipe), out};
+}
+
+TEST_CASE("npz: NumPy reads the archive jx writes", "[npz]") {
+  const std::string python = "/usr/bin/python3";
+  if (run_command(python + " -c 'import numpy'").first != 0) {
+    WARN("skipped: " << python << " with NumPy is missing (apt install python3-numpy)");
+    return;
+  }
+  Scratch tmp;
+  Model model{
+      {Mlp{np::array(std::vector<float>{1, 2, 3, 4}, {2, 2}), np::array({0.5f, -0.5f}),
+           np::array(std::vector<float>{-1, 2}, {2, 1})}},
+      {{"f32", np::array(std::vector<float>{1.5f, -0.0f, kNaN, kInf, -kInf, kDenormal}, {2, 3})},
+       {"f64", np::array(std::vector<double>{0.1, -1e308, 5e-324})},
+       {"f64_0d", np::array(2.5)},
+       {"flags", np::array({true, false, true})},
+       {"i32", np::array({std::numeric_limits<int>::min(), 0, std::numeric_limits<int>::max()})},
+       {"i64", np::array(std::vector<std::int64_t>{-(std::int64_t{1} << 62), 5}, {2, 1})},
+       {"u32", np::array(std::vector<std::uint32_t>{0xffffffffu, 0, 17}, {3})},
+       {"empty", np::zeros({0, 3}, int64)}},
+      0.75f};
+  save_npz(tmp / "model.npz", model);
+  // NumPy checks every CRC (testzip), loads each entry (allow_pickle=False) and prints it.
+  write_bytes(tmp / "read.py",
+              "import sys, zipfile\n"
+              "import numpy as np\n"
+              "assert zipfile.ZipFile(sys.argv[1]).testzip() is None\n"
+              "with np.load(sys.argv[1], allow_pickle=False) as z:\n"
+              "    for name in sorted(z.files):\n"
+              "        a = z[name]\n"
+              "        assert a.flags.c_contiguous\n"
+              "        print(name, a.dtype.str, a.shape, a.tolist())\n");
+  auto [status, out] =
+      run_command(python + " '" + tmp / "read.py" + "' '" + tmp / "model.npz" + "'");
+  CHECK(status == 0);
+  CHECK(out ==
+        "layers/0/b1 <f4 (2,) [0.5, -0.5]\n"
+        "layers/0/w1 <f4 (2, 2) [[1.0, 2.0], [3.0, 4.0]]\n"
+        "layers/0/w2 <f4 (2, 1) [[-1.0], [2.0]]\n"
+        "scale <f4 () 0.75\n"
+        "stats/empty <i8 (0, 3) []\n"
+        "stats/f32 <f4 (2, 3) [[1.5, -0.0, nan], [inf, -inf, 1.401298464324817e-45]]\n"
+        "stats/f64 <f8 (3,) [0.1, -1e+308, 5e-324]\n"
+        "stats/f64_0d <f8 () 2.5\n"
+        "stats/flags |b1 (3,) [True, False, True]\n"
+        "stats/i32 <i4 (3,) [-2147483648, 0, 2147483647]\n"
+        "stats/i64 <i8 (2, 1) [[-4611686018427387904], [5]]\n"
+        "stats/u32 <u4 (3,) [4294967295, 0, 17]\n");
 }
 
 TEST_CASE("npz: reads deflated entries (np.savez_compressed) and NPY 2.0 and 3.0", "[npz]") {
