@@ -10,6 +10,7 @@
 #include "lower/lower.hpp"
 #include "primitives/ad_rules.hpp"
 #include "primitives/elementwise.hpp"
+#include "primitives/sub_jaxprs.hpp"
 #include "trace/staging.hpp"
 #include "trace/tracer.hpp"
 #include "transforms/vmap.hpp"
@@ -24,20 +25,16 @@ namespace {
 using Avals = std::span<const ShapedArray>;
 using Ins = std::span<const Array>;
 using Operands = std::span<hlo::Instruction* const>;
+using sub::avals_str;
+using sub::count_param;
+using sub::jaxpr_param;
+using sub::same_types;
+using sub::size_param;
+using sub::trace_converted;
 
-const Jaxpr& jaxpr_param(const Params& params, const char* name) {
-  return params.get(name).as_jaxpr()->jaxpr;
-}
-std::size_t count_param(const Params& params, const char* name) {
-  return static_cast<std::size_t>(params.get(name).as_int());
-}
 std::vector<Array> slice_of(Ins xs, std::size_t begin, std::size_t n) {
   return {xs.begin() + static_cast<std::ptrdiff_t>(begin),
           xs.begin() + static_cast<std::ptrdiff_t>(begin + n)};
-}
-std::vector<Array> concat(std::vector<Array> a, const std::vector<Array>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
 }
 
 // The operands call_jaxpr takes: its closed-over values (the first `num_consts`) and the
@@ -94,9 +91,9 @@ void def_custom_jvp_call(Primitive& p) {
     std::size_t nc = count_param(params, "num_consts"), nr = count_param(params, "num_rule_consts");
     check_consts_not_differentiated(tangents, nc + nr, "custom_jvp");
     std::size_t n = primals.size() - nc - nr;
-    std::vector<Array> args = concat(slice_of(primals, nc, nr), slice_of(primals, nc + nr, n));
-    args = concat(std::move(args),
-                  instantiate_all(tangents.subspan(nc + nr), primals.subspan(nc + nr)));
+    std::vector<Array> args = sub::concat(slice_of(primals, nc, nr), slice_of(primals, nc + nr, n));
+    args = sub::concat(std::move(args),
+                       instantiate_all(tangents.subspan(nc + nr), primals.subspan(nc + nr)));
     std::vector<Array> outs = eval_jaxpr(jaxpr_param(params, "jvp_jaxpr"), {}, args);
     std::size_t m = outs.size() / 2;
     return JvpResult{slice_of(outs, 0, m), slice_of(outs, m, m)};
@@ -113,13 +110,13 @@ void def_custom_vjp_call(Primitive& p) {
     check_consts_not_differentiated(tangents, nc + nr, "custom_vjp");
     std::size_t first_arg = nc + nr, n = primals.size() - first_arg;
     std::vector<Array> args = slice_of(primals, first_arg, n);
-    std::vector<Array> fwd_outs =
-        eval_jaxpr(jaxpr_param(params, "fwd_jaxpr"), {}, concat(slice_of(primals, nc, nf), args));
+    std::vector<Array> fwd_outs = eval_jaxpr(jaxpr_param(params, "fwd_jaxpr"), {},
+                                             sub::concat(slice_of(primals, nc, nf), args));
     const Jaxpr& call = jaxpr_param(params, "call_jaxpr");
     std::size_t m = call.outvars.size();
     std::vector<Array> lin_in = slice_of(primals, nc + nf, nb);
-    lin_in = concat(std::move(lin_in), slice_of(fwd_outs, m, fwd_outs.size() - m));
-    lin_in = concat(std::move(lin_in), instantiate_all(tangents.subspan(first_arg), args));
+    lin_in = sub::concat(std::move(lin_in), slice_of(fwd_outs, m, fwd_outs.size() - m));
+    lin_in = sub::concat(std::move(lin_in), instantiate_all(tangents.subspan(first_arg), args));
     std::vector<Param> out_avals;
     for (const ShapedArray& a : call.out_avals())
       out_avals.push_back(Param::tuple({Param::ints(a.shape), Param::dtype(a.dtype)}));
@@ -255,42 +252,6 @@ const bool kRegistered =
      def_custom_call_batch(custom_jvp_call_p, false),
      def_custom_call_batch(custom_vjp_call_p, true), true);
 
-// ---- tracing the user's functions and rules ----
-
-std::string avals_str(const std::vector<ShapedArray>& avals) {
-  std::ostringstream os;
-  os << "[";
-  for (std::size_t i = 0; i < avals.size(); ++i) os << (i ? ", " : "") << avals[i].str();
-  os << "]";
-  return os.str();
-}
-
-bool same_types(const std::vector<ShapedArray>& a, const std::vector<ShapedArray>& b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (a[i].shape != b[i].shape || a[i].dtype != b[i].dtype) return false;
-  return true;
-}
-
-std::vector<ShapedArray> take(const std::vector<ShapedArray>& v, std::size_t begin, std::size_t n) {
-  return {v.begin() + static_cast<std::ptrdiff_t>(begin),
-          v.begin() + static_cast<std::ptrdiff_t>(begin + n)};
-}
-
-// Traces fn and closure-converts it: its closed-over values are appended to `operands`.
-Param trace_converted(const detail::FlatFn& fn, const std::vector<ShapedArray>& avals,
-                      const std::string& name, std::vector<Array>& operands, std::size_t& count,
-                      std::vector<ShapedArray>* out_avals = nullptr) {
-  std::vector<Array> consts;
-  ClosedJaxprData j = convert_constvars(trace::trace_to_jaxpr(fn, avals, name), consts);
-  if (out_avals) *out_avals = j.jaxpr.out_avals();
-  count = consts.size();
-  operands.insert(operands.end(), consts.begin(), consts.end());
-  return Param::jaxpr(std::make_shared<const ClosedJaxprData>(std::move(j)));
-}
-
-Param size_param(std::size_t n) { return Param::integer(static_cast<std::int64_t>(n)); }
-
 }  // namespace
 
 namespace lax {
@@ -311,17 +272,17 @@ std::vector<Array> custom_jvp_call(const FlatFn& f, const FlatFn& jvp,
   jvp_in.insert(jvp_in.end(), avals.begin(), avals.end());
   Param rule = trace_converted(jvp, jvp_in, "custom_jvp rule", operands, nr, &rule_avals);
   std::size_t m = out_avals.size();
-  if (rule_avals.size() != 2 * m || !same_types(take(rule_avals, 0, m), out_avals))
+  if (rule_avals.size() != 2 * m || !same_types(sub::slice(rule_avals, 0, m), out_avals))
     throw TypeError(
         "Custom JVP rule must produce primal outputs with the same shapes and dtypes "
         "as the primal function: the function gives " +
         avals_str(out_avals) + " and the rule " +
-        avals_str(take(rule_avals, 0, rule_avals.size() / 2)) + ".");
-  if (!same_types(take(rule_avals, m, m), out_avals))
+        avals_str(sub::slice(rule_avals, 0, rule_avals.size() / 2)) + ".");
+  if (!same_types(sub::slice(rule_avals, m, m), out_avals))
     throw TypeError(
         "Custom JVP rule must produce primal and tangent outputs with equal shapes and "
         "dtypes, but got primal " +
-        avals_str(out_avals) + " and tangent " + avals_str(take(rule_avals, m, m)) + ".");
+        avals_str(out_avals) + " and tangent " + avals_str(sub::slice(rule_avals, m, m)) + ".");
   operands.insert(operands.end(), args.begin(), args.end());
   return trace::bind(custom_jvp_call_p, std::move(operands),
                      {{"call_jaxpr", call},
@@ -338,13 +299,13 @@ std::vector<Array> custom_vjp_call(const FlatFn& f, const FlatFn& fwd, const Fla
   Param call = trace_converted(f, avals, "custom_vjp", operands, nc, &out_avals);
   Param fwd_j = trace_converted(fwd, avals, "custom_vjp fwd", operands, nf, &fwd_avals);
   std::size_t m = out_avals.size();
-  if (fwd_avals.size() < m || !same_types(take(fwd_avals, 0, m), out_avals))
+  if (fwd_avals.size() < m || !same_types(sub::slice(fwd_avals, 0, m), out_avals))
     throw TypeError(
         "Custom VJP fwd rule must produce outputs with the same shapes and dtypes as "
         "the primal function: the function gives " +
         avals_str(out_avals) + " and fwd " +
-        avals_str(take(fwd_avals, 0, std::min(m, fwd_avals.size()))) + ".");
-  std::vector<ShapedArray> bwd_in = take(fwd_avals, m, fwd_avals.size() - m);
+        avals_str(sub::slice(fwd_avals, 0, std::min(m, fwd_avals.size()))) + ".");
+  std::vector<ShapedArray> bwd_in = sub::slice(fwd_avals, m, fwd_avals.size() - m);
   bwd_in.insert(bwd_in.end(), out_avals.begin(), out_avals.end());
   Param bwd_j = trace_converted(bwd, bwd_in, "custom_vjp bwd", operands, nb, &bwd_avals);
   if (!same_types(bwd_avals, avals))
