@@ -51,7 +51,7 @@ R call_branches(const Array& index,
   for (std::size_t b = 0; b < branches.size(); ++b)
     flat.push_back([&, b](const std::vector<Array>& xs) {
       protos[b].emplace(call_rebuilt(branches[b], xs, operands...));
-      tree::TreeDef first = tree::structure(*protos[0]), mine = tree::structure(*protos[b]);
+      auto first = tree::structure(*protos[0]), mine = tree::structure(*protos[b]);
       if (!(mine == first)) throw_structure_mismatch(who, b, first.str(), mine.str());
       return tree::leaves(*protos[b]);
     });

@@ -3,7 +3,6 @@
 #include <sstream>
 #include <unordered_set>
 
-#include "jaxpr/dce.hpp"
 #include "jx/lax.hpp"
 #include "support/check.hpp"
 #include "trace/staging.hpp"
@@ -78,17 +77,6 @@ ClosedJaxprData select_outputs(ClosedJaxprData j, const std::vector<std::size_t>
   for (std::size_t k : order) out.push_back(j.jaxpr.outvars.at(k));
   j.jaxpr.outvars = std::move(out);
   return j;
-}
-
-ClosedJaxprData drop_inputs(const ClosedJaxprData& j, const std::vector<bool>& keep) {
-  DceResult live = dce_jaxpr(j);
-  std::vector<Var> in;
-  for (std::size_t i = 0; i < keep.size(); ++i) {
-    JX_CHECK(keep[i] || !live.used_inputs[i], "drop_inputs: input " << i << " is read");
-    if (keep[i]) in.push_back(live.jaxpr.jaxpr.invars[i]);
-  }
-  live.jaxpr.jaxpr.invars = std::move(in);
-  return live.jaxpr;
 }
 
 std::vector<bool> dependent_outputs(const Jaxpr& j, const std::vector<bool>& marked) {

@@ -42,9 +42,6 @@ ClosedJaxprData with_unused_inputs(ClosedJaxprData j, std::size_t at,
 ClosedJaxprData permute_inputs(ClosedJaxprData j, const std::vector<std::size_t>& order);
 // j with its outvars reordered or dropped: new outvar k is old outvar order[k].
 ClosedJaxprData select_outputs(ClosedJaxprData j, const std::vector<std::size_t>& order);
-// j without the inputs not marked in `keep`, which its live equations must not read (dead code
-// is removed first).
-ClosedJaxprData drop_inputs(const ClosedJaxprData& j, const std::vector<bool>& keep);
 // Which outputs of j read (through data flow) an input marked in `marked`.
 std::vector<bool> dependent_outputs(const Jaxpr& j, const std::vector<bool>& marked);
 

@@ -7,6 +7,7 @@
 #include "primitives/ad_rules.hpp"
 #include "primitives/sub_jaxprs.hpp"
 #include "transforms/jvp.hpp"
+#include "transforms/partial_eval.hpp"
 
 namespace jx {
 
@@ -43,14 +44,23 @@ bool promote_weak_carry(std::vector<Array>& init, const std::vector<ShapedArray>
   return changed;
 }
 
-std::vector<bool> carry_fixed_point(const Jaxpr& body, const std::vector<bool>& consts,
+Reach data_flow(const Jaxpr& body) {
+  return [&body](const std::vector<bool>& in) { return sub::dependent_outputs(body, in); };
+}
+
+Reach unknowns(const ClosedJaxprData& body) {
+  return [&body](const std::vector<bool>& in) {
+    return partial_eval_jaxpr(body, in, std::vector<bool>(body.jaxpr.outvars.size(), false))
+        .out_unknowns;
+  };
+}
+
+std::vector<bool> carry_fixed_point(const Reach& reach, const std::vector<bool>& consts,
                                     std::vector<bool> carry,
                                     const std::vector<ShapedArray>& carry_avals,
                                     const std::vector<bool>& xs) {
   for (bool changed = true; changed;) {
-    std::vector<bool> marked = sub::concat(sub::concat(consts, carry), xs);
-    marked.resize(body.invars.size(), false);
-    std::vector<bool> reached = sub::dependent_outputs(body, marked);
+    std::vector<bool> reached = reach(sub::concat(sub::concat(consts, carry), xs));
     changed = false;
     for (std::size_t k = 0; k < carry.size(); ++k) {
       bool counts = carry_avals.empty() || ad::has_tangent(carry_avals[k].dtype);

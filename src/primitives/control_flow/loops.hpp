@@ -2,6 +2,7 @@
 // elements a property (a tangent, a batch axis) reaches, the jvp of a loop body, the HLO while.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "hlo/builder.hpp"
@@ -20,10 +21,16 @@ void check_body_signature(const Jaxpr& body, const std::vector<ShapedArray>& in,
 // (`0.0` as the init of an f32 accumulator); returns whether any did, so the body is retraced.
 bool promote_weak_carry(std::vector<Array>& init, const std::vector<ShapedArray>& next);
 
+// Which outputs of a body a property of its inputs reaches: data flow (tangents, batch axes)
+// or unknown-ness under partial evaluation (where control flow nested in the body splits).
+using Reach = std::function<std::vector<bool>(const std::vector<bool>& inputs)>;
+Reach data_flow(const Jaxpr& body);
+Reach unknowns(const ClosedJaxprData& body);
+
 // Which carry elements a property reaches when the body runs again and again: those marked,
-// and those whose next value reads a marked const, carry or x. With `carry_avals`, only
-// elements of a dtype with tangents count.
-std::vector<bool> carry_fixed_point(const Jaxpr& body, const std::vector<bool>& consts,
+// and those whose next value it reaches from a marked const, carry element or x. With
+// `carry_avals`, only elements of a dtype with tangents count.
+std::vector<bool> carry_fixed_point(const Reach& reach, const std::vector<bool>& consts,
                                     std::vector<bool> carry,
                                     const std::vector<ShapedArray>& carry_avals,
                                     const std::vector<bool>& xs = {});

@@ -110,6 +110,15 @@ std::vector<hlo::Instruction*> lower_scan(hlo::Builder& b, std::span<hlo::Instru
                                           const Params& params, Avals out) {
   ScanParams s(params);
   std::size_t nx = s.num_xs(ops.size()), m = out.size() - s.nn;
+  auto zeros = [&](const ShapedArray& y) {
+    return b.broadcast(b.constant(lax::convert_element_type(Array(0), y.dtype)), y.shape, {});
+  };
+  if (s.length == 0) {  // no trip: the init carry and empty ys
+    std::vector<hlo::Instruction*> r(ops.begin() + static_cast<std::ptrdiff_t>(s.nc),
+                                     ops.begin() + static_cast<std::ptrdiff_t>(s.nc + s.nn));
+    for (std::size_t j = 0; j < m; ++j) r.push_back(zeros(out[s.nn + j]));
+    return r;
+  }
   std::vector<ShapedArray> avals;
   for (hlo::Instruction* op : ops) avals.push_back(ShapedArray{op->shape.dims, op->shape.dtype});
   std::vector<ShapedArray> loop_avals{ShapedArray{{}, int32}};
@@ -156,11 +165,7 @@ std::vector<hlo::Instruction*> lower_scan(hlo::Builder& b, std::span<hlo::Instru
   loop_ops.push_back(b.constant(Array(std::int32_t{0})));
   loop_ops.insert(loop_ops.end(), ops.begin() + static_cast<std::ptrdiff_t>(s.nc),
                   ops.begin() + static_cast<std::ptrdiff_t>(s.nc + s.nn));
-  for (std::size_t j = 0; j < m; ++j) {
-    const ShapedArray& y = out[s.nn + j];
-    hlo::Instruction* zero = b.constant(lax::convert_element_type(Array(0), y.dtype));
-    loop_ops.push_back(b.broadcast(zero, y.shape, {}));
-  }
+  for (std::size_t j = 0; j < m; ++j) loop_ops.push_back(zeros(out[s.nn + j]));
   std::vector<hlo::Instruction*> all = lower_loop(b, loop_ops, cond, 0, body, s.nc + nx);
   return sub::slice(all, s.nc + nx + 1, s.nn + m);
 }
@@ -178,8 +183,8 @@ JvpResult scan_jvp(Ins primals, Ins tangents, const Params& params) {
   };
   std::vector<bool> consts_nz = nonzero(0, s.nc), xs_nz = nonzero(s.nc + s.nn, nx);
   std::vector<ShapedArray> carry_avals = detail::avals_of(sub::slice(p, s.nc, s.nn));
-  std::vector<bool> carry_nz =
-      carry_fixed_point(s.body->jaxpr, consts_nz, nonzero(s.nc, s.nn), carry_avals, xs_nz);
+  std::vector<bool> carry_nz = carry_fixed_point(data_flow(s.body->jaxpr), consts_nz,
+                                                 nonzero(s.nc, s.nn), carry_avals, xs_nz);
   JvpLoopBody jb = jvp_loop_body(*s.body, consts_nz, carry_nz, nx, xs_nz);
   auto with_tangents = [&](std::size_t begin, const std::vector<bool>& nz, bool instantiate) {
     std::vector<Array> v = sub::slice(p, begin, nz.size());
@@ -211,8 +216,8 @@ PartialEvalSplit scan_partial_eval(const Eqn& eqn, const std::vector<bool>& unkn
   std::size_t nx = s.num_xs(eqn.inputs.size()), m = eqn.outvars.size() - s.nn;
   std::vector<bool> consts_u = sub::slice(unknown_inputs, 0, s.nc),
                     xs_u = sub::slice(unknown_inputs, s.nc + s.nn, nx);
-  std::vector<bool> carry_u =
-      carry_fixed_point(s.body->jaxpr, consts_u, sub::slice(unknown_inputs, s.nc, s.nn), {}, xs_u);
+  std::vector<bool> carry_u = carry_fixed_point(unknowns(*s.body), consts_u,
+                                                sub::slice(unknown_inputs, s.nc, s.nn), {}, xs_u);
   std::vector<bool> in_u = sub::concat(sub::concat(consts_u, carry_u), xs_u);
   std::vector<bool> instantiate = carry_u;
   instantiate.resize(s.nn + m, false);
@@ -350,8 +355,8 @@ BatchResult scan_batch(Ins args, std::span<const BatchDim> dims, const Params& p
   for (const BatchDim& d : dims) batched.push_back(d.has_value());
   std::vector<bool> consts_b = sub::slice(batched, 0, s.nc),
                     xs_b = sub::slice(batched, s.nc + s.nn, nx);
-  std::vector<bool> carry_b =
-      carry_fixed_point(s.body->jaxpr, consts_b, sub::slice(batched, s.nc, s.nn), {}, xs_b);
+  std::vector<bool> carry_b = carry_fixed_point(data_flow(s.body->jaxpr), consts_b,
+                                                sub::slice(batched, s.nc, s.nn), {}, xs_b);
   std::vector<bool> out_b =
       sub::dependent_outputs(s.body->jaxpr, sub::concat(sub::concat(consts_b, carry_b), xs_b));
   std::vector<Array> all(args.begin(), args.end());

@@ -14,6 +14,7 @@
 #include "trace/staging.hpp"
 #include "trace/tracer.hpp"
 #include "transforms/jvp.hpp"
+#include "transforms/partial_eval.hpp"
 #include "transforms/vmap.hpp"
 
 namespace jx {
@@ -72,7 +73,7 @@ JvpResult while_jvp(Ins primals, Ins tangents, const Params& params) {
   for (std::size_t k = 0; k < w.nb; ++k) bconst_nz.push_back(!ad::is_zero(tangents[w.nc + k]));
   for (std::size_t k = 0; k < n; ++k) carry_nz.push_back(!ad::is_zero(tangents[w.nc + w.nb + k]));
   std::vector<ShapedArray> carry_avals = w.body->jaxpr.out_avals();
-  carry_nz = carry_fixed_point(w.body->jaxpr, bconst_nz, carry_nz, carry_avals);
+  carry_nz = carry_fixed_point(data_flow(w.body->jaxpr), bconst_nz, carry_nz, carry_avals);
 
   JvpLoopBody jb = jvp_loop_body(*w.body, bconst_nz, carry_nz, 0);
   std::vector<Array> cconsts(primals.begin(), primals.begin() + static_cast<std::ptrdiff_t>(w.nc));
@@ -99,26 +100,30 @@ PartialEvalSplit while_partial_eval(const Eqn& eqn, const std::vector<bool>& unk
   WhileParams w(eqn.params);
   std::size_t n = eqn.outvars.size();
   std::vector<bool> bconsts_u = sub::slice(unknown_inputs, w.nc, w.nb);
-  std::vector<bool> carry_u =
-      carry_fixed_point(w.body->jaxpr, bconsts_u, sub::slice(unknown_inputs, w.nc + w.nb, n), {});
+  std::vector<bool> carry_u = carry_fixed_point(unknowns(*w.body), bconsts_u,
+                                                sub::slice(unknown_inputs, w.nc + w.nb, n), {});
   std::vector<bool> cond_u = sub::concat(sub::slice(unknown_inputs, 0, w.nc), carry_u);
-  if (sub::dependent_outputs(w.cond->jaxpr, cond_u)[0]) return {{}, {eqn}, std::vector<bool>(n, true)};
+  if (unknowns(*w.cond)(cond_u)[0]) return {{}, {eqn}, std::vector<bool>(n, true)};
 
-  std::vector<bool> keep_carry, keep_body;
-  for (bool u : carry_u) keep_carry.push_back(!u);
-  for (bool u : sub::concat(bconsts_u, carry_u)) keep_body.push_back(!u);
-  std::vector<std::size_t> known_outs;
-  for (std::size_t k = 0; k < n; ++k)
-    if (!carry_u[k]) known_outs.push_back(k);
+  // The known parts of cond and body: they read only the known inputs.
+  std::size_t known_n = static_cast<std::size_t>(std::count(carry_u.begin(), carry_u.end(), false));
+  ClosedJaxprData cond = partial_eval_jaxpr(*w.cond, cond_u, {false}).known;
+  ClosedJaxprData body =
+      partial_eval_jaxpr(*w.body, sub::concat(bconsts_u, carry_u), carry_u).known;
   Eqn known{&while_p, {}, eqn.params, {}}, unknown = eqn;
-  known.params.set("cond_jaxpr", Param::jaxpr(std::make_shared<const ClosedJaxprData>(sub::drop_inputs(
-                                     *w.cond, sub::concat(std::vector<bool>(w.nc, true), keep_carry)))));
-  known.params.set("body_jaxpr", Param::jaxpr(std::make_shared<const ClosedJaxprData>(sub::drop_inputs(
-                                     sub::select_outputs(*w.body, known_outs), keep_body))));
-  known.params.set("body_nconsts",
-                   sub::size_param(static_cast<std::size_t>(std::count(keep_body.begin(), keep_body.begin() + static_cast<std::ptrdiff_t>(w.nb), true))));
+  known.params.set("cond_jaxpr", Param::jaxpr(std::make_shared<const ClosedJaxprData>(
+                                     sub::select_outputs(std::move(cond), {0}))));
+  known.params.set("body_jaxpr",
+                   Param::jaxpr(std::make_shared<const ClosedJaxprData>(
+                       sub::select_outputs(std::move(body), sub::range(0, known_n)))));
+  known.params.set("body_nconsts", sub::size_param(static_cast<std::size_t>(
+                                       std::count(bconsts_u.begin(), bconsts_u.end(), false))));
+  known.params.set(
+      "cond_nconsts",
+      sub::size_param(static_cast<std::size_t>(
+          std::count(cond_u.begin(), cond_u.begin() + static_cast<std::ptrdiff_t>(w.nc), false))));
   for (std::size_t k = 0; k < eqn.inputs.size(); ++k)
-    if (k < w.nc || !(k < w.nc + w.nb ? bconsts_u[k - w.nc] : carry_u[k - w.nc - w.nb]))
+    if (!(k < w.nc + w.nb ? unknown_inputs[k] : carry_u[k - w.nc - w.nb]))
       known.inputs.push_back(eqn.inputs[k]);
   for (std::size_t k = 0; k < n; ++k) {
     if (!carry_u[k]) {
@@ -143,8 +148,9 @@ BatchResult while_batch(Ins args, std::span<const BatchDim> dims, const Params& 
   std::vector<BatchDim> all_dims(dims.begin(), dims.end());
   std::vector<bool> batched;
   for (const BatchDim& d : dims) batched.push_back(d.has_value());
-  std::vector<bool> carry_b = carry_fixed_point(w.body->jaxpr, sub::slice(batched, w.nc, w.nb),
-                                                sub::slice(batched, w.nc + w.nb, n), {});
+  std::vector<bool> carry_b =
+      carry_fixed_point(data_flow(w.body->jaxpr), sub::slice(batched, w.nc, w.nb),
+                        sub::slice(batched, w.nc + w.nb, n), {});
   bool pred_b =
       sub::dependent_outputs(w.cond->jaxpr, sub::concat(sub::slice(batched, 0, w.nc), carry_b))[0];
   if (pred_b) carry_b.assign(n, true);

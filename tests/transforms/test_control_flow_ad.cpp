@@ -1,0 +1,893 @@
+// Autodiff through structured control flow (lax::cond, switch_, while_loop, fori_loop, scan):
+// forward and reverse mode against finite differences (check_grads), closed forms and
+// hand-written backpropagation on the host; jit(grad) against eager grad; higher order; the
+// reverse-mode error of while_loop.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include <jx/jx.hpp>
+
+#include "support/check_grads.hpp"
+#include "support/error_of.hpp"
+
+namespace jx {
+namespace {
+
+using jx::testing::check_grads;
+using jx::testing::error_of;
+using Arrays = std::vector<Array>;
+
+std::vector<double> values(const Array& x) { return x.to_vector<double>(); }
+
+Array f64(const std::vector<double>& v, const Shape& shape) {
+  return np::array(v, shape).astype(float64);
+}
+Array i32(std::int32_t v) { return np::array(Array(v)).astype(int32); }
+
+std::vector<double> random_values(std::size_t n, std::mt19937& rng, double scale = 1.0) {
+  std::uniform_real_distribution<double> u(-scale, scale);
+  std::vector<double> v(n);
+  for (double& e : v) e = u(rng);
+  return v;
+}
+
+void require_close(const Array& got, const std::vector<double>& want, double tol = 1e-9) {
+  std::vector<double> g = values(got);
+  REQUIRE(g.size() == want.size());
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    INFO("element " << i);
+    CHECK(g[i] == Approx(want[i]).epsilon(tol).margin(tol));
+  }
+}
+void require_close(const Array& got, const Array& want, double tol = 1e-9) {
+  REQUIRE(got.shape() == want.shape());
+  CHECK(got.dtype() == want.dtype());
+  require_close(got, values(want), tol);
+}
+
+const char* const kWhileReverseError =
+    "Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop with dynamic "
+    "start/stop values. Try using lax.scan, or using fori_loop with static start/stop.";
+
+// ---- the functions under test ----------------------------------------------------------------
+
+// cond with the pred computed from the data; `y` enters the branches by capture, not as an
+// operand.
+Array cond_fn(const Array& x, const Array& y) {
+  return lax::cond(
+      np::sum(x) > 0.0, [&](const Array& a) { return np::sin(a) * y + a * a; },
+      [&](const Array& a) { return np::exp(a) * y * y - a; }, x);
+}
+
+// switch_ over three branches taking two operands; `w` captured.
+Array switch_fn(const Array& index, const Array& x, const Array& y, const Array& w) {
+  return lax::switch_(
+      index,
+      std::tuple{[&](const Array& a, const Array& b) { return a * b + w; },
+                 [&](const Array& a, const Array& b) { return np::sin(a) - b * w; },
+                 [&](const Array& a, const Array& b) { return np::tanh(a * b) * w * w; }},
+      x, y);
+}
+
+// An RNN over the rows of xs: h = tanh(W h + U x_t + b); loss = the sum of every h_t.
+Array rnn_loss(const Array& w, const Array& u, const Array& b, const Array& xs, const Array& h0) {
+  auto [h, hs] = lax::scan(
+      [&](const Array& h_, const Array& x) {
+        Array next = np::tanh(np::matmul(w, h_) + np::matmul(u, x) + b);
+        return std::pair{next, next};
+      },
+      h0, xs);
+  return np::sum(hs);
+}
+
+// The same RNN and its gradients (W, U, b) by hand: forward, then backpropagation through time.
+struct RnnHost {
+  double loss = 0;
+  std::vector<double> dw, du, db;
+};
+RnnHost rnn_host(const std::vector<double>& w, const std::vector<double>& u,
+                 const std::vector<double>& b, const std::vector<double>& xs,
+                 const std::vector<double>& h0, int steps, int n) {
+  auto at = [n](int i, int j) { return static_cast<std::size_t>(i * n + j); };
+  std::vector<std::vector<double>> hs{h0};
+  RnnHost out;
+  for (int t = 0; t < steps; ++t) {
+    std::vector<double> next(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      double a = b[static_cast<std::size_t>(i)];
+      for (int j = 0; j < n; ++j)
+        a += w[at(i, j)] * hs.back()[static_cast<std::size_t>(j)] + u[at(i, j)] * xs[at(t, j)];
+      next[static_cast<std::size_t>(i)] = std::tanh(a);
+      out.loss += next[static_cast<std::size_t>(i)];
+    }
+    hs.push_back(next);
+  }
+  out.dw.assign(static_cast<std::size_t>(n * n), 0);
+  out.du.assign(static_cast<std::size_t>(n * n), 0);
+  out.db.assign(static_cast<std::size_t>(n), 0);
+  std::vector<double> da_next(static_cast<std::size_t>(n), 0);  // dL/da_{t+1}
+  for (int t = steps; t >= 1; --t) {
+    const std::vector<double>& h = hs[static_cast<std::size_t>(t)];
+    const std::vector<double>& prev = hs[static_cast<std::size_t>(t - 1)];
+    std::vector<double> da(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      double dh = 1;  // from the loss directly
+      for (int k = 0; k < n; ++k) dh += w[at(k, i)] * da_next[static_cast<std::size_t>(k)];
+      da[static_cast<std::size_t>(i)] =
+          dh * (1 - h[static_cast<std::size_t>(i)] * h[static_cast<std::size_t>(i)]);
+    }
+    for (int i = 0; i < n; ++i) {
+      double d = da[static_cast<std::size_t>(i)];
+      out.db[static_cast<std::size_t>(i)] += d;
+      for (int j = 0; j < n; ++j) {
+        out.dw[at(i, j)] += d * prev[static_cast<std::size_t>(j)];
+        out.du[at(i, j)] += d * xs[at(t - 1, j)];
+      }
+    }
+    da_next = da;
+  }
+  return out;
+}
+
+// A scan run from the last row of xs to the first: c = c * sin(x) + x * y; ys are the carries.
+std::pair<Array, Array> reverse_scan(const Array& c0, const Array& xs, const Array& y) {
+  return lax::scan(
+      [&](const Array& c, const Array& x) {
+        Array next = c * np::sin(x) + x * y;
+        return std::pair{next, next * next};
+      },
+      c0, xs, {.reverse = true});
+}
+
+// 10 steps of x = x - 0.1 sin(x) y, with static bounds.
+Array fori_relax(const Array& x, const Array& y) {
+  return lax::fori_loop(
+      0, 10, [&](const Array&, const Array& c) { return c - 0.1 * np::sin(c) * y; }, x);
+}
+
+// A scan whose body branches on the sign of its x: c * x, or c + x * x * w.
+std::pair<Array, Array> scan_with_cond(const Array& c0, const Array& xs, const Array& w) {
+  return lax::scan(
+      [&](const Array& c, const Array& x) {
+        Array next = lax::cond(
+            x > 0.0, [&](const Array& cc, const Array& xx) { return cc * xx + np::sin(w); },
+            [&](const Array& cc, const Array& xx) { return cc + xx * xx * w; }, c, x);
+        return std::pair{next, np::cos(next)};
+      },
+      c0, xs);
+}
+
+// x -> x * x, k times, in a while_loop with an int32 counter in the carry.
+std::tuple<Array, Array> square_k_times(const Array& x, std::int32_t k) {
+  return lax::while_loop(
+      [k](const std::tuple<Array, Array>& s) { return std::get<0>(s) < k; },
+      [](const std::tuple<Array, Array>& s) {
+        return std::tuple<Array, Array>{std::get<0>(s) + 1, std::get<1>(s) * std::get<1>(s)};
+      },
+      std::tuple<Array, Array>{i32(0), x});
+}
+
+}  // namespace
+
+// ---- cond and switch -------------------------------------------------------------------------
+
+TEST_CASE("control flow AD: cond with a data-dependent pred, both branches, vs finite differences",
+          "[control_flow_ad]") {
+  auto f = [](const Arrays& a) { return cond_fn(a[0], a[1]); };
+  Array y = f64({0.7, -1.3, 0.4}, {3});
+  SECTION("true branch") {
+    Array x = f64({0.5, 1.2, -0.3}, {3});
+    REQUIRE(np::sum(x).item<double>() > 0);
+    check_grads(f, {x, y}, 2);
+    // Closed form: d/dx sum(sin(x) y + x^2) = cos(x) y + 2x; d/dy = sin(x).
+    std::vector<double> xv = values(x), yv = values(y), gx, gy;
+    for (int i = 0; i < 3; ++i) {
+      gx.push_back(std::cos(xv[i]) * yv[i] + 2 * xv[i]);
+      gy.push_back(std::sin(xv[i]));
+    }
+    auto loss = [](const Array& a, const Array& b) { return np::sum(cond_fn(a, b)); };
+    auto [dx, dy] = grad<0, 1>(loss)(x, y);
+    require_close(dx, gx);
+    require_close(dy, gy);
+    auto [jdx, jdy] = jit(grad<0, 1>(loss))(x, y);
+    require_close(jdx, dx, 1e-12);
+    require_close(jdy, dy, 1e-12);
+  }
+  SECTION("false branch") {
+    Array x = f64({-0.5, 0.2, -0.9}, {3});
+    REQUIRE(np::sum(x).item<double>() < 0);
+    check_grads(f, {x, y}, 2);
+    // d/dx sum(exp(x) y^2 - x) = exp(x) y^2 - 1; d/dy = 2 exp(x) y.
+    std::vector<double> xv = values(x), yv = values(y), gx, gy;
+    for (int i = 0; i < 3; ++i) {
+      gx.push_back(std::exp(xv[i]) * yv[i] * yv[i] - 1);
+      gy.push_back(2 * std::exp(xv[i]) * yv[i]);
+    }
+    auto loss = [](const Array& a, const Array& b) { return np::sum(cond_fn(a, b)); };
+    auto [dx, dy] = grad<0, 1>(loss)(x, y);
+    require_close(dx, gx);
+    require_close(dy, gy);
+    auto [jdx, jdy] = jit(grad<0, 1>(loss))(x, y);
+    require_close(jdx, dx, 1e-12);
+    require_close(jdy, dy, 1e-12);
+  }
+}
+
+TEST_CASE("control flow AD: cond capturing a concrete outside array and a traced one",
+          "[control_flow_ad]") {
+  Array outside = f64({2.0, -1.0}, {2});  // a constant: contributes to values, not gradients
+  auto f = [&](const Arrays& a) {
+    const Array& s = a[1];  // traced, captured by the true branch only
+    return lax::cond(
+        np::min(a[0]) > 0.0, [&](const Array& x) { return x * outside * s; },
+        [&](const Array& x) { return x * x * outside; }, a[0]);
+  };
+  check_grads(f, {f64({0.3, 0.8}, {2}), f64({1.5, 0.5}, {2})}, 2);
+  check_grads(f, {f64({-0.3, 0.8}, {2}), f64({1.5, 0.5}, {2})}, 2);
+  auto loss = [&](const Array& x, const Array& s) { return np::sum(f({x, s})); };
+  auto [dx, ds] = grad<0, 1>(loss)(f64({0.3, 0.8}, {2}), f64({1.5, 0.5}, {2}));
+  require_close(dx, {2.0 * 1.5, -1.0 * 0.5});
+  require_close(ds, {0.3 * 2.0, 0.8 * -1.0});
+  auto [ex, es] = grad<0, 1>(loss)(f64({-0.3, 0.8}, {2}), f64({1.5, 0.5}, {2}));
+  require_close(ex, {2 * -0.3 * 2.0, 2 * 0.8 * -1.0});
+  require_close(es, {0.0, 0.0});  // the false branch does not read s
+}
+
+TEST_CASE("control flow AD: switch_ over three branches, an integer index, clamped",
+          "[control_flow_ad]") {
+  Array x = f64({0.4, -0.7}, {2}), y = f64({1.1, 0.6}, {2}), w = f64({0.9, -0.2}, {2});
+  std::vector<double> xv = values(x), yv = values(y), wv = values(w);
+  for (std::int32_t index : {-3, 0, 1, 2, 7}) {
+    INFO("index " << index);
+    auto f = [index](const Arrays& a) { return switch_fn(i32(index), a[0], a[1], a[2]); };
+    check_grads(f, {x, y, w}, 2);
+    // The index passed as an argument too: check_grads leaves integers alone.
+    auto g = [](const Arrays& a) { return switch_fn(a[0], a[1], a[2], a[3]); };
+    check_grads(g, {i32(index), x, y, w}, 1);
+    auto loss = [](const Array& i, const Array& a, const Array& b, const Array& c) {
+      return np::sum(switch_fn(i, a, b, c));
+    };
+    auto [dx, dy, dw] = grad<1, 2, 3>(loss)(i32(index), x, y, w);
+    std::vector<double> gx, gy, gw;
+    int branch = std::clamp(index, 0, 2);
+    for (int i = 0; i < 2; ++i) {
+      double a = xv[i], b = yv[i], c = wv[i];
+      if (branch == 0) {
+        gx.push_back(b), gy.push_back(a), gw.push_back(1);
+      } else if (branch == 1) {
+        gx.push_back(std::cos(a)), gy.push_back(-c), gw.push_back(-b);
+      } else {
+        double s = 1 - std::tanh(a * b) * std::tanh(a * b);
+        gx.push_back(s * b * c * c), gy.push_back(s * a * c * c);
+        gw.push_back(2 * std::tanh(a * b) * c);
+      }
+    }
+    require_close(dx, gx);
+    require_close(dy, gy);
+    require_close(dw, gw);
+    auto [jx_, jy, jw] = jit(grad<1, 2, 3>(loss))(i32(index), x, y, w);
+    require_close(jx_, dx, 1e-12);
+    require_close(jy, dy, 1e-12);
+    require_close(jw, dw, 1e-12);
+  }
+}
+
+TEST_CASE("control flow AD: grad(grad) through cond matches the closed form", "[control_flow_ad]") {
+  // f(x) = x^3 if x > 0 else sin(x): f'' = 6x, or -sin(x).
+  auto f = [](const Array& x) {
+    return lax::cond(
+        x > 0.0, [](const Array& a) { return a * a * a; },
+        [](const Array& a) { return np::sin(a); }, x);
+  };
+  auto d2 = grad(grad(f));
+  for (double x : {1.5, 0.25, -0.5, -2.0}) {
+    INFO("x = " << x);
+    double want = x > 0 ? 6 * x : -std::sin(x);
+    CHECK(d2(Array(x)).item<double>() == Approx(want).epsilon(1e-12));
+    CHECK(jit(d2)(Array(x)).item<double>() == Approx(want).epsilon(1e-12));
+    CHECK(grad(grad(grad(f)))(Array(x)).item<double>() ==
+          Approx(x > 0 ? 6.0 : -std::cos(x)).epsilon(1e-12));
+  }
+}
+
+// ---- scan ------------------------------------------------------------------------------------
+
+TEST_CASE("control flow AD: an RNN as a scan over 20 steps, vs finite differences and BPTT",
+          "[control_flow_ad]") {
+  std::mt19937 rng(7);
+  const int n = 4, steps = 20;
+  std::vector<double> wv = random_values(16, rng, 0.5), uv = random_values(16, rng, 0.5),
+                      bv = random_values(4, rng, 0.3), xv = random_values(80, rng),
+                      hv = random_values(4, rng, 0.5);
+  Array w = f64(wv, {4, 4}), u = f64(uv, {4, 4}), b = f64(bv, {4}), xs = f64(xv, {20, 4}),
+        h0 = f64(hv, {4});
+  RnnHost want = rnn_host(wv, uv, bv, xv, hv, steps, n);
+  CHECK(rnn_loss(w, u, b, xs, h0).item<double>() == Approx(want.loss).epsilon(1e-12));
+
+  auto [gw, gu, gb] = grad<0, 1, 2>(rnn_loss)(w, u, b, xs, h0);
+  require_close(gw, want.dw);
+  require_close(gu, want.du);
+  require_close(gb, want.db);
+
+  auto [jw, ju, jb] = jit(grad<0, 1, 2>(rnn_loss))(w, u, b, xs, h0);
+  require_close(jw, gw, 1e-12);
+  require_close(ju, gu, 1e-12);
+  require_close(jb, gb, 1e-12);
+
+  auto [value, vg] = value_and_grad<0, 1, 2>(rnn_loss)(w, u, b, xs, h0);
+  CHECK(value.item<double>() == Approx(want.loss).epsilon(1e-12));
+  require_close(std::get<0>(vg), want.dw);
+
+  // Every argument (xs and h0 too), forward and reverse mode.
+  check_grads([](const Arrays& a) { return rnn_loss(a[0], a[1], a[2], a[3], a[4]); },
+              {w, u, b, xs, h0}, 1);
+  // The hidden states themselves, not just their sum.
+  check_grads(
+      [](const Arrays& a) {
+        return lax::scan(
+                   [&](const Array& h, const Array& x) {
+                     Array next = np::tanh(np::matmul(a[0], h) + np::matmul(a[1], x) + a[2]);
+                     return std::pair{next, next};
+                   },
+                   a[4], a[3])
+            .second;
+      },
+      {w, u, b, f64(random_values(24, rng), {6, 4}), h0}, 2);
+}
+
+TEST_CASE("control flow AD: a reverse scan, vs a backward host loop and finite differences",
+          "[control_flow_ad]") {
+  std::vector<double> xv = {0.3, -0.8, 1.1, 0.5, -0.2, 0.9};
+  Array c0 = Array(0.7), xs = f64(xv, {6}), y = Array(-0.4);
+  auto [c, ys] = reverse_scan(c0, xs, y);
+  std::vector<double> want_ys(6);
+  double cv = 0.7;
+  for (int t = 5; t >= 0; --t) {
+    cv = cv * std::sin(xv[t]) + xv[t] * -0.4;
+    want_ys[t] = cv * cv;
+  }
+  CHECK(c.item<double>() == Approx(cv).epsilon(1e-12));
+  require_close(ys, want_ys, 1e-12);
+
+  auto both = [](const Arrays& a) {
+    auto [cc, yy] = reverse_scan(a[0], a[1], a[2]);
+    return cc + np::sum(yy);
+  };
+  check_grads(both, {Array(0.7), xs, Array(-0.4)}, 2);
+  check_grads([](const Arrays& a) { return reverse_scan(a[0], a[1], a[2]).second; },
+              {Array(0.7), xs, Array(-0.4)}, 2);
+
+  // d c_final / d c0 = prod_t sin(x_t).
+  auto final_c = [](const Array& a, const Array& b, const Array& d) {
+    return reverse_scan(a, b, d).first;
+  };
+  double prod = 1;
+  for (double x : xv) prod *= std::sin(x);
+  CHECK(grad(final_c)(Array(0.7), xs, Array(-0.4)).item<double>() == Approx(prod).epsilon(1e-12));
+  auto loss = [](const Array& a, const Array& b, const Array& d) {
+    auto [cc, yy] = reverse_scan(a, b, d);
+    return cc + np::sum(yy);
+  };
+  auto [g0, g1, g2] = grad<0, 1, 2>(loss)(Array(0.7), xs, Array(-0.4));
+  auto [j0, j1, j2] = jit(grad<0, 1, 2>(loss))(Array(0.7), xs, Array(-0.4));
+  require_close(j0, g0, 1e-12);
+  require_close(j1, g1, 1e-12);
+  require_close(j2, g2, 1e-12);
+}
+
+TEST_CASE("control flow AD: grad of a cumulative-sum scan is a reversed cumulative sum",
+          "[control_flow_ad]") {
+  // ys_t = sum_{s<=t} x_s; loss = sum_t w_t ys_t, so d/dx_s = sum_{t>=s} w_t.
+  std::vector<double> wv = {0.5, -1.0, 2.0, 0.25, 3.0};
+  Array w = f64(wv, {5});
+  auto loss = [&](const Array& xs) {
+    auto [total, ys] = lax::scan(
+        [](const Array& c, const Array& x) {
+          Array next = c + x;
+          return std::pair{next, next};
+        },
+        Array(0.0), xs);
+    return np::sum(ys * w) + total;
+  };
+  std::vector<double> want(5);
+  double acc = 0;
+  for (int s = 4; s >= 0; --s) want[s] = (acc += wv[s]) + 1;  // + 1 from `total`
+  Array xs = f64({1, 2, 3, 4, 5}, {5});
+  require_close(grad(loss)(xs), want, 1e-12);
+  require_close(jit(grad(loss))(xs), want, 1e-12);
+  // The same with reverse=true: ys_t = sum_{s>=t} x_s, so d/dx_s = sum_{t<=s} w_t.
+  auto rloss = [&](const Array& x) {
+    auto [total, ys] = lax::scan(
+        [](const Array& c, const Array& xi) {
+          Array next = c + xi;
+          return std::pair{next, next};
+        },
+        Array(0.0), x, {.reverse = true});
+    return np::sum(ys * w) + total;
+  };
+  acc = 0;
+  for (int s = 0; s < 5; ++s) want[s] = (acc += wv[s]) + 1;
+  require_close(grad(rloss)(xs), want, 1e-12);
+  require_close(jit(grad(rloss))(xs), want, 1e-12);
+}
+
+TEST_CASE("control flow AD: a scan whose body contains a cond", "[control_flow_ad]") {
+  std::vector<double> xv = {0.5, -0.3, 1.2, -1.1, 0.8, -0.6, 0.2};
+  Array xs = f64(xv, {7}), w = Array(0.6), c0 = Array(0.4);
+  // Values and d c_final / d(c0, w) by the chain rule, on the host.
+  double cv = 0.4, dc0 = 1, dw = 0;
+  std::vector<double> want_ys;
+  for (double x : xv) {
+    if (x > 0) {
+      cv = cv * x + std::sin(0.6), dc0 *= x, dw = dw * x + std::cos(0.6);
+    } else {
+      cv = cv + x * x * 0.6, dw += x * x;
+    }
+    want_ys.push_back(std::cos(cv));
+  }
+  auto final_c = [](const Array& a, const Array& b, const Array& d) {
+    return scan_with_cond(a, b, d).first;
+  };
+  auto loss = [](const Array& a, const Array& b, const Array& d) {
+    auto [cc, yy] = scan_with_cond(a, b, d);
+    return np::sum(yy) * cc;
+  };
+  SECTION("values and forward mode") {
+    auto [c, ys] = scan_with_cond(c0, xs, w);
+    CHECK(c.item<double>() == Approx(cv).epsilon(1e-12));
+    require_close(ys, want_ys, 1e-12);
+    auto [y, t] =
+        jvp(final_c, std::tuple{c0, xs, w}, std::tuple{Array(1.0), np::zeros_like(xs), Array(0.0)});
+    CHECK(t.item<double>() == Approx(dc0).epsilon(1e-12));
+    auto [y2, t2] =
+        jvp(final_c, std::tuple{c0, xs, w}, std::tuple{Array(0.0), np::zeros_like(xs), Array(1.0)});
+    CHECK(t2.item<double>() == Approx(dw).epsilon(1e-12));
+  }
+  SECTION("reverse mode: d c_final / d c0 and d w") {
+    auto [g0, g2] = grad<0, 2>(final_c)(c0, xs, w);
+    CHECK(g0.item<double>() == Approx(dc0).epsilon(1e-12));
+    CHECK(g2.item<double>() == Approx(dw).epsilon(1e-12));
+  }
+  SECTION("reverse mode vs finite differences, and jit(grad) vs grad") {
+    check_grads([&](const Arrays& a) { return loss(a[0], a[1], a[2]); }, {c0, xs, w}, 2);
+    auto [g0, g1, g2] = grad<0, 1, 2>(loss)(c0, xs, w);
+    auto [j0, j1, j2] = jit(grad<0, 1, 2>(loss))(c0, xs, w);
+    require_close(j0, g0, 1e-12);
+    require_close(j1, g1, 1e-12);
+    require_close(j2, g2, 1e-12);
+  }
+  SECTION("the same through a static fori_loop") {
+    // c = cond(c > 1, c / 2, c * x) five times (0.8 -> 1.2 -> 0.6 -> 0.9 -> 1.35 -> 0.675), the
+    // derivatives by the chain rule on the host.
+    auto f = [](const Array& c, const Array& x) {
+      return lax::fori_loop(
+          0, 5,
+          [&](const Array&, const Array& cc) {
+            return lax::cond(
+                cc > 1.0, [](const Array& a) { return a / 2.0; },
+                [&](const Array& a) { return a * x; }, cc);
+          },
+          c);
+    };
+    double c = 0.8, dc = 1, dx = 0;
+    for (int k = 0; k < 5; ++k) {
+      if (c > 1) {
+        c /= 2, dc /= 2, dx /= 2;
+      } else {
+        dx = dx * 1.5 + c, dc *= 1.5, c *= 1.5;
+      }
+    }
+    auto [gc, gx] = grad<0, 1>(f)(Array(0.8), Array(1.5));
+    CHECK(gc.item<double>() == Approx(dc).epsilon(1e-12));
+    CHECK(gx.item<double>() == Approx(dx).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("control flow AD: grad(grad) through a scan matches the closed form",
+          "[control_flow_ad]") {
+  // c_{t+1} = c_t * x over 5 steps from 1: x^5; and a sum of sin over the steps of xs.
+  auto pow5 = [](const Array& x) {
+    return lax::scan(
+               [&](const Array& c, std::tuple<>) {
+                 return std::pair{c * x, std::tuple<>{}};
+               },
+               Array(1.0), std::tuple<>{}, {.length = 5})
+        .first;
+  };
+  for (double x : {0.7, -1.3, 2.0}) {
+    INFO("x = " << x);
+    CHECK(pow5(Array(x)).item<double>() == Approx(std::pow(x, 5)).epsilon(1e-12));
+    CHECK(grad(pow5)(Array(x)).item<double>() == Approx(5 * std::pow(x, 4)).epsilon(1e-12));
+    CHECK(grad(grad(pow5))(Array(x)).item<double>() == Approx(20 * std::pow(x, 3)).epsilon(1e-12));
+    CHECK(jit(grad(grad(pow5)))(Array(x)).item<double>() ==
+          Approx(20 * std::pow(x, 3)).epsilon(1e-12));
+    CHECK(grad(grad(grad(pow5)))(Array(x)).item<double>() ==
+          Approx(60 * std::pow(x, 2)).epsilon(1e-12));
+  }
+  // The Hessian of sum_t sin(a x_t) c... : h(a) = sum_t sin(a * x_t), h'' = -sum x_t^2 sin(a x_t).
+  std::vector<double> xv = {0.3, -1.2, 0.8};
+  Array xs = f64(xv, {3});
+  auto h = [&](const Array& a) {
+    return lax::scan(
+               [&](const Array& c, const Array& x) {
+                 return std::pair{c + np::sin(a * x), Array(0.0)};
+               },
+               Array(0.0), xs)
+        .first;
+  };
+  double want = 0;
+  for (double x : xv) want -= x * x * std::sin(1.5 * x);
+  CHECK(grad(grad(h))(Array(1.5)).item<double>() == Approx(want).epsilon(1e-12));
+  check_grads([&](const Arrays& a) { return h(a[0]); }, {Array(1.5)}, 2);
+}
+
+// ---- fori_loop -------------------------------------------------------------------------------
+
+TEST_CASE("control flow AD: fori_loop with static bounds, vs finite differences and jit",
+          "[control_flow_ad]") {
+  std::vector<double> xv = {0.5, 2.0, -1.0}, yv = {1.2, 0.3, 0.8};
+  Array x = f64(xv, {3}), y = f64(yv, {3});
+  // Values and the exact derivative by the chain rule, on the host.
+  std::vector<double> want, dx, dy;
+  for (int i = 0; i < 3; ++i) {
+    double c = xv[i], dc_dx = 1, dc_dy = 0;
+    for (int k = 0; k < 10; ++k) {
+      double s = std::sin(c), co = std::cos(c);
+      double ndx = dc_dx * (1 - 0.1 * co * yv[i]);
+      double ndy = dc_dy * (1 - 0.1 * co * yv[i]) - 0.1 * s;
+      c = c - 0.1 * s * yv[i];
+      dc_dx = ndx, dc_dy = ndy;
+    }
+    want.push_back(c), dx.push_back(dc_dx), dy.push_back(dc_dy);
+  }
+  require_close(fori_relax(x, y), want, 1e-12);
+  check_grads([](const Arrays& a) { return fori_relax(a[0], a[1]); }, {x, y}, 2);
+  auto loss = [](const Array& a, const Array& b) { return np::sum(fori_relax(a, b)); };
+  auto [gx, gy] = grad<0, 1>(loss)(x, y);
+  require_close(gx, dx, 1e-10);
+  require_close(gy, dy, 1e-10);
+  auto [jgx, jgy] = jit(grad<0, 1>(loss))(x, y);
+  require_close(jgx, gx, 1e-12);
+  require_close(jgy, gy, 1e-12);
+}
+
+TEST_CASE("control flow AD: d/dx of fori_loop(0, n, x *= a) is a^n", "[control_flow_ad]") {
+  auto f = [](std::int64_t n) {
+    return [n](const Array& x, const Array& a) {
+      return lax::fori_loop(
+          0, n, [&](const Array&, const Array& c) { return c * a; }, x);
+    };
+  };
+  {
+    std::int64_t n = GENERATE(0, 1, 3, 7);
+    INFO("n = " << n);
+    auto [gx, ga] = grad<0, 1>(f(n))(Array(0.8), Array(1.3));
+    CHECK(gx.item<double>() == Approx(std::pow(1.3, n)).epsilon(1e-12));
+    // d/da = n a^(n-1) x.
+    CHECK(ga.item<double>() ==
+          Approx(n == 0 ? 0.0 : n * std::pow(1.3, n - 1) * 0.8).epsilon(1e-12).margin(1e-15));
+    auto [jgx, jga] = jit(grad<0, 1>(f(n)))(Array(0.8), Array(1.3));
+    CHECK(jgx.item<double>() == Approx(std::pow(1.3, n)).epsilon(1e-12));
+    CHECK(jga.item<double>() == Approx(ga.item<double>()).epsilon(1e-12).margin(1e-15));
+  }
+  // The loop index used in the body: c += i * x over [2, 6): dc/dx = 2 + 3 + 4 + 5.
+  auto g = [](const Array& x) {
+    return lax::fori_loop(
+        2, 6, [&](const Array& i, const Array& c) { return c + i.astype(float64) * x; },
+        Array(0.0));
+  };
+  CHECK(grad(g)(Array(0.5)).item<double>() == Approx(14.0));
+}
+
+// ---- while_loop ------------------------------------------------------------------------------
+
+TEST_CASE("control flow AD: jvp through a while_loop squaring k times is 2^k x^(2^k - 1)",
+          "[control_flow_ad]") {
+  for (std::int32_t k : {0, 1, 3, 4}) {
+    INFO("k = " << k);
+    for (double x : {0.9, -1.05, 1.1}) {
+      INFO("x = " << x);
+      auto f = [k](const Array& a) { return std::get<1>(square_k_times(a, k)); };
+      double p = std::pow(2.0, k);
+      auto [y, t] = jvp(f, std::tuple{Array(x)}, std::tuple{Array(1.0)});
+      CHECK(y.item<double>() == Approx(std::pow(x, p)).epsilon(1e-12));
+      CHECK(t.item<double>() == Approx(p * std::pow(x, p - 1)).epsilon(1e-12));
+      auto [jy, jt] = jit([&](const Array& a, const Array& da) {
+        return jvp(f, std::tuple{a}, std::tuple{da});
+      })(Array(x), Array(2.0));
+      CHECK(jy.item<double>() == Approx(std::pow(x, p)).epsilon(1e-12));
+      CHECK(jt.item<double>() == Approx(2 * p * std::pow(x, p - 1)).epsilon(1e-12));
+    }
+  }
+}
+
+TEST_CASE("control flow AD: jvp of a while_loop with an integer counter in its carry",
+          "[control_flow_ad]") {
+  // Multiply by 1.5 until x exceeds 10: the trip count depends on x; the counter is an output.
+  auto f = [](const Array& x, const Array& y) {
+    return lax::while_loop(
+        [](const std::tuple<Array, Array, Array>& s) { return std::get<1>(s) < 10.0; },
+        [](const std::tuple<Array, Array, Array>& s) {
+          const auto& [n, c, acc] = s;
+          return std::tuple<Array, Array, Array>{n + 1, c * 1.5, acc + np::sin(c)};
+        },
+        std::tuple<Array, Array, Array>{i32(0), x, y});
+  };
+  for (double x : {0.3, 2.0, 11.0}) {
+    INFO("x = " << x);
+    int n = 0;
+    double c = x, acc = 0.2, dacc = 0;
+    while (c < 10) {
+      ++n;
+      dacc += std::cos(c) * std::pow(1.5, n - 1);  // d sin(c_j)/dx, c_j = 1.5^j x
+      acc += std::sin(c);
+      c *= 1.5;
+    }
+    auto [out, tangent] =
+        jvp(f, std::tuple{Array(x), Array(0.2)}, std::tuple{Array(1.0), Array(0.5)});
+    CHECK(std::get<0>(out).item<int>() == n);
+    CHECK(std::get<0>(out).dtype() == int32);
+    CHECK(std::get<1>(out).item<double>() == Approx(c).epsilon(1e-12));
+    CHECK(std::get<2>(out).item<double>() == Approx(acc).epsilon(1e-12));
+    CHECK(std::get<1>(tangent).item<double>() == Approx(std::pow(1.5, n)).epsilon(1e-12));
+    CHECK(std::get<2>(tangent).item<double>() == Approx(dacc + 0.5).epsilon(1e-12));
+    // Forward mode against a central difference (the trip count is locally constant here).
+    auto sum = [&](double a, double b) {
+      auto r = f(Array(a), Array(b));
+      return std::get<1>(r).item<double>() + std::get<2>(r).item<double>();
+    };
+    const double eps = 1e-6;
+    double fd = (sum(x + eps, 0.2 + 0.5 * eps) - sum(x - eps, 0.2 - 0.5 * eps)) / (2 * eps);
+    CHECK((std::get<1>(tangent) + std::get<2>(tangent)).item<double>() == Approx(fd).epsilon(1e-7));
+  }
+}
+
+TEST_CASE("control flow AD: jvp through Newton iterations for sqrt", "[control_flow_ad]") {
+  // x <- (x + a / x) / 2 until |x^2 - a| is tiny: the tangent converges to 1 / (2 sqrt(a)).
+  auto newton = [](const Array& a) {
+    return lax::while_loop([&](const Array& x) { return np::abs(x * x - a) > 1e-13; },
+                           [&](const Array& x) { return 0.5 * (x + a / x); }, np::ones_like(a));
+  };
+  for (double a : {2.0, 9.0, 0.3}) {
+    INFO("a = " << a);
+    auto [y, t] = jvp(newton, std::tuple{Array(a)}, std::tuple{Array(1.0)});
+    CHECK(y.item<double>() == Approx(std::sqrt(a)).epsilon(1e-12));
+    CHECK(t.item<double>() == Approx(0.5 / std::sqrt(a)).epsilon(1e-8));
+  }
+}
+
+TEST_CASE("control flow AD: jacfwd through a while_loop is the closed form", "[control_flow_ad]") {
+  // x <- M x, k times (k from a counter in the carry): the Jacobian is M^k.
+  std::vector<double> mv = {0.9, 0.2, -0.1, 0.3, 0.8, 0.4, -0.5, 0.1, 0.7};
+  Array m = f64(mv, {3, 3});
+  const int k = 4;
+  auto f = [&](const Array& x) {
+    return std::get<1>(lax::while_loop(
+        [](const std::tuple<Array, Array>& s) { return std::get<0>(s) < k; },
+        [&](const std::tuple<Array, Array>& s) {
+          return std::tuple<Array, Array>{std::get<0>(s) + 1, np::matmul(m, std::get<1>(s))};
+        },
+        std::tuple<Array, Array>{i32(0), x}));
+  };
+  std::vector<double> power = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+  for (int step = 0; step < k; ++step) {
+    std::vector<double> next(9, 0);
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j)
+        for (int l = 0; l < 3; ++l) next[i * 3 + j] += mv[i * 3 + l] * power[l * 3 + j];
+    power = next;
+  }
+  Array x = f64({0.5, -1.0, 2.0}, {3});
+  Array jac = jacfwd(f)(x);
+  REQUIRE(jac.shape() == Shape{3, 3});
+  require_close(jac, power, 1e-12);
+  require_close(jit(jacfwd(f))(x), power, 1e-12);
+  // Elementwise: x -> x^2, 3 times: the Jacobian is diag(8 x^7).
+  auto sq = [](const Array& a) { return std::get<1>(square_k_times(a, 3)); };
+  Array xs = f64({0.9, -1.1}, {2});
+  require_close(jacfwd(sq)(xs), {8 * std::pow(0.9, 7), 0, 0, 8 * std::pow(-1.1, 7)}, 1e-12);
+}
+
+TEST_CASE(
+    "control flow AD: reverse mode through while_loop and fori_loop with Array bounds "
+    "is a ValueError",
+    "[control_flow_ad]") {
+  auto w = [](const Array& x) { return std::get<1>(square_k_times(x, 3)); };
+  CHECK(error_of<ValueError>([&] { grad(w)(Array(1.5)); }) == kWhileReverseError);
+  CHECK(error_of<ValueError>([&] { jit(grad(w))(Array(1.5)); }) == kWhileReverseError);
+  CHECK(error_of<ValueError>([&] { vjp(w, Array(1.5)); }) == kWhileReverseError);
+  auto fori = [](const Array& x) {
+    return lax::fori_loop(
+        i32(0), i32(4), [&](const Array&, const Array& c) { return c * x; }, Array(1.0));
+  };
+  CHECK(fori(Array(2.0)).item<double>() == 16.0);
+  CHECK(error_of<ValueError>([&] { grad(fori)(Array(1.5)); }) == kWhileReverseError);
+  CHECK(error_of<ValueError>([&] { jacrev(fori)(Array(1.5)); }) == kWhileReverseError);
+  // Forward mode through the same loop works: d/dx x^4 = 4 x^3.
+  auto [y, t] = jvp(fori, std::tuple{Array(1.5)}, std::tuple{Array(1.0)});
+  CHECK(y.item<double>() == Approx(std::pow(1.5, 4)));
+  CHECK(t.item<double>() == Approx(4 * std::pow(1.5, 3)));
+  // The static-bounds fori_loop is a scan: reverse mode works.
+  auto fori_static = [](const Array& x) {
+    return lax::fori_loop(
+        0, 4, [&](const Array&, const Array& c) { return c * x; }, Array(1.0));
+  };
+  CHECK(grad(fori_static)(Array(1.5)).item<double>() == Approx(4 * std::pow(1.5, 3)));
+}
+
+// ---- more structure: pytrees, nesting, Jacobians ----------------------------------------------
+
+TEST_CASE("control flow AD: cond and scan with tuple operands, carries and outputs",
+          "[control_flow_ad]") {
+  // cond over (a, b) returning (a * b, a - b) or (sin a, b * b).
+  auto branchy = [](const Array& a, const Array& b) {
+    using P = std::tuple<Array, Array>;
+    return lax::cond(
+        np::sum(a) > np::sum(b),
+        [](const P& p) {
+          return P{std::get<0>(p) * std::get<1>(p), std::get<0>(p) - std::get<1>(p)};
+        },
+        [](const P& p) {
+          return P{np::sin(std::get<0>(p)), std::get<1>(p) * std::get<1>(p)};
+        },
+        P{a, b});
+  };
+  auto f = [&](const Arrays& x) {
+    auto [u, v] = branchy(x[0], x[1]);
+    return u * 2.0 + v * v;
+  };
+  check_grads(f, {f64({1.0, 2.0}, {2}), f64({0.5, -0.5}, {2})}, 2);
+  check_grads(f, {f64({-1.0, 0.2}, {2}), f64({0.5, 0.5}, {2})}, 2);
+  // Closed form, true branch: d/da sum(2ab + (a - b)^2) = 2b + 2(a - b).
+  auto loss = [&](const Array& a, const Array& b) { return np::sum(f({a, b})); };
+  require_close(grad(loss)(f64({1.0, 2.0}, {2}), f64({0.5, -0.5}, {2})),
+                {2 * 0.5 + 2 * 0.5, 2 * -0.5 + 2 * 2.5});
+  // False branch: d/db sum(2 sin a + b^4) = 4 b^3.
+  require_close(grad<1>(loss)(f64({-1.0, 0.2}, {2}), f64({0.5, 0.5}, {2})), {0.5, 0.5});
+
+  // A scan with a (position, velocity) carry and two stacked outputs: a damped oscillator
+  // driven by xs; check every input.
+  auto osc = [](const Arrays& a) {
+    using C = std::tuple<Array, Array>;
+    auto [c, ys] = lax::scan(
+        [&](const C& s, const Array& force) {
+          const auto& [p, v] = s;
+          Array nv = v + 0.1 * (force - a[2] * p - 0.3 * v);
+          Array np_ = p + 0.1 * nv;
+          return std::pair{C{np_, nv}, std::tuple<Array, Array>{np_ * np_, nv}};
+        },
+        C{a[0], a[1]}, a[3]);
+    return np::sum(std::get<0>(ys)) + np::sum(std::get<1>(ys)) * std::get<0>(c);
+  };
+  check_grads(osc, {Array(0.5), Array(-0.2), Array(2.0), f64({1.0, 0.0, -1.0, 0.5, 0.25}, {5})}, 2);
+}
+
+TEST_CASE("control flow AD: a scan nested in a scan", "[control_flow_ad]") {
+  // The outer scan runs over rows; the inner one over each row's elements: c = c * w + x.
+  auto f = [](const Array& w, const Array& xss) {
+    return lax::scan(
+               [&](const Array& c, const Array& row) {
+                 Array inner = lax::scan(
+                                   [&](const Array& d, const Array& x) {
+                                     return std::pair{np::sin(d * w + x), std::tuple<>{}};
+                                   },
+                                   c, row)
+                                   .first;
+                 return std::pair{inner, inner * inner};
+               },
+               Array(0.1), xss)
+        .second;
+  };
+  std::vector<double> xv = {0.3, -0.5, 0.9, 0.2, 0.7, -0.1, 0.4, 0.6, -0.8};
+  Array xss = f64(xv, {3, 3});
+  // Host values and d/dw of sum(ys).
+  double c = 0.1, dc = 0, dsum = 0;
+  std::vector<double> host;
+  for (int r = 0; r < 3; ++r) {
+    for (int k = 0; k < 3; ++k) {
+      double a = c * 0.7 + xv[r * 3 + k];
+      dc = std::cos(a) * (dc * 0.7 + c);
+      c = std::sin(a);
+    }
+    host.push_back(c * c);
+    dsum += 2 * c * dc;
+  }
+  require_close(f(Array(0.7), xss), host, 1e-12);
+  auto loss = [&](const Array& w, const Array& x) { return np::sum(f(w, x)); };
+  CHECK(grad(loss)(Array(0.7), xss).item<double>() == Approx(dsum).epsilon(1e-12));
+  CHECK(jit(grad(loss))(Array(0.7), xss).item<double>() == Approx(dsum).epsilon(1e-12));
+  check_grads([&](const Arrays& a) { return f(a[0], a[1]); }, {Array(0.7), xss}, 2);
+}
+
+TEST_CASE("control flow AD: jacfwd, jacrev and hessian through scan and cond",
+          "[control_flow_ad]") {
+  // ys_t = cumulative products of x: ys_t = prod_{s<=t} x_s; the Jacobian is lower triangular.
+  auto cumprod = [](const Array& x) {
+    return lax::scan(
+               [](const Array& c, const Array& xi) {
+                 Array next = c * xi;
+                 return std::pair{next, next};
+               },
+               Array(1.0), x)
+        .second;
+  };
+  std::vector<double> xv = {0.5, 2.0, -1.5, 0.8};
+  Array x = f64(xv, {4});
+  std::vector<double> want;
+  for (int t = 0; t < 4; ++t)
+    for (int s = 0; s < 4; ++s) {
+      double v = 0;
+      if (s <= t) {
+        v = 1;
+        for (int r = 0; r <= t; ++r)
+          if (r != s) v *= xv[r];
+      }
+      want.push_back(v);
+    }
+  Array jf = jacfwd(cumprod)(x), jr = jacrev(cumprod)(x);
+  REQUIRE(jf.shape() == Shape{4, 4});
+  require_close(jf, want, 1e-12);
+  require_close(jr, want, 1e-12);
+  require_close(jit(jacfwd(cumprod))(x), want, 1e-12);
+  // The Hessian of sum(x^3 if sum(x) > 0 else cos(x)) is diagonal.
+  auto h = [](const Array& a) {
+    return np::sum(lax::cond(
+        np::sum(a) > 0.0, [](const Array& b) { return b * b * b; },
+        [](const Array& b) { return np::cos(b); }, a));
+  };
+  Array pos = f64({0.5, 1.0, -0.2}, {3}), neg = f64({-0.5, 0.1, -0.2}, {3});
+  require_close(hessian(h)(pos), {3.0, 0, 0, 0, 6.0, 0, 0, 0, -1.2}, 1e-12);
+  require_close(hessian(h)(neg),
+                {-std::cos(-0.5), 0, 0, 0, -std::cos(0.1), 0, 0, 0, -std::cos(-0.2)}, 1e-12);
+  require_close(jacfwd(grad(h))(pos), {3.0, 0, 0, 0, 6.0, 0, 0, 0, -1.2}, 1e-12);
+}
+
+TEST_CASE("control flow AD: forward mode through a while_loop whose body has a cond or a while",
+          "[control_flow_ad]") {
+  // Three steps of c = c / 2 if c > 1 else 3 c: from 0.5, 1.5 -> 0.75 -> 2.25; dc/dx = 4.5.
+  auto with_cond = [](const Array& x) {
+    return std::get<1>(
+        lax::while_loop([](const std::tuple<Array, Array>& s) { return std::get<0>(s) < 3; },
+                        [](const std::tuple<Array, Array>& s) {
+                          Array c = lax::cond(
+                              std::get<1>(s) > 1.0, [](const Array& a) { return a * 0.5; },
+                              [](const Array& a) { return a * 3.0; }, std::get<1>(s));
+                          return std::tuple<Array, Array>{std::get<0>(s) + 1, c};
+                        },
+                        std::tuple<Array, Array>{i32(0), x}));
+  };
+  // c = 3 * (double c until c >= 10) until c >= 100: from 1.5, 1.5 -> 12 -> 36 -> 36 -> 108:
+  // the result is 72 x.
+  auto nested = [](const Array& x) {
+    return lax::while_loop([](const Array& c) { return c < 100.0; },
+                           [](const Array& c) {
+                             return lax::while_loop([](const Array& d) { return d < 10.0; },
+                                                    [](const Array& d) { return d * 2.0; }, c) *
+                                    3.0;
+                           },
+                           x);
+  };
+  SECTION("jvp") {
+    auto [y, t] = jvp(with_cond, std::tuple{Array(0.5)}, std::tuple{Array(1.0)});
+    CHECK(y.item<double>() == Approx(2.25));
+    CHECK(t.item<double>() == Approx(4.5));
+    auto [y2, t2] = jvp(nested, std::tuple{Array(1.5)}, std::tuple{Array(1.0)});
+    CHECK(y2.item<double>() == Approx(108.0));
+    CHECK(t2.item<double>() == Approx(72.0));
+  }
+  SECTION("jacfwd (linearize) with a cond in the body") {
+    CHECK(jacfwd(with_cond)(Array(0.5)).item<double>() == Approx(4.5));
+  }
+  SECTION("jacfwd (linearize) with a while in the body") {
+    CHECK(jacfwd(nested)(Array(1.5)).item<double>() == Approx(72.0));
+  }
+}
+
+}  // namespace jx
