@@ -86,7 +86,7 @@ std::vector<Array> flatten_args(std::vector<std::size_t>& begins, const Args&...
 // f called on the arguments rebuilt from `leaves` (scalars become Arrays, as under jit).
 template <class F, class... Args>
 auto call_rebuilt(const F& f, const std::vector<Array>& leaves, const Args&... args) {
-  std::size_t pos = 0;
+  [[maybe_unused]] std::size_t pos = 0;  // unread when there are no args
   // Braced initialization runs left to right, so leaves are consumed in order.
   std::tuple<tree::rebuilt_t<Args>...> rebuilt{tree::rebuild(args, leaves, pos)...};
   return std::apply(f, rebuilt);

@@ -232,6 +232,22 @@ TEST_CASE("cond: branches close over an outside array and over a traced value un
   }
 }
 
+TEST_CASE("cond: branches that take no operands, only what they capture", "[control_flow]") {
+  std::vector<float> cv{1.f, -2.f, 4.f};
+  Array c = np::array(cv);
+  auto f = [&](const Array& p) {
+    return lax::cond(
+        p, [&] { return c * 2.0f; }, [&] { return c - 1.0f; });
+  };
+  for (bool p : {true, false}) {
+    INFO("pred " << p);
+    std::vector<double> want;
+    for (float v : cv) want.push_back(p ? v * 2.0 : v - 1.0);
+    eager_and_jit(
+        f, [&](const Array& r) { check_values(r, want); }, Array(p));
+  }
+}
+
 // ---- switch_ ------------------------------------------------------------------------------------
 
 TEST_CASE("switch_: a std::tuple of three lambdas, the index clamped into range",

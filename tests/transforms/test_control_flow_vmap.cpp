@@ -738,7 +738,7 @@ TEST_CASE("control flow vmap: a scan whose carry becomes batched only through xs
 TEST_CASE("control flow vmap: cond with a batched pred whose branches return shared values",
           "[control_flow_vmap]") {
   // Neither branch reads a batched value, yet the result is per example; a tuple result.
-  // (The operand c is unbatched. Branches with no operands at all do not compile: see the report.)
+  // (The operand c is unbatched.)
   auto f = [](const Array& p, const Array& c) {
     return lax::cond(
         p,
