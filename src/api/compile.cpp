@@ -148,7 +148,9 @@ std::shared_ptr<const runtime::Executable> build_executable(const hlo::Computati
     if (kind == ThunkKind::kWhile) {
       thunks.push_back(std::make_unique<runtime::WhileThunk>(
           i->name, build_nested(*i->called[0], spec), build_nested(*i->called[1], spec),
-          std::move(operands), std::move(outputs), ba.spare_carry.at(i)));
+          std::move(operands), std::move(outputs), ba.spare_carry.at(i),
+          i->attrs.has("known_trip_count") ? std::optional(i->attrs.get_int("known_trip_count"))
+                                           : std::nullopt));
       continue;
     }
     if (kind == ThunkKind::kConditional) {

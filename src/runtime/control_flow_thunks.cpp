@@ -27,13 +27,15 @@ std::string thunks_str(const Executable& e) { return std::to_string(e.num_thunks
 
 WhileThunk::WhileThunk(std::string name, std::shared_ptr<const Executable> condition,
                        std::shared_ptr<const Executable> body, std::vector<Allocation> init,
-                       std::vector<Allocation> carry, std::vector<Allocation> spare)
+                       std::vector<Allocation> carry, std::vector<Allocation> spare,
+                       std::optional<std::int64_t> trip_count)
     : name_(std::move(name)),
       condition_(std::move(condition)),
       body_(std::move(body)),
       init_(std::move(init)),
       carry_(std::move(carry)),
-      spare_(std::move(spare)) {
+      spare_(std::move(spare)),
+      trip_count_(trip_count) {
   JX_CHECK(init_.size() == carry_.size() && spare_.size() == carry_.size());
 }
 
@@ -43,9 +45,13 @@ void WhileThunk::execute(const ExecutionContext& ctx) const {
   copy_all(resolve_all(ctx, init_), current, carry_);
   bool more = false;
   void* flag = &more;
-  while (true) {
-    condition_->run(current, {&flag, 1});
-    if (!more) break;
+  for (std::int64_t step = 0;; ++step) {
+    if (trip_count_) {
+      if (step == *trip_count_) break;
+    } else {
+      condition_->run(current, {&flag, 1});
+      if (!more) break;
+    }
     body_->run(current, next);
     std::swap(current, next);
   }
@@ -53,7 +59,9 @@ void WhileThunk::execute(const ExecutionContext& ctx) const {
 }
 
 std::string WhileThunk::str() const {
-  return "while %" + name_ + " (cond: " + thunks_str(*condition_) +
+  return "while %" + name_ +
+         (trip_count_ ? " (" + std::to_string(*trip_count_) + " trips"
+                      : " (cond: " + thunks_str(*condition_)) +
          ", body: " + thunks_str(*body_) + ")";
 }
 

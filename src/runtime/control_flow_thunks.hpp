@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,9 +16,12 @@ namespace jx::runtime {
 // buffer sets (outputs, spare), so it never reads what it writes.
 class WhileThunk : public Thunk {
  public:
+  // With a known trip count (a scan's length), the body runs that often and the condition
+  // never runs: a loop of small steps then costs one nested execution per step, not two.
   WhileThunk(std::string name, std::shared_ptr<const Executable> condition,
              std::shared_ptr<const Executable> body, std::vector<Allocation> init,
-             std::vector<Allocation> carry, std::vector<Allocation> spare);
+             std::vector<Allocation> carry, std::vector<Allocation> spare,
+             std::optional<std::int64_t> trip_count);
   void execute(const ExecutionContext& ctx) const override;
   std::string str() const override;
 
@@ -25,6 +29,7 @@ class WhileThunk : public Thunk {
   std::string name_;
   std::shared_ptr<const Executable> condition_, body_;
   std::vector<Allocation> init_, carry_, spare_;
+  std::optional<std::int64_t> trip_count_;
 };
 
 // Runs the branch the s32 index picks (out of range: the last one) from the operand buffers

@@ -10,20 +10,6 @@
 
 namespace jx::runtime {
 
-void* ExecutionContext::resolve(const Allocation& a) const {
-  switch (a.kind) {
-    case Allocation::Kind::kParameter:
-      return parameters[static_cast<std::size_t>(a.index)];
-    case Allocation::Kind::kConstant:
-      return const_cast<void*>(constants[static_cast<std::size_t>(a.index)]);
-    case Allocation::Kind::kOutput:
-      return outputs[static_cast<std::size_t>(a.index)];
-    case Allocation::Kind::kTemp:
-      return arena + a.offset;
-  }
-  return nullptr;
-}
-
 KernelThunk::KernelThunk(std::string name, Fn fn, std::vector<Allocation> buffers,
                          std::int64_t rows)
     : name_(std::move(name)), fn_(fn), buffers_(std::move(buffers)), rows_(rows) {}

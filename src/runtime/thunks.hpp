@@ -17,7 +17,20 @@ struct ExecutionContext {
   std::vector<void*> outputs;
   std::byte* arena = nullptr;
 
-  void* resolve(const Allocation& a) const;
+  // Inline: kernels resolve their buffers on every run, and a loop body runs often.
+  void* resolve(const Allocation& a) const {
+    switch (a.kind) {
+      case Allocation::Kind::kParameter:
+        return parameters[static_cast<std::size_t>(a.index)];
+      case Allocation::Kind::kConstant:
+        return const_cast<void*>(constants[static_cast<std::size_t>(a.index)]);
+      case Allocation::Kind::kOutput:
+        return outputs[static_cast<std::size_t>(a.index)];
+      case Allocation::Kind::kTemp:
+        return arena + a.offset;
+    }
+    return nullptr;
+  }
 };
 
 class Thunk {

@@ -105,7 +105,8 @@ JvpLoopBody jvp_loop_body(const ClosedJaxprData& body, const std::vector<bool>& 
 
 std::vector<hlo::Instruction*> lower_loop(hlo::Builder& b, std::span<hlo::Instruction* const> ops,
                                           const ClosedJaxprData& cond, std::size_t nc,
-                                          const ClosedJaxprData& body, std::size_t nb) {
+                                          const ClosedJaxprData& body, std::size_t nb,
+                                          std::optional<std::int64_t> trip_count) {
   std::vector<ShapedArray> avals;
   for (hlo::Instruction* op : ops) avals.push_back(ShapedArray{op->shape.dims, op->shape.dtype});
   ClosedJaxprData c = sub::with_unused_inputs(cond, nc, sub::slice(avals, nc, nb));
@@ -119,6 +120,7 @@ std::vector<hlo::Instruction*> lower_loop(hlo::Builder& b, std::span<hlo::Instru
       b.while_loop(std::vector<hlo::Instruction*>(ops.begin(), ops.end()),
                    lower_jaxpr_computation(module, c, "while_cond", /*tuple_root=*/false),
                    lower_jaxpr_computation(module, bd, "while_body"));
+  if (trip_count) loop->attrs.set("known_trip_count", *trip_count);
   std::vector<hlo::Instruction*> results;
   for (std::size_t i = 0; i < ops.size(); ++i)
     results.push_back(b.get_tuple_element(loop, static_cast<int>(i)));

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "hlo/builder.hpp"
@@ -52,9 +53,11 @@ std::vector<Array> bind_while(ClosedJaxprData cond, std::vector<Array> cconsts,
                               const std::vector<Array>& carry);
 
 // An HLO while over `ops` = (cond consts, body consts, carry): the consts travel as
-// loop-invariant elements of the carry. Returns every element of the final carry.
+// loop-invariant elements of the carry. A known trip count (a scan's) becomes the while's
+// `known_trip_count` attribute. Returns every element of the final carry.
 std::vector<hlo::Instruction*> lower_loop(hlo::Builder& b, std::span<hlo::Instruction* const> ops,
                                           const ClosedJaxprData& cond, std::size_t nc,
-                                          const ClosedJaxprData& body, std::size_t nb);
+                                          const ClosedJaxprData& body, std::size_t nb,
+                                          std::optional<std::int64_t> trip_count = std::nullopt);
 
 }  // namespace jx

@@ -166,7 +166,7 @@ std::vector<hlo::Instruction*> lower_scan(hlo::Builder& b, std::span<hlo::Instru
   loop_ops.insert(loop_ops.end(), ops.begin() + static_cast<std::ptrdiff_t>(s.nc),
                   ops.begin() + static_cast<std::ptrdiff_t>(s.nc + s.nn));
   for (std::size_t j = 0; j < m; ++j) loop_ops.push_back(zeros(out[s.nn + j]));
-  std::vector<hlo::Instruction*> all = lower_loop(b, loop_ops, cond, 0, body, s.nc + nx);
+  std::vector<hlo::Instruction*> all = lower_loop(b, loop_ops, cond, 0, body, s.nc + nx, s.length);
   return sub::slice(all, s.nc + nx + 1, s.nn + m);
 }
 
