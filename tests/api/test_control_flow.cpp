@@ -1,6 +1,7 @@
 // jx::lax control flow from the public API: cond, switch_, while_loop, fori_loop and scan, eagerly
 // and under jit, against plain C++ loops; pytree operands and carries, captured constants and
-// captured tracers, nested control flow, golden make_jaxpr texts and the jit cache.
+// captured tracers, nested control flow. Golden texts and the jit cache:
+// test_control_flow_text.cpp.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -460,6 +461,21 @@ TEST_CASE("fori_loop: 10,000 iterations of an f32[4] relaxation under jit", "[co
   for (int k = 0; k < 4; ++k) CHECK(want[k] == Approx(vv[k] / 1.1).margin(1e-5));
   Array r = jit(f)(np::array(x0), np::array(vv));
   check_values(r, doubles(want), 1e-4);
+
+  // Static bounds: the loop runs its body 10,000 times without evaluating the condition.
+  auto compiled = jit(f).lower(np::array(x0), np::array(vv)).compile();
+  CHECK_THAT(compiled.hlo_text(), Catch::Contains("known_trip_count=10000"));
+  CHECK_THAT(compiled.thunk_sequence(), Catch::Contains("(10000 trips, body: "));
+  // Traced bounds: a plain while; the condition runs every time.
+  auto traced = [](const Array& x, const Array& v, const Array& n) {
+    return lax::fori_loop(
+        Array(0), n, [&](const Array&, const Array& y) { return y * 0.999f + (v - y) * 0.01f; }, x);
+  };
+  auto compiled_traced =
+      jit(traced).lower(np::array(x0), np::array(vv), Array(std::int32_t{10000})).compile();
+  CHECK_THAT(compiled_traced.thunk_sequence(), Catch::Contains("(cond: "));
+  check_values(jit(traced)(np::array(x0), np::array(vv), Array(std::int32_t{10000})), doubles(want),
+               1e-4);
 }
 
 // ---- scan ---------------------------------------------------------------------------------------
@@ -715,137 +731,6 @@ TEST_CASE("nested: a scan inside a cond branch and a switch inside a while body"
         check_values(r.second, {x});
       },
       np::array(Array(0.5f)));
-}
-
-// ---- jaxpr texts --------------------------------------------------------------------------------
-
-// The text parses back to the same text, and the parsed program computes what `want` says.
-void check_round_trip(const ClosedJaxpr& j, const std::vector<Array>& args,
-                      const std::vector<std::vector<double>>& want) {
-  Jaxpr parsed = parse_jaxpr(j.str());
-  CHECK(to_string(parsed) == j.str());
-  std::vector<Array> outs = eval_jaxpr(parsed, j.consts(), args);
-  REQUIRE(outs.size() == want.size());
-  for (std::size_t k = 0; k < want.size(); ++k) check_values(outs[k], want[k]);
-}
-
-TEST_CASE("make_jaxpr: cond prints as JAX's cond[branches=(...)]", "[control_flow][golden]") {
-  // lax.cond(p, lambda x: x + 1., lambda x: x * 2., x)   on bool[], f32[3]
-  auto f = [](const Array& p, const Array& x) {
-    return lax::cond(
-        p, [](const Array& v) { return v + 1.0f; }, [](const Array& v) { return v * 2.0f; }, x);
-  };
-  ClosedJaxpr j = make_jaxpr(f)(Array(true), np::zeros({3}));
-  CHECK(j.str() == R"({ lambda ; a:bool[] b:f32[3]. let
-    c:i32[] = convert_element_type[new_dtype=int32 weak_type=False] a
-    d:f32[3] = cond[
-      branches=(
-        { lambda ; e:f32[3]. let f:f32[3] = mul e 2.0:f32[] in (f,) }
-        { lambda ; g:f32[3]. let h:f32[3] = add g 1.0:f32[] in (h,) }
-      )
-    ] c b
-  in (d,) })");
-  check_round_trip(j, {Array(true), np::array({1.f, 2.f, 3.f})}, {{2, 3, 4}});
-  check_round_trip(j, {Array(false), np::array({1.f, 2.f, 3.f})}, {{2, 4, 6}});
-}
-
-TEST_CASE("make_jaxpr: while_loop prints as JAX's while[body_jaxpr=... cond_jaxpr=...]",
-          "[control_flow][golden]") {
-  // lax.while_loop(lambda c: c[0] < 10, lambda c: (c[0] + 1, c[1] * 2.), (0, x))   on f32[3]
-  auto f = [](const Array& x) {
-    return lax::while_loop([](const std::pair<Array, Array>& c) { return c.first < 10; },
-                           [](const std::pair<Array, Array>& c) {
-                             return std::pair{c.first + 1, c.second * 2.0f};
-                           },
-                           std::pair{Array(0), x})
-        .second;
-  };
-  ClosedJaxpr j = make_jaxpr(f)(np::zeros({3}));
-  CHECK(j.str() == R"({ lambda ; a:f32[3]. let
-    _:i32[] b:f32[3] = while[
-      body_jaxpr={ lambda ; c:i32[] d:f32[3]. let
-          e:i32[] = add c 1:i32[]
-          f:f32[3] = mul d 2.0:f32[]
-        in (e, f) }
-      body_nconsts=0
-      cond_jaxpr={ lambda ; g:i32[] h:f32[3]. let
-          i:bool[] = lt g 10:i32[]
-        in (i,) }
-      cond_nconsts=0
-    ] 0:i32[] a
-  in (b,) })");
-  check_round_trip(j, {np::array({1.f, -1.f, 0.5f})}, {{1024, -1024, 512}});
-}
-
-TEST_CASE("make_jaxpr: scan prints as JAX's scan[jaxpr=... length=... num_carry=...]",
-          "[control_flow][golden]") {
-  // lax.scan(lambda c, x: (c + x, c + x), c, xs)   on f32[3], f32[5,3]
-  // JAX 0.9 also prints the params _split_transpose=False, linear=(False, False) and unroll=1,
-  // which jx's scan does not have; the rest is JAX's text.
-  auto f = [](const Array& c, const Array& xs) {
-    return lax::scan(
-        [](const Array& carry, const Array& x) {
-          Array s = carry + x;
-          return std::pair{s, s};
-        },
-        c, xs);
-  };
-  ClosedJaxpr j = make_jaxpr(f)(np::zeros({3}), np::zeros({5, 3}));
-  CHECK(j.str() == R"({ lambda ; a:f32[3] b:f32[5,3]. let
-    c:f32[3] d:f32[5,3] = scan[
-      jaxpr={ lambda ; e:f32[3] f:f32[3]. let g:f32[3] = add e f in (g, g) }
-      length=5
-      num_carry=1
-      num_consts=0
-      reverse=False
-    ] a b
-  in (c, d) })");
-  std::vector<double> ys, total(3, 0);
-  for (int t = 0; t < 5; ++t)
-    for (int k = 0; k < 3; ++k) ys.push_back(total[k] += t * 3 + k);
-  check_round_trip(j, {np::zeros({3}), np_testing::iota_f32({5, 3})}, {total, ys});
-}
-
-// ---- the jit cache ------------------------------------------------------------------------------
-
-TEST_CASE("jit cache: control flow is traced once per abstract signature", "[control_flow]") {
-  int traces = 0, branch_traces = 0, body_traces = 0;
-  auto f = jit([&](const Array& p, const Array& xs) {
-    ++traces;
-    Array y = lax::cond(
-        p,
-        [&](const Array& v) {
-          ++branch_traces;
-          return v * 2.0f;
-        },
-        [](const Array& v) { return v; }, xs);
-    return lax::scan(
-               [&](const Array& c, const Array& x) {
-                 ++body_traces;
-                 return std::pair{c + x, c};
-               },
-               np::zeros({2}), y)
-        .first;
-  });
-  Array xs = np::array(std::vector<float>{1.f, 2.f, 3.f, 4.f}, {2, 2});
-  check_values(f(Array(true), xs), {8, 12});
-  int branches_first = branch_traces, bodies_first = body_traces;
-  CHECK(branches_first >= 1);
-  CHECK(bodies_first >= 1);
-  check_values(f(Array(false), xs), {4, 6});
-  check_values(f(Array(true), xs * 2.0f), {16, 24});
-  CHECK(traces == 1);
-  CHECK(branch_traces == branches_first);
-  CHECK(body_traces == bodies_first);
-  CacheInfo info = f.cache_info();
-  CHECK(info.misses == 1);
-  CHECK(info.hits == 2);
-  CHECK(info.compiles == 1);
-  // A new shape is a new entry.
-  check_values(f(Array(true), np::ones({3, 2})), {6, 6});
-  CHECK(traces == 2);
-  CHECK(f.cache_info().misses == 2);
-  CHECK(f.cache_info().entries == 2);
 }
 
 }  // namespace
