@@ -81,8 +81,8 @@ void ConditionalThunk::execute(const ExecutionContext& ctx) const {
   std::int32_t index = *static_cast<const std::int32_t*>(ctx.resolve(index_));
   auto n = static_cast<std::int32_t>(branches_.size());
   if (index < 0 || index >= n) index = n - 1;  // XLA's rule
-  branches_[static_cast<std::size_t>(index)]->run(resolve_all(ctx, operands_),
-                                                  resolve_all(ctx, outputs_));
+  ResolvedBuffers operands(ctx, operands_), outputs(ctx, outputs_);
+  branches_[static_cast<std::size_t>(index)]->run(operands.span(), outputs.span());
 }
 
 std::string ConditionalThunk::str() const {

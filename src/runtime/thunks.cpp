@@ -15,14 +15,8 @@ KernelThunk::KernelThunk(std::string name, Fn fn, std::vector<Allocation> buffer
     : name_(std::move(name)), fn_(fn), buffers_(std::move(buffers)), rows_(rows) {}
 
 void KernelThunk::execute(const ExecutionContext& ctx) const {
-  void* ptrs[16];
-  std::vector<void*> heap;
-  void** buffers = ptrs;
-  if (buffers_.size() > std::size(ptrs)) {
-    heap.resize(buffers_.size());
-    buffers = heap.data();
-  }
-  for (std::size_t i = 0; i < buffers_.size(); ++i) buffers[i] = ctx.resolve(buffers_[i]);
+  ResolvedBuffers resolved(ctx, buffers_);
+  void* const* buffers = resolved.data();
   if (rows_ <= 1) return fn_(buffers, 0, 1);
   parallel_for(rows_, [&](std::int64_t begin, std::int64_t end) { fn_(buffers, begin, end); });
 }

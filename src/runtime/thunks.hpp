@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,27 @@ struct ExecutionContext {
     }
     return nullptr;
   }
+};
+
+// The buffers of a list of allocations, resolved: on the stack for up to 16, so that a kernel
+// or a branch run on every iteration of a loop allocates nothing.
+class ResolvedBuffers {
+ public:
+  ResolvedBuffers(const ExecutionContext& ctx, const std::vector<Allocation>& as)
+      : size_(as.size()) {
+    if (size_ > std::size(small_)) heap_.resize(size_);
+    void** p = data();
+    for (std::size_t i = 0; i < size_; ++i) p[i] = ctx.resolve(as[i]);
+  }
+  ResolvedBuffers(const ResolvedBuffers&) = delete;
+  ResolvedBuffers& operator=(const ResolvedBuffers&) = delete;
+  void** data() { return heap_.empty() ? small_ : heap_.data(); }
+  std::span<void* const> span() { return {data(), size_}; }
+
+ private:
+  std::size_t size_;
+  void* small_[16];
+  std::vector<void*> heap_;
 };
 
 class Thunk {
