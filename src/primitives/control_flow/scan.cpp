@@ -47,19 +47,31 @@ ShapedArray stacked(const ShapedArray& a, std::int64_t length) {
   return {s, a.dtype, a.weak_type};
 }
 
+// JAX's params of a scan. jx reads jaxpr, length, num_carry, num_consts and reverse; linear (one
+// flag per operand), unroll and _split_transpose are printed as JAX prints them.
+Params scan_params(ClosedJaxprData body, std::int64_t length, std::size_t num_consts,
+                   std::size_t num_carry, bool reverse) {
+  std::vector<Param> linear(body.jaxpr.invars.size(), Param::boolean(false));
+  return {{"_split_transpose", Param::boolean(false)},
+          {"jaxpr", Param::jaxpr(std::make_shared<const ClosedJaxprData>(std::move(body)))},
+          {"length", Param::integer(length)},
+          {"linear", Param::tuple(std::move(linear))},
+          {"num_carry", sub::size_param(num_carry)},
+          {"num_consts", sub::size_param(num_consts)},
+          {"reverse", Param::boolean(reverse)},
+          {"unroll", Param::integer(1)}};
+}
+
 std::vector<Array> bind_scan(ClosedJaxprData body, const std::vector<Array>& consts,
                              const std::vector<Array>& carry, const std::vector<Array>& xs,
                              std::int64_t length, bool reverse) {
-  std::vector<Array> ins;
-  std::size_t own = 0;
-  Param j = sub::closed_over(std::move(body), ins, own);
+  std::vector<Array> ins;  // the body's own consts lead
+  body = convert_constvars(std::move(body), ins);
+  std::size_t own = ins.size();
   for (const auto* part : {&consts, &carry, &xs}) ins.insert(ins.end(), part->begin(), part->end());
-  return trace::bind(scan_p, std::move(ins),
-                     {{"jaxpr", j},
-                      {"length", Param::integer(length)},
-                      {"num_carry", sub::size_param(carry.size())},
-                      {"num_consts", sub::size_param(own + consts.size())},
-                      {"reverse", Param::boolean(reverse)}});
+  return trace::bind(
+      scan_p, std::move(ins),
+      scan_params(std::move(body), length, own + consts.size(), carry.size(), reverse));
 }
 
 std::vector<ShapedArray> scan_abstract_eval(Avals in, const Params& params) {
@@ -247,14 +259,13 @@ PartialEvalSplit scan_partial_eval(const Eqn& eqn, const std::vector<bool>& unkn
       keep.push_back(num_known_out + r);
     }
   }
-  Eqn known{&scan_p, {}, eqn.params, {}};
-  known.params.set(
-      "jaxpr",
-      Param::jaxpr(std::make_shared<const ClosedJaxprData>(sub::select_outputs(pe.known, keep))));
-  known.params.set("num_consts", sub::size_param(known_in[0].size()));
-  known.params.set("num_carry", sub::size_param(known_in[1].size()));
+  Eqn known{&scan_p,
+            {},
+            scan_params(sub::select_outputs(pe.known, keep), s.length, known_in[0].size(),
+                        known_in[1].size(), s.reverse),
+            {}};
   for (auto& part : known_in) known.inputs.insert(known.inputs.end(), part.begin(), part.end());
-  Eqn unknown{&scan_p, const_res, eqn.params, {}};
+  Eqn unknown{&scan_p, const_res, {}, {}};
   std::vector<bool> out_u = pe.out_unknowns;
   for (std::size_t i = 0; i < eqn.outvars.size(); ++i)
     (out_u[i] ? unknown : known).outvars.push_back(eqn.outvars[i]);
@@ -272,10 +283,8 @@ PartialEvalSplit scan_partial_eval(const Eqn& eqn, const std::vector<bool>& unkn
   order.insert(order.end(), stacked_pos.begin(), stacked_pos.end());
   for (auto part : {sub::range(nr + nu0 + nu1, unknown_in[2].size())})
     order.insert(order.end(), part.begin(), part.end());
-  unknown.params.set("jaxpr", Param::jaxpr(std::make_shared<const ClosedJaxprData>(
-                                  sub::permute_inputs(pe.unknown, order))));
-  unknown.params.set("num_consts", sub::size_param(const_res.size() + nu0));
-  unknown.params.set("num_carry", sub::size_param(nu1));
+  unknown.params = scan_params(sub::permute_inputs(pe.unknown, order), s.length,
+                               const_res.size() + nu0, nu1, s.reverse);
   for (const auto& part : {unknown_in[0], unknown_in[1], stacked_vars, unknown_in[2]})
     unknown.inputs.insert(unknown.inputs.end(), part.begin(), part.end());
   PartialEvalSplit split{{}, {}, out_u};
