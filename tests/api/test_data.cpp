@@ -13,6 +13,7 @@
 #include "jx/data.hpp"
 #include "jx/jx.hpp"
 #include "support/error_of.hpp"
+#include "support/scratch_dir.hpp"
 
 namespace jx {
 namespace {
@@ -23,18 +24,7 @@ using jx::testing::exact_error_of;
 
 const char* kFashionDir = "/usr/share/datasets/fashion-mnist";
 
-struct Scratch {
-  fs::path dir;
-  Scratch() {
-    static int counter = 0;
-    dir = fs::temp_directory_path() /
-          ("jx_data_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
-  ~Scratch() { fs::remove_all(dir); }
-  std::string operator/(const std::string& name) const { return (dir / name).string(); }
-};
+using Scratch = testing::ScratchDir;
 
 // An IDX file's bytes: magic 0x000008NN, big-endian dims, then the data.
 std::string idx_bytes(const std::vector<std::uint32_t>& dims, const std::string& data) {

@@ -20,6 +20,7 @@
 #include "jx/jx.hpp"
 #include "jx/npz.hpp"
 #include "support/error_of.hpp"
+#include "support/scratch_dir.hpp"
 
 namespace jx_npz_test {
 
@@ -55,25 +56,7 @@ using jx_npz_test::Mlp;
 using jx_npz_test::Model;
 using jx_npz_test::NumpySavez;
 
-// A fresh directory, removed with everything in it at the end of the test.
-struct Scratch {
-  fs::path dir;
-  Scratch() {
-    static int counter = 0;
-    dir = fs::temp_directory_path() /
-          ("jx_npz_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
-  ~Scratch() { fs::remove_all(dir); }
-  std::string operator/(const std::string& name) const { return (dir / name).string(); }
-  std::vector<std::string> files() const {
-    std::vector<std::string> out;
-    for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path().filename());
-    std::sort(out.begin(), out.end());
-    return out;
-  }
-};
+using Scratch = testing::ScratchDir;
 
 std::string read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

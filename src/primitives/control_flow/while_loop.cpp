@@ -245,10 +245,7 @@ std::vector<Array> while_flat(const FlatFn& cond_fn, const FlatFn& body_fn,
     body = trace::trace_to_jaxpr(body_fn, avals_of(carry), "while_loop body_fun");
   std::vector<ShapedArray> avals = avals_of(carry);
   ClosedJaxprData cond = trace::trace_to_jaxpr(cond_fn, avals, "while_loop cond_fun");
-  std::vector<ShapedArray> pred = cond.jaxpr.out_avals();
-  if (pred.size() != 1 || pred[0].dtype != bool_ || !pred[0].shape.empty())
-    throw TypeError("cond_fun must return a boolean scalar, but got output type(s) " +
-                    sub::avals_str(pred) + ".");
+  check_cond_signature(cond.jaxpr, avals);
   if (!sub::same_types(body.jaxpr.out_avals(), avals))
     throw TypeError("body_fun output and input must have identical types, got the input " +
                     sub::avals_str(avals) + " and the output " +
