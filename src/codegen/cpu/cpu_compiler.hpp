@@ -10,6 +10,8 @@
 
 namespace jx::codegen {
 
+class MathTable;  // codegen/elemental/math_table.hpp
+
 // One kernel: computes `root` (an instruction or a fusion of the entry computation) into its
 // output buffers. ABI: void symbol(void* const* buffers, int64_t begin, int64_t end), with
 // buffers = root's operands' buffers, then one buffer per output (a multi-output fusion has
@@ -40,6 +42,7 @@ struct CpuCompileOptions {
   int opt_level = 2;
   std::string module_name = "jit";
   std::string dump_prefix;  // when set: <prefix>.ir-no-opt.ll and <prefix>.ir-with-opt.ll
+  const MathTable* math = nullptr;  // none: cpu_math_table()
 };
 
 // Compiled code for a set of kernels. Destroying it frees the code (its ORC resource tracker).

@@ -9,6 +9,7 @@
 
 #include "codegen/cpu/cpu_compiler.hpp"
 #include "codegen/cpu/kernel.hpp"
+#include "codegen/elemental/math_table.hpp"
 #include "jx/errors.hpp"
 
 namespace jx::codegen {
@@ -154,7 +155,8 @@ std::shared_ptr<CompiledKernels> compile_kernels(const std::vector<KernelRequest
     if (!k.root) throw CompileError("codegen: kernel '" + k.symbol + "' has no instruction");
     if (!seen.insert(k.symbol).second)
       throw CompileError("codegen: two kernels named '" + k.symbol + "'");
-    cpu::emit_kernel(*module, k, k.symbol + suffix);
+    cpu::emit_kernel(*module, k, k.symbol + suffix,
+                     options.math ? *options.math : cpu_math_table());
   }
   // LLVM keeps to 256-bit vectors on AVX-512 hosts by default (older cores downclocked on
   // 512-bit code); kernels are throughput loops, where twice the lanes pay on current ones.

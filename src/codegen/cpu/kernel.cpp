@@ -66,7 +66,8 @@ BodyArgs body_args(std::size_t num_operands, const std::vector<int>& aliases) {
 
 }  // namespace
 
-void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::string& name) {
+void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::string& name,
+                 const MathTable& math) {
   const Instruction& root = *request.root;
   check_emittable(root);
   llvm::LLVMContext& ctx = module.getContext();
@@ -110,7 +111,7 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
   b.CreateRetVoid();
 
   b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", body));
-  ElementalEmitter em(b, cpu_math_table(), cpu_emitters());
+  ElementalEmitter em(b, math, cpu_emitters());
   std::optional<cpu::OuterRange> rows;
   if (request.partitioned && kernel_rows(root) > 1)
     rows = cpu::OuterRange{body->getArg(args.count), body->getArg(args.count + 1)};

@@ -9,6 +9,7 @@
 namespace jx::codegen::cpu {
 
 // Throws jx::CompileError for instructions the CPU backend cannot emit.
-void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::string& name);
+void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::string& name,
+                 const MathTable& math);
 
 }  // namespace jx::codegen::cpu
