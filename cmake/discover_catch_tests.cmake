@@ -25,6 +25,6 @@ foreach(line IN LISTS lines)
   string(APPEND script
          "add_test([==[${name}]==] [==[${EXE}]==] [==[${spec}]==] --warn NoTests)\n"
          "set_tests_properties([==[${name}]==] PROPERTIES TIMEOUT ${TIMEOUT}"
-         " ENVIRONMENT [==[${ENV}]==])\n")
+         " ENVIRONMENT [==[${ENV}]==] SKIP_REGULAR_EXPRESSION [==[JX_SKIPPED:]==])\n")
 endforeach()
 file(WRITE ${OUT} "${script}")

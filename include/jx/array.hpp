@@ -15,8 +15,10 @@
 namespace jx {
 
 namespace detail {
-struct ArrayImpl;  // defined in src/core: aval plus either a host buffer or a tracer
+struct ArrayImpl;  // defined in src/core: aval plus either a buffer or a tracer
 }  // namespace detail
+
+class Device;  // jx/device.hpp
 
 template <class T>
 concept Scalar = std::is_arithmetic_v<T>;
@@ -52,6 +54,11 @@ class Array {
   template <class T>
   std::vector<T> to_vector() const;
   explicit operator bool() const;  // `if (x < y)`: a concrete size-1 array only
+
+  // Where a concrete array's values live (jx/device.hpp), and whether device_put committed them
+  // there. Under a trace these throw jx::ConcretizationError.
+  Device device() const;
+  bool committed() const;
 
   Array astype(DType dtype) const;
   std::string repr() const;  // NumPy style: Array([1., 2.], dtype=float32)

@@ -17,13 +17,17 @@ struct Config {
   bool dump_hlo = false;              // --dump_hlo: before and after optimizations
   std::string dump_hlo_pass_re;       // --dump_hlo_pass_re=REGEX: also after each matching pass
   bool dump_llvm = false;             // --dump_llvm: .ir-no-opt.ll, .ir-with-opt.ll
-  bool dump_ptx = false;              // --dump_ptx
+  bool dump_ptx = false;              // --dump_ptx: .ptx of GPU programs
   bool dump_dot = false;              // --dump_dot: Graphviz of the fused HLO
   bool log_compiles = false;          // --log_compiles: one line per compile, with stage times
   bool explain_cache_misses = false;  // --explain_cache_misses: why a jitted call retraced
   bool debug_nans = false;            // --debug_nans: a NaN in a jitted output throws jx::Error
   bool disable_jit = false;           // --disable_jit: jitted functions run eagerly
   int cache_capacity = 64;            // --cache_capacity=N: entries per jitted function (LRU)
+  // --gpu_graphs: a GPU program whose thunks only enqueue work is recorded as a CUDA graph on
+  // its first run with a given set of buffers and replayed on later runs with the same buffers:
+  // one launch instead of one per thunk.
+  bool gpu_graphs = false;
   // --cpu_parallel_min_bytes=N: a CPU kernel reading and writing fewer bytes runs on the calling
   // thread; larger ones split their rows over all cores. Read when a function compiles. The
   // default is where splitting paid for a memory-bound kernel in bench_fusion (2 cores).

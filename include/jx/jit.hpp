@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "jx/array.hpp"
+#include "jx/device.hpp"
 #include "jx/detail/jit_impl.hpp"
 #include "jx/tree.hpp"
 
@@ -28,6 +30,10 @@ struct JitOptions {
   // output can take over stays as it was.
   std::vector<int> donate_argnums;
   std::string name = "f";  // the program is jit_<name>
+  // Where the program runs. Unset: on the device its committed arguments share (see
+  // jx::device_put), else on the CPU. Arguments elsewhere and uncommitted are copied there;
+  // one committed to another device is a jx::ValueError.
+  std::optional<Device> device;
 };
 
 // A jitted function's cache statistics. Times are totals over every trace and compile, in ms.

@@ -6,7 +6,8 @@
 #include <chrono>
 
 #include "api/dump.hpp"
-#include "codegen/cpu/cpu_compiler.hpp"
+#include "api/backend.hpp"
+#include "codegen/gpu/gpu_compiler.hpp"
 #include "hlo/cost_analysis.hpp"
 #include "hlo/dot_graph.hpp"
 #include "hlo/fusion.hpp"
@@ -28,21 +29,17 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-bool goes_to_blas(const Instruction& i) {
-  return i.opcode == Opcode::kDot && codegen::dot_strategy(i) == codegen::DotStrategy::kBlas;
-}
-
 bool needs_no_thunk(Opcode op) {
   return op == Opcode::kParameter || op == Opcode::kConstant || op == Opcode::kTuple ||
          op == Opcode::kGetTupleElement;
 }
 
-// How a program's instruction runs: not at all (it only names buffers), as a BLAS call, as a
+// How a program's instruction runs: not at all (it only names buffers), as a library GEMM, as a
 // sort on the host, as nested programs (while, conditional), or as an emitted kernel.
 enum class ThunkKind { kNone, kGemm, kSort, kWhile, kConditional, kKernel };
-ThunkKind thunk_kind(const Instruction& i) {
+ThunkKind thunk_kind(const Instruction& i, Platform platform) {
   if (needs_no_thunk(i.opcode)) return ThunkKind::kNone;
-  if (goes_to_blas(i)) return ThunkKind::kGemm;
+  if (i.opcode == Opcode::kDot && library_gemm(i, platform)) return ThunkKind::kGemm;
   if (i.opcode == Opcode::kSort) return ThunkKind::kSort;
   if (i.opcode == Opcode::kWhile) return ThunkKind::kWhile;
   if (i.opcode == Opcode::kConditional) return ThunkKind::kConditional;
@@ -70,10 +67,11 @@ std::vector<ShapedArray> result_avals(const hlo::Computation& c) {
 
 // What one program's executable is built from besides its optimized HLO.
 struct ExecutableSpec {
+  Device device;
   std::string name;  // of the LLVM module
   std::vector<ShapedArray> in_avals, out_avals;
   std::vector<bool> donated;     // per parameter: its buffer may become an output's
-  std::string llvm_dump_prefix;  // empty: no LLVM dump
+  std::string codegen_dump_prefix;  // empty: no LLVM or PTX dump
 };
 
 std::shared_ptr<const runtime::Executable> build_executable(const hlo::Computation& program,
@@ -83,60 +81,71 @@ std::shared_ptr<const runtime::Executable> build_executable(const hlo::Computati
 std::shared_ptr<const runtime::Executable> build_nested(const hlo::Computation& c,
                                                         const ExecutableSpec& caller) {
   std::string prefix =
-      caller.llvm_dump_prefix.empty() ? "" : caller.llvm_dump_prefix + "." + c.name();
-  return build_executable(
-      c, {caller.name + "." + c.name(), parameter_avals(c), result_avals(c), {}, prefix});
+      caller.codegen_dump_prefix.empty() ? "" : caller.codegen_dump_prefix + "." + c.name();
+  return build_executable(c, {caller.device, caller.name + "." + c.name(), parameter_avals(c),
+                             result_avals(c), {}, prefix});
 }
 
-// Schedule, buffers, and one thunk per instruction that does work: a kernel for each remaining
-// instruction or fusion, a BLAS call, a host sort, or nested executables for control flow.
-std::shared_ptr<const runtime::Executable> build_executable(const hlo::Computation& program,
-                                                            const ExecutableSpec& spec) {
-  std::vector<Instruction*> order = program.instructions();
-  runtime::BufferAssignment ba = runtime::assign_buffers(program, order, spec.donated);
+// A program's schedule, buffers, and the kernels its instructions compile to.
+struct ProgramPlan {
+  std::vector<Instruction*> order;
+  runtime::BufferAssignment ba;
+  std::vector<codegen::KernelRequest> requests;  // in schedule order
 
-  // Each instruction's buffers (operands, then outputs) and the rows a kernel is split into.
-  auto kernel_buffers = [&](const Instruction* i) {
-    std::vector<runtime::Allocation> buffers;
-    for (const Instruction* op : i->operands) buffers.push_back(ba.at(op));
-    if (!i->shape.is_tuple) buffers.push_back(ba.at(i));
+  // An instruction's buffers: its operands', then its outputs'.
+  std::vector<runtime::Allocation> buffers(const Instruction* i) const {
+    std::vector<runtime::Allocation> out;
+    for (const Instruction* op : i->operands) out.push_back(ba.at(op));
+    if (!i->shape.is_tuple) out.push_back(ba.at(i));
     for (std::size_t e = 0; i->shape.is_tuple && e < i->shape.tuple_shapes.size(); ++e)
-      buffers.push_back(ba.of.at({i, static_cast<int>(e)}));
-    return buffers;
-  };
+      out.push_back(ba.of.at({i, static_cast<int>(e)}));
+    return out;
+  }
+};
+
+ProgramPlan plan_program(const hlo::Computation& program, const std::vector<bool>& donated,
+                         Platform platform) {
+  ProgramPlan plan{program.instructions(), {}, {}};
+  plan.ba = runtime::assign_buffers(program, plan.order, donated);
   // A matrix kernel is compute-bound: it splits as a streaming kernel of 4 bytes per
   // multiply-add would (both take about as long; bench_fusion).
   auto split = [&](const Instruction* i) {
+    if (platform != Platform::cpu) return false;
     std::int64_t bytes = 0;
-    for (const runtime::Allocation& a : kernel_buffers(i)) bytes += a.size;
+    for (const runtime::Allocation& a : plan.buffers(i)) bytes += a.size;
     if (auto g = hlo::as_gemm(*i)) bytes = std::max(bytes, 4 * g->macs());
     return runtime::split_pays(codegen::kernel_rows(*i), bytes);
   };
-
-  std::vector<codegen::KernelRequest> requests;
-  for (const Instruction* i : order) {
-    if (thunk_kind(*i) != ThunkKind::kKernel) continue;
-    auto in_place = ba.in_place.find(i);
-    requests.push_back({i, "kernel_" + std::to_string(requests.size()) + "_" + i->name, split(i),
-                        in_place == ba.in_place.end() ? std::vector<int>{} : in_place->second});
+  for (const Instruction* i : plan.order) {
+    if (thunk_kind(*i, platform) != ThunkKind::kKernel) continue;
+    auto in_place = plan.ba.in_place.find(i);
+    plan.requests.push_back(
+        {i, "kernel_" + std::to_string(plan.requests.size()) + "_" + i->name, split(i),
+         in_place == plan.ba.in_place.end() ? std::vector<int>{} : in_place->second});
   }
-  codegen::CpuCompileOptions cg;
-  cg.module_name = spec.name;
-  cg.dump_prefix = spec.llvm_dump_prefix;
-  std::shared_ptr<codegen::CompiledKernels> code;
-  if (!requests.empty()) code = codegen::compile_kernels(requests, cg);
+  return plan;
+}
+
+// Schedule, buffers, and one thunk per instruction that does work: a kernel for each remaining
+// instruction or fusion, a library GEMM, a host sort, or nested executables for control flow.
+std::shared_ptr<const runtime::Executable> build_executable(const hlo::Computation& program,
+                                                            const ExecutableSpec& spec) {
+  std::unique_ptr<Backend> backend = make_backend(spec.device);
+  ProgramPlan plan = plan_program(program, spec.donated, spec.device.platform());
+  runtime::BufferAssignment& ba = plan.ba;
+  backend->compile(plan.requests, spec.name, spec.codegen_dump_prefix);
 
   std::vector<std::unique_ptr<runtime::Thunk>> thunks;
   std::size_t next_kernel = 0;
-  for (const Instruction* i : order) {
-    ThunkKind kind = thunk_kind(*i);
+  for (const Instruction* i : plan.order) {
+    ThunkKind kind = thunk_kind(*i, spec.device.platform());
     if (kind == ThunkKind::kNone) continue;
     if (kind == ThunkKind::kGemm) {
-      thunks.push_back(std::make_unique<runtime::GemmThunk>(
-          i->name, *hlo::as_gemm(*i), ba.at(i->operands[0]), ba.at(i->operands[1]), ba.at(i)));
+      thunks.push_back(
+          backend->gemm_thunk(*i, ba.at(i->operands[0]), ba.at(i->operands[1]), ba.at(i)));
       continue;
     }
-    std::vector<runtime::Allocation> buffers = kernel_buffers(i);
+    std::vector<runtime::Allocation> buffers = plan.buffers(i);
     auto outputs_at = buffers.begin() + static_cast<std::ptrdiff_t>(i->operands.size());
     std::vector<runtime::Allocation> operands(buffers.begin(), outputs_at);
     std::vector<runtime::Allocation> outputs(outputs_at, buffers.end());
@@ -162,12 +171,10 @@ std::shared_ptr<const runtime::Executable> build_executable(const hlo::Computati
           i->name, std::move(branches), index, std::move(operands), std::move(outputs)));
       continue;
     }
-    const codegen::KernelRequest& req = requests.at(next_kernel++);
+    const codegen::KernelRequest& req = plan.requests.at(next_kernel);
     JX_CHECK(req.root == i);
-    auto fn = reinterpret_cast<runtime::KernelThunk::Fn>(code->symbol(req.symbol));
     std::int64_t rows = req.partitioned ? codegen::kernel_rows(*i) : 1;
-    thunks.push_back(
-        std::make_unique<runtime::KernelThunk>(req.symbol, fn, std::move(buffers), rows));
+    thunks.push_back(backend->kernel_thunk(next_kernel++, std::move(buffers), rows));
   }
   // Outputs that are parameters, constants or repeated values are copied into their buffers.
   for (std::size_t k = 0; k < ba.outputs.size(); ++k) {
@@ -184,7 +191,25 @@ std::shared_ptr<const runtime::Executable> build_executable(const hlo::Computati
   for (const Instruction* c : ba.constants) constants.push_back(*c->literal);
   return std::make_shared<runtime::Executable>(
       std::move(thunks), ba.arena_bytes, spec.in_avals, spec.out_avals, std::move(constants),
-      std::move(ba.donations), std::shared_ptr<const void>(code, code.get()));
+      std::move(ba.donations), backend->code(), backend->runtime());
+}
+
+// The PTX of `program` and, after it, of the programs its loops and conditionals call.
+void add_ptx(const hlo::Computation& program, const std::string& name,
+             const codegen::GpuCompileOptions& options, std::vector<codegen::PtxModule>& out) {
+  ProgramPlan plan = plan_program(program, {}, Platform::gpu);
+  codegen::GpuCompileOptions these = options;
+  these.module_name = name;
+  out.push_back(codegen::compile_ptx(plan.requests, these));
+  for (const Instruction* i : plan.order)
+    if (i->opcode == Opcode::kWhile || i->opcode == Opcode::kConditional)
+      for (const hlo::Computation* c : i->called) add_ptx(*c, name + "." + c->name(), options, out);
+}
+
+std::shared_ptr<hlo::Module> optimized_module(const LoweredProgram& lowered) {
+  std::shared_ptr<hlo::Module> module = lower_jaxpr(lowered.jaxpr->jaxpr, lowered.name);
+  passes::run_cpu_pipeline(*module, {});
+  return module;
 }
 
 // The passes, then the executable of the optimized module's entry, with dumps and analyses:
@@ -209,7 +234,8 @@ CompiledProgram optimize_and_build(std::shared_ptr<hlo::Module> module, int id,
 
   t0 = std::chrono::steady_clock::now();
   spec.name = name;
-  if (dump_enabled(DumpKind::kLlvm)) spec.llvm_dump_prefix = dump_prefix(id, name);
+  if (dump_enabled(DumpKind::kLlvm) || dump_enabled(DumpKind::kPtx))
+    spec.codegen_dump_prefix = dump_prefix(id, name);
   std::shared_ptr<const runtime::Executable> exe = build_executable(*module->entry(), spec);
   out.codegen_ms = ms_since(t0);
   out.thunk_sequence = std::make_shared<LazyText>([exe] { return exe->thunk_sequence(); });
@@ -251,10 +277,11 @@ LoweredProgram lower_program(std::shared_ptr<const ClosedJaxprData> jaxpr,
   return out;
 }
 
-CompiledProgram compile_program(const LoweredProgram& lowered) {
+CompiledProgram compile_program(const LoweredProgram& lowered, const Device& device) {
   // Optimize a fresh lowering, so a Lowered can be compiled more than once.
   const Jaxpr& jaxpr = lowered.jaxpr->jaxpr;
   ExecutableSpec spec;
+  spec.device = device;
   for (const Var& v : jaxpr.constvars) spec.in_avals.push_back(v->aval);
   for (const ShapedArray& aval : jaxpr.in_avals()) spec.in_avals.push_back(aval);
   spec.out_avals = jaxpr.out_avals();
@@ -266,13 +293,22 @@ CompiledProgram compile_program(const LoweredProgram& lowered) {
   return out;
 }
 
-CompiledProgram compile_module(std::shared_ptr<hlo::Module> module, const std::string& name) {
+CompiledProgram compile_module(std::shared_ptr<hlo::Module> module, const std::string& name,
+                               const Device& device) {
   hlo::verify(*module);
   const hlo::Computation& entry = *module->entry();
   ExecutableSpec spec;
+  spec.device = device;
   spec.in_avals = parameter_avals(entry);
   spec.out_avals = result_avals(entry);
   return optimize_and_build(std::move(module), next_module_id(), name, std::move(spec));
+}
+
+std::vector<codegen::PtxModule> compile_ptx(const LoweredProgram& lowered,
+                                            const codegen::GpuCompileOptions& options) {
+  std::vector<codegen::PtxModule> out;
+  add_ptx(*optimized_module(lowered)->entry(), lowered.name, options, out);
+  return out;
 }
 
 }  // namespace jx::api

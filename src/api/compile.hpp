@@ -6,7 +6,9 @@
 #include <mutex>
 #include <string>
 
+#include "codegen/gpu/gpu_compiler.hpp"
 #include "jaxpr/jaxpr.hpp"
+#include "jx/device.hpp"
 #include "runtime/executable.hpp"
 
 namespace jx::hlo {
@@ -66,10 +68,17 @@ struct CompiledProgram {
 };
 
 LoweredProgram lower_program(std::shared_ptr<const ClosedJaxprData> jaxpr, const std::string& name);
-CompiledProgram compile_program(const LoweredProgram& lowered);
+// For `device` (the CPU by default).
+CompiledProgram compile_program(const LoweredProgram& lowered, const Device& device = {});
 // Compiles an HLO module (verified first) as compile_program compiles a lowered jaxpr: its
 // arguments are the entry's parameters, its results the root's arrays (one per element of a
 // root tuple).
-CompiledProgram compile_module(std::shared_ptr<hlo::Module> module, const std::string& name);
+CompiledProgram compile_module(std::shared_ptr<hlo::Module> module, const std::string& name,
+                               const Device& device = {});
+
+// The PTX of every kernel `lowered` compiles to on the GPU, the entry program's module first,
+// then one per program a while or conditional calls: made without a GPU (tests, inspection).
+std::vector<codegen::PtxModule> compile_ptx(const LoweredProgram& lowered,
+                                            const codegen::GpuCompileOptions& options);
 
 }  // namespace jx::api

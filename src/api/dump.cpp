@@ -13,7 +13,7 @@ namespace jx::api {
 bool dump_enabled(DumpKind kind) {
   const Config& c = config();
   if (c.dump_to.empty()) return false;
-  bool narrowed = c.dump_jaxpr || c.dump_hlo || c.dump_llvm || c.dump_dot;
+  bool narrowed = c.dump_jaxpr || c.dump_hlo || c.dump_llvm || c.dump_ptx || c.dump_dot;
   if (!narrowed) return true;
   switch (kind) {
     case DumpKind::kJaxpr:
@@ -23,6 +23,8 @@ bool dump_enabled(DumpKind kind) {
       return c.dump_hlo;
     case DumpKind::kLlvm:
       return c.dump_llvm;
+    case DumpKind::kPtx:
+      return c.dump_ptx;
     case DumpKind::kDot:
       return c.dump_dot;
   }

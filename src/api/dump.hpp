@@ -5,7 +5,7 @@
 
 namespace jx::api {
 
-enum class DumpKind { kJaxpr, kHlo, kLlvm, kThunks, kDot };
+enum class DumpKind { kJaxpr, kHlo, kLlvm, kPtx, kThunks, kDot };
 
 // Whether this kind is dumped: --dump_to is set and either no --dump_* flag narrows it, or
 // the kind's own flag is on.

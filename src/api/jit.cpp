@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <mutex>
 
 #include "api/compile.hpp"
@@ -23,10 +24,16 @@ class JitState : public std::enable_shared_from_this<JitState> {
   std::string trace_name;    // "jit(f)", as messages name the transformation
   std::vector<int> static_argnums, donate_argnums;
   std::uint64_t static_mask = 0;
+  std::optional<Device> device;
 
-  std::mutex mu;  // guards cache and stats
-  api::JitCache cache;
+  std::mutex mu;  // guards the caches and stats
+  api::JitCache cache;                      // programs for the CPU
+  std::map<int, api::JitCache> gpu_caches;  // by GPU id
   CacheInfo stats;
+
+  api::JitCache& cache_for(const Device& d) {
+    return d.platform() == Platform::cpu ? cache : gpu_caches[d.id()];
+  }
 };
 
 namespace {
@@ -118,11 +125,27 @@ bool closes_over_tracer(const ClosedJaxprData& j) {
                      [](const Array& c) { return c.is_tracer(); });
 }
 
-void explain_miss(JitState& st, const api::Signature& now) {
+// Where a call runs: the jit's device, else the device its committed arguments share, else
+// the CPU.
+Device call_device(const JitState& st, const std::vector<Array>& leaves) {
+  std::optional<Device> committed = committed_device(leaves, st.trace_name);
+  if (!st.device) return committed.value_or(Device{});
+  if (committed && *committed != *st.device) {
+    for (std::size_t k = 0; k < leaves.size(); ++k)
+      if (leaves[k].impl()->committed && leaves[k].impl()->device() != *st.device)
+        throw ValueError(st.trace_name + " runs on " + st.device->str() + ", but argument " +
+                         std::to_string(k) + " (" + leaves[k].aval().str() +
+                         ") is committed to " + leaves[k].impl()->device().str() +
+                         "; move it with jx::device_put");
+  }
+  return *st.device;
+}
+
+void explain_miss(JitState& st, const Device& device, const api::Signature& now) {
   std::vector<api::JitCache::EntryPtr> entries;
   {
     std::lock_guard lock(st.mu);
-    entries = st.cache.entries();
+    entries = st.cache_for(device).entries();
   }
   if (entries.empty()) return;
   std::vector<std::string> best;
@@ -142,11 +165,12 @@ void explain_miss(JitState& st, const api::Signature& now) {
 }
 
 // Traces, lowers and compiles a new signature, then caches it.
-api::JitCache::EntryPtr compile_miss(JitState& st, const CallArgs& ca, const MissHandler& miss) {
+api::JitCache::EntryPtr compile_miss(JitState& st, const CallArgs& ca, const MissHandler& miss,
+                                     const Device& device) {
   const Config& cfg = config();
   auto entry = std::make_shared<api::CacheEntry>();
   entry->sig = api::make_signature(ca, api::hash_call(ca), miss.structures());
-  if (cfg.explain_cache_misses) explain_miss(st, entry->sig);
+  if (cfg.explain_cache_misses) explain_miss(st, device, entry->sig);
 
   double trace_ms = 0;
   auto jaxpr = trace_call(st, ca, miss, entry->out_proto, trace_ms);
@@ -156,7 +180,8 @@ api::JitCache::EntryPtr compile_miss(JitState& st, const CallArgs& ca, const Mis
   }
   api::LoweredProgram lowered = api::lower_program(jaxpr, st.program_name);
   lowered.donated = donated_leaves(st, ca);
-  auto compiled = std::make_shared<const api::CompiledProgram>(api::compile_program(lowered));
+  auto compiled =
+      std::make_shared<const api::CompiledProgram>(api::compile_program(lowered, device));
   entry->program = compiled;
   {
     std::lock_guard lock(st.mu);
@@ -167,13 +192,14 @@ api::JitCache::EntryPtr compile_miss(JitState& st, const CallArgs& ca, const Mis
   }
   if (cfg.log_compiles) {
     double total = trace_ms + lowered.lower_ms + compiled->optimize_ms + compiled->codegen_ms;
-    log("jx: compiled " + st.program_name + " for " + api::signature_str(entry->sig) + " in " +
+    log("jx: compiled " + st.program_name + " for " + api::signature_str(entry->sig) +
+        (device == Device{} ? "" : " on " + device.str()) + " in " +
         fmt_ms(total) + " ms [trace " + fmt_ms(trace_ms) + ", lower " + fmt_ms(lowered.lower_ms) +
         ", optimize " + fmt_ms(compiled->optimize_ms) + ", codegen " +
         fmt_ms(compiled->codegen_ms) + "]");
   }
   std::lock_guard lock(st.mu);
-  return st.cache.insert(std::move(entry), cfg.cache_capacity);
+  return st.cache_for(device).insert(std::move(entry), cfg.cache_capacity);
 }
 
 void check_nans(const JitState& st, const std::vector<Array>& outs) {
@@ -226,6 +252,7 @@ std::shared_ptr<JitState> make_jit_state(const JitOptions& options) {
   st->trace_name = "jit(" + options.name + ")";
   st->static_argnums = options.static_argnums;
   st->donate_argnums = options.donate_argnums;
+  st->device = options.device;
   for (int i : options.static_argnums) {
     if (i < 0 || i >= 64)
       throw Error("jit: static_argnums must be argument positions in [0, 64), got " +
@@ -265,13 +292,14 @@ CallResult jit_call(JitState& st, CallArgs& ca, const MissHandler& miss) {
       return r;
     }
   }
+  Device device = call_device(st, ca.leaves);
   api::JitCache::EntryPtr entry;
   {
     std::lock_guard lock(st.mu);
-    entry = st.cache.find(ca);
+    entry = st.cache_for(device).find(ca);
     ++(entry ? st.stats.hits : st.stats.misses);
   }
-  if (!entry) entry = compile_miss(st, ca, miss);
+  if (!entry) entry = compile_miss(st, ca, miss, device);
   r.outs = run_entry(*entry, ca.leaves);
   if (cfg.debug_nans) check_nans(st, r.outs);
   const void* proto = entry->out_proto.get();
@@ -284,12 +312,14 @@ CacheInfo cache_info(const JitState& state) {
   std::lock_guard lock(st.mu);
   CacheInfo info = st.stats;
   info.entries = static_cast<std::int64_t>(st.cache.size());
+  for (const auto& [id, cache] : st.gpu_caches) info.entries += static_cast<std::int64_t>(cache.size());
   return info;
 }
 
 void clear_cache(JitState& st) {
   std::lock_guard lock(st.mu);
   st.cache.clear();
+  st.gpu_caches.clear();
 }
 
 // ---- AOT ------------------------------------------------------------------------------------
@@ -336,9 +366,9 @@ const std::shared_ptr<const void>& LoweredCall::out_proto() const { return impl_
 CompiledCall LoweredCall::compile() const {
   auto impl = std::make_shared<CompiledCall::Impl>();
   impl->lowered = impl_;
-  impl->program =
-      std::make_shared<const api::CompiledProgram>(api::compile_program(impl_->lowered));
   JitState& st = *impl_->state;
+  impl->program = std::make_shared<const api::CompiledProgram>(
+      api::compile_program(impl_->lowered, st.device.value_or(Device{})));
   std::lock_guard lock(st.mu);
   ++st.stats.compiles;
   st.stats.optimize_ms += impl->program->optimize_ms;

@@ -1,6 +1,8 @@
 // The one place jx includes LLVM (as Halide's LLVM_Headers.h). The IR core is always included;
-// the JIT, optimizer and target headers are heavy, so only files that define JX_LLVM_JIT
-// before including this get them.
+// the rest is heavy, so a file asks for it by defining, before including this: JX_LLVM_OPTIMIZE
+// (verifier, pass builder, target machines), JX_LLVM_JIT (that and ORC), JX_LLVM_NVPTX (the
+// NVPTX intrinsics GPU kernels call), JX_LLVM_GPU (the optimizer and the bitcode reader, linker
+// and internalizer the PTX compiler adds).
 #ifndef JX_CODEGEN_LLVM_HEADERS_CORE
 #define JX_CODEGEN_LLVM_HEADERS_CORE
 
@@ -20,17 +22,10 @@
 
 #endif  // JX_CODEGEN_LLVM_HEADERS_CORE
 
-#if defined(JX_LLVM_JIT) && !defined(JX_CODEGEN_LLVM_HEADERS_JIT)
-#define JX_CODEGEN_LLVM_HEADERS_JIT
+#if (defined(JX_LLVM_OPTIMIZE) || defined(JX_LLVM_JIT) || defined(JX_LLVM_GPU)) && \
+    !defined(JX_CODEGEN_LLVM_HEADERS_OPTIMIZE)
+#define JX_CODEGEN_LLVM_HEADERS_OPTIMIZE
 
-#include <llvm/ExecutionEngine/Orc/CompileUtils.h>
-#include <llvm/ExecutionEngine/Orc/Core.h>
-#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
-#include <llvm/ExecutionEngine/Orc/ExecutorProcessControl.h>
-#include <llvm/ExecutionEngine/Orc/TaskDispatch.h>
-#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
-#include <llvm/ExecutionEngine/Orc/LLJIT.h>
-#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Passes/OptimizationLevel.h>
 #include <llvm/Passes/PassBuilder.h>
@@ -40,4 +35,40 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 
+#endif  // JX_LLVM_OPTIMIZE
+
+#if defined(JX_LLVM_JIT) && !defined(JX_CODEGEN_LLVM_HEADERS_JIT)
+#define JX_CODEGEN_LLVM_HEADERS_JIT
+
+#include <llvm/ExecutionEngine/Orc/CompileUtils.h>
+#include <llvm/ExecutionEngine/Orc/Core.h>
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/ExecutorProcessControl.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/TaskDispatch.h>
+#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+
 #endif  // JX_LLVM_JIT
+
+#if defined(JX_LLVM_NVPTX) && !defined(JX_CODEGEN_LLVM_HEADERS_NVPTX)
+#define JX_CODEGEN_LLVM_HEADERS_NVPTX
+
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
+#endif  // JX_LLVM_NVPTX
+
+#if defined(JX_LLVM_GPU) && !defined(JX_CODEGEN_LLVM_HEADERS_GPU)
+#define JX_CODEGEN_LLVM_HEADERS_GPU
+
+// TargetSelect.h (above) declares LLVMInitializeNVPTXTarget and the other NVPTX initializers.
+#include <llvm/ADT/SmallString.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IRReader/IRReader.h>
+#include <llvm/Linker/Linker.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Support/SourceMgr.h>
+#include <llvm/Target/TargetOptions.h>
+#include <llvm/Transforms/IPO/Internalize.h>
+
+#endif  // JX_LLVM_GPU

@@ -3,6 +3,7 @@
 
 #include "core/array_impl.hpp"
 #include "core/dtype_dispatch.hpp"
+#include "jx/device.hpp"
 #include "jx/lax.hpp"
 #include "support/format.hpp"
 #include "trace/tracer.hpp"
@@ -18,6 +19,14 @@ Array make_array(ShapedArray aval, std::shared_ptr<Buffer> buffer) {
   auto impl = std::make_shared<detail::ArrayImpl>();
   impl->aval = std::move(aval);
   impl->buffer = std::move(buffer);
+  return Array(std::move(impl));
+}
+
+Array make_device_array(ShapedArray aval, std::shared_ptr<DeviceStorage> storage) {
+  auto impl = std::make_shared<detail::ArrayImpl>();
+  impl->aval = std::move(aval);
+  impl->storage = std::move(storage);
+  impl->committed = true;
   return Array(std::move(impl));
 }
 
@@ -37,6 +46,7 @@ trace::Tracer* tracer_of(const Array& x) { return impl_of(x).tracer.get(); }
 const Buffer& concrete_buffer(const Array& x, const char* what) {
   const auto& impl = impl_of(x);
   if (impl.tracer) impl.tracer->throw_concretization_error(what);
+  if (impl.storage) return impl.storage->host_copy();
   if (!impl.buffer)
     throw Error(std::string("Array has been deleted with shape=") +
                 std::string(dtype_name(impl.aval.dtype)) + "[" +
@@ -46,14 +56,53 @@ const Buffer& concrete_buffer(const Array& x, const char* what) {
 
 Array with_aval(const Array& x, ShapedArray aval) {
   const auto& impl = impl_of(x);
-  JX_CHECK(!impl.tracer && aval.size() * itemsize(aval.dtype) == impl.buffer->nbytes());
-  return make_array(std::move(aval), impl.buffer);
+  JX_CHECK(!impl.tracer && (impl.buffer || impl.storage));
+  auto out = std::make_shared<detail::ArrayImpl>(impl);
+  out->aval = std::move(aval);
+  JX_CHECK(out->aval.size() * itemsize(out->aval.dtype) ==
+           (impl.storage ? impl.storage->nbytes() : impl.buffer->nbytes()));
+  return Array(std::move(out));
+}
+
+std::optional<Device> committed_device(const std::vector<Array>& xs, const std::string& what) {
+  std::optional<Device> out;
+  std::size_t first = 0;
+  for (std::size_t k = 0; k < xs.size(); ++k) {
+    const detail::ArrayImpl& impl = *xs[k].impl();
+    if (!impl.committed) continue;
+    if (!out) {
+      out = impl.device();
+      first = k;
+    } else if (*out != impl.device()) {
+      throw ValueError("Received incompatible devices for " + what + ": argument " +
+                       std::to_string(first) + " (" + xs[first].aval().str() + ") is on " +
+                       out->str() + " and argument " + std::to_string(k) + " (" +
+                       xs[k].aval().str() + ") is on " + impl.device().str() +
+                       "; move one with jx::device_put");
+    }
+  }
+  return out;
 }
 
 const ShapedArray& Array::aval() const { return impl_of(*this).aval; }
 
 bool Array::is_tracer() const { return tracer_of(*this) != nullptr; }
-bool Array::is_deleted() const { return !impl_of(*this).tracer && !impl_of(*this).buffer; }
+bool Array::is_deleted() const {
+  const auto& impl = impl_of(*this);
+  return !impl.tracer && !impl.buffer && !impl.storage;
+}
+
+Device Array::device() const {
+  const auto& impl = impl_of(*this);
+  if (impl.tracer) impl.tracer->throw_concretization_error("device()");
+  return impl.device();
+}
+
+bool Array::committed() const {
+  const auto& impl = impl_of(*this);
+  if (impl.tracer) impl.tracer->throw_concretization_error("committed()");
+  return impl.committed;
+}
 
 Array Array::scalar(double f, std::int64_t i, DType dtype, bool weak) {
   Array out = make_array(ShapedArray{{}, dtype, weak});

@@ -2,8 +2,12 @@
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "core/buffer.hpp"
+#include "core/device_storage.hpp"
 #include "jx/array.hpp"
 
 namespace jx {
@@ -15,8 +19,12 @@ namespace detail {
 
 struct ArrayImpl {
   ShapedArray aval;
-  std::shared_ptr<Buffer> buffer;         // set for concrete arrays
-  std::shared_ptr<trace::Tracer> tracer;  // set for tracers
+  std::shared_ptr<Buffer> buffer;          // set for concrete arrays on the host
+  std::shared_ptr<DeviceStorage> storage;  // set for concrete arrays on an accelerator
+  std::shared_ptr<trace::Tracer> tracer;   // set for tracers
+  bool committed = false;                  // placed by device_put
+
+  Device device() const { return storage ? storage->device() : Device{}; }
 };
 
 }  // namespace detail
@@ -28,7 +36,15 @@ Array make_array(ShapedArray aval, std::shared_ptr<Buffer> buffer);
 // A concrete, strong-typed 0-d array holding `value` converted to `dtype`.
 Array make_scalar(double value, DType dtype);
 
-// The buffer of a concrete array. `what` names the operation for the error a tracer gets.
+// An array on an accelerator.
+Array make_device_array(ShapedArray aval, std::shared_ptr<DeviceStorage> storage);
+
+// The device that committed arrays among `xs` share, or none when no array is committed. Throws
+// jx::ValueError naming `what` when two are committed to different devices.
+std::optional<Device> committed_device(const std::vector<Array>& xs, const std::string& what);
+
+// The host buffer of a concrete array (for an array on an accelerator: its host copy). `what`
+// names the operation for the error a tracer gets.
 const Buffer& concrete_buffer(const Array& x, const char* what);
 // The impl of a non-empty handle (throws jx::Error for a default-constructed Array).
 const detail::ArrayImpl& impl_of(const Array& x);

@@ -1,7 +1,6 @@
 #include "runtime/control_flow_thunks.hpp"
 
 #include <cstdint>
-#include <cstring>
 
 #include "support/check.hpp"
 
@@ -15,10 +14,10 @@ std::vector<void*> resolve_all(const ExecutionContext& ctx, const std::vector<Al
   return out;
 }
 
-void copy_all(const std::vector<void*>& from, const std::vector<void*>& to,
-              const std::vector<Allocation>& sizes) {
+void copy_all(const ExecutionContext& ctx, const std::vector<void*>& from,
+              const std::vector<void*>& to, const std::vector<Allocation>& sizes) {
   for (std::size_t k = 0; k < sizes.size(); ++k)
-    if (from[k] != to[k]) std::memcpy(to[k], from[k], static_cast<std::size_t>(sizes[k].size));
+    if (from[k] != to[k]) ctx.copy(to[k], from[k], static_cast<std::size_t>(sizes[k].size));
 }
 
 std::string thunks_str(const Executable& e) { return std::to_string(e.num_thunks()) + " thunks"; }
@@ -42,20 +41,23 @@ WhileThunk::WhileThunk(std::string name, std::shared_ptr<const Executable> condi
 void WhileThunk::execute(const ExecutionContext& ctx) const {
   std::vector<void*> outputs = resolve_all(ctx, carry_);
   std::vector<void*> current = outputs, next = resolve_all(ctx, spare_);
-  copy_all(resolve_all(ctx, init_), current, carry_);
+  copy_all(ctx, resolve_all(ctx, init_), current, carry_);
   bool more = false;
-  void* flag = &more;
+  // On a device the condition writes its flag there, and each step waits to read it.
+  std::shared_ptr<DeviceStorage> device_flag = ctx.device ? ctx.device->allocate(1) : nullptr;
+  void* flag = device_flag ? device_flag->data() : &more;
   for (std::int64_t step = 0;; ++step) {
     if (trip_count_) {
       if (step == *trip_count_) break;
     } else {
       condition_->run(current, {&flag, 1});
+      if (device_flag) ctx.read(&more, flag, 1);
       if (!more) break;
     }
     body_->run(current, next);
     std::swap(current, next);
   }
-  copy_all(current, outputs, carry_);
+  copy_all(ctx, current, outputs, carry_);
 }
 
 std::string WhileThunk::str() const {
@@ -78,7 +80,8 @@ ConditionalThunk::ConditionalThunk(std::string name,
 }
 
 void ConditionalThunk::execute(const ExecutionContext& ctx) const {
-  std::int32_t index = *static_cast<const std::int32_t*>(ctx.resolve(index_));
+  std::int32_t index = 0;
+  ctx.read(&index, ctx.resolve(index_), sizeof index);
   auto n = static_cast<std::int32_t>(branches_.size());
   if (index < 0 || index >= n) index = n - 1;  // XLA's rule
   ResolvedBuffers operands(ctx, operands_), outputs(ctx, outputs_);

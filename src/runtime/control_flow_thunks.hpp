@@ -24,6 +24,7 @@ class WhileThunk : public Thunk {
              std::optional<std::int64_t> trip_count);
   void execute(const ExecutionContext& ctx) const override;
   std::string str() const override;
+  bool reads_back() const override { return true; }
 
  private:
   std::string name_;
@@ -41,6 +42,7 @@ class ConditionalThunk : public Thunk {
                    std::vector<Allocation> outputs);
   void execute(const ExecutionContext& ctx) const override;
   std::string str() const override;
+  bool reads_back() const override { return true; }
 
  private:
   std::string name_;

@@ -1,5 +1,6 @@
 #include "runtime/executable.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/array_impl.hpp"
@@ -14,6 +15,8 @@ namespace jx::runtime {
 struct Scratch {
   ExecutionContext ctx;
   std::unique_ptr<Buffer> arena;
+  std::shared_ptr<DeviceStorage> device_arena;
+  std::vector<Array> staged;  // arguments copied to the device for this execution
 };
 
 namespace {
@@ -68,8 +71,47 @@ class ScratchLease {
 
 }  // namespace
 
+Executable::Executable(std::vector<std::unique_ptr<Thunk>> thunks, std::int64_t arena_bytes,
+                       std::vector<ShapedArray> in_avals, std::vector<ShapedArray> out_avals,
+                       std::vector<Array> constants, std::vector<std::pair<int, int>> donations,
+                       std::shared_ptr<const void> code,
+                       std::shared_ptr<const DeviceRuntime> device)
+    : thunks_(std::move(thunks)),
+      arena_bytes_(arena_bytes),
+      in_avals_(std::move(in_avals)),
+      out_avals_(std::move(out_avals)),
+      constants_(std::move(constants)),
+      donations_(std::move(donations)),
+      code_(std::move(code)),
+      device_(std::move(device)) {
+  if (!device_) return;
+  for (const Array& c : constants_) {
+    const Buffer& host = concrete_buffer(c, "constant");
+    device_constants_.push_back(device_->allocate(host.nbytes()));
+    device_->write(device_constants_.back()->data(), host.data(), host.nbytes());
+  }
+  replayable_ = std::none_of(thunks_.begin(), thunks_.end(),
+                             [](const auto& t) { return t->reads_back(); });
+}
+
 void Executable::run_thunks(Scratch& scratch) const {
   ExecutionContext& ctx = scratch.ctx;
+  ctx.device = device_.get();
+  if (device_) {
+    for (const auto& c : device_constants_) ctx.constants.push_back(c->data());
+    auto bytes = static_cast<std::size_t>(arena_bytes_);
+    if (bytes > 0 && (!scratch.device_arena || scratch.device_arena->nbytes() < bytes))
+      scratch.device_arena = device_->allocate(bytes);
+    ctx.arena = bytes > 0 ? static_cast<std::byte*>(scratch.device_arena->data()) : nullptr;
+    auto enqueue = [&] {
+      for (const auto& t : thunks_) t->execute(ctx);
+    };
+    if (!replayable_) return enqueue();
+    std::vector<void*> buffers = ctx.parameters;
+    buffers.insert(buffers.end(), ctx.outputs.begin(), ctx.outputs.end());
+    buffers.push_back(ctx.arena);
+    return device_->replay(buffers, enqueue);
+  }
   for (const auto& c : constants_) ctx.constants.push_back(concrete_buffer(c, "constant").data());
   std::unique_ptr<Buffer>& arena = scratch.arena;
   if (arena_bytes_ > 0) {
@@ -80,13 +122,55 @@ void Executable::run_thunks(Scratch& scratch) const {
   for (const auto& t : thunks_) t->execute(ctx);
 }
 
+// Arguments on this executable's device are used where they are; any other is copied there
+// for the call. Outputs are fresh device arrays (or donated arguments' storage).
+void Executable::execute_on_device(const std::vector<Array>& args, Scratch& scratch,
+                                   std::vector<Array>& outs) const {
+  ExecutionContext& ctx = scratch.ctx;
+  scratch.staged.clear();
+  for (const Array& a : args) {
+    const detail::ArrayImpl& impl = impl_of(a);
+    if (impl.storage && impl.device() == device_->device()) {
+      ctx.parameters.push_back(impl.storage->data());
+      continue;
+    }
+    const Buffer& host = concrete_buffer(a, "jit dispatch");
+    Array staged = make_device_array(a.aval(), device_->allocate(host.nbytes()));
+    device_->write(staged.impl()->storage->data(), host.data(), host.nbytes());
+    ctx.parameters.push_back(staged.impl()->storage->data());
+    scratch.staged.push_back(std::move(staged));
+  }
+  for (std::size_t k = 0; k < out_avals_.size(); ++k) {
+    const ShapedArray& aval = out_avals_[k];
+    std::shared_ptr<DeviceStorage> storage;
+    for (auto [arg, out] : donations_) {
+      if (out != static_cast<int>(k)) continue;
+      const detail::ArrayImpl& donor = impl_of(args[static_cast<std::size_t>(arg)]);
+      if (donor.storage && donor.device() == device_->device() &&
+          donor.storage.use_count() == 1) {
+        storage = donor.storage;
+        args[static_cast<std::size_t>(arg)].impl()->storage.reset();  // the argument is deleted
+      }
+    }
+    if (!storage) storage = device_->allocate(static_cast<std::size_t>(aval.size()) * itemsize(aval.dtype));
+    ctx.outputs.push_back(storage->data());
+    outs.push_back(make_device_array(aval, std::move(storage)));
+  }
+  run_thunks(scratch);
+}
+
 std::vector<Array> Executable::execute(const std::vector<Array>& args) const {
   JX_CHECK(args.size() == in_avals_.size());
   ScratchLease lease;
   ExecutionContext& ctx = lease.get().ctx;
+  std::vector<Array> outs;
+  if (device_) {
+    outs.reserve(out_avals_.size());
+    execute_on_device(args, lease.get(), outs);
+    return outs;
+  }
   for (const auto& a : args)
     ctx.parameters.push_back(const_cast<void*>(concrete_buffer(a, "jit dispatch").data()));
-  std::vector<Array> outs;
   outs.reserve(out_avals_.size());
   for (std::size_t k = 0; k < out_avals_.size(); ++k) {
     const ShapedArray& aval = out_avals_[k];

@@ -10,6 +10,27 @@
 
 namespace jx::runtime {
 
+void ExecutionContext::copy(void* dst, const void* src, std::size_t nbytes) const {
+  if (device)
+    device->copy(dst, src, nbytes);
+  else
+    std::memcpy(dst, src, nbytes);
+}
+
+void ExecutionContext::read(void* host_dst, const void* src, std::size_t nbytes) const {
+  if (device)
+    device->read(host_dst, src, nbytes);
+  else
+    std::memcpy(host_dst, src, nbytes);
+}
+
+void ExecutionContext::write(void* dst, const void* host_src, std::size_t nbytes) const {
+  if (device)
+    device->write(dst, host_src, nbytes);
+  else
+    std::memcpy(dst, host_src, nbytes);
+}
+
 KernelThunk::KernelThunk(std::string name, Fn fn, std::vector<Allocation> buffers,
                          std::int64_t rows)
     : name_(std::move(name)), fn_(fn), buffers_(std::move(buffers)), rows_(rows) {}
@@ -77,7 +98,18 @@ void SortThunk::execute(const ExecutionContext& ctx) const {
   std::vector<void*> out;
   for (const Allocation& a : operands_) in.push_back(ctx.resolve(a));
   for (const Allocation& a : outputs_) out.push_back(ctx.resolve(a));
-  sort_rows(shape_, dimension_, num_keys_, dtypes_, in, out);
+  if (!ctx.device) return sort_rows(shape_, dimension_, num_keys_, dtypes_, in, out);
+  std::vector<std::vector<std::byte>> host_in, host_out;
+  std::vector<const void*> hin;
+  std::vector<void*> hout;
+  for (std::size_t k = 0; k < in.size(); ++k) {
+    auto n = static_cast<std::size_t>(operands_[k].size);
+    ctx.read(host_in.emplace_back(n).data(), in[k], n);
+    hin.push_back(host_in.back().data());
+    hout.push_back(host_out.emplace_back(n).data());
+  }
+  sort_rows(shape_, dimension_, num_keys_, dtypes_, hin, hout);
+  for (std::size_t k = 0; k < out.size(); ++k) ctx.write(out[k], hout[k], host_out[k].size());
 }
 
 std::string SortThunk::str() const {
@@ -89,7 +121,7 @@ std::string SortThunk::str() const {
 }
 
 void CopyThunk::execute(const ExecutionContext& ctx) const {
-  std::memcpy(ctx.resolve(dst_), ctx.resolve(src_), static_cast<std::size_t>(src_.size));
+  ctx.copy(ctx.resolve(dst_), ctx.resolve(src_), static_cast<std::size_t>(src_.size));
 }
 
 std::string CopyThunk::str() const { return "copy " + src_.str() + " -> " + dst_.str(); }

@@ -8,6 +8,7 @@
 
 #include "hlo/gemm.hpp"
 #include "runtime/buffer_assignment.hpp"
+#include "runtime/device_runtime.hpp"
 
 namespace jx::runtime {
 
@@ -17,6 +18,13 @@ struct ExecutionContext {
   std::vector<const void*> constants;
   std::vector<void*> outputs;
   std::byte* arena = nullptr;
+  const DeviceRuntime* device = nullptr;  // where the buffers live; null: the host
+
+  // Moving bytes between buffers of this execution, and to and from the host, wherever the
+  // buffers live.
+  void copy(void* dst, const void* src, std::size_t nbytes) const;
+  void read(void* host_dst, const void* src, std::size_t nbytes) const;
+  void write(void* dst, const void* host_src, std::size_t nbytes) const;
 
   // Inline: kernels resolve their buffers on every run, and a loop body runs often.
   void* resolve(const Allocation& a) const {
@@ -60,6 +68,9 @@ class Thunk {
   virtual ~Thunk() = default;
   virtual void execute(const ExecutionContext& ctx) const = 0;
   virtual std::string str() const = 0;  // one line of the .thunk_sequence.txt dump
+  // Whether it waits for the device to read values back to the host (a loop's condition, a
+  // sort): such a sequence cannot be recorded and replayed as a whole.
+  virtual bool reads_back() const { return false; }
 };
 
 // A compiled kernel: fn(buffers, begin, end) with the operands' buffers first and the outputs'
@@ -93,13 +104,14 @@ class GemmThunk : public Thunk {
 };
 
 // An HLO sort, run on the host with std::stable_sort per row: sorting is not a loop nest that
-// codegen emits.
+// codegen emits. On a device, the operands go to the host and the results come back.
 class SortThunk : public Thunk {
  public:
   SortThunk(const hlo::Instruction& sort, std::vector<Allocation> operands,
             std::vector<Allocation> outputs);
   void execute(const ExecutionContext& ctx) const override;
   std::string str() const override;
+  bool reads_back() const override { return true; }
 
  private:
   std::string name_;

@@ -32,6 +32,7 @@ constexpr BoolFlag kBoolFlags[] = {
     {"explain_cache_misses", &Config::explain_cache_misses},
     {"debug_nans", &Config::debug_nans},
     {"disable_jit", &Config::disable_jit},
+    {"gpu_graphs", &Config::gpu_graphs},
 };
 constexpr StringFlag kStringFlags[] = {
     {"dump_to", &Config::dump_to, "DIR"},

@@ -2,6 +2,7 @@
 #include <sstream>
 
 #include "core/array_impl.hpp"
+#include "jx/device.hpp"
 #include "support/check.hpp"
 #include "trace/tracer.hpp"
 
@@ -71,11 +72,16 @@ std::vector<Array> bind(const Primitive& prim, std::vector<Array> inputs, const 
   if (top) return top->process(prim, inputs, params);
   // abstract_eval type-checks before any buffer is touched, and fixes the outputs' avals.
   std::vector<ShapedArray> out_avals = prim.abstract_eval(avals_of(inputs), params);
+  std::optional<Device> device = committed_device(inputs, prim.name);
   std::vector<Array> outs = prim.impl(inputs, params, out_avals);
   JX_CHECK(outs.size() == out_avals.size(), prim.name);
   for (std::size_t i = 0; i < outs.size(); ++i)
     JX_CHECK(outs[i].aval() == out_avals[i], prim.name << " impl gave " << outs[i].aval().str()
                                                        << ", abstract_eval " << out_avals[i].str());
+  // Eager operations compute on the host (the reference impls) and leave their results where
+  // their committed inputs live.
+  if (device)
+    for (Array& y : outs) y = device_put(y, *device);
   return outs;
 }
 

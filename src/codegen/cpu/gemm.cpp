@@ -8,7 +8,7 @@
 #include <optional>
 
 #include "codegen/cpu/cpu_compiler.hpp"
-#include "codegen/cpu/cpu_emitters.hpp"
+#include "codegen/cpu/gemm.hpp"
 #include "hlo/gemm.hpp"
 
 namespace jx::codegen {

@@ -10,6 +10,7 @@
 #include "codegen/cpu/cpu_compiler.hpp"
 #include "codegen/cpu/kernel.hpp"
 #include "codegen/elemental/math_table.hpp"
+#include "codegen/optimize.hpp"
 #include "jx/errors.hpp"
 
 namespace jx::codegen {
@@ -107,34 +108,6 @@ class OrcKernels : public CompiledKernels {
   std::unordered_map<std::string, void*> symbols_;
 };
 
-void optimize(llvm::Module& module, llvm::TargetMachine& tm, int opt_level) {
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb(&tm);
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cgam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::ModulePassManager mpm;
-  if (opt_level <= 0)
-    mpm = pb.buildO0DefaultPipeline(llvm::OptimizationLevel::O0);
-  else
-    mpm = pb.buildPerModuleDefaultPipeline(opt_level == 1   ? llvm::OptimizationLevel::O1
-                                           : opt_level == 2 ? llvm::OptimizationLevel::O2
-                                                            : llvm::OptimizationLevel::O3);
-  mpm.run(module, mam);
-}
-
-void dump(const llvm::Module& module, const std::string& path) {
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_Text);
-  if (ec) throw CompileError("codegen: cannot write " + path + ": " + ec.message());
-  module.print(os, nullptr);
-}
-
 }  // namespace
 
 std::shared_ptr<CompiledKernels> compile_kernels(const std::vector<KernelRequest>& kernels,
@@ -162,14 +135,10 @@ std::shared_ptr<CompiledKernels> compile_kernels(const std::vector<KernelRequest
   // 512-bit code); kernels are throughput loops, where twice the lanes pay on current ones.
   if (tm.getTargetFeatureString().contains("+avx512f"))
     for (llvm::Function& f : *module) f.addFnAttr("prefer-vector-width", "512");
-  if (!options.dump_prefix.empty()) dump(*module, options.dump_prefix + ".ir-no-opt.ll");
-  std::string problems;
-  llvm::raw_string_ostream os(problems);
-  if (llvm::verifyModule(*module, &os))
-    throw CompileError("codegen: invalid LLVM IR for module " + options.module_name + ": " +
-                       os.str());
-  optimize(*module, tm, options.opt_level);
-  if (!options.dump_prefix.empty()) dump(*module, options.dump_prefix + ".ir-with-opt.ll");
+  if (!options.dump_prefix.empty()) dump_module(*module, options.dump_prefix + ".ir-no-opt.ll");
+  verify_module(*module);
+  optimize_module(*module, tm, options.opt_level);
+  if (!options.dump_prefix.empty()) dump_module(*module, options.dump_prefix + ".ir-with-opt.ll");
 
   llvm::orc::ResourceTrackerSP tracker = j.lljit->getMainJITDylib().createResourceTracker();
   auto result = std::make_shared<OrcKernels>(tracker);  // from here on, failure frees the code

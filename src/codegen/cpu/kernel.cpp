@@ -5,8 +5,8 @@
 #include "codegen/cpu/kernel.hpp"
 
 #include "codegen/cpu/cpu_compiler.hpp"
-#include "codegen/cpu/cpu_emitters.hpp"
-#include "codegen/cpu/loops.hpp"
+#include "codegen/cpu/gemm.hpp"
+#include "codegen/elemental/loops.hpp"
 #include "hlo/fusion.hpp"
 #include "jx/errors.hpp"
 
@@ -23,16 +23,6 @@ std::int64_t kernel_rows(const Instruction& root) {
 }
 
 namespace cpu {
-
-const EmitterTable& cpu_emitters() {
-  static const EmitterTable table = [] {
-    EmitterTable t = elemental_emitters();
-    add_reduction_emitters(t);
-    add_dot_emitter(t);
-    return t;
-  }();
-  return table;
-}
 
 namespace {
 
@@ -111,10 +101,10 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
   b.CreateRetVoid();
 
   b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", body));
-  ElementalEmitter em(b, math, cpu_emitters());
-  std::optional<cpu::OuterRange> rows;
+  ElementalEmitter em(b, math, elemental_emitters());
+  std::optional<OuterRange> rows;
   if (request.partitioned && kernel_rows(root) > 1)
-    rows = cpu::OuterRange{body->getArg(args.count), body->getArg(args.count + 1)};
+    rows = OuterRange{body->getArg(args.count), body->getArg(args.count + 1)};
   if (root.opcode == Opcode::kDot && dot_strategy(root) == DotStrategy::kBlockedKernel) {
     if (aliases[0] >= 0) fail(root, "a matrix product cannot overwrite its operand");
     emit_blocked_gemm(em, root, body->getArg(static_cast<unsigned>(args.operand_arg[0])),

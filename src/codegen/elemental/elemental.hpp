@@ -50,10 +50,20 @@ struct EmitterTable {
 };
 
 // Each family file registers its opcodes.
-void add_unary_emitters(EmitterTable& table);   // elemental_unary.cpp (and convert)
-void add_binary_emitters(EmitterTable& table);  // elemental_binary.cpp (compare, select, clamp)
-void add_layout_emitters(EmitterTable& table);  // elemental_layout.cpp (and constant, iota)
-const EmitterTable& elemental_emitters();       // all of the above
+void add_unary_emitters(EmitterTable& table);      // elemental_unary.cpp (and convert)
+void add_binary_emitters(EmitterTable& table);     // elemental_binary.cpp (compare, select, clamp)
+void add_layout_emitters(EmitterTable& table);     // elemental_layout.cpp (and constant, iota)
+void add_reduction_emitters(EmitterTable& table);  // elemental_reduce.cpp: reduce, argmax, argmin
+void add_dot_emitter(EmitterTable& table);         // elemental_dot.cpp
+const EmitterTable& elemental_emitters();          // all of the above
+
+// A reduce's operand dims split into kept (in order, they index the output) and reduced
+// (ascending: elements fold in row-major order, as the eager impl visits them);
+// jx::CompileError when its attributes do not fit its shapes.
+struct ReduceSplit {
+  std::vector<std::int64_t> kept, reduced;
+};
+ReduceSplit split_reduce_dims(const hlo::Instruction& reduce);
 
 // LLVM types of jx dtypes: in registers pred is i1, in memory one byte.
 llvm::Type* ir_type(llvm::LLVMContext& ctx, DType d);
@@ -81,6 +91,11 @@ class ElementalEmitter {
   // (a multi-output fusion), else the root alone.
   std::vector<ElementGenerator> outputs(const hlo::Computation& c,
                                         std::vector<ElementGenerator> parameters);
+  // The generators of some instructions of a computation (a kernel that computes its root
+  // itself, such as a GPU block reduction, reads the root's operands through these).
+  std::vector<ElementGenerator> generators_of(const hlo::Computation& c,
+                                              std::vector<ElementGenerator> parameters,
+                                              const std::vector<const hlo::Instruction*>& wanted);
   // A scalar computation (reduce's to_apply) applied to values.
   llvm::Value* apply(const hlo::Computation& c, llvm::ArrayRef<llvm::Value*> args);
 

@@ -19,6 +19,8 @@ const EmitterTable& elemental_emitters() {
     add_unary_emitters(t);
     add_binary_emitters(t);
     add_layout_emitters(t);
+    add_reduction_emitters(t);
+    add_dot_emitter(t);
     return t;
   }();
   return table;
@@ -66,12 +68,22 @@ ElementGenerator ElementalEmitter::generator(const Instruction& inst,
       return s(*this, inst, values);
     };
   }
-  throw CompileError("codegen: the CPU backend cannot emit HLO " +
+  throw CompileError("codegen: no element generator for HLO " +
                      std::string(hlo::info(inst.opcode).name) + " (" + inst.name + ")");
 }
 
 std::vector<ElementGenerator> ElementalEmitter::outputs(const hlo::Computation& c,
                                                         std::vector<ElementGenerator> parameters) {
+  if (!c.root()) throw CompileError("codegen: computation " + c.name() + " has no root");
+  std::vector<const Instruction*> wanted{c.root()};
+  if (c.root()->opcode == Opcode::kTuple)
+    wanted.assign(c.root()->operands.begin(), c.root()->operands.end());
+  return generators_of(c, std::move(parameters), wanted);
+}
+
+std::vector<ElementGenerator> ElementalEmitter::generators_of(
+    const hlo::Computation& c, std::vector<ElementGenerator> parameters,
+    const std::vector<const Instruction*>& wanted) {
   // Generators are built for what the outputs reach, operands first.
   std::unordered_map<const Instruction*, ElementGenerator> built;
   std::unordered_map<const Instruction*, int> uses;
@@ -97,12 +109,8 @@ std::vector<ElementGenerator> ElementalEmitter::outputs(const hlo::Computation& 
       return built[i] = [this, i, g](const IrIndex& index) { return hoisted(*i, index, *g); };
     return built[i] = [g](const IrIndex& index) { return (*g)(index); };
   };
-  if (!c.root()) throw CompileError("codegen: computation " + c.name() + " has no root");
   std::vector<ElementGenerator> out;
-  if (c.root()->opcode == Opcode::kTuple)
-    for (const Instruction* e : c.root()->operands) out.push_back(build(e));
-  else
-    out.push_back(build(c.root()));
+  for (const Instruction* i : wanted) out.push_back(build(i));
   return out;
 }
 

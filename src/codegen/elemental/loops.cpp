@@ -1,7 +1,7 @@
 // Counted loops and loop nests, emitted bottom-tested.
-#include "codegen/cpu/loops.hpp"
+#include "codegen/elemental/loops.hpp"
 
-namespace jx::codegen::cpu {
+namespace jx::codegen {
 
 namespace {
 
@@ -81,4 +81,4 @@ void emit_loop_nest(ElementalEmitter& em, const Shape& shape, const std::string&
   level(0, em.i64(0));
 }
 
-}  // namespace jx::codegen::cpu
+}  // namespace jx::codegen

@@ -1,14 +1,14 @@
 // dot as a generator: one output element = a loop nest over the contracting dims accumulating
 // lhs * rhs in the output dtype. Generic dimension numbers; output = batch, lhs free, rhs free.
-// Large matmuls never get here: the runtime sends them to BLAS.
+// Large matmuls never get here: they go to BLAS (CPU) or cuBLAS (GPU).
 #include <algorithm>
 #include <string>
 
-#include "codegen/cpu/cpu_emitters.hpp"
-#include "codegen/cpu/loops.hpp"
+#include "codegen/elemental/elemental.hpp"
+#include "codegen/elemental/loops.hpp"
 #include "jx/errors.hpp"
 
-namespace jx::codegen::cpu {
+namespace jx::codegen {
 namespace {
 
 using hlo::Instruction;
@@ -107,4 +107,4 @@ ElementGenerator emit_dot(ElementalEmitter& em, const Instruction& inst, const G
 
 void add_dot_emitter(EmitterTable& t) { t.set(Opcode::kDot, emit_dot); }
 
-}  // namespace jx::codegen::cpu
+}  // namespace jx::codegen

@@ -4,11 +4,11 @@
 #include <algorithm>
 #include <string>
 
-#include "codegen/cpu/cpu_emitters.hpp"
-#include "codegen/cpu/loops.hpp"
+#include "codegen/elemental/elemental.hpp"
+#include "codegen/elemental/loops.hpp"
 #include "jx/errors.hpp"
 
-namespace jx::codegen::cpu {
+namespace jx::codegen {
 namespace {
 
 using hlo::Instruction;
@@ -16,19 +16,16 @@ using hlo::Opcode;
 using Ints = std::vector<std::int64_t>;
 using Gens = std::vector<ElementGenerator>;
 
-// The operand's dims split into kept (in order, they index the output) and reduced (ascending:
-// elements fold in row-major order, as the eager impl visits them).
-struct Split {
-  Ints kept, reduced;
-};
+}  // namespace
 
-Split split_dims(const Instruction& inst, const Shape& x) {
+ReduceSplit split_reduce_dims(const Instruction& inst) {
+  const Shape& x = inst.operands.at(0)->shape.dims;
   if (!inst.attrs.has("dimensions")) fail(inst, "missing attribute dimensions");
   Ints reduced = inst.attrs.get_ints("dimensions");
   std::sort(reduced.begin(), reduced.end());
   if (std::adjacent_find(reduced.begin(), reduced.end()) != reduced.end())
     fail(inst, "duplicate dimensions");
-  Split s{{}, reduced};
+  ReduceSplit s{{}, reduced};
   for (std::int64_t d = 0; d < static_cast<std::int64_t>(x.size()); ++d)
     if (!std::binary_search(reduced.begin(), reduced.end(), d)) s.kept.push_back(d);
   if (!reduced.empty() &&
@@ -40,9 +37,11 @@ Split split_dims(const Instruction& inst, const Shape& x) {
   return s;
 }
 
+namespace {
+
 ElementGenerator emit_reduce(ElementalEmitter& em, const Instruction& inst, const Gens& ops) {
   const Shape& x = inst.operands[0]->shape.dims;
-  Split s = split_dims(inst, x);
+  ReduceSplit s = split_reduce_dims(inst);
   if (inst.called.size() != 1 || inst.called[0]->parameters().size() != 2)
     fail(inst, "needs a to_apply computation of two parameters");
   if (inst.operands[1]->shape.rank() != 0) fail(inst, "the init value must be 0-d");
@@ -136,4 +135,4 @@ void add_reduction_emitters(EmitterTable& t) {
   t.set(Opcode::kArgMin, emit_arg<false>);
 }
 
-}  // namespace jx::codegen::cpu
+}  // namespace jx::codegen

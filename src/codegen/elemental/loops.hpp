@@ -1,6 +1,6 @@
-// Loop emission for the CPU backend: counted loops and row-major loop nests over a shape. Every
-// loop is registered with the ElementalEmitter while its body is emitted, so generators can
-// hoist work out of it.
+// Counted loops and row-major loop nests over a shape: the CPU's kernels and the inner loops of
+// the reduce and dot generators on both backends. Every loop is registered with the
+// ElementalEmitter while its body is emitted, so generators can hoist work out of it.
 #pragma once
 
 #include <functional>
@@ -9,7 +9,7 @@
 
 #include "codegen/elemental/elemental.hpp"
 
-namespace jx::codegen::cpu {
+namespace jx::codegen {
 
 // for (i = begin; i < end; ++i) body(i), with i an i64. Constant bounds must give at least one
 // iteration (callers skip empty loops); other bounds are checked before entering. Loops are
@@ -36,4 +36,4 @@ void emit_loop_nest(ElementalEmitter& em, const Shape& shape, const std::string&
                     const std::function<void(const IrIndex&)>& body,
                     const std::optional<OuterRange>& outer = std::nullopt);
 
-}  // namespace jx::codegen::cpu
+}  // namespace jx::codegen

@@ -1,0 +1,53 @@
+// What differs between the CPU and the GPU when a program becomes an Executable: how kernels are
+// compiled and launched, how library GEMMs are called, and where buffers live. The rest of
+// building an executable (schedule, buffers, control flow, copies) is shared (compile.cpp).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codegen/cpu/cpu_compiler.hpp"
+#include "jx/device.hpp"
+#include "runtime/thunks.hpp"
+
+namespace jx::api {
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual Device device() const = 0;
+
+  // Compiles one program's kernels; `dump_prefix` (may be empty) names its LLVM/PTX dumps.
+  virtual void compile(const std::vector<codegen::KernelRequest>& requests,
+                       const std::string& module_name, const std::string& dump_prefix) = 0;
+  // The thunk of compiled request `index`, over its operands' and outputs' buffers.
+  virtual std::unique_ptr<runtime::Thunk> kernel_thunk(std::size_t index,
+                                                       std::vector<runtime::Allocation> buffers,
+                                                       std::int64_t rows) const = 0;
+  virtual std::unique_ptr<runtime::Thunk> gemm_thunk(const hlo::Instruction& dot,
+                                                     runtime::Allocation lhs,
+                                                     runtime::Allocation rhs,
+                                                     runtime::Allocation out) const = 0;
+  // What keeps the compiled code alive, and the device runtime (null for the host).
+  virtual std::shared_ptr<const void> code() const = 0;
+  virtual std::shared_ptr<const runtime::DeviceRuntime> runtime() const = 0;
+};
+
+// A fresh backend for one program on `device` (compile holds that program's code).
+std::unique_ptr<Backend> make_backend(const Device& device);
+
+// The CPU's backend. With a runtime, its programs keep their buffers in that runtime's memory,
+// which the host must be able to address: how tests run the device paths without a device.
+std::unique_ptr<Backend> make_cpu_backend(
+    std::shared_ptr<const runtime::DeviceRuntime> runtime = nullptr);
+
+// Makes `make_backend` use `factory` for `platform`'s devices (nullptr: the built-in backend).
+using BackendFactory = std::function<std::unique_ptr<Backend>(const Device&)>;
+void set_backend_factory(Platform platform, BackendFactory factory);
+
+// Whether `dot` runs as a library GEMM (BLAS, cuBLAS) on `platform` instead of a kernel.
+bool library_gemm(const hlo::Instruction& dot, Platform platform);
+
+}  // namespace jx::api

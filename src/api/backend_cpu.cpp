@@ -1,0 +1,86 @@
+// The CPU backend: kernels JIT-compiled with LLVM ORC, large dots through BLAS.
+#include "api/backend.hpp"
+
+#include <mutex>
+
+#include "codegen/gpu/gpu_compiler.hpp"
+
+namespace jx::api {
+
+std::unique_ptr<Backend> make_gpu_backend(int ordinal);  // backend_gpu.cpp
+
+namespace {
+
+class CpuBackend : public Backend {
+ public:
+  explicit CpuBackend(std::shared_ptr<const runtime::DeviceRuntime> runtime)
+      : runtime_(std::move(runtime)) {}
+  Device device() const override { return runtime_ ? runtime_->device() : cpu(); }
+
+  void compile(const std::vector<codegen::KernelRequest>& requests,
+               const std::string& module_name, const std::string& dump_prefix) override {
+    symbols_.clear();
+    for (const codegen::KernelRequest& r : requests) symbols_.push_back(r.symbol);
+    if (requests.empty()) return;
+    codegen::CpuCompileOptions options;
+    options.module_name = module_name;
+    options.dump_prefix = dump_prefix;
+    code_ = codegen::compile_kernels(requests, options);
+  }
+
+  std::unique_ptr<runtime::Thunk> kernel_thunk(std::size_t index,
+                                               std::vector<runtime::Allocation> buffers,
+                                               std::int64_t rows) const override {
+    const std::string& symbol = symbols_.at(index);
+    auto fn = reinterpret_cast<runtime::KernelThunk::Fn>(code_->symbol(symbol));
+    return std::make_unique<runtime::KernelThunk>(symbol, fn, std::move(buffers), rows);
+  }
+
+  std::unique_ptr<runtime::Thunk> gemm_thunk(const hlo::Instruction& dot,
+                                             runtime::Allocation lhs, runtime::Allocation rhs,
+                                             runtime::Allocation out) const override {
+    return std::make_unique<runtime::GemmThunk>(dot.name, *hlo::as_gemm(dot), lhs, rhs, out);
+  }
+
+  std::shared_ptr<const void> code() const override {
+    return std::shared_ptr<const void>(code_, code_.get());
+  }
+  std::shared_ptr<const runtime::DeviceRuntime> runtime() const override { return runtime_; }
+
+ private:
+  std::shared_ptr<const runtime::DeviceRuntime> runtime_;
+  std::vector<std::string> symbols_;
+  std::shared_ptr<codegen::CompiledKernels> code_;
+};
+
+}  // namespace
+
+bool library_gemm(const hlo::Instruction& dot, Platform platform) {
+  if (platform == Platform::gpu) return codegen::gpu_dot_uses_cublas(dot);
+  return codegen::dot_strategy(dot) == codegen::DotStrategy::kBlas;
+}
+
+std::unique_ptr<Backend> make_cpu_backend(std::shared_ptr<const runtime::DeviceRuntime> runtime) {
+  return std::make_unique<CpuBackend>(std::move(runtime));
+}
+
+namespace {
+std::mutex factories_mutex;
+BackendFactory factories[2];  // by Platform
+}  // namespace
+
+void set_backend_factory(Platform platform, BackendFactory factory) {
+  std::lock_guard lock(factories_mutex);
+  factories[static_cast<int>(platform)] = std::move(factory);
+}
+
+std::unique_ptr<Backend> make_backend(const Device& device) {
+  {
+    std::lock_guard lock(factories_mutex);
+    if (const BackendFactory& f = factories[static_cast<int>(device.platform())]) return f(device);
+  }
+  if (device.platform() == Platform::gpu) return make_gpu_backend(device.id());
+  return make_cpu_backend();
+}
+
+}  // namespace jx::api

@@ -1,0 +1,78 @@
+// The GPU backend: kernels compiled to PTX with LLVM's NVPTX target and loaded by the CUDA
+// driver, which compiles them for the device; large dots through cuBLAS.
+#include "api/backend.hpp"
+#include "codegen/gpu/gpu_compiler.hpp"
+#include "runtime/cuda/context.hpp"
+#include "runtime/gpu/gpu_runtime.hpp"
+#include "runtime/gpu/gpu_thunks.hpp"
+
+namespace jx::api {
+namespace {
+
+using runtime::cuda::GpuContext;
+
+// A loaded module, unloaded with the last executable that launches its kernels.
+struct LoadedModule {
+  GpuContext& context;
+  runtime::cuda::CUmodule module;
+  ~LoadedModule() { context.unload(module); }
+};
+
+class GpuBackend : public Backend {
+ public:
+  explicit GpuBackend(int ordinal)
+      : context_(runtime::cuda::gpu_context(ordinal)),
+        runtime_(std::make_shared<runtime::gpu::GpuRuntime>(ordinal)) {}
+
+  Device device() const override { return {Platform::gpu, context_.ordinal()}; }
+
+  void compile(const std::vector<codegen::KernelRequest>& requests,
+               const std::string& module_name, const std::string& dump_prefix) override {
+    kernels_.clear();
+    if (requests.empty()) return;
+    codegen::GpuCompileOptions options;
+    options.target = {context_.compute_capability_major(), context_.compute_capability_minor()};
+    options.module_name = module_name;
+    options.dump_prefix = dump_prefix;
+    codegen::PtxModule ptx = codegen::compile_ptx(requests, options);
+    module_ = std::make_shared<LoadedModule>(LoadedModule{context_, context_.load_ptx(ptx.ptx)});
+    for (const codegen::GpuKernel& k : ptx.kernels)
+      kernels_.push_back({k, context_.function(module_->module, k.symbol)});
+  }
+
+  std::unique_ptr<runtime::Thunk> kernel_thunk(std::size_t index,
+                                               std::vector<runtime::Allocation> buffers,
+                                               std::int64_t) const override {
+    const Kernel& k = kernels_.at(index);
+    return std::make_unique<runtime::gpu::GpuKernelThunk>(context_, k.info.symbol, k.function,
+                                                          k.info.launch, std::move(buffers));
+  }
+
+  std::unique_ptr<runtime::Thunk> gemm_thunk(const hlo::Instruction& dot,
+                                             runtime::Allocation lhs, runtime::Allocation rhs,
+                                             runtime::Allocation out) const override {
+    return std::make_unique<runtime::gpu::CublasGemmThunk>(context_, dot.name,
+                                                           *hlo::as_gemm(dot), lhs, rhs, out);
+  }
+
+  std::shared_ptr<const void> code() const override { return module_; }
+  std::shared_ptr<const runtime::DeviceRuntime> runtime() const override { return runtime_; }
+
+ private:
+  struct Kernel {
+    codegen::GpuKernel info;
+    runtime::cuda::CUfunction function;
+  };
+  GpuContext& context_;
+  std::shared_ptr<runtime::gpu::GpuRuntime> runtime_;
+  std::shared_ptr<LoadedModule> module_;
+  std::vector<Kernel> kernels_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_gpu_backend(int ordinal) {
+  return std::make_unique<GpuBackend>(ordinal);
+}
+
+}  // namespace jx::api

@@ -1,0 +1,54 @@
+// jx::devices, cpu, gpu and device_put.
+#include "jx/device.hpp"
+
+#include <cstring>
+#include <ostream>
+
+#include "core/array_impl.hpp"
+#include "runtime/cuda/context.hpp"
+#include "runtime/cuda/driver.hpp"
+#include "runtime/gpu/gpu_storage.hpp"
+
+namespace jx {
+
+std::string Device::str() const {
+  return (platform_ == Platform::cpu ? "cpu:" : "gpu:") + std::to_string(id_);
+}
+
+std::ostream& operator<<(std::ostream& os, const Device& d) { return os << d.str(); }
+
+std::vector<Device> devices() {
+  std::vector<Device> out{cpu()};
+  for (int i = 0; i < runtime::cuda::device_count(); ++i) out.emplace_back(Platform::gpu, i);
+  return out;
+}
+
+Device cpu() { return {}; }
+
+Device gpu(int id) {
+  runtime::cuda::gpu_context(id);  // throws when the backend or the device is missing
+  return {Platform::gpu, id};
+}
+
+Array device_put(const Array& x, const Device& device) {
+  const detail::ArrayImpl& impl = impl_of(x);
+  if (impl.tracer) return x;  // under a trace, the jitted program decides where it runs
+  if (device == impl.device()) {
+    if (impl.committed) return x;
+    auto committed = std::make_shared<detail::ArrayImpl>(impl);
+    committed->committed = true;
+    return Array(std::move(committed));
+  }
+  const Buffer& host = concrete_buffer(x, "device_put");
+  if (device.platform() == Platform::cpu) {
+    auto copy = std::make_shared<Buffer>(host.nbytes(), Buffer::Uninitialized{});
+    std::memcpy(copy->data(), host.data(), host.nbytes());
+    Array out = make_array(impl.aval, std::move(copy));
+    out.impl()->committed = true;
+    return out;
+  }
+  return make_device_array(impl.aval,
+                           runtime::gpu::upload(device.id(), host.data(), host.nbytes()));
+}
+
+}  // namespace jx

@@ -1,0 +1,131 @@
+// A kernel's entry: one pointer parameter per buffer, the operands read through generators, and
+// the body of the kind kernel_plan chooses. Pointers that do not alias are noalias and operands
+// only read are readonly, so loads may go through the read-only data cache.
+#include "codegen/gpu/kernel.hpp"
+
+#include "codegen/gpu/nvvm.hpp"
+#include "hlo/fusion.hpp"
+#include "jx/errors.hpp"
+#include "support/check.hpp"
+
+namespace jx::codegen::gpu {
+
+using hlo::Instruction;
+using hlo::Opcode;
+
+namespace {
+
+void check_emittable(const Instruction& root) {
+  auto error = [&](const std::string& why) {
+    return CompileError("codegen: cannot emit a GPU kernel for " + root.name + ": " + why);
+  };
+  std::string op(hlo::info(root.opcode).name);
+  switch (root.opcode) {
+    case Opcode::kParameter:
+    case Opcode::kTuple:
+    case Opcode::kGetTupleElement:
+      throw error(op + " has no kernel");
+    case Opcode::kSort:
+      throw error("sort runs on the host, not as a kernel");
+    case Opcode::kWhile:
+    case Opcode::kConditional:
+      throw error(op + " runs as nested programs, not as a kernel");
+    default:
+      break;
+  }
+  if (root.shape.is_tuple && root.opcode != Opcode::kFusion) throw error("tuple-shaped result");
+  for (const Instruction* o : root.operands)
+    if (o->shape.is_tuple) throw error("tuple-shaped operand " + o->name);
+}
+
+}  // namespace
+
+KernelBody::KernelBody(const Instruction& root, ElementalEmitter& em,
+                       std::vector<ElementGenerator> operands, std::vector<llvm::Value*> outputs)
+    : root_(root),
+      em_(em),
+      operands_(std::move(operands)),
+      outputs_(std::move(outputs)),
+      shapes_(hlo::output_shapes(root)) {}
+
+std::vector<ElementGenerator> KernelBody::output_generators() {
+  if (root_.opcode == Opcode::kFusion) return em_.outputs(*root_.called[0], operands_);
+  return {em_.generator(root_, operands_)};
+}
+
+std::vector<ElementGenerator> KernelBody::generators_of(
+    const std::vector<const Instruction*>& insts) {
+  if (root_.opcode == Opcode::kFusion) return em_.generators_of(*root_.called[0], operands_, insts);
+  std::vector<ElementGenerator> out;
+  for (const Instruction* inst : insts) {
+    auto it = std::find(root_.operands.begin(), root_.operands.end(), inst);
+    JX_CHECK(it != root_.operands.end(), "not an operand of " + root_.name);
+    out.push_back(operands_[static_cast<std::size_t>(it - root_.operands.begin())]);
+  }
+  return out;
+}
+
+GpuLaunch emit_kernel(llvm::Module& module, const KernelRequest& request, const std::string& symbol,
+                      const MathTable& math) {
+  const Instruction& root = *request.root;
+  check_emittable(root);
+  llvm::LLVMContext& ctx = module.getContext();
+  std::size_t n = root.operands.size(), outputs = hlo::output_shapes(root).size();
+  std::vector<int> aliases = request.output_aliases;
+  aliases.resize(outputs, -1);
+
+  std::vector<llvm::Type*> params(n + outputs, llvm::PointerType::getUnqual(ctx));
+  auto* f =
+      llvm::Function::Create(llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), params, false),
+                             llvm::GlobalValue::ExternalLinkage, symbol, module);
+  f->setDoesNotThrow();
+  // An aliased output's own parameter is never used: the operand's stays the only way to its
+  // buffer, so it keeps noalias.
+  for (unsigned k = 0; k < n + outputs; ++k) {
+    bool aliased_output = k >= n && aliases[k - n] >= 0;
+    if (aliased_output) continue;
+    f->addParamAttr(k, llvm::Attribute::NoAlias);
+    f->addParamAttr(k, llvm::Attribute::NoCapture);
+    bool written = std::find(aliases.begin(), aliases.end(), static_cast<int>(k)) != aliases.end();
+    if (k >= n) f->addParamAttr(k, llvm::Attribute::WriteOnly);
+    if (k < n && !written) f->addParamAttr(k, llvm::Attribute::ReadOnly);
+  }
+
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", f));
+  ElementalEmitter em(b, math, elemental_emitters());
+  std::vector<ElementGenerator> operands;
+  for (std::size_t k = 0; k < n; ++k) {
+    const hlo::HloShape& shape = root.operands[k]->shape;
+    llvm::Value* arg = f->getArg(static_cast<unsigned>(k));
+    operands.push_back([&em, arg, shape](const IrIndex& i) {
+      return em.load(shape.dtype, arg, em.linear_index(i, shape.dims), "x");
+    });
+  }
+  std::vector<llvm::Value*> output_args;
+  for (std::size_t j = 0; j < outputs; ++j)
+    output_args.push_back(f->getArg(static_cast<unsigned>(aliases[j] >= 0 ? aliases[j] : n + j)));
+  KernelBody body(root, em, std::move(operands), std::move(output_args));
+
+  // Threads of the cooperative kinds write elements others read: only a loop kernel, where each
+  // thread reads and writes one index, may compute in place.
+  bool in_place = std::any_of(aliases.begin(), aliases.end(), [](int a) { return a >= 0; });
+  KernelKind kind = in_place ? KernelKind::kLoop : kernel_kind(root);
+  GpuLaunch launch;
+  switch (kind) {
+    case KernelKind::kLoop:
+      launch = emit_loop_kernel(body);
+      break;
+    case KernelKind::kRowReduction:
+    case KernelKind::kColumnReduction:
+      launch = emit_reduction_kernel(body, kind);
+      break;
+    case KernelKind::kTranspose:
+      launch = emit_transpose_kernel(body);
+      break;
+  }
+  b.CreateRetVoid();
+  mark_kernel(*f, launch.block);
+  return launch;
+}
+
+}  // namespace jx::codegen::gpu

@@ -1,0 +1,169 @@
+// NVVM IR building blocks: special registers, bar.sync, shfl.sync, addrspace(3) globals, the
+// nvvm.annotations that make a function a kernel, and the loops kernels are made of.
+#define JX_LLVM_NVPTX
+#include "codegen/gpu/nvvm.hpp"
+
+#include <limits>
+
+namespace jx::codegen::gpu {
+namespace {
+
+constexpr unsigned kSharedAddressSpace = 3;
+
+llvm::Value* special_register(ElementalEmitter& em, llvm::Intrinsic::ID id, const char* name) {
+  auto& b = em.b();
+  return b.CreateZExt(b.CreateIntrinsic(id, {}, {}), b.getInt64Ty(), name);
+}
+
+// Grid-stride loops run a runtime-unknown number of times: unrolling them would only grow code.
+llvm::MDNode* no_unroll(llvm::LLVMContext& ctx) {
+  llvm::MDNode* id = llvm::MDNode::getDistinct(
+      ctx, {nullptr, llvm::MDNode::get(ctx, llvm::MDString::get(ctx, "llvm.loop.unroll.disable"))});
+  id->replaceOperandWith(0, id);
+  return id;
+}
+
+}  // namespace
+
+llvm::Value* thread_id(ElementalEmitter& em) {
+  return special_register(em, llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, "tid");
+}
+
+llvm::Value* block_id(ElementalEmitter& em) {
+  return special_register(em, llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x, "ctaid");
+}
+
+void barrier(ElementalEmitter& em) {
+  em.b().CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});
+}
+
+llvm::Value* shuffle_down(ElementalEmitter& em, llvm::Value* v, int offset) {
+  auto& b = em.b();
+  llvm::Type* type = v->getType();
+  llvm::Type* i32 = b.getInt32Ty();
+  // All 32 lanes take part; 0x1f clamps the source lane to the warp's last.
+  auto shuffle32 = [&](llvm::Value* x) {
+    auto id = x->getType()->isFloatTy() ? llvm::Intrinsic::nvvm_shfl_sync_down_f32
+                                        : llvm::Intrinsic::nvvm_shfl_sync_down_i32;
+    return b.CreateIntrinsic(id, {},
+                             {b.getInt32(0xffffffffu), x, b.getInt32(offset), b.getInt32(0x1f)});
+  };
+  if (type->isFloatTy() || type->isIntegerTy(32)) return shuffle32(v);
+  if (type->isIntegerTy() && type->getIntegerBitWidth() < 32)
+    return b.CreateTrunc(shuffle32(b.CreateZExt(v, i32)), type);
+  // 64 bits: the two halves apart.
+  llvm::Value* bits = type->isDoubleTy() ? b.CreateBitCast(v, b.getInt64Ty()) : v;
+  llvm::Value* lo = shuffle32(b.CreateTrunc(bits, i32));
+  llvm::Value* hi = shuffle32(b.CreateTrunc(b.CreateLShr(bits, 32), i32));
+  llvm::Value* joined = b.CreateOr(b.CreateZExt(lo, b.getInt64Ty()),
+                                   b.CreateShl(b.CreateZExt(hi, b.getInt64Ty()), 32));
+  return type->isDoubleTy() ? b.CreateBitCast(joined, type) : joined;
+}
+
+llvm::GlobalVariable* shared_array(llvm::Module& module, llvm::Type* type, std::uint64_t count,
+                                   const std::string& name) {
+  auto* array = llvm::ArrayType::get(type, count);
+  // Shared memory cannot be initialized: its initial value is undefined.
+  auto* g = new llvm::GlobalVariable(module, array, /*isConstant=*/false,
+                                     llvm::GlobalValue::InternalLinkage,
+                                     llvm::UndefValue::get(array), name, nullptr,
+                                     llvm::GlobalValue::NotThreadLocal, kSharedAddressSpace);
+  g->setAlignment(llvm::Align(8));
+  return g;
+}
+
+llvm::Value* shared_element(ElementalEmitter& em, llvm::GlobalVariable* array, llvm::Value* index) {
+  return em.b().CreateInBoundsGEP(array->getValueType(), array, {em.i64(0), index});
+}
+
+void mark_kernel(llvm::Function& f, int max_threads) {
+  // LLVM 19 has no kernel calling convention for NVPTX: kernels are named in nvvm.annotations.
+  llvm::LLVMContext& ctx = f.getContext();
+  llvm::NamedMDNode* annotations = f.getParent()->getOrInsertNamedMetadata("nvvm.annotations");
+  auto annotate = [&](const char* key, int value) {
+    annotations->addOperand(
+        llvm::MDNode::get(ctx, {llvm::ValueAsMetadata::get(&f), llvm::MDString::get(ctx, key),
+                                llvm::ConstantAsMetadata::get(
+                                    llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), value))}));
+  };
+  annotate("kernel", 1);
+  annotate("maxntidx", max_threads);
+}
+
+void emit_if(ElementalEmitter& em, llvm::Value* cond, const std::string& name,
+             const std::function<void()>& then_fn) {
+  // The emitter's if_else scopes what the branch memoizes; its value is unused.
+  llvm::Value* none = em.b().getFalse();
+  em.if_else(
+      cond,
+      [&] {
+        then_fn();
+        return none;
+      },
+      [&] { return none; }, name);
+}
+
+void emit_strided_loop(ElementalEmitter& em, llvm::Value* start, std::int64_t end,
+                       std::int64_t step, const std::string& name,
+                       const std::function<void(llvm::Value*)>& body) {
+  auto& b = em.b();
+  llvm::Function* fn = b.GetInsertBlock()->getParent();
+  llvm::BasicBlock* preheader = b.GetInsertBlock();
+  auto* loop_bb = llvm::BasicBlock::Create(em.ctx(), name + ".loop", fn);
+  auto* exit_bb = llvm::BasicBlock::Create(em.ctx(), name + ".exit", fn);
+  llvm::Instruction* entry = b.CreateCondBr(b.CreateICmpSLT(start, em.i64(end)), loop_bb, exit_bb);
+  b.SetInsertPoint(loop_bb);
+  llvm::PHINode* i = b.CreatePHI(b.getInt64Ty(), 2, name);
+  i->addIncoming(start, preheader);
+  em.push_loop(i, entry);
+  body(i);
+  em.pop_loop();
+  // i < end and step are far below 2^62, so the sum cannot wrap.
+  llvm::Value* next = b.CreateAdd(i, em.i64(step), name + ".next", true, true);
+  llvm::BranchInst* latch = b.CreateCondBr(b.CreateICmpSLT(next, em.i64(end)), loop_bb, exit_bb);
+  latch->setMetadata(llvm::LLVMContext::MD_loop, no_unroll(em.ctx()));
+  i->addIncoming(next, b.GetInsertBlock());
+  b.SetInsertPoint(exit_bb);
+}
+
+LoopIndex::LoopIndex(ElementalEmitter& em, llvm::Value* linear, const Shape& shape,
+                     const std::string& name)
+    : em_(em) {
+  auto& b = em.b();
+  index_ = IrIndex{std::vector<llvm::Value*>(shape.size()), linear};
+  bool narrow = shape_size(shape) <= std::numeric_limits<std::int32_t>::max();
+  if (shape.size() == 1) {
+    index_.dims[0] = shape[0] == 1 ? em.i64(0) : linear;
+  } else if (narrow) {
+    llvm::Value* l = b.CreateTrunc(linear, b.getInt32Ty());
+    std::int64_t stride = 1;
+    for (std::size_t d = shape.size(); d-- > 0;) {
+      if (shape[d] == 1) {
+        index_.dims[d] = em.i64(0);
+        continue;
+      }
+      llvm::Value* v =
+          stride == 1 ? l : b.CreateUDiv(l, b.getInt32(static_cast<std::uint32_t>(stride)));
+      if (d > 0) v = b.CreateURem(v, b.getInt32(static_cast<std::uint32_t>(shape[d])));
+      index_.dims[d] = b.CreateZExt(v, b.getInt64Ty(), name + "." + std::to_string(d));
+      stride *= shape[d];
+    }
+  } else {
+    index_ = em.delinearize(linear, shape);
+  }
+  // Hoisted code goes just before this branch, where every dim is known.
+  auto* body = llvm::BasicBlock::Create(em.ctx(), name + ".body", b.GetInsertBlock()->getParent());
+  llvm::Instruction* entry = b.CreateBr(body);
+  b.SetInsertPoint(body);
+  for (llvm::Value* d : index_.dims) {
+    if (llvm::isa<llvm::Constant>(d)) continue;
+    em.push_loop(d, entry);
+    ++pushed_;
+  }
+}
+
+LoopIndex::~LoopIndex() {
+  for (int k = 0; k < pushed_; ++k) em_.pop_loop();
+}
+
+}  // namespace jx::codegen::gpu

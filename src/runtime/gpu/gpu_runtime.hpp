@@ -1,0 +1,47 @@
+// The DeviceRuntime of one GPU executable: memory and copies through the device's context, and
+// its CUDA graphs (--gpu_graphs), one per set of buffers it ran with.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <set>
+#include <vector>
+
+#include "runtime/cuda/driver_api.hpp"
+#include "runtime/device_runtime.hpp"
+
+namespace jx::runtime::cuda {
+class GpuContext;
+}  // namespace jx::runtime::cuda
+
+namespace jx::runtime::gpu {
+
+class GpuRuntime : public DeviceRuntime {
+ public:
+  explicit GpuRuntime(int ordinal);
+  ~GpuRuntime() override;
+  GpuRuntime(const GpuRuntime&) = delete;
+  GpuRuntime& operator=(const GpuRuntime&) = delete;
+
+  Device device() const override { return {Platform::gpu, ordinal_}; }
+  std::shared_ptr<DeviceStorage> allocate(std::size_t nbytes) const override;
+  void copy(void* dst, const void* src, std::size_t nbytes) const override;
+  void read(void* host_dst, const void* src, std::size_t nbytes) const override;
+  void write(void* dst, const void* host_src, std::size_t nbytes) const override;
+  void replay(std::span<void* const> buffers,
+              const std::function<void()>& enqueue) const override;
+
+ private:
+  // Graphs hold device addresses: a few buffer sets are kept (a training step's buffers recur
+  // once the caching allocator has warmed up), the oldest dropped first.
+  static constexpr std::size_t kMaxGraphs = 4;
+
+  int ordinal_;
+  cuda::GpuContext& context_;
+  mutable std::mutex mutex_;
+  mutable std::map<std::vector<void*>, cuda::CUgraphExec> graphs_;
+  mutable std::vector<std::vector<void*>> graph_order_;  // keys of graphs_, oldest first
+  mutable std::set<std::vector<void*>> seen_once_;
+};
+
+}  // namespace jx::runtime::gpu

@@ -1,0 +1,114 @@
+// Whole programs on a device against the same programs on the CPU: gradients, vmap and an MLP
+// training step with Adam. Each runs on a HostDeviceRuntime "GPU" (the device paths of the
+// runtime, CPU code) and, when one is present, on a real GPU.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include <jx/jx.hpp>
+
+#include "support/gpu_testing.hpp"
+#include "support/host_device.hpp"
+
+namespace jx_device_test {
+struct Mlp {
+  jx::nn::Dense hidden, out;
+};
+JX_PYTREE(Mlp, hidden, out)
+}  // namespace jx_device_test
+
+namespace jx::testing {
+namespace {
+
+using jx_device_test::Mlp;
+
+Array loss(const Mlp& p, const Array& x, const Array& y) {
+  Array h = nn::relu(np::matmul(x, p.hidden.w) + p.hidden.b);
+  return np::mean(nn::softmax_cross_entropy(np::matmul(h, p.out.w) + p.out.b, y));
+}
+
+Mlp init_mlp() {
+  auto keys = random::split<2>(random::key(0));
+  return {nn::dense_init(keys[0], 20, 64, nn::Init::he_normal), nn::dense_init(keys[1], 64, 5)};
+}
+
+void check_close(const Array& got, const Array& want, double tol) {
+  REQUIRE(got.aval() == want.aval());
+  std::vector<double> g = got.to_vector<double>(), w = want.to_vector<double>();
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    INFO("element " << i << ": " << g[i] << " vs " << w[i]);
+    CHECK(std::abs(g[i] - w[i]) <= tol * (1 + std::abs(w[i])));
+  }
+}
+
+// Three Adam steps of the whole train step under one jit, on `device` and on the CPU.
+void check_training_agrees(const Device& device) {
+  Array x = random::normal(random::key(1), {32, 20});
+  Array y = random::randint(random::key(2), {32}, 0, 5);
+  auto opt = optim::adam(1e-2);
+  auto step = [&opt](const Device& d) {
+    return jit(
+        [&opt](const Mlp& p, const auto& s, const Array& xs, const Array& ys) {
+          auto [value, grads] = value_and_grad(loss)(p, xs, ys);
+          auto [updates, new_state] = opt.update(grads, s, p);
+          return std::tuple{optim::apply_updates(p, updates), new_state, value};
+        },
+        {.device = d});
+  };
+  auto on_device = step(device);
+  auto on_cpu = step(cpu());
+  Mlp p_dev = init_mlp(), p_cpu = init_mlp();
+  auto s_dev = opt.init(p_dev);
+  auto s_cpu = opt.init(p_cpu);
+  for (int i = 0; i < 3; ++i) {
+    auto [p1, s1, l1] = on_device(p_dev, s_dev, x, y);
+    auto [p2, s2, l2] = on_cpu(p_cpu, s_cpu, x, y);
+    CHECK(l1.device() == device);
+    CHECK(l1.item<float>() == Approx(l2.item<float>()).epsilon(1e-4));
+    p_dev = p1, s_dev = s1, p_cpu = p2, s_cpu = s2;
+  }
+  check_close(p_dev.hidden.w, p_cpu.hidden.w, 1e-4);
+  check_close(p_dev.out.b, p_cpu.out.b, 1e-4);
+}
+
+// Per-example gradients (vmap of grad) and a Hessian-vector product, on `device` and the CPU.
+void check_transforms_agree(const Device& device) {
+  Array xs = random::normal(random::key(3), {8, 6});
+  auto per_example = [](const Array& w, const Array& x) {
+    return np::sum(np::tanh(np::matmul(x, w)) * np::sin(np::sum(x)));
+  };
+  Array w = random::normal(random::key(4), {6, 3});
+  auto grads = [&](const Device& d) {
+    return jit(vmap(grad(per_example), {none, 0}), {.device = d})(w, xs);
+  };
+  check_close(grads(device), grads(cpu()), 1e-5);
+  auto hvp = [&](const Device& d) {
+    auto f = [&](const Array& v) {
+      auto g = [&](const Array& ww) { return np::sum(grad(per_example)(ww, xs) * v); };
+      return grad(g)(w);
+    };
+    return jit(f, {.device = d})(np::ones({6, 3}));
+  };
+  check_close(hvp(device), hvp(cpu()), 1e-5);
+}
+
+TEST_CASE("device programs: a training step on a device agrees with the CPU", "[devices]") {
+  {
+    HostGpus host_gpus;
+    check_training_agrees(Device{Platform::gpu, 7});
+  }
+  JX_REQUIRE_GPU();
+  check_training_agrees(gpu(0));
+}
+
+TEST_CASE("device programs: vmap and grad on a device agree with the CPU", "[devices]") {
+  {
+    HostGpus host_gpus;
+    check_transforms_agree(Device{Platform::gpu, 7});
+  }
+  JX_REQUIRE_GPU();
+  check_transforms_agree(gpu(0));
+}
+
+}  // namespace
+}  // namespace jx::testing

@@ -1,0 +1,159 @@
+// Helpers for the GPU codegen tests, which run without a GPU: real programs traced and lowered
+// to their PTX, the compile option variants CI and this machine can run, checks of a PTX
+// module's kernels, and ptxas (from a CUDA toolkit, when there is one) to assemble them.
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "api/compile.hpp"
+#include "codegen/gpu/gpu_compiler.hpp"
+#include "hlo/ir.hpp"
+#include "lower/lower.hpp"
+#include "passes/pipeline.hpp"
+#include "support/scratch_dir.hpp"
+#include "trace/staging.hpp"
+
+namespace jx::testing {
+
+// A real program: `fn` traced on arguments of `avals`, lowered to HLO.
+inline api::LoweredProgram lower(const trace::FlatFn& fn, const std::vector<ShapedArray>& avals,
+                                 const std::string& name) {
+  auto jaxpr = std::make_shared<const ClosedJaxprData>(trace::trace_to_jaxpr(fn, avals, name));
+  return api::lower_program(jaxpr, name);
+}
+
+// The optimized module of a lowered program and its kernels, as the GPU backend compiles them:
+// every instruction of a program computation that does work, except host sorts, control flow
+// (nested programs) and the dots cuBLAS computes.
+struct GpuPlan {
+  std::shared_ptr<hlo::Module> module;
+  std::vector<std::vector<codegen::KernelRequest>> programs;  // entry first
+};
+
+inline GpuPlan gpu_plan(const api::LoweredProgram& lowered) {
+  using hlo::Opcode;
+  GpuPlan plan{lower_jaxpr(lowered.jaxpr->jaxpr, lowered.name), {}};
+  passes::run_cpu_pipeline(*plan.module);
+  for (hlo::Computation* c : hlo::program_computations(*plan.module)) {
+    std::vector<codegen::KernelRequest> kernels;
+    for (const hlo::Instruction* i : c->instructions()) {
+      switch (i->opcode) {
+        case Opcode::kParameter:
+        case Opcode::kConstant:
+        case Opcode::kTuple:
+        case Opcode::kGetTupleElement:
+        case Opcode::kSort:
+        case Opcode::kWhile:
+        case Opcode::kConditional:
+          continue;
+        default:
+          if (codegen::gpu_dot_uses_cublas(*i)) continue;
+          kernels.push_back(
+              {i, "kernel_" + std::to_string(kernels.size()) + "_" + i->name, false, {}});
+      }
+    }
+    plan.programs.push_back(std::move(kernels));
+  }
+  return plan;
+}
+
+// The PTX of every program of a lowered program, entry first.
+inline std::vector<codegen::PtxModule> program_ptx(const api::LoweredProgram& lowered,
+                                                   const codegen::GpuCompileOptions& options) {
+  GpuPlan plan = gpu_plan(lowered);
+  std::vector<codegen::PtxModule> out;
+  for (const auto& kernels : plan.programs) out.push_back(codegen::compile_ptx(kernels, options));
+  return out;
+}
+
+// The math variants: libdevice when this machine has it (CI has not), and the portable table.
+struct MathVariant {
+  std::string name;
+  codegen::GpuCompileOptions options;
+};
+
+inline std::vector<MathVariant> math_variants() {
+  std::vector<MathVariant> out;
+  if (std::string path = codegen::find_libdevice(); !path.empty())
+    out.push_back({"libdevice", {.libdevice = path}});
+  else
+    WARN("no libdevice found: PTX is made with portable math only");
+  out.push_back({"portable math", {.libdevice = "none"}});
+  return out;
+}
+
+// Every kernel of the module is an entry of its PTX, and its launch is well-formed.
+inline void check_kernels(const codegen::PtxModule& m) {
+  for (const codegen::GpuKernel& k : m.kernels) {
+    INFO("kernel " << k.symbol);
+    CHECK(m.ptx.find(".visible .entry " + k.symbol + "(") != std::string::npos);
+    CHECK(k.launch.grid >= 1);
+    CHECK(k.launch.block >= 32);
+    CHECK(k.launch.block <= 256);
+    CHECK(k.launch.block % 32 == 0);
+  }
+}
+
+// ptxas from a CUDA toolkit: $JX_PTXAS, then PATH, then /usr/local/cuda/bin/ptxas.
+class Ptxas {
+ public:
+  Ptxas() {
+    std::vector<std::string> candidates;
+    if (const char* env = std::getenv("JX_PTXAS"); env && *env) candidates.push_back(env);
+    if (const char* path = std::getenv("PATH")) {
+      std::istringstream dirs(path);
+      for (std::string dir; std::getline(dirs, dir, ':');)
+        if (!dir.empty()) candidates.push_back(dir + "/ptxas");
+    }
+    candidates.push_back("/usr/local/cuda/bin/ptxas");
+    for (const std::string& c : candidates) {
+      std::error_code ec;
+      if (std::filesystem::is_regular_file(c, ec)) {
+        path_ = c;
+        break;
+      }
+    }
+  }
+
+  bool found() const { return !path_.empty(); }
+
+  // Assembles `ptx` for `arch` ("sm_80"); "" on success, else ptxas's messages.
+  std::string assemble(const std::string& ptx, const std::string& arch) const {
+    std::string in = scratch_ / "module.ptx", log = scratch_ / "ptxas.log";
+    std::ofstream(in) << ptx;
+    std::string command =
+        "'" + path_ + "' -arch=" + arch + " -o /dev/null '" + in + "' > '" + log + "' 2>&1";
+    int status = std::system(command.c_str());
+    if (status == 0) return "";
+    std::ifstream messages(log);
+    std::string text((std::istreambuf_iterator<char>(messages)), {});
+    return "ptxas -arch=" + arch + " failed (status " + std::to_string(status) + "):\n" + text;
+  }
+
+ private:
+  std::string path_;
+  ScratchDir scratch_;
+};
+
+// Assembles a module for sm_80 and sm_90 when ptxas is here; ptxas's messages on failure.
+inline void check_assembles(const Ptxas& ptxas, const codegen::PtxModule& m) {
+  if (!ptxas.found()) return;
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    std::string problems = ptxas.assemble(m.ptx, arch);
+    INFO(problems);
+    CHECK(problems.empty());
+  }
+}
+
+inline void warn_if_no_ptxas(const Ptxas& ptxas) {
+  if (!ptxas.found()) WARN("no ptxas found (JX_PTXAS, PATH, /usr/local/cuda/bin): PTX unassembled");
+}
+
+}  // namespace jx::testing

@@ -1,0 +1,224 @@
+// Fused programs compiled for the GPU without one: as many kernels as the CPU's plan, the kernel
+// kinds that their reductions and transposes call for, PTX ptxas accepts; and the errors, dumps
+// and options of compile_ptx.
+#include <catch2/catch.hpp>
+
+#include <functional>
+#include <thread>
+
+#include "codegen/gpu_ptx_testing.hpp"
+#include "jx/jx.hpp"
+
+namespace jx::testing {
+namespace {
+
+using V = std::vector<Array>;
+
+struct FusedProgram {
+  std::string name;
+  std::vector<Shape> shapes;
+  std::function<V(const V&)> fn;
+  std::vector<std::string> ptx_has;  // what its kernels' kinds put in the PTX
+};
+
+std::vector<FusedProgram> fused_programs() {
+  const std::string kShuffle = "shfl.sync.down", kBarrier = "bar.sync", kShared = ".shared";
+  return {
+      {"softmax over rows",
+       {{37, 70}},
+       [](const V& a) {
+         Array e = np::exp(a[0] - np::max(a[0], {1}, true));
+         return V{e / np::sum(e, {1}, true)};
+       },
+       {kShuffle, kBarrier, kShared}},
+      {"layer norm over rows",
+       {{33, 64}, {64}, {64}},
+       [](const V& a) {
+         Array m = np::mean(a[0], {1}, true);
+         return V{(a[0] - m) / np::sqrt(np::var(a[0], {1}, true) + 1e-5f) * a[1] + a[2]};
+       },
+       {kShuffle, kBarrier}},
+      {"gelu",
+       {{5, 300}},
+       [](const V& a) {
+         const Array& x = a[0];
+         return V{0.5f * x * (1.0f + np::tanh(0.7978845608f * (x + 0.044715f * x * x * x)))};
+       },
+       {}},
+      {"column sum",
+       {{300, 40}},
+       [](const V& a) { return V{np::sum(a[0], {0})}; },
+       {kBarrier, kShared}},
+      {"full sum",
+       {{50, 60}},
+       [](const V& a) { return V{np::sum(a[0] * 2.0f)}; },
+       {kShuffle, kBarrier}},
+      {"2-D transpose",
+       {{64, 96}},
+       [](const V& a) { return V{np::transpose(a[0]) * 2.0f}; },
+       {kBarrier, kShared}},
+      {"batched transpose",
+       {{3, 40, 33}},
+       [](const V& a) {
+         return V{np::transpose(a[0], {{0, 2, 1}})};
+       },
+       {kBarrier, kShared}},
+      {"two outputs of one input",
+       {{64, 65}},
+       [](const V& a) {
+         return V{np::exp(a[0]), np::tanh(a[0]) * 2.0f};
+       },
+       {}},
+      {"mean and mean square",
+       {{40, 128}},
+       [](const V& a) {
+         return V{np::mean(a[0], {1}), np::mean(a[0] * a[0], {1})};
+       },
+       {kShuffle}},
+      {"elementwise chain",
+       {{1000}},
+       [](const V& a) { return V{np::sin(a[0]) * 2.0f + np::exp(a[0]) - 1.0f}; },
+       {}},
+      {"dense layer and epilogue",
+       {{24, 32}, {32, 16}, {16}},
+       [](const V& a) { return V{np::maximum(np::matmul(a[0], a[1]) + a[2], 0.0f)}; },
+       {}},
+  };
+}
+
+V while_program(const V& a) {
+  return V{lax::while_loop([](const Array& x) { return np::sum(x) < 100.0f; },
+                           [](const Array& x) { return np::exp(x) + 1.0f; }, a[0])};
+}
+
+api::LoweredProgram lower_fused(const FusedProgram& p) {
+  std::vector<ShapedArray> avals;
+  for (const Shape& s : p.shapes) avals.push_back({s, float32, false});
+  return lower(p.fn, avals, "gpu_fused");
+}
+
+int cpu_kernels(const api::LoweredProgram& lowered) {
+  std::istringstream lines(api::compile_program(lowered).thunk_sequence->get());
+  int n = 0;
+  for (std::string line; std::getline(lines, line);) n += line.rfind("kernel ", 0) == 0;
+  return n;
+}
+
+// The instruction of the optimized entry computation with this opcode.
+const hlo::Instruction* find(const GpuPlan& plan, hlo::Opcode op) {
+  for (const hlo::Instruction* i : plan.module->entry()->instructions())
+    if (i->opcode == op) return i;
+  FAIL("no " << hlo::info(op).name << " in the program");
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("gpu ptx: fused programs - the CPU's kernels, kinds by their roots, ptxas accepts",
+          "[gpu_ptx]") {
+  Ptxas ptxas;
+  warn_if_no_ptxas(ptxas);
+  for (const MathVariant& variant : math_variants()) {
+    for (const FusedProgram& p : fused_programs()) {
+      INFO(p.name << " with " << variant.name);
+      api::LoweredProgram lowered = lower_fused(p);
+      std::vector<codegen::PtxModule> modules = program_ptx(lowered, variant.options);
+      REQUIRE(modules.size() == 1);
+      const codegen::PtxModule& m = modules.front();
+      CHECK(static_cast<int>(m.kernels.size()) == cpu_kernels(lowered));
+      CHECK(m.arch == "sm_80");
+      CHECK(m.libdevice == (variant.options.libdevice != "none"));
+      check_kernels(m);
+      for (const std::string& s : p.ptx_has) {
+        INFO("PTX has " << s);
+        CHECK(m.ptx.find(s) != std::string::npos);
+      }
+      if (p.ptx_has.empty()) CHECK(m.ptx.find("bar.sync") == std::string::npos);
+      check_assembles(ptxas, m);
+    }
+  }
+}
+
+TEST_CASE("gpu ptx: large matrix products go to cuBLAS, small ones are kernels", "[gpu_ptx]") {
+  auto product = [](const V& a) { return V{np::matmul(a[0], a[1])}; };
+  GpuPlan big = gpu_plan(lower(product, {{{128, 256}, float32}, {{256, 64}, float32}}, "big"));
+  CHECK(codegen::gpu_dot_uses_cublas(*find(big, hlo::Opcode::kDot)));
+  CHECK(big.programs.front().empty());
+  GpuPlan small = gpu_plan(lower(product, {{{8, 8}, float32}, {{8, 8}, float32}}, "small"));
+  CHECK_FALSE(codegen::gpu_dot_uses_cublas(*find(small, hlo::Opcode::kDot)));
+  GpuPlan ints = gpu_plan(lower(product, {{{128, 256}, int32}, {{256, 64}, int32}}, "ints"));
+  CHECK_FALSE(codegen::gpu_dot_uses_cublas(*find(ints, hlo::Opcode::kDot)));
+}
+
+TEST_CASE("gpu ptx: a program with a loop has a PTX module per program", "[gpu_ptx]") {
+  api::LoweredProgram lowered = lower(while_program, {{{7}, float32}}, "loop");
+  std::vector<codegen::PtxModule> modules = program_ptx(lowered, {.libdevice = "none"});
+  REQUIRE(modules.size() == 3);  // the entry, the condition, the body
+  for (const codegen::PtxModule& m : modules) check_kernels(m);
+  CHECK(modules[1].kernels.size() + modules[2].kernels.size() >= 2);
+}
+
+TEST_CASE("gpu ptx: dumps, symbols, targets and threads", "[gpu_ptx]") {
+  GpuPlan plan = gpu_plan(lower(fused_programs().front().fn, {{{37, 70}, float32}}, "dump"));
+  const auto& kernels = plan.programs.front();
+  REQUIRE(!kernels.empty());
+  ScratchDir dir;
+  codegen::PtxModule m = codegen::compile_ptx(
+      kernels, {.target = {9, 0}, .dump_prefix = dir / "m", .libdevice = "none"});
+  CHECK(dir.files() == std::vector<std::string>{"m.ir-no-opt.ll", "m.ir-with-opt.ll", "m.ptx"});
+  CHECK(m.arch == "sm_90");
+  CHECK(m.ptx.find(".target sm_90") != std::string::npos);
+  // Symbols become PTX names; a newer GPU gets the newest PTX LLVM makes, which its driver takes.
+  codegen::KernelRequest request = kernels.front();
+  request.symbol = "0.kernel-a";
+  codegen::PtxModule renamed =
+      codegen::compile_ptx({request}, {.target = {12, 0}, .libdevice = "none"});
+  CHECK(renamed.kernels.front().symbol == "_0_kernel_a");
+  CHECK(renamed.arch == "sm_90");
+  CHECK(codegen::compile_ptx({request}, {.target = {8, 6}, .libdevice = "none"}).arch == "sm_86");
+  CHECK(codegen::compile_ptx({request}, {.target = {8, 1}, .libdevice = "none"}).arch == "sm_80");
+  // Several threads compile at once, each with its own LLVM context.
+  std::vector<std::string> ptx(4);
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < ptx.size(); ++t)
+    threads.emplace_back(
+        [&, t] { ptx[t] = codegen::compile_ptx(kernels, {.libdevice = "none"}).ptx; });
+  for (std::thread& t : threads) t.join();
+  for (const std::string& p : ptx) CHECK(p == ptx.front());
+}
+
+TEST_CASE("gpu ptx: what the GPU cannot compile is a CompileError that says why", "[gpu_ptx]") {
+  auto sorted = [](const V& a) { return V{np::sort(a[0])}; };
+  GpuPlan plan = gpu_plan(lower(sorted, {{{16}, float32}}, "sorted"));
+  const hlo::Instruction* sort = find(plan, hlo::Opcode::kSort);
+  codegen::GpuCompileOptions portable{.libdevice = "none"};
+  CHECK_THROWS_AS(codegen::compile_ptx({{sort, "k"}}, portable), CompileError);
+  CHECK_THROWS_WITH(codegen::compile_ptx({{sort, "k"}}, portable),
+                    Catch::Contains("cannot emit a GPU kernel for " + sort->name) &&
+                        Catch::Contains("sort runs on the host"));
+  const hlo::Instruction* param = find(plan, hlo::Opcode::kParameter);
+  CHECK_THROWS_WITH(codegen::compile_ptx({{param, "k"}}, portable),
+                    Catch::Contains("parameter has no kernel"));
+  GpuPlan loop = gpu_plan(lower(while_program, {{{7}, float32}}, "loop"));
+  CHECK_THROWS_WITH(codegen::compile_ptx({{find(loop, hlo::Opcode::kWhile), "k"}}, portable),
+                    Catch::Contains("while runs as nested programs"));
+
+  GpuPlan ok = gpu_plan(lower(fused_programs().front().fn, {{{4, 4}, float32}}, "ok"));
+  codegen::KernelRequest k = ok.programs.front().front();
+  CHECK_THROWS_WITH(codegen::compile_ptx({k}, {.target = {5, 2}}),
+                    Catch::Contains("compute capability 5.2 is older"));
+  CHECK_THROWS_WITH(codegen::compile_ptx({k}, {.libdevice = "/nonexistent/libdevice.10.bc"}),
+                    Catch::Contains("no libdevice at /nonexistent/libdevice.10.bc"));
+  codegen::KernelRequest twin = k;
+  k.symbol = "k.1";
+  twin.symbol = "k_1";
+  CHECK_THROWS_WITH(codegen::compile_ptx({k, twin}, portable),
+                    Catch::Contains("two kernels named 'k_1'"));
+  CHECK_THROWS_WITH(codegen::compile_ptx({{nullptr, "none"}}, portable),
+                    Catch::Contains("kernel 'none' has no instruction"));
+  CHECK_THROWS_WITH(
+      codegen::compile_ptx({k}, {.dump_prefix = "/nonexistent-dir/x/y", .libdevice = "none"}),
+      Catch::Contains("cannot write"));
+}
+
+}  // namespace jx::testing
