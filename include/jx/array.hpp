@@ -59,6 +59,9 @@ class Array {
   // there. Under a trace these throw jx::ConcretizationError.
   Device device() const;
   bool committed() const;
+  // Waits until the work computing this array is done (device work is asynchronous; reading
+  // values waits by itself). For timing.
+  const Array& block_until_ready() const;
 
   Array astype(DType dtype) const;
   std::string repr() const;  // NumPy style: Array([1., 2.], dtype=float32)

@@ -98,6 +98,12 @@ Device Array::device() const {
   return impl.device();
 }
 
+const Array& Array::block_until_ready() const {
+  const auto& impl = impl_of(*this);
+  if (impl.storage) impl.storage->wait();
+  return *this;
+}
+
 bool Array::committed() const {
   const auto& impl = impl_of(*this);
   if (impl.tracer) impl.tracer->throw_concretization_error("committed()");

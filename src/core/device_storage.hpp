@@ -17,6 +17,7 @@ class DeviceStorage {
   virtual Device device() const = 0;
   virtual void* data() const = 0;  // the device address
   virtual std::size_t nbytes() const = 0;
+  virtual void wait() const = 0;  // until the work enqueued before now is done
 
   // The values on the host: copied at the first call (waiting for the work that writes them),
   // then kept.

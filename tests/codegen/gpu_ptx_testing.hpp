@@ -29,47 +29,27 @@ inline api::LoweredProgram lower(const trace::FlatFn& fn, const std::vector<Shap
   return api::lower_program(jaxpr, name);
 }
 
-// The optimized module of a lowered program and its kernels, as the GPU backend compiles them:
-// every instruction of a program computation that does work, except host sorts, control flow
-// (nested programs) and the dots cuBLAS computes.
-struct GpuPlan {
-  std::shared_ptr<hlo::Module> module;
-  std::vector<std::vector<codegen::KernelRequest>> programs;  // entry first
-};
-
-inline GpuPlan gpu_plan(const api::LoweredProgram& lowered) {
-  using hlo::Opcode;
-  GpuPlan plan{lower_jaxpr(lowered.jaxpr->jaxpr, lowered.name), {}};
-  passes::run_cpu_pipeline(*plan.module);
-  for (hlo::Computation* c : hlo::program_computations(*plan.module)) {
-    std::vector<codegen::KernelRequest> kernels;
-    for (const hlo::Instruction* i : c->instructions()) {
-      switch (i->opcode) {
-        case Opcode::kParameter:
-        case Opcode::kConstant:
-        case Opcode::kTuple:
-        case Opcode::kGetTupleElement:
-        case Opcode::kSort:
-        case Opcode::kWhile:
-        case Opcode::kConditional:
-          continue;
-        default:
-          if (codegen::gpu_dot_uses_cublas(*i)) continue;
-          kernels.push_back(
-              {i, "kernel_" + std::to_string(kernels.size()) + "_" + i->name, false, {}});
-      }
-    }
-    plan.programs.push_back(std::move(kernels));
-  }
-  return plan;
+// The optimized HLO a lowered program compiles from.
+inline std::shared_ptr<hlo::Module> optimized(const api::LoweredProgram& lowered) {
+  std::shared_ptr<hlo::Module> module = lower_jaxpr(lowered.jaxpr->jaxpr, lowered.name);
+  passes::run_cpu_pipeline(*module);
+  return module;
 }
 
-// The PTX of every program of a lowered program, entry first.
-inline std::vector<codegen::PtxModule> program_ptx(const api::LoweredProgram& lowered,
-                                                   const codegen::GpuCompileOptions& options) {
-  GpuPlan plan = gpu_plan(lowered);
-  std::vector<codegen::PtxModule> out;
-  for (const auto& kernels : plan.programs) out.push_back(codegen::compile_ptx(kernels, options));
+// The first instruction of the module's entry computation with this opcode.
+inline const hlo::Instruction* find(const hlo::Module& module, hlo::Opcode op) {
+  for (const hlo::Instruction* i : module.entry()->instructions())
+    if (i->opcode == op) return i;
+  FAIL("no " << hlo::info(op).name << " in the program");
+  return nullptr;
+}
+
+// A kernel request per fusion of the module's entry.
+inline std::vector<codegen::KernelRequest> fusion_kernels(const hlo::Module& module) {
+  std::vector<codegen::KernelRequest> out;
+  for (const hlo::Instruction* i : module.entry()->instructions())
+    if (i->opcode == hlo::Opcode::kFusion)
+      out.push_back({i, "kernel_" + std::to_string(out.size()) + "_" + i->name});
   return out;
 }
 

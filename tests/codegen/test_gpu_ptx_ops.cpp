@@ -50,7 +50,7 @@ std::vector<std::string> check_rows(const std::vector<const OpRow*>& rows,
                                     const codegen::GpuCompileOptions& options, const Ptxas& ptxas) {
   std::vector<codegen::PtxModule> modules;
   try {
-    modules = program_ptx(rows_program(rows), options);
+    modules = api::compile_ptx(rows_program(rows), options);
   } catch (const CompileError& e) {
     if (rows.size() == 1) return {rows.front()->name + ": " + e.what()};
     std::vector<std::string> failed;

@@ -104,14 +104,6 @@ int cpu_kernels(const api::LoweredProgram& lowered) {
   return n;
 }
 
-// The instruction of the optimized entry computation with this opcode.
-const hlo::Instruction* find(const GpuPlan& plan, hlo::Opcode op) {
-  for (const hlo::Instruction* i : plan.module->entry()->instructions())
-    if (i->opcode == op) return i;
-  FAIL("no " << hlo::info(op).name << " in the program");
-  return nullptr;
-}
-
 }  // namespace
 
 TEST_CASE("gpu ptx: fused programs - the CPU's kernels, kinds by their roots, ptxas accepts",
@@ -122,7 +114,7 @@ TEST_CASE("gpu ptx: fused programs - the CPU's kernels, kinds by their roots, pt
     for (const FusedProgram& p : fused_programs()) {
       INFO(p.name << " with " << variant.name);
       api::LoweredProgram lowered = lower_fused(p);
-      std::vector<codegen::PtxModule> modules = program_ptx(lowered, variant.options);
+      std::vector<codegen::PtxModule> modules = api::compile_ptx(lowered, variant.options);
       REQUIRE(modules.size() == 1);
       const codegen::PtxModule& m = modules.front();
       CHECK(static_cast<int>(m.kernels.size()) == cpu_kernels(lowered));
@@ -141,26 +133,29 @@ TEST_CASE("gpu ptx: fused programs - the CPU's kernels, kinds by their roots, pt
 
 TEST_CASE("gpu ptx: large matrix products go to cuBLAS, small ones are kernels", "[gpu_ptx]") {
   auto product = [](const V& a) { return V{np::matmul(a[0], a[1])}; };
-  GpuPlan big = gpu_plan(lower(product, {{{128, 256}, float32}, {{256, 64}, float32}}, "big"));
-  CHECK(codegen::gpu_dot_uses_cublas(*find(big, hlo::Opcode::kDot)));
-  CHECK(big.programs.front().empty());
-  GpuPlan small = gpu_plan(lower(product, {{{8, 8}, float32}, {{8, 8}, float32}}, "small"));
-  CHECK_FALSE(codegen::gpu_dot_uses_cublas(*find(small, hlo::Opcode::kDot)));
-  GpuPlan ints = gpu_plan(lower(product, {{{128, 256}, int32}, {{256, 64}, int32}}, "ints"));
-  CHECK_FALSE(codegen::gpu_dot_uses_cublas(*find(ints, hlo::Opcode::kDot)));
+  codegen::GpuCompileOptions portable{.libdevice = "none"};
+  api::LoweredProgram big = lower(product, {{{128, 256}, float32}, {{256, 64}, float32}}, "big");
+  CHECK(codegen::gpu_dot_uses_cublas(*find(*optimized(big), hlo::Opcode::kDot)));
+  CHECK(api::compile_ptx(big, portable).front().kernels.empty());
+  api::LoweredProgram small = lower(product, {{{8, 8}, float32}, {{8, 8}, float32}}, "small");
+  CHECK_FALSE(codegen::gpu_dot_uses_cublas(*find(*optimized(small), hlo::Opcode::kDot)));
+  CHECK(api::compile_ptx(small, portable).front().kernels.size() == 1);
+  api::LoweredProgram ints = lower(product, {{{128, 256}, int32}, {{256, 64}, int32}}, "ints");
+  CHECK_FALSE(codegen::gpu_dot_uses_cublas(*find(*optimized(ints), hlo::Opcode::kDot)));
 }
 
 TEST_CASE("gpu ptx: a program with a loop has a PTX module per program", "[gpu_ptx]") {
   api::LoweredProgram lowered = lower(while_program, {{{7}, float32}}, "loop");
-  std::vector<codegen::PtxModule> modules = program_ptx(lowered, {.libdevice = "none"});
+  std::vector<codegen::PtxModule> modules = api::compile_ptx(lowered, {.libdevice = "none"});
   REQUIRE(modules.size() == 3);  // the entry, the condition, the body
   for (const codegen::PtxModule& m : modules) check_kernels(m);
   CHECK(modules[1].kernels.size() + modules[2].kernels.size() >= 2);
 }
 
 TEST_CASE("gpu ptx: dumps, symbols, targets and threads", "[gpu_ptx]") {
-  GpuPlan plan = gpu_plan(lower(fused_programs().front().fn, {{{37, 70}, float32}}, "dump"));
-  const auto& kernels = plan.programs.front();
+  std::shared_ptr<hlo::Module> module =
+      optimized(lower(fused_programs().front().fn, {{{37, 70}, float32}}, "dump"));
+  std::vector<codegen::KernelRequest> kernels = fusion_kernels(*module);
   REQUIRE(!kernels.empty());
   ScratchDir dir;
   codegen::PtxModule m = codegen::compile_ptx(
@@ -189,22 +184,23 @@ TEST_CASE("gpu ptx: dumps, symbols, targets and threads", "[gpu_ptx]") {
 
 TEST_CASE("gpu ptx: what the GPU cannot compile is a CompileError that says why", "[gpu_ptx]") {
   auto sorted = [](const V& a) { return V{np::sort(a[0])}; };
-  GpuPlan plan = gpu_plan(lower(sorted, {{{16}, float32}}, "sorted"));
-  const hlo::Instruction* sort = find(plan, hlo::Opcode::kSort);
+  std::shared_ptr<hlo::Module> module = optimized(lower(sorted, {{{16}, float32}}, "sorted"));
+  const hlo::Instruction* sort = find(*module, hlo::Opcode::kSort);
   codegen::GpuCompileOptions portable{.libdevice = "none"};
   CHECK_THROWS_AS(codegen::compile_ptx({{sort, "k"}}, portable), CompileError);
   CHECK_THROWS_WITH(codegen::compile_ptx({{sort, "k"}}, portable),
                     Catch::Contains("cannot emit a GPU kernel for " + sort->name) &&
                         Catch::Contains("sort runs on the host"));
-  const hlo::Instruction* param = find(plan, hlo::Opcode::kParameter);
+  const hlo::Instruction* param = find(*module, hlo::Opcode::kParameter);
   CHECK_THROWS_WITH(codegen::compile_ptx({{param, "k"}}, portable),
                     Catch::Contains("parameter has no kernel"));
-  GpuPlan loop = gpu_plan(lower(while_program, {{{7}, float32}}, "loop"));
-  CHECK_THROWS_WITH(codegen::compile_ptx({{find(loop, hlo::Opcode::kWhile), "k"}}, portable),
+  std::shared_ptr<hlo::Module> loop = optimized(lower(while_program, {{{7}, float32}}, "loop"));
+  CHECK_THROWS_WITH(codegen::compile_ptx({{find(*loop, hlo::Opcode::kWhile), "k"}}, portable),
                     Catch::Contains("while runs as nested programs"));
 
-  GpuPlan ok = gpu_plan(lower(fused_programs().front().fn, {{{4, 4}, float32}}, "ok"));
-  codegen::KernelRequest k = ok.programs.front().front();
+  std::shared_ptr<hlo::Module> softmax =
+      optimized(lower(fused_programs().front().fn, {{{4, 4}, float32}}, "ok"));
+  codegen::KernelRequest k = fusion_kernels(*softmax).front();
   CHECK_THROWS_WITH(codegen::compile_ptx({k}, {.target = {5, 2}}),
                     Catch::Contains("compute capability 5.2 is older"));
   CHECK_THROWS_WITH(codegen::compile_ptx({k}, {.libdevice = "/nonexistent/libdevice.10.bc"}),

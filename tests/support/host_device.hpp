@@ -20,6 +20,7 @@ class HostStorage : public DeviceStorage {
   Device device() const override { return device_; }
   void* data() const override { return const_cast<void*>(buffer_.data()); }
   std::size_t nbytes() const override { return buffer_.nbytes(); }
+  void wait() const override {}
 
  protected:
   void copy_to_host(void* dst) const override { std::memcpy(dst, buffer_.data(), nbytes()); }

@@ -158,12 +158,16 @@ Value* atan2_impl(Ir& ir, Value* y, Value* x, const AtanParams& p) {
   Value* num = ir.select(swap, ax, ay);
   Value* den = ir.select(swap, ay, ax);
   Value* mid = ir.gt(ir.div(num, den), ir.c(kTanPio8));
-  // t = u/v: num/den, or (num - den)/(num + den) with both quartered near the overflow threshold
-  // (num is then far from subnormal). u and v carry their rounding errors.
-  Value* quarter =
-      ir.select(ir.gt(den, ir.c(std::ldexp(1.0, fmt.bias - 3))), ir.c(0.25), ir.c(1.0));
-  TwoPart diff = ir.two_sum(ir.mul(num, quarter), ir.neg(ir.mul(den, quarter)));
-  TwoPart sum = ir.two_sum(ir.mul(num, quarter), ir.mul(den, quarter));
+  // t = u/v: num/den, or (num - den)/(num + den). Both are scaled by a power of 2 at the ends of
+  // the range, so that num + den does not overflow and 1/v does not either; u and v carry their
+  // rounding errors.
+  Value* scale = ir.select(ir.gt(den, ir.c(std::ldexp(1.0, fmt.bias - 3))), ir.c(0.25),
+                           ir.select(ir.lt(den, ir.c(std::ldexp(1.0, -fmt.bias / 2))),
+                                     ir.c(std::ldexp(1.0, fmt.bias / 2)), ir.c(1.0)));
+  num = ir.mul(num, scale);
+  den = ir.mul(den, scale);
+  TwoPart diff = ir.two_sum(num, ir.neg(den));
+  TwoPart sum = ir.two_sum(num, den);
   Value* u = ir.select(mid, diff.hi, num);
   Value* v = ir.select(mid, sum.hi, den);
   Value* rcp = ir.div(ir.c(1.0), v);

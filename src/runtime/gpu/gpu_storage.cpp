@@ -13,6 +13,8 @@ GpuStorage::~GpuStorage() {
   if (data_) cuda::gpu_context(ordinal_).release(data_);
 }
 
+void GpuStorage::wait() const { cuda::gpu_context(ordinal_).synchronize(); }
+
 void GpuStorage::copy_to_host(void* dst) const {
   if (nbytes_ > 0) cuda::gpu_context(ordinal_).copy_to_host(dst, data_, nbytes_);
 }

@@ -18,6 +18,7 @@ class GpuStorage : public DeviceStorage {
   Device device() const override { return {Platform::gpu, ordinal_}; }
   void* data() const override { return data_; }
   std::size_t nbytes() const override { return nbytes_; }
+  void wait() const override;
 
  protected:
   void copy_to_host(void* dst) const override;
