@@ -3,10 +3,10 @@
 // against <cmath> in a wider type (double for float32, long double for float64), C's special
 // values, NaN propagation, and IR that declares no function but target-independent intrinsics.
 // docs/math_accuracy.md records the bounds checked here.
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <random>
@@ -82,9 +82,6 @@ Vec<T> run_op(const std::string& opcode, const std::vector<Vec<T>>& operands) {
   return out;
 }
 
-std::size_t scale() {
-  return std::getenv("JX_PM_SCALE") ? std::atoi(std::getenv("JX_PM_SCALE")) : 1;
-}
 // Floats in order map to consecutive integers (-0 and +0 both to 0).
 template <class T>
 std::int64_t ordered(T v) {
@@ -175,9 +172,15 @@ Accuracy measure(const Fn& fn, const Vec<T>& xs, const Vec<T>& ys = {}) {
   return acc;
 }
 
+// How dense the sweeps are (a multiple of the default), and whether to print the maxima.
+struct Sweeps {
+  std::size_t scale = 1;
+  bool report = false;
+};
+
 template <class T>
-void check_accuracy(const Fn& fn, const char* what, double bound, const Vec<T>& xs,
-                    const Vec<T>& ys = {}) {
+void check_accuracy(const Fn& fn, const char* what, double bound, const Sweeps& sweeps,
+                    const Vec<T>& xs, const Vec<T>& ys = {}) {
   Accuracy acc = measure(fn, xs, ys);
   auto at = [&](std::size_t i) {
     std::ostringstream s;
@@ -186,28 +189,28 @@ void check_accuracy(const Fn& fn, const char* what, double bound, const Vec<T>& 
     if (fn.binary) s << ", " << ys[i];
     return s.str();
   };
-  INFO(fn.opcode << " " << (sizeof(T) == 4 ? "f32 " : "f64 ") << what << " over " << xs.size()
-                 << " inputs: max " << acc.max_ulp << " ULP at (" << at(acc.worst) << ")");
+  std::ostringstream summary;
+  summary << fn.opcode << " " << (sizeof(T) == 4 ? "f32 " : "f64 ") << what << " over " << xs.size()
+          << " inputs: max " << acc.max_ulp << " ULP at (" << at(acc.worst) << ")";
+  if (sweeps.report) WARN(summary.str());
+  INFO(summary.str());
   INFO(acc.wrong << " wrong special values, the first at (" << at(acc.first_wrong) << ")");
   CHECK(acc.wrong == 0);
   CHECK(acc.max_ulp <= bound);
-  if (std::getenv("JX_PM_REPORT"))
-    WARN("REPORT " << fn.opcode << " " << (sizeof(T) == 4 ? "f32 " : "f64 ") << what << " max "
-                   << acc.max_ulp << " at (" << at(acc.worst) << ")");
 }
 
-// About n bit patterns spread evenly over [min_abs, max_abs] with an odd stride (so every low
-// mantissa bit varies), with their negatives when `both_signs`.
+// About n bit patterns spread evenly over [0, max_abs] with an odd stride (so every low mantissa
+// bit varies), and their negatives.
 template <class T>
-Vec<T> sweep_bits(T min_abs, T max_abs, std::size_t n, bool both_signs = true) {
+Vec<T> sweep_bits(T max_abs, std::size_t n) {
   using U = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
-  auto lo = std::bit_cast<U>(min_abs), hi = std::bit_cast<U>(max_abs);
-  U stride = static_cast<U>((hi - lo) / n) | 1u;
+  auto top = std::bit_cast<U>(max_abs);
+  U stride = static_cast<U>(top / n) | 1u;
   Vec<T> xs;
-  for (U b = lo; b <= hi && b >= lo; b += stride) {
+  for (U b = 0; b <= top; b += stride) {
     auto x = std::bit_cast<T>(b);
     xs.push_back(x);
-    if (both_signs) xs.push_back(-x);
+    xs.push_back(-x);
   }
   return xs;
 }
@@ -221,41 +224,65 @@ Vec<T> sweep_linear(T max_abs, std::size_t n) {
   return xs;
 }
 
-// A unary function's sweeps: bit patterns over [0, max_abs] and evenly spaced values over
-// [-linear_abs, linear_abs], within `bound` ULP.
+// The nearest floats to k·π/2 and their neighbours, for k log-uniform up to max_k: where the
+// reduced argument is smallest and the reduction's precision shows.
+template <class T>
+Vec<T> near_multiples_of_pio2(double max_k, std::size_t n) {
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> u(0, std::log2(max_k));
+  const long double pio2 = std::acos(-1.0L) / 2;
+  Vec<T> xs;
+  for (std::size_t i = 0; i < n; ++i) {
+    auto x = static_cast<T>(std::round(std::exp2(u(rng))) * pio2);
+    for (T v : {x, std::nextafter(x, T(0)), std::nextafter(x, T(INFINITY))}) {
+      xs.push_back(v);
+      xs.push_back(-v);
+    }
+  }
+  return xs;
+}
+
+// A unary function's sweeps: bit patterns over [0, max_abs], evenly spaced values over
+// [-linear_abs, linear_abs], and for sin, cos and tan the floats nearest k·π/2 for k up to
+// pio2_k; within `bound` ULP.
 struct UnaryCase {
   const Fn& fn;
   double max_abs, linear_abs, bound;
+  double pio2_k = 0;
 };
 
 template <class T>
-void check_unary(const UnaryCase& c) {
-  const std::size_t kN = (sizeof(T) == 4 ? 1 << 17 : 1 << 15) * scale();
-  check_accuracy<T>(c.fn, "bit patterns", c.bound, sweep_bits<T>(0, static_cast<T>(c.max_abs), kN));
-  check_accuracy<T>(c.fn, "evenly spaced", c.bound,
-                    sweep_linear<T>(static_cast<T>(c.linear_abs), kN));
+void check_unary(const UnaryCase& c, const Sweeps& sweeps) {
+  const std::size_t n = (sizeof(T) == 4 ? 1 << 17 : 1 << 15) * sweeps.scale;
+  check_accuracy<T>(c.fn, "bit patterns", c.bound, sweeps,
+                    sweep_bits<T>(static_cast<T>(c.max_abs), n));
+  check_accuracy<T>(c.fn, "evenly spaced", c.bound, sweeps,
+                    sweep_linear<T>(static_cast<T>(c.linear_abs), n));
+  if (c.pio2_k > 0)
+    check_accuracy<T>(c.fn, "near k·π/2", c.bound, sweeps,
+                      near_multiples_of_pio2<T>(c.pio2_k, n / 16));
 }
 
-// The bounds of docs/math_accuracy.md.
-TEST_CASE("portable math: float32 unary functions within their ULP bounds",
-          "[codegen][portable_math]") {
+// The bounds of docs/math_accuracy.md. float32 sin, cos and tan reduce exactly for |x| < 2^15,
+// float64 for |x| < 2^26·π/2 (about 1.05e8).
+void check_unary_f32(const Sweeps& sweeps) {
   constexpr double kMax = std::numeric_limits<float>::max();
   for (const UnaryCase& c :
-       {UnaryCase{kExp, 105, 90, 1}, UnaryCase{kLog, kMax, 4, 1}, UnaryCase{kLog1p, kMax, 1, 2},
-        UnaryCase{kExpm1, 90, 3, 2}, UnaryCase{kSin, 32767, 32767, 2},
-        UnaryCase{kCos, 32767, 32767, 2}, UnaryCase{kTan, 32767, 32767, 3},
+       {UnaryCase{kExp, 105, 90, 1}, UnaryCase{kLog, kMax, 4, 1}, UnaryCase{kLog1p, kMax, 1, 1},
+        UnaryCase{kExpm1, 90, 3, 1}, UnaryCase{kSin, 32767, 32767, 2, 20860},
+        UnaryCase{kCos, 32767, 32767, 2, 20860}, UnaryCase{kTan, 32767, 32767, 2, 20860},
         UnaryCase{kTanh, 12, 5, 1}, UnaryCase{kErf, 5, 5, 2}})
-    check_unary<float>(c);
+    check_unary<float>(c, sweeps);
 }
 
-TEST_CASE("portable math: float64 unary functions within their ULP bounds",
-          "[codegen][portable_math]") {
+void check_unary_f64(const Sweeps& sweeps) {
   constexpr double kMax = std::numeric_limits<double>::max();
   for (const UnaryCase& c :
-       {UnaryCase{kExp, 746, 710, 1}, UnaryCase{kLog, kMax, 4, 1}, UnaryCase{kLog1p, kMax, 1, 2},
-        UnaryCase{kExpm1, 710, 3, 2}, UnaryCase{kSin, 1e8, 20, 2}, UnaryCase{kCos, 1e8, 20, 2},
-        UnaryCase{kTan, 1e8, 20, 3}, UnaryCase{kTanh, 25, 5, 2}, UnaryCase{kErf, 7, 7, 2}})
-    check_unary<double>(c);
+       {UnaryCase{kExp, 746, 710, 1}, UnaryCase{kLog, kMax, 4, 1}, UnaryCase{kLog1p, kMax, 1, 1},
+        UnaryCase{kExpm1, 710, 3, 1}, UnaryCase{kSin, 1.05e8, 20, 1, 6.7e7},
+        UnaryCase{kCos, 1.05e8, 20, 1, 6.7e7}, UnaryCase{kTan, 1.05e8, 20, 2, 6.7e7},
+        UnaryCase{kTanh, 25, 5, 2}, UnaryCase{kErf, 7, 7, 2}})
+    check_unary<double>(c, sweeps);
 }
 
 // Pairs for atan2: magnitudes log-uniform over most of the exponent range with random signs,
@@ -297,43 +324,63 @@ void pow_pairs(std::size_t n, Vec<T>& xs, Vec<T>& ys) {
   }
 }
 
-TEST_CASE("portable math: atan2 and pow within their ULP bounds", "[codegen][portable_math]") {
+void check_binary(const Sweeps& sweeps) {
   Vec<float> y32, x32, b32, e32;
-  atan2_pairs<float>((1 << 18) * scale(), y32, x32);
-  check_accuracy<float>(kAtan2, "pairs", 2, y32, x32);
-  pow_pairs<float>((1 << 18) * scale(), b32, e32);
-  check_accuracy<float>(kPow, "pairs", 1, b32, e32);
+  atan2_pairs<float>((1 << 18) * sweeps.scale, y32, x32);
+  check_accuracy<float>(kAtan2, "pairs", 1, sweeps, y32, x32);
+  pow_pairs<float>((1 << 18) * sweeps.scale, b32, e32);
+  check_accuracy<float>(kPow, "pairs", 1, sweeps, b32, e32);
   Vec<double> y64, x64, b64, e64;
-  atan2_pairs<double>((1 << 16) * scale(), y64, x64);
-  check_accuracy<double>(kAtan2, "pairs", 2, y64, x64);
-  pow_pairs<double>((1 << 16) * scale(), b64, e64);
-  check_accuracy<double>(kPow, "pairs", 2, b64, e64);
+  atan2_pairs<double>((1 << 16) * sweeps.scale, y64, x64);
+  check_accuracy<double>(kAtan2, "pairs", 1, sweeps, y64, x64);
+  pow_pairs<double>((1 << 16) * sweeps.scale, b64, e64);
+  check_accuracy<double>(kPow, "pairs", 1, sweeps, b64, e64);
 }
 
-// The nearest floats to k·π/2 and their neighbours, for k log-uniform up to the reduction's range:
-// where r is smallest and the reduction's precision shows.
-template <class T>
-Vec<T> near_multiples_of_pio2(double max_k, std::size_t n) {
-  std::mt19937_64 rng(5);
-  std::uniform_real_distribution<double> u(0, std::log2(max_k));
-  const long double pio2 = std::acos(-1.0L) / 2;
-  Vec<T> xs;
-  for (std::size_t i = 0; i < n; ++i) {
-    auto x = static_cast<T>(std::round(std::exp2(u(rng))) * pio2);
-    for (T v : {x, std::nextafter(x, T(0)), std::nextafter(x, T(INFINITY))}) {
-      xs.push_back(v);
-      xs.push_back(-v);
+TEST_CASE("portable math: float32 unary functions within their ULP bounds",
+          "[codegen][portable_math]") {
+  check_unary_f32({});
+}
+
+TEST_CASE("portable math: float64 unary functions within their ULP bounds",
+          "[codegen][portable_math]") {
+  check_unary_f64({});
+}
+
+TEST_CASE("portable math: atan2 and pow within their ULP bounds", "[codegen][portable_math]") {
+  check_binary({});
+}
+
+// The same sweeps 128 times as dense, printing the maxima (docs/math_accuracy.md's numbers):
+// about a minute, so hidden; run with `jx_tests "[portable_math_dense]"`.
+TEST_CASE("portable math: ULP maxima over dense sweeps", "[.][portable_math_dense]") {
+  const Sweeps dense{.scale = 128, .report = true};
+  check_unary_f32(dense);
+  check_unary_f64(dense);
+  check_binary(dense);
+}
+
+// Every float32 input of the functions this table adds at float32 (the rest are vector_math's,
+// which test_vector_math.cpp sweeps exhaustively): minutes, so hidden; run with
+// `jx_tests "[portable_math_exhaustive]"`.
+TEST_CASE("portable math: float32 log1p, expm1 and tan on every input",
+          "[.][portable_math_exhaustive]") {
+  constexpr std::uint64_t kChunk = std::uint64_t{1} << 24;
+  for (const Fn* fn : {&kLog1p, &kExpm1, &kTan}) {
+    double worst = 0;
+    for (std::uint64_t start = 0; start < (std::uint64_t{1} << 32); start += kChunk) {
+      Vec<float> xs;
+      for (std::uint64_t b = start; b < start + kChunk; ++b) {
+        auto x = std::bit_cast<float>(static_cast<std::uint32_t>(b));
+        // Past tan's reduction range the result is only finite, which the special values check.
+        xs.push_back(fn == &kTan && !(std::abs(x) < 32768) ? 0 : x);
+      }
+      Accuracy acc = measure(*fn, xs);
+      CHECK(acc.wrong == 0);
+      worst = std::max(worst, acc.max_ulp);
     }
-  }
-  return xs;
-}
-
-TEST_CASE("portable math: sin, cos and tan near multiples of π/2", "[codegen][portable_math]") {
-  for (const Fn* fn : {&kSin, &kCos, &kTan}) {
-    double bound = fn == &kTan ? 2 : 2;
-    check_accuracy<float>(*fn, "near k·π/2", bound, near_multiples_of_pio2<float>(20860, 1 << 12));
-    check_accuracy<double>(*fn, "near k·π/2", bound,
-                           near_multiples_of_pio2<double>(6.7e7, 1 << 12));
+    WARN(fn->opcode << " f32 on every input: max " << worst << " ULP");
+    CHECK(worst <= (fn == &kTan ? 2 : 1));
   }
 }
 
@@ -417,16 +464,26 @@ TEST_CASE("portable math: NaN in, NaN out", "[codegen][portable_math]") {
   }
 }
 
-TEST_CASE("portable math: sin, cos and tan stay finite past the reduction's range",
-          "[codegen][portable_math]") {
-  Vec<double> xs;
-  for (double x = 1e8; std::isfinite(x); x *= 1.37) {
+template <class T>
+void check_bounded_past_range(T from) {
+  Vec<T> xs = {std::numeric_limits<T>::max(), -std::numeric_limits<T>::max()};
+  for (T x = from; std::isfinite(x); x *= T(1.37)) {
     xs.push_back(x);
     xs.push_back(-x);
   }
-  for (const Fn* fn : {&kSin, &kCos})
-    for (double y : run_op<double>(fn->opcode, {xs})) CHECK(std::abs(y) <= 1);
-  for (double y : run_op<double>(kTan.opcode, {xs})) CHECK(!std::isnan(y));
+  for (const Fn* fn : {&kSin, &kCos, &kTan}) {
+    Vec<T> got = run_op<T>(fn->opcode, {xs});
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      INFO(fn->opcode << "(" << xs[i] << ") = " << got[i]);
+      CHECK(std::abs(got[i]) <= (fn == &kTan ? std::numeric_limits<T>::max() : 1));
+    }
+  }
+}
+
+TEST_CASE("portable math: sin and cos stay in [-1, 1] and tan finite past the reduction's range",
+          "[codegen][portable_math]") {
+  check_bounded_past_range<float>(32768);
+  check_bounded_past_range<double>(1.05e8);
 }
 
 // The rest of the table are single instructions: compared exactly on edge values.

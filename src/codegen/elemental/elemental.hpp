@@ -91,11 +91,14 @@ class ElementalEmitter {
   // (a multi-output fusion), else the root alone.
   std::vector<ElementGenerator> outputs(const hlo::Computation& c,
                                         std::vector<ElementGenerator> parameters);
-  // The generators of some instructions of a computation (a kernel that computes its root
-  // itself, such as a GPU block reduction, reads the root's operands through these).
+  // The generators of some instructions of a computation, with `given` generators standing in
+  // for the instructions they name: a kernel that computes some instructions itself (a GPU
+  // block reduction) reads their operands through these and gives their values to their users.
+  using GivenGenerators = std::unordered_map<const hlo::Instruction*, ElementGenerator>;
   std::vector<ElementGenerator> generators_of(const hlo::Computation& c,
                                               std::vector<ElementGenerator> parameters,
-                                              const std::vector<const hlo::Instruction*>& wanted);
+                                              const std::vector<const hlo::Instruction*>& wanted,
+                                              GivenGenerators given = {});
   // A scalar computation (reduce's to_apply) applied to values.
   llvm::Value* apply(const hlo::Computation& c, llvm::ArrayRef<llvm::Value*> args);
 

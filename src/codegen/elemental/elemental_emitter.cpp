@@ -83,9 +83,9 @@ std::vector<ElementGenerator> ElementalEmitter::outputs(const hlo::Computation& 
 
 std::vector<ElementGenerator> ElementalEmitter::generators_of(
     const hlo::Computation& c, std::vector<ElementGenerator> parameters,
-    const std::vector<const Instruction*>& wanted) {
+    const std::vector<const Instruction*>& wanted, GivenGenerators given) {
   // Generators are built for what the outputs reach, operands first.
-  std::unordered_map<const Instruction*, ElementGenerator> built;
+  std::unordered_map<const Instruction*, ElementGenerator> built = std::move(given);
   std::unordered_map<const Instruction*, int> uses;
   for (const Instruction* i : c.instructions())
     for (const Instruction* o : i->operands) ++uses[o];

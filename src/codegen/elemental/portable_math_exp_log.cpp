@@ -38,8 +38,8 @@ constexpr double kExpm1PolyF64[] = {0.5,
                                     2.088944736981456e-09};
 constexpr Expm1Params kExpm1F64{-40, 710, 0.6931471805598903, 5.497923018708371e-14, kExpm1PolyF64};
 
-// expm1 x = 2^n·(expm1 r + 1) - 1 with x = n ln 2 + r. expm1 r is carried as s + s_lo: for
-// n = ±1 the result is up to twice expm1 r in size, so a rounding of s would show doubled.
+// expm1 x = 2^n·(expm1 r + 1) - 1 with x = n ln 2 + r. expm1 r is carried as s + s_lo: at
+// n = ±1, 2^n·s and 2^n - 1 partly cancel, which would magnify a rounding of s.
 Value* expm1_impl(Ir& ir, Value* x, const Expm1Params& p) {
   const Format& fmt = ir.format();
   // The clamp keeps 2^n in range and maps NaN to a bound; NaN is restored at the end.
@@ -67,8 +67,8 @@ Value* expm1_impl(Ir& ir, Value* x, const Expm1Params& p) {
 
 // ---- log1p
 
-// log1p x = log u + c/u with u = 1 + x rounded and c = x - (u - 1) its rounding error, exact:
-// the correction is first order in c/u.
+// log1p x = log u + c/u to first order in c/u, with u = 1 + x rounded and c = x - (u - 1) its
+// rounding error (exact).
 Value* log1p_impl(Ir& ir, Value* x, MathEmitter log) {
   Value* u = ir.add(x, ir.c(1.0));
   Value* c = ir.sub(x, ir.sub(u, ir.c(1.0)));
@@ -133,7 +133,8 @@ Value* erf_f64_impl(Ir& ir, Value* x) {
 // ---- pow
 
 // float32: ln|x| and e^p at float64 (vector_math's) are precise far beyond float32's needs:
-// y·ln|x| ≤ 104 in the range that matters, so its float64 rounding is 2^-45 of the result.
+// where the result is finite and nonzero, |y·ln|x|| < 104, and its float64 rounding is 2^-45 of
+// the result.
 Value* pow_core_f32(Ir& ir, Value* a, Value* y) {
   llvm::IRBuilder<>& b = ir.builder();
   llvm::Type* f64 = ir.type()->getWithNewType(b.getDoubleTy());

@@ -54,10 +54,15 @@ std::vector<ElementGenerator> KernelBody::output_generators() {
 }
 
 std::vector<ElementGenerator> KernelBody::generators_of(
-    const std::vector<const Instruction*>& insts) {
-  if (root_.opcode == Opcode::kFusion) return em_.generators_of(*root_.called[0], operands_, insts);
+    const std::vector<const Instruction*>& insts, ElementalEmitter::GivenGenerators given) {
+  if (root_.opcode == Opcode::kFusion)
+    return em_.generators_of(*root_.called[0], operands_, insts, std::move(given));
   std::vector<ElementGenerator> out;
   for (const Instruction* inst : insts) {
+    if (auto g = given.find(inst); g != given.end()) {
+      out.push_back(g->second);
+      continue;
+    }
     auto it = std::find(root_.operands.begin(), root_.operands.end(), inst);
     JX_CHECK(it != root_.operands.end(), "not an operand of " + root_.name);
     out.push_back(operands_[static_cast<std::size_t>(it - root_.operands.begin())]);
@@ -109,18 +114,20 @@ GpuLaunch emit_kernel(llvm::Module& module, const KernelRequest& request, const 
   // Threads of the cooperative kinds write elements others read: only a loop kernel, where each
   // thread reads and writes one index, may compute in place.
   bool in_place = std::any_of(aliases.begin(), aliases.end(), [](int a) { return a >= 0; });
-  KernelKind kind = in_place ? KernelKind::kLoop : kernel_kind(root);
+  KernelPlan plan = in_place ? KernelPlan{} : plan_kernel(root);
   GpuLaunch launch;
-  switch (kind) {
+  switch (plan.kind) {
     case KernelKind::kLoop:
       launch = emit_loop_kernel(body);
       break;
-    case KernelKind::kRowReduction:
+    case KernelKind::kRow:
+      launch = emit_row_kernel(body, plan.heroes);
+      break;
     case KernelKind::kColumnReduction:
-      launch = emit_reduction_kernel(body, kind);
+      launch = emit_column_kernel(body, plan.heroes);
       break;
     case KernelKind::kTranspose:
-      launch = emit_transpose_kernel(body);
+      launch = emit_transpose_kernel(body, *plan.heroes.front());
       break;
   }
   b.CreateRetVoid();

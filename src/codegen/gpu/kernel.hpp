@@ -30,10 +30,11 @@ class KernelBody {
   const std::vector<const hlo::HloShape*>& output_shapes() const { return shapes_; }
   // Generators of the root's outputs.
   std::vector<ElementGenerator> output_generators();
-  // Generators of instructions inside the kernel: of the fused computation, or, when the root is
-  // not a fusion, of its operands. Build all that one kernel needs in one call: what they share
-  // is then emitted once per element.
-  std::vector<ElementGenerator> generators_of(const std::vector<const hlo::Instruction*>& insts);
+  // Generators of instructions inside the kernel (of the fused computation, or the root and its
+  // operands), with `given` ones standing in for the heroes the kernel computes itself. Build
+  // all that one kernel needs in one call: what they share is then emitted once per element.
+  std::vector<ElementGenerator> generators_of(const std::vector<const hlo::Instruction*>& insts,
+                                              ElementalEmitter::GivenGenerators given = {});
 
  private:
   const hlo::Instruction& root_;
@@ -45,9 +46,11 @@ class KernelBody {
 
 // The kernel kinds (kernel_plan.hpp says which computes a root), one file each. Each emits the
 // body and returns the launch it was written for.
-GpuLaunch emit_loop_kernel(KernelBody& k);                        // loop_kernel.cpp
-GpuLaunch emit_reduction_kernel(KernelBody& k, KernelKind kind);  // reduction_kernel.cpp
-GpuLaunch emit_transpose_kernel(KernelBody& k);                   // transpose_kernel.cpp
+GpuLaunch emit_loop_kernel(KernelBody& k);  // loop_kernel.cpp
+// row_kernel.cpp, column_kernel.cpp: the heroes are the reduces.
+GpuLaunch emit_row_kernel(KernelBody& k, const std::vector<const hlo::Instruction*>& reduces);
+GpuLaunch emit_column_kernel(KernelBody& k, const std::vector<const hlo::Instruction*>& reduces);
+GpuLaunch emit_transpose_kernel(KernelBody& k, const hlo::Instruction& transpose);
 
 // At most this many blocks: a grid-stride loop runs the rest in later iterations.
 inline constexpr std::int64_t kMaxBlocks = 65536;

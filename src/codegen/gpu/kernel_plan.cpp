@@ -1,7 +1,10 @@
-// The choice of kernel kind, and of which dots go to cuBLAS.
+// The choice of kernel kind, and of which dots go to cuBLAS. A cooperative kind is chosen only
+// when every instruction that reads a hero reads it at an index the kernel knows: the row's (for
+// a row kernel) or the output element's (the others).
 #include "codegen/gpu/kernel_plan.hpp"
 
 #include <optional>
+#include <unordered_set>
 
 #include "codegen/gpu/gpu_compiler.hpp"
 #include "hlo/fusion.hpp"
@@ -12,6 +15,7 @@ namespace {
 
 using hlo::Instruction;
 using hlo::Opcode;
+using Ints = std::vector<std::int64_t>;
 
 // Below this many multiply-adds a one-thread-per-element kernel finishes before cuBLAS's
 // launch and setup would.
@@ -28,29 +32,122 @@ bool gpu_dot_uses_cublas(const Instruction& dot) {
 namespace gpu {
 namespace {
 
-// A block reduction needs each of its threads to have an element: fewer reduced elements per
-// output go to one thread per output, which then loops over them.
+// A block reduction gives each of its threads at least one element: fewer reduced elements per
+// output go to one thread per output, which loops over them.
 constexpr std::int64_t kMinBlockReduction = 64;
 // Both transposed dims at least this long: a 32x32 tile is at least half used.
 constexpr std::int64_t kMinTransposeTile = 16;
 
-bool is_block_reduction(const std::vector<const Instruction*>& outputs) {
-  for (const Instruction* o : outputs)
-    if (o->opcode != Opcode::kReduce || o->called.size() != 1 || o->operands.size() != 2)
-      return false;
-  ReductionShape first = reduction_shape(*outputs.front());
-  for (const Instruction* o : outputs) {
-    ReductionShape s = reduction_shape(*o);
-    if (s.operand != first.operand || s.split.reduced != first.split.reduced) return false;
-  }
-  return first.reduced_size >= kMinBlockReduction;
+using Set = std::unordered_set<const Instruction*>;
+
+// The instructions a kernel computes, operands before users: the fused computation's but its
+// parameters, or the root alone.
+std::vector<const Instruction*> kernel_instructions(const Instruction& root) {
+  if (root.opcode != Opcode::kFusion) return {&root};
+  std::vector<const Instruction*> out;
+  for (const Instruction* i : root.called[0]->instructions())
+    if (i->opcode != Opcode::kParameter) out.push_back(i);
+  return out;
 }
 
-// transpose with dimensions={0, ..., r-3, r-1, r-2}
+std::vector<const Instruction*> with_opcode(const std::vector<const Instruction*>& insts,
+                                            Opcode op) {
+  std::vector<const Instruction*> out;
+  for (const Instruction* i : insts)
+    if (i->opcode == op) out.push_back(i);
+  return out;
+}
+
+// The heroes and every instruction that reads one, directly or through others.
+Set dependents(const std::vector<const Instruction*>& insts,
+               const std::vector<const Instruction*>& heroes) {
+  Set d(heroes.begin(), heroes.end());
+  for (const Instruction* i : insts)
+    for (const Instruction* o : i->operands)
+      if (d.count(o)) d.insert(i);
+  return d;
+}
+
+bool has_prefix(const Shape& s, const Shape& prefix) {
+  return s.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), s.begin());
+}
+
+bool is_elementwise(const Instruction& i) { return hlo::has_trait(i.opcode, hlo::kElementwise); }
+
+// broadcast with dimensions={0, ..., r-1}: the operand's index is a prefix of the output's.
+bool is_prefix_broadcast(const Instruction& i) {
+  if (i.opcode != Opcode::kBroadcast || !i.attrs.has("dimensions")) return false;
+  Ints dims = i.attrs.get_ints("dimensions");
+  for (std::size_t d = 0; d < dims.size(); ++d)
+    if (dims[d] != static_cast<std::int64_t>(d)) return false;
+  return true;
+}
+
+std::optional<KernelPlan> row_plan(const std::vector<const Instruction*>& insts,
+                                   const std::vector<const Instruction*>& outputs) {
+  std::vector<const Instruction*> reduces = with_opcode(insts, Opcode::kReduce);
+  if (reduces.empty()) return std::nullopt;
+  const Shape& row = reduces.front()->shape.dims;
+  for (const Instruction* r : reduces) {
+    ReductionShape s = reduction_shape(*r);
+    if (r->shape.dims != row || s.reduced_size < kMinBlockReduction) return std::nullopt;
+    for (std::size_t d = 0; d < s.split.kept.size(); ++d)
+      if (s.split.kept[d] != static_cast<std::int64_t>(d)) return std::nullopt;
+  }
+  Set d = dependents(insts, reduces);
+  for (const Instruction* i : insts) {
+    if (!d.count(i) || i->opcode == Opcode::kTuple) continue;
+    // A reshape of the dims after the row's (keepdims) keeps the row in front as well.
+    bool ok = i->opcode == Opcode::kReduce
+                  ? !d.count(i->operands[1])
+                  : has_prefix(i->shape.dims, row) &&
+                        (is_elementwise(*i) ||
+                         ((is_prefix_broadcast(*i) || i->opcode == Opcode::kReshape) &&
+                          has_prefix(i->operands[0]->shape.dims, row)));
+    if (!ok) return std::nullopt;
+  }
+  // Outputs are rows (stored by one thread) or elements of rows of one shape (by all).
+  const Shape* elements = nullptr;
+  for (const Instruction* o : outputs) {
+    if (!has_prefix(o->shape.dims, row)) return std::nullopt;
+    if (o->shape.dims.size() == row.size()) continue;
+    if (elements && *elements != o->shape.dims) return std::nullopt;
+    elements = &o->shape.dims;
+  }
+  return KernelPlan{KernelKind::kRow, reduces};
+}
+
+std::optional<KernelPlan> column_plan(const std::vector<const Instruction*>& insts,
+                                      const std::vector<const Instruction*>& outputs) {
+  std::vector<const Instruction*> reduces = with_opcode(insts, Opcode::kReduce);
+  if (reduces.empty()) return std::nullopt;
+  ReductionShape first = reduction_shape(*reduces.front());
+  const Shape& out = reduces.front()->shape.dims;
+  // One output element: the kernel would have no loop index for the reduces to depend on.
+  if (first.reduced_size < kMinBlockReduction || first.outputs < 2 ||
+      first.split.kept.back() + 1 != static_cast<std::int64_t>(first.operand.size()))
+    return std::nullopt;
+  for (const Instruction* r : reduces) {
+    ReductionShape s = reduction_shape(*r);
+    if (s.operand != first.operand || s.split.reduced != first.split.reduced) return std::nullopt;
+  }
+  Set d = dependents(insts, reduces);
+  for (const Instruction* i : insts) {
+    if (!d.count(i) || i->opcode == Opcode::kTuple) continue;
+    bool ok = i->opcode == Opcode::kReduce ? !d.count(i->operands[0]) && !d.count(i->operands[1])
+                                           : is_elementwise(*i) && i->shape.dims == out;
+    if (!ok) return std::nullopt;
+  }
+  for (const Instruction* o : outputs)
+    if (o->shape.dims != out) return std::nullopt;
+  return KernelPlan{KernelKind::kColumnReduction, reduces};
+}
+
+// transpose with dimensions={0, ..., r-3, r-1, r-2}, both swapped dims long enough to tile
 bool is_minor_transpose(const Instruction& t) {
   if (t.opcode != Opcode::kTranspose || t.shape.rank() < 2 || !t.attrs.has("dimensions"))
     return false;
-  std::vector<std::int64_t> perm = t.attrs.get_ints("dimensions");
+  Ints perm = t.attrs.get_ints("dimensions");
   auto r = static_cast<std::int64_t>(t.shape.rank());
   if (static_cast<std::int64_t>(perm.size()) != r) return false;
   for (std::int64_t d = 0; d < r - 2; ++d)
@@ -59,6 +156,20 @@ bool is_minor_transpose(const Instruction& t) {
   return perm[static_cast<std::size_t>(r - 2)] == r - 1 &&
          perm[static_cast<std::size_t>(r - 1)] == r - 2 && x[x.size() - 2] >= kMinTransposeTile &&
          x[x.size() - 1] >= kMinTransposeTile;
+}
+
+std::optional<KernelPlan> transpose_plan(const std::vector<const Instruction*>& insts,
+                                         const std::vector<const Instruction*>& outputs) {
+  std::vector<const Instruction*> transposes = with_opcode(insts, Opcode::kTranspose);
+  if (outputs.size() != 1 || transposes.size() != 1 || !is_minor_transpose(*transposes.front()))
+    return std::nullopt;
+  const Instruction* t = transposes.front();
+  Set d = dependents(insts, {t});
+  if (!d.count(outputs.front())) return std::nullopt;
+  for (const Instruction* i : insts)
+    if (d.count(i) && i != t && (!is_elementwise(*i) || i->shape.dims != t->shape.dims))
+      return std::nullopt;
+  return KernelPlan{KernelKind::kTranspose, {t}};
 }
 
 }  // namespace
@@ -80,16 +191,12 @@ ReductionShape reduction_shape(const Instruction& reduce) {
   return s;
 }
 
-KernelKind kernel_kind(const Instruction& root) {
+KernelPlan plan_kernel(const Instruction& root) {
+  std::vector<const Instruction*> insts = kernel_instructions(root);
   std::vector<const Instruction*> outputs = computed_outputs(root);
-  if (is_block_reduction(outputs)) {
-    const ReductionShape s = reduction_shape(*outputs.front());
-    bool last_reduced = !s.split.reduced.empty() &&
-                        s.split.reduced.back() + 1 == static_cast<std::int64_t>(s.operand.size());
-    return last_reduced ? KernelKind::kRowReduction : KernelKind::kColumnReduction;
-  }
-  if (outputs.size() == 1 && is_minor_transpose(*outputs.front())) return KernelKind::kTranspose;
-  return KernelKind::kLoop;
+  for (auto plan : {row_plan, column_plan, transpose_plan})
+    if (std::optional<KernelPlan> p = plan(insts, outputs)) return *p;
+  return {};
 }
 
 }  // namespace gpu

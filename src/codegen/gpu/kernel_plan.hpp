@@ -1,5 +1,7 @@
 // Which kind of GPU kernel computes a root, decided from its HLO alone: the CPU's fusion
-// decisions are kept, only the way a kernel maps its work onto threads differs.
+// decisions are kept, only the way a kernel maps its work onto threads differs. The cooperative
+// kinds compute some instructions of the fusion, its heroes, themselves; the rest of the fusion
+// runs through the element generators, reading the heroes' values.
 #pragma once
 
 #include <cstdint>
@@ -10,25 +12,37 @@
 namespace jx::codegen::gpu {
 
 enum class KernelKind {
-  kLoop,             // a grid-stride loop, one output element per iteration
-  kRowReduction,     // reduces with the operand's last dim reduced: a block per output element
-  kColumnReduction,  // reduces with the operand's last dim kept: a block per 32 output elements
-  kTranspose,        // a transpose of the last two dims through shared-memory tiles
+  // A grid-stride loop over the output elements (any root).
+  kLoop,
+  // A block per row: the reduces reduce trailing dims of operands whose leading dims (the row)
+  // are their output's; a reduce may read an earlier one. Outputs are rows or elements of rows.
+  kRow,
+  // Reduces keeping the operand's last dim: a block per 32 output elements. Outputs are the
+  // reduces, or elementwise functions of them at the same index.
+  kColumnReduction,
+  // A transpose of the last two dims through shared-memory tiles; the output is it, or an
+  // elementwise function of it at the same index.
+  kTranspose,
 };
+
+struct KernelPlan {
+  KernelKind kind = KernelKind::kLoop;
+  // kRow and kColumnReduction: the reduces, operands before users; kTranspose: the transpose.
+  std::vector<const hlo::Instruction*> heroes;
+};
+
+KernelPlan plan_kernel(const hlo::Instruction& root);
 
 // The instruction computing each output: the fused computation's outputs, or the root itself.
 std::vector<const hlo::Instruction*> computed_outputs(const hlo::Instruction& root);
 
-// The reduces of a reduction kernel: every output is one, all over the same operand dims and
-// reduced dims.
+// A reduce's shapes: its operand's, its reduced dims' (in operand order) and their sizes.
 struct ReductionShape {
   Shape operand;
   ReduceSplit split;
-  Shape reduced;  // the reduced dims' sizes, in operand order
+  Shape reduced;
   std::int64_t outputs = 0, reduced_size = 0;
 };
 ReductionShape reduction_shape(const hlo::Instruction& reduce);
-
-KernelKind kernel_kind(const hlo::Instruction& root);
 
 }  // namespace jx::codegen::gpu

@@ -1,7 +1,8 @@
 // Transposes of the last two dims: [..., a, b] → [..., b, a]. A block of 32x8 threads moves
 // 32x32 tiles through shared memory, reading rows of the operand and writing rows of the output,
 // so that a warp's loads and its stores each touch consecutive addresses. A tile row holds 33
-// elements: a warp reading a tile column then hits 32 different memory banks.
+// elements: a warp reading a tile column then hits 32 different memory banks. The output is the
+// transpose or an elementwise function of it, computed as each element is written.
 #include "codegen/gpu/kernel.hpp"
 #include "codegen/gpu/kernel_plan.hpp"
 #include "codegen/gpu/nvvm.hpp"
@@ -15,11 +16,14 @@ constexpr int kPitch = kTile + 1;
 
 }  // namespace
 
-GpuLaunch emit_transpose_kernel(KernelBody& k) {
+GpuLaunch emit_transpose_kernel(KernelBody& k, const hlo::Instruction& transpose) {
   ElementalEmitter& em = k.em();
   auto& b = em.b();
-  const hlo::Instruction& transpose = *computed_outputs(k.root()).front();
-  ElementGenerator x = k.generators_of({transpose.operands[0]}).front();
+  llvm::Value* moved = nullptr;  // the transpose's element being written
+  std::vector<ElementGenerator> gens =
+      k.generators_of({transpose.operands[0], computed_outputs(k.root()).front()},
+                      {{&transpose, [&moved](const IrIndex&) { return moved; }}});
+  const ElementGenerator &x = gens[0], &output = gens[1];
   const Shape& in = transpose.operands[0]->shape.dims;
   DType dtype = transpose.shape.dtype;
   Shape batch(in.begin(), in.end() - 2);
@@ -72,9 +76,12 @@ GpuLaunch emit_transpose_kernel(KernelBody& k) {
       llvm::Value* out_row = add(col0, add(ty, em.i64(j)));
       llvm::Value* out_col = add(row0, tx);
       emit_if(em, both_below(out_row, cols, out_col, rows), "write", [&] {
-        llvm::Value* v = em.load(dtype, tile_memory, add(mul(tx, kPitch), add(ty, em.i64(j))));
-        llvm::Value* at = add(mul(add(mul(batch_linear, cols), out_row), rows), out_col);
-        em.store(dtype, v, k.output(0), at);
+        moved = em.load(dtype, tile_memory, add(mul(tx, kPitch), add(ty, em.i64(j))));
+        IrIndex index{batch_index.index().dims, nullptr};
+        index.dims.push_back(out_row);
+        index.dims.push_back(out_col);
+        index.linear = add(mul(add(mul(batch_linear, cols), out_row), rows), out_col);
+        em.store(k.output_shapes()[0]->dtype, output(index), k.output(0), index.linear);
       });
     }
     barrier(em);  // the next tile reuses the shared memory
