@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -82,34 +83,61 @@ inline void check_kernels(const codegen::PtxModule& m) {
 }
 
 // ptxas from a CUDA toolkit: $JX_PTXAS, then PATH, then /usr/local/cuda/bin/ptxas.
-class Ptxas {
+inline std::string find_ptxas() {
+  std::vector<std::string> candidates;
+  if (const char* env = std::getenv("JX_PTXAS"); env && *env) candidates.push_back(env);
+  if (const char* path = std::getenv("PATH")) {
+    std::istringstream dirs(path);
+    for (std::string dir; std::getline(dirs, dir, ':');)
+      if (!dir.empty()) candidates.push_back(dir + "/ptxas");
+  }
+  candidates.push_back("/usr/local/cuda/bin/ptxas");
+  for (const std::string& c : candidates) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(c, ec)) return c;
+  }
+  return "";
+}
+
+// Assembles modules with ptxas for sm_80 and sm_90, when ptxas is here, in the background: one
+// module assembles while the test compiles the next. check() waits and fails the test with
+// ptxas's messages for each module it rejected.
+class PtxasChecks {
  public:
-  Ptxas() {
-    std::vector<std::string> candidates;
-    if (const char* env = std::getenv("JX_PTXAS"); env && *env) candidates.push_back(env);
-    if (const char* path = std::getenv("PATH")) {
-      std::istringstream dirs(path);
-      for (std::string dir; std::getline(dirs, dir, ':');)
-        if (!dir.empty()) candidates.push_back(dir + "/ptxas");
-    }
-    candidates.push_back("/usr/local/cuda/bin/ptxas");
-    for (const std::string& c : candidates) {
-      std::error_code ec;
-      if (std::filesystem::is_regular_file(c, ec)) {
-        path_ = c;
-        break;
-      }
-    }
+  PtxasChecks() : ptxas_(find_ptxas()) {
+    if (ptxas_.empty()) WARN("no ptxas (JX_PTXAS, PATH, /usr/local/cuda/bin): PTX not assembled");
+  }
+  ~PtxasChecks() {
+    for (auto& run : runs_) run.second.wait();
   }
 
-  bool found() const { return !path_.empty(); }
+  void add(const codegen::PtxModule& m, const std::string& what) {
+    if (ptxas_.empty()) return;
+    if (!runs_.empty()) runs_.back().second.wait();
+    std::string in = scratch_ / ("module" + std::to_string(runs_.size()) + ".ptx");
+    std::ofstream(in) << m.ptx;
+    runs_.emplace_back(what, std::async(std::launch::async, [this, in] {
+                         std::string problems;
+                         for (const char* arch : {"sm_80", "sm_90"}) problems += assemble(in, arch);
+                         return problems;
+                       }));
+  }
 
-  // Assembles `ptx` for `arch` ("sm_80"); "" on success, else ptxas's messages.
-  std::string assemble(const std::string& ptx, const std::string& arch) const {
-    std::string in = scratch_ / "module.ptx", log = scratch_ / "ptxas.log";
-    std::ofstream(in) << ptx;
+  void check() {
+    for (auto& [what, run] : runs_) {
+      std::string problems = run.get();
+      INFO(what << ": " << problems);
+      CHECK(problems.empty());
+    }
+    runs_.clear();
+  }
+
+ private:
+  // "" when ptxas accepts the file, else its messages.
+  std::string assemble(const std::string& in, const std::string& arch) const {
+    std::string log = in + "." + arch + ".log";
     std::string command =
-        "'" + path_ + "' -arch=" + arch + " -o /dev/null '" + in + "' > '" + log + "' 2>&1";
+        "'" + ptxas_ + "' -arch=" + arch + " -o /dev/null '" + in + "' > '" + log + "' 2>&1";
     int status = std::system(command.c_str());
     if (status == 0) return "";
     std::ifstream messages(log);
@@ -117,23 +145,9 @@ class Ptxas {
     return "ptxas -arch=" + arch + " failed (status " + std::to_string(status) + "):\n" + text;
   }
 
- private:
-  std::string path_;
+  std::string ptxas_;
   ScratchDir scratch_;
+  std::vector<std::pair<std::string, std::future<std::string>>> runs_;
 };
-
-// Assembles a module for sm_80 and sm_90 when ptxas is here; ptxas's messages on failure.
-inline void check_assembles(const Ptxas& ptxas, const codegen::PtxModule& m) {
-  if (!ptxas.found()) return;
-  for (const char* arch : {"sm_80", "sm_90"}) {
-    std::string problems = ptxas.assemble(m.ptx, arch);
-    INFO(problems);
-    CHECK(problems.empty());
-  }
-}
-
-inline void warn_if_no_ptxas(const Ptxas& ptxas) {
-  if (!ptxas.found()) WARN("no ptxas found (JX_PTXAS, PATH, /usr/local/cuda/bin): PTX unassembled");
-}
 
 }  // namespace jx::testing

@@ -47,7 +47,7 @@ std::string names(const std::vector<const OpRow*>& rows) {
 // Compiles and checks the rows; returns the rows whose program fails to compile (each retried
 // alone when their group's program fails, to name them).
 std::vector<std::string> check_rows(const std::vector<const OpRow*>& rows,
-                                    const codegen::GpuCompileOptions& options, const Ptxas& ptxas) {
+                                    const codegen::GpuCompileOptions& options, PtxasChecks& ptxas) {
   std::vector<codegen::PtxModule> modules;
   try {
     modules = api::compile_ptx(rows_program(rows), options);
@@ -63,7 +63,7 @@ std::vector<std::string> check_rows(const std::vector<const OpRow*>& rows,
   INFO("rows " << names(rows));
   for (const codegen::PtxModule& m : modules) {
     check_kernels(m);
-    check_assembles(ptxas, m);
+    ptxas.add(m, "rows " + names(rows) + " with math " + (m.libdevice ? "libdevice" : "portable"));
   }
   return {};
 }
@@ -71,8 +71,7 @@ std::vector<std::string> check_rows(const std::vector<const OpRow*>& rows,
 }  // namespace
 
 TEST_CASE("gpu ptx: every op-table row compiles to PTX ptxas accepts", "[gpu_ptx]") {
-  Ptxas ptxas;
-  warn_if_no_ptxas(ptxas);
+  PtxasChecks ptxas;
   std::vector<const OpRow*> all;
   for (const OpRow& row : op_table()) all.push_back(&row);
   REQUIRE(!all.empty());
@@ -91,6 +90,7 @@ TEST_CASE("gpu ptx: every op-table row compiles to PTX ptxas accepts", "[gpu_ptx
       CHECK(false);
     }
   }
+  ptxas.check();
 }
 
 }  // namespace jx::testing

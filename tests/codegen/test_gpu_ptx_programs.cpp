@@ -19,6 +19,7 @@ struct FusedProgram {
   std::vector<Shape> shapes;
   std::function<V(const V&)> fn;
   std::vector<std::string> ptx_has;  // what its kernels' kinds put in the PTX
+  DType dtype = float32;             // of its arguments
 };
 
 std::vector<FusedProgram> fused_programs() {
@@ -83,6 +84,28 @@ std::vector<FusedProgram> fused_programs() {
        {{24, 32}, {32, 16}, {16}},
        [](const V& a) { return V{np::maximum(np::matmul(a[0], a[1]) + a[2], 0.0f)}; },
        {}},
+      // Shuffles of 64-bit and pred values, and an epilogue after a column reduction.
+      {"float64 softmax",
+       {{5, 300}},
+       [](const V& a) {
+         Array e = np::exp(a[0] - np::max(a[0], {1}, true));
+         return V{e / np::sum(e, {1}, true)};
+       },
+       {kShuffle, kBarrier},
+       float64},
+      {"any and all over rows",
+       {{10, 200}},
+       [](const V& a) {
+         return V{np::any(a[0] > 2.5f, {1}), np::all(a[0] > -2.9f, {1})};
+       },
+       {kShuffle, kBarrier}},
+      {"int64 column sums and scaled column means",
+       {{100, 70}},
+       [](const V& a) {
+         return V{np::sum(a[0], {0}), np::sum(a[0], {0}) * 3};
+       },
+       {kBarrier, kShared},
+       int64},
   };
 }
 
@@ -93,7 +116,7 @@ V while_program(const V& a) {
 
 api::LoweredProgram lower_fused(const FusedProgram& p) {
   std::vector<ShapedArray> avals;
-  for (const Shape& s : p.shapes) avals.push_back({s, float32, false});
+  for (const Shape& s : p.shapes) avals.push_back({s, p.dtype, false});
   return lower(p.fn, avals, "gpu_fused");
 }
 
@@ -108,8 +131,7 @@ int cpu_kernels(const api::LoweredProgram& lowered) {
 
 TEST_CASE("gpu ptx: fused programs - the CPU's kernels, kinds by their roots, ptxas accepts",
           "[gpu_ptx]") {
-  Ptxas ptxas;
-  warn_if_no_ptxas(ptxas);
+  PtxasChecks ptxas;
   for (const MathVariant& variant : math_variants()) {
     for (const FusedProgram& p : fused_programs()) {
       INFO(p.name << " with " << variant.name);
@@ -126,9 +148,10 @@ TEST_CASE("gpu ptx: fused programs - the CPU's kernels, kinds by their roots, pt
         CHECK(m.ptx.find(s) != std::string::npos);
       }
       if (p.ptx_has.empty()) CHECK(m.ptx.find("bar.sync") == std::string::npos);
-      check_assembles(ptxas, m);
+      ptxas.add(m, p.name + " with " + variant.name);
     }
   }
+  ptxas.check();
 }
 
 TEST_CASE("gpu ptx: large matrix products go to cuBLAS, small ones are kernels", "[gpu_ptx]") {

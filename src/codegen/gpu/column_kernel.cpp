@@ -25,7 +25,7 @@ GpuLaunch emit_column_kernel(KernelBody& k, const std::vector<const hlo::Instruc
   for (Reduction& r : red.reductions()) all.push_back(&r);
   llvm::Value* tid = thread_id(em);
   llvm::Value* lane = b.CreateAnd(tid, em.i64(kWarpSize - 1), "lane");
-  llvm::Value* warp = b.CreateLShr(tid, em.i64(5), "warp");
+  llvm::Value* warp = b.CreateUDiv(tid, em.i64(kWarpSize), "warp");
   const std::vector<const hlo::HloShape*>& shapes = k.output_shapes();
 
   emit_strided_loop(em, block_id(em), tiles, launch.grid, "tile", [&](llvm::Value* tile) {

@@ -58,11 +58,13 @@ struct PtxModule {
 };
 
 // One PTX module holding a kernel per request (KernelRequest::partitioned is CPU-only and
-// ignored). Kernel kinds: a grid-stride loop over the outputs (any fusion or instruction, dots
-// included), a block-wide tree reduction (a reduce, or a multi-output fusion of like reduces,
-// whose reduced extent is large), a transpose of the last two dims through shared-memory tiles.
-// Thread-safe. Throws jx::CompileError for what the GPU cannot compute (sort, control flow,
-// tuples) and for unusable options.
+// ignored). Each kernel is a grid-stride loop over its output elements (any fusion or
+// instruction; a dot computes an element per thread), or, when its fusion allows, a cooperative
+// kind: a block per row for reduces of at least 64 trailing elements and what reads them
+// (softmax, layer norm), a block per 32 columns for reduces that keep the last dim, a transpose
+// of the last two dims through shared-memory tiles (gpu/kernel_plan.hpp). Thread-safe. Throws
+// jx::CompileError for what the GPU cannot compute (sort, control flow, tuples) and for unusable
+// options.
 PtxModule compile_ptx(const std::vector<KernelRequest>& kernels, const GpuCompileOptions& options);
 
 // libdevice.10.bc: $JX_LIBDEVICE, then /usr/local/cuda/nvvm/libdevice/libdevice.10.bc, then

@@ -44,10 +44,9 @@ class KernelBody {
   std::vector<const hlo::HloShape*> shapes_;
 };
 
-// The kernel kinds (kernel_plan.hpp says which computes a root), one file each. Each emits the
-// body and returns the launch it was written for.
-GpuLaunch emit_loop_kernel(KernelBody& k);  // loop_kernel.cpp
-// row_kernel.cpp, column_kernel.cpp: the heroes are the reduces.
+// The kernel kinds (kernel_plan.hpp says which computes a root and names its heroes), one file
+// each: *_kernel.cpp. Each emits the body and returns the launch it was written for.
+GpuLaunch emit_loop_kernel(KernelBody& k);
 GpuLaunch emit_row_kernel(KernelBody& k, const std::vector<const hlo::Instruction*>& reduces);
 GpuLaunch emit_column_kernel(KernelBody& k, const std::vector<const hlo::Instruction*>& reduces);
 GpuLaunch emit_transpose_kernel(KernelBody& k, const hlo::Instruction& transpose);

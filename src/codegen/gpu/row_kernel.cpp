@@ -30,7 +30,7 @@ GpuLaunch emit_row_kernel(KernelBody& k, const std::vector<const hlo::Instructio
   BlockReductions red(k, reduces, static_cast<std::uint64_t>(warps) + 1);
   llvm::Value* tid = thread_id(em);
   llvm::Value* lane = b.CreateAnd(tid, em.i64(kWarpSize - 1), "lane");
-  llvm::Value* warp = b.CreateLShr(tid, em.i64(5), "warp");
+  llvm::Value* warp = b.CreateUDiv(tid, em.i64(kWarpSize), "warp");
   llvm::Value* result_slot = em.i64(warps);
 
   const std::vector<const hlo::HloShape*>& shapes = k.output_shapes();

@@ -36,7 +36,7 @@ GpuLaunch emit_transpose_kernel(KernelBody& k, const hlo::Instruction& transpose
       shared_array(em.module(), storage_type(em.ctx(), dtype), kTile * kPitch, "tile");
   llvm::Value* tid = thread_id(em);
   llvm::Value* tx = b.CreateAnd(tid, em.i64(kTile - 1), "tx");
-  llvm::Value* ty = b.CreateLShr(tid, em.i64(5), "ty");
+  llvm::Value* ty = b.CreateUDiv(tid, em.i64(kTile), "ty");
   auto add = [&](llvm::Value* a, llvm::Value* c) { return b.CreateAdd(a, c, "", true, true); };
   auto mul = [&](llvm::Value* a, std::int64_t c) {
     return b.CreateMul(a, em.i64(c), "", true, true);
