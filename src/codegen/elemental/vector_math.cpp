@@ -8,91 +8,16 @@
 #include <span>
 #include <utility>
 
+#include "codegen/elemental/float_ir.hpp"
+
 namespace jx::codegen::vector_math {
 namespace {
 
 using llvm::Value;
 namespace I = llvm::Intrinsic;
 
-// The layout of an IEEE binary float.
-struct Format {
-  unsigned bits;      // 32 or 64
-  unsigned mantissa;  // stored significand bits
-  int bias;
-};
-constexpr Format kF32{32, 23, 127};
-constexpr Format kF64{64, 52, 1023};
-
-// An IRBuilder for one float type (scalar or vector) and the integer type of its width.
-class Ir {
- public:
-  Ir(llvm::IRBuilder<>& b, llvm::Type* fp, Format format)
-      : b_(b), fp_(fp), int_(fp->getWithNewType(b.getIntNTy(format.bits))), format_(format) {}
-
-  const Format& format() const { return format_; }
-  Value* c(double v) const { return llvm::ConstantFP::get(fp_, v); }
-  Value* ci(std::int64_t v) const { return llvm::ConstantInt::getSigned(int_, v); }
-  Value* inf() const { return llvm::ConstantFP::getInfinity(fp_); }
-  Value* nan() const { return llvm::ConstantFP::getNaN(fp_); }
-
-  Value* add(Value* x, Value* y) { return b_.CreateFAdd(x, y); }
-  Value* sub(Value* x, Value* y) { return b_.CreateFSub(x, y); }
-  Value* mul(Value* x, Value* y) { return b_.CreateFMul(x, y); }
-  Value* div(Value* x, Value* y) { return b_.CreateFDiv(x, y); }
-  Value* neg(Value* x) { return b_.CreateFNeg(x); }
-  // x*y + z, fused where the target has FMA.
-  Value* mad(Value* x, Value* y, Value* z) {
-    return b_.CreateIntrinsic(I::fmuladd, {fp_}, {x, y, z});
-  }
-  Value* call(I::ID id, Value* x) { return b_.CreateUnaryIntrinsic(id, x); }
-  // min/max that return the other operand for a NaN.
-  Value* minnum(Value* x, Value* y) { return b_.CreateMinNum(x, y); }
-  Value* maxnum(Value* x, Value* y) { return b_.CreateMaxNum(x, y); }
-  Value* copysign(Value* mag, Value* sign) { return b_.CreateCopySign(mag, sign); }
-  Value* select(Value* cond, Value* t, Value* f) { return b_.CreateSelect(cond, t, f); }
-  Value* lt(Value* x, Value* y) { return b_.CreateFCmpOLT(x, y); }
-  Value* eq(Value* x, Value* y) { return b_.CreateFCmpOEQ(x, y); }
-  Value* is_nan(Value* x) { return b_.CreateFCmpUNO(x, x); }
-
-  // Integer ops on the bits.
-  Value* bits(Value* x) { return b_.CreateBitCast(x, int_); }
-  Value* from_bits(Value* i) { return b_.CreateBitCast(i, fp_); }
-  Value* iadd(Value* x, Value* y) { return b_.CreateAdd(x, y); }
-  Value* isub(Value* x, Value* y) { return b_.CreateSub(x, y); }
-  Value* iand(Value* x, Value* y) { return b_.CreateAnd(x, y); }
-  Value* ixor(Value* x, Value* y) { return b_.CreateXor(x, y); }
-  Value* shl(Value* x, unsigned n) { return b_.CreateShl(x, n); }
-  Value* ashr(Value* x, unsigned n) { return b_.CreateAShr(x, n); }
-  Value* ine(Value* x, Value* y) { return b_.CreateICmpNE(x, y); }
-
-  // Conversions between a small integral float and the integer type go through i32: AVX2 has
-  // packed conversions to and from i32 only.
-  Value* fp_to_int(Value* x) {
-    Value* i = b_.CreateFPToSI(x, fp_->getWithNewType(b_.getInt32Ty()));
-    return format_.bits == 32 ? i : b_.CreateSExt(i, int_);
-  }
-  Value* int_to_fp(Value* i) {
-    if (format_.bits != 32) i = b_.CreateTrunc(i, fp_->getWithNewType(b_.getInt32Ty()));
-    return b_.CreateSIToFP(i, fp_);
-  }
-  // 2^k for an integer k in the normal exponent range.
-  Value* pow2(Value* k) { return from_bits(shl(iadd(k, ci(format_.bias)), format_.mantissa)); }
-
-  // c[0] + c[1] x + c[2] x² + ..., by Horner's rule.
-  Value* poly(Value* x, std::span<const double> coeffs) {
-    Value* p = c(coeffs.back());
-    for (std::size_t i = coeffs.size() - 1; i-- > 0;) p = mad(p, x, c(coeffs[i]));
-    return p;
-  }
-
- private:
-  llvm::IRBuilder<>& b_;
-  llvm::Type* fp_;
-  llvm::Type* int_;
-  Format format_;
-};
-
-Format format_of(llvm::Type* t) { return t->getScalarType()->isFloatTy() ? kF32 : kF64; }
+using float_ir::Format;
+using float_ir::Ir;
 
 // ---- exp
 
@@ -268,13 +193,9 @@ Value* sin_cos_impl(Ir& ir, Value* x, bool cosine) {
   return ir.select(ir.lt(ir.call(I::fabs, x), ir.inf()), y, ir.sub(x, x));
 }
 
-template <class F>
-Value* emit(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args, F f) {
-  Ir ir(b, args[0]->getType(), format_of(args[0]->getType()));
-  return f(ir, args[0]);
-}
-
 }  // namespace
+
+using float_ir::emit;
 
 Value* exp_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args) {
   return emit(b, args, [](Ir& ir, Value* x) { return exp_impl(ir, x, kExpF32); });
