@@ -18,10 +18,14 @@
 
 #include "codegen/codegen_testing.hpp"
 #include "codegen/elemental/portable_math.hpp"
+#include "support/float_ulps.hpp"
 #include "support/scratch_dir.hpp"
 
 namespace jx::codegen::testing {
 namespace {
+
+using jx::testing::identical;
+using jx::testing::ulp_distance;
 
 template <class T>
 using Wide = std::conditional_t<sizeof(T) == 4, double, long double>;
@@ -80,29 +84,6 @@ Vec<T> run_op(const std::string& opcode, const std::vector<Vec<T>>& operands) {
   CHECK(ir.str().find("define") != std::string::npos);
   CHECK(foreign_calls(ir.str()) == std::vector<std::string>{});
   return out;
-}
-
-// Floats in order map to consecutive integers (-0 and +0 both to 0).
-template <class T>
-std::int64_t ordered(T v) {
-  using I = std::conditional_t<sizeof(T) == 4, std::int32_t, std::int64_t>;
-  auto i = std::bit_cast<I>(v);
-  return i < 0 ? -static_cast<std::int64_t>(i & std::numeric_limits<I>::max()) : i;
-}
-
-template <class T>
-double ulp_distance(T a, T b) {
-  std::int64_t i = ordered(a), j = ordered(b);
-  if ((i < 0) != (j < 0))  // far apart; the subtraction could overflow
-    return std::abs(static_cast<double>(i)) + std::abs(static_cast<double>(j));
-  return static_cast<double>(i > j ? i - j : j - i);
-}
-
-// Both NaN, or equal including the sign of zero.
-template <class T>
-bool identical(T got, T want) {
-  if (std::isnan(want)) return std::isnan(got);
-  return got == want && std::signbit(got) == std::signbit(want);
 }
 
 // A function of the table: its HLO opcode, arity, and oracles at double and long double.

@@ -14,8 +14,13 @@
 
 #include <jx/jx.hpp>
 
+#include "support/float_ulps.hpp"
+
 namespace jx {
 namespace {
+
+using testing::identical;
+using testing::ulp_distance;
 
 using UnaryFn = Array (*)(const Array&);
 using Oracle = long double (*)(long double);
@@ -38,29 +43,6 @@ template <class T>
 std::vector<T> run_jit(UnaryFn fn, const std::vector<T>& xs) {
   auto f = jit([fn](const Array& x) { return fn(x); });
   return f(np::array(xs)).template to_vector<T>();
-}
-
-// Floats in order map to consecutive integers (-0 and +0 both to 0).
-template <class T>
-std::int64_t ordered(T v) {
-  using I = std::conditional_t<sizeof(T) == 4, std::int32_t, std::int64_t>;
-  auto i = std::bit_cast<I>(v);
-  return i < 0 ? -static_cast<std::int64_t>(i & std::numeric_limits<I>::max()) : i;
-}
-
-template <class T>
-double ulp_distance(T a, T b) {
-  std::int64_t i = ordered(a), j = ordered(b);
-  if ((i < 0) != (j < 0))  // far apart; the subtraction could overflow
-    return std::abs(static_cast<double>(i)) + std::abs(static_cast<double>(j));
-  return static_cast<double>(i > j ? i - j : j - i);
-}
-
-// Both NaN, or equal including the sign of zero.
-template <class T>
-bool identical(T got, T want) {
-  if (std::isnan(want)) return std::isnan(got);
-  return got == want && std::signbit(got) == std::signbit(want);
 }
 
 template <class T>

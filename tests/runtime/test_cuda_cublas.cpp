@@ -1,8 +1,6 @@
 // cuBLAS and cuBLASLt loading: the exact messages when they are missing or are not cuBLAS, and
 // every declared entry point resolving in the installed libraries (a warning where there are
 // none).
-#include <dlfcn.h>
-#include <zlib.h>
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -11,26 +9,14 @@
 #include "runtime/cuda/cublas.hpp"
 #include "runtime/cuda/cublas_lt.hpp"
 #include "support/error_of.hpp"
+#include "support/shared_libraries.hpp"
 
 namespace jx::runtime::cuda {
 namespace {
 
+using jx::testing::dlopen_error;
 using jx::testing::error_of;
-
-std::string dlopen_error(const std::string& path) {
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle) {
-    dlclose(handle);
-    return "";
-  }
-  return dlerror();
-}
-
-std::string zlib_path() {
-  Dl_info info{};
-  REQUIRE(dladdr(reinterpret_cast<void*>(&zlibVersion), &info) != 0);
-  return info.dli_fname;
-}
+using jx::testing::zlib_path;
 
 TEST_CASE("load_cublas: missing libraries and a library that is not cuBLAS", "[cuda]") {
   const std::string a = "/nonexistent/libcublas.so.13", b = "/nonexistent/libcublas.so";

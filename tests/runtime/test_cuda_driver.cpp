@@ -1,8 +1,6 @@
 // Loading the CUDA driver: the exact messages when it is missing or is not a driver, every entry
 // point resolving in the toolkit's stub libcuda, and an unavailable backend reported the same
 // way on every call. Where a GPU is present, a round trip through it.
-#include <dlfcn.h>
-#include <zlib.h>
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -12,28 +10,14 @@
 #include "runtime/cuda/context.hpp"
 #include "runtime/cuda/driver.hpp"
 #include "support/error_of.hpp"
+#include "support/shared_libraries.hpp"
 
 namespace jx::runtime::cuda {
 namespace {
 
+using jx::testing::dlopen_error;
 using jx::testing::error_of;
-
-// What dlopen says about `path`, or "" when it opens.
-std::string dlopen_error(const std::string& path) {
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle) {
-    dlclose(handle);
-    return "";
-  }
-  return dlerror();
-}
-
-// The file of the zlib this binary links: a real library that is not a CUDA driver.
-std::string zlib_path() {
-  Dl_info info{};
-  REQUIRE(dladdr(reinterpret_cast<void*>(&zlibVersion), &info) != 0);
-  return info.dli_fname;
-}
+using jx::testing::zlib_path;
 
 const char* const kStubDriver = "/usr/local/cuda/lib64/stubs/libcuda.so";
 
