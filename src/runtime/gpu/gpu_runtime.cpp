@@ -1,5 +1,7 @@
 #include "runtime/gpu/gpu_runtime.hpp"
 
+#include <algorithm>
+
 #include "jx/config.hpp"
 #include "runtime/cuda/context.hpp"
 #include "runtime/gpu/gpu_storage.hpp"
@@ -36,7 +38,12 @@ void GpuRuntime::replay(std::span<void* const> buffers,
   auto it = graphs_.find(key);
   // A set of buffers seen once runs as it is: one-off calls cost no capture, and the first run
   // makes what cannot be made during a capture (cuBLAS's handle).
-  if (it == graphs_.end() && seen_once_.insert(key).second) return enqueue();
+  if (it == graphs_.end() &&
+      std::find(seen_once_.begin(), seen_once_.end(), key) == seen_once_.end()) {
+    if (seen_once_.size() == kMaxSeen) seen_once_.pop_front();
+    seen_once_.push_back(key);
+    return enqueue();
+  }
   if (it == graphs_.end()) {
     if (graphs_.size() == kMaxGraphs) {
       context_.destroy(graphs_.at(graph_order_.front()));

@@ -2,9 +2,9 @@
 // its CUDA graphs (--gpu_graphs), one per set of buffers it ran with.
 #pragma once
 
+#include <deque>
 #include <map>
 #include <mutex>
-#include <set>
 #include <vector>
 
 #include "runtime/cuda/driver_api.hpp"
@@ -28,20 +28,21 @@ class GpuRuntime : public DeviceRuntime {
   void copy(void* dst, const void* src, std::size_t nbytes) const override;
   void read(void* host_dst, const void* src, std::size_t nbytes) const override;
   void write(void* dst, const void* host_src, std::size_t nbytes) const override;
-  void replay(std::span<void* const> buffers,
-              const std::function<void()>& enqueue) const override;
+  void replay(std::span<void* const> buffers, const std::function<void()>& enqueue) const override;
 
  private:
   // Graphs hold device addresses: a few buffer sets are kept (a training step's buffers recur
   // once the caching allocator has warmed up), the oldest dropped first.
   static constexpr std::size_t kMaxGraphs = 4;
+  // Buffer sets seen once, the latest few: calls whose buffers never recur keep no more.
+  static constexpr std::size_t kMaxSeen = 16;
 
   int ordinal_;
   cuda::GpuContext& context_;
   mutable std::mutex mutex_;
   mutable std::map<std::vector<void*>, cuda::CUgraphExec> graphs_;
   mutable std::vector<std::vector<void*>> graph_order_;  // keys of graphs_, oldest first
-  mutable std::set<std::vector<void*>> seen_once_;
+  mutable std::deque<std::vector<void*>> seen_once_;
 };
 
 }  // namespace jx::runtime::gpu
