@@ -99,6 +99,13 @@ std::vector<FusedProgram> fused_programs() {
          return V{np::any(a[0] > 2.5f, {1}), np::all(a[0] > -2.9f, {1})};
        },
        {kShuffle, kBarrier}},
+      // Long enough to be split over blocks (kernel_plan.hpp's blocks_per_row).
+      {"full sum and sum of squares of a long vector",
+       {{300000}},
+       [](const V& a) {
+         return V{np::sum(a[0]), np::sum(a[0] * a[0])};
+       },
+       {kShuffle, kBarrier, "atom.global.add.u32", "membar.gl"}},
       {"int64 column sums and scaled column means",
        {{100, 70}},
        [](const V& a) {
@@ -152,6 +159,28 @@ TEST_CASE("gpu ptx: fused programs - the CPU's kernels, kinds by their roots, pt
     }
   }
   ptxas.check();
+}
+
+TEST_CASE("gpu ptx: few long rows of independent reduces are split over blocks", "[gpu_ptx]") {
+  codegen::GpuCompileOptions portable{.libdevice = "none"};
+  auto grid = [&](const std::function<V(const V&)>& fn, const Shape& shape) {
+    api::LoweredProgram lowered = lower(fn, {{shape, float32}}, "split");
+    std::vector<codegen::PtxModule> modules = api::compile_ptx(lowered, portable);
+    REQUIRE(modules.size() == 1);
+    REQUIRE(modules.front().kernels.size() == 1);
+    return modules.front().kernels.front().launch.grid;
+  };
+  auto row_sums = [](const V& a) { return V{np::sum(a[0], {-1})}; };
+  // 2^22 elements: 1024 blocks of 256 threads, 16 elements each.
+  CHECK(grid(row_sums, {1 << 22}) == 1024);
+  // 200000 / (256 * 16) = 48 parts per row, rounded down to a multiple of 32.
+  CHECK(grid(row_sums, {3, 200000}) == 3 * 32);
+  // Too short to give each of 32 blocks' threads 16 elements: a block per row.
+  CHECK(grid(row_sums, {3, 100000}) == 3);
+  // Enough rows to fill the GPU without splitting.
+  CHECK(grid(row_sums, {64, 200000}) == 64);
+  // softmax's sum reads its max: one block has to see the whole row.
+  CHECK(grid([](const V& a) { return V{nn::softmax(a[0])}; }, {1, 200000}) == 1);
 }
 
 TEST_CASE("gpu ptx: large matrix products go to cuBLAS, small ones are kernels", "[gpu_ptx]") {

@@ -61,10 +61,10 @@ struct PtxModule {
 // ignored). Each kernel is a grid-stride loop over its output elements (any fusion or
 // instruction; a dot computes an element per thread), or, when its fusion allows, a cooperative
 // kind: a block per row for reduces of at least 64 trailing elements and what reads them
-// (softmax, layer norm), a block per 32 columns for reduces that keep the last dim, a transpose
-// of the last two dims through shared-memory tiles (gpu/kernel_plan.hpp). Thread-safe. Throws
-// jx::CompileError for what the GPU cannot compute (sort, control flow, tuples) and for unusable
-// options.
+// (softmax, layer norm; a few long rows of independent reduces get many blocks each), a block per
+// 32 columns for reduces that keep the last dim, a transpose of the last two dims through
+// shared-memory tiles (gpu/kernel_plan.hpp). Thread-safe. Throws jx::CompileError for what the GPU
+// cannot compute (sort, control flow, tuples) and for unusable options.
 PtxModule compile_ptx(const std::vector<KernelRequest>& kernels, const GpuCompileOptions& options);
 
 // libdevice.10.bc: $JX_LIBDEVICE, then /usr/local/cuda/nvvm/libdevice/libdevice.10.bc, then

@@ -121,7 +121,7 @@ GpuLaunch emit_kernel(llvm::Module& module, const KernelRequest& request, const 
       launch = emit_loop_kernel(body);
       break;
     case KernelKind::kRow:
-      launch = emit_row_kernel(body, plan.heroes);
+      launch = emit_row_kernel(body, plan);
       break;
     case KernelKind::kColumnReduction:
       launch = emit_column_kernel(body, plan.heroes);

@@ -47,7 +47,7 @@ class KernelBody {
 // The kernel kinds (kernel_plan.hpp says which computes a root and names its heroes), one file
 // each: *_kernel.cpp. Each emits the body and returns the launch it was written for.
 GpuLaunch emit_loop_kernel(KernelBody& k);
-GpuLaunch emit_row_kernel(KernelBody& k, const std::vector<const hlo::Instruction*>& reduces);
+GpuLaunch emit_row_kernel(KernelBody& k, const KernelPlan& plan);
 GpuLaunch emit_column_kernel(KernelBody& k, const std::vector<const hlo::Instruction*>& reduces);
 GpuLaunch emit_transpose_kernel(KernelBody& k, const hlo::Instruction& transpose);
 

@@ -3,10 +3,12 @@
 // a row kernel) or the output element's (the others).
 #include "codegen/gpu/kernel_plan.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <unordered_set>
 
 #include "codegen/gpu/gpu_compiler.hpp"
+#include "codegen/gpu/nvvm.hpp"
 #include "hlo/fusion.hpp"
 #include "hlo/gemm.hpp"
 
@@ -35,6 +37,11 @@ namespace {
 // A block reduction gives each of its threads at least one element: fewer reduced elements per
 // output go to one thread per output, which loops over them.
 constexpr std::int64_t kMinBlockReduction = 64;
+// Rows split over blocks: only this few rows (more fill the GPU without), each long enough to
+// give every thread of its blocks this many elements at least, in kSplitBlocks blocks at most.
+constexpr std::int64_t kMaxSplitRows = 32;
+constexpr std::int64_t kSplitBlocks = 1024;
+constexpr std::int64_t kMinSplitElements = 16;
 // Both transposed dims at least this long: a 32x32 tile is at least half used.
 constexpr std::int64_t kMinTransposeTile = 16;
 
@@ -83,6 +90,20 @@ bool is_prefix_broadcast(const Instruction& i) {
   return true;
 }
 
+// How many blocks share each row of independent reduces with row outputs only: a multiple of
+// 32, or 1. Reduces that read another need its whole row first, which one block has to compute.
+std::int64_t blocks_per_row(const std::vector<const Instruction*>& reduces) {
+  std::int64_t rows = shape_size(reduces.front()->shape.dims), shortest = -1;
+  for (const Instruction* r : reduces) {
+    std::int64_t n = reduction_shape(*r).reduced_size;
+    shortest = shortest < 0 ? n : std::min(shortest, n);
+  }
+  if (rows > kMaxSplitRows) return 1;
+  std::int64_t splits = std::min(shortest / (kRowBlock * kMinSplitElements), kSplitBlocks / rows);
+  splits -= splits % kWarpSize;
+  return splits >= kWarpSize ? splits : 1;
+}
+
 std::optional<KernelPlan> row_plan(const std::vector<const Instruction*>& insts,
                                    const std::vector<const Instruction*>& outputs) {
   std::vector<const Instruction*> reduces = with_opcode(insts, Opcode::kReduce);
@@ -114,7 +135,11 @@ std::optional<KernelPlan> row_plan(const std::vector<const Instruction*>& insts,
     if (elements && *elements != o->shape.dims) return std::nullopt;
     elements = &o->shape.dims;
   }
-  return KernelPlan{KernelKind::kRow, reduces};
+  bool independent = std::none_of(reduces.begin(), reduces.end(), [&](const Instruction* r) {
+    return d.count(r->operands[0]) || d.count(r->operands[1]);
+  });
+  std::int64_t splits = independent && !elements ? blocks_per_row(reduces) : 1;
+  return KernelPlan{KernelKind::kRow, reduces, splits};
 }
 
 std::optional<KernelPlan> column_plan(const std::vector<const Instruction*>& insts,

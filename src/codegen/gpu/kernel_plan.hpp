@@ -25,10 +25,16 @@ enum class KernelKind {
   kTranspose,
 };
 
+// Threads per block of a row kernel whose rows are this long or longer.
+inline constexpr int kRowBlock = 256;
+
 struct KernelPlan {
   KernelKind kind = KernelKind::kLoop;
   // kRow and kColumnReduction: the reduces, operands before users; kTranspose: the transpose.
   std::vector<const hlo::Instruction*> heroes;
+  // kRow: blocks per row. Above 1 (a multiple of 32), each block folds a part of its row and
+  // the last to finish combines the parts: few long rows then still fill the GPU.
+  std::int64_t blocks_per_row = 1;
 };
 
 KernelPlan plan_kernel(const hlo::Instruction& root);

@@ -1,5 +1,6 @@
-// NVVM IR building blocks: special registers, bar.sync, shfl.sync, addrspace(3) globals, the
-// nvvm.annotations that make a function a kernel, and the loops kernels are made of.
+// NVVM IR building blocks: special registers, bar.sync, membar.gl, shfl.sync, addrspace(1) and
+// addrspace(3) globals, the nvvm.annotations that make a function a kernel, and the loops
+// kernels are made of.
 #define JX_LLVM_NVPTX
 #include "codegen/gpu/nvvm.hpp"
 
@@ -8,6 +9,7 @@
 namespace jx::codegen::gpu {
 namespace {
 
+constexpr unsigned kGlobalAddressSpace = 1;
 constexpr unsigned kSharedAddressSpace = 3;
 
 llvm::Value* special_register(ElementalEmitter& em, llvm::Intrinsic::ID id, const char* name) {
@@ -72,8 +74,23 @@ llvm::GlobalVariable* shared_array(llvm::Module& module, llvm::Type* type, std::
   return g;
 }
 
-llvm::Value* shared_element(ElementalEmitter& em, llvm::GlobalVariable* array, llvm::Value* index) {
+llvm::GlobalVariable* global_array(llvm::Module& module, llvm::Type* type, std::uint64_t count,
+                                   const std::string& name) {
+  auto* array = llvm::ArrayType::get(type, count);
+  auto* g = new llvm::GlobalVariable(module, array, /*isConstant=*/false,
+                                     llvm::GlobalValue::InternalLinkage,
+                                     llvm::ConstantAggregateZero::get(array), name, nullptr,
+                                     llvm::GlobalValue::NotThreadLocal, kGlobalAddressSpace);
+  g->setAlignment(llvm::Align(8));
+  return g;
+}
+
+llvm::Value* array_element(ElementalEmitter& em, llvm::GlobalVariable* array, llvm::Value* index) {
   return em.b().CreateInBoundsGEP(array->getValueType(), array, {em.i64(0), index});
+}
+
+void fence_device(ElementalEmitter& em) {
+  em.b().CreateIntrinsic(llvm::Intrinsic::nvvm_membar_gl, {}, {});
 }
 
 void mark_kernel(llvm::Function& f, int max_threads) {

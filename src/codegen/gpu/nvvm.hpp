@@ -1,5 +1,5 @@
-// NVVM IR building blocks for GPU kernels: thread and block ids, barriers, warp shuffles, shared
-// memory, kernel annotations, grid-stride loops and the indices they walk.
+// NVVM IR building blocks for GPU kernels: thread and block ids, barriers, fences, warp shuffles,
+// shared and global memory, kernel annotations, grid-stride loops and the indices they walk.
 #pragma once
 
 #include <cstdint>
@@ -23,8 +23,15 @@ llvm::Value* shuffle_down(ElementalEmitter& em, llvm::Value* v, int offset);
 // A block's static shared memory: `count` elements of `type`.
 llvm::GlobalVariable* shared_array(llvm::Module& module, llvm::Type* type, std::uint64_t count,
                                    const std::string& name);
-// The element `index` of a shared array.
-llvm::Value* shared_element(ElementalEmitter& em, llvm::GlobalVariable* array, llvm::Value* index);
+// Device memory of the module: `count` elements of `type`, zero when the module loads, and
+// keeping what kernels leave in it from one launch to the next.
+llvm::GlobalVariable* global_array(llvm::Module& module, llvm::Type* type, std::uint64_t count,
+                                   const std::string& name);
+// The address of element `index` of a shared or global array.
+llvm::Value* array_element(ElementalEmitter& em, llvm::GlobalVariable* array, llvm::Value* index);
+// membar.gl: this thread's writes to global memory are seen by the whole GPU before its later
+// writes are.
+void fence_device(ElementalEmitter& em);
 // Marks `f` a kernel entry launched with at most `max_threads` threads per block.
 void mark_kernel(llvm::Function& f, int max_threads);
 
