@@ -5,8 +5,8 @@
 #include <atomic>
 #include <chrono>
 
-#include "api/dump.hpp"
 #include "api/backend.hpp"
+#include "api/dump.hpp"
 #include "codegen/gpu/gpu_compiler.hpp"
 #include "hlo/cost_analysis.hpp"
 #include "hlo/dot_graph.hpp"
@@ -70,7 +70,7 @@ struct ExecutableSpec {
   Device device;
   std::string name;  // of the LLVM module
   std::vector<ShapedArray> in_avals, out_avals;
-  std::vector<bool> donated;     // per parameter: its buffer may become an output's
+  std::vector<bool> donated;        // per parameter: its buffer may become an output's
   std::string codegen_dump_prefix;  // empty: no LLVM or PTX dump
 };
 
@@ -82,8 +82,12 @@ std::shared_ptr<const runtime::Executable> build_nested(const hlo::Computation& 
                                                         const ExecutableSpec& caller) {
   std::string prefix =
       caller.codegen_dump_prefix.empty() ? "" : caller.codegen_dump_prefix + "." + c.name();
-  return build_executable(c, {caller.device, caller.name + "." + c.name(), parameter_avals(c),
-                             result_avals(c), {}, prefix});
+  return build_executable(c, {caller.device,
+                              caller.name + "." + c.name(),
+                              parameter_avals(c),
+                              result_avals(c),
+                              {},
+                              prefix});
 }
 
 // A program's schedule, buffers, and the kernels its instructions compile to.
@@ -207,7 +211,8 @@ void add_ptx(const hlo::Computation& program, const std::string& name,
 }
 
 std::shared_ptr<hlo::Module> optimized_module(const LoweredProgram& lowered) {
-  std::shared_ptr<hlo::Module> module = lower_jaxpr(lowered.jaxpr->jaxpr, lowered.name);
+  std::shared_ptr<hlo::Module> module =
+      lower_jaxpr(lowered.jaxpr->jaxpr, lowered.name, lowered.jaxpr->consts);
   passes::run_cpu_pipeline(*module, {});
   return module;
 }
@@ -265,7 +270,7 @@ LoweredProgram lower_program(std::shared_ptr<const ClosedJaxprData> jaxpr,
   LoweredProgram out;
   out.name = name;
   out.module_id = next_module_id();
-  out.module = lower_jaxpr(jaxpr->jaxpr, name);
+  out.module = lower_jaxpr(jaxpr->jaxpr, name, jaxpr->consts);
   out.jaxpr_text = std::make_shared<LazyText>([jaxpr] { return to_string(jaxpr->jaxpr); });
   out.hlo_text = std::make_shared<LazyText>([m = out.module] { return hlo::to_string(*m); });
   out.jaxpr = std::move(jaxpr);
@@ -287,8 +292,8 @@ CompiledProgram compile_program(const LoweredProgram& lowered, const Device& dev
   spec.out_avals = jaxpr.out_avals();
   spec.donated.assign(lowered.jaxpr->consts.size(), false);  // consts lead, never donated
   spec.donated.insert(spec.donated.end(), lowered.donated.begin(), lowered.donated.end());
-  CompiledProgram out = optimize_and_build(lower_jaxpr(jaxpr, lowered.name), lowered.module_id,
-                                           lowered.name, std::move(spec));
+  CompiledProgram out = optimize_and_build(lower_jaxpr(jaxpr, lowered.name, lowered.jaxpr->consts),
+                                           lowered.module_id, lowered.name, std::move(spec));
   out.jaxpr = lowered.jaxpr;
   return out;
 }

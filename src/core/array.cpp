@@ -54,6 +54,17 @@ const Buffer& concrete_buffer(const Array& x, const char* what) {
   return *impl.buffer;
 }
 
+std::optional<Array> splat_value(const Array& x) {
+  const auto* bytes = static_cast<const unsigned char*>(concrete_buffer(x, "splat_value").data());
+  std::size_t item = itemsize(x.dtype());
+  auto n = static_cast<std::size_t>(x.size());
+  for (std::size_t k = 1; k < n; ++k)
+    if (std::memcmp(bytes, bytes + k * item, item) != 0) return std::nullopt;
+  Array scalar = make_array(ShapedArray{{}, x.dtype(), false});
+  std::memcpy(scalar.impl()->buffer->data(), bytes, item);
+  return scalar;
+}
+
 Array with_aval(const Array& x, ShapedArray aval) {
   const auto& impl = impl_of(x);
   JX_CHECK(!impl.tracer && (impl.buffer || impl.storage));

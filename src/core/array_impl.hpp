@@ -46,6 +46,9 @@ std::optional<Device> committed_device(const std::vector<Array>& xs, const std::
 // The host buffer of a concrete array (for an array on an accelerator: its host copy). `what`
 // names the operation for the error a tracer gets.
 const Buffer& concrete_buffer(const Array& x, const char* what);
+// The first element as a 0-d array when every element of the concrete array `x` has its bytes
+// (`x` has at least one element).
+std::optional<Array> splat_value(const Array& x);
 // The impl of a non-empty handle (throws jx::Error for a default-constructed Array).
 const detail::ArrayImpl& impl_of(const Array& x);
 trace::Tracer* tracer_of(const Array& x);  // nullptr for concrete arrays

@@ -3,6 +3,7 @@
 
 #include <unordered_map>
 
+#include "core/array_impl.hpp"
 #include "support/check.hpp"
 
 namespace jx {
@@ -34,15 +35,22 @@ std::vector<hlo::Instruction*> lower_jaxpr_inline(hlo::Builder& b, const Jaxpr& 
   return results;
 }
 
-std::unique_ptr<hlo::Module> lower_jaxpr(const Jaxpr& jaxpr, const std::string& module_name) {
+std::unique_ptr<hlo::Module> lower_jaxpr(const Jaxpr& jaxpr, const std::string& module_name,
+                                         std::span<const Array> consts) {
+  JX_CHECK(consts.empty() || consts.size() == jaxpr.constvars.size(), "lower_jaxpr: consts");
   auto module = std::make_unique<hlo::Module>(module_name);
   hlo::Builder b(module->add_computation("main", /*entry=*/true));
-  std::vector<hlo::Instruction*> params;
+  std::vector<hlo::Instruction*> args;
   for (const auto* vars : {&jaxpr.constvars, &jaxpr.invars})
     for (const Var& v : *vars)
-      params.push_back(b.parameter(static_cast<std::int64_t>(params.size()),
-                                   hlo::HloShape::array(v->aval.dtype, v->aval.shape)));
-  std::vector<hlo::Instruction*> results = lower_jaxpr_inline(b, jaxpr, params);
+      args.push_back(b.parameter(static_cast<std::int64_t>(args.size()),
+                                 hlo::HloShape::array(v->aval.dtype, v->aval.shape)));
+  for (std::size_t k = 0; k < consts.size(); ++k) {
+    if (consts[k].size() == 0) continue;
+    if (std::optional<Array> value = splat_value(consts[k]))
+      args[k] = b.broadcast(b.constant(*value), consts[k].shape(), {});
+  }
+  std::vector<hlo::Instruction*> results = lower_jaxpr_inline(b, jaxpr, args);
   b.computation()->set_root(results.size() == 1 ? results[0] : b.tuple(results));
   return module;
 }

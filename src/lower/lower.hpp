@@ -13,8 +13,12 @@
 namespace jx {
 
 // The entry computation takes the constvars, then the invars, as parameters; it returns the
-// single output, or a tuple of several. Literals become HLO constants.
-std::unique_ptr<hlo::Module> lower_jaxpr(const Jaxpr& jaxpr, const std::string& module_name);
+// single output, or a tuple of several. Literals become HLO constants. Given the constvars'
+// values (`consts`), those whose elements are all equal (the zeros of `where(x > 0, x, 0)`)
+// are a broadcast scalar constant instead of their parameter, which stays unread: kernels then
+// compute with an immediate instead of reading an array.
+std::unique_ptr<hlo::Module> lower_jaxpr(const Jaxpr& jaxpr, const std::string& module_name,
+                                         std::span<const Array> consts = {});
 
 // Lowers a jaxpr inline into the computation `b` builds: its constvars then invars are bound to
 // `args`; returns its outputs. Primitives holding sub-jaxprs lower them with this.

@@ -1,7 +1,5 @@
 #include "passes/splat_constants.hpp"
 
-#include <cstring>
-
 #include "core/array_impl.hpp"
 #include "hlo/builder.hpp"
 
@@ -9,22 +7,6 @@ namespace jx::passes {
 
 using hlo::Instruction;
 using hlo::Opcode;
-
-namespace {
-
-// The first element as a 0-d array, when every element has its bytes.
-std::optional<Array> splat_value(const Array& literal) {
-  const auto* bytes = static_cast<const unsigned char*>(concrete_buffer(literal, "splat").data());
-  std::size_t item = itemsize(literal.dtype());
-  auto n = static_cast<std::size_t>(literal.size());
-  for (std::size_t k = 1; k < n; ++k)
-    if (std::memcmp(bytes, bytes + k * item, item) != 0) return std::nullopt;
-  Array scalar = make_array(ShapedArray{{}, literal.dtype(), false});
-  std::memcpy(scalar.impl()->buffer->data(), bytes, item);
-  return scalar;
-}
-
-}  // namespace
 
 bool SplatConstants::run(hlo::Module& module) {
   bool changed = false;

@@ -227,6 +227,24 @@ TEST_CASE("fused jit: relu(x @ W + b) is one matrix product and one epilogue ker
   CHECK(std::count_if(yv.begin(), yv.end(), [](float v) { return v > 0; }) > 0);
 }
 
+TEST_CASE("fused jit: nn::relu's zeros are an immediate, not an array its kernel reads",
+          "[jit][fusion]") {
+  // where(x <= 0, 0, x) broadcasts the concrete 0 while tracing: a constant argument of x's
+  // shape, all zeros. Lowered as a broadcast scalar, it leaves the kernel one input: x.
+  auto relu = jit([](const Array& x) { return nn::relu(x * 2.0f); });
+  std::vector<float> xv = uniform(48 * 40, -1, 1, 11);
+  Array x = np::array(xv, {48, 40});
+  auto compiled = relu.lower(x).compile();
+  ThunkCounts counts = count_thunks(compiled.thunk_sequence());
+  REQUIRE(counts.kernels == 1);
+  INFO(counts.kernel_lines.front());
+  // The consts lead the parameters: the zeros are param0, x is param1.
+  CHECK(kernel_buffers(counts.kernel_lines.front()) == std::vector<std::string>{"param1", "out0"});
+  std::vector<double> want;
+  for (float v : xv) want.push_back(std::max(2.0 * v, 0.0));
+  check_close(compiled(x), want, 0, 0);
+}
+
 TEST_CASE("fused jit: x / sum(x, axis 0) keeps the column sum a kernel of its own",
           "[jit][fusion]") {
   auto normalize = jit([](const Array& x) { return x / np::sum(x, 0, true); });

@@ -32,7 +32,8 @@ inline api::LoweredProgram lower(const trace::FlatFn& fn, const std::vector<Shap
 
 // The optimized HLO a lowered program compiles from.
 inline std::shared_ptr<hlo::Module> optimized(const api::LoweredProgram& lowered) {
-  std::shared_ptr<hlo::Module> module = lower_jaxpr(lowered.jaxpr->jaxpr, lowered.name);
+  std::shared_ptr<hlo::Module> module =
+      lower_jaxpr(lowered.jaxpr->jaxpr, lowered.name, lowered.jaxpr->consts);
   passes::run_cpu_pipeline(*module);
   return module;
 }
