@@ -26,10 +26,7 @@ class Backend {
   virtual std::unique_ptr<runtime::Thunk> kernel_thunk(std::size_t index,
                                                        std::vector<runtime::Allocation> buffers,
                                                        std::int64_t rows) const = 0;
-  virtual std::unique_ptr<runtime::Thunk> gemm_thunk(const hlo::Instruction& dot,
-                                                     runtime::Allocation lhs,
-                                                     runtime::Allocation rhs,
-                                                     runtime::Allocation out) const = 0;
+  virtual std::unique_ptr<runtime::Thunk> gemm_thunk(runtime::LibraryGemm gemm) const = 0;
   // What keeps the compiled code alive, and the device runtime (null for the host).
   virtual std::shared_ptr<const void> code() const = 0;
   virtual std::shared_ptr<const runtime::DeviceRuntime> runtime() const = 0;
@@ -49,5 +46,8 @@ void set_backend_factory(Platform platform, BackendFactory factory);
 
 // Whether `dot` runs as a library GEMM (BLAS, cuBLAS) on `platform` instead of a kernel.
 bool library_gemm(const hlo::Instruction& dot, Platform platform);
+// Whether `platform`'s GEMM library applies a bias and an activation as it writes (cuBLASLt):
+// then a dot's epilogue fuses into it (passes::GemmEpilogueFusion).
+bool library_gemm_epilogues(Platform platform);
 
 }  // namespace jx::api

@@ -17,8 +17,8 @@ class CpuBackend : public Backend {
       : runtime_(std::move(runtime)) {}
   Device device() const override { return runtime_ ? runtime_->device() : cpu(); }
 
-  void compile(const std::vector<codegen::KernelRequest>& requests,
-               const std::string& module_name, const std::string& dump_prefix) override {
+  void compile(const std::vector<codegen::KernelRequest>& requests, const std::string& module_name,
+               const std::string& dump_prefix) override {
     symbols_.clear();
     for (const codegen::KernelRequest& r : requests) symbols_.push_back(r.symbol);
     if (requests.empty()) return;
@@ -36,10 +36,8 @@ class CpuBackend : public Backend {
     return std::make_unique<runtime::KernelThunk>(symbol, fn, std::move(buffers), rows);
   }
 
-  std::unique_ptr<runtime::Thunk> gemm_thunk(const hlo::Instruction& dot,
-                                             runtime::Allocation lhs, runtime::Allocation rhs,
-                                             runtime::Allocation out) const override {
-    return std::make_unique<runtime::GemmThunk>(dot.name, *hlo::as_gemm(dot), lhs, rhs, out);
+  std::unique_ptr<runtime::Thunk> gemm_thunk(runtime::LibraryGemm gemm) const override {
+    return std::make_unique<runtime::GemmThunk>(std::move(gemm));
   }
 
   std::shared_ptr<const void> code() const override {
@@ -59,6 +57,8 @@ bool library_gemm(const hlo::Instruction& dot, Platform platform) {
   if (platform == Platform::gpu) return codegen::gpu_dot_uses_cublas(dot);
   return codegen::dot_strategy(dot) == codegen::DotStrategy::kBlas;
 }
+
+bool library_gemm_epilogues(Platform platform) { return platform == Platform::gpu; }
 
 std::unique_ptr<Backend> make_cpu_backend(std::shared_ptr<const runtime::DeviceRuntime> runtime) {
   return std::make_unique<CpuBackend>(std::move(runtime));

@@ -1,5 +1,6 @@
 // The GPU backend: kernels compiled to PTX with LLVM's NVPTX target and loaded by the CUDA
-// driver, which compiles them for the device; large dots through cuBLAS.
+// driver, which compiles them for the device; large dots through cuBLAS, with their
+// bias and activation through cuBLASLt.
 #include "api/backend.hpp"
 #include "codegen/gpu/gpu_compiler.hpp"
 #include "runtime/cuda/context.hpp"
@@ -26,8 +27,8 @@ class GpuBackend : public Backend {
 
   Device device() const override { return {Platform::gpu, context_.ordinal()}; }
 
-  void compile(const std::vector<codegen::KernelRequest>& requests,
-               const std::string& module_name, const std::string& dump_prefix) override {
+  void compile(const std::vector<codegen::KernelRequest>& requests, const std::string& module_name,
+               const std::string& dump_prefix) override {
     kernels_.clear();
     if (requests.empty()) return;
     codegen::GpuCompileOptions options;
@@ -48,11 +49,8 @@ class GpuBackend : public Backend {
                                                           k.info.launch, std::move(buffers));
   }
 
-  std::unique_ptr<runtime::Thunk> gemm_thunk(const hlo::Instruction& dot,
-                                             runtime::Allocation lhs, runtime::Allocation rhs,
-                                             runtime::Allocation out) const override {
-    return std::make_unique<runtime::gpu::CublasGemmThunk>(context_, dot.name,
-                                                           *hlo::as_gemm(dot), lhs, rhs, out);
+  std::unique_ptr<runtime::Thunk> gemm_thunk(runtime::LibraryGemm gemm) const override {
+    return std::make_unique<runtime::gpu::CublasGemmThunk>(context_, std::move(gemm));
   }
 
   std::shared_ptr<const void> code() const override { return module_; }

@@ -40,6 +40,7 @@ enum class ThunkKind { kNone, kGemm, kSort, kWhile, kConditional, kKernel };
 ThunkKind thunk_kind(const Instruction& i, Platform platform) {
   if (needs_no_thunk(i.opcode)) return ThunkKind::kNone;
   if (i.opcode == Opcode::kDot && library_gemm(i, platform)) return ThunkKind::kGemm;
+  if (library_gemm_epilogues(platform) && hlo::as_gemm_epilogue(i)) return ThunkKind::kGemm;
   if (i.opcode == Opcode::kSort) return ThunkKind::kSort;
   if (i.opcode == Opcode::kWhile) return ThunkKind::kWhile;
   if (i.opcode == Opcode::kConditional) return ThunkKind::kConditional;
@@ -63,6 +64,28 @@ std::vector<ShapedArray> parameter_avals(const hlo::Computation& c) {
 }
 std::vector<ShapedArray> result_avals(const hlo::Computation& c) {
   return avals_of(hlo::output_shapes(*c.root()));
+}
+
+// The library call of a kGemm instruction: a dot, or a fusion of one with its epilogue.
+runtime::LibraryGemm library_gemm_of(const Instruction& i, const runtime::BufferAssignment& ba) {
+  if (i.opcode == Opcode::kDot)
+    return {i.name, *hlo::as_gemm(i), ba.at(i.operands[0]), ba.at(i.operands[1]), ba.at(&i)};
+  hlo::GemmEpilogue e = *hlo::as_gemm_epilogue(i);
+  auto operand = [&](int k) { return ba.at(i.operands[static_cast<std::size_t>(k)]); };
+  runtime::LibraryGemm gemm{i.name,    e.shape,      operand(e.lhs), operand(e.rhs),
+                            ba.at(&i), e.activation, std::nullopt};
+  if (e.bias >= 0) gemm.bias = operand(e.bias);
+  return gemm;
+}
+
+// The pipeline's options for `platform`, with no dumps.
+passes::PipelineOptions pipeline_options(Platform platform) {
+  passes::PipelineOptions options;
+  if (library_gemm_epilogues(platform))
+    options.gemm_epilogues = [platform](const Instruction& dot) {
+      return library_gemm(dot, platform);
+    };
+  return options;
 }
 
 // What one program's executable is built from besides its optimized HLO.
@@ -145,8 +168,7 @@ std::shared_ptr<const runtime::Executable> build_executable(const hlo::Computati
     ThunkKind kind = thunk_kind(*i, spec.device.platform());
     if (kind == ThunkKind::kNone) continue;
     if (kind == ThunkKind::kGemm) {
-      thunks.push_back(
-          backend->gemm_thunk(*i, ba.at(i->operands[0]), ba.at(i->operands[1]), ba.at(i)));
+      thunks.push_back(backend->gemm_thunk(library_gemm_of(*i, ba)));
       continue;
     }
     std::vector<runtime::Allocation> buffers = plan.buffers(i);
@@ -210,27 +232,20 @@ void add_ptx(const hlo::Computation& program, const std::string& name,
       for (const hlo::Computation* c : i->called) add_ptx(*c, name + "." + c->name(), options, out);
 }
 
-std::shared_ptr<hlo::Module> optimized_module(const LoweredProgram& lowered) {
-  std::shared_ptr<hlo::Module> module =
-      lower_jaxpr(lowered.jaxpr->jaxpr, lowered.name, lowered.jaxpr->consts);
-  passes::run_cpu_pipeline(*module, {});
-  return module;
-}
-
 // The passes, then the executable of the optimized module's entry, with dumps and analyses:
 // what compiling a jaxpr and compiling HLO share.
 CompiledProgram optimize_and_build(std::shared_ptr<hlo::Module> module, int id,
                                    const std::string& name, ExecutableSpec spec) {
   CompiledProgram out;
   auto t0 = std::chrono::steady_clock::now();
-  passes::PipelineOptions options;
+  passes::PipelineOptions options = pipeline_options(spec.device.platform());
   if (!config().dump_hlo_pass_re.empty() && !config().dump_to.empty()) {
     options.dump_pass_re = config().dump_hlo_pass_re;
     options.dump = [&](const std::string& pass, const std::string& text) {
       write_dump(id, name, "after_" + pass + ".txt", text);
     };
   }
-  passes::run_cpu_pipeline(*module, options);
+  passes::run_pipeline(*module, options);
   out.hlo_text = std::make_shared<LazyText>([module] { return hlo::to_string(*module); });
   out.optimize_ms = ms_since(t0);
   if (dump_enabled(DumpKind::kHlo))
@@ -262,6 +277,13 @@ std::vector<Array> CompiledProgram::operator()(const std::vector<Array>& args) c
   std::vector<Array> all = jaxpr->consts;
   all.insert(all.end(), args.begin(), args.end());
   return executable->execute(all);
+}
+
+std::shared_ptr<hlo::Module> optimized_module(const LoweredProgram& lowered, Platform platform) {
+  std::shared_ptr<hlo::Module> module =
+      lower_jaxpr(lowered.jaxpr->jaxpr, lowered.name, lowered.jaxpr->consts);
+  passes::run_pipeline(*module, pipeline_options(platform));
+  return module;
 }
 
 LoweredProgram lower_program(std::shared_ptr<const ClosedJaxprData> jaxpr,
@@ -312,7 +334,7 @@ CompiledProgram compile_module(std::shared_ptr<hlo::Module> module, const std::s
 std::vector<codegen::PtxModule> compile_ptx(const LoweredProgram& lowered,
                                             const codegen::GpuCompileOptions& options) {
   std::vector<codegen::PtxModule> out;
-  add_ptx(*optimized_module(lowered)->entry(), lowered.name, options, out);
+  add_ptx(*optimized_module(lowered, Platform::gpu)->entry(), lowered.name, options, out);
   return out;
 }
 

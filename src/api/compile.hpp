@@ -76,6 +76,9 @@ CompiledProgram compile_program(const LoweredProgram& lowered, const Device& dev
 CompiledProgram compile_module(std::shared_ptr<hlo::Module> module, const std::string& name,
                                const Device& device = {});
 
+// The optimized HLO `lowered` compiles from on `platform`.
+std::shared_ptr<hlo::Module> optimized_module(const LoweredProgram& lowered, Platform platform);
+
 // The PTX of every kernel `lowered` compiles to on the GPU, the entry program's module first,
 // then one per program a while or conditional calls: made without a GPU (tests, inspection).
 std::vector<codegen::PtxModule> compile_ptx(const LoweredProgram& lowered,

@@ -26,7 +26,7 @@ class JitState : public std::enable_shared_from_this<JitState> {
   std::uint64_t static_mask = 0;
   std::optional<Device> device;
 
-  std::mutex mu;  // guards the caches and stats
+  std::mutex mu;                            // guards the caches and stats
   api::JitCache cache;                      // programs for the CPU
   std::map<int, api::JitCache> gpu_caches;  // by GPU id
   CacheInfo stats;
@@ -134,9 +134,8 @@ Device call_device(const JitState& st, const std::vector<Array>& leaves) {
     for (std::size_t k = 0; k < leaves.size(); ++k)
       if (leaves[k].impl()->committed && leaves[k].impl()->device() != *st.device)
         throw ValueError(st.trace_name + " runs on " + st.device->str() + ", but argument " +
-                         std::to_string(k) + " (" + leaves[k].aval().str() +
-                         ") is committed to " + leaves[k].impl()->device().str() +
-                         "; move it with jx::device_put");
+                         std::to_string(k) + " (" + leaves[k].aval().str() + ") is committed to " +
+                         leaves[k].impl()->device().str() + "; move it with jx::device_put");
   }
   return *st.device;
 }
@@ -193,10 +192,9 @@ api::JitCache::EntryPtr compile_miss(JitState& st, const CallArgs& ca, const Mis
   if (cfg.log_compiles) {
     double total = trace_ms + lowered.lower_ms + compiled->optimize_ms + compiled->codegen_ms;
     log("jx: compiled " + st.program_name + " for " + api::signature_str(entry->sig) +
-        (device == Device{} ? "" : " on " + device.str()) + " in " +
-        fmt_ms(total) + " ms [trace " + fmt_ms(trace_ms) + ", lower " + fmt_ms(lowered.lower_ms) +
-        ", optimize " + fmt_ms(compiled->optimize_ms) + ", codegen " +
-        fmt_ms(compiled->codegen_ms) + "]");
+        (device == Device{} ? "" : " on " + device.str()) + " in " + fmt_ms(total) + " ms [trace " +
+        fmt_ms(trace_ms) + ", lower " + fmt_ms(lowered.lower_ms) + ", optimize " +
+        fmt_ms(compiled->optimize_ms) + ", codegen " + fmt_ms(compiled->codegen_ms) + "]");
   }
   std::lock_guard lock(st.mu);
   return st.cache_for(device).insert(std::move(entry), cfg.cache_capacity);
@@ -312,7 +310,8 @@ CacheInfo cache_info(const JitState& state) {
   std::lock_guard lock(st.mu);
   CacheInfo info = st.stats;
   info.entries = static_cast<std::int64_t>(st.cache.size());
-  for (const auto& [id, cache] : st.gpu_caches) info.entries += static_cast<std::int64_t>(cache.size());
+  for (const auto& [id, cache] : st.gpu_caches)
+    info.entries += static_cast<std::int64_t>(cache.size());
   return info;
 }
 

@@ -1,5 +1,6 @@
 // A dot read as a (batched) matrix product: the form both the BLAS thunk and the CPU backend's
-// blocked kernel take.
+// blocked kernel take; and a dense layer's activation(x · w + b) read as one GEMM with an
+// epilogue, the form cuBLASLt takes.
 #pragma once
 
 #include <cstdint>
@@ -23,5 +24,33 @@ struct GemmShape {
 // with leading batch dims in order and each operand's contracting dim among its last two (a
 // transposed operand is fine).
 std::optional<GemmShape> as_gemm(const Instruction& dot);
+
+// GELU is the tanh form (jx::nn::gelu's default), as cuBLASLt's epilogue computes it.
+enum class GemmActivation { kNone, kRelu, kGelu };
+
+// What an elementwise computation makes of a matrix product's value: activation(value + bias).
+// `bias`, when there is one, is the vector broadcast along the product's last dim.
+struct EpilogueMatch {
+  GemmActivation activation = GemmActivation::kNone;
+  const Instruction* bias = nullptr;
+};
+
+// Whether `root` computes activation(value + bias) (not `value` alone) from `value`, a rank-2
+// array: value + broadcast(b) with b a vector along the last dim; relu as jx::nn::relu writes it
+// (where(x <= 0, 0, x)) or as maximum(x, 0); gelu's tanh form with any grouping of its sums and
+// products. Constants match to float32 precision.
+std::optional<EpilogueMatch> match_epilogue(const Instruction& root, const Instruction& value);
+
+// Whether `dot` is a product cuBLASLt applies epilogues to here: float32 matrices, no batch.
+bool fits_gemm_epilogue(const Instruction& dot);
+
+// A fusion computing activation(lhs · rhs + bias) from a float32 matrix product of two of its
+// parameters (no batch dims), a bias parameter or none: what one cuBLASLt call computes.
+struct GemmEpilogue {
+  GemmShape shape;
+  GemmActivation activation = GemmActivation::kNone;
+  int lhs = 0, rhs = 1, bias = -1;  // the fusion's operands (bias -1: none)
+};
+std::optional<GemmEpilogue> as_gemm_epilogue(const Instruction& fusion);
 
 }  // namespace jx::hlo

@@ -1,4 +1,4 @@
-// PassPipeline (verify between passes, dump after matching ones) and THE CPU pipeline.
+// PassPipeline (verify between passes, dump after matching ones) and THE pipeline.
 #include "passes/pipeline.hpp"
 
 #include <optional>
@@ -9,6 +9,7 @@
 #include "passes/cse.hpp"
 #include "passes/dce.hpp"
 #include "passes/fusion/fusion_merger.hpp"
+#include "passes/fusion/gemm_epilogue_fusion.hpp"
 #include "passes/fusion/horizontal_fusion.hpp"
 #include "passes/fusion/instruction_fusion.hpp"
 #include "passes/fusion/multi_output_fusion.hpp"
@@ -54,7 +55,7 @@ bool PassPipeline::run(hlo::Module& module) {
 }
 
 // Read top to bottom: each stage is one pipeline.
-void run_cpu_pipeline(hlo::Module& module, const PipelineOptions& options) {
+void run_pipeline(hlo::Module& module, const PipelineOptions& options) {
   // Simplification, to a fixed point: each pass can expose work for the others (a folded
   // constant enables a simplification, which leaves duplicates for CSE and dead code for DCE).
   PassPipeline simplify("simplification", options);
@@ -71,6 +72,7 @@ void run_cpu_pipeline(hlo::Module& module, const PipelineOptions& options) {
   fuse.add<SplatConstants>();
   fuse.add<InstructionFusion>();
   fuse.add<FusionMerger>();
+  if (options.gemm_epilogues) fuse.add<GemmEpilogueFusion>(options.gemm_epilogues);
   fuse.add<MultiOutputFusion>();
   fuse.add<HorizontalFusion>();
   fuse.add<Dce>();

@@ -1,5 +1,6 @@
 // PassPipeline runs passes in order, verifying between them and dumping after the ones a regex
-// names; run_cpu_pipeline is THE optimization pipeline for the CPU backend.
+// names; run_pipeline is THE optimization pipeline, the same for every backend but for what
+// PipelineOptions says a backend's libraries can do.
 #pragma once
 
 #include <functional>
@@ -7,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "hlo/ir.hpp"
 #include "passes/pass.hpp"
 
 namespace jx::passes {
@@ -29,6 +31,9 @@ struct PipelineOptions {
   std::string dump_pass_re = ".*";       // which passes `dump` sees (std::regex_search)
   DumpFn dump;                           // none: no dumps
   int max_iterations = 4;                // of the simplification fixed-point loop
+  // Set for a backend whose GEMM library applies epilogues: which dots it runs as library
+  // calls. Each such dot then takes in its bias and activation (GemmEpilogueFusion).
+  std::function<bool(const hlo::Instruction&)> gemm_epilogues;
 };
 
 class PassPipeline {
@@ -55,7 +60,7 @@ class PassPipeline {
   std::vector<std::unique_ptr<Pass>> passes_;
 };
 
-// The CPU pipeline: simplification to a fixed point (at most options.max_iterations rounds).
-void run_cpu_pipeline(hlo::Module& module, const PipelineOptions& options = {});
+// Simplification to a fixed point (at most options.max_iterations rounds), then fusion.
+void run_pipeline(hlo::Module& module, const PipelineOptions& options = {});
 
 }  // namespace jx::passes

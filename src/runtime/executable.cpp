@@ -90,8 +90,8 @@ Executable::Executable(std::vector<std::unique_ptr<Thunk>> thunks, std::int64_t 
     device_constants_.push_back(device_->allocate(host.nbytes()));
     device_->write(device_constants_.back()->data(), host.data(), host.nbytes());
   }
-  replayable_ = std::none_of(thunks_.begin(), thunks_.end(),
-                             [](const auto& t) { return t->reads_back(); });
+  replayable_ =
+      std::none_of(thunks_.begin(), thunks_.end(), [](const auto& t) { return t->reads_back(); });
 }
 
 void Executable::run_thunks(Scratch& scratch) const {
@@ -146,13 +146,13 @@ void Executable::execute_on_device(const std::vector<Array>& args, Scratch& scra
     for (auto [arg, out] : donations_) {
       if (out != static_cast<int>(k)) continue;
       const detail::ArrayImpl& donor = impl_of(args[static_cast<std::size_t>(arg)]);
-      if (donor.storage && donor.device() == device_->device() &&
-          donor.storage.use_count() == 1) {
+      if (donor.storage && donor.device() == device_->device() && donor.storage.use_count() == 1) {
         storage = donor.storage;
         args[static_cast<std::size_t>(arg)].impl()->storage.reset();  // the argument is deleted
       }
     }
-    if (!storage) storage = device_->allocate(static_cast<std::size_t>(aval.size()) * itemsize(aval.dtype));
+    if (!storage)
+      storage = device_->allocate(static_cast<std::size_t>(aval.size()) * itemsize(aval.dtype));
     ctx.outputs.push_back(storage->data());
     outs.push_back(make_device_array(aval, std::move(storage)));
   }

@@ -33,7 +33,7 @@ class Executable {
   const std::vector<ShapedArray>& in_avals() const { return in_avals_; }
   const std::vector<ShapedArray>& out_avals() const { return out_avals_; }
   std::int64_t arena_bytes() const { return arena_bytes_; }
-  std::string thunk_sequence() const;  // one thunk per line
+  std::string thunk_sequence() const;                            // one thunk per line
   const DeviceRuntime* device() const { return device_.get(); }  // null: the host
   std::size_t num_thunks() const { return thunks_.size(); }
 

@@ -103,7 +103,7 @@ class Pool {
     }
   }
 
-  std::mutex mutex_;  // one job at a time
+  std::mutex mutex_;          // one job at a time
   std::int64_t threads_ = 1;  // at most 2^16 - 1 chunks fit a claim
   // The job: written by the caller before it publishes the job's number, read after a claim.
   const RowFn* fn_ = nullptr;

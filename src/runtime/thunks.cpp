@@ -2,6 +2,7 @@
 
 #include <cblas.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "core/sort_rows.hpp"
@@ -48,11 +49,45 @@ std::string KernelThunk::str() const {
   return s + ")" + (rows_ > 1 ? " rows=" + std::to_string(rows_) + " parallel" : "");
 }
 
+namespace {
+
+// out = activation(out + bias), the bias along the last dim; gelu in its tanh form.
+template <class T>
+void apply_epilogue(T* out, const T* bias, hlo::GemmActivation activation, std::int64_t rows,
+                    std::int64_t cols) {
+  const T sqrt_2_over_pi = static_cast<T>(0.7978845608028654);
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t c = 0; c < cols; ++c) {
+      T& v = out[r * cols + c];
+      if (bias) v += bias[c];
+      if (activation == hlo::GemmActivation::kRelu)
+        v = v <= 0 ? T(0) : v;
+      else if (activation == hlo::GemmActivation::kGelu)
+        v = v * (T(0.5) * (T(1) + std::tanh(sqrt_2_over_pi * (v + T(0.044715) * v * v * v))));
+    }
+}
+
+}  // namespace
+
+std::string LibraryGemm::str() const {
+  const hlo::GemmShape& g = shape;
+  std::string s = name + "(" + lhs.str() + ", " + rhs.str() + ", " + out.str() + ") " +
+                  std::string(dtype_name(g.dtype)) + " batch=" + std::to_string(g.batch) +
+                  " m=" + std::to_string(g.m) + " n=" + std::to_string(g.n) +
+                  " k=" + std::to_string(g.k) + (g.transpose_lhs ? " lhs^T" : "") +
+                  (g.transpose_rhs ? " rhs^T" : "");
+  if (bias) s += " bias=" + bias->str();
+  if (activation == hlo::GemmActivation::kRelu) s += " relu";
+  if (activation == hlo::GemmActivation::kGelu) s += " gelu";
+  return s;
+}
+
 void GemmThunk::execute(const ExecutionContext& ctx) const {
-  const hlo::GemmShape& g = shape_;
-  auto* a = static_cast<std::byte*>(ctx.resolve(lhs_));
-  auto* b = static_cast<std::byte*>(ctx.resolve(rhs_));
-  auto* c = static_cast<std::byte*>(ctx.resolve(out_));
+  const hlo::GemmShape& g = gemm_.shape;
+  auto* a = static_cast<std::byte*>(ctx.resolve(gemm_.lhs));
+  auto* b = static_cast<std::byte*>(ctx.resolve(gemm_.rhs));
+  auto* c = static_cast<std::byte*>(ctx.resolve(gemm_.out));
+  const void* bias = gemm_.bias ? ctx.resolve(*gemm_.bias) : nullptr;
   auto ta = g.transpose_lhs ? CblasTrans : CblasNoTrans;
   auto tb = g.transpose_rhs ? CblasTrans : CblasNoTrans;
   auto lda = static_cast<int>(g.transpose_lhs ? g.m : g.k);
@@ -63,21 +98,20 @@ void GemmThunk::execute(const ExecutionContext& ctx) const {
     std::byte* ai = a + i * g.m * g.k * es;
     std::byte* bi = b + i * g.k * g.n * es;
     std::byte* ci = c + i * g.m * g.n * es;
-    if (g.dtype == float32)
+    if (g.dtype == float32) {
+      auto* out = reinterpret_cast<float*>(ci);
       cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, reinterpret_cast<float*>(ai), lda,
-                  reinterpret_cast<float*>(bi), ldb, 0.0f, reinterpret_cast<float*>(ci), n);
-    else
+                  reinterpret_cast<float*>(bi), ldb, 0.0f, out, n);
+      if (gemm_.has_epilogue())
+        apply_epilogue(out, static_cast<const float*>(bias), gemm_.activation, g.m, g.n);
+    } else {
+      auto* out = reinterpret_cast<double*>(ci);
       cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, reinterpret_cast<double*>(ai), lda,
-                  reinterpret_cast<double*>(bi), ldb, 0.0, reinterpret_cast<double*>(ci), n);
+                  reinterpret_cast<double*>(bi), ldb, 0.0, out, n);
+      if (gemm_.has_epilogue())
+        apply_epilogue(out, static_cast<const double*>(bias), gemm_.activation, g.m, g.n);
+    }
   }
-}
-
-std::string GemmThunk::str() const {
-  const hlo::GemmShape& g = shape_;
-  return "gemm " + name_ + "(" + lhs_.str() + ", " + rhs_.str() + ", " + out_.str() + ") " +
-         std::string(dtype_name(g.dtype)) + " batch=" + std::to_string(g.batch) +
-         " m=" + std::to_string(g.m) + " n=" + std::to_string(g.n) + " k=" + std::to_string(g.k) +
-         (g.transpose_lhs ? " lhs^T" : "") + (g.transpose_rhs ? " rhs^T" : "");
 }
 
 SortThunk::SortThunk(const hlo::Instruction& sort, std::vector<Allocation> operands,

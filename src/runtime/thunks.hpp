@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -90,17 +91,31 @@ class KernelThunk : public Thunk {
 };
 
 // A batched matrix product through BLAS.
+// A library GEMM: out = activation(op(lhs) · op(rhs) + bias) for each batch, row-major; the
+// bias, when there is one, holds one element per output column. What both the BLAS and the
+// cuBLAS thunks run.
+struct LibraryGemm {
+  std::string name;
+  hlo::GemmShape shape;
+  Allocation lhs, rhs, out;
+  hlo::GemmActivation activation = hlo::GemmActivation::kNone;
+  std::optional<Allocation> bias;
+
+  bool has_epilogue() const { return bias || activation != hlo::GemmActivation::kNone; }
+  // "name(lhs, rhs, out) f32 batch=1 m=.. n=.. k=..", then " lhs^T", " rhs^T", " bias=<buffer>"
+  // and " relu" or " gelu" where they apply.
+  std::string str() const;
+};
+
+// The GEMM through BLAS; an epilogue is a pass over the output after it.
 class GemmThunk : public Thunk {
  public:
-  GemmThunk(std::string name, hlo::GemmShape shape, Allocation lhs, Allocation rhs, Allocation out)
-      : name_(std::move(name)), shape_(shape), lhs_(lhs), rhs_(rhs), out_(out) {}
+  explicit GemmThunk(LibraryGemm gemm) : gemm_(std::move(gemm)) {}
   void execute(const ExecutionContext& ctx) const override;
-  std::string str() const override;
+  std::string str() const override { return "gemm " + gemm_.str(); }
 
  private:
-  std::string name_;
-  hlo::GemmShape shape_;
-  Allocation lhs_, rhs_, out_;
+  LibraryGemm gemm_;
 };
 
 // An HLO sort, run on the host with std::stable_sort per row: sorting is not a loop nest that

@@ -4,6 +4,10 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <jx/jx.hpp>
 
@@ -92,6 +96,32 @@ void check_transforms_agree(const Device& device) {
   check_close(hvp(device), hvp(cpu()), 1e-5);
 }
 
+// Dense layers whose bias and activation the GPU's GEMM library applies as it writes: one GEMM
+// thunk per layer, no kernel, and the CPU's results.
+void check_dense_epilogues(const Device& device) {
+  Array x = random::normal(random::key(5), {64, 96});
+  Array w = random::normal(random::key(6), {96, 48}) * 0.2f;
+  Array b = random::normal(random::key(7), {48});
+  std::vector<std::pair<std::string, std::function<Array(const Array&)>>> activations{
+      {"relu", nn::relu},
+      {"gelu", [](const Array& v) { return nn::gelu(v); }},
+      {"bias=", [](const Array& v) { return v; }}};
+  for (const auto& [name, act] : activations) {
+    INFO(name);
+    auto dense = [act](const Array& xs, const Array& ws, const Array& bs) {
+      return act(np::matmul(xs, ws) + bs);
+    };
+    auto on_device = jit(dense, {.device = device}).lower(x, w, b).compile();
+    std::string thunks = on_device.thunk_sequence();
+    INFO(thunks);
+    CHECK(thunks.find(" bias=param") != std::string::npos);
+    CHECK(thunks.find(name) != std::string::npos);
+    CHECK(thunks.find("kernel") == std::string::npos);
+    CHECK(thunks.find("launch") == std::string::npos);
+    check_close(on_device(x, w, b), jit(dense)(x, w, b), 1e-5);
+  }
+}
+
 TEST_CASE("device programs: a training step on a host-memory device agrees with the CPU",
           "[devices]") {
   HostGpus host_gpus;
@@ -104,6 +134,12 @@ TEST_CASE("device programs: vmap and grad on a host-memory device agree with the
   check_transforms_agree(Device{Platform::gpu, 7});
 }
 
+TEST_CASE("device programs: dense layers on a host-memory device are GEMMs with epilogues",
+          "[devices]") {
+  HostGpus host_gpus;
+  check_dense_epilogues(Device{Platform::gpu, 7});
+}
+
 // ctest reports these as skipped where there is no GPU (the output names the reason).
 TEST_CASE("device programs: a training step on the GPU agrees with the CPU", "[devices][gpu]") {
   JX_REQUIRE_GPU();
@@ -113,6 +149,12 @@ TEST_CASE("device programs: a training step on the GPU agrees with the CPU", "[d
 TEST_CASE("device programs: vmap and grad on the GPU agree with the CPU", "[devices][gpu]") {
   JX_REQUIRE_GPU();
   check_transforms_agree(gpu(0));
+}
+
+TEST_CASE("device programs: dense layers on the GPU are cuBLASLt GEMMs with epilogues",
+          "[devices][gpu]") {
+  JX_REQUIRE_GPU();
+  check_dense_epilogues(gpu(0));
 }
 
 }  // namespace

@@ -30,12 +30,9 @@ inline api::LoweredProgram lower(const trace::FlatFn& fn, const std::vector<Shap
   return api::lower_program(jaxpr, name);
 }
 
-// The optimized HLO a lowered program compiles from.
+// The optimized HLO a lowered program compiles from on the GPU.
 inline std::shared_ptr<hlo::Module> optimized(const api::LoweredProgram& lowered) {
-  std::shared_ptr<hlo::Module> module =
-      lower_jaxpr(lowered.jaxpr->jaxpr, lowered.name, lowered.jaxpr->consts);
-  passes::run_cpu_pipeline(*module);
-  return module;
+  return api::optimized_module(lowered, Platform::gpu);
 }
 
 // The first instruction of the module's entry computation with this opcode.

@@ -194,7 +194,7 @@ ENTRY %main.5 (x.6: f32[2,3]) -> (f32[2]{0}, s32[3,2]{1,0}) {
     CHECK(to_string(*parse_module(printed)) == printed);
     passes::PipelineOptions options;
     options.verify = true;
-    passes::run_cpu_pipeline(*m, options);
+    passes::run_pipeline(*m, options);
   }
   CHECK(parsed > 0);
   CHECK(verified > 0);

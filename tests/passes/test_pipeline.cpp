@@ -39,7 +39,7 @@ ENTRY %main.1 (x.2: f32[3]) -> f32[3] {
   options.verify = true;
   options.dump_pass_re = "^(cse|dce)$";
   options.dump = [&](const std::string& pass, const std::string&) { dumped.push_back(pass); };
-  run_cpu_pipeline(*module, options);
+  run_pipeline(*module, options);
   CHECK(hlo::to_string(*module) ==
         R"(HloModule jit_f, entry_computation_layout={(f32[3]{0})->f32[3]{0}}
 

@@ -73,12 +73,12 @@ TEST_CASE("cublas_lt: the installed cuBLASLt has every declared entry point", "[
 }
 
 TEST_CASE("lt_epilogue: an activation and a bias make one epilogue", "[cuda]") {
-  CHECK(lt_epilogue(Activation::kNone, false) == CUBLASLT_EPILOGUE_DEFAULT);
-  CHECK(lt_epilogue(Activation::kNone, true) == CUBLASLT_EPILOGUE_BIAS);
-  CHECK(lt_epilogue(Activation::kRelu, false) == CUBLASLT_EPILOGUE_RELU);
-  CHECK(lt_epilogue(Activation::kRelu, true) == CUBLASLT_EPILOGUE_RELU_BIAS);
-  CHECK(lt_epilogue(Activation::kGelu, false) == CUBLASLT_EPILOGUE_GELU);
-  CHECK(lt_epilogue(Activation::kGelu, true) == CUBLASLT_EPILOGUE_GELU_BIAS);
+  CHECK(lt_epilogue(GemmActivation::kNone, false) == CUBLASLT_EPILOGUE_DEFAULT);
+  CHECK(lt_epilogue(GemmActivation::kNone, true) == CUBLASLT_EPILOGUE_BIAS);
+  CHECK(lt_epilogue(GemmActivation::kRelu, false) == CUBLASLT_EPILOGUE_RELU);
+  CHECK(lt_epilogue(GemmActivation::kRelu, true) == CUBLASLT_EPILOGUE_RELU_BIAS);
+  CHECK(lt_epilogue(GemmActivation::kGelu, false) == CUBLASLT_EPILOGUE_GELU);
+  CHECK(lt_epilogue(GemmActivation::kGelu, true) == CUBLASLT_EPILOGUE_GELU_BIAS);
 }
 
 }  // namespace

@@ -158,14 +158,14 @@ TEST_CASE("GpuContext::gemm_epilogue adds the bias per column, then the activati
     return buffer;
   };
   DeviceBuffer x = upload(lhs), y = upload(rhs), b = upload(bias), out(0, product.size() * 4);
-  for (Activation act : {Activation::kNone, Activation::kRelu, Activation::kGelu}) {
+  for (GemmActivation act : {GemmActivation::kNone, GemmActivation::kRelu, GemmActivation::kGelu}) {
     gpu.gemm_epilogue(s, x.data(), y.data(), out.data(), act, b.data());
     std::vector<float> got(product.size());
     gpu.copy_to_host(got.data(), out.data(), out.bytes());
     for (std::size_t i = 0; i < got.size(); ++i) {
       double v = product[i] + bias[i % 5];
-      if (act == Activation::kRelu) v = std::max(v, 0.0);
-      if (act == Activation::kGelu)
+      if (act == GemmActivation::kRelu) v = std::max(v, 0.0);
+      if (act == GemmActivation::kGelu)
         v = 0.5 * v * (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
       CHECK(got[i] == Approx(v).margin(1e-5));
     }

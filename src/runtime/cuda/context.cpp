@@ -220,7 +220,7 @@ void GpuContext::gemm(const hlo::GemmShape& shape, const void* lhs, const void* 
 }
 
 void GpuContext::gemm_epilogue(const hlo::GemmShape& shape, const void* lhs, const void* rhs,
-                               void* out, Activation activation, const void* bias) {
+                               void* out, GemmActivation activation, const void* bias) {
   if (shape.batch == 0 || shape.m == 0 || shape.n == 0) return;
   make_current();
   if (shape.k == 0) {

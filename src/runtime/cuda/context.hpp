@@ -12,10 +12,6 @@
 #include "runtime/cuda/cublas_lt.hpp"
 #include "runtime/cuda/driver_api.hpp"
 
-namespace jx::hlo {
-struct GemmShape;
-}  // namespace jx::hlo
-
 namespace jx::runtime::cuda {
 
 struct Dim3 {
@@ -66,7 +62,7 @@ class GpuContext {
   // out[b] = activation(op(lhs[b]) · op(rhs[b]) + bias) in one kernel (cuBLASLt; see gemm_lt).
   // Throws cuBLASLt's "unavailable" error where it is missing.
   void gemm_epilogue(const hlo::GemmShape& shape, const void* lhs, const void* rhs, void* out,
-                     Activation activation, const void* bias);
+                     GemmActivation activation, const void* bias);
 
   // Records what is enqueued between begin_capture and end_capture as a CUDA graph, instead of
   // running it; replay runs it again. The graph holds the device addresses it was captured with:

@@ -75,13 +75,13 @@ const CublasLtApi& cublas_lt() {
 
 bool has_cublas_lt() { return std::holds_alternative<CublasLtApi>(loaded()); }
 
-cublasLtEpilogue_t lt_epilogue(Activation activation, bool bias) {
+cublasLtEpilogue_t lt_epilogue(GemmActivation activation, bool bias) {
   switch (activation) {
-    case Activation::kNone:
+    case GemmActivation::kNone:
       return bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
-    case Activation::kRelu:
+    case GemmActivation::kRelu:
       return bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
-    case Activation::kGelu:
+    case GemmActivation::kGelu:
       return bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
   }
   JX_CHECK(false, "unknown activation");
@@ -101,8 +101,9 @@ void check(const CublasLtApi& api, cublasStatus_t status, const char* what) {
 // mapping). The bias is added to each row of the column-major result: a row of it is a
 // column of the row-major output, hence one bias element per output column.
 void gemm_lt(const CublasLtApi& api, cublasLtHandle_t handle, cudaStream_t stream,
-             const hlo::GemmShape& shape, Activation activation, const void* bias, const void* lhs,
-             const void* rhs, void* out, void* workspace, std::size_t workspace_bytes) {
+             const hlo::GemmShape& shape, GemmActivation activation, const void* bias,
+             const void* lhs, const void* rhs, void* out, void* workspace,
+             std::size_t workspace_bytes) {
   if (shape.batch == 0 || shape.m == 0 || shape.n == 0) return;
   JX_CHECK(shape.k > 0, "an empty contraction is the caller's");
   if (shape.dtype != float32 && shape.dtype != float64)

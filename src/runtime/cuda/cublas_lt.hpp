@@ -6,11 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "hlo/gemm.hpp"
 #include "runtime/cuda/cublas_api.hpp"
-
-namespace jx::hlo {
-struct GemmShape;
-}  // namespace jx::hlo
 
 namespace jx::runtime::cuda {
 
@@ -26,10 +23,10 @@ const CublasLtApi& cublas_lt();
 bool has_cublas_lt();
 
 // GELU is the tanh approximation, jax.nn.gelu's default.
-enum class Activation { kNone, kRelu, kGelu };
+using hlo::GemmActivation;
 
 // The epilogue applying `activation` after adding a bias (when there is one).
-cublasLtEpilogue_t lt_epilogue(Activation activation, bool bias);
+cublasLtEpilogue_t lt_epilogue(GemmActivation activation, bool bias);
 
 // As describe(CublasApi, status), with cuBLASLt's names.
 std::string describe(const CublasLtApi& api, cublasStatus_t status);
@@ -42,7 +39,8 @@ void check(const CublasLtApi& api, cublasStatus_t status, const char* what);
 // and batch. Nothing is enqueued for an empty output; an empty contraction (k == 0) is the
 // caller's. Throws jx::Error when cuBLASLt has no algorithm for the problem.
 void gemm_lt(const CublasLtApi& api, cublasLtHandle_t handle, cudaStream_t stream,
-             const hlo::GemmShape& shape, Activation activation, const void* bias, const void* lhs,
-             const void* rhs, void* out, void* workspace, std::size_t workspace_bytes);
+             const hlo::GemmShape& shape, GemmActivation activation, const void* bias,
+             const void* lhs, const void* rhs, void* out, void* workspace,
+             std::size_t workspace_bytes);
 
 }  // namespace jx::runtime::cuda

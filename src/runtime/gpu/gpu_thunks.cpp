@@ -27,15 +27,13 @@ std::string GpuKernelThunk::str() const {
 }
 
 void CublasGemmThunk::execute(const ExecutionContext& ctx) const {
-  context_.gemm(shape_, ctx.resolve(lhs_), ctx.resolve(rhs_), ctx.resolve(out_));
-}
-
-std::string CublasGemmThunk::str() const {
-  const hlo::GemmShape& g = shape_;
-  return "cublas gemm " + name_ + "(" + lhs_.str() + ", " + rhs_.str() + ", " + out_.str() +
-         ") " + std::string(dtype_name(g.dtype)) + " batch=" + std::to_string(g.batch) +
-         " m=" + std::to_string(g.m) + " n=" + std::to_string(g.n) + " k=" + std::to_string(g.k) +
-         (g.transpose_lhs ? " lhs^T" : "") + (g.transpose_rhs ? " rhs^T" : "");
+  const LibraryGemm& g = gemm_;
+  void* lhs = ctx.resolve(g.lhs);
+  void* rhs = ctx.resolve(g.rhs);
+  void* out = ctx.resolve(g.out);
+  if (!g.has_epilogue()) return context_.gemm(g.shape, lhs, rhs, out);
+  context_.gemm_epilogue(g.shape, lhs, rhs, out, g.activation,
+                         g.bias ? ctx.resolve(*g.bias) : nullptr);
 }
 
 }  // namespace jx::runtime::gpu

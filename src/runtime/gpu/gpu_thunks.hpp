@@ -36,19 +36,17 @@ class GpuKernelThunk : public Thunk {
   std::vector<Allocation> buffers_;
 };
 
+// The GEMM through cuBLAS, or cuBLASLt when it has an epilogue.
 class CublasGemmThunk : public Thunk {
  public:
-  CublasGemmThunk(cuda::GpuContext& context, std::string name, hlo::GemmShape shape,
-                  Allocation lhs, Allocation rhs, Allocation out)
-      : context_(context), name_(std::move(name)), shape_(shape), lhs_(lhs), rhs_(rhs), out_(out) {}
+  CublasGemmThunk(cuda::GpuContext& context, LibraryGemm gemm)
+      : context_(context), gemm_(std::move(gemm)) {}
   void execute(const ExecutionContext& ctx) const override;
-  std::string str() const override;
+  std::string str() const override { return "cublas gemm " + gemm_.str(); }
 
  private:
   cuda::GpuContext& context_;
-  std::string name_;
-  hlo::GemmShape shape_;
-  Allocation lhs_, rhs_, out_;
+  LibraryGemm gemm_;
 };
 
 }  // namespace jx::runtime::gpu
