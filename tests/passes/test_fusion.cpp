@@ -353,6 +353,34 @@ ENTRY %main.1 (x.2: f32[8]) -> (f32[8]{0}, f32[8]{0}, f32[8]{0}, f32[8]{0}, f32[
   CHECK(count_op(*m, "negate") == 5);
 }
 
+TEST_CASE("instruction fusion: a broadcast scalar constant joins every user, however many",
+          "[passes][fusion]") {
+  // relu's zeros, read by five kernels: each reads an immediate, and no array of zeros is left.
+  auto m = fused<InstructionFusion>(
+      R"(HloModule m, entry_computation_layout={(f32[8]{0})->(f32[8]{0}, f32[8]{0}, f32[8]{0}, f32[8]{0}, f32[8]{0})}
+
+ENTRY %main.1 (x.2: f32[8]) -> (f32[8]{0}, f32[8]{0}, f32[8]{0}, f32[8]{0}, f32[8]{0}) {
+  %x.2 = f32[8]{0} parameter(0)
+  %c.3 = f32[] constant(0)
+  %z.4 = f32[8]{0} broadcast(f32[] %c.3), dimensions={}
+  %u.5 = f32[8]{0} maximum(f32[8]{0} %x.2, f32[8]{0} %z.4)
+  %u.6 = f32[8]{0} minimum(f32[8]{0} %x.2, f32[8]{0} %z.4)
+  %u.7 = f32[8]{0} add(f32[8]{0} %x.2, f32[8]{0} %z.4)
+  %u.8 = f32[8]{0} multiply(f32[8]{0} %x.2, f32[8]{0} %z.4)
+  %u.9 = f32[8]{0} subtract(f32[8]{0} %x.2, f32[8]{0} %z.4)
+  ROOT %t.10 = (f32[8]{0}, f32[8]{0}, f32[8]{0}, f32[8]{0}, f32[8]{0}) tuple(f32[8]{0} %u.5, f32[8]{0} %u.6, f32[8]{0} %u.7, f32[8]{0} %u.8, f32[8]{0} %u.9)
+}
+)");
+  std::vector<Instruction*> fusions = entry_fusions(*m);
+  CHECK(fusions.size() == 5);
+  for (const Instruction* f : fusions) {
+    CHECK(has(ops_of(*f), "broadcast"));
+    CHECK(f->operands == std::vector<Instruction*>{find(*m, "x.2")});
+  }
+  for (const Instruction* i : m->entry()->instructions())
+    CHECK(i->opcode != Opcode::kBroadcast);
+}
+
 TEST_CASE("instruction fusion: duplicated cheap producers die; an expensive one is not copied",
           "[passes][fusion]") {
   // negate (two users) goes into both kernels and disappears; exp (two users) stays one

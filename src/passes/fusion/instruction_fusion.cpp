@@ -134,6 +134,12 @@ bool can_join(const Instruction& p) {
   return hlo::has_trait(p.opcode, hlo::kFusible) || fusion::is_loop_op(p.opcode);
 }
 
+// A scalar constant, or a broadcast of one: a kernel reading it reads an immediate.
+bool is_immediate(const Instruction& i) {
+  const Instruction& c = i.opcode == Opcode::kBroadcast ? *i.operands[0] : i;
+  return c.opcode == Opcode::kConstant && c.shape.rank() == 0;
+}
+
 // Grows the group rooted at `root`: candidates are taken latest first, so all of a candidate's
 // users inside the group are known when it is judged.
 class GroupBuilder {
@@ -186,7 +192,8 @@ class GroupBuilder {
     if (fusion::is_loop_op(p->opcode) && (a->reused || (!a->loops && a->uses > 1))) return;
     if (fusion::is_expensive(p->opcode) && a->reused) return;
     if (!all_users_inside) {
-      if (fusion::is_expensive(p->opcode) || duplicates_[p] >= InstructionFusion::kMaxDuplication)
+      if (fusion::is_expensive(p->opcode) ||
+          (duplicates_[p] >= InstructionFusion::kMaxDuplication && !is_immediate(*p)))
         return;
       ++duplicates_[p];
       g.duplicated.insert(p);

@@ -9,7 +9,8 @@
 //   - their values are not recomputed by the group beyond what is cheap: an expensive op
 //     (exp, divide, ...) or loop op never sits behind a broadcast that repeats its elements;
 //   - all their users are in the group, or they are cheap (no expensive op) and are then
-//     duplicated into at most kMaxDuplication groups, keeping the original for other users.
+//     duplicated into at most kMaxDuplication groups, keeping the original for other users;
+//     a scalar constant and its broadcasts are immediates, duplicated into every group.
 // Dots never join: large ones are BLAS calls whose epilogues become their own loop fusion.
 #pragma once
 
