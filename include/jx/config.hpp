@@ -24,9 +24,9 @@ struct Config {
   bool debug_nans = false;            // --debug_nans: a NaN in a jitted output throws jx::Error
   bool disable_jit = false;           // --disable_jit: jitted functions run eagerly
   int cache_capacity = 64;            // --cache_capacity=N: entries per jitted function (LRU)
-  // --gpu_graphs: a GPU program whose thunks only enqueue work is recorded as a CUDA graph on
-  // its first run with a given set of buffers and replayed on later runs with the same buffers:
-  // one launch instead of one per thunk.
+  // --gpu_graphs: a GPU program whose thunks only enqueue work is recorded as a CUDA graph the
+  // second time it runs with a given set of buffers and replayed on later runs with the same
+  // buffers: one launch instead of one per thunk.
   bool gpu_graphs = false;
   // --cpu_parallel_min_bytes=N: a CPU kernel reading and writing fewer bytes runs on the calling
   // thread; larger ones split their rows over all cores. Read when a function compiles. The
