@@ -25,6 +25,18 @@ llvm::MDNode* no_unroll(llvm::LLVMContext& ctx) {
   return id;
 }
 
+llvm::GlobalVariable* module_array(llvm::Module& module, llvm::ArrayType* array,
+                                   const std::string& name, bool zeroed, unsigned address_space) {
+  llvm::Constant* init = zeroed
+                             ? static_cast<llvm::Constant*>(llvm::ConstantAggregateZero::get(array))
+                             : llvm::UndefValue::get(array);
+  auto* g = new llvm::GlobalVariable(module, array, /*isConstant=*/false,
+                                     llvm::GlobalValue::InternalLinkage, init, name, nullptr,
+                                     llvm::GlobalValue::NotThreadLocal, address_space);
+  g->setAlignment(llvm::Align(8));
+  return g;
+}
+
 }  // namespace
 
 llvm::Value* thread_id(ElementalEmitter& em) {
@@ -64,25 +76,13 @@ llvm::Value* shuffle_down(ElementalEmitter& em, llvm::Value* v, int offset) {
 
 llvm::GlobalVariable* shared_array(llvm::Module& module, llvm::Type* type, std::uint64_t count,
                                    const std::string& name) {
-  auto* array = llvm::ArrayType::get(type, count);
   // Shared memory cannot be initialized: its initial value is undefined.
-  auto* g = new llvm::GlobalVariable(module, array, /*isConstant=*/false,
-                                     llvm::GlobalValue::InternalLinkage,
-                                     llvm::UndefValue::get(array), name, nullptr,
-                                     llvm::GlobalValue::NotThreadLocal, kSharedAddressSpace);
-  g->setAlignment(llvm::Align(8));
-  return g;
+  return module_array(module, llvm::ArrayType::get(type, count), name, false, kSharedAddressSpace);
 }
 
 llvm::GlobalVariable* global_array(llvm::Module& module, llvm::Type* type, std::uint64_t count,
                                    const std::string& name) {
-  auto* array = llvm::ArrayType::get(type, count);
-  auto* g = new llvm::GlobalVariable(module, array, /*isConstant=*/false,
-                                     llvm::GlobalValue::InternalLinkage,
-                                     llvm::ConstantAggregateZero::get(array), name, nullptr,
-                                     llvm::GlobalValue::NotThreadLocal, kGlobalAddressSpace);
-  g->setAlignment(llvm::Align(8));
-  return g;
+  return module_array(module, llvm::ArrayType::get(type, count), name, true, kGlobalAddressSpace);
 }
 
 llvm::Value* array_element(ElementalEmitter& em, llvm::GlobalVariable* array, llvm::Value* index) {
