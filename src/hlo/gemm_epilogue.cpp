@@ -7,7 +7,6 @@
 #include <numbers>
 #include <unordered_set>
 
-#include "core/array_impl.hpp"
 #include "hlo/gemm.hpp"
 
 namespace jx::hlo {
@@ -15,19 +14,10 @@ namespace {
 
 using Pattern = std::function<bool(const Instruction*)>;
 
-// The value every element of `i` has, when it is a constant or a broadcast of one.
-std::optional<double> splat_of(const Instruction* i) {
-  if (i->opcode == Opcode::kBroadcast) i = i->operands[0];
-  if (i->opcode != Opcode::kConstant || i->literal->size() == 0) return std::nullopt;
-  std::optional<Array> v = splat_value(*i->literal);
-  if (!v) return std::nullopt;
-  return v->to_vector<double>()[0];
-}
-
 // A constant equal to `value` as float32 rounds it (a relative 1e-6).
 Pattern constant(double value) {
   return [value](const Instruction* i) {
-    std::optional<double> v = splat_of(i);
+    std::optional<double> v = splat(i);
     return v && std::abs(*v - value) <= 1e-6 * std::abs(value);
   };
 }

@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/array_impl.hpp"
 #include "support/check.hpp"
 #include "support/format.hpp"
 
@@ -30,12 +31,18 @@ std::optional<Opcode> opcode_from_name(std::string_view name) {
 
 std::string_view hlo_type_name(DType d) {
   switch (d) {
-    case bool_: return "pred";
-    case int32: return "s32";
-    case int64: return "s64";
-    case uint32: return "u32";
-    case float32: return "f32";
-    case float64: return "f64";
+    case bool_:
+      return "pred";
+    case int32:
+      return "s32";
+    case int64:
+      return "s64";
+    case uint32:
+      return "u32";
+    case float32:
+      return "f32";
+    case float64:
+      return "f64";
   }
   return "?";
 }
@@ -63,8 +70,10 @@ std::string HloShape::str() const {
 void Attrs::set(const std::string& name, AttrValue value) {
   auto it = std::lower_bound(entries_.begin(), entries_.end(), name,
                              [](const auto& e, const std::string& n) { return e.first < n; });
-  if (it != entries_.end() && it->first == name) it->second = std::move(value);
-  else entries_.insert(it, {name, std::move(value)});
+  if (it != entries_.end() && it->first == name)
+    it->second = std::move(value);
+  else
+    entries_.insert(it, {name, std::move(value)});
 }
 
 bool Attrs::has(const std::string& name) const {
@@ -191,6 +200,14 @@ std::vector<Computation*> program_computations(const Module& module) {
   };
   visit(module.entry());
   return out;
+}
+
+std::optional<double> splat(const Instruction* i) {
+  if (i->opcode == Opcode::kBroadcast) i = i->operands[0];
+  if (i->opcode != Opcode::kConstant || i->literal->size() == 0) return std::nullopt;
+  std::optional<Array> v = splat_value(*i->literal);
+  if (!v) return std::nullopt;
+  return v->to_vector<double>()[0];
 }
 
 }  // namespace jx::hlo

@@ -78,7 +78,7 @@ struct Instruction {
   std::vector<Computation*> called;  // to_apply of reduce; bodies of fusions and loops
   std::optional<Array> literal;      // kConstant: a concrete array of this shape
   std::int64_t parameter_number = -1;
-  std::string name;                  // unique in its module, e.g. "add.3"
+  std::string name;  // unique in its module, e.g. "add.3"
 };
 
 class Module;
@@ -123,7 +123,7 @@ class Module {
   Computation* entry() const { return entry_; }
   std::vector<Computation*> computations() const;
   void remove_computation(Computation* computation);  // not the entry
-  std::string unique_name(std::string_view hint);  // "add" → "add.7"
+  std::string unique_name(std::string_view hint);     // "add" → "add.7"
   // Keeps later unique names clear of a name read from text: after "add.12", ids start at 13.
   void reserve_name(std::string_view name);
 
@@ -133,6 +133,10 @@ class Module {
   Computation* entry_ = nullptr;
   int next_id_ = 1;
 };
+
+// The value every element of `i` has, when `i` is a constant (or a broadcast of one) whose
+// elements all have the same bits; as a double, so the sign of a zero survives.
+std::optional<double> splat(const Instruction* i);
 
 // The computations that run as programs of their own: the entry and, transitively, those a
 // while or conditional calls (not fusion bodies or reduce combiners). Fusion passes and the

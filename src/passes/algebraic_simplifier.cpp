@@ -4,11 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <optional>
 #include <unordered_map>
 
-#include "core/array_impl.hpp"
 #include "hlo/builder.hpp"
 #include "hlo/evaluator.hpp"
 #include "passes/constant_folding.hpp"
@@ -20,18 +18,7 @@ using hlo::Instruction;
 using hlo::Opcode;
 using Ints = std::vector<std::int64_t>;
 
-// The value every element of `i` has, when `i` is a constant (or a broadcast of one) whose
-// elements are all the same bits; as a double, so the sign of a zero survives.
-std::optional<double> splat(const Instruction* i) {
-  if (i->opcode == Opcode::kBroadcast) i = i->operands[0];
-  if (i->opcode != Opcode::kConstant || i->literal->size() == 0) return std::nullopt;
-  const Buffer& b = concrete_buffer(*i->literal, "algebraic simplifier");
-  std::size_t w = itemsize(i->literal->dtype());
-  const char* p = static_cast<const char*>(b.data());
-  for (std::size_t k = w; k < b.nbytes(); k += w)
-    if (std::memcmp(p, p + k, w) != 0) return std::nullopt;
-  return i->literal->to_vector<double>()[0];
-}
+using hlo::splat;
 
 bool is_one(const Instruction* i) { return splat(i) == 1.0; }
 // A zero that is an identity of addition: -0.0 for floats (x + -0.0 == x for every x, -0.0
