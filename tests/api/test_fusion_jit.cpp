@@ -271,6 +271,50 @@ TEST_CASE("fused jit: x / sum(x, axis 0) keeps the column sum a kernel of its ow
   }
 }
 
+TEST_CASE("fused jit: bias gradients (column sums of a relu mask) match loops, on every thread",
+          "[jit][fusion]") {
+  // The backward pass's sum over the batch of where(h > 0, g, 0), for two layers at once (a
+  // multi-output kernel of two shapes) and alone at sizes that split the columns over threads.
+  auto grads = jit([](const Array& h1, const Array& g1, const Array& h2, const Array& g2) {
+    return std::tuple{np::sum(np::where(h1 > 0.0f, g1, 0.0f), 0),
+                      np::sum(np::where(h2 > 0.0f, g2, 0.0f), 0)};
+  });
+  auto masked_column_sums = [](const std::vector<float>& h, const std::vector<float>& g,
+                               std::int64_t rows, std::int64_t cols) {
+    std::vector<double> out(static_cast<std::size_t>(cols), 0.0);
+    for (std::int64_t i = 0; i < rows; ++i)
+      for (std::int64_t j = 0; j < cols; ++j) {
+        auto k = static_cast<std::size_t>(i * cols + j);
+        if (h[k] > 0) out[static_cast<std::size_t>(j)] += g[k];
+      }
+    return out;
+  };
+  for (auto [rows, cols] : {std::pair<std::int64_t, std::int64_t>{128, 512}, {300, 2048}, {3, 5}}) {
+    INFO("f32[" << rows << "," << cols << "] and f32[" << rows << ",10]");
+    std::vector<float> h1 = uniform(rows * cols, -1, 1, 21), g1 = uniform(rows * cols, -1, 1, 22),
+                       h2 = uniform(rows * 10, -1, 1, 23), g2 = uniform(rows * 10, -1, 1, 24);
+    auto compiled = grads
+                        .lower(np::array(h1, {rows, cols}), np::array(g1, {rows, cols}),
+                               np::array(h2, {rows, 10}), np::array(g2, {rows, 10}))
+                        .compile();
+    INFO(compiled.thunk_sequence());
+    auto [s1, s2] = compiled(np::array(h1, {rows, cols}), np::array(g1, {rows, cols}),
+                             np::array(h2, {rows, 10}), np::array(g2, {rows, 10}));
+    check_close(s1, masked_column_sums(h1, g1, rows, cols), 1e-5, 1e-5);
+    check_close(s2, masked_column_sums(h2, g2, rows, 10), 1e-5, 1e-5);
+  }
+  // One column sum big enough to split: its thunk runs the columns in parallel.
+  auto one =
+      jit([](const Array& h, const Array& g) { return np::sum(np::where(h > 0.0f, g, 0.0f), 0); });
+  std::vector<float> h = uniform(300 * 2048, -1, 1, 25), g = uniform(300 * 2048, -1, 1, 26);
+  auto compiled = one.lower(np::array(h, {300, 2048}), np::array(g, {300, 2048})).compile();
+  INFO(compiled.thunk_sequence());
+  CHECK((compiled.thunk_sequence().find(" rows=2048 parallel") != std::string::npos) ==
+        (runtime::parallelism() > 1));
+  check_close(compiled(np::array(h, {300, 2048}), np::array(g, {300, 2048})),
+              masked_column_sums(h, g, 300, 2048), 1e-5, 1e-5);
+}
+
 // (chain(x @ w1)) @ w2 for n × n matrices, in double.
 std::vector<double> between_matmuls(const std::vector<float>& x, const std::vector<float>& w1,
                                     const std::vector<float>& w2, std::int64_t n,

@@ -4,6 +4,7 @@
 // nest per output shape, writing through the generators of the fused computation.
 #include "codegen/cpu/kernel.hpp"
 
+#include "codegen/cpu/column_reduction.hpp"
 #include "codegen/cpu/cpu_compiler.hpp"
 #include "codegen/cpu/gemm.hpp"
 #include "codegen/elemental/loops.hpp"
@@ -122,14 +123,36 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
     });
   }
   std::vector<ElementGenerator> gens = root.opcode == Opcode::kFusion
-                                           ? em.outputs(*root.called[0], std::move(params))
-                                           : std::vector{em.generator(root, std::move(params))};
+                                           ? em.outputs(*root.called[0], params)
+                                           : std::vector{em.generator(root, params)};
 
-  // One loop nest per distinct output shape, storing every output of that shape.
+  // One loop nest per distinct output shape, storing every output of that shape; or, when they
+  // are all column reductions computing into their own buffers, one row-order loop nest each.
   std::vector<bool> done(shapes.size(), false);
+  auto column_reduction = [&](std::size_t j) -> const Instruction* {
+    const Instruction* r =
+        root.opcode == Opcode::kFusion ? hlo::fused_output(root, static_cast<int>(j)) : &root;
+    return aliases[j] < 0 && is_column_reduction(*r) ? r : nullptr;
+  };
   for (std::size_t k = 0; k < shapes.size(); ++k) {
     if (done[k]) continue;
     const Shape& dims = shapes[k]->dims;
+    std::vector<std::size_t> group;
+    for (std::size_t j = k; j < shapes.size(); ++j)
+      if (shapes[j]->dims == dims) group.push_back(j);
+    if (std::all_of(group.begin(), group.end(), column_reduction)) {
+      for (std::size_t j : group) {
+        const Instruction* r = column_reduction(j);
+        std::vector<ElementGenerator> in =
+            root.opcode == Opcode::kFusion
+                ? em.generators_of(*root.called[0], params, {r->operands[0], r->operands[1]})
+                : params;
+        llvm::Value* out = body->getArg(static_cast<unsigned>(args.output_arg[j]));
+        emit_column_reduction(em, *r, in[0], in[1], out, rows);
+        done[j] = true;
+      }
+      continue;
+    }
     emit_loop_nest(
         em, dims, "out" + std::to_string(k),
         [&](const IrIndex& index) {
