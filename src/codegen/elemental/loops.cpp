@@ -23,8 +23,9 @@ llvm::MDNode* loop_metadata(llvm::LLVMContext& ctx, bool vectorize) {
 
 }  // namespace
 
-void emit_for(ElementalEmitter& em, llvm::Value* begin, llvm::Value* end, const std::string& name,
-              const std::function<void(llvm::Value*)>& body, bool vectorize) {
+void emit_strided_for(ElementalEmitter& em, llvm::Value* begin, llvm::Value* end, std::int64_t step,
+                      const std::string& name, const std::function<void(llvm::Value*)>& body,
+                      bool vectorize) {
   llvm::IRBuilder<>& b = em.b();
   llvm::Function* fn = b.GetInsertBlock()->getParent();
   llvm::BasicBlock* preheader = b.GetInsertBlock();
@@ -40,12 +41,18 @@ void emit_for(ElementalEmitter& em, llvm::Value* begin, llvm::Value* end, const 
   em.push_loop(i, entry);
   body(i);
   em.pop_loop();
-  llvm::Value* next = b.CreateAdd(i, b.getInt64(1), name + ".next", /*HasNUW=*/true,
-                                  /*HasNSW=*/true);
+  // i < end and step are far below 2^62, so the sum cannot wrap.
+  llvm::Value* next = b.CreateAdd(i, b.getInt64(static_cast<std::uint64_t>(step)), name + ".next",
+                                  /*HasNUW=*/true, /*HasNSW=*/true);
   llvm::BranchInst* latch = b.CreateCondBr(b.CreateICmpSLT(next, end), loop_bb, exit_bb);
   latch->setMetadata(llvm::LLVMContext::MD_loop, loop_metadata(b.getContext(), vectorize));
   i->addIncoming(next, b.GetInsertBlock());
   b.SetInsertPoint(exit_bb);
+}
+
+void emit_for(ElementalEmitter& em, llvm::Value* begin, llvm::Value* end, const std::string& name,
+              const std::function<void(llvm::Value*)>& body, bool vectorize) {
+  emit_strided_for(em, begin, end, 1, name, body, vectorize);
 }
 
 void emit_for(ElementalEmitter& em, std::int64_t n, const std::string& name,

@@ -6,6 +6,8 @@
 
 #include <limits>
 
+#include "codegen/elemental/loops.hpp"
+
 namespace jx::codegen::gpu {
 namespace {
 
@@ -15,14 +17,6 @@ constexpr unsigned kSharedAddressSpace = 3;
 llvm::Value* special_register(ElementalEmitter& em, llvm::Intrinsic::ID id, const char* name) {
   auto& b = em.b();
   return b.CreateZExt(b.CreateIntrinsic(id, {}, {}), b.getInt64Ty(), name);
-}
-
-// Grid-stride loops run a runtime-unknown number of times: unrolling them would only grow code.
-llvm::MDNode* no_unroll(llvm::LLVMContext& ctx) {
-  llvm::MDNode* id = llvm::MDNode::getDistinct(
-      ctx, {nullptr, llvm::MDNode::get(ctx, llvm::MDString::get(ctx, "llvm.loop.unroll.disable"))});
-  id->replaceOperandWith(0, id);
-  return id;
 }
 
 llvm::GlobalVariable* module_array(llvm::Module& module, llvm::ArrayType* array,
@@ -123,24 +117,8 @@ void emit_if(ElementalEmitter& em, llvm::Value* cond, const std::string& name,
 void emit_strided_loop(ElementalEmitter& em, llvm::Value* start, std::int64_t end,
                        std::int64_t step, const std::string& name,
                        const std::function<void(llvm::Value*)>& body) {
-  auto& b = em.b();
-  llvm::Function* fn = b.GetInsertBlock()->getParent();
-  llvm::BasicBlock* preheader = b.GetInsertBlock();
-  auto* loop_bb = llvm::BasicBlock::Create(em.ctx(), name + ".loop", fn);
-  auto* exit_bb = llvm::BasicBlock::Create(em.ctx(), name + ".exit", fn);
-  llvm::Instruction* entry = b.CreateCondBr(b.CreateICmpSLT(start, em.i64(end)), loop_bb, exit_bb);
-  b.SetInsertPoint(loop_bb);
-  llvm::PHINode* i = b.CreatePHI(b.getInt64Ty(), 2, name);
-  i->addIncoming(start, preheader);
-  em.push_loop(i, entry);
-  body(i);
-  em.pop_loop();
-  // i < end and step are far below 2^62, so the sum cannot wrap.
-  llvm::Value* next = b.CreateAdd(i, em.i64(step), name + ".next", true, true);
-  llvm::BranchInst* latch = b.CreateCondBr(b.CreateICmpSLT(next, em.i64(end)), loop_bb, exit_bb);
-  latch->setMetadata(llvm::LLVMContext::MD_loop, no_unroll(em.ctx()));
-  i->addIncoming(next, b.GetInsertBlock());
-  b.SetInsertPoint(exit_bb);
+  // `start` differs between threads, so the loop is guarded; it is never unrolled.
+  emit_strided_for(em, start, em.i64(end), step, name, body);
 }
 
 LoopIndex::LoopIndex(ElementalEmitter& em, llvm::Value* linear, const Shape& shape,
