@@ -1,6 +1,7 @@
-// Counted loops and row-major loop nests over a shape: the CPU's kernels and the inner loops of
-// the reduce and dot generators on both backends. Every loop is registered with the
-// ElementalEmitter while its body is emitted, so generators can hoist work out of it.
+// Counted loops and row-major loop nests over a shape: the CPU's kernels, the GPU's grid-stride
+// loops, and the inner loops of the reduce and dot generators on both backends. Every loop is
+// registered with the ElementalEmitter while its body is emitted, so generators can hoist work
+// out of it.
 #pragma once
 
 #include <functional>
