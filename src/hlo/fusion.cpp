@@ -25,18 +25,23 @@ bool reads_only_at_output_index(const Instruction& inst, int operand, int output
            inst.operands[static_cast<std::size_t>(operand)]->shape.dims == inst.shape.dims;
   const Computation& c = *inst.called[0];
   const Instruction* out = fused_output(inst, output);
-  // Every path from the parameter reaches `out` through same-shape elementwise ops, and
-  // reaches nothing else; no other output reads `out` (it would see the overwritten operand).
+  // A loop kernel computes every output of a shape at an index before it stores any of them
+  // there, so the parameter may also reach out's users and other outputs of out's shape; other
+  // kernels store their outputs at different times, so there it must reach out alone.
+  const bool loop = inst.attrs.get_string("kind") == "kLoop";
+  // Every path from the parameter runs through same-shape elementwise ops to the outputs.
   std::function<bool(const Instruction*)> ok = [&](const Instruction* i) {
-    if (i == out) {
-      std::vector<Instruction*> users = c.users(out);
-      return users.empty() || (users.size() == 1 && users[0] == c.root());
-    }
     std::vector<Instruction*> users = c.users(i);
-    if (users.empty()) return false;
-    for (const Instruction* u : users)
+    if (users.empty()) return i == out;
+    if (!loop && i == out) return users.size() == 1 && users[0] == c.root();
+    for (const Instruction* u : users) {
+      if (u == c.root() && u->opcode == Opcode::kTuple) {
+        if (i != out && !loop) return false;
+        continue;
+      }
       if (!has_trait(u->opcode, kElementwise) || u->shape.dims != out->shape.dims || !ok(u))
         return false;
+    }
     return true;
   };
   return ok(c.parameters().at(static_cast<std::size_t>(operand)));

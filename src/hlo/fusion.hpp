@@ -16,8 +16,9 @@ std::vector<const HloShape*> output_shapes(const Instruction& inst);
 const Instruction* fused_output(const Instruction& fusion, int output);
 
 // Whether `inst` (a fusion or an elementwise instruction) reads operand `operand` only at the
-// index it writes output `output` at, through same-shape elementwise ops, and nowhere else: then
-// the output may overwrite that operand's buffer in place.
+// index it writes output `output` at, through same-shape elementwise ops: then the output may
+// overwrite that operand's buffer in place. In a loop fusion the operand may also reach other
+// outputs of that shape (loop kernels compute them all at an index before storing any).
 bool reads_only_at_output_index(const Instruction& inst, int operand, int output);
 
 }  // namespace jx::hlo

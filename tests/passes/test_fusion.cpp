@@ -180,6 +180,37 @@ ENTRY %main.1 (x.2: f32[256]) -> (f32[256]{0}, f32[256]{0}) {
 )");
 }
 
+TEST_CASE("multi-output fusion: a third sibling joins a multi-output fusion of its shape",
+          "[passes][fusion]") {
+  // Adam's three updates read the same gradient: the first two merge, then the third joins.
+  const std::string text = R"(HloModule m
+
+ENTRY %main.1 (x.2: f32[256], y.3: f32[16]) -> (f32[256]{0}, f32[256]{0}, f32[256]{0}, f32[16]{0}) {
+  %x.2 = f32[256]{0} parameter(0)
+  %y.3 = f32[16]{0} parameter(1)
+  %e.4 = f32[256]{0} exponential(f32[256]{0} %x.2)
+  %s.5 = f32[256]{0} sine(f32[256]{0} %x.2)
+  %c.6 = f32[256]{0} cosine(f32[256]{0} %x.2)
+  %n.7 = f32[16]{0} negate(f32[16]{0} %y.3)
+  ROOT %t.8 = (f32[256]{0}, f32[256]{0}, f32[256]{0}, f32[16]{0}) tuple(f32[256]{0} %e.4, f32[256]{0} %s.5, f32[256]{0} %c.6, f32[16]{0} %n.7)
+}
+)";
+  auto [changed, out] = run_pass<MultiOutputFusion>(text);
+  CHECK(changed);
+  INFO(out);
+  auto m = hlo::parse_module(out);
+  const hlo::Instruction* fusion = nullptr;
+  for (const hlo::Instruction* i : m->entry()->instructions())
+    if (i->opcode == hlo::Opcode::kFusion) {
+      CHECK(fusion == nullptr);  // one kernel for the three
+      fusion = i;
+    }
+  REQUIRE(fusion != nullptr);
+  CHECK(fusion->shape.tuple_shapes.size() == 3);
+  CHECK(fusion->operands.size() == 1);                              // x, read once
+  CHECK(out.find("negate(f32[16]{0} %y.3)") != std::string::npos);  // another shape: apart
+}
+
 TEST_CASE("multi-output fusion: siblings with a path between them, or sharing little, stay apart",
           "[passes][fusion]") {
   SECTION("the second reads the first") {
@@ -446,9 +477,10 @@ TEST_CASE("evaluator: a fused softmax has the values of the unfused one", "[pass
 // Output 1 of two_outputs() when the test is about output 0: it reads only q.
 const std::string kNegateQ = "\n  %o1 = f32[4,4]{1,0} negate(f32[4,4]{1,0} %q)";
 
-// A two-output fusion over p: f32[4,4], q: f32[4,4] and v: f32[4], whose `body` computes
-// output 0 as %out and output 1 as %o1.
-std::unique_ptr<hlo::Module> two_outputs(const std::string& body) {
+// A two-output fusion of `kind` over p: f32[4,4], q: f32[4,4] and v: f32[4], whose `body`
+// computes output 0 as %out and output 1 as %o1.
+std::unique_ptr<hlo::Module> two_outputs(const std::string& body,
+                                         const std::string& kind = "kLoop") {
   auto m = hlo::parse_module(R"(HloModule m
 
 %add.1 (a.2: f32[], b.3: f32[]) -> f32[] {
@@ -469,15 +501,18 @@ ENTRY %main.6 (x.7: f32[4,4], y.8: f32[4,4], z.9: f32[4]) -> (f32[4,4]{1,0}, f32
   %x.7 = f32[4,4]{1,0} parameter(0)
   %y.8 = f32[4,4]{1,0} parameter(1)
   %z.9 = f32[4]{0} parameter(2)
-  ROOT %f.10 = (f32[4,4]{1,0}, f32[4,4]{1,0}) fusion(f32[4,4]{1,0} %x.7, f32[4,4]{1,0} %y.8, f32[4]{0} %z.9), kind=kLoop, calls=%fused_computation.5
+  ROOT %f.10 = (f32[4,4]{1,0}, f32[4,4]{1,0}) fusion(f32[4,4]{1,0} %x.7, f32[4,4]{1,0} %y.8, f32[4]{0} %z.9), kind=)" +
+                             kind +
+                             R"(, calls=%fused_computation.5
 }
 )");
   hlo::verify(*m);
   return m;
 }
 
-bool out0_reads_p_only_in_place(const std::string& body, const std::string& o1 = kNegateQ) {
-  auto m = two_outputs(body + o1);
+bool out0_reads_p_only_in_place(const std::string& body, const std::string& o1 = kNegateQ,
+                                const std::string& kind = "kLoop") {
+  auto m = two_outputs(body + o1, kind);
   INFO(body);
   return hlo::reads_only_at_output_index(*m->entry()->root(), 0, 0);
 }
@@ -500,11 +535,12 @@ TEST_CASE("reads_only_at_output_index: elementwise chains yes; broadcast, reduce
   %r = f32[4]{0} reduce(f32[4,4]{1,0} %p, f32[] %zero), dimensions={1}, to_apply=%add.1
   %b = f32[4,4]{1,0} broadcast(f32[4]{0} %r), dimensions={0}
   %out = f32[4,4]{1,0} subtract(f32[4,4]{1,0} %p, f32[4,4]{1,0} %b))"));
-  // Output 1 reading p too.
-  CHECK_FALSE(out0_reads_p_only_in_place(R"(
-  %out = f32[4,4]{1,0} exponential(f32[4,4]{1,0} %p))",
-                                         R"(
-  %o1 = f32[4,4]{1,0} add(f32[4,4]{1,0} %p, f32[4,4]{1,0} %q))"));
+  // Output 1 reading p too: a loop kernel loads p for both before storing either; other kernels
+  // may store output 0 before output 1 reads p.
+  const std::string o1_reads_p = "\n  %o1 = f32[4,4]{1,0} add(f32[4,4]{1,0} %p, f32[4,4]{1,0} %q)";
+  const std::string exp_p = "\n  %out = f32[4,4]{1,0} exponential(f32[4,4]{1,0} %p)";
+  CHECK(out0_reads_p_only_in_place(exp_p, o1_reads_p));
+  CHECK_FALSE(out0_reads_p_only_in_place(exp_p, o1_reads_p, "kInput"));
   // Operand 2 (v: f32[4]) is broadcast into output 0: another shape, never in place.
   auto m = two_outputs(R"(
   %b = f32[4,4]{1,0} broadcast(f32[4]{0} %v), dimensions={0}
@@ -512,9 +548,15 @@ TEST_CASE("reads_only_at_output_index: elementwise chains yes; broadcast, reduce
                        kNegateQ);
   CHECK(hlo::reads_only_at_output_index(*m->entry()->root(), 0, 0));
   CHECK_FALSE(hlo::reads_only_at_output_index(*m->entry()->root(), 2, 0));
-  // q feeds only output 1.
+  // q feeds only output 1: output 0 may overwrite it only where both are stored together.
   CHECK(hlo::reads_only_at_output_index(*m->entry()->root(), 1, 1));
-  CHECK_FALSE(hlo::reads_only_at_output_index(*m->entry()->root(), 1, 0));
+  CHECK(hlo::reads_only_at_output_index(*m->entry()->root(), 1, 0));
+  auto input = two_outputs(R"(
+  %out = f32[4,4]{1,0} add(f32[4,4]{1,0} %p, f32[4,4]{1,0} %p))" +
+                               kNegateQ,
+                           "kInput");
+  CHECK(hlo::reads_only_at_output_index(*input->entry()->root(), 1, 1));
+  CHECK_FALSE(hlo::reads_only_at_output_index(*input->entry()->root(), 1, 0));
 }
 
 TEST_CASE("reads_only_at_output_index: an array-rooted elementwise fusion", "[passes][fusion]") {
@@ -554,14 +596,14 @@ ENTRY %main.1 (x.2: f32[4,4], y.3: f32[4]) -> (f32[4,4]{1,0}, f32[4,4]{1,0}) {
   CHECK_FALSE(hlo::reads_only_at_output_index(*find(*m, "b.5"), 0, 0));
 }
 
-TEST_CASE("reads_only_at_output_index: not when another output reads the value written",
+TEST_CASE("reads_only_at_output_index: another output reading the value written",
           "[passes][fusion]") {
-  // Output 1 = abs(out): the kernel recomputes out from p for it after storing output 0, so
-  // p must not be overwritten by output 0.
-  CHECK_FALSE(out0_reads_p_only_in_place(R"(
-  %out = f32[4,4]{1,0} exponential(f32[4,4]{1,0} %p))",
-                                         R"(
-  %o1 = f32[4,4]{1,0} abs(f32[4,4]{1,0} %out))"));
+  // Output 1 = abs(out): a loop kernel computes it from p before storing output 0; a kernel
+  // storing outputs at different times would recompute out from an overwritten p.
+  const std::string exp_p = "\n  %out = f32[4,4]{1,0} exponential(f32[4,4]{1,0} %p)";
+  const std::string abs_out = "\n  %o1 = f32[4,4]{1,0} abs(f32[4,4]{1,0} %out)";
+  CHECK(out0_reads_p_only_in_place(exp_p, abs_out));
+  CHECK_FALSE(out0_reads_p_only_in_place(exp_p, abs_out, "kInput"));
 }
 
 }  // namespace

@@ -156,10 +156,13 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
     emit_loop_nest(
         em, dims, "out" + std::to_string(k),
         [&](const IrIndex& index) {
-          for (std::size_t j = k; j < shapes.size(); ++j) {
-            if (done[j] || shapes[j]->dims != dims) continue;
+          // Every value before any store: an output may overwrite an operand others read.
+          std::vector<std::pair<std::size_t, llvm::Value*>> values;
+          for (std::size_t j = k; j < shapes.size(); ++j)
+            if (!done[j] && shapes[j]->dims == dims) values.emplace_back(j, gens[j](index));
+          for (auto [j, value] : values) {
             llvm::Value* out = body->getArg(static_cast<unsigned>(args.output_arg[j]));
-            em.store(shapes[j]->dtype, gens[j](index), out, em.linear_index(index, dims));
+            em.store(shapes[j]->dtype, value, out, em.linear_index(index, dims));
           }
         },
         rows);

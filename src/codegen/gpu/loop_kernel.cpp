@@ -45,8 +45,11 @@ GpuLaunch emit_loop_kernel(KernelBody& k) {
     emit_strided_loop(em, first, shape_size(dims), launch.grid * launch.block, name,
                       [&](llvm::Value* i) {
                         LoopIndex index(em, i, dims, name);
-                        for (std::size_t o : same)
-                          em.store(shapes[o]->dtype, gens[o](index.index()), k.output(o), i);
+                        // Every value before any store: an output may overwrite an operand.
+                        std::vector<llvm::Value*> values;
+                        for (std::size_t o : same) values.push_back(gens[o](index.index()));
+                        for (std::size_t v = 0; v < same.size(); ++v)
+                          em.store(shapes[same[v]]->dtype, values[v], k.output(same[v]), i);
                       });
   }
   return launch;

@@ -1,5 +1,8 @@
 #include "passes/fusion/multi_output_fusion.hpp"
 
+#include <optional>
+
+#include "hlo/fusion.hpp"
 #include "passes/fusion/kernels.hpp"
 #include "passes/fusion/outline.hpp"
 
@@ -10,9 +13,17 @@ using hlo::Opcode;
 
 namespace {
 
+// The dims every output of `i` has, when they all have the same (rank > 0).
+std::optional<Shape> loop_dims(const Instruction& i) {
+  std::vector<const hlo::HloShape*> shapes = hlo::output_shapes(i);
+  for (const hlo::HloShape* s : shapes)
+    if (s->is_tuple || s->dims != shapes.front()->dims || s->rank() == 0) return std::nullopt;
+  return shapes.front()->dims;
+}
+
 bool same_loop_nest(const Instruction& a, const Instruction& b) {
-  return !a.shape.is_tuple && !b.shape.is_tuple && a.shape.dims == b.shape.dims &&
-         a.shape.rank() > 0;
+  std::optional<Shape> dims = loop_dims(a);
+  return dims && dims == loop_dims(b);
 }
 
 // A consumer fusion that reads the loop fusion `p` once per element, over p's shape, where p

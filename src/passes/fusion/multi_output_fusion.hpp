@@ -1,7 +1,7 @@
 // Multi-output fusion: kernels over the same loop nest merge into one kernel with several
 // outputs (a tuple-rooted fusion read through get-tuple-element):
-//   - siblings: two kernels reading the same array (at least kMinSharedBytes), with equal
-//     output shapes and no path between them: the array is read once;
+//   - siblings: two kernels reading the same array (at least kMinSharedBytes), all of whose
+//     outputs have one shape, with no path between them: the array is read once;
 //   - producer and consumer: a loop fusion read elementwise by a consumer fusion of its shape,
 //     whose result is also needed elsewhere: it is written once and never read back.
 #pragma once
