@@ -32,6 +32,9 @@ struct Config {
   // thread; larger ones split their rows over all cores. Read when a function compiles. The
   // default is where splitting paid for a memory-bound kernel in bench_fusion (2 cores).
   long long cpu_parallel_min_bytes = 128 << 10;
+  // --cpu_flush_denormals=false: CPU computation keeps denormal floats (IEEE 754's gradual
+  // underflow) instead of flushing them to zero, which XLA's CPU client does and jx follows.
+  bool cpu_flush_denormals = true;
   std::string compilation_cache_dir;  // --compilation_cache_dir=DIR
   // Where log_compiles and explain_cache_misses write, one message per call.
   std::function<void(const std::string&)> log = detail::log_to_stderr;

@@ -5,6 +5,7 @@
 
 #include "core/array_impl.hpp"
 #include "support/check.hpp"
+#include "support/float_environment.hpp"
 
 namespace jx::runtime {
 
@@ -119,6 +120,7 @@ void Executable::run_thunks(Scratch& scratch) const {
       arena = std::make_unique<Buffer>(static_cast<std::size_t>(arena_bytes_));
     ctx.arena = static_cast<std::byte*>(arena->data());
   }
+  detail::ScopedFlushDenormals flush;
   for (const auto& t : thunks_) t->execute(ctx);
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "jx/config.hpp"
+#include "support/float_environment.hpp"
 
 namespace jx::runtime {
 namespace {
@@ -69,6 +70,7 @@ class Pool {
     if (!lock) return false;
     fn_ = &fn;
     rows_ = rows;
+    float_control_ = detail::float_control();
     auto chunks = static_cast<std::uint64_t>(std::min<std::int64_t>(rows, threads_));
     done_.store(0, std::memory_order_relaxed);
     std::uint64_t job = (claims_.load(std::memory_order_relaxed) >> 32) + 1;
@@ -88,6 +90,7 @@ class Pool {
       std::uint64_t chunks = claim >> 16 & 0xffff, next = claim & 0xffff;
       if (claim >> 32 != job || next >= chunks) return;
       if (!claims_.compare_exchange_weak(claim, claim + 1, std::memory_order_acq_rel)) continue;
+      if (detail::float_control() != float_control_) detail::set_float_control(float_control_);
       auto c = static_cast<std::int64_t>(next), n = static_cast<std::int64_t>(chunks);
       (*fn_)(rows_ * c / n, rows_ * (c + 1) / n);
       done_.fetch_add(1, std::memory_order_release);
@@ -108,6 +111,7 @@ class Pool {
   // The job: written by the caller before it publishes the job's number, read after a claim.
   const RowFn* fn_ = nullptr;
   std::int64_t rows_ = 0;
+  unsigned long float_control_ = 0;  // the caller's: its chunks run in the same float mode
   // job number << 32 | chunks << 16 | next chunk
   alignas(64) std::atomic<std::uint64_t> claims_{0};
   alignas(64) std::atomic<std::uint64_t> posted_{0};  // the latest job number, to wait on

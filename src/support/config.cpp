@@ -33,6 +33,7 @@ constexpr BoolFlag kBoolFlags[] = {
     {"debug_nans", &Config::debug_nans},
     {"disable_jit", &Config::disable_jit},
     {"gpu_graphs", &Config::gpu_graphs},
+    {"cpu_flush_denormals", &Config::cpu_flush_denormals},
 };
 constexpr StringFlag kStringFlags[] = {
     {"dump_to", &Config::dump_to, "DIR"},

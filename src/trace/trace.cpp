@@ -4,6 +4,7 @@
 #include "core/array_impl.hpp"
 #include "jx/device.hpp"
 #include "support/check.hpp"
+#include "support/float_environment.hpp"
 #include "trace/tracer.hpp"
 
 namespace jx::trace {
@@ -73,7 +74,11 @@ std::vector<Array> bind(const Primitive& prim, std::vector<Array> inputs, const 
   // abstract_eval type-checks before any buffer is touched, and fixes the outputs' avals.
   std::vector<ShapedArray> out_avals = prim.abstract_eval(avals_of(inputs), params);
   std::optional<Device> device = committed_device(inputs, prim.name);
-  std::vector<Array> outs = prim.impl(inputs, params, out_avals);
+  std::vector<Array> outs;
+  {
+    detail::ScopedFlushDenormals flush;  // as compiled programs compute
+    outs = prim.impl(inputs, params, out_avals);
+  }
   JX_CHECK(outs.size() == out_avals.size(), prim.name);
   for (std::size_t i = 0; i < outs.size(); ++i)
     JX_CHECK(outs[i].aval() == out_avals[i], prim.name << " impl gave " << outs[i].aval().str()

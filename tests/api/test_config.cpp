@@ -33,6 +33,7 @@ TEST_CASE("config: defaults", "[jit][config]") {
   CHECK_FALSE(c.debug_nans);
   CHECK_FALSE(c.disable_jit);
   CHECK(c.cache_capacity == 64);
+  CHECK(c.cpu_flush_denormals);
   CHECK(c.compilation_cache_dir.empty());
   CHECK(static_cast<bool>(c.log));
   CHECK(&config() == &config());
@@ -44,7 +45,7 @@ TEST_CASE("config: parse_flags sets every flag", "[jit][config]") {
       "--dump_to=/tmp/jx --dump_jaxpr --dump_hlo --dump_hlo_pass_re=fusion|dce "
       "--dump_llvm --dump_ptx --dump_dot --log_compiles --explain_cache_misses "
       "--debug_nans --disable_jit --cache_capacity=8 --compilation_cache_dir=/tmp/cc "
-      "--cpu_parallel_min_bytes=0",
+      "--cpu_parallel_min_bytes=0 --cpu_flush_denormals=false",
       c);
   CHECK(c.dump_to == "/tmp/jx");
   CHECK(c.dump_jaxpr);
@@ -60,6 +61,7 @@ TEST_CASE("config: parse_flags sets every flag", "[jit][config]") {
   CHECK(c.cache_capacity == 8);
   CHECK(c.compilation_cache_dir == "/tmp/cc");
   CHECK(c.cpu_parallel_min_bytes == 0);
+  CHECK_FALSE(c.cpu_flush_denormals);
 }
 
 TEST_CASE("config: boolean values, quoting, whitespace", "[jit][config]") {

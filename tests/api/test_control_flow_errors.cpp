@@ -100,7 +100,9 @@ TEST_CASE("cond errors: branch outputs of different structures", "[control_flow]
                 return std::vector<Array>{v, v};
               },
               [](const Array& v) { return std::vector<Array>{v}; }, x);
-        }) == "true_fun and false_fun output must have same type structure, got PyTreeDef([*, *]) and PyTreeDef([*]).");
+        }) ==
+        "true_fun and false_fun output must have same type structure, got PyTreeDef([*, *]) and "
+        "PyTreeDef([*]).");
   std::vector<std::function<std::vector<Array>(const Array&)>> branches{
       [](const Array& v) { return std::vector<Array>{v}; },
       [](const Array& v) { return std::vector<Array>{v}; },
@@ -108,11 +110,13 @@ TEST_CASE("cond errors: branch outputs of different structures", "[control_flow]
         return std::vector<Array>{v, v, v};
       }};
   CHECK(exact_error_of<TypeError>([&] { lax::switch_(i32(0), branches, x); }) ==
-        "branch 0 and 2 outputs must have same type structure, got PyTreeDef([*]) and PyTreeDef([*, *, *]).");
+        "branch 0 and 2 outputs must have same type structure, got PyTreeDef([*]) and "
+        "PyTreeDef([*, *, *]).");
   // Under jit, the same message.
   auto jf = jit([&](const Array& i, const Array& v) { return lax::switch_(i, branches, v); });
   CHECK(exact_error_of<TypeError>([&] { jf(i32(0), x); }) ==
-        "branch 0 and 2 outputs must have same type structure, got PyTreeDef([*]) and PyTreeDef([*, *, *]).");
+        "branch 0 and 2 outputs must have same type structure, got PyTreeDef([*]) and "
+        "PyTreeDef([*, *, *]).");
 }
 
 // ---- while_loop ---------------------------------------------------------------------------------

@@ -32,9 +32,9 @@ TEST_CASE("devices: the CPU comes first, then each GPU the driver reports", "[de
     CHECK(msg.rfind("CUDA backend unavailable: ", 0) == 0);
   } else {
     CHECK(gpu(0) == all[1]);
-    CHECK(error_of<Error>([&] { gpu(gpus); }) ==
-          "GPU ordinal " + std::to_string(gpus) + " out of range: " + std::to_string(gpus) +
-              " GPU(s) found");
+    CHECK(error_of<Error>([&] { gpu(gpus); }) == "GPU ordinal " + std::to_string(gpus) +
+                                                     " out of range: " + std::to_string(gpus) +
+                                                     " GPU(s) found");
   }
 }
 
@@ -56,8 +56,9 @@ TEST_CASE("devices: a tracer has no device", "[devices]") {
     (void)x.device();
     return x;
   });
-  CHECK(error_of<ConcretizationError>([&] { f(np::array(std::vector<float>{1})); })
-            .find("device()") != std::string::npos);
+  CHECK(error_of<ConcretizationError>([&] {
+          f(np::array(std::vector<float>{1}));
+        }).find("device()") != std::string::npos);
 }
 
 TEST_CASE("devices: arrays committed to different devices do not mix", "[devices]") {
@@ -124,8 +125,9 @@ TEST_CASE("devices: loops, conditionals and sorts read their flags back from the
   auto f = jit([](const Array& a) {
     Array doubled = lax::while_loop([](const Array& c) { return np::sum(c) < 100.0f; },
                                     [](const Array& c) { return c * 2.0f; }, a);
-    Array picked = lax::cond(np::sum(a) > 5.0f, [](const Array& c) { return c + 1.0f; },
-                             [](const Array& c) { return c - 1.0f; }, a);
+    Array picked = lax::cond(
+        np::sum(a) > 5.0f, [](const Array& c) { return c + 1.0f; },
+        [](const Array& c) { return c - 1.0f; }, a);
     return std::pair{np::sort(doubled), picked};
   });
   auto [sorted, picked] = f(x);

@@ -195,8 +195,8 @@ TEST_CASE("dumps: --dump_hlo_pass_re=cse dumps the module after each CSE pass", 
   Array x = np::array({0.5f, 1.0f, 2.0f});
   DumpScope scope("--dump_hlo_pass_re=cse");
   Array out = f(x);
-  check_values(out, {std::pow(std::sin(0.5), 2), std::pow(std::sin(1.0), 2),
-                     std::pow(std::sin(2.0), 2)});
+  check_values(
+      out, {std::pow(std::sin(0.5), 2), std::pow(std::sin(1.0), 2), std::pow(std::sin(2.0), 2)});
   std::map<std::string, fs::path> files = scope.files("twice");
   REQUIRE(files.contains("after_cse.txt"));
   for (const auto& [suffix, path] : files)  // no other pass is dumped
@@ -215,9 +215,9 @@ TEST_CASE("dumps: a --dump_* flag narrows the dumps to its kind", "[dumps]") {
   using Suffixes = std::set<std::string>;
   auto [flags, expected] = GENERATE(
       std::make_pair(std::string("--dump_jaxpr"), Suffixes{"jaxpr.txt"}),
-      std::make_pair(std::string("--dump_hlo"),
-                     Suffixes{"before_optimizations.txt", "after_optimizations.txt",
-                              "thunk_sequence.txt"}),
+      std::make_pair(
+          std::string("--dump_hlo"),
+          Suffixes{"before_optimizations.txt", "after_optimizations.txt", "thunk_sequence.txt"}),
       std::make_pair(std::string("--dump_llvm"), Suffixes{"ir-no-opt.ll", "ir-with-opt.ll"}),
       std::make_pair(std::string("--dump_dot"), Suffixes{"dot"}),
       std::make_pair(std::string("--dump_jaxpr --dump_dot"), Suffixes{"jaxpr.txt", "dot"}));

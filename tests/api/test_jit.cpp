@@ -8,9 +8,10 @@
 #include <string>
 #include <thread>
 
-#include "support/error_of.hpp"
 #include "api/numpy_testing.hpp"
 #include "jx/jx.hpp"
+#include "support/config_guard.hpp"
+#include "support/error_of.hpp"
 
 namespace jx_jit_test {
 
@@ -28,11 +29,7 @@ using Catch::Contains;
 using jx_jit_test::Dense;
 using np_testing::check_values;
 
-// Restores jx::config() when a test ends.
-struct ConfigGuard {
-  Config saved = config();
-  ~ConfigGuard() { config() = saved; }
-};
+using testing::ConfigGuard;
 
 using jx::testing::error_of;
 
@@ -51,8 +48,9 @@ TEST_CASE("jit: elementwise values equal a hand-computed oracle; the second call
   Array y = f(a, b);
   CHECK(y.aval() == ShapedArray{{2, 2}, float32});
   check_values(y, oracle, 1e-6);
-  check_values(f(b, a), {std::tanh(0.5) + std::exp(-1.0), std::tanh(-0.25) + std::exp(-0.25),
-                         std::tanh(-1.0) + std::exp(0.5), std::tanh(0.0) + std::exp(-3.0)},
+  check_values(f(b, a),
+               {std::tanh(0.5) + std::exp(-1.0), std::tanh(-0.25) + std::exp(-0.25),
+                std::tanh(-1.0) + std::exp(0.5), std::tanh(0.0) + std::exp(-3.0)},
                1e-6);
   CHECK(traces == 1);
   CacheInfo info = f.cache_info();

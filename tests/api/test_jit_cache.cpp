@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "jx/jx.hpp"
+#include "support/config_guard.hpp"
 
 namespace jx_jit_cache_test {
 
@@ -22,10 +23,7 @@ namespace {
 
 using jx_jit_cache_test::Layer;
 
-struct ConfigGuard {
-  Config saved = config();
-  ~ConfigGuard() { config() = saved; }
-};
+using testing::ConfigGuard;
 
 // Captures config().log messages while alive.
 struct LogCapture : ConfigGuard {
