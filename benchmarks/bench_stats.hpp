@@ -63,4 +63,37 @@ inline std::vector<std::vector<double>> sample_interleaved(
   return samples;
 }
 
+// Times groups of cases, a group per framework: each of `rounds` rounds gives every group in
+// turn its share of the time, in which the group's cases are interleaved call by call after an
+// untimed call of each. A framework's idle threads can spin for milliseconds after its work
+// (libgomp's do), and on a machine with few cores they take a core from whatever runs next: the
+// untimed calls absorb that at each turn, so a group's timings are its own, while a neighbour's
+// load, which comes and goes within seconds, still hits every group alike. Returns, per group,
+// each case's samples (ms).
+inline std::vector<std::vector<std::vector<double>>> sample_rotating(
+    const std::vector<std::vector<std::function<void()>>>& groups, int scale, int rounds = 6) {
+  std::vector<std::vector<std::vector<double>>> samples;
+  for (const auto& g : groups) samples.emplace_back(g.size());
+  using Clock = std::chrono::steady_clock;
+  const double turn_ms = kMinMeasureMs * scale / rounds;
+  const std::size_t turn_reps =
+      (static_cast<std::size_t>(kMinReps) * static_cast<std::size_t>(scale) + rounds - 1) / rounds;
+  for (int r = 0; r < rounds; ++r)
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      for (const auto& call : groups[g]) call();
+      Clock::time_point start = Clock::now();
+      for (std::size_t reps = 0;
+           reps < turn_reps ||
+           std::chrono::duration<double, std::milli>(Clock::now() - start).count() < turn_ms;
+           ++reps)
+        for (std::size_t c = 0; c < groups[g].size(); ++c) {
+          Clock::time_point t = Clock::now();
+          groups[g][c]();
+          samples[g][c].push_back(
+              std::chrono::duration<double, std::milli>(Clock::now() - t).count());
+        }
+    }
+  return samples;
+}
+
 }  // namespace bench

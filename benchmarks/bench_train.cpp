@@ -3,7 +3,10 @@
 // b2 0.999, eps 1e-8), three ways from the same initial parameters and batch: jx (value_and_grad,
 // the optimizer update and apply_updates under one jit, parameters and state donated), libtorch
 // eager (when installed) and Eigen by hand. The three are first checked to compute the same
-// losses, then timed interleaved call by call, whole steps and then their pieces.
+// losses, then timed: whole steps interleaved call by call; each framework's steps back to back,
+// as in a training loop, the frameworks taking turns; then the steps' pieces. The goals apply to
+// the back-to-back steps: interleaved, a step may start while the previous framework's idle
+// threads still spin, and after another's work its own data has left the caches.
 // Usage: bench_train [repetition scale, default 1]. Exits with an error only when the three
 // disagree.
 #include <algorithm>
@@ -52,6 +55,7 @@ constexpr double kLr = 1e-3, kB1 = 0.9, kB2 = 0.999, kEps = 1e-8;
 constexpr int kCheckSteps = 5;
 constexpr double kLossTolerance = 1e-4;  // relative, between any two of the three
 constexpr double kTorchGoal = 1.5, kEigenGoal = 1.0;
+constexpr int kRounds = 6;  // turns of each framework in a rotation
 
 using bench::affinity_cpus;
 using bench::load_average;
@@ -483,6 +487,29 @@ std::vector<Timing> time_group(const char* title, const std::vector<Case>& cases
   return out;
 }
 
+// Times groups of cases, a framework's each, the frameworks taking turns (bench::sample_rotating),
+// and prints them.
+std::vector<std::vector<Timing>> time_rotation(const char* title,
+                                               const std::vector<std::vector<Case>>& groups,
+                                               int scale) {
+  std::vector<std::vector<std::function<void()>>> calls;
+  for (const auto& g : groups) {
+    calls.emplace_back();
+    for (const Case& c : g) calls.back().push_back(c.call);
+  }
+  std::vector<std::vector<std::vector<double>>> samples =
+      bench::sample_rotating(calls, scale, kRounds);
+  std::printf("%s (%d turns each, after an untimed call of each case at every turn)\n", title,
+              kRounds);
+  std::vector<std::vector<Timing>> out(groups.size());
+  for (std::size_t g = 0; g < groups.size(); ++g)
+    for (std::size_t c = 0; c < groups[g].size(); ++c) {
+      out[g].push_back(summarize(samples[g][c]));
+      print_timing(groups[g][c].name.c_str(), out[g].back());
+    }
+  return out;
+}
+
 void print_ratio(const char* what, double ratio, double goal) {
   std::printf("  %-44s %7.2fx   goal >= %.1f  %s\n", what, ratio, goal,
               ratio >= goal ? "PASS" : "MISS");
@@ -531,6 +558,8 @@ int main(int argc, char** argv) {
               kept.c_str());
 
   // ---- whole steps, the three interleaved step by step ----
+  // Each step here may start while the previous framework's idle threads still spin on the
+  // cores: what running the three in one program costs, not what each costs in its own.
   std::vector<Case> steps = {
       {"jx: jit(value_and_grad + adam + apply_updates)", [&] { g_sink = jxc.step(); }},
       {eigen_threaded() ? "Eigen by hand: forward, backward, Adam"
@@ -540,22 +569,30 @@ int main(int argc, char** argv) {
   steps.push_back(
       {"libtorch eager: zero_grad, fwd, loss, bwd, step", [&] { g_sink = tor.step(); }});
 #endif
-  std::vector<Timing> t = time_group("Whole training steps, the three interleaved", steps, scale);
+  std::vector<Timing> t = time_group(
+      "Whole training steps, the three interleaved call by call (each may inherit the previous "
+      "one's spinning threads)",
+      steps, scale);
 #if !JX_HAVE_TORCH
   std::printf("  libtorch: not installed (its comparison is left out)\n");
 #endif
   std::printf("\n");
 
-  // ---- each framework alone: its step and the step's pieces, interleaved among themselves ----
-  // Alone, no other runtime's idle threads spin on the cores while a case runs (libgomp's
-  // workers spin for milliseconds after an OpenMP region, OpenBLAS's yield in a loop for longer).
+  // ---- each framework on its own, the frameworks taking turns: steps back to back as in a
+  // training loop (the goals), then the steps' pieces ----
+  std::vector<std::vector<Case>> step_groups = {{steps[0]}, {steps[1]}};
+#if JX_HAVE_TORCH
+  step_groups.push_back({steps[2]});
+#endif
+  std::vector<std::vector<Timing>> alone =
+      time_rotation("Whole training steps, each framework's back to back as in a training loop",
+                    step_groups, scale);
+  std::printf("\n");
   GemmReference gemms;
   Mlp p_piece = jx_params(host);  // its own buffers: jxc's are donated by its steps
   OptState s_piece = jxc.opt.init(p_piece);
-  std::vector<Timing> t_jx = time_group(
-      "jx alone: its step and the step's pieces",
-      {{"jx: jit(step), donating (as above)", [&] { g_sink = jxc.step(); }},
-       {"jx: jit(step) without donation",
+  std::vector<std::vector<Case>> piece_groups = {
+      {{"jx: jit(step) without donation",
         [&] { g_sink = std::get<2>(plain_fn(p_piece, s_piece, jxc.x, jxc.y)).item<double>(); }},
        {"jx: jit(value_and_grad(loss))",
         [&] { g_sink = vg_fn(p_piece, jxc.x, jxc.y).first.item<double>(); }},
@@ -569,26 +606,19 @@ int main(int argc, char** argv) {
           gemms.openblas();
           g_sink = gemms.sink();
         }}},
-      scale);
-  std::vector<Timing> t_eig =
-      time_group("Eigen alone",
-                 {{"Eigen: step", [&] { g_sink = eig.step(); }},
-                  {"Eigen: forward + backward", [&] { g_sink = eig.gradient(); }},
-                  {"Eigen: Adam", [&] { eig.adam(); }},
-                  {"Eigen: the same 6 GEMMs",
-                   [&] {
-                     gemms.eigen();
-                     g_sink = gemms.sink();
-                   }}},
-                 scale);
+      {{"Eigen: forward + backward", [&] { g_sink = eig.gradient(); }},
+       {"Eigen: Adam", [&] { eig.adam(); }},
+       {"Eigen: the same 6 GEMMs", [&] {
+          gemms.eigen();
+          g_sink = gemms.sink();
+        }}}};
 #if JX_HAVE_TORCH
-  std::vector<Timing> t_tor = time_group(
-      "libtorch alone",
-      {{"libtorch: step", [&] { g_sink = tor.step(); }},
-       {"libtorch: zero_grad, forward, loss, backward", [&] { g_sink = tor.gradient(); }},
-       {"libtorch: Adam step", [&] { tor.optimizer_step(); }}},
-      scale);
+  piece_groups.push_back(
+      {{"libtorch: zero_grad, forward, loss, backward", [&] { g_sink = tor.gradient(); }},
+       {"libtorch: Adam step", [&] { tor.optimizer_step(); }}});
 #endif
+  time_rotation("The steps' pieces, each framework's interleaved call by call", piece_groups,
+                scale);
   // Every step trains on the same batch: how far the timed steps took each.
   std::printf("\nloss after timing: jx %.3g, Eigen %.3g", jxc.step(), eig.step());
 #if JX_HAVE_TORCH
@@ -596,17 +626,19 @@ int main(int argc, char** argv) {
 #endif
   std::printf("\n\n");
 
-  std::printf("Ratios: the reference's time / jx's (medians), the goal on the interleaved steps\n");
+  std::printf(
+      "Ratios: the reference's time / jx's (medians), the goal on the back-to-back steps\n");
+  const Timing& jx_step = alone[0][0];
 #if JX_HAVE_TORCH
-  print_ratio("libtorch / jx", t[2].median_ms / t[0].median_ms, kTorchGoal);
-  print_info("libtorch / jx, best steps", t[2].min_ms / t[0].min_ms);
-  print_info("libtorch / jx, each alone", t_tor[0].median_ms / t_jx[0].median_ms);
+  print_ratio("libtorch / jx", alone[2][0].median_ms / jx_step.median_ms, kTorchGoal);
+  print_info("libtorch / jx, best steps", alone[2][0].min_ms / jx_step.min_ms);
+  print_info("libtorch / jx, interleaved call by call", t[2].median_ms / t[0].median_ms);
 #else
   std::printf("  %-44s %8s   goal >= %.1f  not measured\n", "libtorch / jx", "-", kTorchGoal);
 #endif
-  print_ratio("Eigen / jx", t[1].median_ms / t[0].median_ms, kEigenGoal);
-  print_info("Eigen / jx, best steps", t[1].min_ms / t[0].min_ms);
-  print_info("Eigen / jx, each alone", t_eig[0].median_ms / t_jx[0].median_ms);
+  print_ratio("Eigen / jx", alone[1][0].median_ms / jx_step.median_ms, kEigenGoal);
+  print_info("Eigen / jx, best steps", alone[1][0].min_ms / jx_step.min_ms);
+  print_info("Eigen / jx, interleaved call by call", t[1].median_ms / t[0].median_ms);
   std::printf("  load average %s\n", load_average().c_str());
   return 0;
 }
