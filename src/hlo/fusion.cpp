@@ -13,6 +13,13 @@ std::vector<const HloShape*> output_shapes(const Instruction& inst) {
   return out;
 }
 
+std::optional<Shape> common_output_dims(const Instruction& inst) {
+  std::vector<const HloShape*> shapes = output_shapes(inst);
+  for (const HloShape* s : shapes)
+    if (s->is_tuple || s->dims != shapes.front()->dims) return std::nullopt;
+  return shapes.front()->dims;
+}
+
 const Instruction* fused_output(const Instruction& fusion, int output) {
   const Instruction* root = fusion.called.at(0)->root();
   return root->opcode == Opcode::kTuple ? root->operands.at(static_cast<std::size_t>(output))

@@ -1,6 +1,7 @@
 // Questions about fusion instructions that passes, buffer assignment and codegen share.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "hlo/ir.hpp"
@@ -10,6 +11,10 @@ namespace jx::hlo {
 // The array shapes an instruction produces: a multi-output fusion's tuple elements, else its
 // own shape.
 std::vector<const HloShape*> output_shapes(const Instruction& inst);
+
+// The dims all of `inst`'s outputs share, when they share one shape's dims (one loop nest
+// covers them all).
+std::optional<Shape> common_output_dims(const Instruction& inst);
 
 // The instruction of `fusion`'s computation that computes output `output` (its root, or the
 // root tuple's element).

@@ -17,10 +17,8 @@ using hlo::Instruction;
 using hlo::Opcode;
 
 std::int64_t kernel_rows(const Instruction& root) {
-  std::vector<const hlo::HloShape*> shapes = hlo::output_shapes(root);
-  for (const hlo::HloShape* s : shapes)
-    if (s->is_tuple || s->dims != shapes.front()->dims) return 1;
-  return shapes.front()->rank() > 0 ? shapes.front()->dims[0] : 1;
+  std::optional<Shape> dims = hlo::common_output_dims(root);
+  return dims && !dims->empty() ? (*dims)[0] : 1;
 }
 
 namespace cpu {

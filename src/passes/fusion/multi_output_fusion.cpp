@@ -13,17 +13,9 @@ using hlo::Opcode;
 
 namespace {
 
-// The dims every output of `i` has, when they all have the same (rank > 0).
-std::optional<Shape> loop_dims(const Instruction& i) {
-  std::vector<const hlo::HloShape*> shapes = hlo::output_shapes(i);
-  for (const hlo::HloShape* s : shapes)
-    if (s->is_tuple || s->dims != shapes.front()->dims || s->rank() == 0) return std::nullopt;
-  return shapes.front()->dims;
-}
-
 bool same_loop_nest(const Instruction& a, const Instruction& b) {
-  std::optional<Shape> dims = loop_dims(a);
-  return dims && dims == loop_dims(b);
+  std::optional<Shape> dims = hlo::common_output_dims(a);
+  return dims && !dims->empty() && dims == hlo::common_output_dims(b);
 }
 
 // A consumer fusion that reads the loop fusion `p` once per element, over p's shape, where p
