@@ -32,16 +32,17 @@ struct KernelRequest {
 std::int64_t kernel_rows(const hlo::Instruction& root);
 
 // How the CPU backend computes a dot. A small or general one: a loop nest per output element,
-// summed in order as the eager evaluator does. A matrix product (hlo::as_gemm) of moderate size
-// with rhs not transposed: a register-blocked kernel of our own, which beats BLAS's fixed cost
-// and threading there. Larger ones, and rhs^T: a BLAS call (a GemmThunk, not a kernel).
+// summed in order as the eager evaluator does. A matrix product (hlo::as_gemm) up to 2^28
+// multiply-adds: a packed, register-blocked kernel of our own (gemm.cpp), which beats BLAS's
+// fixed cost and threading there and runs on jx's own threads. Larger ones: a BLAS call (a
+// GemmThunk, not a kernel).
 enum class DotStrategy { kLoopNest, kBlockedKernel, kBlas };
 DotStrategy dot_strategy(const hlo::Instruction& dot);
 
 struct CpuCompileOptions {
   int opt_level = 2;
   std::string module_name = "jit";
-  std::string dump_prefix;  // when set: <prefix>.ir-no-opt.ll and <prefix>.ir-with-opt.ll
+  std::string dump_prefix;          // when set: <prefix>.ir-no-opt.ll and <prefix>.ir-with-opt.ll
   const MathTable* math = nullptr;  // none: cpu_math_table()
 };
 

@@ -1,7 +1,10 @@
-// The register-blocked matrix kernel for moderate dots, and the choice between it, the element
-// loop nest (dot.cpp) and BLAS. A tile of out, R rows by V vectors, stays in registers for the
-// whole contraction: each step loads V vectors of a rhs row, broadcasts R lhs elements and
-// issues R * V independent multiply-adds, enough to cover the FMA latency on both ports.
+// The register-blocked matrix kernel for all but the largest dots, and the choice between it, the
+// element loop nest (dot.cpp) and BLAS. The contraction is cut into blocks of kPanelDepth steps;
+// for each, a panel of rhs (its rows of R * V columns, transposed here when rhs is stored
+// transposed) is packed into contiguous whole vectors, and every tile of out, R rows by V vectors,
+// adds its share in registers: each step loads V vectors of the panel row, broadcasts R lhs
+// elements and issues R * V independent multiply-adds, enough to cover the FMA latency on both
+// ports.
 #include <llvm/TargetParser/Host.h>
 
 #include <algorithm>
@@ -16,17 +19,18 @@ namespace {
 
 // Below this many multiply-adds per product the element loop nest beats any kernel's setup.
 constexpr std::int64_t kMinGemmMacs = 16 * 16 * 16;
-// Above this many in all, BLAS (packed panels, its own threads) is faster. Timed against BLAS
-// on 2 cores, alternating (docs/performance.md): the kernel takes 0.2-0.8x BLAS's time up to
-// 8M multiply-adds, about 1x at 16M-67M, 1.2-1.6x at 51M with k = 784.
-constexpr std::int64_t kMaxBlockedMacs = std::int64_t{1} << 23;
+// Above this many in all, BLAS is faster: its lhs blocks stay in the second-level cache, where
+// the kernel streams all its rows past each panel. Timed against BLAS on 2 cores
+// (docs/performance.md): the kernel takes 0.6-0.9x BLAS's time from 1M to 2^28 multiply-adds,
+// 1.1x at 1024^3 and 1.3x at 2048^3.
+constexpr std::int64_t kMaxBlockedMacs = std::int64_t{1} << 28;
 
 }  // namespace
 
 DotStrategy dot_strategy(const hlo::Instruction& dot) {
   std::optional<hlo::GemmShape> g = hlo::as_gemm(dot);
   if (!g || g->m * g->n * g->k < kMinGemmMacs) return DotStrategy::kLoopNest;
-  if (g->transpose_rhs || g->macs() > kMaxBlockedMacs) return DotStrategy::kBlas;
+  if (g->macs() > kMaxBlockedMacs) return DotStrategy::kBlas;
   return DotStrategy::kBlockedKernel;
 }
 
@@ -57,26 +61,34 @@ class GemmEmitter {
     VectorRegisters regs = host_vector_registers();
     lanes_ = regs.bytes / static_cast<unsigned>(itemsize(g.dtype));
     vec_ = llvm::FixedVectorType::get(elem_, lanes_);
-    // Half the registers accumulate; the rest hold the rhs row and a broadcast.
+    // Most registers accumulate; the rest hold the panel's row and a broadcast.
     auto needed = static_cast<int>((g.n + lanes_ - 1) / lanes_);
     tile_vectors_ = std::clamp(needed, 1, 4);
-    tile_rows_ = std::min(8, static_cast<int>(regs.count / 2) / tile_vectors_);
+    tile_rows_ = std::min(8, static_cast<int>(regs.count * 3 / 4) / tile_vectors_);
+    depth_ = std::min<std::int64_t>(g.k, kPanelDepth);
+    panel_ = em.entry_alloca(
+        llvm::ArrayType::get(elem_, static_cast<std::uint64_t>(depth_) * tile_vectors_ * lanes_),
+        "gemm.panel");
+    panel_->setAlignment(llvm::Align(regs.bytes));
   }
 
   // Rows [row_begin, row_end) of products [batch_begin, batch_end).
   void emit(llvm::Value* batch_begin, llvm::Value* batch_end, llvm::Value* row_begin,
             llvm::Value* row_end) {
     for_range(batch_begin, batch_end, "gemm.batch", [&](llvm::Value* batch) {
-      llvm::Value* blocks = b_.CreateUDiv(b_.CreateSub(row_end, row_begin), em_.i64(tile_rows_));
-      llvm::Value* tiled_end = add(row_begin, mul(blocks, tile_rows_));
-      for_range(em_.i64(0), blocks, "gemm.rows", [&](llvm::Value* q) {
-        row_band(batch, add(row_begin, mul(q, tile_rows_)), tile_rows_);
+      std::int64_t blocks = g_.k / depth_, rest = g_.k % depth_;
+      for_range(em_.i64(0), em_.i64(blocks), "gemm.depth", [&](llvm::Value* q) {
+        depth_block(batch, mul(q, depth_), depth_, row_begin, row_end);
       });
-      for_range(tiled_end, row_end, "gemm.row", [&](llvm::Value* row) { row_band(batch, row, 1); });
+      if (rest) depth_block(batch, em_.i64(blocks * depth_), rest, row_begin, row_end);
     });
   }
 
  private:
+  // Products over depth_ of the contraction at a time: the rhs panel of that depth, packed, stays
+  // in the first-level cache while every row tile reads it.
+  static constexpr std::int64_t kPanelDepth = 128;
+
   llvm::Value* add(llvm::Value* a, llvm::Value* c) { return b_.CreateAdd(a, c, "", true, true); }
   llvm::Value* mul(llvm::Value* a, std::int64_t c) {
     return b_.CreateMul(a, em_.i64(c), "", true, true);
@@ -90,7 +102,8 @@ class GemmEmitter {
                             : nest(nest(batch, g_.m, row), g_.k, p);
   }
   llvm::Value* rhs_at(llvm::Value* batch, llvm::Value* p, llvm::Value* col) {
-    return nest(nest(batch, g_.k, p), g_.n, col);
+    return g_.transpose_rhs ? nest(nest(batch, g_.n, col), g_.k, p)
+                            : nest(nest(batch, g_.k, p), g_.n, col);
   }
   llvm::Value* out_at(llvm::Value* batch, llvm::Value* row, llvm::Value* col) {
     return nest(nest(batch, g_.m, row), g_.n, col);
@@ -109,13 +122,37 @@ class GemmEmitter {
     emit_for(em_, begin, end, name, body, /*vectorize=*/false);
   }
 
-  // All columns of `rows` rows: full-width tiles, then one narrower tile for the rest.
-  void row_band(llvm::Value* batch, llvm::Value* row, int rows) {
+  // Contraction steps [p0, p0 + depth) of rows [row_begin, row_end), all columns: a panel of
+  // full-width tiles at a time, then one narrower panel for the rest.
+  void depth_block(llvm::Value* batch, llvm::Value* p0, std::int64_t depth, llvm::Value* row_begin,
+                   llvm::Value* row_end) {
     std::int64_t width = tile_vectors_ * static_cast<std::int64_t>(lanes_);
     std::int64_t full = g_.n / width, rest = g_.n % width;
+    auto panel = [&](llvm::Value* col, std::int64_t cols) {
+      pack(batch, p0, depth, col, cols);
+      llvm::Value* blocks = b_.CreateUDiv(b_.CreateSub(row_end, row_begin), em_.i64(tile_rows_));
+      llvm::Value* tiled_end = add(row_begin, b_.CreateMul(blocks, em_.i64(tile_rows_)));
+      for_range(em_.i64(0), blocks, "gemm.rows", [&](llvm::Value* q) {
+        tile(batch, add(row_begin, mul(q, tile_rows_)), tile_rows_, p0, depth, col, cols);
+      });
+      // The rows left over, fewer than a tile: a tile of 4, of 2, of 1 as their count's bits say.
+      llvm::Value* left = b_.CreateSub(row_end, tiled_end);
+      llvm::Value* row = tiled_end;
+      for (int rows = 4; rows >= 1; rows /= 2) {
+        if (rows >= tile_rows_) continue;
+        llvm::Value* has = b_.CreateICmpNE(b_.CreateAnd(left, em_.i64(rows)), em_.i64(0));
+        row = em_.if_else(
+            has,
+            [&] {
+              tile(batch, row, rows, p0, depth, col, cols);
+              return add(row, em_.i64(rows));
+            },
+            [&] { return row; }, "gemm.rest");
+      }
+    };
     for_range(em_.i64(0), em_.i64(full), "gemm.cols",
-              [&](llvm::Value* c) { tile(batch, row, rows, mul(c, width), width); });
-    if (rest) tile(batch, row, rows, em_.i64(full * width), rest);
+              [&](llvm::Value* c) { panel(mul(c, width), width); });
+    if (rest) panel(em_.i64(full * width), rest);
   }
 
   // The first `count` lanes of a vector (a partial vector at the right edge).
@@ -124,35 +161,136 @@ class GemmEmitter {
     for (unsigned l = 0; l < lanes_; ++l) bits.push_back(b_.getInt1(l < count));
     return llvm::ConstantVector::get(bits);
   }
+  int vectors(std::int64_t cols) const { return static_cast<int>((cols + lanes_ - 1) / lanes_); }
+  // Lanes of the last of a tile's vectors that are inside out.
+  std::int64_t last_lanes(std::int64_t cols) const {
+    return cols - static_cast<std::int64_t>(lanes_) * (vectors(cols) - 1);
+  }
+  llvm::Value* panel_at(llvm::Value* p, int v, std::int64_t cols) {
+    return element(panel_, add(mul(p, vectors(cols) * std::int64_t{lanes_}),
+                               em_.i64(std::int64_t{v} * lanes_)));
+  }
 
-  void tile(llvm::Value* batch, llvm::Value* row, int rows, llvm::Value* col, std::int64_t cols) {
-    auto vectors = static_cast<int>((cols + lanes_ - 1) / lanes_);
-    std::int64_t last = cols - static_cast<std::int64_t>(lanes_) * (vectors - 1);
+  // Copies rhs[p0 : p0 + depth, col : col + cols] into the panel, row after row of whole vectors,
+  // zero past the right edge: the tiles then load only aligned, whole vectors.
+  void pack(llvm::Value* batch, llvm::Value* p0, std::int64_t depth, llvm::Value* col,
+            std::int64_t cols) {
+    if (!g_.transpose_rhs) return pack_rows(batch, p0, em_.i64(0), depth, col, cols);
+    // A transposed rhs holds the panel's columns as rows: square blocks of them are loaded whole
+    // and transposed in registers; what remains of the depth and the edge is gathered.
+    auto square = static_cast<std::int64_t>(lanes_);
+    std::int64_t blocks = depth / square, whole = cols / square;
+    if (blocks && whole) {
+      emit_for(
+          em_, blocks, "gemm.pack",
+          [&](llvm::Value* q) {
+            for (int v = 0; v < whole; ++v) pack_square(batch, p0, mul(q, square), col, v, cols);
+          },
+          /*vectorize=*/false);
+      if (whole < vectors(cols))
+        pack_rows(batch, p0, em_.i64(0), blocks * square, col, cols, /*from_vector=*/whole);
+    } else {
+      blocks = 0;
+    }
+    if (blocks * square < depth)
+      pack_rows(batch, p0, em_.i64(blocks * square), depth - blocks * square, col, cols);
+  }
+
+  // Panel rows [first, first + count), vectors from_vector on: one load (or gather) a vector.
+  void pack_rows(llvm::Value* batch, llvm::Value* p0, llvm::Value* first, std::int64_t count,
+                 llvm::Value* col, std::int64_t cols, int from_vector = 0) {
+    llvm::Align align(itemsize(g_.dtype));
+    llvm::Value* zero = llvm::Constant::getNullValue(vec_);
+    emit_for(
+        em_, first, add(first, em_.i64(count)), "gemm.pack_rows",
+        [&](llvm::Value* p) {
+          for (int v = from_vector; v < vectors(cols); ++v) {
+            std::int64_t live = v + 1 < vectors(cols) ? lanes_ : last_lanes(cols);
+            llvm::Value* first_col = add(col, em_.i64(std::int64_t{v} * lanes_));
+            llvm::Value* at = element(rhs_, rhs_at(batch, add(p0, p), first_col));
+            llvm::Value* row;
+            if (g_.transpose_rhs) {
+              // The row's elements lie k apart.
+              std::vector<llvm::Constant*> steps;
+              for (unsigned l = 0; l < lanes_; ++l)
+                steps.push_back(em_.i64(std::int64_t{l} * g_.k));
+              llvm::Value* ptrs = b_.CreateInBoundsGEP(elem_, at, llvm::ConstantVector::get(steps));
+              row = b_.CreateMaskedGather(vec_, ptrs, align, mask(live), zero);
+            } else if (live == lanes_) {
+              row = b_.CreateAlignedLoad(vec_, at, align);
+            } else {
+              row = b_.CreateMaskedLoad(vec_, at, align, mask(live), zero);
+            }
+            b_.CreateAlignedStore(row, panel_at(p, v, cols), panel_->getAlign());
+          }
+        },
+        /*vectorize=*/false);
+  }
+
+  // The lanes x lanes block of a transposed rhs at panel rows [p, p + lanes), panel vector v:
+  // lanes contiguous loads, log2(lanes) rounds of two-vector shuffles, lanes stores.
+  void pack_square(llvm::Value* batch, llvm::Value* p0, llvm::Value* p, llvm::Value* col, int v,
+                   std::int64_t cols) {
+    llvm::Align align(itemsize(g_.dtype));
+    std::vector<llvm::Value*> r;
+    for (unsigned i = 0; i < lanes_; ++i) {
+      llvm::Value* column = add(col, em_.i64(std::int64_t{v} * lanes_ + i));
+      r.push_back(
+          b_.CreateAlignedLoad(vec_, element(rhs_, rhs_at(batch, add(p0, p), column)), align));
+    }
+    // Round h swaps the off-diagonal h x h blocks of each 2h x 2h block.
+    for (unsigned h = lanes_ / 2; h >= 1; h /= 2) {
+      std::vector<int> low(lanes_), high(lanes_);
+      for (unsigned c = 0; c < lanes_; ++c) {
+        low[c] = static_cast<int>(c & h ? lanes_ + c - h : c);
+        high[c] = static_cast<int>(c & h ? lanes_ + c : c + h);
+      }
+      for (unsigned i = 0; i < lanes_; ++i) {
+        if (i & h) continue;
+        llvm::Value* a = r[i];
+        r[i] = b_.CreateShuffleVector(a, r[i + h], low);
+        r[i + h] = b_.CreateShuffleVector(a, r[i + h], high);
+      }
+    }
+    for (unsigned j = 0; j < lanes_; ++j)
+      b_.CreateAlignedStore(r[j], panel_at(add(p, em_.i64(j)), v, cols), panel_->getAlign());
+  }
+
+  // out[row : row + rows, col : col + cols] += lhs[rows, p0 : p0 + depth] · panel, starting from
+  // zero at the first step of the contraction. The tile stays in registers throughout.
+  void tile(llvm::Value* batch, llvm::Value* row, int rows, llvm::Value* p0, std::int64_t depth,
+            llvm::Value* col, std::int64_t cols) {
+    int n_vec = vectors(cols);
+    std::int64_t last = last_lanes(cols);
     llvm::Align align(itemsize(g_.dtype));
     auto col_of = [&](int v) { return add(col, em_.i64(std::int64_t{v} * lanes_)); };
+    auto out_of = [&](int r, int v) {
+      return element(out_, out_at(batch, add(row, em_.i64(r)), col_of(v)));
+    };
+    llvm::Value* zero = llvm::Constant::getNullValue(vec_);
+    llvm::Value* first = b_.CreateICmpEQ(p0, em_.i64(0));
     std::vector<llvm::AllocaInst*> acc;
-    for (int k = 0; k < rows * vectors; ++k) {
-      acc.push_back(em_.entry_alloca(vec_, "gemm.acc"));
-      b_.CreateStore(llvm::Constant::getNullValue(vec_), acc.back());
-    }
+    for (int r = 0; r < rows; ++r)
+      for (int v = 0; v < n_vec; ++v) {
+        llvm::Value* partial =
+            v + 1 < n_vec || last == lanes_
+                ? static_cast<llvm::Value*>(b_.CreateAlignedLoad(vec_, out_of(r, v), align))
+                : b_.CreateMaskedLoad(vec_, out_of(r, v), align, mask(last), zero);
+        acc.push_back(em_.entry_alloca(vec_, "gemm.acc"));
+        b_.CreateStore(b_.CreateSelect(first, zero, partial), acc.back());
+      }
     emit_for(
-        em_, g_.k, "gemm.k",
+        em_, depth, "gemm.k",
         [&](llvm::Value* p) {
           std::vector<llvm::Value*> rhs_row;
-          for (int v = 0; v < vectors; ++v) {
-            llvm::Value* at = element(rhs_, rhs_at(batch, p, col_of(v)));
-            bool whole = v + 1 < vectors || last == lanes_;
-            rhs_row.push_back(whole
-                                  ? static_cast<llvm::Value*>(b_.CreateAlignedLoad(vec_, at, align))
-                                  : b_.CreateMaskedLoad(vec_, at, align, mask(last),
-                                                        llvm::Constant::getNullValue(vec_)));
-          }
+          for (int v = 0; v < n_vec; ++v)
+            rhs_row.push_back(b_.CreateAlignedLoad(vec_, panel_at(p, v, cols), panel_->getAlign()));
           for (int r = 0; r < rows; ++r) {
             llvm::Value* x = b_.CreateAlignedLoad(
-                elem_, element(lhs_, lhs_at(batch, add(row, em_.i64(r)), p)), align);
+                elem_, element(lhs_, lhs_at(batch, add(row, em_.i64(r)), add(p0, p))), align);
             llvm::Value* xs = b_.CreateVectorSplat(lanes_, x);
-            for (int v = 0; v < vectors; ++v) {
-              llvm::AllocaInst* a = acc[static_cast<std::size_t>(r * vectors + v)];
+            for (int v = 0; v < n_vec; ++v) {
+              llvm::AllocaInst* a = acc[static_cast<std::size_t>(r * n_vec + v)];
               b_.CreateStore(b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {vec_},
                                                 {xs, rhs_row[static_cast<std::size_t>(v)],
                                                  b_.CreateLoad(vec_, a)}),
@@ -162,13 +300,12 @@ class GemmEmitter {
         },
         /*vectorize=*/false);
     for (int r = 0; r < rows; ++r)
-      for (int v = 0; v < vectors; ++v) {
-        llvm::Value* sum = b_.CreateLoad(vec_, acc[static_cast<std::size_t>(r * vectors + v)]);
-        llvm::Value* at = element(out_, out_at(batch, add(row, em_.i64(r)), col_of(v)));
-        if (v + 1 < vectors || last == lanes_)
-          b_.CreateAlignedStore(sum, at, align);
+      for (int v = 0; v < n_vec; ++v) {
+        llvm::Value* sum = b_.CreateLoad(vec_, acc[static_cast<std::size_t>(r * n_vec + v)]);
+        if (v + 1 < n_vec || last == lanes_)
+          b_.CreateAlignedStore(sum, out_of(r, v), align);
         else
-          b_.CreateMaskedStore(sum, at, align, mask(last));
+          b_.CreateMaskedStore(sum, out_of(r, v), align, mask(last));
       }
   }
 
@@ -180,6 +317,8 @@ class GemmEmitter {
   unsigned lanes_ = 0;
   llvm::FixedVectorType* vec_ = nullptr;
   int tile_rows_ = 1, tile_vectors_ = 1;
+  std::int64_t depth_ = 1;
+  llvm::AllocaInst* panel_ = nullptr;  // depth_ rows of tile_vectors_ vectors
 };
 
 }  // namespace
