@@ -8,6 +8,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -225,6 +226,51 @@ TEST_CASE("fused jit: relu(x @ W + b) is one matrix product and one epilogue ker
   std::vector<float> yv = y.to_vector<float>();
   CHECK(std::count(yv.begin(), yv.end(), 0.0f) > 0);
   CHECK(std::count_if(yv.begin(), yv.end(), [](float v) { return v > 0; }) > 0);
+}
+
+TEST_CASE("fused jit: products up to 2^28 multiply-adds are kernels, larger ones BLAS calls",
+          "[jit][fusion]") {
+  // lhs = u·v^T + s·t^T, so each product's oracle costs O(k·n): out = u·(v^T rhs) + s·(t^T rhs).
+  const std::int64_t m = 1024, k = 1024;
+  std::vector<float> u = uniform(m, -1, 1, 21), v = uniform(k, -1, 1, 22),
+                     s = uniform(m, -1, 1, 23), t = uniform(k, -1, 1, 24);
+  std::vector<float> lhs(static_cast<std::size_t>(m * k));
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t p = 0; p < k; ++p)
+      lhs[static_cast<std::size_t>(i * k + p)] =
+          u[static_cast<std::size_t>(i)] * v[static_cast<std::size_t>(p)] +
+          s[static_cast<std::size_t>(i)] * t[static_cast<std::size_t>(p)];
+  Array a = np::array(lhs, {m, k});
+  for (auto [n, rhs_transposed, blas] :
+       {std::tuple{std::int64_t{512}, false, true}, std::tuple{std::int64_t{512}, true, true},
+        std::tuple{std::int64_t{256}, true, false}}) {
+    INFO("n = " << n << (rhs_transposed ? ", rhs stored [n, k]" : ""));
+    std::vector<float> rhs = uniform(k * n, -1, 1, 25);
+    auto at = [&](std::int64_t p, std::int64_t j) {
+      return double(rhs[static_cast<std::size_t>(rhs_transposed ? j * k + p : p * n + j)]);
+    };
+    std::vector<double> vb(static_cast<std::size_t>(n)), tb(static_cast<std::size_t>(n));
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t p = 0; p < k; ++p) {
+        vb[static_cast<std::size_t>(j)] += v[static_cast<std::size_t>(p)] * at(p, j);
+        tb[static_cast<std::size_t>(j)] += t[static_cast<std::size_t>(p)] * at(p, j);
+      }
+    std::vector<double> want;
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j)
+        want.push_back(u[static_cast<std::size_t>(i)] * vb[static_cast<std::size_t>(j)] +
+                       s[static_cast<std::size_t>(i)] * tb[static_cast<std::size_t>(j)]);
+    Array b = rhs_transposed ? np::array(rhs, {n, k}) : np::array(rhs, {k, n});
+    auto product = jit([rhs_transposed](const Array& x, const Array& y) {
+      return lax::dot_general(x, y, {{1}, {rhs_transposed ? 1 : 0}, {}, {}});
+    });
+    auto compiled = product.lower(a, b).compile();
+    std::string thunks = compiled.thunk_sequence();
+    INFO(thunks);
+    CHECK((thunks.rfind("gemm ", 0) == 0) == blas);
+    CHECK((thunks.find("rhs^T") != std::string::npos) == (blas && rhs_transposed));
+    check_close(compiled(a, b), want, 1e-4, 1e-4);
+  }
 }
 
 TEST_CASE("fused jit: nn::relu's zeros are an immediate, not an array its kernel reads",

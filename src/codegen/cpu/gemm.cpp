@@ -76,11 +76,14 @@ class GemmEmitter {
   void emit(llvm::Value* batch_begin, llvm::Value* batch_end, llvm::Value* row_begin,
             llvm::Value* row_end) {
     for_range(batch_begin, batch_end, "gemm.batch", [&](llvm::Value* batch) {
-      std::int64_t blocks = g_.k / depth_, rest = g_.k % depth_;
+      // One copy of the code serves every block, the last (shorter) one too.
+      std::int64_t blocks = (g_.k + depth_ - 1) / depth_;
       for_range(em_.i64(0), em_.i64(blocks), "gemm.depth", [&](llvm::Value* q) {
-        depth_block(batch, mul(q, depth_), depth_, row_begin, row_end);
+        llvm::Value* p0 = mul(q, depth_);
+        llvm::Value* depth = b_.CreateIntrinsic(llvm::Intrinsic::umin, {b_.getInt64Ty()},
+                                                {em_.i64(depth_), b_.CreateSub(em_.i64(g_.k), p0)});
+        depth_block(batch, p0, depth, row_begin, row_end);
       });
-      if (rest) depth_block(batch, em_.i64(blocks * depth_), rest, row_begin, row_end);
     });
   }
 
@@ -124,31 +127,20 @@ class GemmEmitter {
 
   // Contraction steps [p0, p0 + depth) of rows [row_begin, row_end), all columns: a panel of
   // full-width tiles at a time, then one narrower panel for the rest.
-  void depth_block(llvm::Value* batch, llvm::Value* p0, std::int64_t depth, llvm::Value* row_begin,
+  void depth_block(llvm::Value* batch, llvm::Value* p0, llvm::Value* depth, llvm::Value* row_begin,
                    llvm::Value* row_end) {
     std::int64_t width = tile_vectors_ * static_cast<std::int64_t>(lanes_);
     std::int64_t full = g_.n / width, rest = g_.n % width;
     auto panel = [&](llvm::Value* col, std::int64_t cols) {
       pack(batch, p0, depth, col, cols);
-      llvm::Value* blocks = b_.CreateUDiv(b_.CreateSub(row_end, row_begin), em_.i64(tile_rows_));
-      llvm::Value* tiled_end = add(row_begin, b_.CreateMul(blocks, em_.i64(tile_rows_)));
-      for_range(em_.i64(0), blocks, "gemm.rows", [&](llvm::Value* q) {
-        tile(batch, add(row_begin, mul(q, tile_rows_)), tile_rows_, p0, depth, col, cols);
+      // Whole tiles only, one copy of the code: the last tile's rows past the end repeat the
+      // last row, computing and storing its values again (every load precedes every store).
+      llvm::Value* tiles = b_.CreateUDiv(
+          add(b_.CreateSub(row_end, row_begin), em_.i64(tile_rows_ - 1)), em_.i64(tile_rows_));
+      llvm::Value* last_row = b_.CreateSub(row_end, em_.i64(1));
+      for_range(em_.i64(0), tiles, "gemm.rows", [&](llvm::Value* q) {
+        tile(batch, add(row_begin, mul(q, tile_rows_)), last_row, p0, depth, col, cols);
       });
-      // The rows left over, fewer than a tile: a tile of 4, of 2, of 1 as their count's bits say.
-      llvm::Value* left = b_.CreateSub(row_end, tiled_end);
-      llvm::Value* row = tiled_end;
-      for (int rows = 4; rows >= 1; rows /= 2) {
-        if (rows >= tile_rows_) continue;
-        llvm::Value* has = b_.CreateICmpNE(b_.CreateAnd(left, em_.i64(rows)), em_.i64(0));
-        row = em_.if_else(
-            has,
-            [&] {
-              tile(batch, row, rows, p0, depth, col, cols);
-              return add(row, em_.i64(rows));
-            },
-            [&] { return row; }, "gemm.rest");
-      }
     };
     for_range(em_.i64(0), em_.i64(full), "gemm.cols",
               [&](llvm::Value* c) { panel(mul(c, width), width); });
@@ -166,43 +158,44 @@ class GemmEmitter {
   std::int64_t last_lanes(std::int64_t cols) const {
     return cols - static_cast<std::int64_t>(lanes_) * (vectors(cols) - 1);
   }
+  llvm::Value* panel_at(llvm::Value* p, llvm::Value* v, std::int64_t cols) {
+    return element(panel_, add(mul(p, vectors(cols) * std::int64_t{lanes_}), mul(v, lanes_)));
+  }
   llvm::Value* panel_at(llvm::Value* p, int v, std::int64_t cols) {
-    return element(panel_, add(mul(p, vectors(cols) * std::int64_t{lanes_}),
-                               em_.i64(std::int64_t{v} * lanes_)));
+    return panel_at(p, em_.i64(v), cols);
   }
 
   // Copies rhs[p0 : p0 + depth, col : col + cols] into the panel, row after row of whole vectors,
   // zero past the right edge: the tiles then load only aligned, whole vectors.
-  void pack(llvm::Value* batch, llvm::Value* p0, std::int64_t depth, llvm::Value* col,
+  void pack(llvm::Value* batch, llvm::Value* p0, llvm::Value* depth, llvm::Value* col,
             std::int64_t cols) {
-    if (!g_.transpose_rhs) return pack_rows(batch, p0, em_.i64(0), depth, col, cols);
+    if (!g_.transpose_rhs || cols < lanes_ || depth_ < lanes_)
+      return pack_rows(batch, p0, em_.i64(0), depth, col, cols);
     // A transposed rhs holds the panel's columns as rows: square blocks of them are loaded whole
     // and transposed in registers; what remains of the depth and the edge is gathered.
     auto square = static_cast<std::int64_t>(lanes_);
-    std::int64_t blocks = depth / square, whole = cols / square;
-    if (blocks && whole) {
-      emit_for(
-          em_, blocks, "gemm.pack",
-          [&](llvm::Value* q) {
-            for (int v = 0; v < whole; ++v) pack_square(batch, p0, mul(q, square), col, v, cols);
-          },
-          /*vectorize=*/false);
-      if (whole < vectors(cols))
-        pack_rows(batch, p0, em_.i64(0), blocks * square, col, cols, /*from_vector=*/whole);
-    } else {
-      blocks = 0;
-    }
-    if (blocks * square < depth)
-      pack_rows(batch, p0, em_.i64(blocks * square), depth - blocks * square, col, cols);
+    int whole = static_cast<int>(cols / square);
+    llvm::Value* squared = mul(b_.CreateUDiv(depth, em_.i64(square)), square);
+    emit_strided_for(
+        em_, em_.i64(0), squared, square, "gemm.pack",
+        [&](llvm::Value* p) {
+          emit_for(
+              em_, whole, "gemm.pack_square",
+              [&](llvm::Value* v) { pack_square(batch, p0, p, col, v, cols); },
+              /*vectorize=*/false);
+        },
+        /*vectorize=*/false);
+    if (whole < vectors(cols)) pack_rows(batch, p0, em_.i64(0), squared, col, cols, whole);
+    pack_rows(batch, p0, squared, depth, col, cols);
   }
 
-  // Panel rows [first, first + count), vectors from_vector on: one load (or gather) a vector.
-  void pack_rows(llvm::Value* batch, llvm::Value* p0, llvm::Value* first, std::int64_t count,
+  // Panel rows [begin, end), vectors from_vector on: one load (or gather) a vector.
+  void pack_rows(llvm::Value* batch, llvm::Value* p0, llvm::Value* begin, llvm::Value* end,
                  llvm::Value* col, std::int64_t cols, int from_vector = 0) {
     llvm::Align align(itemsize(g_.dtype));
     llvm::Value* zero = llvm::Constant::getNullValue(vec_);
     emit_for(
-        em_, first, add(first, em_.i64(count)), "gemm.pack_rows",
+        em_, begin, end, "gemm.pack_rows",
         [&](llvm::Value* p) {
           for (int v = from_vector; v < vectors(cols); ++v) {
             std::int64_t live = v + 1 < vectors(cols) ? lanes_ : last_lanes(cols);
@@ -229,12 +222,12 @@ class GemmEmitter {
 
   // The lanes x lanes block of a transposed rhs at panel rows [p, p + lanes), panel vector v:
   // lanes contiguous loads, log2(lanes) rounds of two-vector shuffles, lanes stores.
-  void pack_square(llvm::Value* batch, llvm::Value* p0, llvm::Value* p, llvm::Value* col, int v,
-                   std::int64_t cols) {
+  void pack_square(llvm::Value* batch, llvm::Value* p0, llvm::Value* p, llvm::Value* col,
+                   llvm::Value* v, std::int64_t cols) {
     llvm::Align align(itemsize(g_.dtype));
     std::vector<llvm::Value*> r;
     for (unsigned i = 0; i < lanes_; ++i) {
-      llvm::Value* column = add(col, em_.i64(std::int64_t{v} * lanes_ + i));
+      llvm::Value* column = add(add(col, mul(v, lanes_)), em_.i64(i));
       r.push_back(
           b_.CreateAlignedLoad(vec_, element(rhs_, rhs_at(batch, add(p0, p), column)), align));
     }
@@ -256,16 +249,22 @@ class GemmEmitter {
       b_.CreateAlignedStore(r[j], panel_at(add(p, em_.i64(j)), v, cols), panel_->getAlign());
   }
 
-  // out[row : row + rows, col : col + cols] += lhs[rows, p0 : p0 + depth] · panel, starting from
-  // zero at the first step of the contraction. The tile stays in registers throughout.
-  void tile(llvm::Value* batch, llvm::Value* row, int rows, llvm::Value* p0, std::int64_t depth,
-            llvm::Value* col, std::int64_t cols) {
+  // out[rows, col : col + cols] += lhs[rows, p0 : p0 + depth] · panel for the tile's rows from
+  // `row` (none past last_row), starting from zero at the first step of the contraction. The
+  // tile stays in registers throughout.
+  void tile(llvm::Value* batch, llvm::Value* row, llvm::Value* last_row, llvm::Value* p0,
+            llvm::Value* depth, llvm::Value* col, std::int64_t cols) {
+    int rows = tile_rows_;
+    std::vector<llvm::Value*> row_of;
+    for (int r = 0; r < rows; ++r)
+      row_of.push_back(b_.CreateIntrinsic(llvm::Intrinsic::umin, {b_.getInt64Ty()},
+                                          {add(row, em_.i64(r)), last_row}));
     int n_vec = vectors(cols);
     std::int64_t last = last_lanes(cols);
     llvm::Align align(itemsize(g_.dtype));
     auto col_of = [&](int v) { return add(col, em_.i64(std::int64_t{v} * lanes_)); };
     auto out_of = [&](int r, int v) {
-      return element(out_, out_at(batch, add(row, em_.i64(r)), col_of(v)));
+      return element(out_, out_at(batch, row_of[static_cast<std::size_t>(r)], col_of(v)));
     };
     llvm::Value* zero = llvm::Constant::getNullValue(vec_);
     llvm::Value* first = b_.CreateICmpEQ(p0, em_.i64(0));
@@ -280,14 +279,16 @@ class GemmEmitter {
         b_.CreateStore(b_.CreateSelect(first, zero, partial), acc.back());
       }
     emit_for(
-        em_, depth, "gemm.k",
+        em_, em_.i64(0), depth, "gemm.k",
         [&](llvm::Value* p) {
           std::vector<llvm::Value*> rhs_row;
           for (int v = 0; v < n_vec; ++v)
             rhs_row.push_back(b_.CreateAlignedLoad(vec_, panel_at(p, v, cols), panel_->getAlign()));
           for (int r = 0; r < rows; ++r) {
             llvm::Value* x = b_.CreateAlignedLoad(
-                elem_, element(lhs_, lhs_at(batch, add(row, em_.i64(r)), add(p0, p))), align);
+                elem_,
+                element(lhs_, lhs_at(batch, row_of[static_cast<std::size_t>(r)], add(p0, p))),
+                align);
             llvm::Value* xs = b_.CreateVectorSplat(lanes_, x);
             for (int v = 0; v < n_vec; ++v) {
               llvm::AllocaInst* a = acc[static_cast<std::size_t>(r * n_vec + v)];
