@@ -426,16 +426,17 @@ void dense_case(std::int64_t n, int threads, int scale, std::vector<TargetRow>& 
                            fmt("%.1f GFLOP/s sgemm", gs), gj / gs, Cmp::kAtLeast, 0.9));
 }
 
-// Matrix products around the size where jx stops emitting its own kernel and calls BLAS
-// (2^23 multiply-adds, codegen/cpu/gemm.cpp): jit(matmul) against cblas_sgemm alone.
+// Matrix products up to and past the size where jx stops emitting its own kernel and calls BLAS
+// (2^28 multiply-adds, codegen/cpu/gemm.cpp): jit(matmul) against cblas_sgemm alone.
 void products_case(int threads, int scale) {
   std::printf(
       "Matrix products jit(matmul)(a, b) vs cblas_sgemm alone (a: f32[m,k], b: f32[k,n])\n");
   std::printf("  %18s %10s %12s %12s %8s\n", "m x n x k", "M macs", "jx us", "sgemm us",
               "jx/sgemm");
-  const std::int64_t sizes[][3] = {{64, 64, 64},    {256, 64, 32},   {256, 64, 64},
-                                   {128, 128, 128}, {256, 128, 128}, {256, 256, 128},
-                                   {256, 256, 256}, {128, 512, 784}};
+  const std::int64_t sizes[][3] = {{64, 64, 64},    {256, 64, 32},    {256, 64, 64},
+                                   {128, 128, 128}, {256, 128, 128},  {256, 256, 128},
+                                   {256, 256, 256}, {128, 512, 512},  {128, 512, 784},
+                                   {512, 512, 512}, {256, 4096, 256}, {1024, 1024, 1024}};
   auto f = jx::jit([](const jx::Array& a, const jx::Array& b) { return np::matmul(a, b); });
   for (const auto& [m, n, k] : sizes) {
     std::vector<float> ah = random_vector(static_cast<std::size_t>(m * k), 60, -1, 1, threads);
@@ -454,7 +455,7 @@ void products_case(int threads, int scale) {
     std::printf("  %6lld x%4lld x%4lld %10.2f %12.1f %12.1f %7.2fx%s\n", static_cast<long long>(m),
                 static_cast<long long>(n), static_cast<long long>(k), m * n * k / 1e6,
                 tj.median_ms * 1e3, ts.median_ms * 1e3, tj.median_ms / ts.median_ms,
-                m * n * k > (std::int64_t{1} << 23) ? "  (BLAS)" : "");
+                m * n * k > (std::int64_t{1} << 28) ? "  (BLAS)" : "");
   }
   std::printf("\n");
 }

@@ -264,9 +264,9 @@ class EigenCase {
   int count_ = 0;
 };
 
-// ---- the step's GEMMs alone, through OpenBLAS (as jx and libtorch call it) and Eigen -----------
+// ---- the step's larger GEMMs alone, through OpenBLAS (as libtorch calls it) and Eigen ---------
 
-// Row-major C[m,n] = op(A) op(B), op a transpose where asked, as jx's GEMM thunk calls sgemm.
+// Row-major C[m,n] = op(A) op(B), op a transpose where asked, as a GEMM thunk calls sgemm.
 struct Gemm {
   bool ta, tb;
   int m, n, k;
@@ -275,9 +275,9 @@ struct Gemm {
   MatR* c;
 };
 
-// The six GEMMs of jx's step program (its `gemm` thunks): x W1, h1 W2, g3 W3^T, h1^T g2,
-// g2 W2^T, x^T g1 (h2 W3 and h2^T g3, small enough, are jx's own matrix kernels).
-// Operand values do not matter to the time.
+// Six of the step's eight products, all but the two smallest (h2 W3 and h2^T g3): x W1, h1 W2,
+// g3 W3^T, h1^T g2, g2 W2^T, x^T g1. jx computes all eight with its own matrix kernels; these
+// are what a BLAS library takes for the same work. Operand values do not matter to the time.
 class GemmReference {
  public:
   GemmReference() {
@@ -601,7 +601,7 @@ int main(int argc, char** argv) {
           auto [p, st] = adam_fn(grads, s_piece, p_piece);
           p_piece = std::move(p), s_piece = std::move(st);
         }},
-       {"OpenBLAS: the 6 GEMMs of jx's step",
+       {"OpenBLAS: 6 of the step's GEMMs",
         [&] {
           gemms.openblas();
           g_sink = gemms.sink();
