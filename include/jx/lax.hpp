@@ -15,16 +15,26 @@ namespace jx::lax {
 // unary.cpp — elementwise maps.
 Array neg(const Array& x);
 Array exp(const Array& x);
+Array exp2(const Array& x);
 Array log(const Array& x);
 Array log1p(const Array& x);
 Array expm1(const Array& x);
 Array sin(const Array& x);
 Array cos(const Array& x);
 Array tan(const Array& x);
+Array asin(const Array& x);
+Array acos(const Array& x);
+Array atan(const Array& x);
+Array sinh(const Array& x);
+Array cosh(const Array& x);
 Array tanh(const Array& x);
+Array asinh(const Array& x);
+Array acosh(const Array& x);
+Array atanh(const Array& x);
 Array logistic(const Array& x);
 Array sqrt(const Array& x);
 Array rsqrt(const Array& x);
+Array cbrt(const Array& x);
 Array abs(const Array& x);
 Array sign(const Array& x);
 Array floor(const Array& x);
@@ -32,6 +42,7 @@ Array ceil(const Array& x);
 enum class RoundingMethod : int { kAwayFromZero = 0, kToNearestEven = 1 };
 Array round(const Array& x, RoundingMethod method = RoundingMethod::kAwayFromZero);
 Array erf(const Array& x);
+Array is_finite(const Array& x);  // bool: neither inf nor NaN
 Array integer_pow(const Array& x, int y);
 Array bitwise_not(const Array& x);  // the primitive `not`
 

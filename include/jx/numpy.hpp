@@ -52,14 +52,26 @@ Array eye(std::int64_t n, std::optional<std::int64_t> m = std::nullopt, std::int
 Array negative(const Array& x);
 Array positive(const Array& x);
 Array exp(const Array& x);
+Array exp2(const Array& x);
 Array log(const Array& x);
+Array log2(const Array& x);
+Array log10(const Array& x);
 Array log1p(const Array& x);
 Array expm1(const Array& x);
 Array sin(const Array& x);
 Array cos(const Array& x);
 Array tan(const Array& x);
+Array arcsin(const Array& x);
+Array arccos(const Array& x);
+Array arctan(const Array& x);
+Array sinh(const Array& x);
+Array cosh(const Array& x);
 Array tanh(const Array& x);
+Array arcsinh(const Array& x);
+Array arccosh(const Array& x);
+Array arctanh(const Array& x);
 Array sqrt(const Array& x);
+Array cbrt(const Array& x);
 Array square(const Array& x);
 Array reciprocal(const Array& x);
 Array abs(const Array& x);
@@ -69,6 +81,9 @@ Array ceil(const Array& x);
 Array round(const Array& x);  // half to even, as numpy
 Array logical_not(const Array& x);
 Array bitwise_not(const Array& x);
+Array isfinite(const Array& x);  // bool; integers and bools are always finite
+Array isinf(const Array& x);
+Array isnan(const Array& x);
 
 Array add(const Array& x, const Array& y);
 Array subtract(const Array& x, const Array& y);

@@ -10,7 +10,7 @@
 #include "jx/lax.hpp"
 #include "jx/numpy.hpp"
 #include "jx/transforms.hpp"
-#include "primitives/ad_rules.hpp"
+#include "transforms/ad_rules.hpp"
 #include "support/check.hpp"
 #include "support/format.hpp"
 #include "trace/staging.hpp"

@@ -42,13 +42,12 @@ void add_control_flow_cost(const Instruction& i, HloCost& cost) {
 
 void add_cost(const Instruction& i, HloCost& cost) {
   if (i.opcode == Opcode::kFusion) return add_fusion_cost(i, cost);
-  if (i.opcode == Opcode::kWhile || i.opcode == Opcode::kConditional)
+  if (runs_as(i.opcode) == RunsAs::kNested)
     return add_control_flow_cost(i, cost);
   auto out = static_cast<double>(i.shape.is_tuple ? 0 : i.shape.size());
   if (has_trait(i.opcode, kElementwise)) {
     (has_trait(i.opcode, kTranscendental) ? cost.transcendentals : cost.flops) += out;
-  } else if (i.opcode == Opcode::kReduce || i.opcode == Opcode::kArgMax ||
-             i.opcode == Opcode::kArgMin) {
+  } else if (has_trait(i.opcode, kReduction)) {
     cost.flops += static_cast<double>(i.operands[0]->shape.size());
   } else if (i.opcode == Opcode::kDot) {
     cost.flops += dot_flops(i);

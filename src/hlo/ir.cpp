@@ -14,7 +14,8 @@ namespace jx::hlo {
 namespace {
 
 constexpr OpcodeInfo kInfos[] = {
-#define JX_HLO_OPCODE(e, name, arity, traits) {name, arity, traits},
+#define JX_HLO_OPCODE(e, name, arity, dtypes, runs_as, traits) \
+  {name, arity, dtypes, RunsAs::runs_as, traits},
 #include "hlo/opcodes.def"
 #undef JX_HLO_OPCODE
 };
@@ -195,7 +196,7 @@ std::vector<Computation*> program_computations(const Module& module) {
     if (std::find(out.begin(), out.end(), c) != out.end()) return;
     out.push_back(c);
     for (const Instruction* i : c->owned())
-      if (i->opcode == Opcode::kWhile || i->opcode == Opcode::kConditional)
+      if (runs_as(i->opcode) == RunsAs::kNested)
         for (Computation* callee : i->called) visit(callee);
   };
   visit(module.entry());

@@ -10,26 +10,49 @@
 #include <variant>
 #include <vector>
 
+#include "core/dtype_set.hpp"
 #include "jx/array.hpp"
 
 namespace jx::hlo {
 
-enum Trait : unsigned { kElementwise = 1, kFusible = 2, kSideEffects = 4, kTranscendental = 8 };
+// The columns of opcodes.def.
+enum Trait : unsigned {
+  kElementwise = 1,
+  kFusible = 2,
+  kSideEffects = 4,
+  kTranscendental = 8,
+  kTupleResult = 16,
+  kReduction = 32,
+  kContraction = 64,
+  kCallsComputations = 128,
+};
+enum class RunsAs { kNothing, kKernel, kLibraryOrKernel, kHost, kNested };
 
 enum class Opcode {
-#define JX_HLO_OPCODE(e, name, arity, traits) e,
+#define JX_HLO_OPCODE(e, name, arity, dtypes, runs_as, traits) e,
 #include "hlo/opcodes.def"
 #undef JX_HLO_OPCODE
 };
 
+inline constexpr std::size_t kNumOpcodes = 0
+#define JX_HLO_OPCODE(e, name, arity, dtypes, runs_as, traits) +1
+#include "hlo/opcodes.def"
+#undef JX_HLO_OPCODE
+    ;
+
 struct OpcodeInfo {
   std::string_view name;
-  int arity;  // -1: variadic
+  int arity;        // -1: variadic
+  DTypeSet dtypes;  // what an elementwise opcode computes on
+  RunsAs runs_as;
   unsigned traits;
 };
 const OpcodeInfo& info(Opcode op);
 std::optional<Opcode> opcode_from_name(std::string_view name);
 inline bool has_trait(Opcode op, Trait t) { return info(op).traits & t; }
+inline RunsAs runs_as(Opcode op) { return info(op).runs_as; }
+// A loop per output element: a reduction or a contraction.
+inline bool loops_per_element(Opcode op) { return has_trait(op, Trait(kReduction | kContraction)); }
 
 // An array shape with its element type, or a tuple of shapes. Layouts are always row-major.
 struct HloShape {

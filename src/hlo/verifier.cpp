@@ -87,13 +87,12 @@ void check_dims(const Instruction& i, const Ints& dims, int rank, const std::str
 
 // ---- per-opcode rules ----------------------------------------------------------------------
 
-bool float_only(Opcode op) {
-  static const std::unordered_set<Opcode> kOps{
-      Opcode::kExp,   Opcode::kLog,   Opcode::kLog1p, Opcode::kExpm1,    Opcode::kSin,
-      Opcode::kCos,   Opcode::kTan,   Opcode::kTanh,  Opcode::kLogistic, Opcode::kSqrt,
-      Opcode::kRsqrt, Opcode::kFloor, Opcode::kCeil,  Opcode::kRoundAfz, Opcode::kRoundEven,
-      Opcode::kErf,   Opcode::kAtan2};
-  return kOps.count(op) > 0;
+// "needs a floating type", "needs pred or an integer type", ...: the opcode table's dtypes.
+std::string dtypes_str(DTypeSet s) {
+  if (s == kFloating) return "a floating type";
+  if (s == kInteger) return "an integer type";
+  if (s == kIntegerOrBool) return "pred or an integer type";
+  return "a numeric type";
 }
 
 void check_elementwise(const Instruction& i) {
@@ -128,19 +127,17 @@ void check_elementwise(const Instruction& i) {
       if (dtype_of_operand(0) != bool_) fail(i, "select's predicate must be pred");
       same_dtype(1, out);
       return;
+    case Opcode::kIsFinite:
+      if (out != bool_) fail(i, "is-finite must return pred, got " + i.shape.str());
+      out = dtype_of_operand(0);
+      break;
     default:
       same_dtype(0, out);
   }
-  if (float_only(i.opcode) && !is_floating(out))
-    fail(i, std::string(info(i.opcode).name) + " needs a floating type, got " + i.shape.str());
-  bool bitwise = i.opcode == Opcode::kNot || i.opcode == Opcode::kAnd || i.opcode == Opcode::kOr ||
-                 i.opcode == Opcode::kXor;
-  if (bitwise && is_floating(out))
-    fail(i, std::string(info(i.opcode).name) + " needs pred or an integer type");
-  bool shift = i.opcode == Opcode::kShiftLeft || i.opcode == Opcode::kShiftRightLogical ||
-               i.opcode == Opcode::kShiftRightArithmetic;
-  if (shift && (is_floating(out) || out == bool_))
-    fail(i, std::string(info(i.opcode).name) + " needs an integer type");
+  DTypeSet accepted = info(i.opcode).dtypes;
+  if (!accepted.contains(out))
+    fail(i, std::string(info(i.opcode).name) + " needs " + dtypes_str(accepted) + ", got " +
+                i.shape.str());
 }
 
 void check_parameter(const Instruction& i) {
@@ -473,26 +470,16 @@ const std::unordered_map<Opcode, Rule>& rules() {
   return table;
 }
 
-bool may_be_tuple(Opcode op) {
-  return op == Opcode::kParameter || op == Opcode::kTuple || op == Opcode::kGetTupleElement ||
-         op == Opcode::kFusion || op == Opcode::kSort || op == Opcode::kWhile ||
-         op == Opcode::kConditional;
-}
-
-bool calls_computations(Opcode op) {
-  return op == Opcode::kReduce || op == Opcode::kFusion || op == Opcode::kWhile ||
-         op == Opcode::kConditional;
-}
 
 void check_instruction(const Instruction& i, const std::unordered_set<const Computation*>& comps) {
   int arity = info(i.opcode).arity;
   if (arity >= 0 && static_cast<int>(i.operands.size()) != arity)
     fail(i, std::string(info(i.opcode).name) + " takes " + std::to_string(arity) +
                 " operand(s), got " + std::to_string(i.operands.size()));
-  if (i.shape.is_tuple && !may_be_tuple(i.opcode)) fail(i, "result must be an array");
+  if (i.shape.is_tuple && !has_trait(i.opcode, kTupleResult)) fail(i, "result must be an array");
   for (std::int64_t d : i.shape.dims)
     if (d < 0) fail(i, "dimension sizes must be >= 0, got " + i.shape.str());
-  if (!i.called.empty() && !calls_computations(i.opcode))
+  if (!i.called.empty() && !has_trait(i.opcode, kCallsComputations))
     fail(i, std::string(info(i.opcode).name) + " calls no computation");
   for (const Computation* c : i.called) {
     if (!c) fail(i, "a called computation is missing");

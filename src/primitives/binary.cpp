@@ -1,121 +1,16 @@
 // Binary elementwise primitives: add sub mul div rem pow max min atan2 and or xor shift_left
-// shift_right_logical shift_right_arithmetic.
-#include <cmath>
+// shift_right_logical shift_right_arithmetic. Each is one HLO opcode (def_binary); its
+// derivative and, for the linear ones, its transpose follow it.
 #include <functional>
-#include <limits>
-#include <type_traits>
-
-#include "support/check.hpp"
-#include "support/shifts.hpp"
 
 #include "jx/lax.hpp"
 #include "jx/numpy.hpp"
-#include "primitives/ad_rules.hpp"
 #include "primitives/elementwise.hpp"
+#include "support/check.hpp"
 #include "trace/tracer.hpp"
+#include "transforms/ad_rules.hpp"
 
 namespace jx {
-namespace {
-
-using trace::bind1;
-
-// Lambdas are instantiated for every dtype though abstract_eval admits only some; these traits
-// keep the rejected instantiations well-formed.
-template <class T>
-constexpr bool kIsInt = std::is_integral_v<T> && !std::is_same_v<T, bool>;
-template <class T>
-using F = std::conditional_t<std::is_floating_point_v<T>, T, double>;
-
-// Integers wrap modulo 2^n, as XLA's do; signed overflow is UB in C++, so the arithmetic runs in
-// the unsigned type of the same width (the conversion back is modular since C++20).
-template <class Op>
-auto wrapping(Op op) {
-  return [op](auto x, auto y) {
-    using T = decltype(x);
-    if constexpr (kIsInt<T>) {
-      using U = std::make_unsigned_t<T>;
-      return static_cast<T>(op(static_cast<U>(x), static_cast<U>(y)));
-    } else {
-      return static_cast<T>(op(x, y));
-    }
-  };
-}
-
-// XLA's integer division: toward zero; x / 0 = -1 (all bits set); INT_MIN / -1 = INT_MIN.
-template <class T>
-T divide(T x, T y) {
-  if constexpr (kIsInt<T>) {
-    if (y == 0) return static_cast<T>(-1);
-    if constexpr (std::is_signed_v<T>)
-      if (x == std::numeric_limits<T>::min() && y == T(-1)) return x;
-    return static_cast<T>(x / y);
-  } else if constexpr (std::is_floating_point_v<T>) {
-    return x / y;
-  } else {
-    return x;  // bool: rejected by the dtype check
-  }
-}
-
-// XLA's remainder: the sign of the dividend (C's fmod); integer x % 0 = x, INT_MIN % -1 = 0.
-template <class T>
-T remainder(T x, T y) {
-  if constexpr (kIsInt<T>) {
-    if (y == 0) return x;
-    if constexpr (std::is_signed_v<T>)
-      if (y == T(-1)) return T(0);
-    return static_cast<T>(x % y);
-  } else if constexpr (std::is_floating_point_v<T>) {
-    return std::fmod(x, y);
-  } else {
-    return x;  // bool: rejected by the dtype check
-  }
-}
-
-// max/min propagate NaN (XLA's semantics), unlike std::max/std::fmax.
-template <class T>
-T maximum(T x, T y) {
-  if constexpr (std::is_floating_point_v<T>) {
-    if (std::isnan(x)) return x;
-    if (std::isnan(y)) return y;
-  }
-  return x > y ? x : y;
-}
-template <class T>
-T minimum(T x, T y) {
-  if constexpr (std::is_floating_point_v<T>) {
-    if (std::isnan(x)) return x;
-    if (std::isnan(y)) return y;
-  }
-  return x < y ? x : y;
-}
-
-// op on integers; other types are rejected by the dtype check.
-template <class Op>
-auto integer_only(Op op) {
-  return [op](auto x, auto y) {
-    using T = decltype(x);
-    if constexpr (kIsInt<T>)
-      return static_cast<T>(op(x, y));
-    else
-      return x;
-  };
-}
-
-// Bitwise on integers, logical on bool.
-template <class Op>
-auto bitwise(Op op) {
-  return [op](auto x, auto y) {
-    using T = decltype(x);
-    if constexpr (std::is_same_v<T, bool>)
-      return static_cast<bool>(op(x, y));
-    else if constexpr (kIsInt<T>)
-      return static_cast<T>(op(x, y));
-    else
-      return x;  // floats: rejected by the dtype check
-  };
-}
-
-}  // namespace
 
 Primitive add_p("add"), sub_p("sub"), mul_p("mul"), div_p("div"), rem_p("rem"), pow_p("pow"),
     max_p("max"), min_p("min"), atan2_p("atan2"), and_p("and"), or_p("or"), xor_p("xor"),
@@ -124,41 +19,12 @@ Primitive add_p("add"), sub_p("sub"), mul_p("mul"), div_p("div"), rem_p("rem"), 
 
 namespace {
 
-const bool kRegistered = [] {
-  def_binary(add_p, hlo::Opcode::kAdd, kNumeric, wrapping(std::plus<>{}));
-  def_binary(sub_p, hlo::Opcode::kSubtract, kNumeric, wrapping(std::minus<>{}));
-  def_binary(mul_p, hlo::Opcode::kMultiply, kNumeric, wrapping(std::multiplies<>{}));
-  def_binary(div_p, hlo::Opcode::kDivide, kNumeric, [](auto x, auto y) { return divide(x, y); });
-  def_binary(rem_p, hlo::Opcode::kRemainder, kNumeric,
-             [](auto x, auto y) { return remainder(x, y); });
-  def_binary(pow_p, hlo::Opcode::kPower, kFloating, [](auto x, auto y) {
-    using T = F<decltype(x)>;
-    return std::pow(T(x), T(y));
-  });
-  def_binary(max_p, hlo::Opcode::kMaximum, kNumeric | kBool,
-             [](auto x, auto y) { return maximum(x, y); });
-  def_binary(min_p, hlo::Opcode::kMinimum, kNumeric | kBool,
-             [](auto x, auto y) { return minimum(x, y); });
-  def_binary(atan2_p, hlo::Opcode::kAtan2, kFloating, [](auto x, auto y) {
-    using T = F<decltype(x)>;
-    return std::atan2(T(x), T(y));
-  });
-  def_binary(and_p, hlo::Opcode::kAnd, kInteger | kBool, bitwise(std::bit_and<>{}));
-  def_binary(or_p, hlo::Opcode::kOr, kInteger | kBool, bitwise(std::bit_or<>{}));
-  def_binary(xor_p, hlo::Opcode::kXor, kInteger | kBool, bitwise(std::bit_xor<>{}));
-  def_binary(shift_left_p, hlo::Opcode::kShiftLeft, kInteger,
-             integer_only([](auto x, auto y) { return shift_left(x, y); }));
-  def_binary(shift_right_logical_p, hlo::Opcode::kShiftRightLogical, kInteger,
-             integer_only([](auto x, auto y) { return shift_right_logical(x, y); }));
-  def_binary(shift_right_arithmetic_p, hlo::Opcode::kShiftRightArithmetic, kInteger,
-             integer_only([](auto x, auto y) { return shift_right_arithmetic(x, y); }));
-  return true;
-}();
-
-// ---- differentiation ----
+using hlo::Opcode;
+using trace::bind1;
 using ad::unbroadcast;
-using Terms = std::vector<ad::TangentTerm>;
 using Xs = std::span<const Array>;
+
+Array tangent(const Array& t, Xs, const Array&) { return t; }
 
 // JAX's convention where max/min tie: each side gets half the tangent.
 Array balanced_eq(const Array& x, const Array& ans, const Array& y) {
@@ -180,25 +46,48 @@ TransposeRule transpose_by(
   };
 }
 
-const bool kDifferentiated = [] {
-  auto t_ = [](const Array& t, Xs, const Array&) { return t; };
-  ad::def_elementwise_jvp(add_p, {t_, t_});
+const bool kRegistered = [] {
+  def_binary<Opcode::kAdd>(add_p);
+  ad::def_elementwise_jvp(add_p, {tangent, tangent});
+  add_p.transpose = transpose_by([](std::size_t, const Array& ct, const Array&) { return ct; });
+
+  def_binary<Opcode::kSubtract>(sub_p);
   ad::def_elementwise_jvp(sub_p,
-                          {t_, [](const Array& t, Xs, const Array&) { return lax::neg(t); }});
+                          {tangent, [](const Array& t, Xs, const Array&) { return lax::neg(t); }});
+  sub_p.transpose = transpose_by(
+      [](std::size_t k, const Array& ct, const Array&) { return k == 0 ? ct : lax::neg(ct); });
+
+  def_binary<Opcode::kMultiply>(mul_p);
   ad::def_elementwise_jvp(mul_p,
                           {[](const Array& t, Xs x, const Array&) { return lax::mul(t, x[1]); },
                            [](const Array& t, Xs x, const Array&) { return lax::mul(x[0], t); }});
+  mul_p.transpose = transpose_by([](std::size_t k, const Array& ct, const Array& other) {
+    JX_CHECK(other.valid(), "mul is linear in one operand at a time");
+    return k == 0 ? lax::mul(ct, other) : lax::mul(other, ct);
+  });
+
+  def_binary<Opcode::kDivide>(div_p);
   ad::def_elementwise_jvp(div_p,
                           {[](const Array& t, Xs x, const Array&) { return lax::div(t, x[1]); },
                            [](const Array& t, Xs x, const Array& ans) {
                              return lax::div(lax::mul(lax::neg(t), ans), x[1]);
                            }});
+  div_p.transpose = transpose_by([](std::size_t k, const Array& ct, const Array& y) {
+    JX_CHECK(k == 0 && y.valid(), "div is linear in its numerator only");
+    return lax::div(ct, y);
+  });
+
   // x - y * trunc(x / y): the quotient is piecewise constant.
-  ad::def_elementwise_jvp(rem_p, {t_, [](const Array& t, Xs x, const Array&) {
+  def_binary<Opcode::kRemainder>(rem_p);
+  ad::def_elementwise_jvp(rem_p, {tangent, [](const Array& t, Xs x, const Array&) {
                                     Array q = x[0] / x[1];
                                     return -t * (np::sign(q) * np::floor(np::abs(q)));
                                   }});
-  // As JAX: d/dx is 0 where y == 0, and d/dy is 0 where x == 0 (log x is not taken there).
+
+  // Floats only, as JAX's pow (the opcode also raises integers). As JAX: d/dx is 0 where
+  // y == 0, and d/dy is 0 where x == 0 (log x is not taken there).
+  def_binary<Opcode::kPower>(pow_p);
+  def_elementwise(pow_p, 2, kFloating);
   ad::def_elementwise_jvp(pow_p, {[](const Array& t, Xs x, const Array&) {
                                     Array d = x[1] * lax::pow(x[0], x[1] - 1.0);
                                     return t * np::where(np::equal(x[1], 0.0), 0.0, d);
@@ -207,32 +96,33 @@ const bool kDifferentiated = [] {
                                     Array safe = np::where(np::equal(x[0], 0.0), 1.0, x[0]);
                                     return t * (np::log(safe) * ans);
                                   }});
+
+  def_binary<Opcode::kMaximum>(max_p);
+  def_binary<Opcode::kMinimum>(min_p);
   for (Primitive* p : {&max_p, &min_p})
     ad::def_elementwise_jvp(
         *p,
         {[](const Array& t, Xs x, const Array& ans) { return t * balanced_eq(x[0], ans, x[1]); },
          [](const Array& t, Xs x, const Array& ans) { return t * balanced_eq(x[1], ans, x[0]); }});
+
+  def_binary<Opcode::kAtan2>(atan2_p);
   ad::def_elementwise_jvp(atan2_p, {[](const Array& t, Xs x, const Array&) {
                                       return t * (x[1] / (x[0] * x[0] + x[1] * x[1]));
                                     },
                                     [](const Array& t, Xs x, const Array&) {
                                       return t * (-x[0] / (x[0] * x[0] + x[1] * x[1]));
                                     }});
+
+  // Bitwise on integers, logical on bool; shifts on integers. Piecewise constant.
+  def_binary<Opcode::kAnd>(and_p);
+  def_binary<Opcode::kOr>(or_p);
+  def_binary<Opcode::kXor>(xor_p);
+  def_binary<Opcode::kShiftLeft>(shift_left_p);
+  def_binary<Opcode::kShiftRightLogical>(shift_right_logical_p);
+  def_binary<Opcode::kShiftRightArithmetic>(shift_right_arithmetic_p);
   for (Primitive* p : {&and_p, &or_p, &xor_p, &shift_left_p, &shift_right_logical_p,
                        &shift_right_arithmetic_p})
     ad::def_zero_jvp(*p);
-
-  add_p.transpose = transpose_by([](std::size_t, const Array& ct, const Array&) { return ct; });
-  sub_p.transpose = transpose_by(
-      [](std::size_t k, const Array& ct, const Array&) { return k == 0 ? ct : lax::neg(ct); });
-  mul_p.transpose = transpose_by([](std::size_t k, const Array& ct, const Array& other) {
-    JX_CHECK(other.valid(), "mul is linear in one operand at a time");
-    return k == 0 ? lax::mul(ct, other) : lax::mul(other, ct);
-  });
-  div_p.transpose = transpose_by([](std::size_t k, const Array& ct, const Array& y) {
-    JX_CHECK(k == 0 && y.valid(), "div is linear in its numerator only");
-    return lax::div(ct, y);
-  });
   return true;
 }();
 

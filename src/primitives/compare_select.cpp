@@ -10,7 +10,7 @@
 
 #include "jx/lax.hpp"
 #include "jx/numpy.hpp"
-#include "primitives/ad_rules.hpp"
+#include "transforms/ad_rules.hpp"
 #include "primitives/elementwise.hpp"
 #include "trace/tracer.hpp"
 
@@ -85,7 +85,7 @@ ShapedArray clamp_aval(std::span<const ShapedArray> in) {
   return elementwise_aval("clamp", in, kNumeric);
 }
 
-// min(max(x, lo), hi), NaN-propagating as XLA's clamp; lo > hi gives hi.
+// XLA's clamp (hlo/scalar_ops.hpp), a 0-d lo or hi repeated.
 Array clamp_impl(std::span<const Array> in, const ShapedArray& out) {
   Array r = make_array(out);
   std::int64_t s_lo = stride_of(in[0]), s_hi = stride_of(in[2]);
@@ -94,29 +94,31 @@ Array clamp_impl(std::span<const Array> in, const ShapedArray& out) {
     const T* x = concrete_buffer(in[1], "impl").as<T>();
     const T* hi = concrete_buffer(in[2], "impl").as<T>();
     T* o = r.impl()->buffer->as<T>();
-    for (std::int64_t i = 0, n = out.size(); i < n; ++i) {
-      T v = x[i], a = lo[i * s_lo], b = hi[i * s_hi];
-      if constexpr (std::is_floating_point_v<T>) {
-        if (std::isnan(v) || std::isnan(a) || std::isnan(b)) {
-          o[i] = std::numeric_limits<T>::quiet_NaN();
-          continue;
-        }
-      }
-      v = v < a ? a : v;
-      o[i] = v > b ? b : v;
-    }
+    for (std::int64_t i = 0, n = out.size(); i < n; ++i)
+      o[i] = hlo::Scalar<hlo::Opcode::kClamp>{}(lo[i * s_lo], x[i], hi[i * s_hi]);
   });
   return r;
 }
 
+// A comparison: the C++ operator (NaN compares unordered, as IEEE and XLA say) with a bool
+// result, lowered to HLO's compare in `direction`.
+template <class Cmp>
+void def_comparison(Primitive& p, const std::string& direction) {
+  def_elementwise(p, 2, kAnyDType, bool_);
+  p.impl = [](std::span<const Array> in, const Params&, std::span<const ShapedArray> out) {
+    return std::vector<Array>{map_binary(in[0], in[1], out[0], Cmp{})};
+  };
+  p.lower = lower_elementwise(hlo::Opcode::kCompare, direction);
+}
+
 const bool kRegistered = [] {
   // NaN compares unequal to everything and unordered, as IEEE and XLA say.
-  def_binary(eq_p, hlo::Opcode::kCompare, kAnyDType, std::equal_to<>{}, "EQ");
-  def_binary(ne_p, hlo::Opcode::kCompare, kAnyDType, std::not_equal_to<>{}, "NE");
-  def_binary(lt_p, hlo::Opcode::kCompare, kAnyDType, std::less<>{}, "LT");
-  def_binary(le_p, hlo::Opcode::kCompare, kAnyDType, std::less_equal<>{}, "LE");
-  def_binary(gt_p, hlo::Opcode::kCompare, kAnyDType, std::greater<>{}, "GT");
-  def_binary(ge_p, hlo::Opcode::kCompare, kAnyDType, std::greater_equal<>{}, "GE");
+  def_comparison<std::equal_to<>>(eq_p, "EQ");
+  def_comparison<std::not_equal_to<>>(ne_p, "NE");
+  def_comparison<std::less<>>(lt_p, "LT");
+  def_comparison<std::less_equal<>>(le_p, "LE");
+  def_comparison<std::greater<>>(gt_p, "GT");
+  def_comparison<std::greater_equal<>>(ge_p, "GE");
 
   select_n_p.abstract_eval = [](std::span<const ShapedArray> in, const Params&) {
     return std::vector<ShapedArray>{select_n_aval(in)};

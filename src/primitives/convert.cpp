@@ -1,9 +1,6 @@
 // convert_element_type: casts between dtypes, and toggles the weak-type flag.
-#include <cmath>
-#include <limits>
-
 #include "jx/lax.hpp"
-#include "primitives/ad_rules.hpp"
+#include "transforms/ad_rules.hpp"
 #include "primitives/elementwise.hpp"
 #include "trace/tracer.hpp"
 
@@ -13,23 +10,6 @@ Primitive convert_element_type_p("convert_element_type");
 
 namespace {
 
-// Float → integer conversion of NaN and out-of-range values is undefined in C++; XLA maps NaN
-// to 0 and saturates, and so do we.
-template <class O, class T>
-O convert(T x) {
-  if constexpr (std::is_same_v<O, bool>) {
-    return x != T(0);
-  } else if constexpr (std::is_floating_point_v<T> && std::is_integral_v<O>) {
-    if (std::isnan(x)) return O(0);
-    if (x <= static_cast<T>(std::numeric_limits<O>::lowest()))
-      return std::numeric_limits<O>::lowest();
-    if (x >= static_cast<T>(std::numeric_limits<O>::max())) return std::numeric_limits<O>::max();
-    return static_cast<O>(x);
-  } else {
-    return static_cast<O>(x);
-  }
-}
-
 const bool kRegistered = [] {
   auto& p = convert_element_type_p;
   p.abstract_eval = [](std::span<const ShapedArray> in, const Params& params) {
@@ -37,6 +17,7 @@ const bool kRegistered = [] {
     return std::vector<ShapedArray>{
         {in[0].shape, params.get("new_dtype").as_dtype(), params.get("weak_type").as_bool()}};
   };
+  // XLA's conversions (hlo/scalar_ops.hpp): float → int saturates, NaN → 0.
   p.impl = [](std::span<const Array> in, const Params&, std::span<const ShapedArray> out) {
     Array r = make_array(out[0]);
     const Buffer& xb = concrete_buffer(in[0], "impl");
@@ -44,7 +25,7 @@ const bool kRegistered = [] {
       dispatch(out[0].dtype, [&]<class O>() {
         const T* x = xb.as<T>();
         O* o = r.impl()->buffer->as<O>();
-        for (std::int64_t i = 0, n = out[0].size(); i < n; ++i) o[i] = convert<O>(x[i]);
+        for (std::int64_t i = 0, n = out[0].size(); i < n; ++i) o[i] = hlo::convert_element<O>(x[i]);
       });
     });
     return std::vector<Array>{r};

@@ -8,7 +8,7 @@
 #include "jx/lax.hpp"
 #include "jx/transforms.hpp"
 #include "lower/lower.hpp"
-#include "primitives/ad_rules.hpp"
+#include "transforms/ad_rules.hpp"
 #include "primitives/elementwise.hpp"
 #include "primitives/sub_jaxprs.hpp"
 #include "trace/staging.hpp"

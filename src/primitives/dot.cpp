@@ -7,8 +7,8 @@
 #include <numeric>
 
 #include "jx/lax.hpp"
-#include "primitives/ad_rules.hpp"
-#include "primitives/batch_rules.hpp"
+#include "transforms/ad_rules.hpp"
+#include "transforms/batch_rules.hpp"
 #include "primitives/elementwise.hpp"
 #include "primitives/indexing.hpp"
 #include "support/format.hpp"

@@ -57,6 +57,16 @@ std::vector<hlo::Instruction*> broadcast_scalars(hlo::Builder& b,
   return out;
 }
 
+void def_elementwise(Primitive& p, std::size_t arity, DTypeSet accepted,
+                     std::optional<DType> out_dtype) {
+  p.abstract_eval = [&p, arity, accepted, out_dtype](std::span<const ShapedArray> in,
+                                                      const Params&) {
+    check_arity(p.name, in.size(), arity);
+    return std::vector<ShapedArray>{elementwise_aval(p.name, in, accepted, out_dtype)};
+  };
+  batching::def_elementwise_batch(p);
+}
+
 LowerRule lower_elementwise(hlo::Opcode opcode, std::string direction) {
   return [opcode, direction](hlo::Builder& b, std::span<hlo::Instruction* const> operands,
                              const Params&, std::span<const ShapedArray> out) {

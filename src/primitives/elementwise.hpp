@@ -1,5 +1,5 @@
-// Family helpers for elementwise primitives: dtype sets, the shape/dtype rule, and the eager
-// loops that apply a scalar function to every element.
+// Family helpers for elementwise primitives: the shape/dtype rule, the eager loops that apply a
+// scalar function to every element, and the rules of a primitive that is one HLO opcode.
 #pragma once
 
 #include <cstdint>
@@ -8,34 +8,14 @@
 #include <string>
 
 #include "core/array_impl.hpp"
+#include "core/dtype_set.hpp"
 #include "core/dtype_dispatch.hpp"
 #include "core/primitive.hpp"
 #include "hlo/builder.hpp"
-#include "primitives/batch_rules.hpp"
+#include "hlo/scalar_ops.hpp"
+#include "transforms/batch_rules.hpp"
 
 namespace jx {
-
-class DTypeSet {
- public:
-  constexpr DTypeSet(std::initializer_list<DType> ds) {
-    for (DType d : ds) bits_ |= 1u << static_cast<unsigned>(d);
-  }
-  constexpr bool contains(DType d) const { return bits_ & (1u << static_cast<unsigned>(d)); }
-  constexpr DTypeSet operator|(DTypeSet o) const {
-    DTypeSet s{};
-    s.bits_ = bits_ | o.bits_;
-    return s;
-  }
-
- private:
-  unsigned bits_ = 0;
-};
-
-inline constexpr DTypeSet kFloating{float32, float64};
-inline constexpr DTypeSet kInteger{int32, int64, uint32};
-inline constexpr DTypeSet kBool{bool_};
-inline constexpr DTypeSet kNumeric = kInteger | kFloating;
-inline constexpr DTypeSet kAnyDType = kNumeric | kBool;
 
 // A parsed jaxpr may apply a primitive to any number of operands; rules reject a wrong count
 // before indexing: jx::TypeError "add takes 2 operands, got 1".
@@ -95,37 +75,31 @@ std::vector<hlo::Instruction*> broadcast_scalars(hlo::Builder& b,
 // The lowering of an elementwise primitive to one HLO opcode (with `direction` for compare).
 LowerRule lower_elementwise(hlo::Opcode opcode, std::string direction = {});
 
-// Fills a unary primitive's rules: `accepted` dtypes, same aval out, impl = map_unary(f),
-// lowering to `opcode`, the elementwise batch rule.
-template <class F>
-void def_unary(Primitive& p, hlo::Opcode opcode, DTypeSet accepted, F f) {
-  p.abstract_eval = [&p, accepted](std::span<const ShapedArray> in, const Params&) {
-    check_arity(p.name, in.size(), 1);
-    return std::vector<ShapedArray>{elementwise_aval(p.name, in, accepted)};
+// The rules every elementwise primitive of `arity` operands shares: the shape and dtype rule
+// (elementwise_aval over `accepted`) and the elementwise batch rule.
+void def_elementwise(Primitive& p, std::size_t arity, DTypeSet accepted,
+                     std::optional<DType> out_dtype = std::nullopt);
+
+// A unary primitive that is HLO opcode `op` on one array: its dtypes are the opcode's
+// (opcodes.def), its impl the opcode's scalar semantics (hlo/scalar_ops.hpp), its lowering the
+// opcode itself. `out_dtype`: the result's dtype when it is not the operand's (is_finite: bool).
+template <hlo::Opcode op>
+void def_unary(Primitive& p, std::optional<DType> out_dtype = std::nullopt) {
+  def_elementwise(p, 1, hlo::info(op).dtypes, out_dtype);
+  p.impl = [](std::span<const Array> in, const Params&, std::span<const ShapedArray> out) {
+    return std::vector<Array>{map_unary(in[0], out[0], hlo::Scalar<op>{})};
   };
-  p.impl = [f](std::span<const Array> in, const Params&, std::span<const ShapedArray> out) {
-    return std::vector<Array>{map_unary(in[0], out[0], f)};
-  };
-  p.lower = lower_elementwise(opcode);
-  batching::def_elementwise_batch(p);
+  p.lower = lower_elementwise(op);
 }
 
-// Fills a binary primitive's rules, lowering to `opcode`, the elementwise batch rule;
-// comparisons pass `direction`, and their out_dtype is bool.
-template <class F>
-void def_binary(Primitive& p, hlo::Opcode opcode, DTypeSet accepted, F f,
-                std::string direction = {}) {
-  std::optional<DType> out_dtype;
-  if (!direction.empty()) out_dtype = bool_;
-  p.abstract_eval = [&p, accepted, out_dtype](std::span<const ShapedArray> in, const Params&) {
-    check_arity(p.name, in.size(), 2);
-    return std::vector<ShapedArray>{elementwise_aval(p.name, in, accepted, out_dtype)};
+// A binary primitive that is HLO opcode `op`, as def_unary.
+template <hlo::Opcode op>
+void def_binary(Primitive& p) {
+  def_elementwise(p, 2, hlo::info(op).dtypes);
+  p.impl = [](std::span<const Array> in, const Params&, std::span<const ShapedArray> out) {
+    return std::vector<Array>{map_binary(in[0], in[1], out[0], hlo::Scalar<op>{})};
   };
-  p.impl = [f](std::span<const Array> in, const Params&, std::span<const ShapedArray> out) {
-    return std::vector<Array>{map_binary(in[0], in[1], out[0], f)};
-  };
-  p.lower = lower_elementwise(opcode, std::move(direction));
-  batching::def_elementwise_batch(p);
+  p.lower = lower_elementwise(op);
 }
 
 }  // namespace jx

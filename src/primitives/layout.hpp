@@ -14,7 +14,7 @@
 #include "core/array_impl.hpp"
 #include "core/primitive.hpp"
 #include "hlo/builder.hpp"
-#include "primitives/batch_rules.hpp"
+#include "transforms/batch_rules.hpp"
 #include "primitives/indexing.hpp"
 #include "support/format.hpp"
 

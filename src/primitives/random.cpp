@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "jx/lax.hpp"
-#include "primitives/ad_rules.hpp"
+#include "transforms/ad_rules.hpp"
 #include "primitives/elementwise.hpp"
 #include "support/shifts.hpp"
 #include "trace/tracer.hpp"

@@ -6,7 +6,7 @@
 #include <type_traits>
 
 #include "jx/lax.hpp"
-#include "primitives/ad_rules.hpp"
+#include "transforms/ad_rules.hpp"
 #include "primitives/elementwise.hpp"
 #include "primitives/indexing.hpp"
 #include "support/format.hpp"

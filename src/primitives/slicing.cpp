@@ -7,8 +7,8 @@
 
 #include "core/dtype_dispatch.hpp"
 #include "jx/lax.hpp"
-#include "primitives/ad_rules.hpp"
-#include "primitives/batch_rules.hpp"
+#include "transforms/ad_rules.hpp"
+#include "transforms/batch_rules.hpp"
 #include "primitives/elementwise.hpp"
 #include "primitives/layout.hpp"
 #include "trace/tracer.hpp"

@@ -6,8 +6,8 @@
 
 #include "core/sort_rows.hpp"
 #include "jx/lax.hpp"
-#include "primitives/ad_rules.hpp"
-#include "primitives/batch_rules.hpp"
+#include "transforms/ad_rules.hpp"
+#include "transforms/batch_rules.hpp"
 #include "primitives/layout.hpp"
 #include "support/check.hpp"
 #include "trace/tracer.hpp"

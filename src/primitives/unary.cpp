@@ -1,12 +1,14 @@
-// Unary elementwise primitives: neg exp log log1p expm1 sin cos tan tanh logistic sqrt rsqrt
-// abs sign floor ceil round erf integer_pow not.
+// Unary elementwise primitives: neg exp exp2 log log1p expm1 sin cos tan asin acos atan sinh
+// cosh tanh asinh acosh atanh logistic sqrt rsqrt cbrt abs sign floor ceil round erf is_finite
+// integer_pow not. Each primitive's rules stand together; most are one HLO opcode (def_unary)
+// and a derivative.
 #include <cmath>
 
 #include <numbers>
 
 #include "jx/lax.hpp"
 #include "jx/numpy.hpp"
-#include "primitives/ad_rules.hpp"
+#include "transforms/ad_rules.hpp"
 #include "primitives/elementwise.hpp"
 #include "trace/tracer.hpp"
 
@@ -14,11 +16,6 @@ namespace jx {
 namespace {
 
 using trace::bind1;
-
-// Floating-point functions are only instantiated for float types at run time (abstract_eval
-// rejects others), but must compile for all; `F` widens integers to double.
-template <class T>
-using F = std::conditional_t<std::is_floating_point_v<T>, T, double>;
 
 // The type integer arithmetic wraps in: the unsigned twin of a signed integer.
 template <class T>
@@ -32,96 +29,145 @@ requires(std::is_integral_v<T> && !std::is_same_v<T, bool>) struct Wrapping<T> {
 
 }  // namespace
 
-Primitive neg_p("neg"), exp_p("exp"), log_p("log"), log1p_p("log1p"), expm1_p("expm1"),
-    sin_p("sin"), cos_p("cos"), tan_p("tan"), tanh_p("tanh"), logistic_p("logistic"),
-    sqrt_p("sqrt"), rsqrt_p("rsqrt"), abs_p("abs"), sign_p("sign"), floor_p("floor"),
-    ceil_p("ceil"), round_p("round"), erf_p("erf"), integer_pow_p("integer_pow"), not_p("not");
+Primitive neg_p("neg"), exp_p("exp"), exp2_p("exp2"), log_p("log"), log1p_p("log1p"),
+    expm1_p("expm1"), sin_p("sin"), cos_p("cos"), tan_p("tan"), asin_p("asin"), acos_p("acos"),
+    atan_p("atan"), sinh_p("sinh"), cosh_p("cosh"), tanh_p("tanh"), asinh_p("asinh"),
+    acosh_p("acosh"), atanh_p("atanh"), logistic_p("logistic"), sqrt_p("sqrt"), rsqrt_p("rsqrt"),
+    cbrt_p("cbrt"), abs_p("abs"), sign_p("sign"), floor_p("floor"), ceil_p("ceil"),
+    round_p("round"), erf_p("erf"), is_finite_p("is_finite"), integer_pow_p("integer_pow"),
+    not_p("not");
 
 namespace {
 
+using hlo::Opcode;
+
+// tangent_out = t * d(x, ans): the derivative from the input x and the result ans.
+void def_derivative(Primitive& p, std::function<Array(const Array& x, const Array& ans)> d) {
+  ad::def_elementwise_jvp(p, {[d](const Array& t, std::span<const Array> x, const Array& ans) {
+                            return t * d(x[0], ans);
+                          }});
+}
+
 const bool kRegistered = [] {
-  def_unary(neg_p, hlo::Opcode::kNegate, kNumeric,
-            [](auto x) { return static_cast<decltype(x)>(-x); });
-  def_unary(exp_p, hlo::Opcode::kExp, kFloating,
-            [](auto x) { return std::exp(F<decltype(x)>(x)); });
-  def_unary(log_p, hlo::Opcode::kLog, kFloating,
-            [](auto x) { return std::log(F<decltype(x)>(x)); });
-  def_unary(log1p_p, hlo::Opcode::kLog1p, kFloating,
-            [](auto x) { return std::log1p(F<decltype(x)>(x)); });
-  def_unary(expm1_p, hlo::Opcode::kExpm1, kFloating,
-            [](auto x) { return std::expm1(F<decltype(x)>(x)); });
-  def_unary(sin_p, hlo::Opcode::kSin, kFloating,
-            [](auto x) { return std::sin(F<decltype(x)>(x)); });
-  def_unary(cos_p, hlo::Opcode::kCos, kFloating,
-            [](auto x) { return std::cos(F<decltype(x)>(x)); });
-  def_unary(tan_p, hlo::Opcode::kTan, kFloating,
-            [](auto x) { return std::tan(F<decltype(x)>(x)); });
-  def_unary(tanh_p, hlo::Opcode::kTanh, kFloating,
-            [](auto x) { return std::tanh(F<decltype(x)>(x)); });
-  // With e = exp(-|x|), which never overflows: large negative x keeps its tiny result.
-  def_unary(logistic_p, hlo::Opcode::kLogistic, kFloating, [](auto x) {
-    using T = F<decltype(x)>;
-    T e = std::exp(-std::abs(T(x)));
-    return (T(x) >= T(0) ? T(1) : e) / (T(1) + e);
-  });
-  def_unary(sqrt_p, hlo::Opcode::kSqrt, kFloating,
-            [](auto x) { return std::sqrt(F<decltype(x)>(x)); });
-  def_unary(rsqrt_p, hlo::Opcode::kRsqrt, kFloating, [](auto x) {
-    using T = F<decltype(x)>;
-    return T(1) / std::sqrt(T(x));
-  });
-  def_unary(abs_p, hlo::Opcode::kAbs, kNumeric, [](auto x) {
-    using T = decltype(x);
-    if constexpr (std::is_unsigned_v<T>)
-      return x;
-    else
-      return static_cast<T>(x < T(0) ? -x : x);
-  });
-  def_unary(sign_p, hlo::Opcode::kSign, kNumeric, [](auto x) {
-    using T = decltype(x);
-    if constexpr (std::is_floating_point_v<T>)
-      if (std::isnan(x)) return x;
-    return static_cast<T>((T(0) < x) - (x < T(0)));
-  });
-  def_unary(floor_p, hlo::Opcode::kFloor, kFloating,
-            [](auto x) { return std::floor(F<decltype(x)>(x)); });
-  def_unary(ceil_p, hlo::Opcode::kCeil, kFloating,
-            [](auto x) { return std::ceil(F<decltype(x)>(x)); });
-  def_unary(erf_p, hlo::Opcode::kErf, kFloating,
-            [](auto x) { return std::erf(F<decltype(x)>(x)); });
-  def_unary(not_p, hlo::Opcode::kNot, kInteger | kBool, [](auto x) {
-    using T = decltype(x);
-    if constexpr (std::is_same_v<T, bool>)
-      return !x;
-    else if constexpr (std::is_integral_v<T>)
-      return static_cast<T>(~x);
-    else
-      return x;  // unreachable: floats are rejected by the dtype check
+  def_unary<Opcode::kNegate>(neg_p);
+  ad::def_linear(neg_p);
+  neg_p.transpose = [](std::span<const Array> cts, std::span<const LinearOperand>, const Params&) {
+    return std::vector<Array>{lax::neg(cts[0])};
+  };
+
+  def_unary<Opcode::kExp>(exp_p);
+  def_derivative(exp_p, [](const Array&, const Array& ans) { return ans; });
+
+  def_unary<Opcode::kExp2>(exp2_p);
+  def_derivative(exp2_p, [](const Array&, const Array& ans) { return std::numbers::ln2 * ans; });
+
+  def_unary<Opcode::kLog>(log_p);
+  def_derivative(log_p, [](const Array& x, const Array&) { return 1.0 / x; });
+
+  def_unary<Opcode::kLog1p>(log1p_p);
+  def_derivative(log1p_p, [](const Array& x, const Array&) { return 1.0 / (1.0 + x); });
+
+  def_unary<Opcode::kExpm1>(expm1_p);
+  def_derivative(expm1_p, [](const Array&, const Array& ans) { return ans + 1.0; });
+
+  def_unary<Opcode::kSin>(sin_p);
+  def_derivative(sin_p, [](const Array& x, const Array&) { return lax::cos(x); });
+
+  def_unary<Opcode::kCos>(cos_p);
+  def_derivative(cos_p, [](const Array& x, const Array&) { return -lax::sin(x); });
+
+  def_unary<Opcode::kTan>(tan_p);
+  def_derivative(tan_p, [](const Array&, const Array& ans) { return 1.0 + ans * ans; });
+
+  def_unary<Opcode::kAsin>(asin_p);
+  def_derivative(asin_p, [](const Array& x, const Array&) { return lax::rsqrt(1.0 - x * x); });
+
+  def_unary<Opcode::kAcos>(acos_p);
+  def_derivative(acos_p, [](const Array& x, const Array&) { return -lax::rsqrt(1.0 - x * x); });
+
+  def_unary<Opcode::kAtan>(atan_p);
+  def_derivative(atan_p, [](const Array& x, const Array&) { return 1.0 / (1.0 + x * x); });
+
+  def_unary<Opcode::kSinh>(sinh_p);
+  def_derivative(sinh_p, [](const Array& x, const Array&) { return lax::cosh(x); });
+
+  def_unary<Opcode::kCosh>(cosh_p);
+  def_derivative(cosh_p, [](const Array& x, const Array&) { return lax::sinh(x); });
+
+  def_unary<Opcode::kTanh>(tanh_p);
+  def_derivative(tanh_p, [](const Array&, const Array& ans) { return 1.0 - ans * ans; });
+
+  def_unary<Opcode::kAsinh>(asinh_p);
+  def_derivative(asinh_p, [](const Array& x, const Array&) { return lax::rsqrt(x * x + 1.0); });
+
+  // (x - 1)(x + 1) rather than x² - 1: no cancellation near 1.
+  def_unary<Opcode::kAcosh>(acosh_p);
+  def_derivative(acosh_p,
+                 [](const Array& x, const Array&) { return lax::rsqrt((x - 1.0) * (x + 1.0)); });
+
+  def_unary<Opcode::kAtanh>(atanh_p);
+  def_derivative(atanh_p,
+                 [](const Array& x, const Array&) { return 1.0 / ((1.0 + x) * (1.0 - x)); });
+
+  def_unary<Opcode::kLogistic>(logistic_p);
+  def_derivative(logistic_p, [](const Array&, const Array& ans) { return ans * (1.0 - ans); });
+
+  def_unary<Opcode::kSqrt>(sqrt_p);
+  def_derivative(sqrt_p, [](const Array&, const Array& ans) { return 0.5 / ans; });
+
+  def_unary<Opcode::kRsqrt>(rsqrt_p);
+  def_derivative(rsqrt_p, [](const Array& x, const Array& ans) { return -0.5 * ans / x; });
+
+  def_unary<Opcode::kCbrt>(cbrt_p);
+  def_derivative(cbrt_p, [](const Array&, const Array& ans) {
+    return (1.0 / 3.0) * lax::integer_pow(ans, -2);
   });
 
-  // round[rounding_method=0|1]: away from zero, or half to even.
-  def_unary(round_p, hlo::Opcode::kRoundAfz, kFloating, [](auto) { return 0.0; });
+  def_unary<Opcode::kAbs>(abs_p);
+  def_derivative(abs_p, [](const Array& x, const Array&) { return lax::sign(x); });
+
+  def_unary<Opcode::kSign>(sign_p);
+  ad::def_zero_jvp(sign_p);
+
+  def_unary<Opcode::kFloor>(floor_p);
+  ad::def_zero_jvp(floor_p);
+
+  def_unary<Opcode::kCeil>(ceil_p);
+  ad::def_zero_jvp(ceil_p);
+
+  // round[rounding_method=0|1]: away from zero, or half to even; one opcode for each.
+  def_unary<Opcode::kRoundAfz>(round_p);
   round_p.impl = [](std::span<const Array> in, const Params& params,
                     std::span<const ShapedArray> out) {
     bool even = params.get("rounding_method").as_int() == 1;
-    return std::vector<Array>{map_unary(in[0], out[0], [even](auto x) {
-      F<decltype(x)> v = x;
-      return even ? std::nearbyint(v) : std::round(v);  // the default FP mode rounds to even
-    })};
+    return std::vector<Array>{
+        even ? map_unary(in[0], out[0], hlo::Scalar<Opcode::kRoundEven>{})
+             : map_unary(in[0], out[0], hlo::Scalar<Opcode::kRoundAfz>{})};
   };
-
   round_p.lower = [](hlo::Builder& b, std::span<hlo::Instruction* const> operands,
                      const Params& params, std::span<const ShapedArray>) {
     bool even = params.get("rounding_method").as_int() == 1;
     return std::vector<hlo::Instruction*>{
-        b.unary(even ? hlo::Opcode::kRoundEven : hlo::Opcode::kRoundAfz, operands[0])};
+        b.unary(even ? Opcode::kRoundEven : Opcode::kRoundAfz, operands[0])};
   };
+  ad::def_zero_jvp(round_p);
+
+  def_unary<Opcode::kErf>(erf_p);
+  def_derivative(erf_p, [](const Array& x, const Array&) {
+    return 2.0 / std::sqrt(std::numbers::pi) * lax::exp(-(x * x));
+  });
+
+  def_unary<Opcode::kIsFinite>(is_finite_p, bool_);
+  ad::def_zero_jvp(is_finite_p);
+
+  def_unary<Opcode::kNot>(not_p);
+  ad::def_zero_jvp(not_p);
 
   // integer_pow[y=n]: x^n by repeated squaring in x's own type; negative n needs floats.
-  def_unary(integer_pow_p, hlo::Opcode::kMultiply, kNumeric, [](auto) { return 0; });
+  def_elementwise(integer_pow_p, 1, kNumeric);
   auto base_rule = integer_pow_p.abstract_eval;
   integer_pow_p.abstract_eval = [base_rule](std::span<const ShapedArray> in, const Params& params) {
-    if (params.get("y").as_int() < 0 && !is_floating(in[0].dtype))
+    if (params.get("y").as_int() < 0 && !in.empty() && !is_floating(in[0].dtype))
       throw TypeError("integer_pow with a negative exponent needs a floating dtype, got " +
                       std::string(dtype_name(in[0].dtype)));
     return base_rule(in, params);
@@ -150,45 +196,14 @@ const bool kRegistered = [] {
     hlo::Instruction* base = operands[0];
     hlo::Instruction* acc = nullptr;
     for (std::int64_t n = y < 0 ? -y : y; n; n >>= 1) {
-      if (n & 1) acc = acc ? b.binary(hlo::Opcode::kMultiply, acc, base) : base;
-      if (n > 1) base = b.binary(hlo::Opcode::kMultiply, base, base);
+      if (n & 1) acc = acc ? b.binary(Opcode::kMultiply, acc, base) : base;
+      if (n > 1) base = b.binary(Opcode::kMultiply, base, base);
     }
     hlo::Instruction* one = b.broadcast(b.constant(make_scalar(1, out[0].dtype)), out[0].shape, {});
     if (!acc) return std::vector<hlo::Instruction*>{one};
-    if (y < 0) acc = b.binary(hlo::Opcode::kDivide, one, acc);
+    if (y < 0) acc = b.binary(Opcode::kDivide, one, acc);
     return std::vector<hlo::Instruction*>{acc};
   };
-  return true;
-}();
-
-// Derivatives: tangent_out = t * d(x, ans). Rounding, sign and bit ops are piecewise constant.
-void def_derivative(Primitive& p, std::function<Array(const Array& x, const Array& ans)> d) {
-  ad::def_elementwise_jvp(p, {[d](const Array& t, std::span<const Array> x, const Array& ans) {
-                            return t * d(x[0], ans);
-                          }});
-}
-
-const bool kDifferentiated = [] {
-  ad::def_linear(neg_p);
-  neg_p.transpose = [](std::span<const Array> cts, std::span<const LinearOperand>, const Params&) {
-    return std::vector<Array>{lax::neg(cts[0])};
-  };
-  def_derivative(exp_p, [](const Array&, const Array& ans) { return ans; });
-  def_derivative(log_p, [](const Array& x, const Array&) { return 1.0 / x; });
-  def_derivative(log1p_p, [](const Array& x, const Array&) { return 1.0 / (1.0 + x); });
-  def_derivative(expm1_p, [](const Array&, const Array& ans) { return ans + 1.0; });
-  def_derivative(sin_p, [](const Array& x, const Array&) { return lax::cos(x); });
-  def_derivative(cos_p, [](const Array& x, const Array&) { return -lax::sin(x); });
-  def_derivative(tan_p, [](const Array&, const Array& ans) { return 1.0 + ans * ans; });
-  def_derivative(tanh_p, [](const Array&, const Array& ans) { return 1.0 - ans * ans; });
-  def_derivative(logistic_p, [](const Array&, const Array& ans) { return ans * (1.0 - ans); });
-  def_derivative(sqrt_p, [](const Array&, const Array& ans) { return 0.5 / ans; });
-  def_derivative(rsqrt_p, [](const Array& x, const Array& ans) { return -0.5 * ans / x; });
-  def_derivative(abs_p, [](const Array& x, const Array&) { return lax::sign(x); });
-  def_derivative(erf_p, [](const Array& x, const Array&) {
-    return 2.0 / std::sqrt(std::numbers::pi) * lax::exp(-(x * x));
-  });
-  for (Primitive* p : {&sign_p, &floor_p, &ceil_p, &round_p, &not_p}) ad::def_zero_jvp(*p);
   // d/dx x^n = n x^(n-1); x^0 is constant.
   integer_pow_p.jvp = [](std::span<const Array> primals, std::span<const Array> tangents,
                          const Params& params) {
@@ -211,16 +226,26 @@ namespace lax {
 
 Array neg(const Array& x) { return bind1(neg_p, {x}); }
 Array exp(const Array& x) { return bind1(exp_p, {x}); }
+Array exp2(const Array& x) { return bind1(exp2_p, {x}); }
 Array log(const Array& x) { return bind1(log_p, {x}); }
 Array log1p(const Array& x) { return bind1(log1p_p, {x}); }
 Array expm1(const Array& x) { return bind1(expm1_p, {x}); }
 Array sin(const Array& x) { return bind1(sin_p, {x}); }
 Array cos(const Array& x) { return bind1(cos_p, {x}); }
 Array tan(const Array& x) { return bind1(tan_p, {x}); }
+Array asin(const Array& x) { return bind1(asin_p, {x}); }
+Array acos(const Array& x) { return bind1(acos_p, {x}); }
+Array atan(const Array& x) { return bind1(atan_p, {x}); }
+Array sinh(const Array& x) { return bind1(sinh_p, {x}); }
+Array cosh(const Array& x) { return bind1(cosh_p, {x}); }
 Array tanh(const Array& x) { return bind1(tanh_p, {x}); }
+Array asinh(const Array& x) { return bind1(asinh_p, {x}); }
+Array acosh(const Array& x) { return bind1(acosh_p, {x}); }
+Array atanh(const Array& x) { return bind1(atanh_p, {x}); }
 Array logistic(const Array& x) { return bind1(logistic_p, {x}); }
 Array sqrt(const Array& x) { return bind1(sqrt_p, {x}); }
 Array rsqrt(const Array& x) { return bind1(rsqrt_p, {x}); }
+Array cbrt(const Array& x) { return bind1(cbrt_p, {x}); }
 Array abs(const Array& x) { return bind1(abs_p, {x}); }
 Array sign(const Array& x) { return bind1(sign_p, {x}); }
 Array floor(const Array& x) { return bind1(floor_p, {x}); }
@@ -229,6 +254,7 @@ Array round(const Array& x, RoundingMethod method) {
   return bind1(round_p, {x}, {{"rounding_method", Param::integer(static_cast<int>(method))}});
 }
 Array erf(const Array& x) { return bind1(erf_p, {x}); }
+Array is_finite(const Array& x) { return bind1(is_finite_p, {x}); }
 Array integer_pow(const Array& x, int y) {
   return bind1(integer_pow_p, {x}, {{"y", Param::integer(y)}});
 }

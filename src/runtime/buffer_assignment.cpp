@@ -74,9 +74,8 @@ ValueRef source_of(const Instruction* i) {
   while (i->opcode == Opcode::kGetTupleElement) {
     const Instruction* t = i->operands[0];
     auto k = static_cast<int>(i->attrs.get_int("index"));
-    if (t->opcode == Opcode::kFusion || t->opcode == Opcode::kSort || t->opcode == Opcode::kWhile ||
-        t->opcode == Opcode::kConditional)
-      return {t, k};
+    // A tuple computed into buffers of its own (not one that only names other values).
+    if (hlo::runs_as(t->opcode) != hlo::RunsAs::kNothing) return {t, k};
     if (t->opcode != Opcode::kTuple) break;
     i = t->operands[static_cast<std::size_t>(k)];
   }

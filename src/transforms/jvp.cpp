@@ -3,7 +3,7 @@
 
 #include <unordered_map>
 
-#include "primitives/ad_rules.hpp"
+#include "transforms/ad_rules.hpp"
 #include "support/check.hpp"
 #include "trace/staging.hpp"
 #include "trace/tracer.hpp"

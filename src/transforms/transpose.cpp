@@ -5,7 +5,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "primitives/ad_rules.hpp"
+#include "transforms/ad_rules.hpp"
 #include "support/check.hpp"
 #include "trace/staging.hpp"
 #include "trace/tracer.hpp"

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "jaxpr/dce.hpp"
-#include "primitives/ad_rules.hpp"
+#include "transforms/ad_rules.hpp"
 #include "support/check.hpp"
 #include "transforms/jvp.hpp"
 #include "transforms/partial_eval.hpp"

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "api/numpy_testing.hpp"
+#include "library/numpy_testing.hpp"
 #include "jaxpr/jaxpr.hpp"
 #include "jx/jx.hpp"
 

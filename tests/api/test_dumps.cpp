@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "api/numpy_testing.hpp"
+#include "library/numpy_testing.hpp"
 #include "hlo/ir.hpp"
 #include "jaxpr/jaxpr.hpp"
 #include "jx/config.hpp"

@@ -8,7 +8,7 @@
 #include <string>
 #include <thread>
 
-#include "api/numpy_testing.hpp"
+#include "library/numpy_testing.hpp"
 #include "jx/jx.hpp"
 #include "support/config_guard.hpp"
 #include "support/error_of.hpp"

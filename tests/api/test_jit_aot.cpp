@@ -6,7 +6,7 @@
 #include <functional>
 #include <map>
 
-#include "api/numpy_testing.hpp"
+#include "library/numpy_testing.hpp"
 #include "jx/jx.hpp"
 #include "support/error_of.hpp"
 

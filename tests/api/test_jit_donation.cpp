@@ -8,7 +8,7 @@
 #include <tuple>
 #include <vector>
 
-#include "api/numpy_testing.hpp"
+#include "library/numpy_testing.hpp"
 #include "core/array_impl.hpp"
 #include "jx/jx.hpp"
 #include "support/error_of.hpp"

@@ -38,6 +38,19 @@ Array erf_(const Array& x) { return lax::erf(x); }
 Array sin_(const Array& x) { return np::sin(x); }
 Array cos_(const Array& x) { return np::cos(x); }
 
+Array exp2_(const Array& x) { return np::exp2(x); }
+Array log2_(const Array& x) { return np::log2(x); }
+Array log10_(const Array& x) { return np::log10(x); }
+Array asin_(const Array& x) { return np::arcsin(x); }
+Array acos_(const Array& x) { return np::arccos(x); }
+Array atan_(const Array& x) { return np::arctan(x); }
+Array sinh_(const Array& x) { return np::sinh(x); }
+Array cosh_(const Array& x) { return np::cosh(x); }
+Array asinh_(const Array& x) { return np::arcsinh(x); }
+Array acosh_(const Array& x) { return np::arccosh(x); }
+Array atanh_(const Array& x) { return np::arctanh(x); }
+Array cbrt_(const Array& x) { return np::cbrt(x); }
+
 long double logistic_ref(long double x) { return 1 / (1 + std::exp(-x)); }
 
 // Runs with denormals kept (IEEE 754), as the oracle computes: jx's default flushes them.
@@ -124,6 +137,26 @@ const Case kF32Cases[] = {
     {"erf", erf_, [](long double x) { return std::erf(x); }, 5.0f, 2},
     {"sin", sin_, [](long double x) { return std::sin(x); }, 32767.0f, 2},
     {"cos", cos_, [](long double x) { return std::cos(x); }, 32767.0f, 2},
+    // portable_math's float64 compositions, rounded once (portable_math_composite.cpp).
+    {"exp2", exp2_, [](long double x) { return std::exp2(x); }, 150.0f, 2},
+    {"asin", asin_, [](long double x) { return std::asin(x); }, 1.0f, 2},
+    {"acos", acos_, [](long double x) { return std::acos(x); }, 1.0f, 2},
+    {"atan", atan_, [](long double x) { return std::atan(x); }, std::numeric_limits<float>::max(),
+     2},
+    {"sinh", sinh_, [](long double x) { return std::sinh(x); }, 90.0f, 2},
+    {"cosh", cosh_, [](long double x) { return std::cosh(x); }, 90.0f, 2},
+    {"asinh", asinh_, [](long double x) { return std::asinh(x); },
+     std::numeric_limits<float>::max(), 2},
+    {"acosh", acosh_, [](long double x) { return std::acosh(x); },
+     std::numeric_limits<float>::max(), 2, false},
+    {"atanh", atanh_, [](long double x) { return std::atanh(x); }, 1.0f, 2},
+    {"cbrt", cbrt_, [](long double x) { return std::cbrt(x); }, std::numeric_limits<float>::max(),
+     2},
+    // jnp's compositions: log(x) / log(base) in float32.
+    {"log2", log2_, [](long double x) { return std::log2(x); }, std::numeric_limits<float>::max(),
+     2, false},
+    {"log10", log10_, [](long double x) { return std::log10(x); },
+     std::numeric_limits<float>::max(), 2, false},
 };
 
 void check_f32(const Case& c, const std::vector<float>& xs) {

@@ -273,7 +273,12 @@ TEST_CASE("HLO verifier: shape rules name the instruction", "[hlo]") {
         "a: direction must be one of EQ NE LT LE GT GE");
   check("%a = f32[2,3]{1,0} select(f32[2,3]{1,0} %x, f32[2,3]{1,0} %x, f32[2,3]{1,0} %x)",
         "a: select's predicate must be pred");
-  check("%a = f32[2,3]{1,0} not(f32[2,3]{1,0} %x)", "a: not needs pred or an integer type");
+  check("%a = f32[2,3]{1,0} not(f32[2,3]{1,0} %x)",
+        "a: not needs pred or an integer type, got f32[2,3]{1,0}");
+  check("%c = s32[2,3]{1,0} convert(f32[2,3]{1,0} %x)\n  %a = s32[2,3]{1,0} sine(s32[2,3]{1,0} %c)",
+        "a: sine needs a floating type, got s32[2,3]{1,0}");
+  check("%a = f32[2,3]{1,0} is-finite(f32[2,3]{1,0} %x)",
+        "a: is-finite must return pred, got f32[2,3]{1,0}");
   check("%a = f32[2,3,4]{2,1,0} broadcast(f32[2,3]{1,0} %x), dimensions={0,2}",
         "a: operand f32[2,3]{1,0} does not broadcast to f32[2,3,4]{2,1,0} along dimensions {0,2}");
   check("%a = f32[2,3,4]{2,1,0} broadcast(f32[2,3]{1,0} %x), dimensions={1,1}",

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <limits>
 
 #include "support/op_table.hpp"
 
@@ -31,6 +32,7 @@ const std::vector<DType> kSigned{int32, int64, float32, float64};
 const bool kRows = add_rows({
     unary_row("neg", kSigned, lax::neg, [](double x) { return -x; }),
     unary_row("exp", kF, lax::exp, [](double x) { return std::exp(x); }),
+    unary_row("exp2", kF, lax::exp2, [](double x) { return std::exp2(x); }, -10, 10),
     unary_row(
         "log", kF, lax::log, [](double x) { return std::log(x); }, 0.01, 5),
     unary_row(
@@ -40,7 +42,20 @@ const bool kRows = add_rows({
     unary_row("cos", kF, lax::cos, [](double x) { return std::cos(x); }),
     unary_row(
         "tan", kF, lax::tan, [](double x) { return std::tan(x); }, -1.4, 1.4),
+    unary_row(
+        "asin", kF, lax::asin, [](double x) { return std::asin(x); }, -0.99, 0.99),
+    unary_row(
+        "acos", kF, lax::acos, [](double x) { return std::acos(x); }, -0.99, 0.99),
+    unary_row("atan", kF, lax::atan, [](double x) { return std::atan(x); }),
+    unary_row("sinh", kF, lax::sinh, [](double x) { return std::sinh(x); }),
+    unary_row("cosh", kF, lax::cosh, [](double x) { return std::cosh(x); }),
     unary_row("tanh", kF, lax::tanh, [](double x) { return std::tanh(x); }),
+    unary_row("asinh", kF, lax::asinh, [](double x) { return std::asinh(x); }),
+    unary_row(
+        "acosh", kF, lax::acosh, [](double x) { return std::acosh(x); }, 1.05, 5),
+    unary_row(
+        "atanh", kF, lax::atanh, [](double x) { return std::atanh(x); }, -0.95, 0.95),
+    unary_row("cbrt", kF, lax::cbrt, [](double x) { return std::cbrt(x); }),
     unary_row("logistic", kF, lax::logistic, [](double x) { return 1 / (1 + std::exp(-x)); }),
     unary_row(
         "sqrt", kF, lax::sqrt, [](double x) { return std::sqrt(x); }, 0, 5),
@@ -59,6 +74,18 @@ const bool kRows = add_rows({
         [](double x) { return x * x * x; }),
     unary_row("stop_gradient", kSigned, lax::stop_gradient, [](double x) { return x; }),
 });
+
+// is_finite: a third of the samples are ±inf or NaN.
+const bool kIsFiniteRows = add_rows({[] {
+  OpRow r = unary_row("is_finite", kF, lax::is_finite,
+                      [](double x) { return double(std::isfinite(x)); });
+  r.sample = [](std::mt19937& rng, DType) {
+    double u = uniform(rng, 0, 1);
+    constexpr double kInf = std::numeric_limits<double>::infinity();
+    return u < 0.1 ? kInf : u < 0.2 ? -kInf : u < 0.3 ? std::nan("") : uniform(rng, -3, 3);
+  };
+  return r;
+}()});
 
 // `not` is logical on bool and bitwise (two's complement: ~x = -x - 1) on integers.
 const bool kNotRows = add_rows({[] {

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <memory>
 
-#include "api/backend.hpp"
+#include "backend/backend.hpp"
 #include "core/array_impl.hpp"
 #include "runtime/device_runtime.hpp"
 
@@ -70,11 +70,11 @@ class HostDeviceRuntime : public runtime::DeviceRuntime {
 class HostGpus {
  public:
   HostGpus() : counts(std::make_shared<HostDeviceCounts>()) {
-    api::set_backend_factory(Platform::gpu, [c = counts](const Device& d) {
-      return api::make_cpu_backend(std::make_shared<HostDeviceRuntime>(d, c));
+    backend::set_backend_factory(Platform::gpu, [c = counts](const Device& d) {
+      return backend::make_cpu_backend(std::make_shared<HostDeviceRuntime>(d, c));
     });
   }
-  ~HostGpus() { api::set_backend_factory(Platform::gpu, nullptr); }
+  ~HostGpus() { backend::set_backend_factory(Platform::gpu, nullptr); }
   HostGpus(const HostGpus&) = delete;
   HostGpus& operator=(const HostGpus&) = delete;
 

@@ -1,5 +1,5 @@
 // Threefry-2x32, 20 rounds, written from the Random123 specification (Salmon et al., SC'11):
-// the oracle of the threefry2x32 primitive and of jx::random. tests/api/test_random.cpp checks
+// the oracle of the threefry2x32 primitive and of jx::random. tests/library/test_random.cpp checks
 // it against Random123's known answers.
 #pragma once
 

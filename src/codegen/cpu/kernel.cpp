@@ -25,18 +25,6 @@ namespace cpu {
 
 namespace {
 
-void check_emittable(const Instruction& root) {
-  auto fail = [&](const std::string& why) {
-    throw CompileError("codegen: cannot emit a CPU kernel for " + root.name + ": " + why);
-  };
-  if (root.opcode == Opcode::kParameter || root.opcode == Opcode::kTuple ||
-      root.opcode == Opcode::kGetTupleElement)
-    fail(std::string(hlo::info(root.opcode).name) + " has no kernel");
-  if (root.shape.is_tuple && root.opcode != Opcode::kFusion) fail("tuple-shaped result");
-  for (const Instruction* o : root.operands)
-    if (o->shape.is_tuple) fail("tuple-shaped operand " + o->name);
-}
-
 // The body's pointer arguments: the operands, then the outputs that have their own buffer.
 struct BodyArgs {
   std::vector<int> operand_arg, output_arg;
@@ -58,7 +46,7 @@ BodyArgs body_args(std::size_t num_operands, const std::vector<int>& aliases) {
 void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::string& name,
                  const MathTable& math) {
   const Instruction& root = *request.root;
-  check_emittable(root);
+  check_emittable(root, "CPU");
   llvm::LLVMContext& ctx = module.getContext();
   llvm::Type* ptr = llvm::PointerType::getUnqual(ctx);
   llvm::Type* i64 = llvm::Type::getInt64Ty(ctx);

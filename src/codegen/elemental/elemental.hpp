@@ -35,15 +35,9 @@ using ScalarEmitter = llvm::Value* (*)(ElementalEmitter& em, const hlo::Instruct
 using GeneratorEmitter = ElementGenerator (*)(ElementalEmitter& em, const hlo::Instruction& inst,
                                               const std::vector<ElementGenerator>& operands);
 
-inline constexpr std::size_t kNumOpcodes = 0
-#define JX_HLO_OPCODE(e, name, arity, traits) +1
-#include "hlo/opcodes.def"
-#undef JX_HLO_OPCODE
-    ;
-
 struct EmitterTable {
-  std::array<ScalarEmitter, kNumOpcodes> scalar{};
-  std::array<GeneratorEmitter, kNumOpcodes> generator{};
+  std::array<ScalarEmitter, hlo::kNumOpcodes> scalar{};
+  std::array<GeneratorEmitter, hlo::kNumOpcodes> generator{};
 
   void set(hlo::Opcode op, ScalarEmitter f) { scalar[static_cast<std::size_t>(op)] = f; }
   void set(hlo::Opcode op, GeneratorEmitter f) { generator[static_cast<std::size_t>(op)] = f; }
@@ -56,6 +50,10 @@ void add_layout_emitters(EmitterTable& table);     // elemental_layout.cpp (and 
 void add_reduction_emitters(EmitterTable& table);  // elemental_reduce.cpp: reduce, argmax, argmin
 void add_dot_emitter(EmitterTable& table);         // elemental_dot.cpp
 const EmitterTable& elemental_emitters();          // all of the above
+
+// Throws jx::CompileError unless `root` can be a kernel on `target` ("CPU", "GPU"): its opcode
+// runs as one (hlo::RunsAs) and no operand or result of a lone instruction is a tuple.
+void check_emittable(const hlo::Instruction& root, const std::string& target);
 
 // A reduce's operand dims split into kept (in order, they index the output) and reduced
 // (ascending: elements fold in row-major order, as the eager impl visits them);

@@ -298,4 +298,30 @@ llvm::Value* ElementalEmitter::hoisted(const Instruction& inst, const IrIndex& i
   return value;
 }
 
+void check_emittable(const hlo::Instruction& root, const std::string& target) {
+  auto fail = [&](const std::string& why) {
+    throw CompileError("codegen: cannot emit a " + target + " kernel for " + root.name + ": " +
+                       why);
+  };
+  std::string op(hlo::info(root.opcode).name);
+  switch (hlo::runs_as(root.opcode)) {
+    case hlo::RunsAs::kNothing: {  // a constant still has an element generator
+      const EmitterTable& t = elemental_emitters();
+      auto k = static_cast<std::size_t>(root.opcode);
+      if (!t.scalar[k] && !t.generator[k]) return fail(op + " has no kernel");
+      break;
+    }
+    case hlo::RunsAs::kHost:
+      return fail(op + " runs on the host, not as a kernel");
+    case hlo::RunsAs::kNested:
+      return fail(op + " runs as nested programs, not as a kernel");
+    case hlo::RunsAs::kKernel:
+    case hlo::RunsAs::kLibraryOrKernel:
+      break;
+  }
+  if (root.shape.is_tuple && root.opcode != hlo::Opcode::kFusion) fail("tuple-shaped result");
+  for (const hlo::Instruction* o : root.operands)
+    if (o->shape.is_tuple) fail("tuple-shaped operand " + o->name);
+}
+
 }  // namespace jx::codegen

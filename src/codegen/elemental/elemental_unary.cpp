@@ -41,6 +41,16 @@ constexpr MathOp kMathOps[] = {
     {Opcode::kRoundAfz, MathFn::kRound},
     {Opcode::kRoundEven, MathFn::kRoundEven},
     {Opcode::kErf, MathFn::kErf},
+    {Opcode::kExp2, MathFn::kExp2},
+    {Opcode::kCbrt, MathFn::kCbrt},
+    {Opcode::kAsin, MathFn::kAsin},
+    {Opcode::kAcos, MathFn::kAcos},
+    {Opcode::kAtan, MathFn::kAtan},
+    {Opcode::kSinh, MathFn::kSinh},
+    {Opcode::kCosh, MathFn::kCosh},
+    {Opcode::kAsinh, MathFn::kAsinh},
+    {Opcode::kAcosh, MathFn::kAcosh},
+    {Opcode::kAtanh, MathFn::kAtanh},
 };
 
 llvm::Value* emit_math(ElementalEmitter& em, const Instruction& inst, Values x) {
@@ -102,6 +112,13 @@ llvm::Value* emit_sign(ElementalEmitter& em, const Instruction& inst, Values x) 
       b.CreateSelect(b.CreateICmpSLT(x[0], zero), llvm::ConstantInt::getSigned(t, -1), zero));
 }
 
+// |x| != inf, ordered: false for NaN.
+llvm::Value* emit_is_finite(ElementalEmitter& em, const Instruction& inst, Values x) {
+  require_float(inst);
+  llvm::Value* a = em.math().call(em.b(), MathFn::kFabs, x);
+  return em.b().CreateFCmpONE(a, llvm::ConstantFP::getInfinity(x[0]->getType()));
+}
+
 llvm::Value* emit_not(ElementalEmitter& em, const Instruction& inst, Values x) {
   if (is_floating(operand_dtype(inst)))
     throw CompileError("codegen: not needs an integer or pred dtype");
@@ -137,6 +154,7 @@ void add_unary_emitters(EmitterTable& t) {
   t.set(Opcode::kRsqrt, emit_rsqrt);
   t.set(Opcode::kAbs, emit_abs);
   t.set(Opcode::kSign, emit_sign);
+  t.set(Opcode::kIsFinite, emit_is_finite);
   t.set(Opcode::kNot, emit_not);
   t.set(Opcode::kConvert, emit_convert_op);
 }

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "codegen/elemental/portable_math_ir.hpp"
 #include "codegen/elemental/vector_math.hpp"
 #include "jx/errors.hpp"
 
@@ -40,8 +41,11 @@ llvm::Value* MathTable::call(llvm::IRBuilder<>& b, MathFn fn,
 const MathTable& cpu_math_table() {
   namespace I = llvm::Intrinsic;
   namespace vm = vector_math;
+  namespace pm = portable_math;
   // LLVM lowers llvm.exp, llvm.sin, ... to scalar libm calls, which keep loops from vectorizing:
-  // the functions below are emitted inline instead, f32 throughout and f64 for exp and log.
+  // the functions below are emitted inline instead, f32 throughout and f64 for exp and log. The
+  // inverse trigonometric and hyperbolic functions, exp2 and cbrt take portable_math's float64
+  // compositions at f32 (straight-line, so they vectorize too) and libm at f64.
   static const MathTable table =
       MathTable()
           .set(MathFn::kExp,
@@ -64,7 +68,17 @@ const MathTable& cpu_math_table() {
           .set(MathFn::kErf, {.f32 = "erff", .f64 = "erf", .emit_f32 = vm::erf_f32})
           .set(MathFn::kAtan2, {.f32 = "atan2f", .f64 = "atan2"})
           .set(MathFn::kMaximum, {I::maximum})
-          .set(MathFn::kMinimum, {I::minimum});
+          .set(MathFn::kMinimum, {I::minimum})
+          .set(MathFn::kExp2, {.f32 = "exp2f", .f64 = "exp2", .emit_f32 = pm::exp2_f32})
+          .set(MathFn::kCbrt, {.f32 = "cbrtf", .f64 = "cbrt", .emit_f32 = pm::cbrt_f32})
+          .set(MathFn::kAsin, {.f32 = "asinf", .f64 = "asin", .emit_f32 = pm::asin_f32})
+          .set(MathFn::kAcos, {.f32 = "acosf", .f64 = "acos", .emit_f32 = pm::acos_f32})
+          .set(MathFn::kAtan, {.f32 = "atanf", .f64 = "atan", .emit_f32 = pm::atan_f32})
+          .set(MathFn::kSinh, {.f32 = "sinhf", .f64 = "sinh", .emit_f32 = pm::sinh_f32})
+          .set(MathFn::kCosh, {.f32 = "coshf", .f64 = "cosh", .emit_f32 = pm::cosh_f32})
+          .set(MathFn::kAsinh, {.f32 = "asinhf", .f64 = "asinh", .emit_f32 = pm::asinh_f32})
+          .set(MathFn::kAcosh, {.f32 = "acoshf", .f64 = "acosh", .emit_f32 = pm::acosh_f32})
+          .set(MathFn::kAtanh, {.f32 = "atanhf", .f64 = "atanh", .emit_f32 = pm::atanh_f32});
   return table;
 }
 

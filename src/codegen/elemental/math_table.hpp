@@ -30,6 +30,16 @@ enum class MathFn {
   kAtan2,
   kMaximum,
   kMinimum,
+  kExp2,
+  kCbrt,
+  kAsin,
+  kAcos,
+  kAtan,
+  kSinh,
+  kCosh,
+  kAsinh,
+  kAcosh,
+  kAtanh,
   kCount
 };
 

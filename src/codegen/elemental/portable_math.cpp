@@ -32,7 +32,17 @@ const MathTable& portable_math_table() {
           .set(MathFn::kErf, {.emit_f32 = vm::erf_f32, .emit_f64 = pm::erf_f64})
           .set(MathFn::kAtan2, {.emit_f32 = pm::atan2_f32, .emit_f64 = pm::atan2_f64})
           .set(MathFn::kMaximum, {I::maximum})
-          .set(MathFn::kMinimum, {I::minimum});
+          .set(MathFn::kMinimum, {I::minimum})
+          .set(MathFn::kExp2, {.emit_f32 = pm::exp2_f32, .emit_f64 = pm::exp2_f64})
+          .set(MathFn::kCbrt, {.emit_f32 = pm::cbrt_f32, .emit_f64 = pm::cbrt_f64})
+          .set(MathFn::kAsin, {.emit_f32 = pm::asin_f32, .emit_f64 = pm::asin_f64})
+          .set(MathFn::kAcos, {.emit_f32 = pm::acos_f32, .emit_f64 = pm::acos_f64})
+          .set(MathFn::kAtan, {.emit_f32 = pm::atan_f32, .emit_f64 = pm::atan_f64})
+          .set(MathFn::kSinh, {.emit_f32 = pm::sinh_f32, .emit_f64 = pm::sinh_f64})
+          .set(MathFn::kCosh, {.emit_f32 = pm::cosh_f32, .emit_f64 = pm::cosh_f64})
+          .set(MathFn::kAsinh, {.emit_f32 = pm::asinh_f32, .emit_f64 = pm::asinh_f64})
+          .set(MathFn::kAcosh, {.emit_f32 = pm::acosh_f32, .emit_f64 = pm::acosh_f64})
+          .set(MathFn::kAtanh, {.emit_f32 = pm::atanh_f32, .emit_f64 = pm::atanh_f64});
   return table;
 }
 

@@ -31,5 +31,26 @@ Value* tanh_f64(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args);
 Value* erf_f64(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args);
 Value* pow_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args);
 Value* pow_f64(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args);
+// Composed from the functions above at float64: portable_math_composite.cpp.
+Value* exp2_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args);
+Value* exp2_f64(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args);
+Value* cbrt_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args);
+Value* cbrt_f64(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args);
+Value* asin_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args);
+Value* asin_f64(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args);
+Value* acos_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args);
+Value* acos_f64(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args);
+Value* atan_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args);
+Value* atan_f64(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args);
+Value* sinh_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args);
+Value* sinh_f64(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args);
+Value* cosh_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args);
+Value* cosh_f64(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args);
+Value* asinh_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args);
+Value* asinh_f64(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args);
+Value* acosh_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args);
+Value* acosh_f64(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args);
+Value* atanh_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args);
+Value* atanh_f64(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args);
 
 }  // namespace jx::codegen::portable_math

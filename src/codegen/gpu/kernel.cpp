@@ -13,33 +13,6 @@ namespace jx::codegen::gpu {
 using hlo::Instruction;
 using hlo::Opcode;
 
-namespace {
-
-void check_emittable(const Instruction& root) {
-  auto error = [&](const std::string& why) {
-    return CompileError("codegen: cannot emit a GPU kernel for " + root.name + ": " + why);
-  };
-  std::string op(hlo::info(root.opcode).name);
-  switch (root.opcode) {
-    case Opcode::kParameter:
-    case Opcode::kTuple:
-    case Opcode::kGetTupleElement:
-      throw error(op + " has no kernel");
-    case Opcode::kSort:
-      throw error("sort runs on the host, not as a kernel");
-    case Opcode::kWhile:
-    case Opcode::kConditional:
-      throw error(op + " runs as nested programs, not as a kernel");
-    default:
-      break;
-  }
-  if (root.shape.is_tuple && root.opcode != Opcode::kFusion) throw error("tuple-shaped result");
-  for (const Instruction* o : root.operands)
-    if (o->shape.is_tuple) throw error("tuple-shaped operand " + o->name);
-}
-
-}  // namespace
-
 KernelBody::KernelBody(const Instruction& root, ElementalEmitter& em,
                        std::vector<ElementGenerator> operands, std::vector<llvm::Value*> outputs)
     : root_(root),
@@ -73,7 +46,7 @@ std::vector<ElementGenerator> KernelBody::generators_of(
 GpuLaunch emit_kernel(llvm::Module& module, const KernelRequest& request, const std::string& symbol,
                       const MathTable& math) {
   const Instruction& root = *request.root;
-  check_emittable(root);
+  check_emittable(root, "GPU");
   llvm::LLVMContext& ctx = module.getContext();
   std::size_t n = root.operands.size(), outputs = hlo::output_shapes(root).size();
   std::vector<int> aliases = request.output_aliases;

@@ -47,7 +47,17 @@ const MathTable& libdevice_math_table() {
           .set(MathFn::kErf, {.f32 = "__nv_erff", .f64 = "__nv_erf"})
           .set(MathFn::kAtan2, {.f32 = "__nv_atan2f", .f64 = "__nv_atan2"})
           .set(MathFn::kMaximum, {I::maximum})
-          .set(MathFn::kMinimum, {I::minimum});
+          .set(MathFn::kMinimum, {I::minimum})
+          .set(MathFn::kExp2, {.f32 = "__nv_exp2f", .f64 = "__nv_exp2"})
+          .set(MathFn::kCbrt, {.f32 = "__nv_cbrtf", .f64 = "__nv_cbrt"})
+          .set(MathFn::kAsin, {.f32 = "__nv_asinf", .f64 = "__nv_asin"})
+          .set(MathFn::kAcos, {.f32 = "__nv_acosf", .f64 = "__nv_acos"})
+          .set(MathFn::kAtan, {.f32 = "__nv_atanf", .f64 = "__nv_atan"})
+          .set(MathFn::kSinh, {.f32 = "__nv_sinhf", .f64 = "__nv_sinh"})
+          .set(MathFn::kCosh, {.f32 = "__nv_coshf", .f64 = "__nv_cosh"})
+          .set(MathFn::kAsinh, {.f32 = "__nv_asinhf", .f64 = "__nv_asinh"})
+          .set(MathFn::kAcosh, {.f32 = "__nv_acoshf", .f64 = "__nv_acosh"})
+          .set(MathFn::kAtanh, {.f32 = "__nv_atanhf", .f64 = "__nv_atanh"});
   return table;
 }
 

@@ -97,19 +97,18 @@ Access through(const Instruction& user, std::size_t k, const Access& a) {
       for (std::size_t d = 0; d < perm.size(); ++d) loops[static_cast<std::size_t>(perm[d])] = u[d];
       break;
     }
-    case Opcode::kReduce:
-    case Opcode::kArgMax:
-    case Opcode::kArgMin: {
-      auto dims = user.attrs.get_ints("dimensions");
-      std::sort(dims.begin(), dims.end());
-      int next = deepest(u) + 1;
-      for (std::size_t d = 0, kept = 0; d < x.size(); ++d)
-        loops[d] = std::binary_search(dims.begin(), dims.end(), static_cast<std::int64_t>(d))
-                       ? next++
-                       : u[kept++];
-      break;
-    }
     default:
+      if (hlo::has_trait(user.opcode, hlo::kReduction)) {
+        // Kept dims follow the output's loops; reduced dims are new, inner loops.
+        auto dims = user.attrs.get_ints("dimensions");
+        std::sort(dims.begin(), dims.end());
+        int next = deepest(u) + 1;
+        for (std::size_t d = 0, kept = 0; d < x.size(); ++d)
+          loops[d] = std::binary_search(dims.begin(), dims.end(), static_cast<std::int64_t>(d))
+                         ? next++
+                         : u[kept++];
+        break;
+      }
       if (!hlo::has_trait(user.opcode, hlo::kElementwise)) return out;
       loops = u;
   }
@@ -125,13 +124,13 @@ Access combine(const Access& x, const Access& y) {
 
 bool can_root(const Instruction& i) {
   if (i.opcode == Opcode::kConstant || i.opcode == Opcode::kDot) return false;
-  return hlo::has_trait(i.opcode, hlo::kFusible) || fusion::is_loop_op(i.opcode);
+  return hlo::has_trait(i.opcode, hlo::kFusible) || hlo::loops_per_element(i.opcode);
 }
 
 bool can_join(const Instruction& p) {
   if (p.opcode == Opcode::kConstant) return p.shape.size() <= InstructionFusion::kMaxFusedConstant;
   if (p.opcode == Opcode::kDot) return false;
-  return hlo::has_trait(p.opcode, hlo::kFusible) || fusion::is_loop_op(p.opcode);
+  return hlo::has_trait(p.opcode, hlo::kFusible) || hlo::loops_per_element(p.opcode);
 }
 
 // A scalar constant, or a broadcast of one: a kernel reading it reads an immediate.
@@ -189,7 +188,7 @@ class GroupBuilder {
     }
     if (!a) return;
     // Loop ops are memoized per index; otherwise they must be evaluated once.
-    if (fusion::is_loop_op(p->opcode) && (a->reused || (!a->loops && a->uses > 1))) return;
+    if (hlo::loops_per_element(p->opcode) && (a->reused || (!a->loops && a->uses > 1))) return;
     if (fusion::is_expensive(p->opcode) && a->reused) return;
     if (!all_users_inside) {
       if (fusion::is_expensive(p->opcode) ||

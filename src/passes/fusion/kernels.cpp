@@ -7,21 +7,7 @@ namespace jx::passes::fusion {
 using hlo::Instruction;
 using hlo::Opcode;
 
-bool is_kernel(const Instruction& i) {
-  switch (i.opcode) {
-    case Opcode::kParameter:
-    case Opcode::kConstant:
-    case Opcode::kTuple:
-    case Opcode::kGetTupleElement:
-    case Opcode::kDot:
-    case Opcode::kSort:   // a host thunk, never outlined into a kernel
-    case Opcode::kWhile:  // control flow: nested programs
-    case Opcode::kConditional:
-      return false;
-    default:
-      return true;
-  }
-}
+bool is_kernel(const Instruction& i) { return hlo::runs_as(i.opcode) == hlo::RunsAs::kKernel; }
 
 bool reads_once(const Instruction& fusion, std::size_t k) {
   if (fusion.opcode != Opcode::kFusion) return false;

@@ -112,11 +112,9 @@ std::vector<Output> outputs_of(const Computation& entry, const Group& group,
 
 std::string kind_of(const Computation& fused, const std::vector<Instruction*>& roots) {
   for (const Instruction* r : roots)
-    if (r->opcode == Opcode::kReduce || r->opcode == Opcode::kArgMax ||
-        r->opcode == Opcode::kArgMin)
-      return "kInput";
+    if (hlo::has_trait(r->opcode, hlo::kReduction)) return "kInput";
   for (const Instruction* i : fused.owned())
-    if (i->opcode == Opcode::kDot) return "kOutput";
+    if (hlo::has_trait(i->opcode, hlo::kContraction)) return "kOutput";
   return "kLoop";
 }
 
@@ -207,14 +205,10 @@ bool reaches(const Computation& entry, const Instruction* from, const Instructio
   return false;
 }
 
-bool is_loop_op(Opcode op) {
-  return op == Opcode::kReduce || op == Opcode::kArgMax || op == Opcode::kArgMin ||
-         op == Opcode::kDot;
-}
 
 bool is_expensive(Opcode op) {
   return hlo::has_trait(op, hlo::kTranscendental) || op == Opcode::kDivide ||
-         op == Opcode::kRemainder || is_loop_op(op);
+         op == Opcode::kRemainder || hlo::loops_per_element(op);
 }
 
 bool has_costly_ops(const Instruction& inst) {

@@ -35,9 +35,8 @@ bool rewrite_to_fixed_point(hlo::Computation& entry,
 bool reaches(const hlo::Computation& entry, const hlo::Instruction* from,
              const hlo::Instruction* to);
 
-// Loop ops run a loop per element (reduce, argmax, argmin, dot); expensive elementwise ops
-// cost many cycles per element. Neither may be recomputed by fusion.
-bool is_loop_op(hlo::Opcode op);
+// Expensive ops cost many cycles per element: transcendentals, divisions, and the ops that run
+// a loop per element (hlo::loops_per_element). Fusion never recomputes them.
 bool is_expensive(hlo::Opcode op);
 // Whether a fusion (or instruction) holds loop or expensive ops.
 bool has_costly_ops(const hlo::Instruction& inst);

@@ -4,7 +4,7 @@
 
 #include "jx/lax.hpp"
 #include "lower/lower.hpp"
-#include "primitives/ad_rules.hpp"
+#include "transforms/ad_rules.hpp"
 #include "primitives/sub_jaxprs.hpp"
 #include "transforms/jvp.hpp"
 #include "transforms/partial_eval.hpp"

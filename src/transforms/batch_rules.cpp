@@ -1,4 +1,4 @@
-#include "primitives/batch_rules.hpp"
+#include "transforms/batch_rules.hpp"
 
 #include <numeric>
 

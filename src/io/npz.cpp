@@ -1,4 +1,4 @@
-// .npz checkpoints: the zip archive around the NPY arrays (api/npy.cpp), written with stored
+// .npz checkpoints: the zip archive around the NPY arrays (io/npy.cpp), written with stored
 // entries as numpy.savez does, read back stored or deflated (numpy.savez_compressed).
 #include "jx/npz.hpp"
 
@@ -16,7 +16,7 @@
 #include <optional>
 #include <set>
 
-#include "api/npy.hpp"
+#include "io/npy.hpp"
 #include "core/array_impl.hpp"
 
 namespace jx {

@@ -1,7 +1,7 @@
 // np elementwise functions: unary maps, binary arithmetic, comparisons, logic, where and clip.
 #include <limits>
 
-#include "api/numpy_support.hpp"
+#include "library/numpy_support.hpp"
 
 namespace jx::np {
 namespace {
@@ -68,14 +68,33 @@ Array integer_power(Array x, Array n) {
 Array negative(const Array& x) { return lax::neg(x); }
 Array positive(const Array& x) { return x; }
 Array exp(const Array& x) { return inexact_unary(x, lax::exp); }
+Array exp2(const Array& x) { return inexact_unary(x, lax::exp2); }
 Array log(const Array& x) { return inexact_unary(x, lax::log); }
+// As jnp.log2 and jnp.log10: the natural log divided by the base's, in x's dtype.
+Array log2(const Array& x) {
+  Array v = promote_one(x, Promotion::kInexact);
+  return lax::div(lax::log(v), lax::log(scalar_like(v, 2)));
+}
+Array log10(const Array& x) {
+  Array v = promote_one(x, Promotion::kInexact);
+  return lax::div(lax::log(v), lax::log(scalar_like(v, 10)));
+}
 Array log1p(const Array& x) { return inexact_unary(x, lax::log1p); }
 Array expm1(const Array& x) { return inexact_unary(x, lax::expm1); }
 Array sin(const Array& x) { return inexact_unary(x, lax::sin); }
 Array cos(const Array& x) { return inexact_unary(x, lax::cos); }
 Array tan(const Array& x) { return inexact_unary(x, lax::tan); }
+Array arcsin(const Array& x) { return inexact_unary(x, lax::asin); }
+Array arccos(const Array& x) { return inexact_unary(x, lax::acos); }
+Array arctan(const Array& x) { return inexact_unary(x, lax::atan); }
+Array sinh(const Array& x) { return inexact_unary(x, lax::sinh); }
+Array cosh(const Array& x) { return inexact_unary(x, lax::cosh); }
 Array tanh(const Array& x) { return inexact_unary(x, lax::tanh); }
+Array arcsinh(const Array& x) { return inexact_unary(x, lax::asinh); }
+Array arccosh(const Array& x) { return inexact_unary(x, lax::acosh); }
+Array arctanh(const Array& x) { return inexact_unary(x, lax::atanh); }
 Array sqrt(const Array& x) { return inexact_unary(x, lax::sqrt); }
+Array cbrt(const Array& x) { return inexact_unary(x, lax::cbrt); }
 
 Array square(const Array& x) { return lax::integer_pow(promote_one(x, Promotion::kNumeric), 2); }
 
@@ -96,6 +115,18 @@ Array round(const Array& x) {
 
 Array logical_not(const Array& x) { return lax::bitwise_not(truthy(x)); }
 Array bitwise_not(const Array& x) { return lax::bitwise_not(x); }
+
+// Integers and bools are never inf or NaN (jnp.isfinite, isinf, isnan).
+Array isfinite(const Array& x) {
+  return is_floating(x.dtype()) ? lax::is_finite(x) : ones_like(x, bool_);
+}
+Array isinf(const Array& x) {
+  if (!is_floating(x.dtype())) return zeros_like(x, bool_);
+  return lax::eq(lax::abs(x), scalar_like(x, std::numeric_limits<double>::infinity()));
+}
+Array isnan(const Array& x) {
+  return is_floating(x.dtype()) ? lax::ne(x, x) : zeros_like(x, bool_);
+}
 
 // ---- binary arithmetic ---------------------------------------------------------------------
 

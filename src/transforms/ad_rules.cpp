@@ -1,4 +1,4 @@
-#include "primitives/ad_rules.hpp"
+#include "transforms/ad_rules.hpp"
 
 #include <numeric>
 

@@ -1,5 +1,5 @@
 // np reductions: sum prod max min mean var std all any, argmax/argmin, and sort/argsort.
-#include "api/numpy_support.hpp"
+#include "library/numpy_support.hpp"
 
 namespace jx::np {
 namespace {

@@ -1,7 +1,7 @@
 // np matmul, dot and outer against Eigen: plain, batched, broadcast batches and 1-d operands.
 #include <Eigen/Dense>
 
-#include "api/numpy_testing.hpp"
+#include "library/numpy_testing.hpp"
 
 namespace jx {
 namespace {

@@ -2,7 +2,7 @@
 // "convert only when needed, broadcast only when needed" rule elsewhere.
 #include <string>
 
-#include "api/numpy_testing.hpp"
+#include "library/numpy_testing.hpp"
 
 namespace jx {
 namespace {

@@ -1,5 +1,5 @@
 // np linear algebra: matmul, dot and outer, each one dot_general (or one multiply).
-#include "api/numpy_support.hpp"
+#include "library/numpy_support.hpp"
 
 namespace jx::np {
 namespace {

@@ -2,7 +2,7 @@
 // concatenate and stack.
 #include <numeric>
 
-#include "api/numpy_support.hpp"
+#include "library/numpy_support.hpp"
 
 namespace jx::np {
 namespace {

@@ -1,6 +1,6 @@
 // np shape functions: reshape (-1), ravel, transpose, swapaxes, expand_dims, squeeze,
 // broadcast_to/broadcast_shapes, concatenate and stack, with their error messages.
-#include "api/numpy_testing.hpp"
+#include "library/numpy_testing.hpp"
 
 namespace jx {
 namespace {

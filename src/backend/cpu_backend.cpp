@@ -1,11 +1,11 @@
 // The CPU backend: kernels JIT-compiled with LLVM ORC, large dots through BLAS.
-#include "api/backend.hpp"
+#include "backend/backend.hpp"
 
 #include <mutex>
 
 #include "codegen/gpu/gpu_compiler.hpp"
 
-namespace jx::api {
+namespace jx::backend {
 
 std::unique_ptr<Backend> make_gpu_backend(int ordinal);  // backend_gpu.cpp
 
@@ -83,4 +83,4 @@ std::unique_ptr<Backend> make_backend(const Device& device) {
   return make_cpu_backend();
 }
 
-}  // namespace jx::api
+}  // namespace jx::backend

@@ -1,13 +1,13 @@
 // The GPU backend: kernels compiled to PTX with LLVM's NVPTX target and loaded by the CUDA
 // driver, which compiles them for the device; large dots through cuBLAS, with their
 // bias and activation through cuBLASLt.
-#include "api/backend.hpp"
+#include "backend/backend.hpp"
 #include "codegen/gpu/gpu_compiler.hpp"
 #include "runtime/cuda/context.hpp"
 #include "runtime/gpu/gpu_runtime.hpp"
 #include "runtime/gpu/gpu_thunks.hpp"
 
-namespace jx::api {
+namespace jx::backend {
 namespace {
 
 using runtime::cuda::GpuContext;
@@ -73,4 +73,4 @@ std::unique_ptr<Backend> make_gpu_backend(int ordinal) {
   return std::make_unique<GpuBackend>(ordinal);
 }
 
-}  // namespace jx::api
+}  // namespace jx::backend

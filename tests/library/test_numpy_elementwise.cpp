@@ -2,7 +2,7 @@
 // and remainder conventions, where/clip, and their error messages.
 #include <limits>
 
-#include "api/numpy_testing.hpp"
+#include "library/numpy_testing.hpp"
 
 namespace jx {
 namespace {

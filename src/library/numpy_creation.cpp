@@ -2,7 +2,7 @@
 #include <cmath>
 #include <limits>
 
-#include "api/numpy_support.hpp"
+#include "library/numpy_support.hpp"
 #include "core/array_impl.hpp"
 #include "core/dtype_dispatch.hpp"
 

@@ -12,7 +12,7 @@
 #include "jx/device.hpp"
 #include "runtime/thunks.hpp"
 
-namespace jx::api {
+namespace jx::backend {
 
 class Backend {
  public:
@@ -50,4 +50,4 @@ bool library_gemm(const hlo::Instruction& dot, Platform platform);
 // then a dot's epilogue fuses into it (passes::GemmEpilogueFusion).
 bool library_gemm_epilogues(Platform platform);
 
-}  // namespace jx::api
+}  // namespace jx::backend

@@ -1,5 +1,5 @@
 // NPY arrays: NumPy's header, byte for byte, and a parser for the headers numpy writes.
-#include "api/npy.hpp"
+#include "io/npy.hpp"
 
 #include <cctype>
 #include <charconv>

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <functional>
 
-#include "api/numpy_testing.hpp"
+#include "library/numpy_testing.hpp"
 
 namespace jx {
 namespace {

@@ -1,0 +1,35 @@
+// Sets of dtypes: what an operation accepts. The HLO opcode table and the primitives' dtype
+// checks share these, so an op's accepted types are stated once.
+#pragma once
+
+#include <initializer_list>
+
+#include "jx/dtype.hpp"
+
+namespace jx {
+
+class DTypeSet {
+ public:
+  constexpr DTypeSet(std::initializer_list<DType> ds) {
+    for (DType d : ds) bits_ |= 1u << static_cast<unsigned>(d);
+  }
+  constexpr bool contains(DType d) const { return bits_ & (1u << static_cast<unsigned>(d)); }
+  constexpr DTypeSet operator|(DTypeSet o) const {
+    DTypeSet s{};
+    s.bits_ = bits_ | o.bits_;
+    return s;
+  }
+  friend constexpr bool operator==(DTypeSet, DTypeSet) = default;
+
+ private:
+  unsigned bits_ = 0;
+};
+
+inline constexpr DTypeSet kFloating{float32, float64};
+inline constexpr DTypeSet kInteger{int32, int64, uint32};
+inline constexpr DTypeSet kBool{bool_};
+inline constexpr DTypeSet kNumeric = kInteger | kFloating;
+inline constexpr DTypeSet kIntegerOrBool = kInteger | kBool;
+inline constexpr DTypeSet kAnyDType = kNumeric | kBool;
+
+}  // namespace jx
