@@ -4,10 +4,10 @@
 #include <cstring>
 #include <ostream>
 
+#include "backend/backend.hpp"
 #include "core/array_impl.hpp"
 #include "runtime/cuda/context.hpp"
 #include "runtime/cuda/driver.hpp"
-#include "runtime/gpu/gpu_storage.hpp"
 
 namespace jx {
 
@@ -47,8 +47,11 @@ Array device_put(const Array& x, const Device& device) {
     out.impl()->committed = true;
     return out;
   }
-  return make_device_array(impl.aval,
-                           runtime::gpu::upload(device.id(), host.data(), host.nbytes()));
+  // The device's own runtime (the one its programs use) holds the copy.
+  std::shared_ptr<const runtime::DeviceRuntime> runtime = backend::make_backend(device)->runtime();
+  std::shared_ptr<DeviceStorage> storage = runtime->allocate(host.nbytes());
+  runtime->write(storage->data(), host.data(), host.nbytes());
+  return make_device_array(impl.aval, std::move(storage));
 }
 
 }  // namespace jx

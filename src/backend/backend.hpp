@@ -12,6 +12,10 @@
 #include "jx/device.hpp"
 #include "runtime/thunks.hpp"
 
+namespace jx::runtime::cuda {
+class GpuContext;
+}  // namespace jx::runtime::cuda
+
 namespace jx::backend {
 
 class Backend {
@@ -39,6 +43,9 @@ std::unique_ptr<Backend> make_backend(const Device& device);
 // which the host must be able to address: how tests run the device paths without a device.
 std::unique_ptr<Backend> make_cpu_backend(
     std::shared_ptr<const runtime::DeviceRuntime> runtime = nullptr);
+
+// The GPU's backend over `context` (make_backend uses the process's context of the device).
+std::unique_ptr<Backend> make_gpu_backend(runtime::cuda::GpuContext& context);
 
 // Makes `make_backend` use `factory` for `platform`'s devices (nullptr: the built-in backend).
 using BackendFactory = std::function<std::unique_ptr<Backend>(const Device&)>;

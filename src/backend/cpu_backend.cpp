@@ -4,10 +4,9 @@
 #include <mutex>
 
 #include "codegen/gpu/gpu_compiler.hpp"
+#include "runtime/cuda/context.hpp"
 
 namespace jx::backend {
-
-std::unique_ptr<Backend> make_gpu_backend(int ordinal);  // backend_gpu.cpp
 
 namespace {
 
@@ -79,7 +78,8 @@ std::unique_ptr<Backend> make_backend(const Device& device) {
     std::lock_guard lock(factories_mutex);
     if (const BackendFactory& f = factories[static_cast<int>(device.platform())]) return f(device);
   }
-  if (device.platform() == Platform::gpu) return make_gpu_backend(device.id());
+  if (device.platform() == Platform::gpu)
+    return make_gpu_backend(runtime::cuda::gpu_context(device.id()));
   return make_cpu_backend();
 }
 

@@ -12,33 +12,27 @@ namespace {
 
 using runtime::cuda::GpuContext;
 
-// A loaded module, unloaded with the last executable that launches its kernels.
-struct LoadedModule {
-  GpuContext& context;
-  runtime::cuda::CUmodule module;
-  ~LoadedModule() { context.unload(module); }
-};
-
 class GpuBackend : public Backend {
  public:
-  explicit GpuBackend(int ordinal)
-      : context_(runtime::cuda::gpu_context(ordinal)),
-        runtime_(std::make_shared<runtime::gpu::GpuRuntime>(ordinal)) {}
+  explicit GpuBackend(GpuContext& context)
+      : context_(context), runtime_(std::make_shared<runtime::gpu::GpuRuntime>(context)) {}
 
   Device device() const override { return {Platform::gpu, context_.ordinal()}; }
 
   void compile(const std::vector<codegen::KernelRequest>& requests, const std::string& module_name,
                const std::string& dump_prefix) override {
     kernels_.clear();
+    module_.reset();
     if (requests.empty()) return;
     codegen::GpuCompileOptions options;
     options.target = {context_.compute_capability_major(), context_.compute_capability_minor()};
     options.module_name = module_name;
     options.dump_prefix = dump_prefix;
     codegen::PtxModule ptx = codegen::compile_ptx(requests, options);
-    module_ = std::make_shared<LoadedModule>(LoadedModule{context_, context_.load_ptx(ptx.ptx)});
+    // Shared by every executable that launches its kernels: unloaded with the last of them.
+    module_ = std::make_shared<const runtime::cuda::Module>(context_.load_ptx(ptx.ptx));
     for (const codegen::GpuKernel& k : ptx.kernels)
-      kernels_.push_back({k, context_.function(module_->module, k.symbol)});
+      kernels_.push_back({k, context_.function(*module_, k.symbol)});
   }
 
   std::unique_ptr<runtime::Thunk> kernel_thunk(std::size_t index,
@@ -63,14 +57,14 @@ class GpuBackend : public Backend {
   };
   GpuContext& context_;
   std::shared_ptr<runtime::gpu::GpuRuntime> runtime_;
-  std::shared_ptr<LoadedModule> module_;
+  std::shared_ptr<const runtime::cuda::Module> module_;
   std::vector<Kernel> kernels_;
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_gpu_backend(int ordinal) {
-  return std::make_unique<GpuBackend>(ordinal);
+std::unique_ptr<Backend> make_gpu_backend(GpuContext& context) {
+  return std::make_unique<GpuBackend>(context);
 }
 
 }  // namespace jx::backend

@@ -9,14 +9,15 @@
 
 namespace jx::runtime {
 
-// Per-thread scratch for one execution (pointer tables and the arena), reused by the next so
-// that dispatch allocates only the outputs. Executions nest (a while's body, a kernel that calls
-// back into jx): each nesting depth has its own scratch, so a loop's body reuses the same one
-// every iteration.
+// Per-thread scratch for one execution (pointer tables and the host arena), reused by the next
+// so that dispatch allocates only the outputs. Executions nest (a while's body, a kernel that
+// calls back into jx): each nesting depth has its own scratch, so a loop's body reuses the same
+// one every iteration. Nothing of a device is kept here: the next execution at this depth may
+// run on another device (or another runtime of the same one), and a device's memory must not
+// outlive the execution that uses it.
 struct Scratch {
   ExecutionContext ctx;
   std::unique_ptr<Buffer> arena;
-  std::shared_ptr<DeviceStorage> device_arena;
   std::vector<Array> staged;  // arguments copied to the device for this execution
 };
 
@@ -51,7 +52,12 @@ class ScratchLease {
     scratch_->ctx.constants.clear();
     scratch_->ctx.outputs.clear();
   }
-  ~ScratchLease() { --depth(); }
+  // The staged arguments go with the execution (enqueued work that reads them is ordered
+  // before their memory's next use), even when it throws.
+  ~ScratchLease() {
+    scratch_->staged.clear();
+    --depth();
+  }
   ScratchLease(const ScratchLease&) = delete;
   ScratchLease& operator=(const ScratchLease&) = delete;
   Scratch& get() { return *scratch_; }
@@ -100,10 +106,11 @@ void Executable::run_thunks(Scratch& scratch) const {
   ctx.device = device_.get();
   if (device_) {
     for (const auto& c : device_constants_) ctx.constants.push_back(c->data());
+    // The device's allocator makes this cheap, and releasing it once the work is enqueued is
+    // safe: its next user is enqueued after that work.
     auto bytes = static_cast<std::size_t>(arena_bytes_);
-    if (bytes > 0 && (!scratch.device_arena || scratch.device_arena->nbytes() < bytes))
-      scratch.device_arena = device_->allocate(bytes);
-    ctx.arena = bytes > 0 ? static_cast<std::byte*>(scratch.device_arena->data()) : nullptr;
+    std::shared_ptr<DeviceStorage> arena = bytes > 0 ? device_->allocate(bytes) : nullptr;
+    ctx.arena = arena ? static_cast<std::byte*>(arena->data()) : nullptr;
     auto enqueue = [&] {
       for (const auto& t : thunks_) t->execute(ctx);
     };

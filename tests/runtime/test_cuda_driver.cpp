@@ -122,7 +122,7 @@ TEST_CASE("GpuContext: copies, a PTX kernel and a replayed graph", "[cuda]") {
   gpu.copy_to_host(back.data(), b.data(), b.bytes());
   CHECK(back == host);
 
-  CUmodule module = gpu.load_ptx(kAddOnePtx);
+  Module module = gpu.load_ptx(kAddOnePtx);
   CUfunction add_one = gpu.function(module, "add_one");
   void* x = b.data();
   unsigned count = n;
@@ -130,19 +130,19 @@ TEST_CASE("GpuContext: copies, a PTX kernel and a replayed graph", "[cuda]") {
   gpu.launch(add_one, {(n + 255) / 256}, {256}, 0, args);
   gpu.begin_capture();
   gpu.launch(add_one, {(n + 255) / 256}, {256}, 0, args);
-  CUgraphExec graph = gpu.end_capture();
+  Graph graph = gpu.end_capture();
   gpu.replay(graph);
   gpu.replay(graph);
   gpu.copy_to_host(back.data(), b.data(), b.bytes());
   for (unsigned i = 0; i < n; ++i) host[i] += 3;
   CHECK(back == host);
-  gpu.destroy(graph);
-  gpu.unload(module);
+  graph.reset();
+  module.reset();
 
   module = gpu.load_ptx(kAddOnePtx);
   CHECK(error_of<CompileError>([&] { gpu.function(module, "missing"); }) ==
         "the PTX module has no kernel missing");
-  gpu.unload(module);
+  module.reset();
   // The driver's error log follows the error's name.
   std::string bad =
       error_of<CompileError>([&] { gpu.load_ptx(".version 7.0\n.target sm_70\nnonsense\n"); });

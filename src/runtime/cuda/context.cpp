@@ -12,6 +12,7 @@
 #include "jx/errors.hpp"
 #include "runtime/cuda/cublas.hpp"
 #include "runtime/cuda/driver.hpp"
+#include "runtime/cuda/teardown.hpp"
 
 namespace jx::runtime::cuda {
 
@@ -27,44 +28,140 @@ CUdeviceptr device_ptr(const void* p) { return reinterpret_cast<CUdeviceptr>(p);
 
 }  // namespace
 
-GpuContext::GpuContext(int ordinal)
-    : api_(driver()),
+CudaLibraries process_libraries() { return {&driver(), &cublas, &cublas_lt}; }
+
+void ModuleTraits::release(GpuContext& context, CUmodule module) noexcept {
+  context.release_module(module);
+}
+
+void GraphTraits::release(GpuContext& context, CUgraphExec graph) noexcept {
+  context.release_graph(graph);
+}
+
+GpuContext::GpuContext(const CudaLibraries& libraries, int ordinal)
+    : libraries_(libraries),
+      api_(*libraries.driver),
       ordinal_(ordinal),
       allocator_(
           [this](std::size_t bytes) -> void* {
-            make_current();
+            enter();
             CUdeviceptr p = 0;
             CUresult r = api_.cuMemAlloc(&p, bytes);
             if (r == CUDA_ERROR_OUT_OF_MEMORY) return nullptr;
-            check(r, "cuMemAlloc");
+            check(api_, r, "cuMemAlloc");
             return reinterpret_cast<void*>(p);
           },
           [this](void* p) { raw_free(p); }) {
-  check(api_.cuDeviceGet(&device_, ordinal), "cuDeviceGet");
+  check(api_, api_.cuDeviceGet(&device_, ordinal), "cuDeviceGet");
   char name[256] = {};
-  check(api_.cuDeviceGetName(name, sizeof name, device_), "cuDeviceGetName");
+  check(api_, api_.cuDeviceGetName(name, sizeof name, device_), "cuDeviceGetName");
   name_ = name;
   auto attribute = [&](CUdevice_attribute a) {
     int value = 0;
-    check(api_.cuDeviceGetAttribute(&value, a, device_), "cuDeviceGetAttribute");
+    check(api_, api_.cuDeviceGetAttribute(&value, a, device_), "cuDeviceGetAttribute");
     return value;
   };
   cc_major_ = attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
   cc_minor_ = attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
   sm_count_ = attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
-  check(api_.cuDevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain");
-  make_current();
-  check(api_.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-  check(api_.cuEventCreate(&staging_free_, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+  check(api_, api_.cuDevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain");
+  enter();
+  check(api_, api_.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  check(api_, api_.cuEventCreate(&staging_free_, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
 }
 
-void GpuContext::make_current() const {
+GpuContext::~GpuContext() {
+  current_for_release();
+  // cuBLAS's handles first: they may hold work on the stream and memory of their own.
+  if (cublas_) {
+    cublasStatus_t status = libraries_.cublas().cublasDestroy(cublas_);
+    if (status != CUBLAS_STATUS_SUCCESS)
+      record_teardown_error("cuBLAS error in cublasDestroy: " +
+                            describe(libraries_.cublas(), status));
+  }
+  if (cublas_lt_) {
+    cublasStatus_t status = libraries_.cublas_lt().cublasLtDestroy(cublas_lt_);
+    if (status != CUBLAS_STATUS_SUCCESS)
+      record_teardown_error("cuBLASLt error in cublasLtDestroy: " +
+                            describe(libraries_.cublas_lt(), status));
+  }
+  release(workspace_);
+  try {
+    allocator_.empty_cache();
+  } catch (const std::exception& e) {
+    record_teardown_error(e.what());
+  }
+  if (std::size_t in_use = allocator_.stats().bytes_in_use)
+    record_teardown_error(std::to_string(in_use) + " bytes of GPU memory still in use when GPU " +
+                          std::to_string(ordinal_) + "'s context was destroyed");
+  if (staging_) check_teardown(api_.cuMemFreeHost(staging_), "cuMemFreeHost");
+  if (staging_free_) check_teardown(api_.cuEventDestroy(staging_free_), "cuEventDestroy");
+  if (stream_) {
+    check_teardown(api_.cuStreamSynchronize(stream_), "cuStreamSynchronize");
+    check_teardown(api_.cuStreamDestroy(stream_), "cuStreamDestroy");
+  }
+  if (context_)
+    check_teardown(api_.cuDevicePrimaryCtxRelease(device_), "cuDevicePrimaryCtxRelease");
+}
+
+void GpuContext::enter() {
+  if (has_teardown_error_.load(std::memory_order_relaxed)) [[unlikely]] {
+    std::string message;
+    {
+      std::lock_guard lock(teardown_mutex_);
+      message = std::exchange(teardown_error_, {});
+      has_teardown_error_ = false;
+    }
+    if (!message.empty()) throw Error(message);
+  }
+  make_current();
+}
+
+void GpuContext::make_current() {
   // The driver call is cheap but not free; jx sets contexts only here, so a thread-local
   // memory of the last one set is reliable.
   thread_local CUcontext current = nullptr;
   if (current == context_) return;
-  check(api_.cuCtxSetCurrent(context_), "cuCtxSetCurrent");
+  check(api_, api_.cuCtxSetCurrent(context_), "cuCtxSetCurrent");
   current = context_;
+}
+
+void GpuContext::record_teardown_error(const std::string& message) noexcept {
+  log_teardown_error(message);
+  try {
+    std::lock_guard lock(teardown_mutex_);
+    if (teardown_error_.empty()) teardown_error_ = message;  // the first is the cause
+    has_teardown_error_ = true;
+  } catch (...) {  // a failed lock or allocation: the log has it
+  }
+}
+
+void GpuContext::check_teardown(CUresult result, const char* what) noexcept {
+  if (result == CUDA_SUCCESS) return;
+  try {
+    record_teardown_error(std::string("CUDA error in ") + what +
+                          " (releasing a resource): " + describe(api_, result));
+  } catch (...) {
+    record_teardown_error(std::string("CUDA error in ") + what);
+  }
+}
+
+bool GpuContext::current_for_release() noexcept {
+  try {
+    make_current();
+    return true;
+  } catch (const std::exception& e) {
+    record_teardown_error(e.what());
+    return false;
+  }
+}
+
+void GpuContext::release_module(CUmodule module) noexcept {
+  if (current_for_release()) check_teardown(api_.cuModuleUnload(module), "cuModuleUnload");
+}
+
+void GpuContext::release_graph(CUgraphExec graph) noexcept {
+  if (current_for_release()) check_teardown(api_.cuGraphExecDestroy(graph), "cuGraphExecDestroy");
 }
 
 void GpuContext::raw_free(void* ptr) {
@@ -77,74 +174,81 @@ void GpuContext::raw_free(void* ptr) {
       return;
     }
   }
-  make_current();
+  make_current();  // a release: the remembered error is for the next call to report
   // Enqueued work may still read the block, and cuMemFree need not wait for it.
-  check(api_.cuStreamSynchronize(stream_), "cuStreamSynchronize");
-  check(api_.cuMemFree(device_ptr(ptr)), "cuMemFree");
+  check(api_, api_.cuStreamSynchronize(stream_), "cuStreamSynchronize");
+  check(api_, api_.cuMemFree(device_ptr(ptr)), "cuMemFree");
 }
 
 void* GpuContext::allocate(std::size_t bytes) {
-  make_current();
+  enter();
   return allocator_.allocate(bytes);
 }
 
-void GpuContext::release(void* ptr) { allocator_.release(ptr); }
+void GpuContext::release(void* ptr) noexcept {
+  try {
+    allocator_.release(ptr);
+  } catch (const std::exception& e) {
+    record_teardown_error(e.what());
+  }
+}
 
 void GpuContext::empty_cache() {
-  make_current();
+  enter();
   allocator_.empty_cache();
 }
 
 void GpuContext::copy_to_device(void* dst, const void* host_src, std::size_t bytes) {
-  make_current();
+  enter();
   std::lock_guard lock(mutex_);
   for (std::size_t done = 0; done < bytes;) {
     std::size_t chunk = std::min(bytes - done, kMaxStagingBytes);
     // The previous upload from staging must be done before staging is written again.
-    check(api_.cuEventSynchronize(staging_free_), "cuEventSynchronize");
+    check(api_, api_.cuEventSynchronize(staging_free_), "cuEventSynchronize");
     if (staging_bytes_ < chunk) {
-      if (staging_) check(api_.cuMemFreeHost(staging_), "cuMemFreeHost");
+      if (staging_) check(api_, api_.cuMemFreeHost(staging_), "cuMemFreeHost");
       staging_ = nullptr;
       staging_bytes_ = 0;
       std::size_t size = std::bit_ceil(chunk);
-      check(api_.cuMemAllocHost(&staging_, size), "cuMemAllocHost");
+      check(api_, api_.cuMemAllocHost(&staging_, size), "cuMemAllocHost");
       staging_bytes_ = size;
     }
     std::memcpy(staging_, static_cast<const char*>(host_src) + done, chunk);
-    check(api_.cuMemcpyHtoDAsync(device_ptr(dst) + done, staging_, chunk, stream_),
+    check(api_, api_.cuMemcpyHtoDAsync(device_ptr(dst) + done, staging_, chunk, stream_),
           "cuMemcpyHtoDAsync");
-    check(api_.cuEventRecord(staging_free_, stream_), "cuEventRecord");
+    check(api_, api_.cuEventRecord(staging_free_, stream_), "cuEventRecord");
     done += chunk;
   }
 }
 
 void GpuContext::copy_to_host(void* host_dst, const void* src, std::size_t bytes) {
-  make_current();
+  enter();
   if (bytes)
-    check(api_.cuMemcpyDtoHAsync(host_dst, device_ptr(src), bytes, stream_), "cuMemcpyDtoHAsync");
-  check(api_.cuStreamSynchronize(stream_), "cuStreamSynchronize");
+    check(api_, api_.cuMemcpyDtoHAsync(host_dst, device_ptr(src), bytes, stream_),
+          "cuMemcpyDtoHAsync");
+  check(api_, api_.cuStreamSynchronize(stream_), "cuStreamSynchronize");
 }
 
 void GpuContext::copy_on_device(void* dst, const void* src, std::size_t bytes) {
   if (!bytes) return;
-  make_current();
-  check(api_.cuMemcpyDtoDAsync(device_ptr(dst), device_ptr(src), bytes, stream_),
+  enter();
+  check(api_, api_.cuMemcpyDtoDAsync(device_ptr(dst), device_ptr(src), bytes, stream_),
         "cuMemcpyDtoDAsync");
 }
 
 void GpuContext::memset(void* dst, unsigned char value, std::size_t bytes) {
   if (!bytes) return;
-  make_current();
-  check(api_.cuMemsetD8Async(device_ptr(dst), value, bytes, stream_), "cuMemsetD8Async");
+  enter();
+  check(api_, api_.cuMemsetD8Async(device_ptr(dst), value, bytes, stream_), "cuMemsetD8Async");
 }
 
 void GpuContext::synchronize() {
-  make_current();
-  check(api_.cuStreamSynchronize(stream_), "cuStreamSynchronize");
+  enter();
+  check(api_, api_.cuStreamSynchronize(stream_), "cuStreamSynchronize");
 }
 
-CUmodule GpuContext::load_ptx(const std::string& ptx, std::string* info_log) {
-  make_current();
+Module GpuContext::load_ptx(const std::string& ptx, std::string* info_log) {
+  enter();
   std::vector<char> info(16 << 10), error(16 << 10);
   CUjit_option options[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
                             CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
@@ -159,27 +263,23 @@ CUmodule GpuContext::load_ptx(const std::string& ptx, std::string* info_log) {
     if (error[0]) message += std::string("\n") + error.data();
     throw CompileError(message);
   }
-  return module;
+  return Module(*this, module);
 }
 
-void GpuContext::unload(CUmodule module) {
-  make_current();
-  check(api_.cuModuleUnload(module), "cuModuleUnload");
-}
-
-CUfunction GpuContext::function(CUmodule module, const std::string& name) {
-  make_current();
+CUfunction GpuContext::function(const Module& module, const std::string& name) {
+  enter();
   CUfunction f = nullptr;
-  CUresult r = api_.cuModuleGetFunction(&f, module, name.c_str());
+  CUresult r = api_.cuModuleGetFunction(&f, module.get(), name.c_str());
   if (r == CUDA_ERROR_NOT_FOUND) throw CompileError("the PTX module has no kernel " + name);
-  check(r, "cuModuleGetFunction");
+  check(api_, r, "cuModuleGetFunction");
   return f;
 }
 
 void GpuContext::launch(CUfunction function, Dim3 grid, Dim3 block, unsigned shared_bytes,
                         void** args) {
-  make_current();
-  check(api_.cuLaunchKernel(function, grid.x, grid.y, grid.z, block.x, block.y, block.z,
+  enter();
+  check(api_,
+        api_.cuLaunchKernel(function, grid.x, grid.y, grid.z, block.x, block.y, block.z,
                             shared_bytes, stream_, args, nullptr),
         "cuLaunchKernel");
 }
@@ -192,7 +292,7 @@ void* GpuContext::workspace_locked() {
 cublasHandle_t GpuContext::cublas_handle() {
   std::lock_guard lock(mutex_);
   if (cublas_) return cublas_;
-  const CublasApi& api = cublas();
+  const CublasApi& api = libraries_.cublas();
   cublasHandle_t handle = nullptr;
   check(api, api.cublasCreate(&handle), "cublasCreate");
   check(api, api.cublasSetStream(handle, stream_), "cublasSetStream");
@@ -203,26 +303,27 @@ cublasHandle_t GpuContext::cublas_handle() {
 
 cublasLtHandle_t GpuContext::cublas_lt_handle() {
   std::lock_guard lock(mutex_);
-  if (!cublas_lt_) check(cublas_lt(), cublas_lt().cublasLtCreate(&cublas_lt_), "cublasLtCreate");
+  const CublasLtApi& api = libraries_.cublas_lt();
+  if (!cublas_lt_) check(api, api.cublasLtCreate(&cublas_lt_), "cublasLtCreate");
   return cublas_lt_;
 }
 
 void GpuContext::gemm(const hlo::GemmShape& shape, const void* lhs, const void* rhs, void* out) {
   if (shape.batch == 0 || shape.m == 0 || shape.n == 0) return;
-  make_current();
+  enter();
   if (shape.k == 0) {
     std::size_t elements = static_cast<std::size_t>(shape.batch * shape.m * shape.n);
     memset(out, 0, elements * itemsize(shape.dtype));
     return;
   }
   cublasHandle_t handle = cublas_handle();
-  cuda::gemm(cublas(), handle, shape, lhs, rhs, out);
+  cuda::gemm(libraries_.cublas(), handle, shape, lhs, rhs, out);
 }
 
 void GpuContext::gemm_epilogue(const hlo::GemmShape& shape, const void* lhs, const void* rhs,
                                void* out, GemmActivation activation, const void* bias) {
   if (shape.batch == 0 || shape.m == 0 || shape.n == 0) return;
-  make_current();
+  enter();
   if (shape.k == 0) {
     // relu(0) = gelu(0) = 0; a bias alone would need a broadcast kernel.
     if (bias) throw Error("cuBLASLt GEMM with a bias and an empty contraction (k = 0)");
@@ -236,20 +337,21 @@ void GpuContext::gemm_epilogue(const hlo::GemmShape& shape, const void* lhs, con
     std::lock_guard lock(mutex_);
     workspace = workspace_locked();
   }
-  gemm_lt(cublas_lt(), handle, stream_, shape, activation, bias, lhs, rhs, out, workspace,
-          kCublasWorkspaceBytes);
+  gemm_lt(libraries_.cublas_lt(), handle, stream_, shape, activation, bias, lhs, rhs, out,
+          workspace, kCublasWorkspaceBytes);
 }
 
 void GpuContext::begin_capture() {
-  make_current();
+  enter();
   // Relaxed: the caching allocator may still call cuMemAlloc while a graph is captured.
-  check(api_.cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_RELAXED), "cuStreamBeginCapture");
+  check(api_, api_.cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_RELAXED),
+        "cuStreamBeginCapture");
   std::lock_guard lock(deferred_mutex_);
   capturing_ = true;
 }
 
-CUgraphExec GpuContext::end_capture() {
-  make_current();
+Graph GpuContext::end_capture() {
+  enter();
   CUgraph graph = nullptr;
   CUresult ended = api_.cuStreamEndCapture(stream_, &graph);
   std::vector<void*> deferred;
@@ -259,22 +361,17 @@ CUgraphExec GpuContext::end_capture() {
     deferred.swap(deferred_frees_);
   }
   for (void* ptr : deferred) raw_free(ptr);
-  check(ended, "cuStreamEndCapture");
+  check(api_, ended, "cuStreamEndCapture");
   CUgraphExec exec = nullptr;
   CUresult r = api_.cuGraphInstantiate(&exec, graph, 0);
-  check(api_.cuGraphDestroy(graph), "cuGraphDestroy");
-  check(r, "cuGraphInstantiate");
-  return exec;
+  check(api_, api_.cuGraphDestroy(graph), "cuGraphDestroy");
+  check(api_, r, "cuGraphInstantiate");
+  return Graph(*this, exec);
 }
 
-void GpuContext::replay(CUgraphExec graph) {
-  make_current();
-  check(api_.cuGraphLaunch(graph, stream_), "cuGraphLaunch");
-}
-
-void GpuContext::destroy(CUgraphExec graph) {
-  make_current();
-  check(api_.cuGraphExecDestroy(graph), "cuGraphExecDestroy");
+void GpuContext::replay(const Graph& graph) {
+  enter();
+  check(api_, api_.cuGraphLaunch(graph.get(), stream_), "cuGraphLaunch");
 }
 
 GpuContext& gpu_context(int ordinal) {
@@ -292,12 +389,12 @@ GpuContext& gpu_context(int ordinal) {
     throw Error("GPU ordinal " + std::to_string(ordinal) +
                 " out of range: " + std::to_string(count) + " GPU(s) found");
   auto& context = registry->contexts[static_cast<std::size_t>(ordinal)];
-  if (!context) context.reset(new GpuContext(ordinal));
+  if (!context) context = std::make_unique<GpuContext>(process_libraries(), ordinal);
   return *context;
 }
 
-DeviceBuffer::DeviceBuffer(int ordinal, std::size_t bytes)
-    : context_(&gpu_context(ordinal)), data_(context_->allocate(bytes)), bytes_(bytes) {}
+DeviceBuffer::DeviceBuffer(GpuContext& context, std::size_t bytes)
+    : context_(&context), data_(context.allocate(bytes)), bytes_(bytes) {}
 
 DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
     : context_(std::exchange(other.context_, nullptr)),
@@ -314,7 +411,7 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
   return *this;
 }
 
-void DeviceBuffer::reset() {
+void DeviceBuffer::reset() noexcept {
   if (context_) context_->release(data_);
   context_ = nullptr;
   data_ = nullptr;

@@ -2,9 +2,11 @@
 // caching allocator, pinned staging for uploads, PTX modules and launches, cuBLAS, CUDA graphs.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/cuda/caching_allocator.hpp"
@@ -18,10 +20,78 @@ struct Dim3 {
   unsigned x = 1, y = 1, z = 1;
 };
 
+// The vendor libraries a context calls: the process's own (gpu_context), or stand-ins that
+// tests provide.
+struct CudaLibraries {
+  const DriverApi* driver = nullptr;
+  const CublasApi& (*cublas)() = nullptr;       // throws "cuBLAS unavailable: ..." when missing
+  const CublasLtApi& (*cublas_lt)() = nullptr;  // throws "cuBLASLt unavailable: ..."
+};
+
+// driver(), cublas() and cublas_lt(). Throws the driver's "CUDA backend unavailable: ...".
+CudaLibraries process_libraries();
+
+class GpuContext;
+
+// A driver handle owned: released through its context when destroyed or reset, a failure
+// logged and remembered by the context, never thrown. Move-only: a copy would release the
+// handle a second time.
+template <class Traits>
+class OwnedHandle {
+ public:
+  using Handle = typename Traits::Handle;
+  OwnedHandle() = default;
+  OwnedHandle(GpuContext& context, Handle handle) : context_(&context), handle_(handle) {}
+  ~OwnedHandle() { reset(); }
+  OwnedHandle(OwnedHandle&& other) noexcept
+      : context_(std::exchange(other.context_, nullptr)),
+        handle_(std::exchange(other.handle_, Handle{})) {}
+  OwnedHandle& operator=(OwnedHandle&& other) noexcept {
+    if (this != &other) {
+      reset();
+      context_ = std::exchange(other.context_, nullptr);
+      handle_ = std::exchange(other.handle_, Handle{});
+    }
+    return *this;
+  }
+  OwnedHandle(const OwnedHandle&) = delete;
+  OwnedHandle& operator=(const OwnedHandle&) = delete;
+
+  Handle get() const { return handle_; }
+  explicit operator bool() const { return handle_ != Handle{}; }
+  void reset() noexcept {
+    if (handle_ != Handle{}) Traits::release(*context_, handle_);
+    context_ = nullptr;
+    handle_ = Handle{};
+  }
+
+ private:
+  GpuContext* context_ = nullptr;
+  Handle handle_{};
+};
+
+struct ModuleTraits {
+  using Handle = CUmodule;
+  static void release(GpuContext& context, CUmodule module) noexcept;  // cuModuleUnload
+};
+struct GraphTraits {
+  using Handle = CUgraphExec;
+  static void release(GpuContext& context, CUgraphExec graph) noexcept;  // cuGraphExecDestroy
+};
+using Module = OwnedHandle<ModuleTraits>;  // a loaded PTX module
+using Graph = OwnedHandle<GraphTraits>;    // an instantiated CUDA graph
+
 // Every method that calls the driver makes the context current on the calling thread, and enqueues
-// on stream(): work runs in the order it was enqueued, whichever thread enqueued it.
+// on stream(): work runs in the order it was enqueued, whichever thread enqueued it. A failure
+// while releasing something (a destructor's) is logged and thrown by the next call instead.
 class GpuContext {
  public:
+  // The primary context of device `ordinal` through `libraries`. gpu_context() holds the
+  // process's contexts; tests make their own over stand-in libraries.
+  GpuContext(const CudaLibraries& libraries, int ordinal);
+  // Releases the stream, the cached memory, the staging, cuBLAS's handles and the primary
+  // context, logging (never throwing) what fails. Modules, graphs and buffers must be gone.
+  ~GpuContext();
   GpuContext(const GpuContext&) = delete;
   GpuContext& operator=(const GpuContext&) = delete;
 
@@ -35,7 +105,8 @@ class GpuContext {
   // Device memory from the caching allocator; nullptr for 0 bytes. A block released while
   // enqueued work still reads it is safe to reuse: its next user is enqueued after that work.
   void* allocate(std::size_t bytes);
-  void release(void* ptr);
+  // Never throws: a block this context did not hand out is logged as a teardown error.
+  void release(void* ptr) noexcept;
   AllocatorStats memory_stats() const { return allocator_.stats(); }
   void empty_cache();
 
@@ -51,9 +122,9 @@ class GpuContext {
 
   // Compiles PTX for this device. Throws jx::CompileError with the driver's error log; the info
   // log (ptxas's messages) goes to `info_log` when given.
-  CUmodule load_ptx(const std::string& ptx, std::string* info_log = nullptr);
-  void unload(CUmodule module);
-  CUfunction function(CUmodule module, const std::string& name);
+  Module load_ptx(const std::string& ptx, std::string* info_log = nullptr);
+  // Valid while `module` is loaded.
+  CUfunction function(const Module& module, const std::string& name);
   // `args` points at each kernel parameter's value, as cuLaunchKernel takes them.
   void launch(CUfunction function, Dim3 grid, Dim3 block, unsigned shared_bytes, void** args);
 
@@ -68,20 +139,28 @@ class GpuContext {
   // running it; replay runs it again. The graph holds the device addresses it was captured with:
   // those buffers must stay allocated, and unused by others, while it may run.
   void begin_capture();
-  CUgraphExec end_capture();
-  void replay(CUgraphExec graph);
-  void destroy(CUgraphExec graph);
+  Graph end_capture();
+  void replay(const Graph& graph);
+
+  // What ModuleTraits and GraphTraits release through: failures go to record_teardown_error.
+  void release_module(CUmodule module) noexcept;
+  void release_graph(CUgraphExec graph) noexcept;
+  // Logs "CUDA error in <what> (releasing a resource): ..." and keeps it: the next call on this
+  // context throws it (once), as the driver reports its own sticky errors.
+  void record_teardown_error(const std::string& message) noexcept;
 
  private:
-  friend GpuContext& gpu_context(int ordinal);
-  explicit GpuContext(int ordinal);
-
-  void make_current() const;
+  // Throws the remembered teardown error, then makes the context current on this thread.
+  void enter();
+  void make_current();
+  bool current_for_release() noexcept;  // false (and recorded) where that fails
+  void check_teardown(CUresult result, const char* what) noexcept;
   void raw_free(void* ptr);
   cublasHandle_t cublas_handle();
   cublasLtHandle_t cublas_lt_handle();
   void* workspace_locked();
 
+  CudaLibraries libraries_;
   const DriverApi& api_;
   int ordinal_;
   CUdevice device_ = 0;
@@ -90,6 +169,10 @@ class GpuContext {
   std::string name_;
   int cc_major_ = 0, cc_minor_ = 0, sm_count_ = 0;
   CachingAllocator allocator_;
+
+  std::atomic<bool> has_teardown_error_{false};
+  std::mutex teardown_mutex_;  // guards the message
+  std::string teardown_error_;
 
   std::mutex deferred_mutex_;  // guards the two that follow
   bool capturing_ = false;
@@ -104,24 +187,27 @@ class GpuContext {
   void* workspace_ = nullptr;  // cuBLAS's and cuBLASLt's, both working in stream order
 };
 
-// The context of GPU `ordinal`, made on first use and never destroyed (buffers may be freed
-// from static destructors). Throws the driver's "CUDA backend unavailable: ..." error, or
-// jx::Error "GPU ordinal 3 out of range: 1 GPU(s) found".
+// The context of GPU `ordinal` over the process's libraries, made on first use and never
+// destroyed (buffers may be freed from static destructors). Throws the driver's "CUDA backend
+// unavailable: ..." error, or jx::Error "GPU ordinal 3 out of range: 1 GPU(s) found".
 GpuContext& gpu_context(int ordinal);
 
 // Device memory owned: back to its context's allocator when destroyed.
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;
-  DeviceBuffer(int ordinal, std::size_t bytes);
+  DeviceBuffer(GpuContext& context, std::size_t bytes);
+  DeviceBuffer(int ordinal, std::size_t bytes) : DeviceBuffer(gpu_context(ordinal), bytes) {}
   ~DeviceBuffer() { reset(); }
   DeviceBuffer(DeviceBuffer&& other) noexcept;
   DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 
   int ordinal() const { return context_ ? context_->ordinal() : -1; }
   void* data() const { return data_; }
   std::size_t bytes() const { return bytes_; }
-  void reset();
+  void reset() noexcept;
 
  private:
   GpuContext* context_ = nullptr;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <variant>
 
 #include "hlo/gemm.hpp"
 #include "jx/errors.hpp"
@@ -12,20 +11,7 @@
 namespace jx::runtime::cuda {
 
 CublasApi load_cublas(const std::vector<std::string>& candidates) {
-  SharedLibrary lib = open_first(candidates, "cuBLAS");
-  CublasApi api;
-  try {
-#define JX_BIND(field, symbol, signature) lib.bind(api.field, #symbol);
-    JX_CUBLAS_FUNCTIONS(JX_BIND)
-#undef JX_BIND
-  } catch (const Error&) {
-    lib.close();
-    throw;
-  }
-#define JX_BIND_OPTIONAL(field, symbol, signature) lib.bind_optional(api.field, #symbol);
-  JX_CUBLAS_OPTIONAL_FUNCTIONS(JX_BIND_OPTIONAL)
-#undef JX_BIND_OPTIONAL
-  return api;
+  return load_api<CublasApi>(candidates);
 }
 
 const std::vector<std::string>& cublas_libraries() {
@@ -35,16 +21,9 @@ const std::vector<std::string>& cublas_libraries() {
 }
 
 const CublasApi& cublas() {
-  // Never destroyed, like the driver: GPU work may run from static destructors.
-  static const auto* loaded = []() -> std::variant<CublasApi, std::string>* {
-    try {
-      return new std::variant<CublasApi, std::string>(load_cublas(cublas_libraries()));
-    } catch (const Error& e) {
-      return new std::variant<CublasApi, std::string>(std::string(e.what()));
-    }
-  }();
-  if (const auto* message = std::get_if<std::string>(loaded)) throw Error(*message);
-  return std::get<CublasApi>(*loaded);
+  static const auto* loaded =
+      new ProcessLibrary<CublasApi>([] { return load_cublas(cublas_libraries()); });
+  return loaded->get();
 }
 
 std::string describe_status(Entry<const char*(cublasStatus_t)> name,
@@ -106,30 +85,32 @@ CublasGemmCall cublas_gemm_call(const hlo::GemmShape& shape, const void* lhs, co
   return call;
 }
 
+cublasComputeType_t compute_type(const hlo::GemmShape& shape) {
+  if (shape.dtype == float64) return CUBLAS_COMPUTE_64F;
+  return shape.precision == hlo::GemmPrecision::kHighest ? CUBLAS_COMPUTE_32F
+                                                         : CUBLAS_COMPUTE_32F_FAST_TF32;
+}
+
 void gemm(const CublasApi& api, cublasHandle_t handle, const hlo::GemmShape& shape, const void* lhs,
           const void* rhs, void* out) {
   if (shape.batch == 0 || shape.m == 0 || shape.n == 0) return;
   JX_CHECK(shape.k > 0, "an empty contraction is zeroed by the caller");
-  CublasGemmCall c = cublas_gemm_call(shape, lhs, rhs, out);
-  if (shape.dtype == float32) {
-    const float one = 1, zero = 0;
-    check(api,
-          api.cublasSgemmStridedBatched(handle, c.transa, c.transb, c.m, c.n, c.k, &one,
-                                        static_cast<const float*>(c.a), c.lda, c.stride_a,
-                                        static_cast<const float*>(c.b), c.ldb, c.stride_b, &zero,
-                                        static_cast<float*>(c.c), c.ldc, c.stride_c, c.batch),
-          "cublasSgemmStridedBatched");
-  } else if (shape.dtype == float64) {
-    const double one = 1, zero = 0;
-    check(api,
-          api.cublasDgemmStridedBatched(handle, c.transa, c.transb, c.m, c.n, c.k, &one,
-                                        static_cast<const double*>(c.a), c.lda, c.stride_a,
-                                        static_cast<const double*>(c.b), c.ldb, c.stride_b, &zero,
-                                        static_cast<double*>(c.c), c.ldc, c.stride_c, c.batch),
-          "cublasDgemmStridedBatched");
-  } else {
+  if (shape.dtype != float32 && shape.dtype != float64)
     throw Error("cuBLAS GEMM takes f32 or f64, not " + std::string(dtype_name(shape.dtype)));
-  }
+  CublasGemmCall c = cublas_gemm_call(shape, lhs, rhs, out);
+  const cudaDataType_t type = shape.dtype == float32 ? CUDA_R_32F : CUDA_R_64F;
+  // alpha and beta in the compute type's precision: f32 for both f32 compute types.
+  const float one_f = 1, zero_f = 0;
+  const double one_d = 1, zero_d = 0;
+  const bool f32 = shape.dtype == float32;
+  const void* one = f32 ? static_cast<const void*>(&one_f) : &one_d;
+  const void* zero = f32 ? static_cast<const void*>(&zero_f) : &zero_d;
+  check(api,
+        api.cublasGemmStridedBatchedEx(handle, c.transa, c.transb, c.m, c.n, c.k, one, c.a, type,
+                                       c.lda, c.stride_a, c.b, type, c.ldb, c.stride_b, zero, c.c,
+                                       type, c.ldc, c.stride_c, c.batch, compute_type(shape),
+                                       CUBLAS_GEMM_DEFAULT),
+        "cublasGemmStridedBatchedEx");
 }
 
 }  // namespace jx::runtime::cuda

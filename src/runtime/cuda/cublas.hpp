@@ -12,9 +12,9 @@ struct GemmShape;
 
 namespace jx::runtime::cuda {
 
-// The first of `candidates` that loads, with every entry point looked up. Throws jx::Error
-// "cuBLAS unavailable: cannot load <path>: <dlerror>" (naming the other candidates too) or
-// "cuBLAS unavailable: <path> has no <symbol>".
+// load_api<CublasApi>(candidates): the first that loads, with every entry point looked up.
+// Throws jx::Error "cuBLAS unavailable: cannot load <path>: <dlerror>" (naming the other
+// candidates too) or "cuBLAS unavailable: <path> has no <symbol>".
 CublasApi load_cublas(const std::vector<std::string>& candidates);
 
 // libcublas.so.13, .12, .11, then libcublas.so.
@@ -35,7 +35,7 @@ std::string describe_status(Entry<const char*(cublasStatus_t)> name,
 // Throws jx::Error "cuBLAS error in <what>: <describe(api, status)>" unless it succeeded.
 void check(const CublasApi& api, cublasStatus_t status, const char* what);
 
-// One cublas<S|D>gemmStridedBatched call, with alpha = 1 and beta = 0: for each batch b,
+// One cublasGemmStridedBatchedEx call, with alpha = 1 and beta = 0: for each batch b,
 // c[b] = op_a(a[b]) · op_b(b[b]), every matrix column-major.
 struct CublasGemmCall {
   cublasOperation_t transa = CUBLAS_OP_N, transb = CUBLAS_OP_N;
@@ -57,8 +57,13 @@ struct CublasGemmCall {
 CublasGemmCall cublas_gemm_call(const hlo::GemmShape& shape, const void* lhs, const void* rhs,
                                 void* out);
 
-// Enqueues cublas_gemm_call(shape, ...) on the handle's stream (f32 or f64). Nothing is enqueued
-// for an empty output; an empty contraction (k == 0) is the caller's to zero.
+// How cuBLAS computes `shape`: f64 in f64; f32 in TF32 unless its precision is HIGHEST, as XLA
+// does on the GPU (JAX's default precision is TF32 there).
+cublasComputeType_t compute_type(const hlo::GemmShape& shape);
+
+// Enqueues cublas_gemm_call(shape, ...) on the handle's stream (f32 or f64), computing in
+// compute_type(shape). Nothing is enqueued for an empty output; an empty contraction (k == 0)
+// is the caller's to zero.
 void gemm(const CublasApi& api, cublasHandle_t handle, const hlo::GemmShape& shape, const void* lhs,
           const void* rhs, void* out);
 

@@ -24,6 +24,16 @@ enum cublasStatus_t {
 
 enum cublasOperation_t { CUBLAS_OP_N = 0, CUBLAS_OP_T = 1 };
 
+// How a GEMM computes: FAST_TF32 rounds f32 operands to TF32 on the tensor cores (XLA's choice
+// at precision DEFAULT and HIGH), 32F is full single precision (HIGHEST).
+enum cublasComputeType_t {
+  CUBLAS_COMPUTE_32F = 68,
+  CUBLAS_COMPUTE_64F = 70,
+  CUBLAS_COMPUTE_32F_FAST_TF32 = 77,
+};
+enum cudaDataType_t { CUDA_R_32F = 0, CUDA_R_64F = 1 };
+enum cublasGemmAlgo_t { CUBLAS_GEMM_DEFAULT = -1 };
+
 struct cublasContext;
 using cublasHandle_t = cublasContext*;
 using cudaStream_t = CUstream;  // the runtime API's stream is the driver's
@@ -34,14 +44,11 @@ using cudaStream_t = CUstream;  // the runtime API's stream is the driver's
   X(cublasDestroy, cublasDestroy_v2, cublasStatus_t(cublasHandle_t))                               \
   X(cublasSetStream, cublasSetStream_v2, cublasStatus_t(cublasHandle_t, cudaStream_t))             \
   X(cublasSetWorkspace, cublasSetWorkspace_v2, cublasStatus_t(cublasHandle_t, void*, std::size_t)) \
-  X(cublasSgemmStridedBatched, cublasSgemmStridedBatched,                                          \
+  X(cublasGemmStridedBatchedEx, cublasGemmStridedBatchedEx,                                        \
     cublasStatus_t(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,            \
-                   const float*, const float*, int, long long, const float*, int, long long,       \
-                   const float*, float*, int, long long, int))                                     \
-  X(cublasDgemmStridedBatched, cublasDgemmStridedBatched,                                          \
-    cublasStatus_t(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,            \
-                   const double*, const double*, int, long long, const double*, int, long long,    \
-                   const double*, double*, int, long long, int))
+                   const void*, const void*, cudaDataType_t, int, long long, const void*,          \
+                   cudaDataType_t, int, long long, const void*, void*, cudaDataType_t, int,        \
+                   long long, int, cublasComputeType_t, cublasGemmAlgo_t))
 
 // Entry points older releases lack; null when missing.
 #define JX_CUBLAS_OPTIONAL_FUNCTIONS(X)                                    \
@@ -49,16 +56,17 @@ using cudaStream_t = CUstream;  // the runtime API's stream is the driver's
   X(cublasGetStatusString, cublasGetStatusString, const char*(cublasStatus_t))
 
 struct CublasApi {
-#define JX_CUBLAS_FIELD(field, symbol, signature) Entry<signature> field = nullptr;
-  JX_CUBLAS_FUNCTIONS(JX_CUBLAS_FIELD)
-  JX_CUBLAS_OPTIONAL_FUNCTIONS(JX_CUBLAS_FIELD)
-#undef JX_CUBLAS_FIELD
+  static constexpr const char* kLibrary = "cuBLAS";
+  JX_CUBLAS_FUNCTIONS(JX_API_FIELD)
+  JX_CUBLAS_OPTIONAL_FUNCTIONS(JX_API_FIELD)
+  template <class Library>
+  void bind(const Library& library) {
+    JX_CUBLAS_FUNCTIONS(JX_API_REQUIRED)
+    JX_CUBLAS_OPTIONAL_FUNCTIONS(JX_API_OPTIONAL)
+  }
 };
 
 // cuBLASLt: a matmul with a fused epilogue (bias, relu, gelu).
-
-enum cublasComputeType_t { CUBLAS_COMPUTE_32F = 68, CUBLAS_COMPUTE_64F = 70 };
-enum cudaDataType_t { CUDA_R_32F = 0, CUDA_R_64F = 1 };
 
 enum cublasLtMatmulDescAttributes_t {
   CUBLASLT_MATMUL_DESC_TRANSA = 3,        // int32_t
@@ -145,10 +153,14 @@ struct cublasLtMatmulHeuristicResult_t {
   X(cublasLtGetStatusString, cublasLtGetStatusString, const char*(cublasStatus_t))
 
 struct CublasLtApi {
-#define JX_CUBLASLT_FIELD(field, symbol, signature) Entry<signature> field = nullptr;
-  JX_CUBLASLT_FUNCTIONS(JX_CUBLASLT_FIELD)
-  JX_CUBLASLT_OPTIONAL_FUNCTIONS(JX_CUBLASLT_FIELD)
-#undef JX_CUBLASLT_FIELD
+  static constexpr const char* kLibrary = "cuBLASLt";
+  JX_CUBLASLT_FUNCTIONS(JX_API_FIELD)
+  JX_CUBLASLT_OPTIONAL_FUNCTIONS(JX_API_FIELD)
+  template <class Library>
+  void bind(const Library& library) {
+    JX_CUBLASLT_FUNCTIONS(JX_API_REQUIRED)
+    JX_CUBLASLT_OPTIONAL_FUNCTIONS(JX_API_OPTIONAL)
+  }
 };
 
 }  // namespace jx::runtime::cuda

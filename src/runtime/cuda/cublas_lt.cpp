@@ -1,31 +1,18 @@
 #include "runtime/cuda/cublas_lt.hpp"
 
 #include <cstdint>
-#include <variant>
 
 #include "hlo/gemm.hpp"
 #include "jx/errors.hpp"
 #include "runtime/cuda/cublas.hpp"
 #include "runtime/cuda/shared_library.hpp"
+#include "runtime/cuda/teardown.hpp"
 #include "support/check.hpp"
 
 namespace jx::runtime::cuda {
 
 CublasLtApi load_cublas_lt(const std::vector<std::string>& candidates) {
-  SharedLibrary lib = open_first(candidates, "cuBLASLt");
-  CublasLtApi api;
-  try {
-#define JX_BIND(field, symbol, signature) lib.bind(api.field, #symbol);
-    JX_CUBLASLT_FUNCTIONS(JX_BIND)
-#undef JX_BIND
-  } catch (const Error&) {
-    lib.close();
-    throw;
-  }
-#define JX_BIND_OPTIONAL(field, symbol, signature) lib.bind_optional(api.field, #symbol);
-  JX_CUBLASLT_OPTIONAL_FUNCTIONS(JX_BIND_OPTIONAL)
-#undef JX_BIND_OPTIONAL
-  return api;
+  return load_api<CublasLtApi>(candidates);
 }
 
 const std::vector<std::string>& cublas_lt_libraries() {
@@ -36,25 +23,23 @@ const std::vector<std::string>& cublas_lt_libraries() {
 
 namespace {
 
-const std::variant<CublasLtApi, std::string>& loaded() {
-  // Never destroyed, like the driver.
-  static const auto* loaded = []() -> std::variant<CublasLtApi, std::string>* {
-    try {
-      return new std::variant<CublasLtApi, std::string>(load_cublas_lt(cublas_lt_libraries()));
-    } catch (const Error& e) {
-      return new std::variant<CublasLtApi, std::string>(std::string(e.what()));
-    }
-  }();
+const ProcessLibrary<CublasLtApi>& loaded() {
+  static const auto* loaded =
+      new ProcessLibrary<CublasLtApi>([] { return load_cublas_lt(cublas_lt_libraries()); });
   return *loaded;
 }
 
-// A cuBLASLt descriptor, destroyed with the function that goes with it.
+// A cuBLASLt descriptor, destroyed with the function that goes with it. A failure to destroy
+// one is logged, never thrown: the GEMM it described has been enqueued or has failed already.
 template <class T>
 class Descriptor {
  public:
   explicit Descriptor(Entry<cublasStatus_t(T)> destroy) : destroy_(destroy) {}
   ~Descriptor() {
-    if (handle_) destroy_(handle_);
+    if (!handle_) return;
+    if (cublasStatus_t status = destroy_(handle_); status != CUBLAS_STATUS_SUCCESS)
+      log_teardown_error("cuBLASLt status " + std::to_string(static_cast<int>(status)) +
+                         " destroying a descriptor");
   }
   Descriptor(const Descriptor&) = delete;
   Descriptor& operator=(const Descriptor&) = delete;
@@ -68,12 +53,9 @@ class Descriptor {
 
 }  // namespace
 
-const CublasLtApi& cublas_lt() {
-  if (const auto* message = std::get_if<std::string>(&loaded())) throw Error(*message);
-  return std::get<CublasLtApi>(loaded());
-}
+const CublasLtApi& cublas_lt() { return loaded().get(); }
 
-bool has_cublas_lt() { return std::holds_alternative<CublasLtApi>(loaded()); }
+bool has_cublas_lt() { return loaded().ok(); }
 
 cublasLtEpilogue_t lt_epilogue(GemmActivation activation, bool bias) {
   switch (activation) {
@@ -113,10 +95,8 @@ void gemm_lt(const CublasLtApi& api, cublasLtHandle_t handle, cudaStream_t strea
   CublasGemmCall c = cublas_gemm_call(shape, lhs, rhs, out);
 
   Descriptor<cublasLtMatmulDesc_t> desc(api.cublasLtMatmulDescDestroy);
-  check(
-      api,
-      api.cublasLtMatmulDescCreate(desc.out(), f32 ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_64F, type),
-      "cublasLtMatmulDescCreate");
+  check(api, api.cublasLtMatmulDescCreate(desc.out(), compute_type(shape), type),
+        "cublasLtMatmulDescCreate");
   auto set = [&](cublasLtMatmulDescAttributes_t attribute, const auto& value) {
     check(api, api.cublasLtMatmulDescSetAttribute(desc.get(), attribute, &value, sizeof value),
           "cublasLtMatmulDescSetAttribute");

@@ -1,27 +1,13 @@
 #include "runtime/cuda/driver.hpp"
 
 #include <cstdlib>
-#include <variant>
 
 #include "jx/errors.hpp"
 #include "runtime/cuda/shared_library.hpp"
 
 namespace jx::runtime::cuda {
 
-DriverApi load_driver(const std::string& library) {
-  SharedLibrary lib(library, "CUDA backend");
-  if (!lib.ok()) throw Error(lib.error());
-  DriverApi api;
-  try {
-#define JX_BIND(field, symbol, signature) lib.bind(api.field, #symbol);
-    JX_CUDA_DRIVER_FUNCTIONS(JX_BIND)
-#undef JX_BIND
-  } catch (const Error&) {
-    lib.close();
-    throw;
-  }
-  return api;
-}
+DriverApi load_driver(const std::string& library) { return load_api<DriverApi>({library}); }
 
 DriverApi init_driver(const std::string& library) {
   DriverApi api = load_driver(library);
@@ -31,17 +17,11 @@ DriverApi init_driver(const std::string& library) {
 }
 
 const DriverApi& driver() {
-  // Never destroyed: GPU buffers may be released from static destructors.
-  static const auto* loaded = [] {
+  static const auto* loaded = new ProcessLibrary<DriverApi>([] {
     const char* path = std::getenv("JX_CUDA_DRIVER");
-    try {
-      return new std::variant<DriverApi, std::string>(init_driver(path ? path : "libcuda.so.1"));
-    } catch (const Error& e) {
-      return new std::variant<DriverApi, std::string>(std::string(e.what()));
-    }
-  }();
-  if (const auto* message = std::get_if<std::string>(loaded)) throw Error(*message);
-  return std::get<DriverApi>(*loaded);
+    return init_driver(path ? path : "libcuda.so.1");
+  });
+  return loaded->get();
 }
 
 int device_count() {
@@ -63,8 +43,8 @@ std::string describe(const DriverApi& api, CUresult result) {
   return out;
 }
 
-void throw_cuda_error(CUresult result, const char* what) {
-  throw Error(std::string("CUDA error in ") + what + ": " + describe(driver(), result));
+void throw_cuda_error(const DriverApi& api, CUresult result, const char* what) {
+  throw Error(std::string("CUDA error in ") + what + ": " + describe(api, result));
 }
 
 }  // namespace jx::runtime::cuda

@@ -8,9 +8,9 @@
 
 namespace jx::runtime::cuda {
 
-// dlopens `library` and looks up every DriverApi entry point; calls none of them. Throws
-// jx::Error "CUDA backend unavailable: cannot load <library>: <dlerror>" or
-// "CUDA backend unavailable: <library> has no <symbol>".
+// load_api<DriverApi>({library}): dlopens it and looks up every entry point; calls none of them.
+// Throws jx::Error "CUDA backend unavailable: cannot load <library>: <dlerror>" or "CUDA backend
+// unavailable: <library> has no <symbol>".
 DriverApi load_driver(const std::string& library);
 
 // load_driver, then cuInit(0), which fails without a GPU: jx::Error
@@ -27,12 +27,12 @@ int device_count();
 // "CUDA_ERROR_OUT_OF_MEMORY: out of memory", or "CUresult 2" where the driver cannot name it.
 std::string describe(const DriverApi& api, CUresult result);
 
-// Throws jx::Error "CUDA error in <what>: <describe(driver(), result)>".
-[[noreturn]] void throw_cuda_error(CUresult result, const char* what);
+// Throws jx::Error "CUDA error in <what>: <describe(api, result)>".
+[[noreturn]] void throw_cuda_error(const DriverApi& api, CUresult result, const char* what);
 
-inline void check(CUresult result, const char* what) {
+inline void check(const DriverApi& api, CUresult result, const char* what) {
   if (result != CUDA_SUCCESS) [[unlikely]]
-    throw_cuda_error(result, what);
+    throw_cuda_error(api, result, what);
 }
 
 }  // namespace jx::runtime::cuda

@@ -4,6 +4,8 @@
 
 #include <cstddef>
 
+#include "runtime/cuda/api_table.hpp"
+
 namespace jx::runtime::cuda {
 
 // Enums without a fixed underlying type, as cuda.h declares them, so they match it in size.
@@ -14,8 +16,12 @@ enum CUresult {
   CUDA_ERROR_NOT_INITIALIZED = 3,
   CUDA_ERROR_STUB_LIBRARY = 34,
   CUDA_ERROR_NO_DEVICE = 100,
+  CUDA_ERROR_INVALID_CONTEXT = 201,
   CUDA_ERROR_INVALID_PTX = 218,
+  CUDA_ERROR_INVALID_HANDLE = 400,
   CUDA_ERROR_NOT_FOUND = 500,
+  CUDA_ERROR_ILLEGAL_ADDRESS = 700,
+  CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900,
   CUDA_ERROR_UNKNOWN =
       999,  // the largest code: the enum's range holds every code the driver returns
 };
@@ -78,6 +84,7 @@ using CUgraphExec = CUgraphExec_st*;
   X(cuDeviceGetAttribute, cuDeviceGetAttribute, CUresult(int*, CUdevice_attribute, CUdevice))      \
   X(cuDeviceTotalMem, cuDeviceTotalMem_v2, CUresult(std::size_t*, CUdevice))                       \
   X(cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, CUresult(CUcontext*, CUdevice))            \
+  X(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2, CUresult(CUdevice))                   \
   X(cuCtxSetCurrent, cuCtxSetCurrent, CUresult(CUcontext))                                         \
   X(cuCtxSynchronize, cuCtxSynchronize, CUresult())                                                \
   X(cuModuleLoadDataEx, cuModuleLoadDataEx,                                                        \
@@ -100,7 +107,9 @@ using CUgraphExec = CUgraphExec_st*;
   X(cuMemsetD8Async, cuMemsetD8Async, CUresult(CUdeviceptr, unsigned char, std::size_t, CUstream)) \
   X(cuStreamCreate, cuStreamCreate, CUresult(CUstream*, unsigned int))                             \
   X(cuStreamSynchronize, cuStreamSynchronize, CUresult(CUstream))                                  \
+  X(cuStreamDestroy, cuStreamDestroy_v2, CUresult(CUstream))                                       \
   X(cuEventCreate, cuEventCreate, CUresult(CUevent*, unsigned int))                                \
+  X(cuEventDestroy, cuEventDestroy_v2, CUresult(CUevent))                                          \
   X(cuEventRecord, cuEventRecord, CUresult(CUevent, CUstream))                                     \
   X(cuEventSynchronize, cuEventSynchronize, CUresult(CUevent))                                     \
   X(cuStreamBeginCapture, cuStreamBeginCapture_v2, CUresult(CUstream, CUstreamCaptureMode))        \
@@ -111,14 +120,14 @@ using CUgraphExec = CUgraphExec_st*;
   X(cuGraphExecDestroy, cuGraphExecDestroy, CUresult(CUgraphExec))                                 \
   X(cuGraphDestroy, cuGraphDestroy, CUresult(CUgraph))
 
-template <class Signature>
-using Entry = Signature*;
-
 // The driver's entry points, all non-null once load_driver returns.
 struct DriverApi {
-#define JX_CUDA_DRIVER_FIELD(field, symbol, signature) Entry<signature> field = nullptr;
-  JX_CUDA_DRIVER_FUNCTIONS(JX_CUDA_DRIVER_FIELD)
-#undef JX_CUDA_DRIVER_FIELD
+  static constexpr const char* kLibrary = "CUDA backend";  // as messages name it
+  JX_CUDA_DRIVER_FUNCTIONS(JX_API_FIELD)
+  template <class Library>
+  void bind(const Library& library) {
+    JX_CUDA_DRIVER_FUNCTIONS(JX_API_REQUIRED)
+  }
 };
 
 }  // namespace jx::runtime::cuda

@@ -1,8 +1,13 @@
-// dlopen and dlsym with the messages jx reports when a vendor library is missing or incomplete.
+// The one way jx loads a vendor library (the CUDA driver, cuBLAS, cuBLASLt): dlopen the first of
+// its candidate files, look up every entry point of its X-macro table, and keep the result, or
+// the reason it failed, for the life of the process.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "jx/errors.hpp"
 
 namespace jx::runtime::cuda {
 
@@ -43,5 +48,45 @@ class SharedLibrary {
 // The first of `candidates` (newest release first) that opens. Throws jx::Error with the first
 // one's error, "(nor <the others>)" appended.
 SharedLibrary open_first(const std::vector<std::string>& candidates, const std::string& what);
+
+// `Api` (DriverApi, CublasApi, CublasLtApi) bound from the first of `candidates` that opens.
+// Throws jx::Error "<Api::kLibrary> unavailable: cannot load <path>: <dlerror>" (naming the
+// other candidates) or "<Api::kLibrary> unavailable: <path> has no <symbol>".
+template <class Api>
+Api load_api(const std::vector<std::string>& candidates) {
+  SharedLibrary library = open_first(candidates, Api::kLibrary);
+  Api api;
+  try {
+    api.bind(library);
+  } catch (const Error&) {
+    library.close();
+    throw;
+  }
+  return api;
+}
+
+// A library loaded at most once per process: its table, or why it could not be had, which
+// every later call rethrows. Meant to be created once and never destroyed (GPU work may run
+// from static destructors).
+template <class Api>
+class ProcessLibrary {
+ public:
+  explicit ProcessLibrary(Api (*load)()) {
+    try {
+      api_ = load();
+    } catch (const Error& e) {
+      error_ = e.what();
+    }
+  }
+  bool ok() const { return api_.has_value(); }
+  const Api& get() const {
+    if (!api_) throw Error(error_);
+    return *api_;
+  }
+
+ private:
+  std::optional<Api> api_;
+  std::string error_;
+};
 
 }  // namespace jx::runtime::cuda

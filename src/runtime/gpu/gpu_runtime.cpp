@@ -3,19 +3,12 @@
 #include <algorithm>
 
 #include "jx/config.hpp"
-#include "runtime/cuda/context.hpp"
 #include "runtime/gpu/gpu_storage.hpp"
 
 namespace jx::runtime::gpu {
 
-GpuRuntime::GpuRuntime(int ordinal) : ordinal_(ordinal), context_(cuda::gpu_context(ordinal)) {}
-
-GpuRuntime::~GpuRuntime() {
-  for (auto& [buffers, graph] : graphs_) context_.destroy(graph);
-}
-
 std::shared_ptr<DeviceStorage> GpuRuntime::allocate(std::size_t nbytes) const {
-  return std::make_shared<GpuStorage>(ordinal_, nbytes);
+  return std::make_shared<GpuStorage>(context_, nbytes);
 }
 
 void GpuRuntime::copy(void* dst, const void* src, std::size_t nbytes) const {
@@ -46,7 +39,6 @@ void GpuRuntime::replay(std::span<void* const> buffers,
   }
   if (it == graphs_.end()) {
     if (graphs_.size() == kMaxGraphs) {
-      context_.destroy(graphs_.at(graph_order_.front()));
       graphs_.erase(graph_order_.front());
       graph_order_.erase(graph_order_.begin());
     }
@@ -55,8 +47,8 @@ void GpuRuntime::replay(std::span<void* const> buffers,
       enqueue();
     } catch (...) {
       try {
-        context_.destroy(context_.end_capture());
-      } catch (...) {  // the first error is the one to report
+        context_.end_capture();  // destroyed at once
+      } catch (...) {            // the first error is the one to report
       }
       throw;
     }

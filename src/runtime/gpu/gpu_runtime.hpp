@@ -7,23 +7,18 @@
 #include <mutex>
 #include <vector>
 
-#include "runtime/cuda/driver_api.hpp"
+#include "runtime/cuda/context.hpp"
 #include "runtime/device_runtime.hpp"
-
-namespace jx::runtime::cuda {
-class GpuContext;
-}  // namespace jx::runtime::cuda
 
 namespace jx::runtime::gpu {
 
 class GpuRuntime : public DeviceRuntime {
  public:
-  explicit GpuRuntime(int ordinal);
-  ~GpuRuntime() override;
+  explicit GpuRuntime(cuda::GpuContext& context) : context_(context) {}
   GpuRuntime(const GpuRuntime&) = delete;
   GpuRuntime& operator=(const GpuRuntime&) = delete;
 
-  Device device() const override { return {Platform::gpu, ordinal_}; }
+  Device device() const override { return {Platform::gpu, context_.ordinal()}; }
   std::shared_ptr<DeviceStorage> allocate(std::size_t nbytes) const override;
   void copy(void* dst, const void* src, std::size_t nbytes) const override;
   void read(void* host_dst, const void* src, std::size_t nbytes) const override;
@@ -37,10 +32,9 @@ class GpuRuntime : public DeviceRuntime {
   // Buffer sets seen once, the latest few: calls whose buffers never recur keep no more.
   static constexpr std::size_t kMaxSeen = 16;
 
-  int ordinal_;
   cuda::GpuContext& context_;
   mutable std::mutex mutex_;
-  mutable std::map<std::vector<void*>, cuda::CUgraphExec> graphs_;
+  mutable std::map<std::vector<void*>, cuda::Graph> graphs_;
   mutable std::vector<std::vector<void*>> graph_order_;  // keys of graphs_, oldest first
   mutable std::deque<std::vector<void*>> seen_once_;
 };

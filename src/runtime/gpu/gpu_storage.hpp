@@ -6,16 +6,20 @@
 
 #include "core/device_storage.hpp"
 
+namespace jx::runtime::cuda {
+class GpuContext;
+}  // namespace jx::runtime::cuda
+
 namespace jx::runtime::gpu {
 
 class GpuStorage : public DeviceStorage {
  public:
-  GpuStorage(int ordinal, std::size_t nbytes);  // uninitialized
-  ~GpuStorage() override;
+  GpuStorage(cuda::GpuContext& context, std::size_t nbytes);  // uninitialized
+  ~GpuStorage() override;  // never throws: a failed release is the context's teardown error
   GpuStorage(const GpuStorage&) = delete;
   GpuStorage& operator=(const GpuStorage&) = delete;
 
-  Device device() const override { return {Platform::gpu, ordinal_}; }
+  Device device() const override;
   void* data() const override { return data_; }
   std::size_t nbytes() const override { return nbytes_; }
   void wait() const override;
@@ -24,12 +28,9 @@ class GpuStorage : public DeviceStorage {
   void copy_to_host(void* dst) const override;
 
  private:
-  int ordinal_;
+  cuda::GpuContext& context_;
   void* data_ = nullptr;
   std::size_t nbytes_;
 };
-
-// `nbytes` host bytes copied to GPU `ordinal` (asynchronously, in stream order).
-std::shared_ptr<GpuStorage> upload(int ordinal, const void* host, std::size_t nbytes);
 
 }  // namespace jx::runtime::gpu
