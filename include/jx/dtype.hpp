@@ -8,7 +8,21 @@
 
 namespace jx {
 
-enum class DType : std::uint8_t { bool_, int32, int64, uint32, float32, float64 };
+// Every dtype with the C++ type of its elements: the one list that the enum, the element-type
+// dispatch and the explicit instantiations of Array's templates expand.
+#define JX_FOR_EACH_DTYPE(X) \
+  X(bool_, bool)             \
+  X(int32, std::int32_t)     \
+  X(int64, std::int64_t)     \
+  X(uint32, std::uint32_t)   \
+  X(float32, float)          \
+  X(float64, double)
+
+enum class DType : std::uint8_t {
+#define JX_DTYPE_ENUM(name, type) name,
+  JX_FOR_EACH_DTYPE(JX_DTYPE_ENUM)
+#undef JX_DTYPE_ENUM
+};
 
 inline constexpr DType bool_ = DType::bool_;
 inline constexpr DType int32 = DType::int32;
@@ -17,7 +31,11 @@ inline constexpr DType uint32 = DType::uint32;
 inline constexpr DType float32 = DType::float32;
 inline constexpr DType float64 = DType::float64;
 
-inline constexpr DType kAllDTypes[] = {bool_, int32, int64, uint32, float32, float64};
+inline constexpr DType kAllDTypes[] = {
+#define JX_DTYPE_VALUE(name, type) DType::name,
+    JX_FOR_EACH_DTYPE(JX_DTYPE_VALUE)
+#undef JX_DTYPE_VALUE
+};
 
 std::string_view dtype_name(DType d);        // "float32"
 std::string_view dtype_short_name(DType d);  // "f32", as jaxprs print it

@@ -12,6 +12,9 @@ namespace jx {
 using Shape = std::vector<std::int64_t>;
 
 std::int64_t shape_size(const Shape& s);
+// Throws jx::ValueError "array is too big; ..." when an array of this shape and dtype would hold
+// more bytes than int64 counts (so its size would overflow), as NumPy does.
+void check_array_size(const Shape& s, DType dtype);
 std::string shape_str(const Shape& s);  // Python tuple style: "(3,)", "(2, 3)", "()"
 
 // The abstract value of an array: what tracing and the compile cache see.

@@ -11,6 +11,7 @@
 namespace jx {
 
 Array make_array(ShapedArray aval) {
+  check_array_size(aval.shape, aval.dtype);
   auto buffer = std::make_shared<Buffer>(aval.size() * itemsize(aval.dtype));
   return make_array(std::move(aval), std::move(buffer));
 }
@@ -161,15 +162,10 @@ Array::operator bool() const {
 
 Array Array::astype(DType d) const { return lax::convert_element_type(*this, d, false); }
 
-#define JX_INSTANTIATE(T)                              \
+#define JX_INSTANTIATE(dtype, T)                       \
   template std::vector<T> Array::to_vector<T>() const; \
   template T Array::item<T>() const;
-JX_INSTANTIATE(bool)
-JX_INSTANTIATE(float)
-JX_INSTANTIATE(double)
-JX_INSTANTIATE(std::int32_t)
-JX_INSTANTIATE(std::int64_t)
-JX_INSTANTIATE(std::uint32_t)
+JX_FOR_EACH_DTYPE(JX_INSTANTIATE)
 #undef JX_INSTANTIATE
 
 }  // namespace jx

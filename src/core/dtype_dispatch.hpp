@@ -11,12 +11,11 @@ namespace jx {
 template <class F>
 decltype(auto) dispatch(DType d, F&& f) {
   switch (d) {
-    case bool_: return f.template operator()<bool>();
-    case int32: return f.template operator()<std::int32_t>();
-    case int64: return f.template operator()<std::int64_t>();
-    case uint32: return f.template operator()<std::uint32_t>();
-    case float32: return f.template operator()<float>();
-    case float64: return f.template operator()<double>();
+#define JX_DISPATCH_CASE(name, type) \
+  case DType::name:                  \
+    return f.template operator()<type>();
+    JX_FOR_EACH_DTYPE(JX_DISPATCH_CASE)
+#undef JX_DISPATCH_CASE
   }
   JX_CHECK(false, "unknown dtype");
 }

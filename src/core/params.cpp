@@ -155,29 +155,15 @@ Params::Params(std::initializer_list<std::pair<std::string, Param>> entries) {
   for (const auto& [k, v] : entries) set(k, v);
 }
 
-void Params::set(const std::string& name, Param value) {
-  auto it = std::lower_bound(entries_.begin(), entries_.end(), name,
-                             [](const auto& e, const std::string& n) { return e.first < n; });
-  if (it != entries_.end() && it->first == name)
-    it->second = std::move(value);
-  else
-    entries_.insert(it, {name, std::move(value)});
-}
-
-bool Params::has(const std::string& name) const {
-  return std::any_of(entries_.begin(), entries_.end(),
-                     [&](const auto& e) { return e.first == name; });
-}
-
 const Param& Params::get(const std::string& name) const {
-  for (const auto& e : entries_)
-    if (e.first == name) return e.second;
-  JX_CHECK(false, "missing primitive parameter '" << name << "'");
+  const Param* p = find(name);
+  JX_CHECK(p, "missing primitive parameter '" << name << "'");
+  return *p;
 }
 
 std::size_t Params::hash() const {
   std::size_t h = 0;
-  for (const auto& [k, v] : entries_) h = h * 31 + std::hash<std::string>()(k) * 7 + v.hash();
+  for (const auto& [k, v] : entries()) h = h * 31 + std::hash<std::string>()(k) * 7 + v.hash();
   return h;
 }
 

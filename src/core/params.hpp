@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "jx/dtype.hpp"
+#include "support/named_values.hpp"
 
 namespace jx {
 
@@ -55,22 +56,14 @@ class Param {
   std::shared_ptr<const ClosedJaxprData> jaxpr_;
 };
 
-class Params {
+class Params : public NamedValues<Param> {
  public:
   Params() = default;
   Params(std::initializer_list<std::pair<std::string, Param>> entries);
 
-  void set(const std::string& name, Param value);
   const Param& get(const std::string& name) const;  // throws if absent
-  bool has(const std::string& name) const;
-  const std::vector<std::pair<std::string, Param>>& entries() const { return entries_; }
-  bool empty() const { return entries_.empty(); }
-
   std::size_t hash() const;
   friend bool operator==(const Params& a, const Params& b) = default;
-
- private:
-  std::vector<std::pair<std::string, Param>> entries_;  // sorted by name
 };
 
 }  // namespace jx

@@ -19,6 +19,13 @@ Primitive::Primitive(std::string n) : name(std::move(n)) {
   JX_CHECK(inserted, "primitive '" << name << "' registered twice");
 }
 
+std::vector<ShapedArray> Primitive::output_avals(std::span<const ShapedArray> in,
+                                                 const Params& params) const {
+  std::vector<ShapedArray> out = abstract_eval(in, params);
+  for (const ShapedArray& aval : out) check_array_size(aval.shape, aval.dtype);
+  return out;
+}
+
 const Primitive* find_primitive(std::string_view name) {
   auto it = registry().find(name);
   return it == registry().end() ? nullptr : it->second;

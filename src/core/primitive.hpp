@@ -84,6 +84,11 @@ struct Primitive {
   BatchRule batch;          // absent: vmap reports "Batching rule for ... not implemented"
   PartialEvalRule partial_eval;  // absent: an equation with an unknown input is all unknown
   LowerRule lower;
+
+  // abstract_eval, then a check that every output can exist: jx::ValueError "array is too big"
+  // when its bytes overflow int64. Every bind, eager or staged, goes through this.
+  std::vector<ShapedArray> output_avals(std::span<const ShapedArray> in,
+                                        const Params& params) const;
 };
 
 // The registry: every primitive constructed so far, by name (the jaxpr parser uses it).

@@ -68,24 +68,10 @@ std::string HloShape::str() const {
   return s + "{" + detail::join(layout, ",") + "}";
 }
 
-void Attrs::set(const std::string& name, AttrValue value) {
-  auto it = std::lower_bound(entries_.begin(), entries_.end(), name,
-                             [](const auto& e, const std::string& n) { return e.first < n; });
-  if (it != entries_.end() && it->first == name)
-    it->second = std::move(value);
-  else
-    entries_.insert(it, {name, std::move(value)});
-}
-
-bool Attrs::has(const std::string& name) const {
-  return std::any_of(entries_.begin(), entries_.end(),
-                     [&](const auto& e) { return e.first == name; });
-}
-
 const AttrValue& Attrs::get(const std::string& name) const {
-  for (const auto& e : entries_)
-    if (e.first == name) return e.second;
-  JX_CHECK(false, "missing HLO attribute '" << name << "'");
+  const AttrValue* v = find(name);
+  JX_CHECK(v, "missing HLO attribute '" << name << "'");
+  return *v;
 }
 
 std::int64_t Attrs::get_int(const std::string& name) const {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/dtype_set.hpp"
+#include "support/named_values.hpp"
 #include "jx/array.hpp"
 
 namespace jx::hlo {
@@ -76,19 +77,13 @@ std::string_view hlo_type_name(DType d);  // pred s32 s64 u32 f32 f64
 // Attribute values: an integer, a list of integers, or a word (comparison directions).
 using AttrValue = std::variant<std::int64_t, std::vector<std::int64_t>, std::string>;
 
-class Attrs {
+class Attrs : public NamedValues<AttrValue> {
  public:
-  void set(const std::string& name, AttrValue value);
-  bool has(const std::string& name) const;
-  const AttrValue& get(const std::string& name) const;
+  const AttrValue& get(const std::string& name) const;  // throws if absent
   std::int64_t get_int(const std::string& name) const;
   const std::vector<std::int64_t>& get_ints(const std::string& name) const;
   const std::string& get_string(const std::string& name) const;
-  const std::vector<std::pair<std::string, AttrValue>>& entries() const { return entries_; }
   friend bool operator==(const Attrs&, const Attrs&) = default;
-
- private:
-  std::vector<std::pair<std::string, AttrValue>> entries_;  // sorted by name
 };
 
 class Computation;

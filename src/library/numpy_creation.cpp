@@ -80,15 +80,10 @@ Array array(const std::vector<T>& values, const Shape& shape) {
   }
 }
 
-#define JX_INSTANTIATE(T)                            \
+#define JX_INSTANTIATE(dtype, T)                     \
   template Array array<T>(std::initializer_list<T>); \
   template Array array<T>(const std::vector<T>&, const Shape&);
-JX_INSTANTIATE(bool)
-JX_INSTANTIATE(float)
-JX_INSTANTIATE(double)
-JX_INSTANTIATE(std::int32_t)
-JX_INSTANTIATE(std::int64_t)
-JX_INSTANTIATE(std::uint32_t)
+JX_FOR_EACH_DTYPE(JX_INSTANTIATE)
 #undef JX_INSTANTIATE
 
 Array array(const Array& x) { return detail::convert(x, {x.dtype(), false}); }

@@ -93,10 +93,8 @@ inline std::int64_t mul_checked(const std::string& op, std::int64_t a, std::int6
   return r;
 }
 
-// The single result of a rule; its byte size must be countable, or allocating it would overflow.
-inline Outs result(const std::string& op, Shape shape, DType dtype, bool weak) {
-  std::int64_t bytes = static_cast<std::int64_t>(itemsize(dtype));
-  for (auto d : shape) bytes = mul_checked(op, bytes, d);
+// The single result of a rule (Primitive::output_avals checks that its bytes can be counted).
+inline Outs result(const std::string& /*op*/, Shape shape, DType dtype, bool weak) {
   return {ShapedArray{std::move(shape), dtype, weak}};
 }
 

@@ -44,7 +44,7 @@ std::vector<Array> StagingTrace::process(const Primitive& prim, std::span<const 
     in_avals.push_back(x.aval());
     eqn.inputs.push_back(to_atom(x));
   }
-  std::vector<ShapedArray> out_avals = prim.abstract_eval(in_avals, params);
+  std::vector<ShapedArray> out_avals = prim.output_avals(in_avals, params);
   std::vector<Array> outs;
   outs.reserve(out_avals.size());
   eqn.outvars.reserve(out_avals.size());

@@ -72,7 +72,7 @@ std::vector<Array> bind(const Primitive& prim, std::vector<Array> inputs, const 
   }
   if (top) return top->process(prim, inputs, params);
   // abstract_eval type-checks before any buffer is touched, and fixes the outputs' avals.
-  std::vector<ShapedArray> out_avals = prim.abstract_eval(avals_of(inputs), params);
+  std::vector<ShapedArray> out_avals = prim.output_avals(avals_of(inputs), params);
   std::optional<Device> device = committed_device(inputs, prim.name);
   std::vector<Array> outs;
   {

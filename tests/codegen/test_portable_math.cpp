@@ -120,6 +120,26 @@ const Fn kTanh{"tanh", [](double x, double) { return std::tanh(x); },
                [](long double x, long double) { return std::tanh(x); }};
 const Fn kErf{"erf", [](double x, double) { return std::erf(x); },
               [](long double x, long double) { return std::erf(x); }};
+const Fn kExp2{"exp2", [](double x, double) { return std::exp2(x); },
+              [](long double x, long double) { return std::exp2(x); }};
+const Fn kCbrt{"cbrt", [](double x, double) { return std::cbrt(x); },
+              [](long double x, long double) { return std::cbrt(x); }};
+const Fn kAsin{"asin", [](double x, double) { return std::asin(x); },
+              [](long double x, long double) { return std::asin(x); }};
+const Fn kAcos{"acos", [](double x, double) { return std::acos(x); },
+              [](long double x, long double) { return std::acos(x); }};
+const Fn kAtan{"atan", [](double x, double) { return std::atan(x); },
+              [](long double x, long double) { return std::atan(x); }};
+const Fn kSinh{"sinh", [](double x, double) { return std::sinh(x); },
+              [](long double x, long double) { return std::sinh(x); }};
+const Fn kCosh{"cosh", [](double x, double) { return std::cosh(x); },
+              [](long double x, long double) { return std::cosh(x); }};
+const Fn kAsinh{"asinh", [](double x, double) { return std::asinh(x); },
+              [](long double x, long double) { return std::asinh(x); }};
+const Fn kAcosh{"acosh", [](double x, double) { return std::acosh(x); },
+              [](long double x, long double) { return std::acosh(x); }};
+const Fn kAtanh{"atanh", [](double x, double) { return std::atanh(x); },
+              [](long double x, long double) { return std::atanh(x); }};
 const Fn kPow{"power", [](double x, double y) { return std::pow(x, y); },
               [](long double x, long double y) { return std::pow(x, y); }, true};
 const Fn kAtan2{"atan2", [](double x, double y) { return std::atan2(x, y); },
@@ -252,7 +272,12 @@ void check_unary_f32(const Sweeps& sweeps) {
        {UnaryCase{kExp, 105, 90, 1}, UnaryCase{kLog, kMax, 4, 1}, UnaryCase{kLog1p, kMax, 1, 1},
         UnaryCase{kExpm1, 90, 3, 1}, UnaryCase{kSin, 32767, 32767, 2, 20860},
         UnaryCase{kCos, 32767, 32767, 2, 20860}, UnaryCase{kTan, 32767, 32767, 2, 20860},
-        UnaryCase{kTanh, 12, 5, 1}, UnaryCase{kErf, 5, 5, 2}})
+        UnaryCase{kTanh, 12, 5, 1}, UnaryCase{kErf, 5, 5, 2},
+        // Composed at float64 and rounded once.
+        UnaryCase{kExp2, 150, 126, 1}, UnaryCase{kCbrt, kMax, 8, 1}, UnaryCase{kAsin, 1, 1, 1},
+        UnaryCase{kAcos, 1, 1, 1}, UnaryCase{kAtan, kMax, 10, 1}, UnaryCase{kSinh, 90, 5, 1},
+        UnaryCase{kCosh, 90, 5, 1}, UnaryCase{kAsinh, kMax, 10, 1},
+        UnaryCase{kAcosh, kMax, 10, 1}, UnaryCase{kAtanh, 1, 1, 1}})
     check_unary<float>(c, sweeps);
 }
 
@@ -262,7 +287,13 @@ void check_unary_f64(const Sweeps& sweeps) {
        {UnaryCase{kExp, 746, 710, 1}, UnaryCase{kLog, kMax, 4, 1}, UnaryCase{kLog1p, kMax, 1, 1},
         UnaryCase{kExpm1, 710, 3, 1}, UnaryCase{kSin, 1.05e8, 20, 1, 6.7e7},
         UnaryCase{kCos, 1.05e8, 20, 1, 6.7e7}, UnaryCase{kTan, 1.05e8, 20, 2, 6.7e7},
-        UnaryCase{kTanh, 25, 5, 2}, UnaryCase{kErf, 7, 7, 2}})
+        UnaryCase{kTanh, 25, 5, 2}, UnaryCase{kErf, 7, 7, 2},
+        // Compositions of the functions above: a few ulps each.
+        UnaryCase{kExp2, 1075, 1000, 64}, UnaryCase{kCbrt, kMax, 8, 64},
+        UnaryCase{kAsin, 1, 1, 64}, UnaryCase{kAcos, 1, 1, 64}, UnaryCase{kAtan, kMax, 10, 64},
+        UnaryCase{kSinh, 711, 5, 64}, UnaryCase{kCosh, 711, 5, 64},
+        UnaryCase{kAsinh, kMax, 10, 64}, UnaryCase{kAcosh, kMax, 10, 64},
+        UnaryCase{kAtanh, 1, 1, 64}})
     check_unary<double>(c, sweeps);
 }
 

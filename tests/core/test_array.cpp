@@ -89,3 +89,36 @@ TEST_CASE("printing follows numpy's repr", "[array]") {
 }
 
 }  // namespace jx
+
+namespace jx {
+
+// 2^32 × 2^32 elements overflow int64 (as the element count wrapped to 0, ones() once returned
+// an empty array); the bytes of 2^31 × 2^31 float32 do too, though its element count fits.
+TEST_CASE("arrays too big to address are a ValueError eagerly and under a trace",
+          "[array][errors]") {
+  const Shape huge{std::int64_t{1} << 32, std::int64_t{1} << 32};
+  auto too_big = [](const std::string& shape, const std::string& dtype) {
+    return Catch::Message("array is too big; `arr.size * arr.dtype.itemsize` is larger than the "
+                          "maximum possible size: shape " + shape + ", dtype " + dtype);
+  };
+  CHECK_THROWS_MATCHES(np::ones(huge), ValueError, too_big("(4294967296, 4294967296)", "float32"));
+  CHECK_THROWS_MATCHES(np::zeros({std::int64_t{1} << 31, std::int64_t{1} << 31}), ValueError,
+                       too_big("(2147483648, 2147483648)", "float32"));
+  CHECK_THROWS_MATCHES(lax::broadcast_in_dim(np::array(1), huge, {}), ValueError,
+                       too_big("(4294967296, 4294967296)", "int32"));
+  auto broadcast = jit([&](const Array& x) { return np::broadcast_to(x, huge); });
+  CHECK_THROWS_MATCHES(broadcast(np::array(1.0f)), ValueError,
+                       too_big("(4294967296, 4294967296)", "float32"));
+  CHECK_THROWS_MATCHES(make_jaxpr([&](const Array& x) {
+                         return lax::broadcast_in_dim(x, huge, {});
+                       })(np::array(1)),
+                       ValueError, too_big("(4294967296, 4294967296)", "int32"));
+  // Empty arrays hold no bytes, whatever their other dims.
+  CHECK(np::zeros({0, std::int64_t{1} << 62, std::int64_t{1} << 62}).size() == 0);
+  // The largest float64 vector that int64 bytes can count is fine as an abstract value.
+  CHECK_NOTHROW(make_jaxpr([](const Array& x) {
+    return np::broadcast_to(x, {std::numeric_limits<std::int64_t>::max() / 8});
+  })(np::array(1.0)));
+}
+
+}  // namespace jx

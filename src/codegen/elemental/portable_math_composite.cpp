@@ -24,13 +24,14 @@ Value* atan2(Ir& ir, Value* y, Value* x) { return atan2_f64(ir.builder(), {y, x}
 Value* sqrt(Ir& ir, Value* x) { return ir.call(llvm::Intrinsic::sqrt, x); }
 
 // 2^x = e^(x ln 2), with the product's rounding error (an FMA) and ln 2's own carried as a
-// first-order correction: e^(p + e) ≈ e^p (1 + e).
+// first-order correction: e^(p + e) ≈ e^p (1 + e). Infinite p or e^p need no correction (and
+// would turn it into NaN).
 Value* exp2_of(Ir& ir, Value* x) {
   constexpr double kLn2Lo = 2.3190468138462996e-17;  // ln 2 - (double)ln 2
   Value* p = ir.mul(x, ir.c(kLn2));
   Value* err = ir.mad(x, ir.c(kLn2Lo), ir.fma(x, ir.c(kLn2), ir.neg(p)));
   Value* r = exp(ir, p);
-  return ir.mad(r, err, r);
+  return ir.select(ir.either(ir.is_inf(p), ir.is_inf(r)), r, ir.mad(r, err, r));
 }
 
 // y = e^(ln|x| / 3), then one Newton step on y³ = |x|; 0, inf and NaN pass through.
