@@ -1,16 +1,17 @@
 // Reductions: reduce_sum reduce_max reduce_min reduce_prod over a set of axes, and argmax argmin
-// along one axis.
+// along one axis. def_reduce and def_arg fill each one's evaluation, lowering and batch rules; its
+// derivative follows it.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
 
 #include "jx/lax.hpp"
-#include "transforms/ad_rules.hpp"
 #include "primitives/elementwise.hpp"
 #include "primitives/indexing.hpp"
 #include "support/format.hpp"
 #include "trace/tracer.hpp"
+#include "transforms/ad_rules.hpp"
 
 namespace jx {
 
@@ -19,7 +20,9 @@ Primitive reduce_sum_p("reduce_sum"), reduce_max_p("reduce_max"), reduce_min_p("
 
 namespace {
 
+using hlo::Opcode;
 using trace::bind1;
+using Ints = std::vector<std::int64_t>;
 
 template <class T>
 bool is_nan(T x) {
@@ -71,10 +74,50 @@ std::vector<bool> reduced_dims(const ShapedArray& x, const std::vector<std::int6
   return mask;
 }
 
-// Fills a reduction's rules. out[j] folds `combine` over every input element that maps to j,
-// starting from `identity(T{})`, so a reduction over 0-sized axes gives the identity.
-template <class Identity, class Combine>
-void def_reduce(Primitive& p, DTypeSet accepted, Identity identity, Combine combine) {
+// Where a reduction's fold starts. Lowest and highest are -inf and +inf where the type has them
+// (integers: their extremes; bool: false and true).
+enum class Identity { kZero, kOne, kLowest, kHighest };
+
+template <class T>
+T identity_value(Identity kind) {
+  using L = std::numeric_limits<T>;
+  T v = kind == Identity::kZero ? T(0) : T(1);
+  if (kind == Identity::kLowest) v = L::has_infinity ? -L::infinity() : L::lowest();
+  if (kind == Identity::kHighest) v = L::has_infinity ? L::infinity() : L::max();
+  return v;
+}
+
+// The identity as a typed 0-d constant: integer extremes must not pass through a double.
+Array identity_of(Identity kind, DType d) {
+  Array out = make_scalar(0, d);
+  dispatch(d, [&]<class T>() { *out.impl()->buffer->as<T>() = identity_value<T>(kind); });
+  return out;
+}
+
+// The reduced axes (and argmax's axis) shift past the batch axis.
+void def_reduce_batch(Primitive& p) {
+  p.batch = [&p](std::span<const Array> args, std::span<const BatchDim> dims,
+                 const Params& params) {
+    int bdim = *dims[0];
+    Params shifted = params;
+    Ints axes;
+    int below = 0;  // reduced axes before the batch axis: the output's batch axis moves down
+    for (auto a : params.get("axes").as_ints()) {
+      axes.push_back(batching::shift(a, bdim));
+      below += a < bdim;
+    }
+    shifted.set("axes", Param::ints(axes));
+    return BatchResult{trace::bind(p, {args[0]}, shifted), {bdim - below}};
+  };
+}
+
+// Fills a reduction's rules, all but its derivative. out[j] folds `combine` over every input
+// element that maps to j, starting from the identity, so a reduction over 0-sized axes gives the
+// identity. The lowering is an HLO reduce with that init and one binary opcode as its combiner
+// (`bool_combiner` on bool, where max and min are or and and).
+template <class Combine>
+void def_reduce(Primitive& p, DTypeSet accepted, Identity identity, Opcode combiner,
+                Opcode bool_combiner, Combine combine) {
   p.abstract_eval = [&p, accepted](std::span<const ShapedArray> in, const Params& params) {
     check_arity(p, in);
     check_dtype(p.name, in[0].dtype, accepted);
@@ -97,7 +140,7 @@ void def_reduce(Primitive& p, DTypeSet accepted, Identity identity, Combine comb
     dispatch(x.dtype(), [&]<class T>() {
       const T* src = xb.as<T>();
       T* dst = r.impl()->buffer->as<T>();
-      std::fill(dst, dst + out[0].size(), static_cast<T>(identity(T{})));
+      std::fill(dst, dst + out[0].size(), identity_value<T>(identity));
       std::int64_t i = 0;  // for_each_index walks x in row-major order
       for_each_index(x.shape(), [&](const std::vector<std::int64_t>& index) {
         T& acc = dst[offset_of(index, to_out)];
@@ -106,9 +149,18 @@ void def_reduce(Primitive& p, DTypeSet accepted, Identity identity, Combine comb
     });
     return std::vector<Array>{r};
   };
+  p.lower = [=](hlo::Builder& b, std::span<hlo::Instruction* const> ops, const Params& params,
+                std::span<const ShapedArray>) {
+    DType d = ops[0]->shape.dtype;
+    hlo::Instruction* init = b.constant(identity_of(identity, d));
+    return std::vector<hlo::Instruction*>{b.reduce(ops[0], init, params.get("axes").as_ints(),
+                                                   d == bool_ ? bool_combiner : combiner)};
+  };
+  def_reduce_batch(p);
 }
 
-// Fills argmax (kMax) or argmin: the first NaN's index if any, else the first extremal index.
+// Fills argmax's (kMax) or argmin's rules, all but the derivative: the first NaN's index if any,
+// else the first extremal index. Each lowers to its one HLO instruction.
 template <bool kMax>
 void def_arg(Primitive& p) {
   p.abstract_eval = [&p](std::span<const ShapedArray> in, const Params& params) {
@@ -169,96 +221,16 @@ void def_arg(Primitive& p) {
     });
     return std::vector<Array>{r};
   };
-}
-
-const bool kRegistered = [] {
-  def_reduce(
-      reduce_sum_p, kNumeric, [](auto t) { return decltype(t)(0); },
-      [](auto a, auto b) { return wrap_add(a, b); });
-  def_reduce(
-      reduce_prod_p, kNumeric, [](auto t) { return decltype(t)(1); },
-      [](auto a, auto b) { return wrap_mul(a, b); });
-  // max/min start from -inf/+inf (integers: their extremes; bool: false/true) and keep NaN.
-  def_reduce(
-      reduce_max_p, kAnyDType,
-      [](auto t) {
-        using L = std::numeric_limits<decltype(t)>;
-        if constexpr (L::has_infinity)
-          return -L::infinity();
-        else
-          return L::lowest();
-      },
-      [](auto a, auto b) {
-        return is_nan(a) ? a : is_nan(b) ? b : a < b ? b : a;
-      });
-  def_reduce(
-      reduce_min_p, kAnyDType,
-      [](auto t) {
-        using L = std::numeric_limits<decltype(t)>;
-        if constexpr (L::has_infinity)
-          return L::infinity();
-        else
-          return L::max();
-      },
-      [](auto a, auto b) {
-        return is_nan(a) ? a : is_nan(b) ? b : b < a ? b : a;
-      });
-  def_arg<true>(argmax_p);
-  def_arg<false>(argmin_p);
-  return true;
-}();
-
-// Lowering: an HLO reduce whose init is the reduction's identity and whose combiner is one
-// binary opcode (bool max/min are or/and); argmax/argmin are single HLO instructions.
-enum class Identity { kZero, kOne, kLowest, kHighest };
-
-// The identity as a typed 0-d constant: integer extremes must not pass through a double.
-Array identity_of(Identity kind, DType d) {
-  Array out = make_scalar(0, d);
-  dispatch(d, [&]<class T>() {
-    using L = std::numeric_limits<T>;
-    T v = kind == Identity::kZero ? T(0) : T(1);
-    if (kind == Identity::kLowest) v = L::has_infinity ? -L::infinity() : L::lowest();
-    if (kind == Identity::kHighest) v = L::has_infinity ? L::infinity() : L::max();
-    *out.impl()->buffer->as<T>() = v;
-  });
-  return out;
-}
-
-void def_reduce_lowering(Primitive& p, hlo::Opcode combiner, hlo::Opcode bool_combiner,
-                         Identity identity) {
-  p.lower = [=](hlo::Builder& b, std::span<hlo::Instruction* const> ops, const Params& params,
-                std::span<const ShapedArray>) {
-    DType d = ops[0]->shape.dtype;
-    hlo::Instruction* init = b.constant(identity_of(identity, d));
-    return std::vector<hlo::Instruction*>{b.reduce(ops[0], init, params.get("axes").as_ints(),
-                                                   d == bool_ ? bool_combiner : combiner)};
-  };
-}
-
-void def_arg_lowering(Primitive& p, hlo::Opcode opcode) {
-  p.lower = [opcode](hlo::Builder& b, std::span<hlo::Instruction* const> ops, const Params& params,
-                     std::span<const ShapedArray> out) {
+  p.lower = [](hlo::Builder& b, std::span<hlo::Instruction* const> ops, const Params& params,
+               std::span<const ShapedArray> out) {
     hlo::Attrs attrs;
     attrs.set("dimensions", params.get("axes").as_ints());
-    return std::vector<hlo::Instruction*>{
-        b.op(opcode, hlo::HloShape::array(out[0].dtype, out[0].shape), {ops[0]}, std::move(attrs))};
+    return std::vector<hlo::Instruction*>{b.op(kMax ? Opcode::kArgMax : Opcode::kArgMin,
+                                               hlo::HloShape::array(out[0].dtype, out[0].shape),
+                                               {ops[0]}, std::move(attrs))};
   };
+  def_reduce_batch(p);
 }
-
-const bool kLowered = [] {
-  using hlo::Opcode;
-  def_reduce_lowering(reduce_sum_p, Opcode::kAdd, Opcode::kOr, Identity::kZero);
-  def_reduce_lowering(reduce_prod_p, Opcode::kMultiply, Opcode::kAnd, Identity::kOne);
-  def_reduce_lowering(reduce_max_p, Opcode::kMaximum, Opcode::kOr, Identity::kLowest);
-  def_reduce_lowering(reduce_min_p, Opcode::kMinimum, Opcode::kAnd, Identity::kHighest);
-  def_arg_lowering(argmax_p, Opcode::kArgMax);
-  def_arg_lowering(argmin_p, Opcode::kArgMin);
-  return true;
-}();
-
-// ---- differentiation ----
-using Ints = std::vector<std::int64_t>;
 
 // The dims a reduction keeps: broadcasting its result back over them undoes the reduction's shape.
 Ints kept_dims(std::int64_t ndim, const Ints& axes) {
@@ -270,18 +242,6 @@ Ints kept_dims(std::int64_t ndim, const Ints& axes) {
 
 Array broadcast_back(const Array& reduced, const ShapedArray& operand, const Ints& axes) {
   return lax::broadcast_in_dim(reduced, operand.shape, kept_dims(operand.ndim(), axes));
-}
-
-// max/min: the tangent of the chosen element; where several tie, their mean (JAX's rule).
-JvpResult chooser_jvp(const Primitive& p, std::span<const Array> primals,
-                      std::span<const Array> tangents, const Params& params) {
-  const Array& x = primals[0];
-  Ints axes = params.get("axes").as_ints();
-  Array ans = trace::bind1(p, {x}, params);
-  Array chosen =
-      lax::convert_element_type(lax::eq(x, broadcast_back(ans, x.aval(), axes)), x.dtype());
-  Array counts = lax::reduce_sum(chosen, axes);
-  return {{ans}, {lax::div(lax::reduce_sum(lax::mul(tangents[0], chosen), axes), counts)}};
 }
 
 // prod: the product tree of JAX's rule, which stays exact where elements are zero. The reduced
@@ -323,45 +283,53 @@ JvpResult prod_jvp(std::span<const Array> primals, std::span<const Array> tangen
   return {{ans}, {lax::reshape(t, ans.shape())}};
 }
 
-const bool kDifferentiated = [] {
+// max/min: the tangent of the chosen element; where several tie, their mean (JAX's rule).
+JvpResult chooser_jvp(const Primitive& p, std::span<const Array> primals,
+                      std::span<const Array> tangents, const Params& params) {
+  const Array& x = primals[0];
+  Ints axes = params.get("axes").as_ints();
+  Array ans = trace::bind1(p, {x}, params);
+  Array chosen =
+      lax::convert_element_type(lax::eq(x, broadcast_back(ans, x.aval(), axes)), x.dtype());
+  Array counts = lax::reduce_sum(chosen, axes);
+  return {{ans}, {lax::div(lax::reduce_sum(lax::mul(tangents[0], chosen), axes), counts)}};
+}
+
+const bool kRegistered = [] {
+  def_reduce(reduce_sum_p, kNumeric, Identity::kZero, Opcode::kAdd, Opcode::kOr,
+             [](auto a, auto b) { return wrap_add(a, b); });
   ad::def_linear(reduce_sum_p);
   reduce_sum_p.transpose = [](std::span<const Array> cts, std::span<const LinearOperand> ops,
                               const Params& params) {
     return std::vector<Array>{broadcast_back(cts[0], ops[0].aval, params.get("axes").as_ints())};
   };
+
+  def_reduce(reduce_prod_p, kNumeric, Identity::kOne, Opcode::kMultiply, Opcode::kAnd,
+             [](auto a, auto b) { return wrap_mul(a, b); });
+  reduce_prod_p.jvp = prod_jvp;
+
+  // max and min keep NaN.
+  def_reduce(reduce_max_p, kAnyDType, Identity::kLowest, Opcode::kMaximum, Opcode::kOr,
+             [](auto a, auto b) {
+               return is_nan(a) ? a : is_nan(b) ? b : a < b ? b : a;
+             });
   reduce_max_p.jvp = [](auto primals, auto tangents, const Params& params) {
     return chooser_jvp(reduce_max_p, primals, tangents, params);
   };
+
+  def_reduce(reduce_min_p, kAnyDType, Identity::kHighest, Opcode::kMinimum, Opcode::kAnd,
+             [](auto a, auto b) {
+               return is_nan(a) ? a : is_nan(b) ? b : b < a ? b : a;
+             });
   reduce_min_p.jvp = [](auto primals, auto tangents, const Params& params) {
     return chooser_jvp(reduce_min_p, primals, tangents, params);
   };
-  reduce_prod_p.jvp = prod_jvp;
+
+  def_arg<true>(argmax_p);
   ad::def_zero_jvp(argmax_p);
+
+  def_arg<false>(argmin_p);
   ad::def_zero_jvp(argmin_p);
-  return true;
-}();
-
-// ---- batching: the reduced axes (and argmax's axis) shift past the batch axis ----
-void def_reduce_batch(Primitive& p) {
-  p.batch = [&p](std::span<const Array> args, std::span<const BatchDim> dims,
-                 const Params& params) {
-    int bdim = *dims[0];
-    Params shifted = params;
-    Ints axes;
-    int below = 0;  // reduced axes before the batch axis: the output's batch axis moves down
-    for (auto a : params.get("axes").as_ints()) {
-      axes.push_back(batching::shift(a, bdim));
-      below += a < bdim;
-    }
-    shifted.set("axes", Param::ints(axes));
-    return BatchResult{trace::bind(p, {args[0]}, shifted), {bdim - below}};
-  };
-}
-
-const bool kBatched = [] {
-  for (Primitive* p :
-       {&reduce_sum_p, &reduce_max_p, &reduce_min_p, &reduce_prod_p, &argmax_p, &argmin_p})
-    def_reduce_batch(*p);
   return true;
 }();
 
