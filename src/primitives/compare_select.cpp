@@ -1,4 +1,5 @@
-// Comparisons (eq ne lt le gt ge → bool) and selection (select_n, clamp).
+// Comparisons (eq ne lt le gt ge → bool) and selection (select_n, clamp). Each primitive's rules
+// stand together.
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -10,9 +11,9 @@
 
 #include "jx/lax.hpp"
 #include "jx/numpy.hpp"
-#include "transforms/ad_rules.hpp"
 #include "primitives/elementwise.hpp"
 #include "trace/tracer.hpp"
+#include "transforms/ad_rules.hpp"
 
 namespace jx {
 
@@ -100,8 +101,9 @@ Array clamp_impl(std::span<const Array> in, const ShapedArray& out) {
   return r;
 }
 
-// A comparison: the C++ operator (NaN compares unordered, as IEEE and XLA say) with a bool
-// result, lowered to HLO's compare in `direction`.
+// A comparison: the C++ operator (NaN compares unequal to everything and unordered, as IEEE and
+// XLA say) with a bool result, lowered to HLO's compare in `direction`. Piecewise constant, so its
+// tangent is zero.
 template <class Cmp>
 void def_comparison(Primitive& p, const std::string& direction) {
   def_elementwise(p, 2, kAnyDType, bool_);
@@ -109,10 +111,10 @@ void def_comparison(Primitive& p, const std::string& direction) {
     return std::vector<Array>{map_binary(in[0], in[1], out[0], Cmp{})};
   };
   p.lower = lower_elementwise(hlo::Opcode::kCompare, direction);
+  ad::def_zero_jvp(p);
 }
 
 const bool kRegistered = [] {
-  // NaN compares unequal to everything and unordered, as IEEE and XLA say.
   def_comparison<std::equal_to<>>(eq_p, "EQ");
   def_comparison<std::not_equal_to<>>(ne_p, "NE");
   def_comparison<std::less<>>(lt_p, "LT");
@@ -145,24 +147,8 @@ const bool kRegistered = [] {
     }
     return std::vector<hlo::Instruction*>{result};
   };
-
-  clamp_p.abstract_eval = [](std::span<const ShapedArray> in, const Params&) {
-    return std::vector<ShapedArray>{clamp_aval(in)};
-  };
-  clamp_p.impl = [](std::span<const Array> in, const Params&, std::span<const ShapedArray> out) {
-    return std::vector<Array>{clamp_impl(in, out[0])};
-  };
-  clamp_p.lower = lower_elementwise(hlo::Opcode::kClamp);
   batching::def_elementwise_batch(select_n_p);
-  batching::def_elementwise_batch(clamp_p);
-  return true;
-}();
-
-// Comparisons are piecewise constant; select_n is linear in its cases, and its transpose routes
-// the cotangent to the case each element came from. clamp's tangent comes from the operand it
-// returned: x inside (lo, hi), else the bound; hi whenever lo > hi, where clamp gives hi.
-const bool kDifferentiated = [] {
-  for (Primitive* p : {&eq_p, &ne_p, &lt_p, &le_p, &gt_p, &ge_p}) ad::def_zero_jvp(*p);
+  // Linear in its cases: the transpose routes the cotangent to the case each element came from.
   ad::def_linear(select_n_p, [](std::size_t k) { return k > 0; });
   select_n_p.transpose = [](std::span<const Array> cts, std::span<const LinearOperand> ops,
                             const Params&) {
@@ -176,6 +162,17 @@ const bool kDifferentiated = [] {
     }
     return out;
   };
+
+  clamp_p.abstract_eval = [](std::span<const ShapedArray> in, const Params&) {
+    return std::vector<ShapedArray>{clamp_aval(in)};
+  };
+  clamp_p.impl = [](std::span<const Array> in, const Params&, std::span<const ShapedArray> out) {
+    return std::vector<Array>{clamp_impl(in, out[0])};
+  };
+  clamp_p.lower = lower_elementwise(hlo::Opcode::kClamp);
+  batching::def_elementwise_batch(clamp_p);
+  // The tangent comes from the operand clamp returned: x inside (lo, hi), else the bound; hi
+  // whenever lo > hi, where clamp gives hi.
   auto where = [](const Array& cond, const Array& t) {
     return t * lax::convert_element_type(cond, t.dtype());
   };
