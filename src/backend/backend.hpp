@@ -51,6 +51,10 @@ std::unique_ptr<Backend> make_gpu_backend(runtime::cuda::GpuContext& context);
 using BackendFactory = std::function<std::unique_ptr<Backend>(const Device&)>;
 void set_backend_factory(Platform platform, BackendFactory factory);
 
+// Calls `forget(platform)` after every set_backend_factory: what keeps programs built by a
+// platform's backends (the eager operations' cache) drops them with the backend that built them.
+void on_backend_factory_change(std::function<void(Platform)> forget);
+
 // Whether `dot` runs as a library GEMM (BLAS, cuBLAS) on `platform` instead of a kernel.
 bool library_gemm(const hlo::Instruction& dot, Platform platform);
 // Whether `platform`'s GEMM library applies a bias and an activation as it writes (cuBLASLt):

@@ -66,11 +66,24 @@ std::unique_ptr<Backend> make_cpu_backend(std::shared_ptr<const runtime::DeviceR
 namespace {
 std::mutex factories_mutex;
 BackendFactory factories[2];  // by Platform
+
+std::vector<std::function<void(Platform)>>& change_listeners() {
+  static auto* listeners = new std::vector<std::function<void(Platform)>>;  // filled at load
+  return *listeners;
+}
 }  // namespace
 
 void set_backend_factory(Platform platform, BackendFactory factory) {
+  {
+    std::lock_guard lock(factories_mutex);
+    factories[static_cast<int>(platform)] = std::move(factory);
+  }
+  for (const auto& forget : change_listeners()) forget(platform);
+}
+
+void on_backend_factory_change(std::function<void(Platform)> forget) {
   std::lock_guard lock(factories_mutex);
-  factories[static_cast<int>(platform)] = std::move(factory);
+  change_listeners().push_back(std::move(forget));
 }
 
 std::unique_ptr<Backend> make_backend(const Device& device) {

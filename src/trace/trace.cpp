@@ -1,4 +1,5 @@
 // The trace stack and bind: where every primitive application is routed.
+#include <atomic>
 #include <sstream>
 
 #include "core/array_impl.hpp"
@@ -11,6 +12,7 @@ namespace jx::trace {
 namespace {
 
 thread_local std::vector<std::shared_ptr<Trace>> trace_stack;
+std::atomic<DeviceEagerRun> device_eager_run{nullptr};
 
 std::vector<ShapedArray> avals_of(std::span<const Array> xs) {
   std::vector<ShapedArray> out;
@@ -62,6 +64,8 @@ TraceScope::~TraceScope() {
 
 int next_trace_level() { return static_cast<int>(trace_stack.size()); }
 
+void set_device_eager_run(DeviceEagerRun run) { device_eager_run = run; }
+
 std::vector<Array> bind(const Primitive& prim, std::vector<Array> inputs, const Params& params) {
   Trace* top = nullptr;
   for (const auto& x : inputs) {
@@ -74,6 +78,9 @@ std::vector<Array> bind(const Primitive& prim, std::vector<Array> inputs, const 
   // abstract_eval type-checks before any buffer is touched, and fixes the outputs' avals.
   std::vector<ShapedArray> out_avals = prim.output_avals(avals_of(inputs), params);
   std::optional<Device> device = committed_device(inputs, prim.name);
+  // On an accelerator, as JAX does: a cached one-primitive program on the inputs' device.
+  if (device && device->platform() != Platform::cpu && prim.lower)
+    if (DeviceEagerRun run = device_eager_run.load()) return run(prim, inputs, params, *device);
   std::vector<Array> outs;
   {
     detail::ScopedFlushDenormals flush;  // as compiled programs compute
@@ -83,8 +90,7 @@ std::vector<Array> bind(const Primitive& prim, std::vector<Array> inputs, const 
   for (std::size_t i = 0; i < outs.size(); ++i)
     JX_CHECK(outs[i].aval() == out_avals[i], prim.name << " impl gave " << outs[i].aval().str()
                                                        << ", abstract_eval " << out_avals[i].str());
-  // Eager operations compute on the host (the reference impls) and leave their results where
-  // their committed inputs live.
+  // Without a device program, results go back where their committed inputs live.
   if (device)
     for (Array& y : outs) y = device_put(y, *device);
   return outs;

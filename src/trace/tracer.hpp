@@ -59,9 +59,18 @@ class TraceScope {
 };
 int next_trace_level();  // the level a trace pushed now would get
 
+// How an eager primitive runs whose committed inputs live on an accelerator: a one-primitive
+// program compiled for that device (api/eager_device.cpp installs it; trace/ cannot compile).
+using DeviceEagerRun = std::vector<Array> (*)(const Primitive& prim,
+                                              const std::vector<Array>& inputs,
+                                              const Params& params, const Device& device);
+void set_device_eager_run(DeviceEagerRun run);
+
 // Applies a primitive: staged into the highest-level trace among the inputs' traces, or run
-// eagerly (abstract_eval, then impl) when every input is concrete.
-std::vector<Array> bind(const Primitive& prim, std::vector<Array> inputs, const Params& params = {});
+// eagerly when every input is concrete: abstract_eval, then impl on the host, or the device's
+// one-primitive program when the inputs are committed to an accelerator.
+std::vector<Array> bind(const Primitive& prim, std::vector<Array> inputs,
+                        const Params& params = {});
 Array bind1(const Primitive& prim, std::vector<Array> inputs, const Params& params = {});
 
 }  // namespace jx::trace

@@ -1,6 +1,7 @@
 // Whole programs on a device against the same programs on the CPU: gradients, vmap and an MLP
 // training step with Adam. Each runs on a HostDeviceRuntime "GPU" (the device paths of the
-// runtime, CPU code) and, when one is present, on a real GPU.
+// runtime, CPU code), through the GPU backend on the fake CUDA driver where the fake can tell
+// (library calls compute; kernels are only checked), and, when one is present, on a real GPU.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -11,6 +12,7 @@
 
 #include <jx/jx.hpp>
 
+#include "support/fake_cuda.hpp"
 #include "support/gpu_testing.hpp"
 #include "support/host_device.hpp"
 
@@ -45,20 +47,24 @@ void check_close(const Array& got, const Array& want, double tol) {
   }
 }
 
+// The whole train step under one jit, on `d`; `opt` must outlive it.
+template <class Optimizer>
+auto train_step(const Optimizer& opt, const Device& d) {
+  return jit(
+      [&opt](const Mlp& p, const auto& s, const Array& xs, const Array& ys) {
+        auto [value, grads] = value_and_grad(loss)(p, xs, ys);
+        auto [updates, new_state] = opt.update(grads, s, p);
+        return std::tuple{optim::apply_updates(p, updates), new_state, value};
+      },
+      {.device = d});
+}
+
 // Three Adam steps of the whole train step under one jit, on `device` and on the CPU.
 void check_training_agrees(const Device& device) {
   Array x = random::normal(random::key(1), {32, 20});
   Array y = random::randint(random::key(2), {32}, 0, 5);
   auto opt = optim::adam(1e-2);
-  auto step = [&opt](const Device& d) {
-    return jit(
-        [&opt](const Mlp& p, const auto& s, const Array& xs, const Array& ys) {
-          auto [value, grads] = value_and_grad(loss)(p, xs, ys);
-          auto [updates, new_state] = opt.update(grads, s, p);
-          return std::tuple{optim::apply_updates(p, updates), new_state, value};
-        },
-        {.device = d});
-  };
+  auto step = [&opt](const Device& d) { return train_step(opt, d); };
   auto on_device = step(device);
   auto on_cpu = step(cpu());
   Mlp p_dev = init_mlp(), p_cpu = init_mlp();
@@ -138,6 +144,44 @@ TEST_CASE("device programs: dense layers on a host-memory device are GEMMs with 
           "[devices]") {
   HostGpus host_gpus;
   check_dense_epilogues(Device{Platform::gpu, 7});
+}
+
+TEST_CASE(
+    "device programs: dense layers on a fake CUDA device are cuBLASLt GEMMs with the CPU's "
+    "values",
+    "[devices][fake]") {
+  FakeCudaGpus gpus;
+  check_dense_epilogues(Device{Platform::gpu, 7});
+  CHECK(gpus.fake().gemms().size() == 3);
+  CHECK(gpus.fake().launches() == 0);
+}
+
+// What failed on an H200 after the host-memory device tests had run in the same process: the
+// per-thread scratch kept the host device's arena, and the GPU's kernels were handed it, a host
+// address (CUDA_ERROR_ILLEGAL_ADDRESS). The fake driver checks every kernel's buffers.
+TEST_CASE(
+    "device programs: a training step on a fake CUDA GPU after one on a host-memory device "
+    "uses only GPU memory",
+    "[devices][fake]") {
+  {
+    HostGpus host_gpus;
+    check_training_agrees(Device{Platform::gpu, 7});
+  }
+  FakeCudaGpus gpus;
+  const Device gpu{Platform::gpu, 7};
+  auto opt = optim::adam(1e-2);
+  auto step = train_step(opt, gpu);
+  Mlp p = init_mlp();
+  auto s = opt.init(p);
+  Array x = random::normal(random::key(1), {32, 20});
+  Array y = random::randint(random::key(2), {32}, 0, 5);
+  for (int i = 0; i < 2; ++i) {
+    auto [p1, s1, l1] = step(p, s, x, y);  // kernels do not run on the fake: values unchecked
+    CHECK(l1.device() == gpu);
+    p = p1, s = s1;
+  }
+  CHECK(gpus.fake().launches() > 0);
+  CHECK(gpus.fake().violations().empty());
 }
 
 // ctest reports these as skipped where there is no GPU (the output names the reason).

@@ -17,7 +17,7 @@ namespace {
 
 const Device kHostGpu{Platform::gpu, 7};
 
-TEST_CASE("devices: the CPU comes first, then each GPU the driver reports", "[devices]") {
+TEST_CASE("devices: the CPU comes first and then each GPU the driver reports", "[devices]") {
   std::vector<Device> all = devices();
   REQUIRE(all.front() == cpu());
   CHECK(cpu().str() == "cpu:0");
@@ -79,7 +79,7 @@ TEST_CASE("devices: arrays committed to different devices do not mix", "[devices
         "jx::device_put");
 }
 
-TEST_CASE("devices: without its backend, a GPU program is a clear error", "[devices]") {
+TEST_CASE("devices: without its backend a GPU program is a clear error", "[devices]") {
   if (runtime::cuda::device_count() > 0) return;  // a real GPU would run it
   Array on_gpu = host_device_array<float>(kHostGpu, {2}, {1, 2});
   auto f = jit([](const Array& a) { return a * 2.0f; });
@@ -118,7 +118,7 @@ TEST_CASE("devices: jit's device option moves uncommitted arguments there", "[de
   CHECK(out.item<double>() == 14.0);
 }
 
-TEST_CASE("devices: loops, conditionals and sorts read their flags back from the device",
+TEST_CASE("devices: loops and conditionals and sorts read their flags back from the device",
           "[devices]") {
   HostGpus gpus;
   Array x = host_device_array<float>(kHostGpu, {4}, {3, 1, 4, 1});

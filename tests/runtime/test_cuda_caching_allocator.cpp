@@ -47,7 +47,7 @@ struct RawHeap {
   }
 };
 
-TEST_CASE("CachingAllocator: sizes round to 512 bytes, and to 2 MiB above 1 MiB", "[cuda]") {
+TEST_CASE("CachingAllocator: sizes round to 512 bytes up to 1 MiB and to 2 MiB above", "[cuda]") {
   CHECK(CachingAllocator::round_size(1) == 512);
   CHECK(CachingAllocator::round_size(512) == 512);
   CHECK(CachingAllocator::round_size(513) == 1024);
@@ -56,7 +56,7 @@ TEST_CASE("CachingAllocator: sizes round to 512 bytes, and to 2 MiB above 1 MiB"
   CHECK(CachingAllocator::round_size(5 * kMiB) == 6 * kMiB);
 }
 
-TEST_CASE("CachingAllocator: a freed block is reused, the smallest that fits", "[cuda]") {
+TEST_CASE("CachingAllocator: a freed block is reused: the smallest that fits", "[cuda]") {
   RawHeap heap;
   CachingAllocator alloc = heap.allocator();
   CHECK(alloc.allocate(0) == nullptr);
@@ -87,7 +87,7 @@ TEST_CASE("CachingAllocator: a freed block is reused, the smallest that fits", "
   for (void* p : {d, e, f}) alloc.release(p);
 }
 
-TEST_CASE("CachingAllocator: empty_cache returns the cached blocks, and only them", "[cuda]") {
+TEST_CASE("CachingAllocator: empty_cache returns the cached blocks and only them", "[cuda]") {
   RawHeap heap;
   {
     CachingAllocator alloc = heap.allocator();
@@ -104,7 +104,7 @@ TEST_CASE("CachingAllocator: empty_cache returns the cached blocks, and only the
   CHECK(heap.live.empty());  // the destructor emptied the cache
 }
 
-TEST_CASE("CachingAllocator: out of memory, it empties the cache and retries once", "[cuda]") {
+TEST_CASE("CachingAllocator: out of memory it empties the cache and retries once", "[cuda]") {
   RawHeap heap;
   heap.budget = 8 * kMiB;
   CachingAllocator alloc = heap.allocator();

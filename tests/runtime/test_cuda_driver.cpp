@@ -9,6 +9,7 @@
 #include "jx/errors.hpp"
 #include "runtime/cuda/context.hpp"
 #include "runtime/cuda/driver.hpp"
+#include "support/cuda_test_kernels.hpp"
 #include "support/error_of.hpp"
 #include "support/shared_libraries.hpp"
 
@@ -17,6 +18,7 @@ namespace {
 
 using jx::testing::dlopen_error;
 using jx::testing::error_of;
+using jx::testing::kAddOnePtx;
 using jx::testing::zlib_path;
 
 const char* const kStubDriver = "/usr/local/cuda/lib64/stubs/libcuda.so";
@@ -70,37 +72,7 @@ TEST_CASE("driver: an unavailable backend throws the same message on every call"
     CHECK(message == "CUDA backend unavailable: cannot load libcuda.so.1: " + reason);
 }
 
-// A kernel adding 1 to each of n floats (PTX ISA 7.0: any recent driver compiles it).
-const char* const kAddOnePtx = R"(
-.version 7.0
-.target sm_70
-.address_size 64
-.visible .entry add_one(.param .u64 add_one_x, .param .u32 add_one_n)
-{
-  .reg .pred %p<2>;
-  .reg .f32 %f<3>;
-  .reg .b32 %r<6>;
-  .reg .b64 %rd<5>;
-  ld.param.u64 %rd1, [add_one_x];
-  ld.param.u32 %r2, [add_one_n];
-  mov.u32 %r3, %ctaid.x;
-  mov.u32 %r4, %ntid.x;
-  mov.u32 %r5, %tid.x;
-  mad.lo.s32 %r1, %r3, %r4, %r5;
-  setp.ge.s32 %p1, %r1, %r2;
-  @%p1 bra DONE;
-  cvta.to.global.u64 %rd2, %rd1;
-  mul.wide.s32 %rd3, %r1, 4;
-  add.s64 %rd4, %rd2, %rd3;
-  ld.global.f32 %f1, [%rd4];
-  add.f32 %f2, %f1, 0f3F800000;
-  st.global.f32 [%rd4], %f2;
-DONE:
-  ret;
-}
-)";
-
-TEST_CASE("GpuContext: copies, a PTX kernel and a replayed graph", "[cuda]") {
+TEST_CASE("GpuContext: copies and a PTX kernel and a replayed graph", "[cuda]") {
   if (device_count() == 0) {
     WARN("no GPU: skipped");
     return;

@@ -141,7 +141,7 @@ TEST_CASE("GpuContext::gemm matches the row-major product", "[cuda]") {
   }
 }
 
-TEST_CASE("GpuContext::gemm_epilogue adds the bias per column, then the activation", "[cuda]") {
+TEST_CASE("GpuContext::gemm_epilogue adds the bias per column then the activation", "[cuda]") {
   if (device_count() == 0 || !has_cublas_lt()) {
     WARN("no GPU or no cuBLASLt: skipped");
     return;

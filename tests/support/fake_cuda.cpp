@@ -93,22 +93,25 @@ std::optional<int> FakeCudaState::injected(const char* entry) {
 bool FakeCudaState::in_live_memory(std::uintptr_t address, std::size_t bytes, bool pinned_ok,
                                    const char* entry, const std::string& what) {
   if (bytes == 0) return true;
-  auto it = memory.upper_bound(address);
   std::string where = std::string(entry) + ": " + what + " at " + hex(address);
-  if (it == memory.begin()) {
+  auto it = memory.upper_bound(address);
+  if (it == memory.begin() || address >= std::prev(it)->first + std::prev(it)->second.bytes) {
     violations.push_back(where + " is not device memory");
     return false;
   }
-  --it;
-  const FakeMemory& m = it->second;
-  if (address + bytes > it->first + m.bytes || (m.pinned && !pinned_ok)) {
-    violations.push_back(where + " (" + std::to_string(bytes) + " bytes) is not within an " +
-                         (pinned_ok ? "allocation" : "allocation of device memory"));
+  const FakeMemory& m = std::prev(it)->second;
+  std::string block = "allocation #" + std::to_string(m.id);
+  if (m.pinned && !pinned_ok) {
+    violations.push_back(where + " is pinned host memory (" + block + "), not device memory");
     return false;
   }
   if (!m.live) {
-    violations.push_back(where + " lies in allocation #" + std::to_string(m.id) +
-                         ", which was freed");
+    violations.push_back(where + " lies in " + block + ", which was freed");
+    return false;
+  }
+  if (address + bytes > std::prev(it)->first + m.bytes) {
+    violations.push_back(where + " (" + std::to_string(bytes) + " bytes) reaches past the end of " +
+                         block + " (" + std::to_string(m.bytes) + " bytes)");
     return false;
   }
   return true;
