@@ -35,6 +35,10 @@ struct Config {
   // --cpu_flush_denormals=false: CPU computation keeps denormal floats (IEEE 754's gradual
   // underflow) instead of flushing them to zero, which XLA's CPU client does and jx follows.
   bool cpu_flush_denormals = true;
+  // --default_matmul_precision=default|high|highest: the precision of a dot that names none
+  // (JAX's jax_default_matmul_precision), read when it is traced; empty: none (JAX's None).
+  // On the GPU, f32 products below highest let cuBLAS round operands to TF32.
+  std::string default_matmul_precision;
   std::string compilation_cache_dir;  // --compilation_cache_dir=DIR
   // Where log_compiles and explain_cache_misses write, one message per call.
   std::function<void(const std::string&)> log = detail::log_to_stderr;

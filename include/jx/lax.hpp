@@ -114,9 +114,14 @@ struct DotDimensionNumbers {
   std::vector<std::int64_t> lhs_contracting, rhs_contracting;
   std::vector<std::int64_t> lhs_batch, rhs_batch;
 };
-// Output dims: batch, then lhs free, then rhs free (XLA's order).
+// JAX's lax.Precision. On the GPU, f32 products below kHighest may round their operands to TF32
+// (as XLA does; kDefault is what a dot gets without one); the CPU always computes in full.
+enum class Precision { kDefault, kHigh, kHighest };
+// Output dims: batch, then lhs free, then rhs free (XLA's order). Without `precision`,
+// --default_matmul_precision's, when set.
 Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers& dimension_numbers,
-                  std::optional<DType> preferred_element_type = std::nullopt);
+                  std::optional<DType> preferred_element_type = std::nullopt,
+                  std::optional<Precision> precision = std::nullopt);
 
 // custom_derivatives.cpp — the identity, with a zero derivative (JAX's lax.stop_gradient).
 Array stop_gradient(const Array& x);

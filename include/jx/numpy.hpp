@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "jx/array.hpp"
+#include "jx/lax.hpp"  // lax::Precision
 
 namespace jx::np {
 
@@ -145,7 +146,9 @@ Array stack(const std::vector<Array>& xs, int axis = 0);
 Shape broadcast_shapes(const Shape& a, const Shape& b);
 
 // ---- linear algebra --------------------------------------------------------------------------
-Array matmul(const Array& a, const Array& b);  // batch dims broadcast; 1-d operands as numpy
+// Batch dims broadcast; 1-d operands as numpy. `precision` as lax::dot_general's.
+Array matmul(const Array& a, const Array& b,
+             std::optional<lax::Precision> precision = std::nullopt);
 Array dot(const Array& a, const Array& b);
 Array outer(const Array& a, const Array& b);
 

@@ -19,6 +19,12 @@ std::optional<GemmShape> as_gemm(const Instruction& dot) {
     if (lb[i] != i || rb[i] != i) return std::nullopt;
   GemmShape g;
   g.dtype = dt;
+  if (dot.attrs.has("operand_precision")) {
+    const std::string& p = dot.attrs.get_string("operand_precision");
+    g.precision = p == "highest" ? GemmPrecision::kHighest
+                  : p == "high"  ? GemmPrecision::kHigh
+                                 : GemmPrecision::kDefault;
+  }
   for (std::int64_t i = 0; i < nb; ++i) g.batch *= lhs.dims[i];
   g.transpose_lhs = lc[0] == nb;
   g.transpose_rhs = rc[0] == nb + 1;

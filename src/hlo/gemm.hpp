@@ -10,9 +10,14 @@
 
 namespace jx::hlo {
 
+// JAX's lax.Precision of a dot, from its HLO attribute operand_precision (absent: kDefault).
+// Only the GPU reads it: below kHighest, cuBLAS may round f32 operands to TF32.
+enum class GemmPrecision { kDefault, kHigh, kHighest };
+
 // out[b] = op(lhs[b]) · op(rhs[b]), row-major, b over the flattened batch dims.
 struct GemmShape {
   DType dtype = float32;
+  GemmPrecision precision = GemmPrecision::kDefault;
   std::int64_t batch = 1, m = 0, n = 0, k = 0;
   bool transpose_lhs = false;  // lhs stored as [k, m] instead of [m, k]
   bool transpose_rhs = false;  // rhs stored as [n, k] instead of [k, n]

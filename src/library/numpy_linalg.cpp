@@ -7,10 +7,11 @@ namespace {
 using Dims = std::vector<std::int64_t>;
 
 // One dot_general over operands promoted to their common type, computing in that dtype.
-Array promoted_dot(const Array& a, const Array& b, lax::DotDimensionNumbers dn) {
+Array promoted_dot(const Array& a, const Array& b, lax::DotDimensionNumbers dn,
+                   std::optional<lax::Precision> precision = std::nullopt) {
   TypeInfo t = detail::result_type({a, b});
   Array x = detail::convert(a, t), y = detail::convert(b, t);
-  return detail::convert(lax::dot_general(x, y, dn, t.dtype), t);
+  return detail::convert(lax::dot_general(x, y, dn, t.dtype, precision), t);
 }
 
 Shape batch_shape(const Array& x) { return Shape(x.shape().begin(), x.shape().end() - 2); }
@@ -24,7 +25,7 @@ Shape concat(Shape a, const Shape& b) {
 
 // numpy's matmul: a 1-d operand contracts its only axis (the added unit dim never appears);
 // stacks of matrices broadcast their batch dims, which become dot_general's batch dims.
-Array matmul(const Array& a, const Array& b) {
+Array matmul(const Array& a, const Array& b, std::optional<lax::Precision> precision) {
   for (int i = 0; i < 2; ++i) {
     const Array& x = i == 0 ? a : b;
     if (x.ndim() < 1)
@@ -35,7 +36,7 @@ Array matmul(const Array& a, const Array& b) {
   if (na == 1 || nb == 1) {
     // A vector has no batch dims; the matrix side's batch dims stay free dims of the result.
     Dims lhs = {na - 1}, rhs = {nb == 1 ? 0 : nb - 2};
-    return promoted_dot(a, b, {lhs, rhs, {}, {}});
+    return promoted_dot(a, b, {lhs, rhs, {}, {}}, precision);
   }
   std::optional<Shape> batch = detail::try_broadcast_shapes({batch_shape(a), batch_shape(b)});
   if (!batch)
@@ -47,7 +48,7 @@ Array matmul(const Array& a, const Array& b) {
   auto k = static_cast<std::int64_t>(batch->size());
   Dims batch_dims(k);
   for (std::int64_t i = 0; i < k; ++i) batch_dims[i] = i;
-  return promoted_dot(x, y, {{k + 1}, {k}, batch_dims, batch_dims});
+  return promoted_dot(x, y, {{k + 1}, {k}, batch_dims, batch_dims}, precision);
 }
 
 // numpy's dot: a scalar scales; otherwise a's last axis meets b's only axis (b 1-d) or b's

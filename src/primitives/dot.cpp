@@ -6,6 +6,7 @@
 
 #include <numeric>
 
+#include "jx/config.hpp"
 #include "jx/lax.hpp"
 #include "transforms/ad_rules.hpp"
 #include "transforms/batch_rules.hpp"
@@ -80,6 +81,52 @@ DimNumbers dim_numbers(const Params& params) {
   const auto& batch = pair(pair(all)[1]);
   return {contracting[0].as_ints(), contracting[1].as_ints(), batch[0].as_ints(),
           batch[1].as_ints()};
+}
+
+// ---- precision, as JAX's lax.Precision: the param is a pair (one per operand), printed
+// "(Precision.HIGHEST, Precision.HIGHEST)"; absent means None. Only the GPU's GEMM reads it ----
+struct PrecisionName {
+  lax::Precision value;
+  const char* word;  // the flag's and HLO's
+  const char* name;  // the jaxpr's
+};
+constexpr PrecisionName kPrecisionNames[] = {
+    {lax::Precision::kDefault, "default", "Precision.DEFAULT"},
+    {lax::Precision::kHigh, "high", "Precision.HIGH"},
+    {lax::Precision::kHighest, "highest", "Precision.HIGHEST"}};
+
+const PrecisionName& precision_name(lax::Precision p) {
+  for (const PrecisionName& n : kPrecisionNames)
+    if (n.value == p) return n;
+  JX_CHECK(false, "unknown precision");
+  return kPrecisionNames[0];
+}
+
+const char* precision_word(lax::Precision p) { return precision_name(p).word; }
+
+Param precision_param(lax::Precision p) {
+  Param one = Param::name(precision_name(p).name);
+  return Param::tuple({one, one});
+}
+
+std::optional<lax::Precision> precision_of(const Params& params) {
+  if (!params.has("precision") || params.get("precision").is_none()) return std::nullopt;
+  for (const PrecisionName& n : kPrecisionNames)
+    if (params.get("precision") == precision_param(n.value)) return n.value;
+  throw TypeError(
+      "dot_general precision must be None or a pair of equal lax.Precision values, got " +
+      params.get("precision").str());
+}
+
+// The precision a dot_general without one gets: --default_matmul_precision, read as JAX reads
+// jax_default_matmul_precision, when the dot is traced.
+std::optional<lax::Precision> default_precision() {
+  const std::string& flag = config().default_matmul_precision;
+  if (flag.empty()) return std::nullopt;
+  for (const PrecisionName& n : kPrecisionNames)
+    if (flag == n.word) return n.value;
+  throw ValueError("default_matmul_precision must be one of default, high or highest, got '" +
+                   flag + "'");
 }
 
 // Equal numeric operand dtypes; preferred_element_type may widen, and integers may go to floats.
@@ -233,6 +280,8 @@ const bool kRegistered = [] {
     attrs.set("lhs_contracting_dims", dn.lhs_contracting);
     attrs.set("rhs_batch_dims", dn.rhs_batch);
     attrs.set("rhs_contracting_dims", dn.rhs_contracting);
+    if (std::optional<lax::Precision> p = precision_of(params))
+      attrs.set("operand_precision", std::string(precision_word(*p)));
     hlo::Instruction* lhs = b.convert(ops[0], out[0].dtype);
     hlo::Instruction* rhs = b.convert(ops[1], out[0].dtype);
     return std::vector<hlo::Instruction*>{b.op(hlo::Opcode::kDot,
@@ -263,7 +312,7 @@ Dims range(std::int64_t begin, std::size_t n) {
 // gradient x^T·ct comes out as dW, not dW^T); otherwise the result is transposed into it.
 // `swap_ans`: the output lists y's free dims before x's (the rhs transpose reuses this one).
 Array transpose_lhs(const Array& ct, const ShapedArray& x, const Array& y, const DimNumbers& dn,
-                    bool swap_ans) {
+                    bool swap_ans, std::optional<lax::Precision> precision) {
   Dims x_kept = free_dims(x.shape.size(), dn.lhs_contracting, dn.lhs_batch);
   Dims y_kept = free_dims(y.shape().size(), dn.rhs_contracting, dn.rhs_batch);
   std::int64_t nb = static_cast<std::int64_t>(dn.lhs_batch.size());
@@ -285,9 +334,9 @@ Array transpose_lhs(const Array& ct, const ShapedArray& x, const Array& y, const
   Array x_bar;
   if (!std::is_sorted(ct_first.begin(), ct_first.end()) &&
       std::is_sorted(y_first.begin(), y_first.end())) {
-    x_bar = lax::dot_general(yc, ct, {y_kept, ans_y, dn.rhs_batch, ans_batch});
+    x_bar = lax::dot_general(yc, ct, {y_kept, ans_y, dn.rhs_batch, ans_batch}, {}, precision);
   } else {
-    x_bar = lax::dot_general(ct, yc, {ans_y, y_kept, ans_batch, dn.rhs_batch});
+    x_bar = lax::dot_general(ct, yc, {ans_y, y_kept, ans_batch, dn.rhs_batch}, {}, precision);
     Dims perm = argsort(ct_first);
     if (!std::is_sorted(perm.begin(), perm.end())) x_bar = lax::transpose(x_bar, perm);
   }
@@ -311,10 +360,11 @@ const bool kDifferentiated = [] {
     JX_CHECK(ops[0].is_linear() != ops[1].is_linear(), "dot_general is linear in one operand");
     std::vector<Array> out(2);
     if (ops[0].is_linear()) {
-      out[0] = transpose_lhs(cts[0], ops[0].aval, ops[1].value, dn, false);
+      out[0] = transpose_lhs(cts[0], ops[0].aval, ops[1].value, dn, false, precision_of(params));
     } else {
       DimNumbers swapped{dn.rhs_contracting, dn.lhs_contracting, dn.rhs_batch, dn.lhs_batch};
-      out[1] = transpose_lhs(cts[0], ops[1].aval, ops[0].value, swapped, true);
+      out[1] =
+          transpose_lhs(cts[0], ops[1].aval, ops[0].value, swapped, true, precision_of(params));
     }
     return out;
   };
@@ -365,7 +415,8 @@ BatchResult batch_dot_general(std::span<const Array> args, std::span<const Batch
   std::optional<DType> preferred;
   if (params.has("preferred_element_type") && !params.get("preferred_element_type").is_none())
     preferred = params.get("preferred_element_type").as_dtype();
-  return {{lax::dot_general(args[0], args[1], out, preferred)}, {static_cast<int>(out_dim)}};
+  return {{lax::dot_general(args[0], args[1], out, preferred, precision_of(params))},
+          {static_cast<int>(out_dim)}};
 }
 
 const bool kBatched = (dot_general_p.batch = batch_dot_general, true);
@@ -375,7 +426,7 @@ const bool kBatched = (dot_general_p.batch = batch_dot_general, true);
 namespace lax {
 
 Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers& dimension_numbers,
-                  std::optional<DType> preferred_element_type) {
+                  std::optional<DType> preferred_element_type, std::optional<Precision> precision) {
   const auto& dn = dimension_numbers;
   Param dims = Param::tuple(
       {Param::tuple({Param::int_list(dn.lhs_contracting), Param::int_list(dn.rhs_contracting)}),
@@ -384,6 +435,9 @@ Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers&
   Params params{{"dimension_numbers", dims}};
   if (preferred_element_type)
     params.set("preferred_element_type", Param::dtype(*preferred_element_type));
+  // JAX prints precision=None as nothing; a precision, given or from the flag, as the pair.
+  if (!precision) precision = default_precision();
+  if (precision) params.set("precision", precision_param(*precision));
   return trace::bind1(dot_general_p, {lhs, rhs}, params);
 }
 

@@ -115,6 +115,12 @@ void apply_flag(const std::string& token, Config& c) {
     c.cache_capacity = static_cast<int>(integer(1, "a positive integer"));
     return;
   }
+  if (name == "default_matmul_precision") {
+    if (value != "default" && value != "high" && value != "highest")
+      bad_value(name, value, "default, high or highest");
+    c.default_matmul_precision = std::string(value);
+    return;
+  }
   if (name == "cpu_parallel_min_bytes") {
     c.cpu_parallel_min_bytes = integer(0, "a non-negative integer");
     return;

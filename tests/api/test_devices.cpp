@@ -3,12 +3,14 @@
 // is the host's, compiled with the CPU's code generator.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
 #include <jx/jx.hpp>
 
 #include "runtime/cuda/driver.hpp"
+#include "support/config_guard.hpp"
 #include "support/error_of.hpp"
 #include "support/host_device.hpp"
 
@@ -152,6 +154,31 @@ TEST_CASE("devices: a donated device argument's storage becomes the output's", "
   CHECK(x.is_deleted());
   CHECK(out.impl()->storage->data() == before);
   CHECK(out.to_vector<float>() == std::vector<float>{3, 6, 9});
+}
+
+TEST_CASE("devices: an eager operation on a device array runs as a cached program there",
+          "[devices]") {
+  std::vector<std::string> log;
+  ConfigGuard guard;
+  config().log_compiles = true;
+  config().log = [&log](const std::string& line) { log.push_back(line); };
+  HostGpus gpus;
+  std::vector<float> xs{0.5f, -1.0f, 2.0f};
+  Array x = host_device_array<float>(kHostGpu, {3}, xs);
+  const int kernels = gpus.counts->kernels;
+  Array y = np::sin(x);
+  CHECK(y.device() == kHostGpu);
+  CHECK(gpus.counts->kernels == kernels + 1);  // the device program's kernel: not the host's impl
+  std::vector<float> got = y.to_vector<float>();
+  for (std::size_t i = 0; i < xs.size(); ++i) CHECK(got[i] == Approx(std::sin(xs[i])));
+  // The same primitive on the same avals reuses the program.
+  Array again = np::sin(host_device_array<float>(kHostGpu, {3}, {0.0f, 1.0f, 3.0f}));
+  CHECK(again.to_vector<float>()[2] == Approx(std::sin(3.0f)));
+  CHECK(std::count(log.begin(), log.end(), "jx: compiled eager sin on gpu:7") == 1);
+  // A host operand (here a weak scalar) is copied to the device for the call.
+  Array scaled = x * 2.0f;
+  CHECK(scaled.device() == kHostGpu);
+  CHECK(scaled.to_vector<float>() == std::vector<float>{1.0f, -2.0f, 4.0f});
 }
 
 }  // namespace
