@@ -12,6 +12,7 @@
 
 #include <jx/jx.hpp>
 
+#include "support/config_guard.hpp"
 #include "support/fake_cuda.hpp"
 #include "support/gpu_testing.hpp"
 #include "support/host_device.hpp"
@@ -59,8 +60,16 @@ auto train_step(const Optimizer& opt, const Device& d) {
       {.device = d});
 }
 
+// Products computed in full on every device, as on the CPU: a GPU's default lets cuBLAS round
+// f32 operands to TF32.
+struct FullPrecision {
+  ConfigGuard guard;
+  FullPrecision() { config().default_matmul_precision = "highest"; }
+};
+
 // Three Adam steps of the whole train step under one jit, on `device` and on the CPU.
 void check_training_agrees(const Device& device) {
+  FullPrecision full;
   Array x = random::normal(random::key(1), {32, 20});
   Array y = random::randint(random::key(2), {32}, 0, 5);
   auto opt = optim::adam(1e-2);
@@ -83,6 +92,7 @@ void check_training_agrees(const Device& device) {
 
 // Per-example gradients (vmap of grad) and a Hessian-vector product, on `device` and the CPU.
 void check_transforms_agree(const Device& device) {
+  FullPrecision full;
   Array xs = random::normal(random::key(3), {8, 6});
   auto per_example = [](const Array& w, const Array& x) {
     return np::sum(np::tanh(np::matmul(x, w)) * np::sin(np::sum(x)));
@@ -105,6 +115,7 @@ void check_transforms_agree(const Device& device) {
 // Dense layers whose bias and activation the GPU's GEMM library applies as it writes: one GEMM
 // thunk per layer, no kernel, and the CPU's results.
 void check_dense_epilogues(const Device& device) {
+  FullPrecision full;
   Array x = random::normal(random::key(5), {64, 96});
   Array w = random::normal(random::key(6), {96, 48}) * 0.2f;
   Array b = random::normal(random::key(7), {48});

@@ -114,6 +114,7 @@ TEST_CASE("GpuContext::gemm matches the row-major product", "[cuda]") {
   for (hlo::GemmShape s : shapes()) {
     for (DType dtype : {float32, float64}) {
       s.dtype = dtype;
+      s.precision = hlo::GemmPrecision::kHighest;  // full f32: no TF32 rounding
       std::vector<double> lhs = values(s.batch * s.m * s.k, 1);
       std::vector<double> rhs = values(s.batch * s.k * s.n, 2);
       std::vector<double> want = row_major_product(s, lhs, rhs);
@@ -147,7 +148,13 @@ TEST_CASE("GpuContext::gemm_epilogue adds the bias per column then the activatio
     return;
   }
   GpuContext& gpu = gpu_context(0);
-  hlo::GemmShape s{.dtype = float32, .batch = 2, .m = 3, .n = 5, .k = 4, .transpose_rhs = true};
+  hlo::GemmShape s{.dtype = float32,
+                   .precision = hlo::GemmPrecision::kHighest,  // full f32: no TF32 rounding
+                   .batch = 2,
+                   .m = 3,
+                   .n = 5,
+                   .k = 4,
+                   .transpose_rhs = true};
   std::vector<double> lhs = values(s.batch * s.m * s.k, 1), rhs = values(s.batch * s.k * s.n, 2);
   std::vector<double> product = row_major_product(s, lhs, rhs);
   std::vector<float> bias = {-3, 0.5f, 2, -1, 0};
