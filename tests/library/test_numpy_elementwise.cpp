@@ -1,6 +1,9 @@
 // np elementwise functions and Array operators: promotion, broadcasting, Python's division
 // and remainder conventions, where/clip, and their error messages.
+#include <cmath>
 #include <limits>
+#include <numbers>
+#include <tuple>
 
 #include "library/numpy_testing.hpp"
 
@@ -11,6 +14,7 @@ using namespace np_testing;
 
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 const double kInf = std::numeric_limits<double>::infinity();
+const double kPi = std::numbers::pi;
 
 TEST_CASE("operators promote with JAX's lattice and weak scalars", "[numpy]") {
   Array i = np::array({1, 2, 3});
@@ -165,6 +169,50 @@ TEST_CASE("unary functions", "[numpy]") {
   CHECK(np::round(i).to_vector<int>() == std::vector<int>{-2, 0, 3});
   CHECK(np::negative(i).to_vector<int>() == std::vector<int>{2, 0, -3});
   CHECK(np::positive(i).to_vector<int>() == std::vector<int>{-2, 0, 3});
+}
+
+// Oracles: <cmath> in double; integer inputs compute in float32, as jnp's do.
+TEST_CASE("inverse trigonometric and hyperbolic functions, exp2, cbrt, log2, log10", "[numpy]") {
+  check_aval(np::arcsin(np::array({0, 1})), {2}, float32);
+  check_values(np::arcsin(np::array({-1.0, 0.5, 1.0})), {-kPi / 2, kPi / 6, kPi / 2}, 1e-15);
+  check_values(np::arccos(np::array({-1.f, 0.5f, 1.f})), {kPi, kPi / 3, 0});
+  check_values(np::arctan(np::array({-kInf, 1.0, kInf})), {-kPi / 2, kPi / 4, kPi / 2}, 1e-15);
+  check_values(np::sinh(np::array({-1.0, 0.0, 2.0})), {std::sinh(-1.0), 0, std::sinh(2.0)}, 1e-15);
+  check_values(np::cosh(np::array({-1.f, 0.f, 2.f})), {std::cosh(-1.0), 1, std::cosh(2.0)});
+  check_values(np::arcsinh(np::array({-3.0, 0.0, 1e300})), {std::asinh(-3.0), 0, std::asinh(1e300)},
+               1e-15);
+  check_values(np::arccosh(np::array({1.f, 2.f, 0.5f})), {0, std::acosh(2.0), kNaN});
+  check_values(np::arctanh(np::array({-1.0, 0.5, 2.0})), {-kInf, std::atanh(0.5), kNaN}, 1e-15);
+  check_aval(np::cbrt(np::array({-8, 27})), {2}, float32);
+  check_values(np::cbrt(np::array({-8, 27})), {-2, 3});
+  check_values(np::exp2(np::array({-1, 0, 10})), {0.5, 1, 1024});
+  check_values(np::log2(np::array({1, 8, 1024})), {0, 3, 10});
+  check_values(np::log10(np::array({1e-3, 1.0, 1e5})), {-3, 0, 5}, 1e-15);
+}
+
+// jnp's rules: integers and bools are always finite, never inf or NaN; the result is bool.
+TEST_CASE("isfinite, isinf and isnan", "[numpy]") {
+  Array f = np::array({1.0f, float(kInf), float(-kInf), float(kNaN), 0.0f});
+  check_aval(np::isfinite(f), {5}, bool_);
+  CHECK(np::isfinite(f).to_vector<bool>() == std::vector<bool>{true, false, false, false, true});
+  CHECK(np::isinf(f).to_vector<bool>() == std::vector<bool>{false, true, true, false, false});
+  CHECK(np::isnan(f).to_vector<bool>() == std::vector<bool>{false, false, false, true, false});
+  Array i = np::array({std::int64_t{-7}, std::int64_t{0}});
+  for (auto fn : {np::isfinite, np::isinf, np::isnan}) check_aval(fn(i), {2}, bool_);
+  CHECK(np::isfinite(i).to_vector<bool>() == std::vector<bool>{true, true});
+  CHECK(np::isinf(np::array({true})).to_vector<bool>() == std::vector<bool>{false});
+  CHECK(np::isnan(i).to_vector<bool>() == std::vector<bool>{false, false});
+  // The same under jit, where isfinite is the is-finite opcode.
+  auto all = jit([](const Array& x) {
+    return std::tuple{np::isfinite(x), np::isinf(x), np::isnan(x)};
+  });
+  auto [fin, inf, nan] = all(f.astype(float64));
+  CHECK(fin.to_vector<bool>() == std::vector<bool>{true, false, false, false, true});
+  CHECK(inf.to_vector<bool>() == std::vector<bool>{false, true, true, false, false});
+  CHECK(nan.to_vector<bool>() == std::vector<bool>{false, false, false, true, false});
+  CHECK_THROWS_MATCHES(lax::is_finite(i), TypeError,
+                       Catch::Message("is_finite does not accept dtype int64. Accepted dtypes are "
+                                      "subtypes of floating."));
 }
 
 TEST_CASE("comparisons, logic and bitwise operators", "[numpy]") {
