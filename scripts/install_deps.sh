@@ -12,6 +12,7 @@ packages=(
   libeigen3-dev                  # reference results in tests
   libopenblas-dev                # large CPU dots
   zlib1g-dev                     # gzipped datasets
+  libzstd-dev                    # what LLVM's static libraries link (cmake -DJX_STATIC_LLVM=ON)
   dataset-fashion-mnist          # the training example's data, under /usr/share/datasets
   python3-numpy                  # tests check that NumPy reads the .npz files jx writes
 )

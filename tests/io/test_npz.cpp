@@ -20,6 +20,7 @@
 #include "jx/jx.hpp"
 #include "jx/npz.hpp"
 #include "support/error_of.hpp"
+#include "support/fixtures.hpp"
 #include "support/scratch_dir.hpp"
 
 namespace jx_npz_test {
@@ -302,7 +303,7 @@ TEST_CASE("npz: the bytes of a saved file follow the zip and NPY layouts", "[npz
 
 // The checked-in archives that real NumPy wrote (tests/fixtures/make_npz_fixtures.py). The
 // values below are that script's, written out again here: the oracle, apart from the reader.
-std::string fixture(const std::string& name) { return std::string(JX_TEST_FIXTURES) + "/" + name; }
+std::string fixture(const std::string& name) { return testing::fixture_path(name); }
 
 // The entries of a zip archive in file order, from the local headers alone: the name, the
 // compression method, and the stored bytes (the local header's compressed size; Python 3.11.2's
