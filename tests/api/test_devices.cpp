@@ -88,6 +88,8 @@ TEST_CASE("devices: without its backend a GPU program is a clear error", "[devic
   std::string msg = error_of<Error>([&] { f(on_gpu); });
   INFO(msg);
   CHECK(msg.rfind("CUDA backend unavailable: ", 0) == 0);
+  // An eager operation runs on the array's device too: the same error, not the host's impl.
+  CHECK(error_of<Error>([&] { np::sin(on_gpu); }) == msg);
 }
 
 TEST_CASE("devices: a program runs where its committed arguments live", "[devices]") {

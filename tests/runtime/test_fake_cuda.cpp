@@ -246,6 +246,9 @@ TEST_CASE("GpuContext on the fake: GEMMs compute the product in the precision as
   CHECK(error_of<Error>([&] { gpu.gemm(shape, l.data(), r.data(), out.data()); }) ==
         "cuBLAS error in cublasGemmStridedBatchedEx: CUBLAS_STATUS_INVALID_VALUE: the fake "
         "cuBLAS's status");
+  hlo::GemmShape ints{.dtype = int32, .m = 2, .n = 2, .k = 2};
+  CHECK(error_of<Error>([&] { gpu.gemm(ints, l.data(), r.data(), out.data()); }) ==
+        "cuBLAS GEMM takes f32 or f64, not int32");
   std::vector<std::string> v = fake.take_violations();
   REQUIRE(v.size() == 1);
   CHECK(starts_ends(v[0], "cublasGemmStridedBatchedEx: matrix B at 0x",

@@ -11,6 +11,7 @@
 
 #include <jx/jx.hpp>
 
+#include "api/compile.hpp"
 #include "jaxpr/jaxpr.hpp"
 #include "support/config_guard.hpp"
 #include "support/error_of.hpp"
@@ -79,6 +80,21 @@ TEST_CASE("matmul precision: the jaxpr shows it as JAX does", "[precision]") {
   config().default_matmul_precision = "fast";
   CHECK(error_of<ValueError>([&] { jaxpr_of(plain); }) ==
         "default_matmul_precision must be one of default, high or highest, got 'fast'");
+}
+
+TEST_CASE("matmul precision: a pair of different precisions is an error", "[precision]") {
+  // jx takes one precision for both operands; JAX's pair form reaches it only as text.
+  auto jaxpr = std::make_shared<const ClosedJaxprData>(
+      ClosedJaxprData{parse_jaxpr("{ lambda ; a:f32[2,3] b:f32[3,4]. let\n"
+                                  "    c:f32[2,4] = dot_general[\n"
+                                  "      dimension_numbers=(([1], [0]), ([], []))\n"
+                                  "      precision=(Precision.HIGHEST, Precision.DEFAULT)\n"
+                                  "    ] a b\n"
+                                  "  in (c,) }"),
+                      {}});
+  CHECK(error_of<TypeError>([&] { api::lower_program(jaxpr, "jit_f"); }) ==
+        "dot_general precision must be None or a pair of equal lax.Precision values, got "
+        "(Precision.HIGHEST, Precision.DEFAULT)");
 }
 
 TEST_CASE("matmul precision: grad and vmap keep it on every product", "[precision]") {
