@@ -265,32 +265,6 @@ Array dot_general_impl(const Array& lhs, const Array& rhs, const DimNumbers& dn,
   return r;
 }
 
-const bool kRegistered = [] {
-  dot_general_p.abstract_eval = dot_general_rule;
-  dot_general_p.impl = [](std::span<const Array> in, const Params& params,
-                          std::span<const ShapedArray> out) {
-    return std::vector<Array>{dot_general_impl(in[0], in[1], dim_numbers(params), out[0])};
-  };
-  // HLO's dot computes in its output type: operands are converted to it first.
-  dot_general_p.lower = [](hlo::Builder& b, std::span<hlo::Instruction* const> ops,
-                           const Params& params, std::span<const ShapedArray> out) {
-    DimNumbers dn = dim_numbers(params);
-    hlo::Attrs attrs;
-    attrs.set("lhs_batch_dims", dn.lhs_batch);
-    attrs.set("lhs_contracting_dims", dn.lhs_contracting);
-    attrs.set("rhs_batch_dims", dn.rhs_batch);
-    attrs.set("rhs_contracting_dims", dn.rhs_contracting);
-    if (std::optional<lax::Precision> p = precision_of(params))
-      attrs.set("operand_precision", std::string(precision_word(*p)));
-    hlo::Instruction* lhs = b.convert(ops[0], out[0].dtype);
-    hlo::Instruction* rhs = b.convert(ops[1], out[0].dtype);
-    return std::vector<hlo::Instruction*>{b.op(hlo::Opcode::kDot,
-                                               hlo::HloShape::array(out[0].dtype, out[0].shape),
-                                               {lhs, rhs}, std::move(attrs))};
-  };
-  return true;
-}();
-
 // ---- differentiation: bilinear ----
 
 // The permutation that sorts `v`: v[argsort(v)[0]] is the smallest.
@@ -343,34 +317,6 @@ Array transpose_lhs(const Array& ct, const ShapedArray& x, const Array& y, const
   return x_bar.dtype() == x.dtype ? x_bar : lax::convert_element_type(x_bar, x.dtype);
 }
 
-const bool kDifferentiated = [] {
-  dot_general_p.jvp = [](std::span<const Array> primals, std::span<const Array> tangents,
-                         const Params& params) {
-    const Array &x = primals[0], &y = primals[1];
-    JvpResult r{{trace::bind1(dot_general_p, {x, y}, params)}, {Array()}};
-    if (!ad::is_zero(tangents[0]))
-      r.tangents[0] = trace::bind1(dot_general_p, {tangents[0], y}, params);
-    if (!ad::is_zero(tangents[1]))
-      r.tangents[0] = ad::add(r.tangents[0], trace::bind1(dot_general_p, {x, tangents[1]}, params));
-    return r;
-  };
-  dot_general_p.transpose = [](std::span<const Array> cts, std::span<const LinearOperand> ops,
-                               const Params& params) {
-    DimNumbers dn = dim_numbers(params);
-    JX_CHECK(ops[0].is_linear() != ops[1].is_linear(), "dot_general is linear in one operand");
-    std::vector<Array> out(2);
-    if (ops[0].is_linear()) {
-      out[0] = transpose_lhs(cts[0], ops[0].aval, ops[1].value, dn, false, precision_of(params));
-    } else {
-      DimNumbers swapped{dn.rhs_contracting, dn.lhs_contracting, dn.rhs_batch, dn.lhs_batch};
-      out[1] =
-          transpose_lhs(cts[0], ops[1].aval, ops[0].value, swapped, true, precision_of(params));
-    }
-    return out;
-  };
-  return true;
-}();
-
 // ---- batching (vmap): no transposes. Two batched operands pair their batch axes as a new
 // leading batch dim; a single one's batch axis is one more free dim of that operand ----
 Dims shifted(const Dims& dims, int bdim) {
@@ -419,7 +365,57 @@ BatchResult batch_dot_general(std::span<const Array> args, std::span<const Batch
           {static_cast<int>(out_dim)}};
 }
 
-const bool kBatched = (dot_general_p.batch = batch_dot_general, true);
+const bool kRegistered = [] {
+  dot_general_p.abstract_eval = dot_general_rule;
+  dot_general_p.impl = [](std::span<const Array> in, const Params& params,
+                          std::span<const ShapedArray> out) {
+    return std::vector<Array>{dot_general_impl(in[0], in[1], dim_numbers(params), out[0])};
+  };
+  // HLO's dot computes in its output type: operands are converted to it first.
+  dot_general_p.lower = [](hlo::Builder& b, std::span<hlo::Instruction* const> ops,
+                           const Params& params, std::span<const ShapedArray> out) {
+    DimNumbers dn = dim_numbers(params);
+    hlo::Attrs attrs;
+    attrs.set("lhs_batch_dims", dn.lhs_batch);
+    attrs.set("lhs_contracting_dims", dn.lhs_contracting);
+    attrs.set("rhs_batch_dims", dn.rhs_batch);
+    attrs.set("rhs_contracting_dims", dn.rhs_contracting);
+    if (std::optional<lax::Precision> p = precision_of(params))
+      attrs.set("operand_precision", std::string(precision_word(*p)));
+    hlo::Instruction* lhs = b.convert(ops[0], out[0].dtype);
+    hlo::Instruction* rhs = b.convert(ops[1], out[0].dtype);
+    return std::vector<hlo::Instruction*>{b.op(hlo::Opcode::kDot,
+                                               hlo::HloShape::array(out[0].dtype, out[0].shape),
+                                               {lhs, rhs}, std::move(attrs))};
+  };
+  // Bilinear: the tangent is dot(tx, y) + dot(x, ty), either term absent where its tangent is zero.
+  dot_general_p.jvp = [](std::span<const Array> primals, std::span<const Array> tangents,
+                         const Params& params) {
+    const Array &x = primals[0], &y = primals[1];
+    JvpResult r{{trace::bind1(dot_general_p, {x, y}, params)}, {Array()}};
+    if (!ad::is_zero(tangents[0]))
+      r.tangents[0] = trace::bind1(dot_general_p, {tangents[0], y}, params);
+    if (!ad::is_zero(tangents[1]))
+      r.tangents[0] = ad::add(r.tangents[0], trace::bind1(dot_general_p, {x, tangents[1]}, params));
+    return r;
+  };
+  dot_general_p.transpose = [](std::span<const Array> cts, std::span<const LinearOperand> ops,
+                               const Params& params) {
+    DimNumbers dn = dim_numbers(params);
+    JX_CHECK(ops[0].is_linear() != ops[1].is_linear(), "dot_general is linear in one operand");
+    std::vector<Array> out(2);
+    if (ops[0].is_linear()) {
+      out[0] = transpose_lhs(cts[0], ops[0].aval, ops[1].value, dn, false, precision_of(params));
+    } else {
+      DimNumbers swapped{dn.rhs_contracting, dn.lhs_contracting, dn.rhs_batch, dn.lhs_batch};
+      out[1] =
+          transpose_lhs(cts[0], ops[1].aval, ops[0].value, swapped, true, precision_of(params));
+    }
+    return out;
+  };
+  dot_general_p.batch = batch_dot_general;
+  return true;
+}();
 
 }  // namespace
 
