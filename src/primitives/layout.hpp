@@ -1,17 +1,20 @@
 // What the layout families (shape_ops.cpp, slicing.cpp) share: their messages' formatting and
-// checks, the eager element mover, and the helpers of their lowering, transpose and batch rules.
+// checks, the eager element mover, and the helpers of their lowering, transpose and batch rules;
+// and, with reduce.cpp, the identities that folds start from.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <span>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "core/array_impl.hpp"
+#include "core/dtype_dispatch.hpp"
 #include "core/primitive.hpp"
 #include "hlo/builder.hpp"
 #include "transforms/batch_rules.hpp"
@@ -156,6 +159,27 @@ inline BatchResult one(Array out, std::int64_t dim) {
 inline Ints inserted(Ints v, std::int64_t at, std::int64_t value) {
   v.insert(v.begin() + at, value);
   return v;
+}
+
+// ---- identities: where a reduction's fold starts (reduce.cpp), and the floor of slicing.cpp's
+// masked max. Lowest and highest are -inf and +inf where the type has them (integers: their
+// extremes; bool: false and true) ----
+enum class Identity { kZero, kOne, kLowest, kHighest };
+
+template <class T>
+T identity_value(Identity kind) {
+  using L = std::numeric_limits<T>;
+  T v = kind == Identity::kZero ? T(0) : T(1);
+  if (kind == Identity::kLowest) v = L::has_infinity ? -L::infinity() : L::lowest();
+  if (kind == Identity::kHighest) v = L::has_infinity ? L::infinity() : L::max();
+  return v;
+}
+
+// The identity as a typed 0-d constant: integer extremes must not pass through a double.
+inline Array identity_of(Identity kind, DType d) {
+  Array out = make_scalar(0, d);
+  dispatch(d, [&]<class T>() { *out.impl()->buffer->as<T>() = identity_value<T>(kind); });
+  return out;
 }
 
 }  // namespace jx::layout

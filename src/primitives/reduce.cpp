@@ -3,12 +3,13 @@
 // derivative follows it.
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <type_traits>
 
+#include "hlo/scalar_ops.hpp"
 #include "jx/lax.hpp"
 #include "primitives/elementwise.hpp"
 #include "primitives/indexing.hpp"
+#include "primitives/layout.hpp"
 #include "support/format.hpp"
 #include "trace/tracer.hpp"
 #include "transforms/ad_rules.hpp"
@@ -21,6 +22,9 @@ Primitive reduce_sum_p("reduce_sum"), reduce_max_p("reduce_max"), reduce_min_p("
 namespace {
 
 using hlo::Opcode;
+using layout::Identity;
+using layout::identity_of;
+using layout::identity_value;
 using trace::bind1;
 using Ints = std::vector<std::int64_t>;
 
@@ -30,27 +34,6 @@ bool is_nan(T x) {
     return std::isnan(x);
   else
     return false;
-}
-
-// Integer sums and products wrap, as XLA's do; unsigned arithmetic makes the wrap defined in C++
-// (and the conversion back is modular since C++20).
-template <class T>
-T wrap_add(T a, T b) {
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
-  } else {
-    return static_cast<T>(a + b);
-  }
-}
-template <class T>
-T wrap_mul(T a, T b) {
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
-  } else {
-    return static_cast<T>(a * b);
-  }
 }
 
 void check_arity(const Primitive& p, std::span<const ShapedArray> in) {
@@ -72,26 +55,6 @@ std::vector<bool> reduced_dims(const ShapedArray& x, const std::vector<std::int6
     mask[static_cast<std::size_t>(a)] = true;
   }
   return mask;
-}
-
-// Where a reduction's fold starts. Lowest and highest are -inf and +inf where the type has them
-// (integers: their extremes; bool: false and true).
-enum class Identity { kZero, kOne, kLowest, kHighest };
-
-template <class T>
-T identity_value(Identity kind) {
-  using L = std::numeric_limits<T>;
-  T v = kind == Identity::kZero ? T(0) : T(1);
-  if (kind == Identity::kLowest) v = L::has_infinity ? -L::infinity() : L::lowest();
-  if (kind == Identity::kHighest) v = L::has_infinity ? L::infinity() : L::max();
-  return v;
-}
-
-// The identity as a typed 0-d constant: integer extremes must not pass through a double.
-Array identity_of(Identity kind, DType d) {
-  Array out = make_scalar(0, d);
-  dispatch(d, [&]<class T>() { *out.impl()->buffer->as<T>() = identity_value<T>(kind); });
-  return out;
 }
 
 // The reduced axes (and argmax's axis) shift past the batch axis.
@@ -297,7 +260,7 @@ JvpResult chooser_jvp(const Primitive& p, std::span<const Array> primals,
 
 const bool kRegistered = [] {
   def_reduce(reduce_sum_p, kNumeric, Identity::kZero, Opcode::kAdd, Opcode::kOr,
-             [](auto a, auto b) { return wrap_add(a, b); });
+             hlo::Scalar<Opcode::kAdd>{});
   ad::def_linear(reduce_sum_p);
   reduce_sum_p.transpose = [](std::span<const Array> cts, std::span<const LinearOperand> ops,
                               const Params& params) {
@@ -305,10 +268,11 @@ const bool kRegistered = [] {
   };
 
   def_reduce(reduce_prod_p, kNumeric, Identity::kOne, Opcode::kMultiply, Opcode::kAnd,
-             [](auto a, auto b) { return wrap_mul(a, b); });
+             hlo::Scalar<Opcode::kMultiply>{});
   reduce_prod_p.jvp = prod_jvp;
 
-  // max and min keep NaN.
+  // max and min keep NaN. Ties keep the accumulator, so these are not hlo::Scalar<kMaximum> and
+  // <kMinimum>, which return their second operand: reduce_max of [0., -0.] is 0.
   def_reduce(reduce_max_p, kAnyDType, Identity::kLowest, Opcode::kMaximum, Opcode::kOr,
              [](auto a, auto b) {
                return is_nan(a) ? a : is_nan(b) ? b : a < b ? b : a;

@@ -3,10 +3,8 @@
 // them. So each is one HLO instruction and linear, its transpose putting the cotangent back where
 // the elements came from. Each primitive's rules stand together.
 #include <algorithm>
-#include <limits>
 #include <numeric>
 
-#include "core/dtype_dispatch.hpp"
 #include "jx/lax.hpp"
 #include "primitives/elementwise.hpp"
 #include "primitives/layout.hpp"
@@ -143,16 +141,6 @@ bool any_batched(BDims dims) {
   return std::any_of(dims.begin(), dims.end(), [](auto d) { return d.has_value(); });
 }
 
-// The smallest value of a dtype (-inf for floats, false for bool), as a 0-d constant.
-Array lowest(DType d) {
-  Array out = make_scalar(0, d);
-  dispatch(d, [&]<class T>() {
-    using L = std::numeric_limits<T>;
-    *out.impl()->buffer->as<T>() = L::has_infinity ? -L::infinity() : L::lowest();
-  });
-  return out;
-}
-
 // Per-example start indices, without a gather primitive. Along axis d of v (batch axis first),
 // output position p of example b reads input position p + offset[b]: each output element is the
 // max of the input selected by comparing positions, the other inputs replaced by the dtype's
@@ -165,7 +153,7 @@ Array shifted_window(const Array& v, int d, const Array& offset, std::int64_t ou
   for (int a = 0; a < v.ndim(); ++a) v_dims.push_back(a < d ? a : a + 1);
   Array read = lax::add(lax::iota(offset.dtype(), sel, d), lax::broadcast_in_dim(offset, sel, {0}));
   Array hit = lax::eq(lax::iota(offset.dtype(), sel, d + 1), read);
-  Array floor = lax::broadcast_in_dim(lowest(v.dtype()), sel, {});
+  Array floor = lax::broadcast_in_dim(identity_of(Identity::kLowest, v.dtype()), sel, {});
   return lax::reduce_max(lax::select_n(hit, {floor, lax::broadcast_in_dim(v, sel, v_dims)}),
                          {d + 1});
 }
