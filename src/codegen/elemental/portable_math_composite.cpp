@@ -12,6 +12,7 @@ namespace jx::codegen::portable_math {
 namespace {
 
 constexpr double kLn2 = std::numbers::ln2;
+constexpr double kLn2Lo = 2.3190468138462996e-17;  // ln 2 - (double)ln 2
 // Past this, x² + 1 and x² - 1 are x² in float64, and asinh x = acosh x = log(x) + ln 2.
 constexpr double kHuge = 0x1p28;
 
@@ -23,23 +24,33 @@ Value* expm1(Ir& ir, Value* x) { return expm1_f64(ir.builder(), {x}); }
 Value* atan2(Ir& ir, Value* y, Value* x) { return atan2_f64(ir.builder(), {y, x}); }
 Value* sqrt(Ir& ir, Value* x) { return ir.call(llvm::Intrinsic::sqrt, x); }
 
-// 2^x = e^(x ln 2), with the product's rounding error (an FMA) and ln 2's own carried as a
-// first-order correction: e^(p + e) ≈ e^p (1 + e). Infinite p or e^p need no correction (and
-// would turn it into NaN).
-Value* exp2_of(Ir& ir, Value* x) {
-  constexpr double kLn2Lo = 2.3190468138462996e-17;  // ln 2 - (double)ln 2
-  Value* p = ir.mul(x, ir.c(kLn2));
-  Value* err = ir.mad(x, ir.c(kLn2Lo), ir.fma(x, ir.c(kLn2), ir.neg(p)));
+// e^(p + err) for a small err, as e^p (1 + err): an argument carried as two parts. Infinite p or
+// e^p need no correction (and would turn it into NaN).
+Value* exp_two_part(Ir& ir, Value* p, Value* err) {
   Value* r = exp(ir, p);
   return ir.select(ir.either(ir.is_inf(p), ir.is_inf(r)), r, ir.mad(r, err, r));
 }
 
-// y = e^(ln|x| / 3), then one Newton step on y³ = |x|; 0, inf and NaN pass through.
+// 2^x = e^(x ln 2), with the product's rounding error (an FMA) and ln 2's own carried.
+Value* exp2_of(Ir& ir, Value* x) {
+  Value* p = ir.mul(x, ir.c(kLn2));
+  return exp_two_part(ir, p, ir.mad(x, ir.c(kLn2Lo), ir.fma(x, ir.c(kLn2), ir.neg(p))));
+}
+
+// y = e^(ln|x| / 3), then one Newton step on y³ = |x| whose residual y³ - |x| is exact but for
+// its last rounding (y² split by an FMA), so that the step rounds only once. Below 2^-900, |x| is
+// scaled by 2^300 (and y by 2^-100) so that the residual's terms stay normal. 0, inf and NaN pass
+// through.
 Value* cbrt_of(Ir& ir, Value* x) {
   Value* a = ir.fabs(x);
-  Value* y = exp(ir, ir.mul(log(ir, a), ir.c(1.0 / 3.0)));
+  Value* tiny = ir.lt(a, ir.c(0x1p-900));
+  Value* s = ir.select(tiny, ir.mul(a, ir.c(0x1p300)), a);
+  Value* y = exp(ir, ir.mul(log(ir, s), ir.c(1.0 / 3.0)));
   Value* y2 = ir.mul(y, y);
-  y = ir.sub(y, ir.div(ir.sub(ir.mul(y2, y), a), ir.mul(ir.c(3.0), y2)));
+  Value* y2_err = ir.fma(y, y, ir.neg(y2));
+  Value* residual = ir.mad(y2_err, y, ir.fma(y2, y, ir.neg(s)));
+  y = ir.sub(y, ir.div(residual, ir.mul(ir.c(3.0), y2)));
+  y = ir.select(tiny, ir.mul(y, ir.c(0x1p-100)), y);
   Value* special = ir.either(ir.eq(a, ir.c(0.0)), ir.either(ir.is_inf(a), ir.is_nan(a)));
   return ir.copysign(ir.select(special, a, y), x);
 }
@@ -52,20 +63,25 @@ Value* asin_of(Ir& ir, Value* x) { return atan2(ir, x, cos_of_asin(ir, x)); }
 Value* acos_of(Ir& ir, Value* x) { return atan2(ir, cos_of_asin(ir, x), x); }
 Value* atan_of(Ir& ir, Value* x) { return atan2(ir, x, ir.c(1.0)); }
 
-// sinh |x| = (t + t/(t+1)) / 2 with t = e^|x| - 1, exact near 0; past 700, e^(|x| - ln 2), which
-// overflows where sinh does.
+// e^|x| / 2 = e^(|x| - ln 2), with the subtraction's rounding error and ln 2's own carried: sinh
+// and cosh past 700, where it overflows as they do.
+Value* half_exp(Ir& ir, Value* a) {
+  TwoPart d = ir.two_sum(a, ir.c(-kLn2));
+  return exp_two_part(ir, d.hi, ir.sub(d.lo, ir.c(kLn2Lo)));
+}
+
+// sinh |x| = (t + t/(t+1)) / 2 with t = e^|x| - 1, exact near 0.
 Value* sinh_of(Ir& ir, Value* x) {
   Value* a = ir.fabs(x);
   Value* t = expm1(ir, a);
   Value* small = ir.mul(ir.c(0.5), ir.add(t, ir.div(t, ir.add(t, ir.c(1.0)))));
-  Value* large = exp(ir, ir.sub(a, ir.c(kLn2)));
-  return ir.copysign(ir.select(ir.gt(a, ir.c(700.0)), large, small), x);
+  return ir.copysign(ir.select(ir.gt(a, ir.c(700.0)), half_exp(ir, a), small), x);
 }
 Value* cosh_of(Ir& ir, Value* x) {
   Value* a = ir.fabs(x);
   Value* e = exp(ir, a);
   Value* small = ir.mul(ir.c(0.5), ir.add(e, ir.div(ir.c(1.0), e)));
-  return ir.select(ir.gt(a, ir.c(700.0)), exp(ir, ir.sub(a, ir.c(kLn2))), small);
+  return ir.select(ir.gt(a, ir.c(700.0)), half_exp(ir, a), small);
 }
 
 // asinh |x| = log1p(a + a²/(1 + √(1 + a²))), exact near 0.
@@ -107,12 +123,12 @@ Value* at_f64(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args) {
 
 }  // namespace
 
-#define JX_COMPOSITE(name)                                     \
+#define JX_COMPOSITE(name)                                               \
   Value* name##_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args) { \
-    return via_f64<name##_of>(b, args);                        \
-  }                                                            \
+    return via_f64<name##_of>(b, args);                                  \
+  }                                                                      \
   Value* name##_f64(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args) { \
-    return at_f64<name##_of>(b, args);                         \
+    return at_f64<name##_of>(b, args);                                   \
   }
 JX_COMPOSITE(exp2)
 JX_COMPOSITE(cbrt)
