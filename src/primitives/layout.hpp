@@ -97,7 +97,7 @@ inline std::int64_t mul_checked(const std::string& op, std::int64_t a, std::int6
 }
 
 // The single result of a rule (Primitive::output_avals checks that its bytes can be counted).
-inline Outs result(const std::string& /*op*/, Shape shape, DType dtype, bool weak) {
+inline Outs result(Shape shape, DType dtype, bool weak) {
   return {ShapedArray{std::move(shape), dtype, weak}};
 }
 

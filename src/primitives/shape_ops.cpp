@@ -56,7 +56,7 @@ Outs broadcast_in_dim_abstract_eval(Avals in, const Params& params) {
     fail<ShapeError>(broadcast_in_dim_p.name,
                      " broadcast_dimensions must be strictly increasing; got broadcast_dimensions ",
                      tup(dims));
-  return result(broadcast_in_dim_p.name, shape, x.dtype, x.weak_type);
+  return result(shape, x.dtype, x.weak_type);
 }
 
 std::vector<Array> broadcast_in_dim_impl(Ins in, const Params& params, Avals out) {
@@ -122,7 +122,7 @@ Outs transpose_abstract_eval(Avals in, const Params& params) {
                      tup(perm), " for operand shape ", shape_str(in[0].shape), ".");
   Shape shape;
   for (auto d : perm) shape.push_back(in[0].shape[d]);
-  return result(transpose_p.name, shape, in[0].dtype, in[0].weak_type);
+  return result(shape, in[0].dtype, in[0].weak_type);
 }
 
 std::vector<Array> transpose_impl(Ins in, const Params& params, Avals out) {
@@ -188,7 +188,7 @@ Outs reshape_abstract_eval(Avals in, const Params& params) {
   if (n != in[0].size())
     fail<ShapeError>(reshape_p.name, " total size must be unchanged, got new_sizes ", tup(sizes),
                      " for shape ", shape_str(in[0].shape), ".");
-  return result(reshape_p.name, sizes, in[0].dtype, in[0].weak_type);
+  return result(sizes, in[0].dtype, in[0].weak_type);
 }
 
 // The cotangent takes the operand's shape back.
@@ -238,7 +238,7 @@ Outs squeeze_abstract_eval(Avals in, const Params& params) {
   for (std::size_t i = 0; i < s.size(); ++i)
     if (std::find(dims.begin(), dims.end(), static_cast<std::int64_t>(i)) == dims.end())
       shape.push_back(s[i]);
-  return result(squeeze_p.name, shape, in[0].dtype, in[0].weak_type);
+  return result(shape, in[0].dtype, in[0].weak_type);
 }
 
 Array squeeze_transpose(const Array& ct, const ShapedArray&, const Params& params) {
@@ -267,7 +267,7 @@ Outs expand_dims_abstract_eval(Avals in, const Params& params) {
   auto next = s.begin();
   for (std::int64_t i = 0; i < ndim_out; ++i)
     shape.push_back(std::find(dims.begin(), dims.end(), i) != dims.end() ? 1 : *next++);
-  return result(expand_dims_p.name, shape, in[0].dtype, in[0].weak_type);
+  return result(shape, in[0].dtype, in[0].weak_type);
 }
 
 Array expand_dims_transpose(const Array& ct, const ShapedArray&, const Params& params) {
@@ -298,7 +298,7 @@ Outs iota_abstract_eval(Avals in, const Params& params) {
     fail<ShapeError>(iota_p.name,
                      " dimension must be between 0 and len(shape), got dimension=", dim,
                      " for shape=", tup(shape));
-  return result(iota_p.name, shape, dtype, false);
+  return result(shape, dtype, false);
 }
 
 std::vector<Array> iota_impl(Ins, const Params& params, Avals out) {

@@ -61,7 +61,7 @@ Outs slice_abstract_eval(Avals in, const Params& params) {
     std::int64_t n = limit[d] - start[d];
     shape.push_back(n == 0 ? 0 : (n - 1) / stride[d] + 1);
   }
-  return result(slice_p.name, shape, in[0].dtype, in[0].weak_type);
+  return result(shape, in[0].dtype, in[0].weak_type);
 }
 
 std::vector<Array> slice_impl(Ins in, const Params& params, Avals out) {
@@ -191,7 +191,7 @@ Outs dynamic_slice_abstract_eval(Avals in, const Params& params) {
                      " slice_sizes must be greater than or equal to zero, got slice_sizes ",
                      tup(sizes), ".");
   check_indices(dynamic_slice_p.name, idx);
-  return result(dynamic_slice_p.name, sizes, in[0].dtype, in[0].weak_type);
+  return result(sizes, in[0].dtype, in[0].weak_type);
 }
 
 std::vector<Array> dynamic_slice_impl(Ins in, const Params&, Avals out) {
@@ -255,7 +255,7 @@ Outs dynamic_update_slice_abstract_eval(Avals in, const Params&) {
                      shape_str(u.shape), " for operand shape ", shape_str(x.shape), ".");
   check_indices(dynamic_update_slice_p.name, idx);
   check_same_dtypes(dynamic_update_slice_p.name, in.first(2));
-  return result(dynamic_update_slice_p.name, x.shape, x.dtype, x.weak_type);
+  return result(x.shape, x.dtype, x.weak_type);
 }
 
 std::vector<Array> dynamic_update_slice_impl(Ins in, const Params&, Avals out) {
@@ -339,7 +339,7 @@ Outs concatenate_abstract_eval(Avals in, const Params& params) {
     weak = weak && a.weak_type;
   }
   check_same_dtypes(concatenate_p.name, in);
-  return result(concatenate_p.name, shape, in[0].dtype, weak);
+  return result(shape, in[0].dtype, weak);
 }
 
 std::vector<Array> concatenate_impl(Ins in, const Params& params, Avals out) {
@@ -429,7 +429,7 @@ Outs pad_abstract_eval(Avals in, const Params& params) {
     fail<ShapeError>("Dimension size after padding is not at least 0, got result shape ",
                      shape_str(shape), ", for padding_config ", config_str, " and operand shape ",
                      shape_str(x.shape));
-  return result(pad_p.name, shape, x.dtype, x.weak_type && v.weak_type);
+  return result(shape, x.dtype, x.weak_type && v.weak_type);
 }
 
 std::vector<Array> pad_impl(Ins in, const Params& params, Avals out) {
