@@ -22,13 +22,18 @@ class Device;  // jx/device.hpp
 
 template <class T>
 concept Scalar = std::is_arithmetic_v<T>;
+// What an array's data may be given as: C++ scalars and the 16-bit floats.
+template <class T>
+concept Element = Scalar<T> || std::is_same_v<T, BFloat16> || std::is_same_v<T, Float16>;
 
 class Array {
  public:
   Array() = default;  // an empty handle; using it throws jx::Error
 
   // A C++ scalar becomes a 0-d array. Signed integers and floating point values are weak-typed
-  // (like Python scalars in JAX: they take the dtype of the array they meet); bool is not.
+  // (like Python scalars in JAX: they take the dtype of the array they meet); bool and unsigned
+  // integers are not. An int is a weak int32 (int64 with --enable_x64); a float, a double and
+  // an int64 keep their width.
   template <Scalar T>
   Array(T value) : Array(from_scalar(value)) {}  // NOLINT: implicit, so `x + 2.0f` works
 
@@ -48,7 +53,8 @@ class Array {
   bool is_deleted() const;
 
   // Reading values needs a concrete array: under a trace these throw jx::ConcretizationError.
-  // T may differ from dtype(); values are converted as static_cast would.
+  // T may differ from dtype(); values are converted as astype converts them (XLA's rules: float
+  // to int saturates and NaN gives 0, narrower ints wrap, 16-bit floats round to nearest even).
   template <class T>
   T item() const;
   template <class T>
@@ -76,6 +82,8 @@ class Array {
       return scalar(value ? 1.0 : 0.0, 0, bool_, false);
     else if constexpr (std::is_floating_point_v<T>)
       return scalar(static_cast<double>(value), 0, sizeof(T) == 8 ? float64 : float32, weak);
+    else if constexpr (weak && sizeof(T) <= sizeof(int))
+      return scalar(0.0, static_cast<std::int64_t>(value), default_int_dtype(), weak);
     else
       return scalar(0.0, static_cast<std::int64_t>(value), dtype_of<T>(), weak);
   }

@@ -27,11 +27,11 @@ class Axes {
 
 // ---- creation --------------------------------------------------------------------------------
 Array array(const Array& x);  // a strong-typed copy of x: np::array(3.0f) is f32[]
-template <Scalar T>
+template <Element T>
 Array array(std::initializer_list<T> values);
-template <Scalar T>
+template <Element T>
 Array array(const std::vector<T>& values, const Shape& shape);
-template <Scalar T>
+template <Element T>
 Array array(const std::vector<T>& values) {
   return array(values, Shape{static_cast<std::int64_t>(values.size())});
 }

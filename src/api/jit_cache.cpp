@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "core/array_impl.hpp"
+#include "jx/config.hpp"
 #include "support/format.hpp"
 
 namespace jx::api {
@@ -116,6 +117,7 @@ struct Differ {
 std::uint64_t hash_call(const detail::CallArgs& args) {
   std::uint64_t h = mix(reinterpret_cast<std::uintptr_t>(args.type_token),
                         static_cast<std::uint64_t>(args.num_args));
+  h = mix(h, config().enable_x64 ? 1 : 0);
   for (std::uint64_t s : args.structure.sizes) h = mix(h, s);
   for (const std::string* k : args.structure.keys) h = mix(h, std::hash<std::string_view>{}(*k));
   for (const Array& x : args.leaves) h = hash_aval(h, x.aval());
@@ -128,6 +130,7 @@ std::uint64_t hash_call(const detail::CallArgs& args) {
 
 bool matches(const Signature& sig, const detail::CallArgs& args) {
   if (sig.type_token != args.type_token || sig.num_args != args.num_args ||
+      sig.enable_x64 != config().enable_x64 ||
       sig.avals.size() != args.leaves.size() || sig.sizes != args.structure.sizes ||
       sig.keys.size() != args.structure.keys.size() || sig.statics.size() != args.statics.size())
     return false;
@@ -152,6 +155,7 @@ Signature make_signature(const detail::CallArgs& args, std::uint64_t hash,
   for (const auto& s : args.statics)
     sig.statics.push_back(StoredStatic{s.argnum, s.hash, s.ops, s.ops->copy(s.value)});
   sig.structures = std::move(structures);
+  sig.enable_x64 = config().enable_x64;
   return sig;
 }
 
@@ -184,6 +188,9 @@ std::vector<std::string> signature_diffs(const Signature& seen, const Signature&
     out.push_back("args: " + count(seen.structures.size()) + " → " + count(now.structures.size()));
     return out;
   }
+  if (seen.enable_x64 != now.enable_x64)
+    out.push_back(std::string("enable_x64: ") + (seen.enable_x64 ? "true" : "false") + " → " +
+                  (now.enable_x64 ? "true" : "false"));
   Differ d{seen, now, out};
   std::size_t la = 0, lb = 0;
   for (std::size_t i = 0; i < seen.structures.size(); ++i) {

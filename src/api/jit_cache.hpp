@@ -32,10 +32,11 @@ struct Signature {
   std::vector<ShapedArray> avals;  // one per leaf
   std::vector<StoredStatic> statics;
   std::vector<tree::TreeDef> structures;  // one per argument (for messages)
+  bool enable_x64 = false;  // the mode traced in: it decides the dtypes of C++ scalars
 };
 
 std::uint64_t hash_call(const detail::CallArgs& args);
-// Exact: types, structure, every leaf's aval, every static value.
+// Exact: types, structure, every leaf's aval, every static value, and --enable_x64.
 bool matches(const Signature& sig, const detail::CallArgs& args);
 Signature make_signature(const detail::CallArgs& args, std::uint64_t hash,
                          std::vector<tree::TreeDef> structures);

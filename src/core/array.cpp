@@ -3,6 +3,7 @@
 
 #include "core/array_impl.hpp"
 #include "core/dtype_dispatch.hpp"
+#include "core/element_convert.hpp"
 #include "jx/device.hpp"
 #include "jx/lax.hpp"
 #include "support/format.hpp"
@@ -137,7 +138,7 @@ std::vector<T> Array::to_vector() const {
   std::vector<T> out(static_cast<std::size_t>(size()));
   dispatch(dtype(), [&]<class S>() {
     const S* src = buf.as<S>();
-    for (std::size_t k = 0; k < out.size(); ++k) out[k] = static_cast<T>(src[k]);
+    for (std::size_t k = 0; k < out.size(); ++k) out[k] = convert_element<T>(src[k]);
   });
   return out;
 }
@@ -147,7 +148,7 @@ T Array::item() const {
   const Buffer& buf = concrete_buffer(*this, "item()");
   if (size() != 1)
     throw TypeError("item() needs an array of size 1, got shape " + shape_str(shape()));
-  return dispatch(dtype(), [&]<class S>() { return static_cast<T>(*buf.as<S>()); });
+  return dispatch(dtype(), [&]<class S>() { return convert_element<T>(*buf.as<S>()); });
 }
 
 Array::operator bool() const {
@@ -162,7 +163,7 @@ Array::operator bool() const {
 
 Array Array::astype(DType d) const { return lax::convert_element_type(*this, d, false); }
 
-#define JX_INSTANTIATE(dtype, T)                       \
+#define JX_INSTANTIATE(dtype, T, ...)                     \
   template std::vector<T> Array::to_vector<T>() const; \
   template T Array::item<T>() const;
 JX_FOR_EACH_DTYPE(JX_INSTANTIATE)

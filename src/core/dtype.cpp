@@ -1,67 +1,111 @@
-// DType names and JAX's promotion lattice.
+// DType names and kinds (from JX_FOR_EACH_DTYPE), the default dtypes of each mode, and JAX's
+// type-promotion lattice.
 #include "jx/dtype.hpp"
 
 #include <array>
 #include <bitset>
 
+#include "jx/config.hpp"
 #include "support/check.hpp"
 
 namespace jx {
 
 std::string_view dtype_name(DType d) {
   switch (d) {
-    case bool_: return "bool";
-    case int32: return "int32";
-    case int64: return "int64";
-    case uint32: return "uint32";
-    case float32: return "float32";
-    case float64: return "float64";
+#define JX_DTYPE_NAME(name, type, text, ...) \
+  case DType::name:                          \
+    return text;
+    JX_FOR_EACH_DTYPE(JX_DTYPE_NAME)
+#undef JX_DTYPE_NAME
   }
   return "?";
 }
 
 std::string_view dtype_short_name(DType d) {
   switch (d) {
-    case bool_: return "bool";
-    case int32: return "i32";
-    case int64: return "i64";
-    case uint32: return "u32";
-    case float32: return "f32";
-    case float64: return "f64";
+#define JX_DTYPE_SHORT_NAME(name, type, text, short_name, ...) \
+  case DType::name:                                            \
+    return short_name;
+    JX_FOR_EACH_DTYPE(JX_DTYPE_SHORT_NAME)
+#undef JX_DTYPE_SHORT_NAME
   }
   return "?";
 }
 
 std::size_t itemsize(DType d) {
   switch (d) {
-    case bool_: return 1;
-    case int32: case uint32: case float32: return 4;
-    case int64: case float64: return 8;
+#define JX_DTYPE_SIZE(name, type, ...) \
+  case DType::name:                    \
+    return sizeof(type);
+    JX_FOR_EACH_DTYPE(JX_DTYPE_SIZE)
+#undef JX_DTYPE_SIZE
   }
   return 0;
 }
 
-bool is_floating(DType d) { return d == float32 || d == float64; }
-bool is_integral(DType d) { return d == int32 || d == int64 || d == uint32; }
-bool is_unsigned(DType d) { return d == uint32; }
+namespace {
+
+template <class Predicate>
+bool kind_is(DType d, Predicate p) {
+  switch (d) {
+#define JX_DTYPE_KIND(name, type, ...) \
+  case DType::name:                    \
+    return p.template operator()<type>();
+    JX_FOR_EACH_DTYPE(JX_DTYPE_KIND)
+#undef JX_DTYPE_KIND
+  }
+  return false;
+}
+
+}  // namespace
+
+bool is_floating(DType d) {
+  return kind_is(d, []<class T>() { return is_float_element_v<T>; });
+}
+bool is_integral(DType d) {
+  return kind_is(d, []<class T>() { return std::is_integral_v<T> && !std::is_same_v<T, bool>; });
+}
+bool is_unsigned(DType d) {
+  return kind_is(d, []<class T>() { return std::is_unsigned_v<T> && !std::is_same_v<T, bool>; });
+}
+bool is_signed_integral(DType d) { return is_integral(d) && !is_unsigned(d); }
+
+DType default_int_dtype() { return config().enable_x64 ? int64 : int32; }
+DType default_float_dtype() { return config().enable_x64 ? float64 : float32; }
 
 namespace {
 
-// Lattice nodes. kIntWeak (i*) and kFloatWeak (f*) stand for weak-typed scalars.
-enum Node { kBool, kIntWeak, kFloatWeak, kU32, kI32, kI64, kF32, kF64, kNumNodes };
+// JAX's lattice ("standard" promotion). i* and f* are the weak types: a C++ integer or float
+// scalar, which defers to any array dtype of its kind.
+enum Node {
+  kBool, kIntWeak, kFloatWeak,
+  kU8, kU16, kU32, kU64, kI8, kI16, kI32, kI64, kBF16, kF16, kF32, kF64,
+  kNumNodes
+};
 
-// Direct successors, as in JAX's lattice restricted to jx's dtypes. u32 and i32 both lead to i64
-// (the smallest type holding both); i64 leads to f* so that any float wins over any integer.
+// Direct successors, as jax._src.dtypes' _type_promotion_lattice: an unsigned type leads to the
+// next unsigned type and to the signed type that holds it; every 64-bit integer leads to f*.
 constexpr std::array<std::initializer_list<Node>, kNumNodes> kEdges = {{
     /*kBool*/ {kIntWeak},
-    /*kIntWeak*/ {kU32, kI32},
-    /*kFloatWeak*/ {kF32},
-    /*kU32*/ {kI64},
+    /*kIntWeak*/ {kU8, kI8},
+    /*kFloatWeak*/ {kBF16, kF16},
+    /*kU8*/ {kI16, kU16},
+    /*kU16*/ {kI32, kU32},
+    /*kU32*/ {kI64, kU64},
+    /*kU64*/ {kFloatWeak},
+    /*kI8*/ {kI16},
+    /*kI16*/ {kI32},
     /*kI32*/ {kI64},
     /*kI64*/ {kFloatWeak},
+    /*kBF16*/ {kF32},
+    /*kF16*/ {kF32},
     /*kF32*/ {kF64},
     /*kF64*/ {},
 }};
+
+constexpr DType kDTypeOf[kNumNodes] = {bool_, int32, float32, uint8,    uint16,  uint32,
+                                       uint64, int8, int16,   int32,    int64,   bfloat16,
+                                       float16, float32, float64};
 
 using NodeSet = std::bitset<kNumNodes>;
 
@@ -74,15 +118,9 @@ NodeSet upper_bounds(Node n) {
 
 Node node_of(TypeInfo t) {
   if (t.weak_type && is_floating(t.dtype)) return kFloatWeak;
-  if (t.weak_type && !is_unsigned(t.dtype) && t.dtype != bool_) return kIntWeak;
-  switch (t.dtype) {
-    case bool_: return kBool;
-    case uint32: return kU32;
-    case int32: return kI32;
-    case int64: return kI64;
-    case float32: return kF32;
-    case float64: return kF64;
-  }
+  if (t.weak_type && is_integral(t.dtype)) return kIntWeak;
+  for (int n = kU8; n < kNumNodes; ++n)
+    if (kDTypeOf[n] == t.dtype) return static_cast<Node>(n);
   return kBool;
 }
 
@@ -93,25 +131,18 @@ TypeInfo promote_types(TypeInfo a, TypeInfo b) {
   // The join is the common upper bound that every other common upper bound is above.
   for (int n = 0; n < kNumNodes; ++n) {
     if (!common.test(n) || (upper_bounds(static_cast<Node>(n)) & common) != common) continue;
-    switch (static_cast<Node>(n)) {
-      case kIntWeak:
-      case kFloatWeak: {
-        // Weak result: keep the weak operands' own width (a C++ double stays float64).
-        DType d = a.weak_type && b.weak_type ? promote_types(a.dtype, b.dtype)
-                  : a.weak_type              ? a.dtype
-                                             : b.dtype;
-        if (n == kFloatWeak && !is_floating(d)) d = float32;
-        if (n == kIntWeak && !is_integral(d)) d = int32;
-        return {d, true};
-      }
-      case kBool: return {bool_, false};
-      case kU32: return {uint32, false};
-      case kI32: return {int32, false};
-      case kI64: return {int64, false};
-      case kF32: return {float32, false};
-      case kF64: return {float64, false};
-      default: break;
+    // A weak result keeps the weak operands' own width (a C++ double stays float64); two strong
+    // 64-bit integers that meet at f* give float64, as in JAX's x64 mode.
+    if (n == kIntWeak || n == kFloatWeak) {
+      DType d = a.weak_type && b.weak_type ? promote_types(a.dtype, b.dtype)
+                : a.weak_type              ? a.dtype
+                : b.weak_type              ? b.dtype
+                                           : float64;
+      if (n == kFloatWeak && !is_floating(d)) d = default_float_dtype();
+      if (n == kIntWeak && !is_integral(d)) d = default_int_dtype();
+      return {d, true};
     }
+    return {kDTypeOf[n], false};
   }
   JX_CHECK(false, "promotion lattice has no join");
 }

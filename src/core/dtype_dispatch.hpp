@@ -11,7 +11,7 @@ namespace jx {
 template <class F>
 decltype(auto) dispatch(DType d, F&& f) {
   switch (d) {
-#define JX_DISPATCH_CASE(name, type) \
+#define JX_DISPATCH_CASE(name, type, ...) \
   case DType::name:                  \
     return f.template operator()<type>();
     JX_FOR_EACH_DTYPE(JX_DISPATCH_CASE)

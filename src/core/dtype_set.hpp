@@ -25,8 +25,10 @@ class DTypeSet {
   unsigned bits_ = 0;
 };
 
-inline constexpr DTypeSet kFloating{float32, float64};
-inline constexpr DTypeSet kInteger{int32, int64, uint32};
+inline constexpr DTypeSet kFloating{bfloat16, float16, float32, float64};
+inline constexpr DTypeSet kSignedInteger{int8, int16, int32, int64};
+inline constexpr DTypeSet kUnsignedInteger{uint8, uint16, uint32, uint64};
+inline constexpr DTypeSet kInteger = kSignedInteger | kUnsignedInteger;
 inline constexpr DTypeSet kBool{bool_};
 inline constexpr DTypeSet kNumeric = kInteger | kFloating;
 inline constexpr DTypeSet kIntegerOrBool = kInteger | kBool;

@@ -25,9 +25,12 @@ template <class Op>
 Array unary(const Instruction& inst, std::span<const Array> in) {
   Array out = fresh(inst.shape);
   dispatch(in[0].dtype(), [&]<class T>() {
+    using C = compute_t<T>;
+    using R = std::conditional_t<std::is_same_v<decltype(Op{}(C{})), bool>, bool, T>;
     const T* x = data<T>(in[0]);
-    auto* o = mutable_data<decltype(Op{}(T{}))>(out);
-    for (std::int64_t i = 0, n = inst.shape.size(); i < n; ++i) o[i] = Op{}(x[i]);
+    R* o = mutable_data<R>(out);
+    for (std::int64_t i = 0, n = inst.shape.size(); i < n; ++i)
+      o[i] = static_cast<R>(Op{}(static_cast<C>(x[i])));
   });
   return out;
 }
@@ -36,9 +39,11 @@ template <class Op>
 Array binary(const Instruction& inst, std::span<const Array> in) {
   Array out = fresh(inst.shape);
   dispatch(inst.shape.dtype, [&]<class T>() {
+    using C = compute_t<T>;
     const T *x = data<T>(in[0]), *y = data<T>(in[1]);
     T* o = mutable_data<T>(out);
-    for (std::int64_t i = 0, n = inst.shape.size(); i < n; ++i) o[i] = Op{}(x[i], y[i]);
+    for (std::int64_t i = 0, n = inst.shape.size(); i < n; ++i)
+      o[i] = static_cast<T>(Op{}(static_cast<C>(x[i]), static_cast<C>(y[i])));
   });
   return out;
 }

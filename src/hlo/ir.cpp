@@ -32,18 +32,11 @@ std::optional<Opcode> opcode_from_name(std::string_view name) {
 
 std::string_view hlo_type_name(DType d) {
   switch (d) {
-    case bool_:
-      return "pred";
-    case int32:
-      return "s32";
-    case int64:
-      return "s64";
-    case uint32:
-      return "u32";
-    case float32:
-      return "f32";
-    case float64:
-      return "f64";
+#define JX_HLO_TYPE_NAME(name, type, text, short_name, hlo_name) \
+  case DType::name:                                              \
+    return hlo_name;
+    JX_FOR_EACH_DTYPE(JX_HLO_TYPE_NAME)
+#undef JX_HLO_TYPE_NAME
   }
   return "?";
 }

@@ -9,6 +9,7 @@
 
 #include "core/array_impl.hpp"
 #include "core/dtype_dispatch.hpp"
+#include "core/element_convert.hpp"
 #include "hlo/ir.hpp"
 
 namespace jx::hlo {
@@ -277,12 +278,13 @@ class Parser {
       if (tok == "false") return false;
       return bad();
     } else {
-      T v{};
+      // A 16-bit float's value is printed as the float it is exactly.
+      compute_t<T> v{};
       auto r = std::from_chars(tok.data(), tok.data() + tok.size(), v);
       if (r.ec == std::errc::result_out_of_range)
         fail_at(at, "value out of range for " + std::string(hlo_type_name(dtype)));
       if (r.ec != std::errc() || r.ptr != tok.data() + tok.size()) return bad();
-      return v;
+      return static_cast<T>(v);
     }
   }
 

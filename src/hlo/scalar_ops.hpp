@@ -1,5 +1,6 @@
 // Each elementwise opcode's scalar semantics, written once: `Scalar<op>` is a functor on one
-// element type. The HLO evaluator and the primitives' eager impls both apply these; the LLVM
+// element type (the 16-bit floats compute in float: drivers pass compute_t<T>, and round the
+// result once as they store it). The HLO evaluator and the primitives' eager impls both apply these; the LLVM
 // emitters (codegen/elemental) are the only other statement of an op's arithmetic. Every functor
 // compiles for every element type, since dispatch instantiates all of them; the opcode table's
 // dtypes (opcodes.def) keep the others from being called.
@@ -11,6 +12,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "core/element_convert.hpp"
 #include "hlo/ir.hpp"
 #include "support/shifts.hpp"
 
@@ -20,7 +22,7 @@ template <class T>
 constexpr bool kIsInt = std::is_integral_v<T> && !std::is_same_v<T, bool>;
 // Float functions compile for integers in double; they never run there.
 template <class T>
-using Wide = std::conditional_t<std::is_floating_point_v<T>, T, double>;
+using Wide = std::conditional_t<is_float_element_v<T>, compute_t<T>, double>;
 
 // Integer arithmetic wraps modulo 2^n, as XLA's does: signed overflow is undefined in C++, so it
 // runs in the unsigned type of the same width (the conversion back is modular since C++20).
@@ -109,7 +111,7 @@ template <>
 struct Scalar<Opcode::kSign> {  // sign(NaN) = NaN, sign(-0.0) = +0.0
   template <class T>
   T operator()(T x) const {
-    if constexpr (std::is_floating_point_v<T>)
+    if constexpr (is_float_element_v<T>)
       if (std::isnan(x)) return x;
     return static_cast<T>((T(0) < x) - (x < T(0)));
   }
@@ -178,8 +180,8 @@ template <>
 struct Scalar<Opcode::kRemainder> {  // the dividend's sign; integers: x % 0 = x, INT_MIN % -1 = 0
   template <class T>
   T operator()(T x, T y) const {
-    if constexpr (std::is_floating_point_v<T>) {
-      return std::fmod(x, y);
+    if constexpr (is_float_element_v<T>) {
+      return static_cast<T>(std::fmod(static_cast<Wide<T>>(x), static_cast<Wide<T>>(y)));
     } else if constexpr (kIsInt<T>) {
       if (y == 0) return x;
       if constexpr (std::is_signed_v<T>)
@@ -194,8 +196,8 @@ template <>
 struct Scalar<Opcode::kPower> {  // integers: repeated squaring, wrapping; x^-n = 0 unless |x| = 1
   template <class T>
   T operator()(T x, T y) const {
-    if constexpr (std::is_floating_point_v<T>) {
-      return std::pow(x, y);
+    if constexpr (is_float_element_v<T>) {
+      return static_cast<T>(std::pow(static_cast<Wide<T>>(x), static_cast<Wide<T>>(y)));
     } else if constexpr (std::is_same_v<T, bool>) {
       return y ? x : true;
     } else {
@@ -213,7 +215,7 @@ template <>
 struct Scalar<Opcode::kMaximum> {  // NaN propagates, unlike std::max and std::fmax
   template <class T>
   T operator()(T x, T y) const {
-    if constexpr (std::is_floating_point_v<T>)
+    if constexpr (is_float_element_v<T>)
       if (std::isnan(x) || std::isnan(y)) return std::isnan(x) ? x : y;
     return x > y ? x : y;
   }
@@ -222,7 +224,7 @@ template <>
 struct Scalar<Opcode::kMinimum> {
   template <class T>
   T operator()(T x, T y) const {
-    if constexpr (std::is_floating_point_v<T>)
+    if constexpr (is_float_element_v<T>)
       if (std::isnan(x) || std::isnan(y)) return std::isnan(x) ? x : y;
     return x < y ? x : y;
   }
@@ -240,7 +242,7 @@ template <class Op>
 struct Bitwise {
   template <class T>
   T operator()(T x, T y) const {
-    if constexpr (std::is_floating_point_v<T>)
+    if constexpr (is_float_element_v<T>)
       return x;
     else
       return static_cast<T>(Op{}(x, y));
@@ -277,35 +279,13 @@ template <>
 struct Scalar<Opcode::kClamp> {  // min(max(x, lo), hi); NaN anywhere gives NaN; lo > hi gives hi
   template <class T>
   T operator()(T lo, T x, T hi) const {
-    if constexpr (std::is_floating_point_v<T>)
+    if constexpr (is_float_element_v<T>)
       if (std::isnan(x) || std::isnan(lo) || std::isnan(hi))
         return std::numeric_limits<T>::quiet_NaN();
     x = x < lo ? lo : x;
     return x > hi ? hi : x;
   }
 };
-
-// XLA's conversions: float → int saturates and maps NaN to 0; f64 → f32 overflow gives ±inf.
-template <class O, class T>
-O convert_element(T x) {
-  if constexpr (std::is_same_v<O, bool>) {
-    return x != T(0);
-  } else if constexpr (std::is_floating_point_v<T> && kIsInt<O>) {
-    if (std::isnan(x)) return O(0);
-    using L = std::numeric_limits<O>;
-    if (x <= static_cast<T>(L::lowest())) return L::lowest();
-    if (x >= static_cast<T>(L::max())) return L::max();
-    return static_cast<O>(x);
-  } else if constexpr (std::is_same_v<O, float> && std::is_same_v<T, double>) {
-    // Past FLT_MAX plus half an ulp the cast is undefined in C++; IEEE rounds to infinity.
-    constexpr double kLimit = std::numeric_limits<float>::max() + 0x1p103;
-    constexpr float kInf = std::numeric_limits<float>::infinity();
-    if (std::isfinite(x) && std::abs(x) >= kLimit) return x > 0 ? kInf : -kInf;
-    return static_cast<O>(x);
-  } else {
-    return static_cast<O>(x);
-  }
-}
 
 // Whether `op` has scalar semantics of `arity` operands here.
 template <Opcode op>

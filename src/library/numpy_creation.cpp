@@ -2,9 +2,10 @@
 #include <cmath>
 #include <limits>
 
-#include "library/numpy_support.hpp"
 #include "core/array_impl.hpp"
 #include "core/dtype_dispatch.hpp"
+#include "core/element_convert.hpp"
+#include "library/numpy_support.hpp"
 
 namespace jx::np {
 namespace {
@@ -27,30 +28,13 @@ Array from_data(const T* data, std::size_t n, const Shape& shape) {
   return out;
 }
 
-// A double as T: NaN → 0 and out-of-range values saturate (a plain cast would be UB), as XLA.
-template <class T>
-T from_double(double v) {
-  if constexpr (std::is_same_v<T, bool>) {
-    return v != 0;
-  } else if constexpr (std::is_integral_v<T>) {
-    if (std::isnan(v)) return T(0);
-    if (v <= static_cast<double>(std::numeric_limits<T>::lowest()))
-      return std::numeric_limits<T>::lowest();
-    if (v >= static_cast<double>(std::numeric_limits<T>::max()))
-      return std::numeric_limits<T>::max();
-    return static_cast<T>(v);
-  } else {
-    return static_cast<T>(v);
-  }
-}
-
 // A concrete array whose element i (row-major) is value(i).
 template <class F>
 Array generate(const Shape& shape, DType dtype, F value) {
   Array out = make_array(ShapedArray{shape, dtype, false});
   dispatch(dtype, [&]<class T>() {
     T* dst = out.impl()->buffer->as<T>();
-    for (std::int64_t i = 0, n = out.size(); i < n; ++i) dst[i] = from_double<T>(value(i));
+    for (std::int64_t i = 0, n = out.size(); i < n; ++i) dst[i] = convert_element<T>(value(i));
   });
   return out;
 }
@@ -64,12 +48,12 @@ bool is_whole(double v) { return std::isfinite(v) && std::floor(v) == v; }
 
 }  // namespace
 
-template <Scalar T>
+template <Element T>
 Array array(std::initializer_list<T> values) {
   return from_data(values.begin(), values.size(), Shape{static_cast<std::int64_t>(values.size())});
 }
 
-template <Scalar T>
+template <Element T>
 Array array(const std::vector<T>& values, const Shape& shape) {
   if constexpr (std::is_same_v<T, bool>) {  // vector<bool> is packed: copy out first
     std::unique_ptr<bool[]> tmp(new bool[values.size()]);
@@ -80,7 +64,7 @@ Array array(const std::vector<T>& values, const Shape& shape) {
   }
 }
 
-#define JX_INSTANTIATE(dtype, T)                     \
+#define JX_INSTANTIATE(dtype, T, ...)                   \
   template Array array<T>(std::initializer_list<T>); \
   template Array array<T>(const std::vector<T>&, const Shape&);
 JX_FOR_EACH_DTYPE(JX_INSTANTIATE)

@@ -17,7 +17,7 @@ const bool kRegistered = [] {
     return std::vector<ShapedArray>{
         {in[0].shape, params.get("new_dtype").as_dtype(), params.get("weak_type").as_bool()}};
   };
-  // XLA's conversions (hlo/scalar_ops.hpp): float → int saturates, NaN → 0.
+  // XLA's conversions (core/element_convert.hpp): float → int saturates, NaN → 0.
   p.impl = [](std::span<const Array> in, const Params&, std::span<const ShapedArray> out) {
     Array r = make_array(out[0]);
     const Buffer& xb = concrete_buffer(in[0], "impl");
@@ -25,7 +25,7 @@ const bool kRegistered = [] {
       dispatch(out[0].dtype, [&]<class O>() {
         const T* x = xb.as<T>();
         O* o = r.impl()->buffer->as<O>();
-        for (std::int64_t i = 0, n = out[0].size(); i < n; ++i) o[i] = hlo::convert_element<O>(x[i]);
+        for (std::int64_t i = 0, n = out[0].size(); i < n; ++i) o[i] = convert_element<O>(x[i]);
       });
     });
     return std::vector<Array>{r};

@@ -9,6 +9,7 @@
 
 #include "core/array_impl.hpp"
 #include "core/dtype_set.hpp"
+#include "core/element_convert.hpp"
 #include "core/dtype_dispatch.hpp"
 #include "core/primitive.hpp"
 #include "hlo/builder.hpp"
@@ -34,22 +35,25 @@ void check_dtype(const std::string& op, DType d, DTypeSet accepted);
 ShapedArray elementwise_aval(const std::string& op, std::span<const ShapedArray> in,
                              DTypeSet accepted, std::optional<DType> out_dtype = std::nullopt);
 
-// out[i] = f(x[i]) with f called on x's C++ element type; the result is cast to out's dtype.
+// out[i] = f(x[i]) with f called on x's compute type (float for the 16-bit floats); the result
+// is rounded once to out's dtype.
 template <class F>
 Array map_unary(const Array& x, const ShapedArray& out, F f) {
   Array r = make_array(out);
   const Buffer& xb = concrete_buffer(x, "impl");
   dispatch(x.dtype(), [&]<class T>() {
     dispatch(out.dtype, [&]<class O>() {
+      using C = compute_t<T>;
       const T* a = xb.as<T>();
       O* o = r.impl()->buffer->as<O>();
-      for (std::int64_t i = 0, n = out.size(); i < n; ++i) o[i] = static_cast<O>(f(a[i]));
+      for (std::int64_t i = 0, n = out.size(); i < n; ++i)
+        o[i] = static_cast<O>(f(static_cast<C>(a[i])));
     });
   });
   return r;
 }
 
-// out[i] = f(x[i], y[i]); a 0-d operand is repeated. f gets both operands as x's element type.
+// out[i] = f(x[i], y[i]); a 0-d operand is repeated. f gets both operands as x's compute type.
 template <class F>
 Array map_binary(const Array& x, const Array& y, const ShapedArray& out, F f) {
   Array r = make_array(out);
@@ -58,11 +62,12 @@ Array map_binary(const Array& x, const Array& y, const ShapedArray& out, F f) {
   std::int64_t sx = x.ndim() == 0 ? 0 : 1, sy = y.ndim() == 0 ? 0 : 1;
   dispatch(x.dtype(), [&]<class T>() {
     dispatch(out.dtype, [&]<class O>() {
+      using C = compute_t<T>;
       const T* a = xb.as<T>();
       const T* b = yb.as<T>();
       O* o = r.impl()->buffer->as<O>();
       for (std::int64_t i = 0, n = out.size(); i < n; ++i)
-        o[i] = static_cast<O>(f(a[i * sx], b[i * sy]));
+        o[i] = static_cast<O>(f(static_cast<C>(a[i * sx]), static_cast<C>(b[i * sy])));
     });
   });
   return r;

@@ -34,6 +34,7 @@ constexpr BoolFlag kBoolFlags[] = {
     {"disable_jit", &Config::disable_jit},
     {"gpu_graphs", &Config::gpu_graphs},
     {"cpu_flush_denormals", &Config::cpu_flush_denormals},
+    {"enable_x64", &Config::enable_x64},
 };
 constexpr StringFlag kStringFlags[] = {
     {"dump_to", &Config::dump_to, "DIR"},

@@ -66,6 +66,12 @@ ReduceSplit split_reduce_dims(const hlo::Instruction& reduce);
 // LLVM types of jx dtypes: in registers pred is i1, in memory one byte.
 llvm::Type* ir_type(llvm::LLVMContext& ctx, DType d);
 llvm::Type* storage_type(llvm::LLVMContext& ctx, DType d);
+// bfloat16 and float16 compute in f32 (ir_type) and are stored as bfloat and half
+// (storage_type): narrow_float rounds an f32 value to d's storage type (nearest even), and
+// widen_float brings a stored value back to f32, exactly.
+bool is_float16_kind(DType d);
+llvm::Value* narrow_float(llvm::IRBuilder<>& b, llvm::Value* v, DType d);
+llvm::Value* widen_float(llvm::IRBuilder<>& b, llvm::Value* v);
 
 // XLA's convert: float → int saturates and maps NaN to 0; anything → pred is `!= 0`.
 llvm::Value* emit_convert(llvm::IRBuilder<>& b, llvm::Value* v, DType from, DType to);

@@ -27,24 +27,40 @@ const EmitterTable& elemental_emitters() {
 }
 
 llvm::Type* ir_type(llvm::LLVMContext& ctx, DType d) {
-  switch (d) {
-    case bool_:
-      return llvm::Type::getInt1Ty(ctx);
-    case int32:
-    case uint32:
-      return llvm::Type::getInt32Ty(ctx);
-    case int64:
-      return llvm::Type::getInt64Ty(ctx);
-    case float32:
-      return llvm::Type::getFloatTy(ctx);
-    case float64:
-      return llvm::Type::getDoubleTy(ctx);
-  }
-  throw CompileError("codegen: unknown dtype");
+  if (d == bool_) return llvm::Type::getInt1Ty(ctx);
+  if (d == float64) return llvm::Type::getDoubleTy(ctx);
+  if (is_floating(d)) return llvm::Type::getFloatTy(ctx);  // the 16-bit floats compute in f32
+  return llvm::Type::getIntNTy(ctx, static_cast<unsigned>(8 * itemsize(d)));
 }
 
 llvm::Type* storage_type(llvm::LLVMContext& ctx, DType d) {
-  return d == bool_ ? llvm::Type::getInt8Ty(ctx) : ir_type(ctx, d);
+  if (d == bool_) return llvm::Type::getInt8Ty(ctx);
+  if (d == bfloat16) return llvm::Type::getBFloatTy(ctx);
+  if (d == float16) return llvm::Type::getHalfTy(ctx);
+  return ir_type(ctx, d);
+}
+
+bool is_float16_kind(DType d) { return d == bfloat16 || d == float16; }
+
+llvm::Value* narrow_float(llvm::IRBuilder<>& b, llvm::Value* v, DType d) {
+  if (d == float16) return b.CreateFPTrunc(v, b.getHalfTy());
+  // bfloat16: the high half of the float's bits, rounded to nearest even by adding 0x7fff plus
+  // the lowest kept bit (a carry past the exponent gives inf, as it should); NaN stays quiet.
+  // Integer IR that every target has, whatever its bfloat16 instructions.
+  llvm::Type* i32 = b.getInt32Ty();
+  llvm::Value* bits = b.CreateBitCast(v, i32);
+  llvm::Value* lsb = b.CreateAnd(b.CreateLShr(bits, 16), 1);
+  llvm::Value* rounded = b.CreateLShr(b.CreateAdd(bits, b.CreateAdd(lsb, b.getInt32(0x7fff))), 16);
+  llvm::Value* quiet = b.CreateOr(b.CreateLShr(bits, 16), b.getInt32(0x40));
+  llvm::Value* half = b.CreateSelect(b.CreateFCmpUNO(v, v), quiet, rounded);
+  return b.CreateBitCast(b.CreateTrunc(half, b.getInt16Ty()), b.getBFloatTy());
+}
+
+llvm::Value* widen_float(llvm::IRBuilder<>& b, llvm::Value* v) {
+  if (v->getType()->isHalfTy()) return b.CreateFPExt(v, b.getFloatTy());
+  // bfloat16 → float: its bits are the float's high half.
+  llvm::Value* bits = b.CreateZExt(b.CreateBitCast(v, b.getInt16Ty()), b.getInt32Ty());
+  return b.CreateBitCast(b.CreateShl(bits, 16), b.getFloatTy());
 }
 
 ElementGenerator ElementalEmitter::generator(const Instruction& inst,
@@ -65,7 +81,10 @@ ElementGenerator ElementalEmitter::generator(const Instruction& inst,
       llvm::SmallVector<llvm::Value*, 3> values;
       for (std::size_t k = 0; k < operands.size(); ++k)
         values.push_back(operands[k](is_scalar[k] ? scalar_index() : index));
-      return s(*this, inst, values);
+      llvm::Value* v = s(*this, inst, values);
+      // A 16-bit float result is computed in f32 and rounded, as each HLO op's value is.
+      DType d = inst.shape.dtype;
+      return is_float16_kind(d) ? widen_float(b_, narrow_float(b_, v, d)) : v;
     };
   }
   throw CompileError("codegen: no element generator for HLO " +
@@ -131,12 +150,14 @@ llvm::Value* ElementalEmitter::load(DType d, llvm::Value* base, llvm::Value* lin
                                     const llvm::Twine& name) {
   llvm::Type* t = storage_type(ctx(), d);
   llvm::Value* v = b_.CreateLoad(t, b_.CreateInBoundsGEP(t, base, linear), name);
+  if (is_float16_kind(d)) return widen_float(b_, v);
   return d == bool_ ? b_.CreateICmpNE(v, b_.getInt8(0)) : v;
 }
 
 void ElementalEmitter::store(DType d, llvm::Value* value, llvm::Value* base, llvm::Value* linear) {
   llvm::Type* t = storage_type(ctx(), d);
   if (d == bool_) value = b_.CreateZExt(value, t);
+  if (is_float16_kind(d)) value = narrow_float(b_, value, d);
   b_.CreateStore(value, b_.CreateInBoundsGEP(t, base, linear));
 }
 

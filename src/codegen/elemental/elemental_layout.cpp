@@ -258,8 +258,8 @@ llvm::Constant* literal_element(ElementalEmitter& em, const Instruction& inst, s
   return dispatch(d, [&]<class T>() -> llvm::Constant* {
     T v;
     std::memcpy(&v, bytes + i * static_cast<std::int64_t>(sizeof(T)), sizeof(T));
-    if constexpr (std::is_floating_point_v<T>)
-      return llvm::ConstantFP::get(t, v);
+    if constexpr (is_float_element_v<T>)
+      return llvm::ConstantFP::get(t, static_cast<double>(v));
     else if constexpr (std::is_signed_v<T>)
       return llvm::ConstantInt::getSigned(t, v);
     else

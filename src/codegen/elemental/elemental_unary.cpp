@@ -129,11 +129,31 @@ llvm::Value* emit_convert_op(ElementalEmitter& em, const Instruction& inst, Valu
   return emit_convert(em.b(), x[0], operand_dtype(inst), inst.shape.dtype);
 }
 
+// d rounded to float toward zero, with the lowest bit set when that was inexact ("round to
+// odd"): rounding this float to nearest even at 16 bits gives d's own nearest-even rounding,
+// where rounding d to float first could round twice.
+llvm::Value* round_to_odd_f32(llvm::IRBuilder<>& b, llvm::Value* d) {
+  llvm::Value* f = b.CreateFPTrunc(d, b.getFloatTy());
+  llvm::Value* back = b.CreateFPExt(f, d->getType());
+  llvm::Value* bits = b.CreateBitCast(f, b.getInt32Ty());
+  auto fabs = [&](llvm::Value* x) { return b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x); };
+  llvm::Value* rounded_away = b.CreateFCmpOGT(fabs(back), fabs(d));
+  llvm::Value* truncated = b.CreateSelect(rounded_away, b.CreateSub(bits, b.getInt32(1)), bits);
+  llvm::Value* odd = b.CreateOr(truncated, b.getInt32(1));
+  return b.CreateBitCast(b.CreateSelect(b.CreateFCmpONE(back, d), odd, bits), b.getFloatTy());
+}
+
 }  // namespace
 
 llvm::Value* emit_convert(llvm::IRBuilder<>& b, llvm::Value* v, DType from, DType to) {
   if (from == to) return v;
   llvm::Type* t = ir_type(b.getContext(), to);
+  // To a 16-bit float (computed in f32, rounded by the caller): one rounding from the exact
+  // value, through float64 and a round-to-odd float.
+  if (is_float16_kind(to) && from != bool_ && from != float32 && !is_float16_kind(from)) {
+    llvm::Value* wide = emit_convert(b, v, from, float64);
+    return round_to_odd_f32(b, wide);
+  }
   if (to == bool_)  // x != 0; NaN != 0 holds
     return is_floating(from) ? b.CreateFCmpUNE(v, llvm::ConstantFP::get(v->getType(), 0.0))
                              : b.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
