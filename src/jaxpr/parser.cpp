@@ -217,11 +217,20 @@ class Parser {
     return scope.vars[name.text] = v;
   }
 
+  // "a dtype (bool, i8, ..., f32 or f64)": every short name a jaxpr may use.
+  static std::string dtype_expectation() {
+    std::string list;
+    for (std::size_t i = 0; i < std::size(kAllDTypes); ++i)
+      list += (i == 0 ? "" : i + 1 == std::size(kAllDTypes) ? " or " : ", ") +
+              std::string(dtype_short_name(kAllDTypes[i]));
+    return "a dtype (" + list + ")";
+  }
+
   // DTYPE [ DIMS ]: f32[2,3], bool[]
   ShapedArray type() {
     Token t = peek();
     auto d = ident(t) ? dtype_from(t.text, true) : std::nullopt;
-    if (!d) fail(t, "a dtype (bool, i32, i64, u32, f32 or f64)");
+    if (!d) fail(t, dtype_expectation());
     next();
     ShapedArray aval{{}, *d, false};
     expect('[', "'[' after the dtype");

@@ -212,8 +212,8 @@ TEST_CASE("HLO parser: errors name the line, the column and what was expected", 
         "HLO parse error at line 5, column 40: operand %p has shape f32[3]{0}, not f32[4]{0}");
   CHECK(parse_error(body(p + "  ROOT %q = f32[3]{0} negate(f32[3]{0} %p\n")) ==
         "HLO parse error at line 6, column 1: expected ')', got '}'");
-  CHECK(parse_error(body(p + "  ROOT %q = f16[3]{0} negate(f32[3]{0} %p)\n")) ==
-        "HLO parse error at line 5, column 13: unknown element type 'f16'");
+  CHECK(parse_error(body(p + "  ROOT %q = c64[3]{0} negate(f32[3]{0} %p)\n")) ==
+        "HLO parse error at line 5, column 13: unknown element type 'c64'");
   CHECK(parse_error(body("  %p = f32[3]{1} parameter(0)\n")) ==
         "HLO parse error at line 4, column 14: expected a row-major layout");
   CHECK(parse_error(body("  %p = f32[3]{0} parameter(1)\n")) ==

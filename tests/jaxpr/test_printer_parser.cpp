@@ -281,9 +281,9 @@ TEST_CASE("parser: errors name the line, the column and what was expected", "[ja
         "jaxpr parse error at line 1, column 37: unknown primitive 'foo'");
   CHECK(parse_error("{ lambda ; a:f32[3]. let b:f32[3] = sin z in (b,) }") ==
         "jaxpr parse error at line 1, column 41: undefined variable 'z'");
-  CHECK(parse_error("{ lambda ; a:f16[3]. let  in (a,) }") ==
-        "jaxpr parse error at line 1, column 14: expected a dtype (bool, i32, i64, u32, f32 or "
-        "f64), got 'f16'");
+  CHECK(parse_error("{ lambda ; a:c64[3]. let  in (a,) }") ==
+        "jaxpr parse error at line 1, column 14: expected a dtype (bool, i8, i16, i32, i64, u8, "
+        "u16, u32, u64, bf16, f16, f32 or f64), got 'c64'");
   CHECK(parse_error("{ lambda ; a. let  in (a,) }") ==
         "jaxpr parse error at line 1, column 13: expected ':' and a type after variable 'a', "
         "got '.'");
