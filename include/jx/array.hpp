@@ -32,8 +32,8 @@ class Array {
 
   // A C++ scalar becomes a 0-d array. Signed integers and floating point values are weak-typed
   // (like Python scalars in JAX: they take the dtype of the array they meet); bool and unsigned
-  // integers are not. An int is a weak int32 (int64 with --enable_x64); a float, a double and
-  // an int64 keep their width.
+  // integers are not. As JAX's literals, an int and a double are a weak int32 and a weak float32
+  // (int64 and float64 with --enable_x64); a float and an int64 keep their width.
   template <Scalar T>
   Array(T value) : Array(from_scalar(value)) {}  // NOLINT: implicit, so `x + 2.0f` works
 
@@ -80,8 +80,10 @@ class Array {
     constexpr bool weak = !std::is_same_v<T, bool> && !std::is_unsigned_v<T>;
     if constexpr (std::is_same_v<T, bool>)
       return scalar(value ? 1.0 : 0.0, 0, bool_, false);
+    else if constexpr (std::is_same_v<T, double>)
+      return scalar(value, 0, default_float_dtype(), weak);
     else if constexpr (std::is_floating_point_v<T>)
-      return scalar(static_cast<double>(value), 0, sizeof(T) == 8 ? float64 : float32, weak);
+      return scalar(static_cast<double>(value), 0, float32, weak);
     else if constexpr (weak && sizeof(T) <= sizeof(int))
       return scalar(0.0, static_cast<std::int64_t>(value), default_int_dtype(), weak);
     else

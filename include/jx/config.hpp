@@ -40,9 +40,10 @@ struct Config {
   // On the GPU, f32 products below highest let cuBLAS round operands to TF32.
   std::string default_matmul_precision;
   std::string compilation_cache_dir;  // --compilation_cache_dir=DIR
-  // --enable_x64: JAX's x64 mode. C++ int and double scalars are weak int64 and float64, integer
-  // literal arrays int64 and np's default float float64. Off (JAX's default mode): int32 and
-  // float32. Explicit 64-bit dtypes are available either way.
+  // --enable_x64: JAX's x64 mode. C++ int and double scalars are weak int64 and float64, int
+  // arrays int64, np's default dtypes int64 and float64, random::randint draws int64 and
+  // bernoulli compares float64 uniforms. Off (JAX's default mode): int32 and float32. Explicit
+  // 64-bit dtypes are available either way.
   bool enable_x64 = false;
   // Where log_compiles and explain_cache_misses write, one message per call.
   std::function<void(const std::string&)> log = detail::log_to_stderr;

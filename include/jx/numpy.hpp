@@ -36,18 +36,20 @@ Array array(const std::vector<T>& values) {
   return array(values, Shape{static_cast<std::int64_t>(values.size())});
 }
 Array asarray(const Array& x, std::optional<DType> dtype = std::nullopt);
-Array zeros(const Shape& shape, DType dtype = float32);
-Array ones(const Shape& shape, DType dtype = float32);
+// Default dtypes are the mode's (jx/dtype.hpp): float32, or float64 with --enable_x64.
+Array zeros(const Shape& shape, DType dtype = default_float_dtype());
+Array ones(const Shape& shape, DType dtype = default_float_dtype());
 Array full(const Shape& shape, const Array& fill_value, std::optional<DType> dtype = std::nullopt);
 Array zeros_like(const Array& x, std::optional<DType> dtype = std::nullopt);
 Array ones_like(const Array& x, std::optional<DType> dtype = std::nullopt);
 Array full_like(const Array& x, const Array& fill_value, std::optional<DType> dtype = std::nullopt);
-Array arange(double stop, std::optional<DType> dtype = std::nullopt);  // int32 for whole numbers
+// The default int dtype for whole numbers, else the default float dtype.
+Array arange(double stop, std::optional<DType> dtype = std::nullopt);
 Array arange(double start, double stop, double step = 1, std::optional<DType> dtype = std::nullopt);
 Array linspace(double start, double stop, std::int64_t num = 50, bool endpoint = true,
-               DType dtype = float32);
+               DType dtype = default_float_dtype());
 Array eye(std::int64_t n, std::optional<std::int64_t> m = std::nullopt, std::int64_t k = 0,
-          DType dtype = float32);
+          DType dtype = default_float_dtype());
 
 // ---- elementwise -----------------------------------------------------------------------------
 Array negative(const Array& x);

@@ -131,8 +131,9 @@ TypeInfo promote_types(TypeInfo a, TypeInfo b) {
   // The join is the common upper bound that every other common upper bound is above.
   for (int n = 0; n < kNumNodes; ++n) {
     if (!common.test(n) || (upper_bounds(static_cast<Node>(n)) & common) != common) continue;
-    // A weak result keeps the weak operands' own width (a C++ double stays float64); two strong
-    // 64-bit integers that meet at f* give float64, as in JAX's x64 mode.
+    // A weak result keeps the weak operands' own width (the mode's default for C++ int and
+    // double, jx/array.hpp); two strong 64-bit integers that meet at f* give float64, as in
+    // JAX's x64 mode.
     if (n == kIntWeak || n == kFloatWeak) {
       DType d = a.weak_type && b.weak_type ? promote_types(a.dtype, b.dtype)
                 : a.weak_type              ? a.dtype

@@ -25,6 +25,8 @@ Array from_data(const T* data, std::size_t n, const Shape& shape) {
   Array out = make_array(ShapedArray{shape, dtype_of<T>(), false});
   T* dst = out.impl()->buffer->template as<T>();
   for (std::size_t i = 0; i < n; ++i) dst[i] = data[i];
+  // C++ ints are JAX's int literals: int64 with --enable_x64.
+  if constexpr (std::is_same_v<T, int>) return out.astype(default_int_dtype());
   return out;
 }
 
@@ -102,7 +104,8 @@ Array ones_like(const Array& x, std::optional<DType> dtype) { return full_like(x
 
 Array arange(double stop, std::optional<DType> dtype) { return arange(0, stop, 1, dtype); }
 
-// numpy's length ceil((stop - start) / step); int32 when every argument is a whole number.
+// numpy's length ceil((stop - start) / step); the default int dtype when every argument is a
+// whole number.
 Array arange(double start, double stop, double step, std::optional<DType> dtype) {
   if (step == 0) throw ShapeError("arange got step 0: division by zero");
   double length = std::ceil((stop - start) / step);
@@ -110,7 +113,8 @@ Array arange(double start, double stop, double step, std::optional<DType> dtype)
   if (length > static_cast<double>(std::int64_t{1} << 53))
     throw ShapeError("Maximum allowed size exceeded");
   auto n = static_cast<std::int64_t>(std::max(length, 0.0));
-  DType d = dtype.value_or(is_whole(start) && is_whole(stop) && is_whole(step) ? int32 : float32);
+  DType d = dtype.value_or(is_whole(start) && is_whole(stop) && is_whole(step) ? default_int_dtype()
+                                                                         : default_float_dtype());
   return generate({n}, d, [&](std::int64_t i) { return start + static_cast<double>(i) * step; });
 }
 

@@ -6,8 +6,11 @@ namespace {
 
 using ReduceFn = Array (*)(const Array&, const std::vector<std::int64_t>&);
 
+// 16-bit floats sum in float32 and round once (JAX's upcast_f16_for_computation).
+DType computation_dtype(DType d) { return d == bfloat16 || d == float16 ? float32 : d; }
+
 // The shared path of every reduction: axes, the empty check of ops without an identity, the
-// dtype the reduction computes in (strong, as JAX converts), and keepdims.
+// dtype of the result (strong, as JAX converts), the dtype it computes in, and keepdims.
 Array reduce(const std::string& name, const Array& x, const Axes& axis, bool keepdims, DType dtype,
              ReduceFn fn, bool has_identity = true) {
   std::vector<std::int64_t> dims = detail::canonical_axes(axis, x.ndim());
@@ -16,14 +19,22 @@ Array reduce(const std::string& name, const Array& x, const Axes& axis, bool kee
       if (x.shape()[d] == 0)
         throw ShapeError("zero-size array to reduction operation " + name +
                          " which has no identity");
-  Array out = fn(detail::convert(x, {dtype, false}), dims);
+  // max and min are exact in any dtype; only folds that round need the wider one.
+  DType compute = has_identity ? computation_dtype(dtype) : dtype;
+  Array out = detail::convert(fn(detail::convert(x, {compute, false}), dims), {dtype, false});
   if (!keepdims || dims.empty()) return out;
   std::sort(dims.begin(), dims.end());
   return lax::expand_dims(out, dims);
 }
 
-// bool sums and products count in int32 (the default integer), as JAX's promote_integers.
-DType accumulation_dtype(DType d) { return d == bool_ ? int32 : d; }
+// Sums and products of bools and of integers narrower than the default int count in the default
+// int of their signedness (JAX's promote_integers): sum(uint8) is uint32, sum(int8) int32.
+DType accumulation_dtype(DType d) {
+  DType wide = default_int_dtype();
+  if (d == bool_) return wide;
+  if (!is_integral(d) || itemsize(d) >= itemsize(wide)) return d;
+  return is_unsigned(d) ? (wide == int64 ? uint64 : uint32) : wide;
+}
 
 // The number of elements each output element reduces over: the mean's divisor.
 std::int64_t reduced_count(const Array& x, const Axes& axis) {
@@ -36,9 +47,12 @@ DType inexact_dtype(DType d) {
   return detail::promoted({d, false}, detail::Promotion::kInexact).dtype;
 }
 
+// The mean in `dtype`, summed and divided in its computation dtype and rounded once.
 Array mean_as(const Array& x, const Axes& axis, bool keepdims, DType dtype) {
-  Array total = reduce("sum", x, axis, keepdims, dtype, lax::reduce_sum);
-  return lax::div(total, detail::constant(static_cast<double>(reduced_count(x, axis)), dtype));
+  DType compute = computation_dtype(dtype);
+  Array total = reduce("sum", x, axis, keepdims, compute, lax::reduce_sum);
+  Array count = detail::constant(static_cast<double>(reduced_count(x, axis)), compute);
+  return detail::convert(lax::div(total, count), {dtype, false});
 }
 
 using ArgFn = Array (*)(const Array&, std::int64_t, DType);
@@ -89,7 +103,7 @@ Array any(const Array& x, const Axes& axis, bool keepdims) {
   return reduce("any", x, axis, keepdims, bool_, lax::reduce_max);
 }
 
-// Integers average in float (float32; float64 for int64), as JAX's mean.
+// Integers and bools average in the default float; bfloat16 and float16 stay, averaged in float32.
 Array mean(const Array& x, const Axes& axis, bool keepdims) {
   return mean_as(x, axis, keepdims, inexact_dtype(x.dtype()));
 }
@@ -97,9 +111,11 @@ Array mean(const Array& x, const Axes& axis, bool keepdims) {
 // Population variance (ddof = 0): mean of squared deviations from the mean.
 Array var(const Array& x, const Axes& axis, bool keepdims) {
   DType dtype = inexact_dtype(x.dtype());
-  Array a = detail::convert(x, {dtype, false});
-  Array centered = subtract(a, mean_as(a, axis, /*keepdims=*/true, dtype));
-  return mean_as(lax::integer_pow(centered, 2), axis, keepdims, dtype);
+  DType compute = computation_dtype(dtype);
+  Array a = detail::convert(x, {compute, false});
+  Array centered = subtract(a, mean_as(a, axis, /*keepdims=*/true, compute));
+  return detail::convert(mean_as(lax::integer_pow(centered, 2), axis, keepdims, compute),
+                         {dtype, false});
 }
 
 Array std(const Array& x, const Axes& axis, bool keepdims) {

@@ -34,14 +34,14 @@ inline Array select(const Array& pred, const Array& on_true, const Array& on_fal
   return lax::select_n(pred, {on_false, on_true});
 }
 
-// How operands are promoted: to their common type, to a number (bool → int32), or to a float
-// (JAX's to_inexact_dtype: int64 → float64, other integers and bool → float32).
+// How operands are promoted: to their common type, to a number (bool → the default int), or to
+// a float (JAX's to_inexact_dtype: integers and bool meet the default float in the lattice).
 enum class Promotion { kCommon, kNumeric, kInexact };
 
 inline TypeInfo promoted(TypeInfo t, Promotion p) {
-  if (p == Promotion::kNumeric && t.dtype == bool_) return {int32, t.weak_type};
+  if (p == Promotion::kNumeric && t.dtype == bool_) return {default_int_dtype(), t.weak_type};
   if (p == Promotion::kInexact && !is_floating(t.dtype))
-    return {t.dtype == int64 ? float64 : float32, t.weak_type};
+    return {promote_types(t.dtype, default_float_dtype()), t.weak_type};
   return t;
 }
 
