@@ -21,8 +21,8 @@ struct Descr {
   const char* str;
 };
 constexpr Descr kDescr[] = {
-    {bool_, "|b1"},   {int8, "|i1"},   {int16, "<i2"},    {int32, "<i4"},   {int64, "<i8"},
-    {uint8, "|u1"},   {uint16, "<u2"}, {uint32, "<u4"},   {uint64, "<u8"},  {bfloat16, "<V2"},
+    {bool_, "|b1"},   {int8, "|i1"},    {int16, "<i2"},   {int32, "<i4"},  {int64, "<i8"},
+    {uint8, "|u1"},   {uint16, "<u2"},  {uint32, "<u4"},  {uint64, "<u8"}, {bfloat16, "<V2"},
     {float16, "<f2"}, {float32, "<f4"}, {float64, "<f8"},
 };
 static_assert(std::size(kDescr) == std::size(kAllDTypes), "every dtype needs an NPY descr");
@@ -159,8 +159,7 @@ Array parse(std::span<const unsigned char> b, const std::string& where) {
   }
   std::optional<DType> dtype = dtype_of_descr(d->descr);
   if (!dtype)
-    fail("has dtype '" + d->descr + "', which jx does not load (it reads " + known_descrs() +
-         ")");
+    fail("has dtype '" + d->descr + "', which jx does not load (it reads " + known_descrs() + ")");
   if (*d->fortran_order)
     fail("is in Fortran order (fortran_order: True); jx loads C-order arrays only");
   ShapedArray aval{*d->shape, *dtype, false};

@@ -171,8 +171,7 @@ TEST_CASE("data: Fashion-MNIST loads as the IDX files hold it", "[data]") {
 // The step that normalizes uint8 pixels inside jit, as a training loop over Pixels::kUint8 does.
 Array normalize(const Array& x) { return x.astype(float32) / 255.0f; }
 
-TEST_CASE("data: uint8 pixels normalized in jit are the float32 pixels, for every byte",
-          "[data]") {
+TEST_CASE("data: uint8 pixels normalized in jit are the float32 pixels, for every byte", "[data]") {
   std::vector<std::uint8_t> bytes(256);
   for (int v = 0; v < 256; ++v) bytes[static_cast<std::size_t>(v)] = static_cast<std::uint8_t>(v);
   Array x = np::array(bytes, {2, 128});
@@ -200,8 +199,7 @@ TEST_CASE("data: Fashion-MNIST loads as uint8 pixels with Pixels::kUint8", "[dat
 
   // Every pixel is the file's byte: both sets against zlib's bytes (pixels from offset 16,
   // labels from offset 8).
-  auto same_bytes = [](const Array& x, const std::vector<unsigned char>& file,
-                       std::size_t offset) {
+  auto same_bytes = [](const Array& x, const std::vector<unsigned char>& file, std::size_t offset) {
     std::vector<std::uint8_t> got = x.to_vector<std::uint8_t>();
     return file.size() == offset + got.size() &&
            std::equal(got.begin(), got.end(), file.begin() + static_cast<std::ptrdiff_t>(offset));
@@ -213,8 +211,8 @@ TEST_CASE("data: Fashion-MNIST loads as uint8 pixels with Pixels::kUint8", "[dat
   auto test_labels = gunzip(std::string(kFashionDir) + "/t10k-labels-idx1-ubyte.gz");
   std::vector<int> want(test_labels.begin() + 8, test_labels.end());
   CHECK(d.test_labels.to_vector<int>() == want);
-  std::vector<std::uint8_t> first = data::take_rows(d.train_images, std::vector<std::int64_t>{0})
-                                        .to_vector<std::uint8_t>();
+  std::vector<std::uint8_t> first =
+      data::take_rows(d.train_images, std::vector<std::int64_t>{0}).to_vector<std::uint8_t>();
   int first_sum = 0;
   for (std::uint8_t p : first) first_sum += p;
   CHECK(first_sum == 76247);  // as the float32 test reads it
@@ -226,7 +224,8 @@ TEST_CASE("data: Fashion-MNIST loads as uint8 pixels with Pixels::kUint8", "[dat
   std::vector<float> scaled = jit(normalize)(batch).to_vector<float>();
   REQUIRE(scaled.size() == raw.size());
   bool exact = true;
-  for (std::size_t k = 0; k < raw.size(); ++k) exact &= scaled[k] == static_cast<float>(raw[k]) / 255.0f;
+  for (std::size_t k = 0; k < raw.size(); ++k)
+    exact &= scaled[k] == static_cast<float>(raw[k]) / 255.0f;
   CHECK(exact);
 }
 

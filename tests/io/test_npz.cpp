@@ -396,9 +396,9 @@ std::map<std::string, Array> numpy_savez_expected() {
       {"u8", np::array(std::vector<std::uint8_t>{0, 1, 128, 255}, {2, 2})},
       {"i16", np::array(std::vector<std::int16_t>{-32768, -1, 32767}, {3})},
       {"u16", np::array(std::vector<std::uint16_t>{0, 32768, 65535}, {3})},
-      {"u64", np::array(std::vector<std::uint64_t>{0, (std::uint64_t{1} << 63) + 1,
-                                                   ~std::uint64_t{0}},
-                        {3})},
+      {"u64",
+       np::array(std::vector<std::uint64_t>{0, (std::uint64_t{1} << 63) + 1, ~std::uint64_t{0}},
+                 {3})},
       // -0.0, 65504 (the largest), 2^-14 (the smallest normal), 2^-24 (the smallest denormal),
       // inf, NumPy's NaN, 1/3 rounded
       {"f16", f16_bits({0x8000, 0x7bff, 0x0400, 0x0001, 0x7c00, 0x7e00, 0x3555}, {7})},
@@ -604,8 +604,8 @@ TEST_CASE("npz: NumPy reads the archive jx writes", "[npz]") {
        {"u8", np::array(std::vector<std::uint8_t>{0, 200, 255})},
        {"i16", np::array(std::vector<std::int16_t>{-32768, -300, 32767})},
        {"u16", np::array(std::vector<std::uint16_t>{40000, 0, 65535})},
-       {"u64", np::array(std::vector<std::uint64_t>{(std::uint64_t{1} << 63) + 5, 0,
-                                                    ~std::uint64_t{0}})},
+       {"u64",
+        np::array(std::vector<std::uint64_t>{(std::uint64_t{1} << 63) + 5, 0, ~std::uint64_t{0}})},
        {"f16", np::array(std::vector<Float16>{Float16(-2.5f), Float16(65504.0f),
                                               Float16(std::ldexp(1.0f, -24)), Float16(0.1f)},
                          {2, 2})},
@@ -618,18 +618,19 @@ TEST_CASE("npz: NumPy reads the archive jx writes", "[npz]") {
     if (e.name == "stats/bf16.npy") bf16_npy = e.data;
   CHECK(bf16_npy.find("{'descr': '<V2', 'fortran_order': False, 'shape': (3, 2), }") == 10);
   // NumPy checks every CRC (testzip), loads each entry (allow_pickle=False) and prints it.
-  write_bytes(tmp / "read.py",
-              "import sys, zipfile\n"
-              "import numpy as np\n"
-              "assert zipfile.ZipFile(sys.argv[1]).testzip() is None\n"
-              "with np.load(sys.argv[1], allow_pickle=False) as z:\n"
-              "    for name in sorted(z.files):\n"
-              "        a = z[name]\n"
-              "        assert a.flags.c_contiguous\n"
-              "        if a.dtype.kind == 'V':  # bfloat16 without ml_dtypes: its bits\n"
-              "            print(name, a.dtype.str, a.shape, [hex(v) for v in a.view('<u2').flat])\n"
-              "        else:\n"
-              "            print(name, a.dtype.str, a.shape, a.tolist())\n");
+  write_bytes(
+      tmp / "read.py",
+      "import sys, zipfile\n"
+      "import numpy as np\n"
+      "assert zipfile.ZipFile(sys.argv[1]).testzip() is None\n"
+      "with np.load(sys.argv[1], allow_pickle=False) as z:\n"
+      "    for name in sorted(z.files):\n"
+      "        a = z[name]\n"
+      "        assert a.flags.c_contiguous\n"
+      "        if a.dtype.kind == 'V':  # bfloat16 without ml_dtypes: its bits\n"
+      "            print(name, a.dtype.str, a.shape, [hex(v) for v in a.view('<u2').flat])\n"
+      "        else:\n"
+      "            print(name, a.dtype.str, a.shape, a.tolist())\n");
   auto [status, out] =
       run_command(python + " '" + tmp / "read.py" + "' '" + tmp / "model.npz" + "'");
   CHECK(status == 0);
