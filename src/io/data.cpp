@@ -104,10 +104,10 @@ Array convert(const Idx& idx, Shape shape, DType dtype, F f) {
 
 Array read_idx(const std::string& path) {
   Idx idx = parse_idx(path, read_file(path));
-  return convert<std::int32_t>(idx, idx.shape, int32, [](unsigned char v) { return v; });
+  return convert<std::uint8_t>(idx, idx.shape, uint8, [](unsigned char v) { return v; });
 }
 
-FashionMnist load_fashion_mnist(const std::string& dir) {
+FashionMnist load_fashion_mnist(const std::string& dir, Pixels pixels) {
   auto load = [&](const char* name) {
     std::string path = dir + "/" + name;
     std::error_code ec;
@@ -121,6 +121,9 @@ FashionMnist load_fashion_mnist(const std::string& dir) {
     if (idx.shape.size() != 3 || idx.shape[1] != 28 || idx.shape[2] != 28)
       throw Error("IDX file " + dir + "/" + name + " holds shape " + shape_str(idx.shape) +
                   ", expected (n, 28, 28) images");
+    if (pixels == Pixels::kUint8)
+      return convert<std::uint8_t>(idx, {idx.shape[0], 784}, uint8,
+                                   [](unsigned char v) { return v; });
     return convert<float>(idx, {idx.shape[0], 784}, float32,
                           [](unsigned char v) { return static_cast<float>(v) / 255.0f; });
   };

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <cstring>
+#include <iterator>
 #include <optional>
 #include <string_view>
 
@@ -12,8 +13,46 @@
 namespace jx::npy {
 namespace {
 
-// NumPy's dtype.str of each jx dtype, in DType's order.
-constexpr const char* kDescr[] = {"|b1", "<i4", "<i8", "<u4", "<f4", "<f8"};
+// NumPy's dtype.str of each jx dtype, in DType's order (the asserts below hold it to
+// JX_FOR_EACH_DTYPE). bfloat16 is written as ml_dtypes' bfloat16 writes it, '<V2' (NumPy has no
+// bfloat16: it reads two raw bytes, and NumPy with ml_dtypes views them as bfloat16).
+struct Descr {
+  DType dtype;
+  const char* str;
+};
+constexpr Descr kDescr[] = {
+    {bool_, "|b1"},   {int8, "|i1"},    {int16, "<i2"},   {int32, "<i4"},  {int64, "<i8"},
+    {uint8, "|u1"},   {uint16, "<u2"},  {uint32, "<u4"},  {uint64, "<u8"}, {bfloat16, "<V2"},
+    {float16, "<f2"}, {float32, "<f4"}, {float64, "<f8"},
+};
+static_assert(std::size(kDescr) == std::size(kAllDTypes), "every dtype needs an NPY descr");
+constexpr bool descr_in_dtype_order() {
+  for (std::size_t i = 0; i < std::size(kDescr); ++i)
+    if (kDescr[i].dtype != kAllDTypes[i]) return false;
+  return true;
+}
+static_assert(descr_in_dtype_order(), "kDescr must list the dtypes in JX_FOR_EACH_DTYPE's order");
+
+const char* descr_of(DType d) { return kDescr[static_cast<std::size_t>(d)].str; }
+
+// The dtype of a header's descr: the strings above, and '|V2' for bfloat16 too (NumPy's own
+// spelling of a 2-byte void, which re-saving an ml_dtypes array read without ml_dtypes gives).
+std::optional<DType> dtype_of_descr(std::string_view s) {
+  for (const Descr& d : kDescr)
+    if (s == d.str) return d.dtype;
+  if (s == "|V2") return bfloat16;
+  return std::nullopt;
+}
+
+// "|b1, |i1, <i2, ...": what jx reads, for the error message.
+std::string known_descrs() {
+  std::string out;
+  for (const Descr& d : kDescr) {
+    out += std::string(out.empty() ? "" : ", ") + d.str;
+    if (d.dtype == bfloat16) out += " or |V2 (bfloat16)";
+  }
+  return out;
+}
 
 struct Dict {
   std::string descr;
@@ -87,7 +126,7 @@ std::string header(const ShapedArray& a) {
   for (std::size_t i = 0; i < a.shape.size(); ++i)
     shape += (i ? ", " : "") + std::to_string(a.shape[i]);
   shape += a.shape.size() == 1 ? ",)" : ")";
-  std::string dict = std::string("{'descr': '") + kDescr[static_cast<int>(a.dtype)] +
+  std::string dict = std::string("{'descr': '") + descr_of(a.dtype) +
                      "', 'fortran_order': False, 'shape': " + shape + ", }";
   if (!a.shape.empty()) dict.append(21 - std::to_string(a.shape[0]).size(), ' ');
   dict.append(64 - (10 + dict.size() + 1) % 64, ' ');
@@ -118,12 +157,9 @@ Array parse(std::span<const unsigned char> b, const std::string& where) {
     auto shown = text.substr(0, text.find_last_not_of(" \n") + 1).substr(0, 200);
     fail("has a malformed NPY header: " + std::string(shown));
   }
-  std::optional<DType> dtype;
-  for (DType t : kAllDTypes)
-    if (d->descr == kDescr[static_cast<int>(t)]) dtype = t;
+  std::optional<DType> dtype = dtype_of_descr(d->descr);
   if (!dtype)
-    fail("has dtype '" + d->descr +
-         "', which jx does not load (it reads |b1, <i4, <i8, <u4, <f4, <f8)");
+    fail("has dtype '" + d->descr + "', which jx does not load (it reads " + known_descrs() + ")");
   if (*d->fortran_order)
     fail("is in Fortran order (fortran_order: True); jx loads C-order arrays only");
   ShapedArray aval{*d->shape, *dtype, false};

@@ -12,8 +12,9 @@ namespace jx::npy {
 // starts at a multiple of 64 bytes.
 std::string header(const ShapedArray& a);
 
-// The array an .npy file holds (versions 1.0, 2.0 and 3.0; the dtypes jx has, little-endian,
-// C order). Errors throw jx::Error "<where> <what is wrong>".
+// The array an .npy file holds (versions 1.0, 2.0 and 3.0; every dtype jx has, little-endian,
+// C order; a 2-byte void, '<V2' or '|V2', is bfloat16). Errors throw jx::Error "<where> <what is
+// wrong>".
 Array parse(std::span<const unsigned char> bytes, const std::string& where);
 
 }  // namespace jx::npy

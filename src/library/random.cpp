@@ -8,6 +8,7 @@
 #include <limits>
 #include <string>
 
+#include "jx/config.hpp"
 #include "jx/errors.hpp"
 #include "jx/lax.hpp"
 #include "jx/numpy.hpp"
@@ -42,28 +43,135 @@ std::pair<Array, Array> hash_counters(const Array& key, const Shape& shape, cons
   return lax::threefry2x32(k0, k1, filled(shape, uint32, 0), lo);
 }
 
-// uint32 bits → float32 in [0, 1): the top 23 bits as a mantissa of [1, 2), minus 1 (JAX's
-// bitcast), which is exactly (bits >> 9) * 2^-23.
-Array unit_float32(const Array& bits) {
-  Array mantissa = lax::shift_right_logical(bits, filled(bits.shape(), uint32, 9));
-  return lax::mul(lax::convert_element_type(mantissa, float32),
-                  filled(bits.shape(), float32, std::ldexp(1.0, -23)));
+// A 0-d constant of `dtype` holding v exactly (64-bit integers too), broadcast to `shape`.
+template <class T>
+Array constant(const Shape& shape, DType dtype, T v) {
+  Array x = lax::convert_element_type(np::array(std::vector<T>{v}, {}), dtype);
+  return lax::broadcast_in_dim(x, shape, {});
 }
 
-// Two uint32 words (hi, lo) of 64 random bits → float64 in [0, 1): the top 52 bits as a
-// mantissa, i.e. hi * 2^-32 + (lo >> 12) * 2^-52, exact in float64.
-Array unit_float64(const Array& hi, const Array& lo) {
-  const Shape& s = hi.shape();
-  Array low = lax::shift_right_logical(lo, filled(s, uint32, 12));
-  return lax::add(
-      lax::mul(lax::convert_element_type(hi, float64), filled(s, float64, std::ldexp(1.0, -32))),
-      lax::mul(lax::convert_element_type(low, float64), filled(s, float64, std::ldexp(1.0, -52))));
+// JAX's _random_bits, partitionable threefry: the xor of the two words (32 bits), its low 8 or
+// 16 bits, or the two words as hi and lo of 64 bits.
+Array random_bits(const Array& key, int nbits, const Shape& shape, const char* fn) {
+  auto [y0, y1] = hash_counters(key, shape, fn);
+  if (nbits == 64)
+    return lax::bitwise_or(
+        lax::shift_left(lax::convert_element_type(y0, uint64), filled(shape, uint64, 32)),
+        lax::convert_element_type(y1, uint64));
+  Array x = lax::bitwise_xor(y0, y1);
+  return nbits == 32 ? x : lax::convert_element_type(x, nbits == 16 ? uint16 : uint8);
+}
+
+// The mantissa bits and their number for each float dtype (JAX's nmant), and how many random
+// bits a draw takes: the dtype's width, but 8 for bfloat16 (JAX draws at least 8 bits, and
+// bfloat16's 7 fit in one byte).
+struct FloatDraw {
+  int nmant, rng_bits;
+};
+FloatDraw float_draw(DType dtype) {
+  switch (dtype) {
+    case bfloat16:
+      return {7, 8};
+    case float16:
+      return {10, 16};
+    case float32:
+      return {23, 32};
+    default:
+      return {52, 64};
+  }
+}
+
+// JAX's uniform in [0, 1): the top nmant of the drawn bits as the mantissa m of 1.m, minus 1.
+// That is m * 2^-nmant, exact in the dtype, computed so (jx has no bitcast primitive). The
+// 8- and 16-bit draws are the low bits of the 32-bit xor, so they are taken from it by a mask;
+// float64 takes both words: hi * 2^-32 + (lo >> 12) * 2^-52.
+Array unit_uniform(const Array& key, const Shape& shape, DType dtype, const char* fn) {
+  FloatDraw d = float_draw(dtype);
+  if (d.rng_bits == 64) {
+    auto [hi, lo] = hash_counters(key, shape, fn);
+    Array low = lax::shift_right_logical(lo, filled(shape, uint32, 12));
+    return lax::add(lax::mul(lax::convert_element_type(hi, float64),
+                             filled(shape, float64, std::ldexp(1.0, -32))),
+                    lax::mul(lax::convert_element_type(low, float64),
+                             filled(shape, float64, std::ldexp(1.0, -52))));
+  }
+  Array bits = random_bits(key, 32, shape, fn);
+  if (d.rng_bits < 32)
+    bits = lax::bitwise_and(bits, constant(shape, uint32, (std::uint32_t{1} << d.rng_bits) - 1));
+  Array mantissa = lax::shift_right_logical(bits, filled(shape, uint32, d.rng_bits - d.nmant));
+  return lax::mul(lax::convert_element_type(mantissa, dtype),
+                  filled(shape, dtype, std::ldexp(1.0, -d.nmant)));
+}
+
+Array uniform_in(const Array& key, const Shape& shape, DType dtype, double minval, double maxval,
+                 const char* fn) {
+  Array unit = unit_uniform(key, shape, dtype, fn);
+  // In the dtype, as JAX: max(lo, unit * (hi - lo) + lo).
+  Array lo = filled(shape, dtype, minval), hi = filled(shape, dtype, maxval);
+  return lax::max(lo, lax::add(lax::mul(unit, lax::sub(hi, lo)), lo));
 }
 
 void check_float(DType dtype, const char* fn) {
-  if (dtype != float32 && dtype != float64)
-    throw TypeError(std::string("dtype argument to `") + fn + "` must be a float dtype, got " +
-                    std::string(dtype_name(dtype)));
+  if (!is_floating(dtype))
+    throw ValueError(std::string("dtype argument to `") + fn + "` must be a float dtype, got " +
+                     std::string(dtype_name(dtype)));
+}
+
+// The least and greatest values of an integer dtype of up to 32 bits, and of the 64-bit ones
+// as far as an int64 bound can reach them.
+std::pair<std::int64_t, std::int64_t> int_range(DType dtype) {
+  switch (dtype) {
+    case int8:
+      return {INT8_MIN, INT8_MAX};
+    case int16:
+      return {INT16_MIN, INT16_MAX};
+    case int32:
+      return {INT32_MIN, INT32_MAX};
+    case uint8:
+      return {0, UINT8_MAX};
+    case uint16:
+      return {0, UINT16_MAX};
+    case uint32:
+      return {0, UINT32_MAX};
+    case uint64:
+      return {0, INT64_MAX};
+    default:
+      return {INT64_MIN, INT64_MAX};
+  }
+}
+
+// JAX's _randint for a 32- or 64-bit dtype: the bounds clipped into the dtype; span =
+// maxval - minval in the unsigned dtype of that width (1 when empty, one more when maxval was
+// past the dtype's largest value, wrapping to 0 for the whole range); the offset
+// (hi * (2^nbits mod span) + lo) mod span from two draws, in the unsigned dtype, where
+// 2^nbits mod span is computed as JAX does, ((2^(nbits/2) mod span)^2 wrapped) mod span.
+Array randint_wide(const Array& key, const Shape& shape, std::int64_t minval, std::int64_t maxval,
+                   DType dtype) {
+  const int nbits = static_cast<int>(itemsize(dtype)) * 8;
+  const DType unsigned_dtype = nbits == 64 ? uint64 : uint32;
+  const std::uint64_t mask = nbits == 64 ? ~std::uint64_t{0} : 0xffffffffu;
+  auto [lowest, highest] = int_range(dtype);
+  bool maxval_out_of_range = maxval > highest;
+  std::int64_t lo = std::clamp(minval, lowest, highest);
+  std::int64_t hi = std::clamp(maxval, lowest, highest);
+  std::uint64_t span = (static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo)) & mask;
+  if (hi <= lo)
+    span = 1;
+  else if (maxval_out_of_range)
+    span = (span + 1) & mask;
+  // XLA's unsigned remainder by 0 is the dividend.
+  auto rem = [](std::uint64_t x, std::uint64_t n) { return n ? x % n : x; };
+  std::uint64_t multiplier = rem(std::uint64_t{1} << (nbits / 2), span);
+  multiplier = rem((multiplier * multiplier) & mask, span);
+
+  auto [k1, k2] = split<2>(key);
+  Array higher = random_bits(k1, nbits, shape, "randint");
+  Array lower = random_bits(k2, nbits, shape, "randint");
+  Array s = constant(shape, unsigned_dtype, span);
+  Array m = constant(shape, unsigned_dtype, multiplier);
+  Array offset = lax::add(lax::mul(lax::rem(higher, s), m), lax::rem(lower, s));
+  offset = lax::rem(offset, s);
+  return lax::add(constant(shape, dtype, lo), lax::convert_element_type(offset, dtype));
 }
 
 }  // namespace
@@ -90,57 +198,47 @@ Array fold_in(const Array& key, std::uint32_t data) {
   return lax::concatenate({lax::reshape(y0, {1}), lax::reshape(y1, {1})}, 0);
 }
 
-Array bits(const Array& key, const Shape& shape) {
-  auto [y0, y1] = hash_counters(key, shape, "bits");
-  return lax::bitwise_xor(y0, y1);
+Array bits(const Array& key, const Shape& shape, std::optional<DType> dtype) {
+  DType d = dtype.value_or(config().enable_x64 ? uint64 : uint32);
+  if (!is_unsigned(d))
+    throw ValueError("dtype argument to `bits` must be an unsigned int dtype, got " +
+                     std::string(dtype_name(d)));
+  return random_bits(key, static_cast<int>(itemsize(d)) * 8, shape, "bits");
 }
 
-Array uniform(const Array& key, const Shape& shape, DType dtype, double minval, double maxval) {
-  check_float(dtype, "uniform");
-  auto [y0, y1] = hash_counters(key, shape, "uniform");
-  // float32 draws 32 bits per element (the xor of the words), float64 draws 64 (both words).
-  Array unit = dtype == float32 ? unit_float32(lax::bitwise_xor(y0, y1)) : unit_float64(y0, y1);
-  // In the dtype, as JAX: max(lo, unit * (hi - lo) + lo).
-  Array lo = filled(shape, dtype, minval), hi = filled(shape, dtype, maxval);
-  return lax::max(lo, lax::add(lax::mul(unit, lax::sub(hi, lo)), lo));
+Array uniform(const Array& key, const Shape& shape, std::optional<DType> dtype, double minval,
+              double maxval) {
+  DType d = dtype.value_or(default_float_dtype());
+  check_float(d, "uniform");
+  return uniform_in(key, shape, d, minval, maxval, "uniform");
 }
 
-Array normal(const Array& key, const Shape& shape, DType dtype) {
-  check_float(dtype, "normal");
-  double lo = dtype == float32 ? double(std::nextafter(-1.0f, 0.0f)) : std::nextafter(-1.0, 0.0);
-  Array u = uniform(key, shape, dtype, lo, 1.0);
-  return lax::mul(filled(shape, dtype, std::sqrt(2.0)), lax::erf_inv(u));
+Array normal(const Array& key, const Shape& shape, std::optional<DType> dtype) {
+  DType d = dtype.value_or(default_float_dtype());
+  check_float(d, "normal");
+  // The dtype's next value above -1 (np.nextafter(-1, 0)): -1 + 2^-(nmant + 1).
+  double lo = -1 + std::ldexp(1.0, -(float_draw(d).nmant + 1));
+  Array u = uniform_in(key, shape, d, lo, 1.0, "normal");
+  return lax::mul(filled(shape, d, std::sqrt(2.0)), lax::erf_inv(u));
 }
 
 Array bernoulli(const Array& key, double p, const Shape& shape) {
-  return lax::lt(uniform(key, shape, float32), filled(shape, float32, p));
+  DType d = default_float_dtype();
+  return lax::lt(uniform_in(key, shape, d, 0, 1, "bernoulli"), filled(shape, d, p));
 }
 
 Array randint(const Array& key, const Shape& shape, std::int64_t minval, std::int64_t maxval,
-              DType dtype) {
-  if (dtype != int32 && dtype != int64 && dtype != uint32)
-    throw TypeError("randint: dtype must be an integer dtype, got " +
-                    std::string(dtype_name(dtype)));
-  if (dtype == int64)
-    throw TypeError("randint: int64 draws 64-bit words, which jx does not support; use int32");
-  // JAX: the bounds clipped into the dtype's range; span = maxval - minval in uint32, 1 when
-  // empty; the offset (hi * (2^32 mod span) + lo) mod span from two independent draws.
-  double lowest = dtype == int32 ? std::numeric_limits<std::int32_t>::min() : 0;
-  double highest = dtype == int32 ? std::numeric_limits<std::int32_t>::max()
-                                  : std::numeric_limits<std::uint32_t>::max();
-  bool maxval_out_of_range = double(maxval) > highest;
-  double lo = std::clamp(double(minval), lowest, highest);
-  double hi = std::clamp(double(maxval), lowest, highest);
-  auto [k1, k2] = split<2>(key);
-  Array higher = bits(k1, shape), lower = bits(k2, shape);
-  // In uint32, wrapping: a span of 2^32 becomes 0, and x rem 0 = x keeps all 32 bits.
-  double span = hi <= lo ? 1 : std::fmod(hi - lo + (maxval_out_of_range ? 1 : 0), 4294967296.0);
-  Array s = filled(shape, uint32, span);
-  Array multiplier = lax::rem(filled(shape, uint32, 65536), s);
-  multiplier = lax::rem(lax::mul(multiplier, multiplier), s);
-  Array offset = lax::add(lax::mul(lax::rem(higher, s), multiplier), lax::rem(lower, s));
-  offset = lax::rem(offset, s);
-  return lax::add(filled(shape, dtype, lo), lax::convert_element_type(offset, dtype));
+              std::optional<DType> dtype) {
+  DType d = dtype.value_or(default_int_dtype());
+  if (!is_integral(d))
+    throw TypeError("randint only accepts integer dtypes, got " + std::string(dtype_name(d)));
+  if (itemsize(d) >= 4) return randint_wide(key, shape, minval, maxval, d);
+  // JAX draws 8- and 16-bit integers as int32 (less biased), with minval clipped into the
+  // dtype and maxval up to one past its largest value, and converts the result.
+  auto [lowest, highest] = int_range(d);
+  return lax::convert_element_type(randint_wide(key, shape, std::clamp(minval, lowest, highest),
+                                                std::clamp(maxval, lowest, highest + 1), int32),
+                                   d);
 }
 
 Array permutation(const Array& key, std::int64_t n) {
@@ -150,12 +248,12 @@ Array permutation(const Array& key, std::int64_t n) {
   // the previous round); ceil(3 ln n / ln(2^32 - 1)) rounds make collisions negligible.
   auto rounds = static_cast<int>(
       std::ceil(3 * std::log(double(std::max<std::int64_t>(1, n))) / std::log(4294967295.0)));
-  Array x = lax::iota(int32, {n});
+  Array x = lax::iota(default_int_dtype(), {n});
   Array k = key;
   for (int r = 0; r < rounds; ++r) {
     auto [next, subkey] = split<2>(k);
     k = next;
-    x = lax::sort_key_val(bits(subkey, {n}), x, 0).second;
+    x = lax::sort_key_val(random_bits(subkey, 32, {n}, "permutation"), x, 0).second;
   }
   return x;
 }

@@ -4,6 +4,7 @@
 #include <zlib.h>
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <filesystem>
@@ -60,12 +61,12 @@ TEST_CASE("data: read_idx reads raw and gzipped IDX files", "[data]") {
   std::string bytes = idx_bytes({2, 3, 4}, data);
   write_raw(tmp / "x.idx", bytes);
   write_gzip(tmp / "x.idx.gz", bytes);
-  std::vector<int> expected;
-  for (int i = 0; i < 24; ++i) expected.push_back(i * 11);
+  std::vector<std::uint8_t> expected;
+  for (int i = 0; i < 24; ++i) expected.push_back(static_cast<std::uint8_t>(i * 11));
   for (const char* name : {"x.idx", "x.idx.gz"}) {
     Array x = data::read_idx(tmp / name);
-    CHECK(x.aval() == ShapedArray{{2, 3, 4}, int32, false});
-    CHECK(x.to_vector<int>() == expected);
+    CHECK(x.aval() == ShapedArray{{2, 3, 4}, uint8, false});
+    CHECK(x.to_vector<std::uint8_t>() == expected);
   }
   write_raw(tmp / "e.idx", idx_bytes({0, 5}, ""));
   CHECK(data::read_idx(tmp / "e.idx").shape() == Shape{0, 5});
@@ -165,6 +166,67 @@ TEST_CASE("data: Fashion-MNIST loads as the IDX files hold it", "[data]") {
   }
   CHECK(std::lround(sum) == first_sum);
   CHECK(pixels[784 * 59999 + 300] == static_cast<float>(images[16 + 784 * 59999 + 300]) / 255.0f);
+}
+
+// The step that normalizes uint8 pixels inside jit, as a training loop over Pixels::kUint8 does.
+Array normalize(const Array& x) { return x.astype(float32) / 255.0f; }
+
+TEST_CASE("data: uint8 pixels normalized in jit are the float32 pixels, for every byte", "[data]") {
+  std::vector<std::uint8_t> bytes(256);
+  for (int v = 0; v < 256; ++v) bytes[static_cast<std::size_t>(v)] = static_cast<std::uint8_t>(v);
+  Array x = np::array(bytes, {2, 128});
+  std::vector<float> eager = normalize(x).to_vector<float>();
+  std::vector<float> jitted = jit(normalize)(x).to_vector<float>();
+  REQUIRE(jitted.size() == 256);
+  for (int v = 0; v < 256; ++v) {
+    INFO("byte " << v);
+    CHECK(jitted[static_cast<std::size_t>(v)] == static_cast<float>(v) / 255.0f);
+    CHECK(eager[static_cast<std::size_t>(v)] == static_cast<float>(v) / 255.0f);
+  }
+}
+
+TEST_CASE("data: Fashion-MNIST loads as uint8 pixels with Pixels::kUint8", "[data]") {
+  if (!fs::exists(std::string(kFashionDir) + "/train-images-idx3-ubyte.gz")) {
+    WARN("skipped: " << kFashionDir << " is missing (apt install dataset-fashion-mnist)");
+    return;
+  }
+  CHECK(std::string(data::kFashionMnistDir) == kFashionDir);
+  data::FashionMnist d = data::load_fashion_mnist(data::Pixels::kUint8);
+  CHECK(d.train_images.aval() == ShapedArray{{60000, 784}, uint8, false});
+  CHECK(d.train_labels.aval() == ShapedArray{{60000}, int32, false});
+  CHECK(d.test_images.aval() == ShapedArray{{10000, 784}, uint8, false});
+  CHECK(d.test_labels.aval() == ShapedArray{{10000}, int32, false});
+
+  // Every pixel is the file's byte: both sets against zlib's bytes (pixels from offset 16,
+  // labels from offset 8).
+  auto same_bytes = [](const Array& x, const std::vector<unsigned char>& file, std::size_t offset) {
+    std::vector<std::uint8_t> got = x.to_vector<std::uint8_t>();
+    return file.size() == offset + got.size() &&
+           std::equal(got.begin(), got.end(), file.begin() + static_cast<std::ptrdiff_t>(offset));
+  };
+  CHECK(same_bytes(d.train_images, gunzip(std::string(kFashionDir) + "/train-images-idx3-ubyte.gz"),
+                   16));
+  CHECK(same_bytes(d.test_images, gunzip(std::string(kFashionDir) + "/t10k-images-idx3-ubyte.gz"),
+                   16));
+  auto test_labels = gunzip(std::string(kFashionDir) + "/t10k-labels-idx1-ubyte.gz");
+  std::vector<int> want(test_labels.begin() + 8, test_labels.end());
+  CHECK(d.test_labels.to_vector<int>() == want);
+  std::vector<std::uint8_t> first =
+      data::take_rows(d.train_images, std::vector<std::int64_t>{0}).to_vector<std::uint8_t>();
+  int first_sum = 0;
+  for (std::uint8_t p : first) first_sum += p;
+  CHECK(first_sum == 76247);  // as the float32 test reads it
+  // A batch moved as uint8 and normalized in jit: the float32 path's pixels.
+  std::vector<std::int64_t> rows{59999, 0, 31337, 7};
+  Array batch = data::take_rows(d.train_images, rows);
+  CHECK(batch.aval() == ShapedArray{{4, 784}, uint8, false});
+  std::vector<std::uint8_t> raw = batch.to_vector<std::uint8_t>();
+  std::vector<float> scaled = jit(normalize)(batch).to_vector<float>();
+  REQUIRE(scaled.size() == raw.size());
+  bool exact = true;
+  for (std::size_t k = 0; k < raw.size(); ++k)
+    exact &= scaled[k] == static_cast<float>(raw[k]) / 255.0f;
+  CHECK(exact);
 }
 
 }  // namespace

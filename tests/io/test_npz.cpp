@@ -37,13 +37,14 @@ struct Model {
 };
 JX_PYTREE(Model, layers, stats, scale)
 
-// The entries of tests/fixtures/numpy_savez.npz, by name.
+// The entries of tests/fixtures/numpy_savez.npz, by name: one of every dtype.
 struct NumpySavez {
   jx::Array f32;
   std::int64_t i64_0d = 0;
-  jx::Array flags, special, i32, u32, empty;
+  jx::Array flags, special, i32, u32, empty, i8, u8, i16, u16, u64, f16, bf16;
 };
-JX_PYTREE(NumpySavez, f32, i64_0d, flags, special, i32, u32, empty)
+JX_PYTREE(NumpySavez, f32, i64_0d, flags, special, i32, u32, empty, i8, u8, i16, u16, u64, f16,
+          bf16)
 
 }  // namespace jx_npz_test
 
@@ -172,6 +173,26 @@ const float kNaN = std::numeric_limits<float>::quiet_NaN();
 const float kInf = std::numeric_limits<float>::infinity();
 const float kDenormal = std::numeric_limits<float>::denorm_min();
 
+// Arrays of the narrow dtypes, their values at the ends of each range.
+Array bf16_bits(const std::vector<std::uint16_t>& bits, const Shape& shape) {
+  std::vector<BFloat16> v;
+  for (std::uint16_t b : bits) v.push_back(BFloat16::from_bits(b));
+  return np::array(v, shape);
+}
+Array f16_bits(const std::vector<std::uint16_t>& bits, const Shape& shape) {
+  std::vector<Float16> v;
+  for (std::uint16_t b : bits) v.push_back(Float16::from_bits(b));
+  return np::array(v, shape);
+}
+// The stored bits of a 16-bit float array, read from its buffer.
+std::vector<std::uint16_t> bits_of(const Array& x) {
+  REQUIRE(itemsize(x.dtype()) == 2);
+  const Buffer& b = concrete_buffer(x, "test");
+  std::vector<std::uint16_t> out(b.nbytes() / 2);
+  std::memcpy(out.data(), b.data(), b.nbytes());
+  return out;
+}
+
 TEST_CASE("npz: a JX_PYTREE struct round trips bit for bit", "[npz]") {
   Scratch tmp;
   Mlp m{np::array(std::vector<float>{1.5f, -0.0f, kNaN, kInf, -kInf, kDenormal}, {2, 3}),
@@ -195,22 +216,47 @@ TEST_CASE("npz: nested vectors, maps, tuples and every dtype, by path", "[npz]")
   Array f64 = np::array(std::vector<double>{-0.0, 1e-310, 2.5, 1e308}, {2, 2});
   Array f64_0d = np::array(std::numeric_limits<double>::quiet_NaN());
   Array empty = np::zeros({0}, int64);
+  Array i8 = np::array(std::vector<std::int8_t>{-128, -1, 127}, {3});
+  Array u8 = np::array(std::vector<std::uint8_t>{255, 0, 128, 7}, {2, 2});
+  Array i16 = np::array(std::vector<std::int16_t>{-32768, 32767}, {2});
+  Array u16 = np::array(std::vector<std::uint16_t>{65535, 32768, 1}, {3, 1});
+  Array u64 = np::array(std::vector<std::uint64_t>{~std::uint64_t{0}, std::uint64_t{1} << 63, 3});
+  // 1.0, -inf, NaN with a payload, the smallest denormal; -0.0, 65504, 2^-24, 1/3 rounded
+  Array bf16 = bf16_bits({0x3f80, 0xff80, 0x7fc1, 0x0001}, {2, 2});
+  Array f16 = f16_bits({0x8000, 0x7bff, 0x0001, 0x3555}, {4});
   Model model{{Mlp{np::ones({2, 2}), np::zeros({2}), np::full({2, 1}, 3.0f)},
                Mlp{np::ones({1, 1}), np::ones({1}), np::ones({1, 1})}},
               {{"mean", np::array({0.5, 0.25})}, {"count", np::array(9)}},
               2.5f};
   auto tree = std::make_tuple(
-      std::vector<std::map<std::string, Array>>{{{"b", b}, {"i32", i32}}, {{"u32", u32}}},
+      std::vector<std::map<std::string, Array>>{
+          {{"b", b}, {"i32", i32}},
+          {{"u32", u32}, {"i8", i8}, {"u8", u8}, {"i16", i16}, {"u16", u16}, {"u64", u64},
+           {"bf16", bf16}, {"f16", f16}}},
       std::make_pair(f64_0d, std::array<Array, 3>{i64, f64, empty}), model);
   save_npz(tmp / "t.npz", tree);
 
   auto entries = load_npz_entries(tmp / "t.npz");
   CHECK(names_of(entries) ==
-        std::vector<std::string>{"0/0/b", "0/0/i32", "0/1/u32", "1/0", "1/1/0", "1/1/1", "1/1/2",
+        std::vector<std::string>{"0/0/b", "0/0/i32", "0/1/bf16", "0/1/f16", "0/1/i16", "0/1/i8",
+                                 "0/1/u16", "0/1/u32", "0/1/u64", "0/1/u8", "1/0", "1/1/0",
+                                 "1/1/1", "1/1/2",
                                  "2/layers/0/b1", "2/layers/0/w1", "2/layers/0/w2", "2/layers/1/b1",
                                  "2/layers/1/w1", "2/layers/1/w2", "2/scale", "2/stats/count",
                                  "2/stats/mean"});
   CHECK(bit_identical(entries.at("1/1/0"), i64));
+  CHECK(entries.at("0/1/bf16").aval() == ShapedArray{{2, 2}, bfloat16, false});
+  CHECK(bits_of(entries.at("0/1/bf16")) ==
+        std::vector<std::uint16_t>{0x3f80, 0xff80, 0x7fc1, 0x0001});
+  CHECK(bits_of(entries.at("0/1/f16")) ==
+        std::vector<std::uint16_t>{0x8000, 0x7bff, 0x0001, 0x3555});
+  CHECK(entries.at("0/1/u64").to_vector<std::uint64_t>() ==
+        std::vector<std::uint64_t>{~std::uint64_t{0}, std::uint64_t{1} << 63, 3});
+  CHECK(entries.at("0/1/i8").to_vector<std::int8_t>() == std::vector<std::int8_t>{-128, -1, 127});
+  for (const auto& [name, x] : entries) {
+    INFO("entry " << name);
+    CHECK(!x.weak_type());
+  }
   CHECK(entries.at("2/scale").aval() == ShapedArray{{}, float32, false});
 
   // With `like` (zeros of the same avals) and without (the names give vector sizes, map keys).
@@ -346,6 +392,18 @@ std::map<std::string, Array> numpy_savez_expected() {
       {"i32", np::array({std::numeric_limits<int>::min(), -1, 0, std::numeric_limits<int>::max()})},
       {"u32", np::array(std::vector<std::uint32_t>{0, 1, 0xffffffffu}, {3})},
       {"empty", np::array(std::vector<float>{}, {0, 3})},
+      {"i8", np::array(std::vector<std::int8_t>{-128, -1, 0, 127}, {4})},
+      {"u8", np::array(std::vector<std::uint8_t>{0, 1, 128, 255}, {2, 2})},
+      {"i16", np::array(std::vector<std::int16_t>{-32768, -1, 32767}, {3})},
+      {"u16", np::array(std::vector<std::uint16_t>{0, 32768, 65535}, {3})},
+      {"u64",
+       np::array(std::vector<std::uint64_t>{0, (std::uint64_t{1} << 63) + 1, ~std::uint64_t{0}},
+                 {3})},
+      // -0.0, 65504 (the largest), 2^-14 (the smallest normal), 2^-24 (the smallest denormal),
+      // inf, NumPy's NaN, 1/3 rounded
+      {"f16", f16_bits({0x8000, 0x7bff, 0x0400, 0x0001, 0x7c00, 0x7e00, 0x3555}, {7})},
+      // 1.0, -3.140625, -inf, the smallest denormal, NaN, -0.0
+      {"bf16", bf16_bits({0x3f80, 0xc049, 0xff80, 0x0001, 0x7fc0, 0x8000}, {6})},
   };
 }
 
@@ -353,7 +411,8 @@ TEST_CASE("npz: reads the archive np.savez writes", "[npz]") {
   std::string path = fixture("numpy_savez.npz");
   auto entries = load_npz_entries(path);
   REQUIRE(names_of(entries) ==
-          std::vector<std::string>{"empty", "f32", "flags", "i32", "i64_0d", "special", "u32"});
+          std::vector<std::string>{"bf16", "empty", "f16", "f32", "flags", "i16", "i32", "i64_0d",
+                                   "i8", "special", "u16", "u32", "u64", "u8"});
   CHECK(entries.at("f32").aval().str() == "f32[2,3]");
   CHECK(entries.at("i64_0d").aval().str() == "i64[]");
   CHECK(entries.at("flags").aval().str() == "bool[4]");
@@ -361,6 +420,13 @@ TEST_CASE("npz: reads the archive np.savez writes", "[npz]") {
   CHECK(entries.at("i32").aval().str() == "i32[4]");
   CHECK(entries.at("u32").aval().str() == "u32[3]");
   CHECK(entries.at("empty").aval().str() == "f32[0,3]");
+  CHECK(entries.at("i8").aval().str() == "i8[4]");
+  CHECK(entries.at("u8").aval().str() == "u8[2,2]");
+  CHECK(entries.at("i16").aval().str() == "i16[3]");
+  CHECK(entries.at("u16").aval().str() == "u16[3]");
+  CHECK(entries.at("u64").aval().str() == "u64[3]");
+  CHECK(entries.at("f16").aval().str() == "f16[7]");
+  CHECK(entries.at("bf16").aval().str() == "bf16[6]");  // NumPy's '|V2'
   CHECK(entries.at("f32").to_vector<float>() == std::vector<float>{-1, -0.5, 0, 0.5, 1, 1.5});
   CHECK(entries.at("i64_0d").item<std::int64_t>() == -1234567890123);
   CHECK(entries.at("flags").to_vector<bool>() == std::vector<bool>{true, false, true, true});
@@ -368,6 +434,31 @@ TEST_CASE("npz: reads the archive np.savez writes", "[npz]") {
   CHECK(entries.at("u32").to_vector<std::uint32_t>() ==
         std::vector<std::uint32_t>{0, 1, 4294967295u});
   CHECK(entries.at("empty").to_vector<float>().empty());
+  CHECK(entries.at("i8").to_vector<std::int8_t>() == std::vector<std::int8_t>{-128, -1, 0, 127});
+  CHECK(entries.at("u8").to_vector<std::uint8_t>() == std::vector<std::uint8_t>{0, 1, 128, 255});
+  CHECK(entries.at("i16").to_vector<std::int16_t>() ==
+        std::vector<std::int16_t>{-32768, -1, 32767});
+  CHECK(entries.at("u16").to_vector<std::uint16_t>() ==
+        std::vector<std::uint16_t>{0, 32768, 65535});
+  CHECK(entries.at("u64").to_vector<std::uint64_t>() ==
+        std::vector<std::uint64_t>{0, 9223372036854775809u, 18446744073709551615u});
+  std::vector<float> f16 = entries.at("f16").to_vector<float>();
+  REQUIRE(f16.size() == 7);
+  CHECK(std::signbit(f16[0]));
+  CHECK(std::vector<float>(f16.begin(), f16.begin() + 5) ==
+        std::vector<float>{-0.0f, 65504.0f, std::ldexp(1.0f, -14), std::ldexp(1.0f, -24), kInf});
+  CHECK(std::isnan(f16[5]));
+  CHECK(f16[6] == 0.333251953125f);
+  CHECK(bits_of(entries.at("f16")) ==
+        std::vector<std::uint16_t>{0x8000, 0x7bff, 0x0400, 0x0001, 0x7c00, 0x7e00, 0x3555});
+  std::vector<float> bf16 = entries.at("bf16").to_vector<float>();
+  REQUIRE(bf16.size() == 6);
+  CHECK(bf16[0] == 1.0f);
+  CHECK(bf16[1] == -3.140625f);
+  CHECK(bf16[2] == -kInf);
+  CHECK(bf16[3] == std::ldexp(1.0f, -133));
+  CHECK(std::isnan(bf16[4]));
+  CHECK((bf16[5] == 0 && std::signbit(bf16[5])));
   // Bit patterns: NumPy's NaN is the quiet NaN 0x7ff8..., -0.0 keeps its sign, 5e-324 is the
   // smallest denormal.
   std::vector<std::uint64_t> bits(6);
@@ -397,6 +488,11 @@ TEST_CASE("npz: reads the archive np.savez writes", "[npz]") {
   CHECK(bit_identical(s.i32, expected.at("i32")));
   CHECK(bit_identical(s.u32, expected.at("u32")));
   CHECK(bit_identical(s.empty, expected.at("empty")));
+  for (auto [got, name] : {std::pair{s.i8, "i8"}, {s.u8, "u8"}, {s.i16, "i16"}, {s.u16, "u16"},
+                           {s.u64, "u64"}, {s.f16, "f16"}, {s.bf16, "bf16"}}) {
+    INFO("field " << name);
+    CHECK(bit_identical(got, expected.at(name)));
+  }
 }
 
 TEST_CASE("npz: our .npy entries are NumPy's, byte for byte", "[npz]") {
@@ -406,9 +502,14 @@ TEST_CASE("npz: our .npy entries are NumPy's, byte for byte", "[npz]") {
   std::map<std::string, std::string> theirs, ours;
   for (const auto& e : local_entries(numpy)) theirs[e.name] = e.data;
   for (const auto& e : local_entries(read_bytes(tmp / "jx.npz"))) ours[e.name] = e.data;
-  REQUIRE(theirs.size() == 7);
-  for (const auto& [name, data] : theirs) {
+  REQUIRE(theirs.size() == 14);
+  for (auto [name, data] : theirs) {
     INFO("entry " << name);
+    // NumPy spells its 2-byte void '|V2'; jx writes bfloat16 as ml_dtypes does, '<V2'.
+    if (name == "bf16.npy") {
+      REQUIRE(data.find("'descr': '|V2'") != std::string::npos);
+      data.replace(data.find("'|V2'"), 5, "'<V2'");
+    }
     CHECK(ours.count(name) == 1);
     CHECK(ours[name] == data);
   }
@@ -498,19 +599,38 @@ TEST_CASE("npz: NumPy reads the archive jx writes", "[npz]") {
        {"i32", np::array({std::numeric_limits<int>::min(), 0, std::numeric_limits<int>::max()})},
        {"i64", np::array(std::vector<std::int64_t>{-(std::int64_t{1} << 62), 5}, {2, 1})},
        {"u32", np::array(std::vector<std::uint32_t>{0xffffffffu, 0, 17}, {3})},
-       {"empty", np::zeros({0, 3}, int64)}},
+       {"empty", np::zeros({0, 3}, int64)},
+       {"i8", np::array(std::vector<std::int8_t>{-128, -3, 127})},
+       {"u8", np::array(std::vector<std::uint8_t>{0, 200, 255})},
+       {"i16", np::array(std::vector<std::int16_t>{-32768, -300, 32767})},
+       {"u16", np::array(std::vector<std::uint16_t>{40000, 0, 65535})},
+       {"u64",
+        np::array(std::vector<std::uint64_t>{(std::uint64_t{1} << 63) + 5, 0, ~std::uint64_t{0}})},
+       {"f16", np::array(std::vector<Float16>{Float16(-2.5f), Float16(65504.0f),
+                                              Float16(std::ldexp(1.0f, -24)), Float16(0.1f)},
+                         {2, 2})},
+       {"bf16", bf16_bits({0x3f80, 0xc049, 0x7f80, 0x0001, 0x8000, 0x4b18}, {3, 2})}},
       0.75f};
   save_npz(tmp / "model.npz", model);
+  // bfloat16 carries ml_dtypes' descr.
+  std::string bf16_npy;
+  for (const auto& e : local_entries(read_bytes(tmp / "model.npz")))
+    if (e.name == "stats/bf16.npy") bf16_npy = e.data;
+  CHECK(bf16_npy.find("{'descr': '<V2', 'fortran_order': False, 'shape': (3, 2), }") == 10);
   // NumPy checks every CRC (testzip), loads each entry (allow_pickle=False) and prints it.
-  write_bytes(tmp / "read.py",
-              "import sys, zipfile\n"
-              "import numpy as np\n"
-              "assert zipfile.ZipFile(sys.argv[1]).testzip() is None\n"
-              "with np.load(sys.argv[1], allow_pickle=False) as z:\n"
-              "    for name in sorted(z.files):\n"
-              "        a = z[name]\n"
-              "        assert a.flags.c_contiguous\n"
-              "        print(name, a.dtype.str, a.shape, a.tolist())\n");
+  write_bytes(
+      tmp / "read.py",
+      "import sys, zipfile\n"
+      "import numpy as np\n"
+      "assert zipfile.ZipFile(sys.argv[1]).testzip() is None\n"
+      "with np.load(sys.argv[1], allow_pickle=False) as z:\n"
+      "    for name in sorted(z.files):\n"
+      "        a = z[name]\n"
+      "        assert a.flags.c_contiguous\n"
+      "        if a.dtype.kind == 'V':  # bfloat16 without ml_dtypes: its bits\n"
+      "            print(name, a.dtype.str, a.shape, [hex(v) for v in a.view('<u2').flat])\n"
+      "        else:\n"
+      "            print(name, a.dtype.str, a.shape, a.tolist())\n");
   auto [status, out] =
       run_command(python + " '" + tmp / "read.py" + "' '" + tmp / "model.npz" + "'");
   CHECK(status == 0);
@@ -519,14 +639,21 @@ TEST_CASE("npz: NumPy reads the archive jx writes", "[npz]") {
         "layers/0/w1 <f4 (2, 2) [[1.0, 2.0], [3.0, 4.0]]\n"
         "layers/0/w2 <f4 (2, 1) [[-1.0], [2.0]]\n"
         "scale <f4 () 0.75\n"
+        "stats/bf16 |V2 (3, 2) ['0x3f80', '0xc049', '0x7f80', '0x1', '0x8000', '0x4b18']\n"
         "stats/empty <i8 (0, 3) []\n"
+        "stats/f16 <f2 (2, 2) [[-2.5, 65504.0], [5.960464477539063e-08, 0.0999755859375]]\n"
         "stats/f32 <f4 (2, 3) [[1.5, -0.0, nan], [inf, -inf, 1.401298464324817e-45]]\n"
         "stats/f64 <f8 (3,) [0.1, -1e+308, 5e-324]\n"
         "stats/f64_0d <f8 () 2.5\n"
         "stats/flags |b1 (3,) [True, False, True]\n"
+        "stats/i16 <i2 (3,) [-32768, -300, 32767]\n"
         "stats/i32 <i4 (3,) [-2147483648, 0, 2147483647]\n"
         "stats/i64 <i8 (2, 1) [[-4611686018427387904], [5]]\n"
-        "stats/u32 <u4 (3,) [4294967295, 0, 17]\n");
+        "stats/i8 |i1 (3,) [-128, -3, 127]\n"
+        "stats/u16 <u2 (3,) [40000, 0, 65535]\n"
+        "stats/u32 <u4 (3,) [4294967295, 0, 17]\n"
+        "stats/u64 <u8 (3,) [9223372036854775813, 0, 18446744073709551615]\n"
+        "stats/u8 |u1 (3,) [0, 200, 255]\n");
 }
 
 TEST_CASE("npz: reads deflated entries (np.savez_compressed) and NPY 2.0 and 3.0", "[npz]") {
@@ -547,6 +674,25 @@ TEST_CASE("npz: reads deflated entries (np.savez_compressed) and NPY 2.0 and 3.0
   CHECK(entries.at("a").to_vector<int>() == expected);
   CHECK(entries.at("b").item<double>() == 1.5);
   CHECK(entries.at("c").to_vector<bool>() == std::vector<bool>{true, false});
+}
+
+TEST_CASE("npz: a 2-byte void entry is bfloat16, as ml_dtypes ('<V2') and NumPy ('|V2') write it",
+          "[npz]") {
+  Scratch tmp;
+  std::string data = std::string("\x80\x3f\x49\xc0\x80\xff", 6);  // 1.0, -3.140625, -inf
+  std::string ml = npy_file("{'descr': '<V2', 'fortran_order': False, 'shape': (3,), }", data);
+  std::string numpy = npy_file("{'descr': '|V2', 'fortran_order': False, 'shape': (1, 3), }", data);
+  write_bytes(tmp / "v.npz", make_zip({{"ml.npy", ml}, {"np.npy", numpy, 8}}));
+  auto entries = load_npz_entries(tmp / "v.npz");
+  CHECK(entries.at("ml").aval() == ShapedArray{{3}, bfloat16, false});
+  CHECK(entries.at("np").aval() == ShapedArray{{1, 3}, bfloat16, false});
+  for (const char* name : {"ml", "np"}) {
+    CHECK(bits_of(entries.at(name)) == std::vector<std::uint16_t>{0x3f80, 0xc049, 0xff80});
+    CHECK(entries.at(name).to_vector<float>() == std::vector<float>{1.0f, -3.140625f, -kInf});
+  }
+  // Saved again, the entry is ml_dtypes' '<V2' with the same bytes.
+  save_npz(tmp / "again.npz", entries.at("ml"));
+  CHECK(local_entries(read_bytes(tmp / "again.npz")).at(0).data == ml);
 }
 
 TEST_CASE("npz: a failed save leaves the previous file and no temporary file", "[npz]") {
@@ -627,10 +773,11 @@ TEST_CASE("npz: corrupt archives and entries give errors naming the file and ent
   };
   CHECK(with_dict("{'descr': '<f4', 'fortran_order': True, 'shape': (2,), }") ==
         entry + " is in Fortran order (fortran_order: True); jx loads C-order arrays only");
-  for (std::string descr : {">f4", "<f2", "|O", "|u1"})
+  for (std::string descr : {">f4", ">i2", "<i1", "|O", "<c8", "|V4", "<U1"})
     CHECK(with_dict("{'descr': '" + descr + "', 'fortran_order': False, 'shape': (2,), }") ==
           entry + " has dtype '" + descr +
-              "', which jx does not load (it reads |b1, <i4, <i8, <u4, <f4, <f8)");
+              "', which jx does not load (it reads |b1, |i1, <i2, <i4, <i8, |u1, <u2, <u4, <u8, "
+              "<V2 or |V2 (bfloat16), <f2, <f4, <f8)");
   CHECK(with_dict("{'descr': '<f4', 'shape': (2,), }") ==
         entry + " has a malformed NPY header: {'descr': '<f4', 'shape': (2,), }");
   CHECK(with_dict("{'descr': '<f4', 'fortran_order': False, 'shape': (2, -1), }") ==
