@@ -41,6 +41,28 @@ std::uint16_t round_to_bits(double x) {
                                     mantissa);
 }
 
+// x as a double to be rounded once more, to 51 bits or fewer: x itself when a double holds it,
+// else (a 64-bit integer past 2^53) rounded to odd: truncated to 53 bits, the lowest set when any
+// bit was dropped. Rounding that to nearest even gives what rounding x would, where rounding x to
+// nearest double first could land on a tie that x is not on.
+template <class T>
+double to_double_for_rounding(T x) {
+  if constexpr (std::is_integral_v<T> && sizeof(T) == 8) {
+    using U = std::make_unsigned_t<T>;
+    bool negative = false;
+    if constexpr (std::is_signed_v<T>) negative = x < 0;
+    const U m = negative ? static_cast<U>(U(0) - static_cast<U>(x)) : static_cast<U>(x);
+    int shift = 0;
+    while ((m >> shift) >= (U(1) << 53)) ++shift;
+    U kept = m >> shift;
+    if ((m & ((U(1) << shift) - 1)) != 0) kept |= 1;
+    const double d = std::ldexp(static_cast<double>(kept), shift);
+    return negative ? -d : d;
+  } else {
+    return static_cast<double>(x);
+  }
+}
+
 // The value of a binary float's bits, exactly.
 template <int kExp, int kMant>
 double from_bits(std::uint16_t bits) {
@@ -63,7 +85,7 @@ struct Float16Bits {
   Float16Bits() = default;
   template <class T>
     requires std::is_arithmetic_v<T>
-  explicit Float16Bits(T value) : bits(round_to_bits<kExp, kMant>(static_cast<double>(value))) {}
+  explicit Float16Bits(T value) : bits(round_to_bits<kExp, kMant>(to_double_for_rounding(value))) {}
   template <int kExp2, int kMant2, class Tag2>
   explicit Float16Bits(Float16Bits<kExp2, kMant2, Tag2> other)
       : bits(round_to_bits<kExp, kMant>(static_cast<double>(other))) {}

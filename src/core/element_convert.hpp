@@ -39,7 +39,7 @@ O convert_element(T x) {
   } else if constexpr (kIntOut && std::is_integral_v<T>) {
     return static_cast<O>(x);  // modular since C++20: an int to a narrower int wraps
   } else if constexpr (std::is_same_v<O, BFloat16> || std::is_same_v<O, Float16>) {
-    return O(static_cast<double>(x));  // one rounding from the exact value
+    return O(x);  // one rounding from the exact value (jx/float16.hpp)
   } else {
     return static_cast<O>(static_cast<compute_t<T>>(x));
   }

@@ -94,10 +94,15 @@ std::vector<O> run(const hlo::Instruction* root, std::vector<const void*> inputs
   return out;
 }
 
-// Equal, NaN equal to NaN, within a relative tolerance for floats.
+// Equal, NaN equal to NaN, within a relative tolerance for floats. The 16-bit floats compare
+// bit for bit (so -0 is not +0), any NaN matching a NaN.
 template <class T>
 bool same(T got, T want, double rtol = 0) {
-  if constexpr (std::is_floating_point_v<T>) {
+  if constexpr (std::is_same_v<T, BFloat16> || std::is_same_v<T, Float16>) {
+    if (std::isnan(static_cast<float>(want))) return std::isnan(static_cast<float>(got));
+    if (rtol == 0) return got.bits == want.bits;
+    return same(static_cast<double>(got), static_cast<double>(want), rtol);
+  } else if constexpr (std::is_floating_point_v<T>) {
     if (std::isnan(want)) return std::isnan(got);
     if (std::isinf(want) || rtol == 0) return got == want;
     return std::abs(got - want) <= rtol * std::max<double>(1.0, std::abs(want));

@@ -4,11 +4,14 @@
 
 #include "codegen/codegen_testing.hpp"
 #include "core/dtype_dispatch.hpp"
+#include "support/float16_oracle.hpp"
 
 namespace jx::codegen::testing {
 namespace {
 
 using hlo::Opcode;
+using jx::testing::nearest_bf16;
+using jx::testing::nearest_f16;
 
 template <class T>
 using Store = std::conditional_t<std::is_same_v<T, bool>, pred, T>;
@@ -147,50 +150,93 @@ TEST_CASE("codegen: integer negate/abs/sign/not wrap like two's complement", "[c
             std::vector<pred>{1, 0, 0, 1});
 }
 
+template <class T>
+constexpr bool kIs16 = std::is_same_v<T, BFloat16> || std::is_same_v<T, Float16>;
+
 // Values of each source dtype that reach every conversion edge.
 template <class T>
 std::vector<T> convert_sources() {
   if constexpr (std::is_same_v<T, bool>) {
     return {false, true};
+  } else if constexpr (kIs16<T>) {
+    // Bit patterns: NaN, ±inf, ±0, the least subnormal, the largest subnormal, the least normal,
+    // the largest finite value and its negation; then values near the integer types' bounds
+    // (rounded where the format lacks them).
+    constexpr bool kBF = std::is_same_v<T, BFloat16>;
+    std::vector<T> out;
+    for (std::uint16_t bits : {kBF ? 0x7FC0 : 0x7E00, kBF ? 0xFF80 : 0xFC00, kBF ? 0x7F80 : 0x7C00,
+                               0x8000, 0x0000, 0x0001, kBF ? 0x007F : 0x03FF, kBF ? 0x0080 : 0x0400,
+                               kBF ? 0x7F7F : 0x7BFF, kBF ? 0xFF7F : 0xFBFF})
+      out.push_back(T::from_bits(bits));
+    for (double v : {-3.75, -0.5, 0.5, 2.5, 255.0, 256.0, -129.0, 1000.0, -32768.0, 40000.0})
+      out.push_back(T::from_bits(kBF ? nearest_bf16(v) : nearest_f16(v)));
+    return out;
   } else if constexpr (std::is_floating_point_v<T>) {
     constexpr T inf = std::numeric_limits<T>::infinity();
-    return {std::numeric_limits<T>::quiet_NaN(),
-            -inf,
-            inf,
-            T(-3.7),
-            T(-0.5),
-            T(-0.0),
-            T(0),
-            T(0.5),
-            T(2.5),
-            T(3e9),
-            T(-3e9),
-            T(1e20),
-            T(-1e20),
-            T(4294967295.0),
-            T(2147483648.0),
-            T(-2147483648.0),
-            T(9.3e18)};
+    std::vector<T> out{std::numeric_limits<T>::quiet_NaN(),
+                       -inf,
+                       inf,
+                       T(-3.7),
+                       T(-0.5),
+                       T(-0.0),
+                       T(0),
+                       T(0.5),
+                       T(2.5),
+                       T(3e9),
+                       T(-3e9),
+                       T(1e20),
+                       T(-1e20),
+                       T(4294967295.0),
+                       T(2147483648.0),
+                       T(-2147483648.0),
+                       T(9.3e18)};
+    // 16-bit edges: 1 + 2^-8 and 1 + 2^-11 (ties to even), float16's largest finite value and
+    // the tie past it (overflow), a float16 subnormal, bfloat16's tie past its largest value.
+    for (double v : {1 + 0x1p-8, 1 + 0x1p-11, 65504.0, 65520.0, -65519.0, 0x1p-24, 0x1.FFp127})
+      out.push_back(static_cast<T>(v));
+    return out;
   } else {
     using L = std::numeric_limits<T>;
-    return {L::min(), static_cast<T>(-1), T(0), T(1), T(7), T(123456789), L::max()};
+    std::vector<T> out{L::min(), static_cast<T>(-1),        T(0),    T(1),
+                       T(7),     static_cast<T>(123456789), L::max()};
+    // Past 2^53: a double would round 2^62 + 2^54 + 1 onto a bfloat16 tie.
+    if constexpr (sizeof(T) == 8) out.push_back(static_cast<T>(0x4040000000000001));
+    return out;
   }
 }
 
+// The exact value of a source element.
+template <class T>
+long double exact(T x) {
+  if constexpr (kIs16<T>)
+    return static_cast<long double>(static_cast<double>(x));
+  else
+    return static_cast<long double>(x);
+}
+
 // XLA's convert in closed form: anything → pred is `!= 0`; float → int drops the fraction,
-// saturates and maps NaN to 0; other conversions are C++'s (modular for integers).
+// saturates and maps NaN to 0; to a 16-bit float, the nearest value by the bit-pattern oracle
+// (support/float16_oracle.hpp); other conversions are C++'s (modular for integers).
 template <class O, class T>
 O convert_reference(T x) {
   if constexpr (std::is_same_v<O, bool>) {
-    return x != T(0);
-  } else if constexpr (std::is_floating_point_v<T> && std::is_integral_v<O>) {
-    if (std::isnan(x)) return O(0);
-    long double t = std::trunc(static_cast<long double>(x));
+    return exact(x) != 0;  // NaN != 0 holds
+  } else if constexpr (kIs16<O>) {
+    if constexpr (std::is_same_v<O, BFloat16>)
+      return O::from_bits(nearest_bf16(exact(x)));
+    else
+      return O::from_bits(nearest_f16(exact(x)));
+  } else if constexpr (is_float_element_v<T> && std::is_integral_v<O>) {
+    long double v = exact(x);
+    if (std::isnan(v)) return O(0);
+    long double t = std::trunc(v);
     if (t <= static_cast<long double>(std::numeric_limits<O>::min()))
       return std::numeric_limits<O>::min();
     if (t >= static_cast<long double>(std::numeric_limits<O>::max()))
       return std::numeric_limits<O>::max();
     return static_cast<O>(t);
+  } else if constexpr (kIs16<T>) {
+    return static_cast<O>(static_cast<double>(x));  // to float32 or float64: exact
   } else {
     return static_cast<O>(x);
   }

@@ -16,8 +16,8 @@ namespace {
 using Binary = Array (*)(const Array&, const Array&);
 using Oracle2 = std::function<double(double, double, DType)>;
 
-const std::vector<DType> kNum{int32, int64, uint32, float32, float64};
-const std::vector<DType> kF{float32, float64};
+const std::vector<DType>& kNum = kNumericTypes;
+const std::vector<DType>& kF = kFloatingTypes;
 
 // Every elementwise shape for both operands, plus a 0-d operand on either side.
 std::vector<std::vector<Shape>> binary_shape_sets() {
@@ -28,33 +28,22 @@ std::vector<std::vector<Shape>> binary_shape_sets() {
   return sets;
 }
 
-// An exact integer result reduced modulo 2^32 as the dtype's wrapping arithmetic does (the
-// sampled values are too small to overflow int64).
-double wrap(double v, DType d) {
-  constexpr double k2p32 = 4294967296.0;
-  if (d == uint32) return v - std::floor(v / k2p32) * k2p32;
-  if (d == int32) {
-    double u = wrap(v, uint32);
-    return u >= k2p32 / 2 ? u - k2p32 : u;
-  }
-  return v;
-}
-
 // Integer divisors must avoid 0 (its result is an edge case, tested below).
 double nonzero_sample(std::mt19937& rng, DType d) {
   if (is_floating(d)) return uniform(rng, -3, 3);
   double v = 0;
-  while (v == 0) v = std::round(uniform(rng, d == uint32 ? 1 : -3, d == uint32 ? 6 : 3));
+  while (v == 0) v = std::round(uniform(rng, is_unsigned(d) ? 1 : -3, is_unsigned(d) ? 6 : 3));
   return v;
 }
 
-// Shift operands: small non-negative integers, so that amounts both in and past the bit width
-// of int32 and uint32 occur and int64 results stay exact in double.
+// Shift operands: small non-negative integers (they fit in int8), so that amounts both in and
+// past the bit width of the 8-, 16- and 32-bit dtypes occur and 64-bit results stay exact in
+// double.
 double shift_sample(std::mt19937& rng, DType) { return std::round(uniform(rng, 0, 40)); }
 
 // XLA's shifts written out in double: by the bit width or more, everything shifts out.
 double shift_oracle(double x, double y, DType d, bool left) {
-  double bits = d == int64 ? 64 : 32;
+  const double bits = 8.0 * static_cast<double>(itemsize(d));
   if (y >= bits) return 0;
   return left ? wrap(x * std::pow(2.0, y), d) : std::floor(x / std::pow(2.0, y));
 }
@@ -93,25 +82,23 @@ const bool kRows = add_rows({
         },
         nonzero_sample),
     binary_row("pow", kF, lax::pow, [](double x, double y, DType) { return std::pow(x, y); }),
-    binary_row("max", {bool_, int32, int64, uint32, float32, float64}, lax::max,
-               [](double x, double y, DType) { return x > y ? x : y; }),
-    binary_row("min", {bool_, int32, int64, uint32, float32, float64}, lax::min,
-               [](double x, double y, DType) { return x < y ? x : y; }),
+    binary_row("max", kAllTypes, lax::max, [](double x, double y, DType) { return x > y ? x : y; }),
+    binary_row("min", kAllTypes, lax::min, [](double x, double y, DType) { return x < y ? x : y; }),
     binary_row("atan2", kF, lax::atan2, [](double x, double y, DType) { return std::atan2(x, y); }),
-    binary_row("and", {bool_, int32, int64, uint32}, lax::bitwise_and,
+    binary_row("and", kIntegerOrBoolTypes, lax::bitwise_and,
                [](double x, double y, DType) { return double(to_int(x) & to_int(y)); }),
-    binary_row("or", {bool_, int32, int64, uint32}, lax::bitwise_or,
+    binary_row("or", kIntegerOrBoolTypes, lax::bitwise_or,
                [](double x, double y, DType) { return double(to_int(x) | to_int(y)); }),
-    binary_row("xor", {bool_, int32, int64, uint32}, lax::bitwise_xor,
+    binary_row("xor", kIntegerOrBoolTypes, lax::bitwise_xor,
                [](double x, double y, DType) { return double(to_int(x) ^ to_int(y)); }),
     binary_row(
-        "shift_left", {int32, int64, uint32}, lax::shift_left,
+        "shift_left", kIntegerTypes, lax::shift_left,
         [](double x, double y, DType d) { return shift_oracle(x, y, d, true); }, shift_sample),
     binary_row(
-        "shift_right_logical", {int32, int64, uint32}, lax::shift_right_logical,
+        "shift_right_logical", kIntegerTypes, lax::shift_right_logical,
         [](double x, double y, DType d) { return shift_oracle(x, y, d, false); }, shift_sample),
     binary_row(
-        "shift_right_arithmetic", {int32, int64, uint32}, lax::shift_right_arithmetic,
+        "shift_right_arithmetic", kIntegerTypes, lax::shift_right_arithmetic,
         [](double x, double y, DType d) { return shift_oracle(x, y, d, false); }, shift_sample),
 });
 

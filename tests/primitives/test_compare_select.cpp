@@ -15,8 +15,8 @@ namespace {
 
 using Binary = Array (*)(const Array&, const Array&);
 
-const std::vector<DType> kAll(std::begin(kAllDTypes), std::end(kAllDTypes));
-const std::vector<DType> kNum{int32, int64, uint32, float32, float64};
+const std::vector<DType>& kAll = kAllTypes;
+const std::vector<DType>& kNum = kNumericTypes;
 
 // Every elementwise shape for all n operands, plus the given combinations with 0-d operands.
 std::vector<std::vector<Shape>> shape_sets(int n, std::vector<std::vector<Shape>> extra) {
@@ -29,7 +29,7 @@ std::vector<std::vector<Shape>> shape_sets(int n, std::vector<std::vector<Shape>
 // Values on a coarse grid, so that equal operands occur often enough to test eq/le/ge.
 double grid_sample(std::mt19937& rng, DType d) {
   if (d == bool_) return uniform(rng, -1, 1) > 0;
-  if (d == uint32) return std::round(uniform(rng, 0, 4));
+  if (is_unsigned(d)) return std::round(uniform(rng, 0, 4));
   if (is_integral(d)) return std::round(uniform(rng, -2, 2));
   return std::round(uniform(rng, -2, 2) * 2) / 2;
 }
@@ -72,7 +72,7 @@ OpRow select_n_int32_row() {
   r.shape_sets = shape_sets(4, {{{}, {2, 3}, {2, 3}, {2, 3}}});
   r.sample = [](std::mt19937& rng, DType d) {
     if (d == bool_) return double(uniform(rng, -1, 1) > 0);
-    double v = uniform(rng, d == uint32 ? 0 : -1.5, 3.5);
+    double v = uniform(rng, is_unsigned(d) ? 0 : -1.5, 3.5);
     return is_floating(d) ? v : std::round(v);
   };
   r.apply = [](const std::vector<Array>& a) {

@@ -2,6 +2,7 @@
 // registered primitive has a row.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <sstream>
@@ -12,12 +13,43 @@
 namespace jx::testing {
 namespace {
 
-bool close(double got, double want, DType d, double rtol) {
+// The oracles compute in double on the exact operands. A 16-bit float result may be one
+// rounding (and the float32 error) away, and where the exact value rounds to ±inf (float16 past
+// 65504) it must be that infinity.
+bool close(double got, double want, DType d, const OpRow& row) {
   if (std::isnan(want)) return std::isnan(got);
-  if (std::isinf(want)) return got == want;
-  if (!is_floating(d)) return got == want;
-  double tol = d == float64 ? rtol * 1e-7 : rtol;
+  if (std::isinf(round_to(d, want))) return got == round_to(d, want);
+  if (!is_floating(d) || row.exact) return got == want;
+  double tol = tolerance(d, row.rtol);
   return std::abs(got - want) <= tol + tol * std::abs(want);
+}
+
+bool contains(const std::vector<DType>& ds, DType d) {
+  return std::find(ds.begin(), ds.end(), d) != ds.end();
+}
+
+// The words JAX's dtype check names accepted dtypes by ("bool", "integer", "floating"), for a
+// row whose dtypes are whole kinds: every integer dtype or none, every float or none. Empty for a
+// row with a part of a kind.
+std::string kinds_of(const std::vector<DType>& dtypes) {
+  std::vector<std::string> words;
+  auto whole = [&](bool (*kind)(DType), const char* word) {
+    int in = 0, all = 0;
+    for (DType d : kAllDTypes)
+      if (kind(d)) {
+        ++all;
+        in += contains(dtypes, d);
+      }
+    if (in == all) words.push_back(word);
+    return in == 0 || in == all;
+  };
+  bool ok = whole([](DType d) { return d == bool_; }, "bool");
+  ok = whole(is_integral, "integer") && ok;
+  ok = whole(is_floating, "floating") && ok;
+  if (!ok || words.empty()) return "";
+  std::string out;
+  for (const std::string& w : words) out += (out.empty() ? "" : ", ") + w;
+  return out;
 }
 
 }  // namespace
@@ -47,7 +79,7 @@ TEST_CASE("op table: every row matches its oracle", "[op_table]") {
         REQUIRE(g.size() == want.values.size());
         for (std::size_t i = 0; i < g.size(); ++i) {
           INFO("element " << i << ": got " << g[i] << ", want " << want.values[i]);
-          CHECK(close(g[i], want.values[i], got.dtype(), row.rtol));
+          CHECK(close(g[i], want.values[i], got.dtype(), row));
         }
       }
     }
@@ -66,6 +98,49 @@ TEST_CASE("op table: every primitive has a row", "[op_table]") {
     CHECK(covered.count(p->name) == 1);
   }
   CHECK(op_table().size() + holding_functions.size() >= all_primitives().size());
+}
+
+TEST_CASE("op table: every row lists whole kinds of dtypes, or says why not", "[op_table]") {
+  for (const OpRow& row : op_table()) {
+    INFO(row.name);
+    CHECK(!row.dtypes.empty());
+    if (row.subset_reason.empty()) CHECK(!kinds_of(row.dtypes).empty());
+  }
+}
+
+// A row lists every dtype its primitive accepts (above: whole kinds), so every other dtype must
+// be rejected, by a jx::TypeError in JAX's words: "sin does not accept dtype int32. Accepted
+// dtypes are subtypes of floating."
+TEST_CASE("op table: the dtypes a row leaves out are rejected, in JAX's words", "[op_table]") {
+  int rejected = 0;
+  std::set<std::string> primitives;
+  for (const OpRow& row : op_table()) {
+    if (!row.subset_reason.empty()) continue;
+    const std::string kinds = kinds_of(row.dtypes);
+    if (kinds.empty()) continue;  // the test case above fails
+    for (DType d : kAllDTypes) {
+      if (contains(row.dtypes, d)) continue;
+      std::vector<Array> args;
+      for (const Shape& s : row.shape_sets.front())
+        args.push_back(
+            from_host({s, std::vector<double>(static_cast<std::size_t>(shape_size(s)), 1.0)}, d));
+      INFO(row.name << " on " << dtype_name(d));
+      const std::string message = row.primitive + " does not accept dtype " +
+                                  std::string(dtype_name(d)) +
+                                  ". Accepted dtypes are subtypes of " + kinds + ".";
+      CHECK_THROWS_MATCHES(row.apply(args), TypeError, Catch::Message(message));
+      ++rejected;
+      primitives.insert(row.primitive);
+    }
+  }
+  // Floating-only rows reject 9 dtypes each (about 30 rows), numeric ones bool, bitwise ones the
+  // 4 floats, shifts those and bool.
+  CHECK(rejected > 300);
+  for (const char* p : {"sin", "pow", "add", "neg", "clamp", "and", "not", "shift_left",
+                        "reduce_sum", "dot_general", "iota", "is_finite", "integer_pow"}) {
+    INFO(p);
+    CHECK(primitives.count(p) == 1);
+  }
 }
 
 }  // namespace jx::testing

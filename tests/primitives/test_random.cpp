@@ -39,6 +39,7 @@ const bool kRows = add_rows({[] {
   OpRow r;
   r.name = r.primitive = "threefry2x32";
   r.dtypes = {uint32};
+  r.subset_reason = "threefry2x32 is defined on uint32 words only";
   for (const Shape& s : kElementwiseShapes) r.shape_sets.push_back(same_shapes(s, 4));
   r.shape_sets.push_back({{}, {}, {2, 3}, {2, 3}});  // 0-d key words, as jx::random passes
   r.sample = [](std::mt19937& rng, DType) { return std::floor(uniform(rng, 0, 4294967296.0)); };

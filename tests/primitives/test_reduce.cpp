@@ -14,8 +14,8 @@ namespace {
 
 using Axes = std::vector<std::int64_t>;
 
-const std::vector<DType> kNum{int32, int64, uint32, float32, float64};
-const std::vector<DType> kAll{bool_, int32, int64, uint32, float32, float64};
+const std::vector<DType>& kNum = kNumericTypes;
+const std::vector<DType>& kAll = kAllTypes;
 
 // Odometer over a shape; false once every index was visited (or the shape is empty).
 bool next_index(std::vector<std::int64_t>& index, const Shape& shape) {
@@ -51,33 +51,17 @@ HostArray fold_oracle(const HostArray& x, const Axes& axes, double init,
   return out;
 }
 
+// The identities of max and min: the dtype's least and greatest values (as doubles: the 64-bit
+// bounds round to ±2^63 and 2^64), ±inf for floats.
 double lowest(DType d) {
-  switch (d) {
-    case bool_:
-      return 0;
-    case int32:
-      return std::numeric_limits<std::int32_t>::min();
-    case int64:
-      return static_cast<double>(std::numeric_limits<std::int64_t>::min());
-    case uint32:
-      return 0;
-    default:
-      return -INFINITY;
-  }
+  if (d == bool_) return 0;
+  if (is_floating(d)) return -INFINITY;
+  return is_unsigned(d) ? 0 : -std::ldexp(1.0, static_cast<int>(8 * itemsize(d)) - 1);
 }
 double highest(DType d) {
-  switch (d) {
-    case bool_:
-      return 1;
-    case int32:
-      return std::numeric_limits<std::int32_t>::max();
-    case int64:
-      return static_cast<double>(std::numeric_limits<std::int64_t>::max());
-    case uint32:
-      return std::numeric_limits<std::uint32_t>::max();
-    default:
-      return INFINITY;
-  }
+  if (d == bool_) return 1;
+  if (is_floating(d)) return INFINITY;
+  return std::ldexp(1.0, static_cast<int>(8 * itemsize(d)) - (is_unsigned(d) ? 0 : 1)) - 1;
 }
 
 // The axes choices a reduction row runs, each with shapes for which the choice is valid;
@@ -106,9 +90,28 @@ Axes axes_for(const std::optional<Axes>& axes, std::size_t ndim) {
 
 using ReduceFn = Array (*)(const Array&, const Axes&);
 
+using Sample = std::function<double(std::mt19937&, DType)>;
+
+// Sums: integer values in the 16-bit floats, so that a sum is exact in any order (bfloat16 holds
+// every integer up to 256; 24 samples in [-3, 3] stay within 72); the default samples else.
+double sum_sample(std::mt19937& rng, DType d) {
+  double v = uniform(rng, is_unsigned(d) ? 0 : -3, is_unsigned(d) ? 6 : 3);
+  if (d == bool_) return double(v > 0);
+  return d == float32 || d == float64 ? v : std::round(v);
+}
+// Products: [-2, 2] ([0, 2] unsigned), so that 24 factors stay exact in float32 and bfloat16
+// (powers of 2); float16 draws from {-1, 0, 1}, as its partial products would pass 65504 (and a
+// later 0 would make the overflow NaN).
+double product_sample(std::mt19937& rng, DType d) {
+  double hi = d == float16 ? 1.4 : 2, v = std::round(uniform(rng, is_unsigned(d) ? 0 : -hi, hi));
+  return d == bool_ ? double(v > 0) : v;
+}
+
+// `wraps`: the exact result is reduced modulo 2^bits for integer dtypes (sums and products).
 std::vector<OpRow> reduce_rows(const std::string& prim, ReduceFn op, std::vector<DType> dtypes,
                                std::function<double(DType)> init,
-                               std::function<double(double, double)> f, bool small = false) {
+                               std::function<double(double, double)> f, Sample sample = nullptr,
+                               bool wraps = false) {
   std::vector<OpRow> rows;
   for (const AxesChoice& choice : kAxesChoices) {
     OpRow r;
@@ -116,18 +119,16 @@ std::vector<OpRow> reduce_rows(const std::string& prim, ReduceFn op, std::vector
     r.primitive = prim;
     r.dtypes = dtypes;
     for (const Shape& s : choice.shapes) r.shape_sets.push_back({s});
-    // Products draw from [-2, 2] so that 24 factors stay exact in int32 and float32.
-    if (small)
-      r.sample = [](std::mt19937& rng, DType d) {
-        double v = std::round(uniform(rng, d == uint32 ? 0 : -2, 2));
-        return d == bool_ ? double(v > 0) : v;
-      };
+    r.sample = sample;
     std::optional<Axes> axes = choice.axes;
     r.apply = [op, axes](const std::vector<Array>& a) {
       return op(a[0], axes_for(axes, a[0].shape().size()));
     };
-    r.oracle = [axes, init, f](const std::vector<HostArray>& in, DType d) {
-      return fold_oracle(in[0], axes_for(axes, in[0].shape.size()), init(d), f);
+    r.oracle = [axes, init, f, wraps](const std::vector<HostArray>& in, DType d) {
+      HostArray out = fold_oracle(in[0], axes_for(axes, in[0].shape.size()), init(d), f);
+      if (wraps)
+        for (double& v : out.values) v = wrap(v, d);
+      return out;
     };
     rows.push_back(std::move(r));
   }
@@ -197,10 +198,10 @@ double min_of(double a, double b) { return std::min(a, b); }
 const bool kRows = [] {
   add_rows(reduce_rows(
       "reduce_sum", lax::reduce_sum, kNum, [](DType) { return 0.0; },
-      [](double a, double b) { return a + b; }));
+      [](double a, double b) { return a + b; }, sum_sample, true));
   add_rows(reduce_rows(
       "reduce_prod", lax::reduce_prod, kNum, [](DType) { return 1.0; },
-      [](double a, double b) { return a * b; }, true));
+      [](double a, double b) { return a * b; }, product_sample, true));
   add_rows(reduce_rows("reduce_max", lax::reduce_max, kAll, lowest, max_of));
   add_rows(reduce_rows("reduce_min", lax::reduce_min, kAll, highest, min_of));
   add_rows(arg_rows("argmax", lax::argmax));

@@ -11,7 +11,7 @@ namespace {
 using Ints = std::vector<std::int64_t>;
 using Shapes = std::vector<std::vector<Shape>>;
 
-const std::vector<DType> kAll(std::begin(kAllDTypes), std::end(kAllDTypes));
+const std::vector<DType>& kAll = kAllTypes;
 
 // Row-major walk by division, written here so the oracles share no code with jx's impls.
 template <class F>
@@ -336,13 +336,13 @@ const bool kRows = add_rows({
     row("iota", singles({{1}, {5}, {0}, {2, 3}, {3, 0, 2}}),
         [](const auto& a) { return lax::iota(a[0].dtype(), a[0].shape(), 0); },
         [](const auto& h) { return build(h[0].shape, [](const Ints& i) { return double(i[0]); }); },
-        {int32, int64, uint32, float32, float64}),
+        kNumericTypes),
     row("iota/last_dim", singles({{4}, {2, 3}, {3, 0, 2}, {1, 4, 1}}),
         [](const auto& a) { return lax::iota(a[0].dtype(), a[0].shape(), a[0].ndim() - 1); },
         [](const auto& h) {
           return build(h[0].shape, [](const Ints& i) { return double(i.back()); });
         },
-        {int32, int64, uint32, float32, float64}),
+        kNumericTypes),
 });
 
 // 0, 1, 2, ... laid out in `shape`.

@@ -16,6 +16,8 @@ OpRow unary_row(std::string name, std::vector<DType> dtypes, Array (*op)(const A
   r.dtypes = std::move(dtypes);
   for (const Shape& s : kElementwiseShapes) r.shape_sets.push_back({s});
   r.sample = [lo, hi](std::mt19937& rng, DType d) {
+    if (d == bool_) return double(uniform(rng, -1, 1) > 0);
+    if (is_unsigned(d)) return std::round(uniform(rng, 0, 6));
     double v = uniform(rng, lo, hi);
     return is_floating(d) ? v : std::round(v);
   };
@@ -26,11 +28,21 @@ OpRow unary_row(std::string name, std::vector<DType> dtypes, Array (*op)(const A
   return r;
 }
 
-const std::vector<DType> kF{float32, float64};
-const std::vector<DType> kSigned{int32, int64, float32, float64};
+const std::vector<DType>& kF = kFloatingTypes;
+
+// A row whose oracle gives the exact result, wrapped to the dtype for integers (neg and
+// integer_pow of an unsigned x wrap modulo 2^bits).
+OpRow wrapping_row(std::string name, std::vector<DType> dtypes, Array (*op)(const Array&),
+                   std::function<double(double)> f) {
+  OpRow r = unary_row(std::move(name), std::move(dtypes), op, nullptr);
+  r.oracle = [f](const std::vector<HostArray>& in, DType d) {
+    return map_oracle(in, [&](const std::vector<double>& x) { return wrap(f(x[0]), d); });
+  };
+  return r;
+}
 
 const bool kRows = add_rows({
-    unary_row("neg", kSigned, lax::neg, [](double x) { return -x; }),
+    wrapping_row("neg", kNumericTypes, lax::neg, [](double x) { return -x; }),
     unary_row("exp", kF, lax::exp, [](double x) { return std::exp(x); }),
     unary_row("exp2", kF, lax::exp2, [](double x) { return std::exp2(x); }, -10, 10),
     unary_row(
@@ -61,18 +73,18 @@ const bool kRows = add_rows({
         "sqrt", kF, lax::sqrt, [](double x) { return std::sqrt(x); }, 0, 5),
     unary_row(
         "rsqrt", kF, lax::rsqrt, [](double x) { return 1 / std::sqrt(x); }, 0.01, 5),
-    unary_row("abs", kSigned, lax::abs, [](double x) { return std::fabs(x); }),
-    unary_row("sign", kSigned, lax::sign, [](double x) { return double((x > 0) - (x < 0)); }),
+    unary_row("abs", kNumericTypes, lax::abs, [](double x) { return std::fabs(x); }),
+    unary_row("sign", kNumericTypes, lax::sign, [](double x) { return double((x > 0) - (x < 0)); }),
     unary_row("floor", kF, lax::floor, [](double x) { return std::floor(x); }),
     unary_row("ceil", kF, lax::ceil, [](double x) { return std::ceil(x); }),
     unary_row(
         "round", kF, [](const Array& x) { return lax::round(x); },
         [](double x) { return std::round(x); }),
     unary_row("erf", kF, lax::erf, [](double x) { return std::erf(x); }),
-    unary_row(
-        "integer_pow", kSigned, [](const Array& x) { return lax::integer_pow(x, 3); },
+    wrapping_row(
+        "integer_pow", kNumericTypes, [](const Array& x) { return lax::integer_pow(x, 3); },
         [](double x) { return x * x * x; }),
-    unary_row("stop_gradient", kSigned, lax::stop_gradient, [](double x) { return x; }),
+    unary_row("stop_gradient", kAllTypes, lax::stop_gradient, [](double x) { return x; }),
 });
 
 // is_finite: a third of the samples are ±inf or NaN.
@@ -89,10 +101,10 @@ const bool kIsFiniteRows = add_rows({[] {
 
 // `not` is logical on bool and bitwise (two's complement: ~x = -x - 1) on integers.
 const bool kNotRows = add_rows({[] {
-  OpRow r = unary_row("not", {bool_, int32, int64}, lax::bitwise_not, nullptr);
+  OpRow r = unary_row("not", kIntegerOrBoolTypes, lax::bitwise_not, nullptr);
   r.oracle = [](const std::vector<HostArray>& in, DType d) {
     return map_oracle(in, [d](const std::vector<double>& x) {
-      return d == bool_ ? double(x[0] == 0) : -x[0] - 1;
+      return d == bool_ ? double(x[0] == 0) : wrap(-x[0] - 1, d);  // ~x of unsigned: 2^bits-1-x
     });
   };
   return r;

@@ -10,7 +10,34 @@
 
 #include <jx/jx.hpp>
 
+#include "core/dtype_set.hpp"
+
 namespace jx::testing {
+
+// The dtypes of a set, in JX_FOR_EACH_DTYPE's order: rows list what their primitive accepts from
+// the same sets the primitives take theirs from (core/dtype_set.hpp, hlo/opcodes.def).
+std::vector<DType> dtypes_in(DTypeSet set);
+inline const std::vector<DType> kAllTypes = dtypes_in(kAnyDType);
+inline const std::vector<DType> kNumericTypes = dtypes_in(kNumeric);
+inline const std::vector<DType> kFloatingTypes = dtypes_in(kFloating);
+inline const std::vector<DType> kIntegerTypes = dtypes_in(kInteger);
+inline const std::vector<DType> kIntegerOrBoolTypes = dtypes_in(kIntegerOrBool);
+
+// An exact integer result reduced to the range of integer dtype `d` as its wrapping arithmetic
+// does (modulo 2^bits, two's complement for signed types). Values already in range come back
+// unchanged (exactly, even for 64-bit dtypes past 2^53).
+double wrap(double v, DType d);
+
+// The unit roundoff of a floating dtype: the largest relative error of one rounding to it
+// (bfloat16 2^-8, float16 2^-11, float32 2^-24, float64 2^-53).
+double unit_roundoff(DType d);
+// How far a floating result may be from its reference, relative (and, near 0, absolute): the
+// row's rtol for float32, rtol * 1e-7 for float64. The 16-bit floats compute in float32 and round
+// each result, so they get the float32 tolerance plus `roundings` of their unit roundoff.
+double tolerance(DType d, double rtol, int roundings = 1);
+// v rounded to a 16-bit float dtype by the independent oracle (support/float16_oracle.hpp); v
+// itself for the other dtypes.
+double round_to(DType d, double v);
 
 // An array held as doubles on the host: what oracles read and write.
 struct HostArray {
@@ -24,14 +51,20 @@ struct OpRow {
   std::string primitive;  // the primitive the row covers
   std::vector<DType> dtypes;
   std::vector<std::vector<Shape>> shape_sets;  // each entry: the shapes of all operands
-  // Draws operand values (as doubles; cast to the dtype). Default: uniform in [-3, 3],
-  // integers rounded, bools from the sign.
+  // Draws operand values (as doubles; cast to the dtype). Default: uniform in [-3, 3] (unsigned
+  // integers: [0, 6]), integers rounded, bools from the sign.
   std::function<double(std::mt19937&, DType)> sample;
   // The operation under test, built with jx::lax.
   std::function<Array(const std::vector<Array>&)> apply;
   // The expected output, computed without jx.
   std::function<HostArray(const std::vector<HostArray>&, DType)> oracle;
   double rtol = 1e-5;  // for float32; float64 uses rtol * 1e-7, integers are exact
+  // The oracle gives the correctly rounded result in every dtype (conversions): compared with ==.
+  bool exact = false;
+  // Why `dtypes` leaves out dtypes the primitive accepts, when it does: such a row is not used
+  // to check that the primitive rejects the dtypes outside `dtypes` (test_op_table.cpp). Empty
+  // for a row that lists every dtype its primitive accepts.
+  std::string subset_reason;
 };
 
 // Rows register themselves from the family test files (static initialisers).

@@ -127,8 +127,13 @@ TEST_CASE("grad op table: every differentiable row's jvp and vjp match finite di
     GradSpec spec = it == grad_specs().end() ? GradSpec{} : it->second;
     for (const auto& shapes : row.shape_sets) {
       Arrays args = draw(row, spec, shapes, rng);
-      // Comparisons, argmax/argmin and conversions to integers have no derivative.
-      if (!is_floating(row.apply(args).dtype())) continue;
+      // Comparisons, argmax/argmin and conversions to integers have no derivative. Conversions
+      // to bfloat16 and float16 have one (the identity), but their values step by 2^-8 or
+      // 2^-11 relative: central differences of size eps measure those steps, not the
+      // derivative. Derivatives are checked in float32 and float64; the 16-bit floats' dtype
+      // rules are checked below.
+      DType out = row.apply(args).dtype();
+      if (out != float32 && out != float64) continue;
       INFO(row.name << " float64 shapes" << shapes_str(shapes));
       try {
         check_grads(row.apply, args, 2, spec.eps, spec.tol, spec.tol);
@@ -153,6 +158,89 @@ TEST_CASE("grad op table: every primitive with a float64 row is checked", "[grad
     CHECK(checked.count(p) == 1);
   }
   CHECK(float_rows.size() == checked.size() + 1);  // stop_gradient only
+}
+
+TEST_CASE("grad op table: 16-bit float primals get tangents and cotangents of their dtype",
+          "[grad_op_table]") {
+  std::mt19937 rng(0);
+  int checked = 0;
+  for (DType d : {bfloat16, float16}) {
+    for (const OpRow& row : op_table()) {
+      if (std::find(row.dtypes.begin(), row.dtypes.end(), d) == row.dtypes.end() || skipped(row))
+        continue;
+      // The first shape set with elements in every operand.
+      const std::vector<Shape>* shapes = nullptr;
+      for (const auto& s : row.shape_sets) {
+        bool nonempty = true;
+        for (const Shape& x : s) nonempty = nonempty && shape_size(x) > 0;
+        if (nonempty) {
+          shapes = &s;
+          break;
+        }
+      }
+      if (!shapes) continue;
+      Arrays args;
+      for (const Shape& s : *shapes) {
+        HostArray h{s, {}};
+        for (std::int64_t i = 0; i < shape_size(s); ++i)
+          h.values.push_back(sample_value(row, rng, d));
+        args.push_back(from_host(h, d));
+      }
+      Array primal_out = row.apply(args);
+      if (!is_floating(primal_out.dtype())) continue;
+      INFO(row.name << " " << dtype_name(d) << " shapes" << shapes_str(*shapes));
+      auto f = [&row](const Arrays& a) { return Arrays{row.apply(a)}; };
+      try {
+        Arrays tangents;
+        for (const Array& a : args) tangents.push_back(np::ones(a.shape(), a.dtype()));
+        auto [out, t_out] = jx::jvp(f, std::tuple{args}, std::tuple{tangents});
+        REQUIRE(t_out.size() == 1);
+        CHECK(out[0].dtype() == primal_out.dtype());
+        CHECK(t_out[0].dtype() == primal_out.dtype());
+        CHECK(t_out[0].shape() == primal_out.shape());
+        auto [y, pullback] = jx::vjp(f, args);
+        Arrays cts = std::get<0>(pullback(Arrays{np::ones(y[0].shape(), y[0].dtype())}));
+        REQUIRE(cts.size() == args.size());
+        for (std::size_t k = 0; k < args.size(); ++k) {
+          INFO("cotangent of operand " << k);
+          CHECK(cts[k].dtype() == d);
+          CHECK(cts[k].shape() == args[k].shape());
+        }
+        ++checked;
+      } catch (const std::exception& e) {
+        FAIL_CHECK("exception: " << e.what());
+      }
+    }
+  }
+  CHECK(checked > 100);
+}
+
+TEST_CASE("grad through bfloat16 and float16: the conversion's derivative is the identity",
+          "[grad_op_table]") {
+  for (DType d : {bfloat16, float16}) {
+    INFO(dtype_name(d));
+    // float32 → 16 bits → float32: the value rounds, the derivative is 1 (as JAX's).
+    auto round_trip = [d](const Array& x) {
+      return lax::convert_element_type(lax::convert_element_type(x, d), float32);
+    };
+    Array g = jx::grad(round_trip)(np::array(Array(0.3f)));
+    CHECK(g.dtype() == float32);
+    CHECK(g.item<float>() == 1.0f);
+    // float64 → 16 bits, times itself: d/dx x16^2 = 2 x16, in float64 (x16 = x rounded).
+    auto square = [d](const Array& x) {
+      Array h = lax::convert_element_type(x, d);
+      return lax::convert_element_type(h * h, float64);
+    };
+    Array g2 = jx::grad(square)(np::array(Array(0.3)));
+    CHECK(g2.dtype() == float64);
+    const double x16 = np::array(Array(0.3)).astype(d).item<double>();
+    CHECK(g2.item<double>() == Approx(2 * x16).epsilon(2 * unit_roundoff(d)));
+    // sin in 16 bits: the gradient is cos, rounded to the 16-bit dtype.
+    Array x = np::array(Array(0.5f)).astype(d);
+    Array gs = jx::grad([](const Array& v) { return lax::sin(v); })(x);
+    CHECK(gs.dtype() == d);
+    CHECK(gs.item<double>() == Approx(std::cos(0.5)).epsilon(2 * unit_roundoff(d)));
+  }
 }
 
 // ---- special points, against closed forms --------------------------------------------------

@@ -143,13 +143,42 @@ llvm::Value* round_to_odd_f32(llvm::IRBuilder<>& b, llvm::Value* d) {
   return b.CreateBitCast(b.CreateSelect(b.CreateFCmpONE(back, d), odd, bits), b.getFloatTy());
 }
 
+// A 64-bit integer as a float rounded to odd: its leading 24 significant bits, the lowest set
+// when any bit below them is. Rounding that float to 16 bits gives the integer's own rounding,
+// where going through float64 could first round onto a tie (past 2^53).
+llvm::Value* int64_round_to_odd_f32(llvm::IRBuilder<>& b, llvm::Value* v, bool is_signed) {
+  llvm::Type* i64 = b.getInt64Ty();
+  llvm::Value* zero = llvm::ConstantInt::get(i64, 0);
+  llvm::Value* negative = is_signed ? b.CreateICmpSLT(v, zero) : b.getFalse();
+  // |v| as unsigned: INT64_MIN gives 2^63.
+  llvm::Value* m = is_signed ? b.CreateSelect(negative, b.CreateNeg(v), v) : v;
+  llvm::Value* lz = b.CreateBinaryIntrinsic(llvm::Intrinsic::ctlz, m, b.getFalse());
+  // m has 64 - lz significant bits: drop max(0, 40 - lz) of them.
+  llvm::Value* forty = llvm::ConstantInt::get(i64, 40);
+  llvm::Value* shift = b.CreateSelect(b.CreateICmpULT(lz, forty), b.CreateSub(forty, lz), zero);
+  llvm::Value* dropped =
+      b.CreateAnd(m, b.CreateSub(b.CreateShl(llvm::ConstantInt::get(i64, 1), shift),
+                                 llvm::ConstantInt::get(i64, 1)));
+  llvm::Value* kept =
+      b.CreateOr(b.CreateLShr(m, shift), b.CreateZExt(b.CreateICmpNE(dropped, zero), i64));
+  llvm::Value* f = b.CreateUIToFP(kept, b.getFloatTy());  // exact: kept < 2^24
+  // Times 2^shift (at most 2^40), whose float bits are (shift + 127) << 23: exact.
+  llvm::Value* scale_bits = b.CreateTrunc(
+      b.CreateShl(b.CreateAdd(shift, llvm::ConstantInt::get(i64, 127)), 23), b.getInt32Ty());
+  f = b.CreateFMul(f, b.CreateBitCast(scale_bits, b.getFloatTy()));
+  return is_signed ? b.CreateSelect(negative, b.CreateFNeg(f), f) : f;
+}
+
 }  // namespace
 
 llvm::Value* emit_convert(llvm::IRBuilder<>& b, llvm::Value* v, DType from, DType to) {
   if (from == to) return v;
   llvm::Type* t = ir_type(b.getContext(), to);
   // To a 16-bit float (computed in f32, rounded by the caller): one rounding from the exact
-  // value, through float64 and a round-to-odd float.
+  // value, through a round-to-odd float (from a 64-bit integer directly, else through float64,
+  // which holds every other source exactly).
+  if (is_float16_kind(to) && (from == int64 || from == uint64))
+    return int64_round_to_odd_f32(b, v, from == int64);
   if (is_float16_kind(to) && from != bool_ && from != float32 && !is_float16_kind(from)) {
     llvm::Value* wide = emit_convert(b, v, from, float64);
     return round_to_odd_f32(b, wide);
