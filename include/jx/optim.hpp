@@ -279,6 +279,39 @@ inline Chain<ScaleByAdam, AddDecayedWeights, ScaleByLearningRate> adamw(
                scale_by_learning_rate(std::move(learning_rate)));
 }
 
+// ---- mixed precision -------------------------------------------------------------------------
+
+// Mixed precision as optax users train (with jmp's policy): parameters and optimizer state stay
+// in param_dtype (float32 "master weights"); the loss runs on a copy cast to compute_dtype, so
+// its matmuls and activations are 16-bit; the gradient flows back through the cast and arrives
+// in param_dtype, where the optimizer updates the master weights. Loss scaling, which float16's
+// narrow range needs, is the user's, as in JAX.
+//
+//   auto mp = optim::MixedPrecision{};  // float32 parameters, bfloat16 compute, float32 loss
+//   auto loss = [&](const Params& p, const Array& x) {
+//     return mp.cast_to_output(model(mp.cast_to_compute(p), mp.cast_to_compute(x)));
+//   };
+struct MixedPrecision {
+  DType param_dtype = float32;
+  DType compute_dtype = bfloat16;
+  DType output_dtype = float32;
+
+  template <class T>
+  tree::rebuilt_t<T> cast_to_compute(const T& tree) const { return cast(tree, compute_dtype); }
+  template <class T>
+  tree::rebuilt_t<T> cast_to_param(const T& tree) const { return cast(tree, param_dtype); }
+  template <class T>
+  tree::rebuilt_t<T> cast_to_output(const T& tree) const { return cast(tree, output_dtype); }
+
+ private:
+  // Floating leaves only: integer labels and step counts keep their dtype.
+  template <class T>
+  static tree::rebuilt_t<T> cast(const T& tree, DType dtype) {
+    return tree::map(
+        [dtype](const Array& x) { return is_floating(x.dtype()) ? x.astype(dtype) : x; }, tree);
+  }
+};
+
 // params + updates, leaf-wise, in each parameter's dtype (optax.apply_updates).
 template <class P, class U>
 tree::rebuilt_t<P> apply_updates(const P& params, const U& updates) {
