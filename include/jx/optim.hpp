@@ -120,8 +120,8 @@ struct ScaleByLearningRate {
   }
   template <class G, class P>
   auto update(const G& updates, const ScaleByScheduleState& state, const P&) const {
-    Array step = -learning_rate(state.count);
-    auto out = tree::map([&](const Array& u) { return u * step.astype(u.dtype()); }, updates);
+    Array rate = learning_rate(state.count);  // cast first: a constant rate converts exactly
+    auto out = tree::map([&](const Array& u) { return u * -rate.astype(u.dtype()); }, updates);
     return std::pair{std::move(out), ScaleByScheduleState{detail::safe_increment(state.count)}};
   }
 };

@@ -34,7 +34,7 @@ Array make_device_array(ShapedArray aval, std::shared_ptr<DeviceStorage> storage
 
 Array make_scalar(double value, DType dtype) {
   Array out = make_array(ShapedArray{{}, dtype, false});
-  dispatch(dtype, [&]<class T>() { *out.impl()->buffer->as<T>() = static_cast<T>(value); });
+  dispatch(dtype, [&]<class T>() { *out.impl()->buffer->as<T>() = convert_element<T>(value); });
   return out;
 }
 
@@ -129,6 +129,7 @@ Array Array::scalar(double f, std::int64_t i, DType dtype, bool weak) {
     *out.impl()->buffer->as<T>() = is_floating(dtype) ? static_cast<T>(f) : static_cast<T>(i);
     if constexpr (std::is_same_v<T, bool>) *out.impl()->buffer->as<T>() = f != 0.0;
   });
+  if (weak && is_floating(dtype)) out.impl()->literal = f;
   return out;
 }
 

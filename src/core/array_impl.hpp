@@ -23,6 +23,9 @@ struct ArrayImpl {
   std::shared_ptr<DeviceStorage> storage;  // set for concrete arrays on an accelerator
   std::shared_ptr<trace::Tracer> tracer;   // set for tracers
   bool committed = false;                  // placed by device_put
+  // The exact value of a weak scalar made from a C++ double: like a Python float in JAX, it
+  // converts to the dtype it meets from this value, not from its float32 copy.
+  std::optional<double> literal;
 
   Device device() const { return storage ? storage->device() : Device{}; }
 };

@@ -35,13 +35,14 @@ inline Array select(const Array& pred, const Array& on_true, const Array& on_fal
 }
 
 // How operands are promoted: to their common type, to a number (bool → the default int), or to
-// a float (JAX's to_inexact_dtype: integers and bool meet the default float in the lattice).
+// a float (JAX's to_inexact_dtype: the default float; 64-bit integers, which JAX has only in
+// x64 mode, float64).
 enum class Promotion { kCommon, kNumeric, kInexact };
 
 inline TypeInfo promoted(TypeInfo t, Promotion p) {
   if (p == Promotion::kNumeric && t.dtype == bool_) return {default_int_dtype(), t.weak_type};
   if (p == Promotion::kInexact && !is_floating(t.dtype))
-    return {promote_types(t.dtype, default_float_dtype()), t.weak_type};
+    return {itemsize(t.dtype) == 8 ? float64 : default_float_dtype(), t.weak_type};
   return t;
 }
 

@@ -49,6 +49,8 @@ const bool kRegistered = [] {
 namespace lax {
 
 Array convert_element_type(const Array& x, DType new_dtype, bool weak_type) {
+  if (x.impl() && x.impl()->literal)  // a C++ double: one rounding from its exact value
+    return with_aval(make_scalar(*x.impl()->literal, new_dtype), {{}, new_dtype, weak_type});
   return trace::bind1(
       convert_element_type_p, {x},
       {{"new_dtype", Param::dtype(new_dtype)}, {"weak_type", Param::boolean(weak_type)}});

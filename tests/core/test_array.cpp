@@ -1,6 +1,8 @@
 // Array handle: scalars and their weak types, reading values, conversion, NumPy-style printing.
 #include <catch2/catch.hpp>
 
+#include "support/config_guard.hpp"
+
 #include <sstream>
 
 #include <jx/jx.hpp>
@@ -20,13 +22,69 @@ std::string repr(const Array& x) {
 
 TEST_CASE("C++ scalars become 0-d arrays; signed and floating scalars are weak", "[array]") {
   CHECK(Array(2.0f).aval() == ShapedArray{{}, float32, true});
-  CHECK(Array(2.0).aval() == ShapedArray{{}, float64, true});
+  CHECK(Array(2.0).aval() == ShapedArray{{}, float32, true});  // JAX's default mode
   CHECK(Array(2).aval() == ShapedArray{{}, int32, true});
   CHECK(Array(std::int64_t{2}).aval() == ShapedArray{{}, int64, true});
   CHECK(Array(true).aval() == ShapedArray{{}, bool_, false});
   CHECK(Array(2u).aval() == ShapedArray{{}, uint32, false});
   CHECK(Array(-7).item<int>() == -7);
-  CHECK(Array(0.1).item<double>() == 0.1);  // a double scalar keeps double precision
+  CHECK(Array(0.1).item<double>() == static_cast<double>(0.1f));
+}
+
+TEST_CASE("C++ doubles meet a dtype from their exact value, as JAX's Python floats", "[array]") {
+  // A weak float32 that meets float64 converts from the double, not from its float32 copy.
+  Array x = np::array(std::vector<double>{1.0, 3.0});
+  CHECK((x * 0.1).to_vector<double>() == std::vector<double>{0.1, 3.0 * 0.1});
+  CHECK((x * 0.1).dtype() == float64);
+  CHECK(Array(0.1).astype(float64).item<double>() == 0.1);
+  CHECK(jit([](const Array& a) { return a + 1e-300; })(x).to_vector<double>() ==
+        std::vector<double>{1.0 + 1e-300, 3.0});
+  CHECK(jit([](const Array& a) { return a * 1e-300; })(x).to_vector<double>() ==
+        std::vector<double>{1e-300, 3e-300});
+  // Meeting bfloat16, the double rounds once: 1 + 2^-8 + 2^-30 is just above a tie, so it rounds
+  // up to 0x3F81, where its float32 copy (1 + 2^-8, the tie) would round to even, 0x3F80.
+  Array b = np::array(std::vector<double>{0.0}).astype(bfloat16);
+  CHECK((b + (1.0 + 0x1p-8 + 0x1p-30)).to_vector<BFloat16>()[0].bits == 0x3F81);
+}
+
+TEST_CASE("--enable_x64: C++ ints and doubles are weak int64 and float64, np defaults 64-bit",
+          "[array]") {
+  testing::ConfigGuard guard;
+  config().enable_x64 = true;
+  CHECK(Array(2.0).aval() == ShapedArray{{}, float64, true});
+  CHECK(Array(2).aval() == ShapedArray{{}, int64, true});
+  CHECK(Array(0.1).item<double>() == 0.1);
+  CHECK(np::array({1, 2}).dtype() == int64);
+  CHECK(np::arange(3).dtype() == int64);
+  CHECK((np::arange(3) * 0.5).aval() == ShapedArray{{3}, float64, true});
+  CHECK(np::zeros({2}).dtype() == float64);
+  CHECK(np::mean(np::array({1, 2})).dtype() == float64);
+  CHECK(np::sum(np::array(std::vector<std::uint8_t>{200, 100})).dtype() == uint64);
+}
+
+TEST_CASE("JAX's default mode: int32 + 1.5 is float32, reductions widen as JAX's", "[array]") {
+  // int32 and a weak float meet at JAX's weak float node: a weak float32.
+  CHECK((np::array({1, 2}) + 1.5).aval() == ShapedArray{{2}, float32, true});
+  CHECK((Array(1) + 1.5).aval() == ShapedArray{{}, float32, true});
+  CHECK((np::arange(3) * 0.5).aval() == ShapedArray{{3}, float32, true});
+  CHECK((np::arange(3) * 0.5).to_vector<float>() == std::vector<float>{0, 0.5f, 1});
+  // sum widens narrow integers to the default int of their signedness: no uint8 overflow.
+  Array u8 = np::array(std::vector<std::uint8_t>{200, 100, 255});
+  CHECK(np::sum(u8).dtype() == uint32);
+  CHECK(np::sum(u8).item<std::uint32_t>() == 555u);
+  CHECK(np::sum(np::array(std::vector<std::int8_t>{-128, -128})).item<std::int32_t>() == -256);
+  CHECK(np::mean(u8).aval() == ShapedArray{{}, float32, false});
+  CHECK(np::mean(u8).item<float>() == 185.0f);
+  // bfloat16 stays bfloat16, summed in float32: 256 ones and a 1 make 257, which rounds to 256
+  // once; accumulating in bfloat16 would stick at 256 after the first 256 and never round.
+  Array ones = np::ones({257}, bfloat16);
+  CHECK(np::mean(ones).dtype() == bfloat16);
+  CHECK(np::mean(ones).item<float>() == 1.0f);
+  Array halves = np::full({1000}, 0.01, bfloat16);  // bf16(0.01) = 0.010009765625
+  CHECK(np::sum(halves).dtype() == bfloat16);
+  // 1000 x 0.010009765625 = 10.009765625 in float32, rounded once to bfloat16: 10.0.
+  CHECK(np::sum(halves).item<float>() == 10.0f);
+  CHECK(jit([](const Array& a) { return np::sum(a); })(halves).item<float>() == 10.0f);
 }
 
 TEST_CASE("np::array builds typed arrays from C++ data", "[array]") {

@@ -594,7 +594,7 @@ TEST_CASE("npz: NumPy reads the archive jx writes", "[npz]") {
            np::array(std::vector<float>{-1, 2}, {2, 1})}},
       {{"f32", np::array(std::vector<float>{1.5f, -0.0f, kNaN, kInf, -kInf, kDenormal}, {2, 3})},
        {"f64", np::array(std::vector<double>{0.1, -1e308, 5e-324})},
-       {"f64_0d", np::array(2.5)},
+       {"f64_0d", np::array(std::vector<double>{2.5}, {})},
        {"flags", np::array({true, false, true})},
        {"i32", np::array({std::numeric_limits<int>::min(), 0, std::numeric_limits<int>::max()})},
        {"i64", np::array(std::vector<std::int64_t>{-(std::int64_t{1} << 62), 5}, {2, 1})},
