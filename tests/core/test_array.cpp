@@ -47,7 +47,7 @@ TEST_CASE("C++ doubles meet a dtype from their exact value, as JAX's Python floa
   CHECK((b + (1.0 + 0x1p-8 + 0x1p-30)).to_vector<BFloat16>()[0].bits == 0x3F81);
 }
 
-TEST_CASE("--enable_x64: C++ ints and doubles are weak int64 and float64, np defaults 64-bit",
+TEST_CASE("x64 mode (--enable_x64): C++ ints and doubles are weak int64 and float64, np 64-bit",
           "[array]") {
   testing::ConfigGuard guard;
   config().enable_x64 = true;

@@ -26,7 +26,8 @@ TEST_CASE("full converts its fill value and keeps a scalar's weak type", "[numpy
   CHECK(f.to_vector<int>() == std::vector<int>(6, 7));
   check_aval(np::full({2}, 1.5f), {2}, float32, /*weak=*/true);
   check_aval(np::full({2}, 1.5, float32), {2}, float32);
-  check_aval(np::full({2}, np::array(3.0)), {2}, float64);
+  check_aval(np::full({2}, np::array(3.0)), {2}, float32);  // a double: float32 by default
+  check_aval(np::full({2}, np::array(std::vector<double>{3.0}, {})), {2}, float64);
   check_aval(np::full({}, 4), {}, int32, /*weak=*/true);
   CHECK(np::full({2}, 2.9, int32).to_vector<int>() == std::vector<int>{2, 2});
   // An array fill broadcasts numpy-style.

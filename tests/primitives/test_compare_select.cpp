@@ -173,7 +173,8 @@ TEST_CASE("clamp: 0-d bounds broadcast, lo > hi gives hi, NaN propagates", "[com
         std::vector<std::int32_t>{3, 3});
   CHECK(lax::clamp(np::array({1u}), np::array({0u}), np::array({4u})).item<std::uint32_t>() == 1u);
   std::vector<double> n =
-      lax::clamp(Array(0.0), np::array({std::nan(""), 2.0}), np::array({1.0, std::nan("")}))
+      lax::clamp(Array(0.0).astype(float64), np::array({std::nan(""), 2.0}),
+                 np::array({1.0, std::nan("")}))
           .to_vector<double>();
   CHECK(std::isnan(n[0]));
   CHECK(std::isnan(n[1]));
