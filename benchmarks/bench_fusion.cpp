@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -426,6 +427,94 @@ void dense_case(std::int64_t n, int threads, int scale, std::vector<TargetRow>& 
                            fmt("%.1f GFLOP/s sgemm", gs), gj / gs, Cmp::kAtLeast, 0.9));
 }
 
+// ---- 5. bfloat16 ----------------------------------------------------------------------------
+
+// bf16's bits of f, rounded to nearest even (f finite): the oracle's own rounding.
+std::uint16_t bf16_bits(float f) {
+  std::uint32_t u = 0;
+  std::memcpy(&u, &f, 4);
+  return static_cast<std::uint16_t>((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+}
+float bf16_value(std::uint16_t bits) {
+  std::uint32_t u = std::uint32_t{bits} << 16;
+  float f = 0;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+// An elementwise chain as a bf16 model writes it: fused, computed in f32 and rounded on store.
+jx::Array bf16_chain(const jx::Array& x) { return np::maximum(x * 1.5f + 0.25f, 0.0f) * x - x; }
+
+void bf16_chain_case(double triad_gbs, int threads, int scale, std::vector<TargetRow>& rows) {
+  std::printf("bfloat16 chain max(1.5x + 0.25, 0) * x - x on bf16[%lld] in [-4, 4)\n",
+              static_cast<long long>(kGeluN));
+  std::vector<float> host = random_vector(kGeluN, 60, -4, 4, threads);
+  std::vector<std::uint16_t> bits(host.size());
+  for (std::size_t i = 0; i < host.size(); ++i) bits[i] = bf16_bits(host[i]);
+  std::vector<jx::BFloat16> values(host.size());
+  for (std::size_t i = 0; i < host.size(); ++i) values[i] = jx::BFloat16::from_bits(bits[i]);
+  jx::Array x = np::array(values, jx::Shape{kGeluN});
+
+  auto f = jx::jit(bf16_chain, {.name = "bf16_chain"});
+  Timing tj = time_calls([&] { g_sink = static_cast<double>(f(x).size()); }, scale);
+  print_timing("jx: jit(bf16_chain)(x)", tj);
+  // jx computes the fused chain in f32 and rounds once, on store; the oracle computes it in
+  // double, so a result within one bf16 ulp of it is right (the f32 steps can tip a tie).
+  std::vector<jx::BFloat16> got = f(x).to_vector<jx::BFloat16>();
+  std::size_t exact = 0, wrong = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    double v = bf16_value(bits[i]);
+    auto want = bf16_bits(static_cast<float>(std::max(v * 1.5 + 0.25, 0.0) * v - v));
+    int ulps = std::abs(static_cast<int>(static_cast<std::int16_t>(got[i].bits)) -
+                        static_cast<int>(static_cast<std::int16_t>(want)));
+    exact += ulps == 0;
+    wrong += ulps > 1;
+  }
+  std::printf("  jx vs the oracle rounded once: %zu of %zu equal, %zu more than 1 ulp apart\n",
+              exact, got.size(), wrong);
+  if (wrong != 0) fail("bf16_chain: jx differs from the oracle");
+
+  double bytes = 2.0 * 2 * static_cast<double>(kGeluN);  // read x, write y: 2 bytes each
+  double floor = floor_ms(bytes, triad_gbs);
+  std::printf("  bandwidth floor: %.1f MB at %.2f GB/s = %.3f ms\n\n", bytes / 1e6, triad_gbs,
+              floor);
+  rows.push_back(ratio_row("bf16 chain: floor / jx", fmt("%.3f ms", tj.median_ms),
+                           fmt("%.3f ms floor", floor), floor / tj.median_ms, Cmp::kAtLeast, 0.8));
+}
+
+// The dense layer with bf16 inputs against the same layer in f32, timed in turn.
+void dense_bf16_case(std::int64_t n, int threads, int scale, std::vector<TargetRow>& rows) {
+  std::printf("Dense layer relu(x @ W + b) in bfloat16 vs float32, n = %lld\n",
+              static_cast<long long>(n));
+  std::size_t nn = static_cast<std::size_t>(n * n);
+  jx::Array x = np::array(random_vector(nn, 70, -1, 1, threads), jx::Shape{n, n});
+  jx::Array w = np::array(random_vector(nn, 71, -1, 1, threads), jx::Shape{n, n});
+  jx::Array b = np::array(random_vector(n, 72, -1, 1, threads), jx::Shape{n});
+  jx::Array xb = x.astype(jx::bfloat16), wb = w.astype(jx::bfloat16), bb = b.astype(jx::bfloat16);
+  auto f = jx::jit(dense_relu, {.name = "dense_relu"});
+  Timing t32 = time_calls([&] { g_sink = static_cast<double>(f(x, w, b).size()); }, scale);
+  Timing t16 = time_calls([&] { g_sink = static_cast<double>(f(xb, wb, bb).size()); }, scale);
+  print_timing("jx: jit(dense_relu) in float32", t32);
+  print_timing("jx: jit(dense_relu) in bfloat16", t16);
+
+  // Against the f32 layer of the same (bf16) inputs: the product accumulates in f32 and rounds
+  // once, the bias add rounds again, each within half a bf16 ulp of the products' magnitude.
+  jx::Array want = f(xb.astype(jx::float32), wb.astype(jx::float32), bb.astype(jx::float32));
+  std::vector<float> wv = want.to_vector<float>(), gv = f(xb, wb, bb).to_vector<float>();
+  double worst = 0, largest = 0;
+  for (std::size_t i = 0; i < nn; ++i) {
+    worst = std::max(worst, std::abs(static_cast<double>(gv[i]) - wv[i]));
+    largest = std::max(largest, static_cast<double>(wv[i]));
+  }
+  std::printf("  bf16 vs f32 of the same inputs: max |difference| %.3g (largest value %.3g)\n\n",
+              worst, largest);
+  if (!(worst <= 0x1p-7 * largest))
+    fail("dense bf16: jx differs from its f32 layer by " + fmt("%.3g", worst));
+  rows.push_back(ratio_row("dense bf16 n=" + std::to_string(n) + ": f32 / bf16",
+                           fmt("%.3f ms", t16.median_ms), fmt("%.3f ms f32", t32.median_ms),
+                           t32.median_ms / t16.median_ms, Cmp::kAtLeast, 0.95));
+}
+
 // Matrix products up to and past the size where jx stops emitting its own kernel and calls BLAS
 // (2^28 multiply-adds, codegen/cpu/gemm.cpp): jit(matmul) against cblas_sgemm alone.
 void products_case(int threads, int scale) {
@@ -584,6 +673,8 @@ int main(int argc, char** argv) {
   ThunkCounts gelu_k = gelu_case(triad.best_gbs, threads, scale, rows);
   ThunkCounts softmax_k = softmax_case(triad.best_gbs, threads, scale, rows);
   for (std::int64_t n : {512, 1024, 2048}) dense_case(n, threads, scale, rows);
+  bf16_chain_case(triad.best_gbs, threads, scale, rows);
+  dense_bf16_case(1024, threads, scale, rows);
   products_case(threads, scale);
   kernel_counts(threads, gelu_k, softmax_k);
 

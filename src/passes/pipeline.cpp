@@ -14,6 +14,7 @@
 #include "passes/fusion/instruction_fusion.hpp"
 #include "passes/fusion/multi_output_fusion.hpp"
 #include "passes/splat_constants.hpp"
+#include "passes/upcast_16bit_dots.hpp"
 
 namespace jx::passes {
 namespace {
@@ -56,6 +57,12 @@ bool PassPipeline::run(hlo::Module& module) {
 
 // Read top to bottom: each stage is one pipeline.
 void run_pipeline(hlo::Module& module, const PipelineOptions& options) {
+  // Lowering of dtypes the backends compute in another: before simplification, which folds the
+  // conversions it adds.
+  PassPipeline widen("widening", options);
+  widen.add<Upcast16BitDots>();
+  widen.run(module);
+
   // Simplification, to a fixed point: each pass can expose work for the others (a folded
   // constant enables a simplification, which leaves duplicates for CSE and dead code for DCE).
   PassPipeline simplify("simplification", options);

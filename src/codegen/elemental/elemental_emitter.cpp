@@ -82,9 +82,11 @@ ElementGenerator ElementalEmitter::generator(const Instruction& inst,
       for (std::size_t k = 0; k < operands.size(); ++k)
         values.push_back(operands[k](is_scalar[k] ? scalar_index() : index));
       llvm::Value* v = s(*this, inst, values);
-      // A 16-bit float result is computed in f32 and rounded, as each HLO op's value is.
+      // A 16-bit float computes in f32 and rounds where it is stored, so a fused chain rounds
+      // once (XLA's default excess precision); a conversion to it rounds where it stands.
       DType d = inst.shape.dtype;
-      return is_float16_kind(d) ? widen_float(b_, narrow_float(b_, v, d)) : v;
+      bool round_here = is_float16_kind(d) && inst.opcode == hlo::Opcode::kConvert;
+      return round_here ? widen_float(b_, narrow_float(b_, v, d)) : v;
     };
   }
   throw CompileError("codegen: no element generator for HLO " +
