@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "jx/config.hpp"
+#include "core/element_convert.hpp"
 #include "jx/lax.hpp"
 #include "transforms/ad_rules.hpp"
 #include "transforms/batch_rules.hpp"
@@ -221,7 +222,8 @@ std::vector<ShapedArray> dot_general_rule(std::span<const ShapedArray> in, const
   return {{out, dtype, lhs.weak_type && rhs.weak_type}};
 }
 
-// A plain loop: for every output index, sum over every contracting index, in the output type.
+// A plain loop: for every output index, sum over every contracting index, in the output type's
+// computation type (16-bit floats accumulate in float and round once, as XLA's dots).
 Array dot_general_impl(const Array& lhs, const Array& rhs, const DimNumbers& dn,
                        const ShapedArray& out) {
   Dims ls = strides(lhs.shape()), rs = strides(rhs.shape());
@@ -250,15 +252,16 @@ Array dot_general_impl(const Array& lhs, const Array& rhs, const DimNumbers& dn,
       const T* a = lb.as<T>();
       const T* b = rb.as<T>();
       O* o = r.impl()->buffer->as<O>();
+      using C = compute_t<O>;
       std::int64_t j = 0;
       for_each_index(out.shape, [&](const Dims& index) {
         std::int64_t base_l = offset_of(index, out_l), base_r = offset_of(index, out_r);
-        O acc = O(0);
+        C acc = C(0);
         for_each_index(contracted, [&](const Dims& c) {
-          acc = mul_add(acc, static_cast<O>(a[base_l + offset_of(c, con_l)]),
-                        static_cast<O>(b[base_r + offset_of(c, con_r)]));
+          acc = mul_add(acc, static_cast<C>(static_cast<O>(a[base_l + offset_of(c, con_l)])),
+                        static_cast<C>(static_cast<O>(b[base_r + offset_of(c, con_r)])));
         });
-        o[j++] = acc;
+        o[j++] = convert_element<O>(acc);
       });
     });
   });
