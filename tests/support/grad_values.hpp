@@ -1,4 +1,4 @@
-// Helpers of the control-flow autodiff tests: f64 and int32 arrays from host values, and
+// Helpers of the autodiff tests: f64 and int32 arrays from host values, and
 // elementwise comparison against closed forms with a relative-and-absolute tolerance.
 #pragma once
 
@@ -14,6 +14,9 @@ namespace jx::testing::grad_values {
 
 inline std::vector<double> values(const Array& x) { return x.to_vector<double>(); }
 
+// A strong float64 scalar holding v exactly: a C++ double alone is a weak float32 in JAX's
+// default mode, and Array(v).astype(float64) would round v to float32 first.
+inline Array f64(double v) { return np::array(std::vector<double>{v}, Shape{}); }
 inline Array f64(const std::vector<double>& v, const Shape& shape) {
   return np::array(v, shape).astype(float64);
 }

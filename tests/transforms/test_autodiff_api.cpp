@@ -14,6 +14,7 @@
 #include "jaxpr/jaxpr.hpp"
 #include "jx/jx.hpp"
 #include "support/error_of.hpp"
+#include "support/grad_values.hpp"
 #include "support/test_pytrees.hpp"
 
 namespace jx {
@@ -22,6 +23,7 @@ namespace {
 using jx::testing::Dense;
 using jx::testing::error_of;
 using jx::testing::Mlp;
+using jx::testing::grad_values::f64;
 
 std::vector<double> values(const Array& x) { return x.to_vector<double>(); }
 
@@ -197,8 +199,8 @@ TEST_CASE("jit(grad(grad(f))) equals the eager second derivative", "[autodiff_ap
   auto d2 = jx::jit(jx::grad(jx::grad(f)));
   for (double x : {0.0, 0.7, -2.0}) {
     double want = std::exp(std::sin(x)) * (std::cos(x) * std::cos(x) - std::sin(x));
-    CHECK(d2(Array(x)).item<double>() == Approx(want).epsilon(1e-12));
-    CHECK(jx::grad(jx::grad(f))(Array(x)).item<double>() == Approx(want).epsilon(1e-12));
+    CHECK(d2(f64(x)).item<double>() == Approx(want).epsilon(1e-12));
+    CHECK(jx::grad(jx::grad(f))(f64(x)).item<double>() == Approx(want).epsilon(1e-12));
   }
 }
 
@@ -354,7 +356,7 @@ TEST_CASE("vjp gives integer arguments zero cotangents of their own type", "[aut
 TEST_CASE("d/dx sin is cos, in float32 and float64, scalar and elementwise", "[autodiff_api]") {
   auto dsin = jx::grad([](const Array& x) { return np::sin(x); });
   for (double x : {-3.0, -0.5, 0.0, 1.0, 4.0}) {
-    Array g64 = dsin(Array(x));
+    Array g64 = dsin(f64(x));
     CHECK(g64.dtype() == float64);
     CHECK(g64.item<double>() == Approx(std::cos(x)).epsilon(1e-14));
     Array g32 = dsin(np::array(static_cast<float>(x)));

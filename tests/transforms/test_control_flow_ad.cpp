@@ -115,10 +115,11 @@ std::pair<Array, Array> reverse_scan(const Array& c0, const Array& xs, const Arr
       c0, xs, {.reverse = true});
 }
 
-// 10 steps of x = x - 0.1 sin(x) y, with static bounds.
+// 10 steps of x = x - 0.1 sin(x) y, with static bounds. The step is a float64 0.1, as the host
+// loop computes it: the weak literal 0.1 would be the float32 nearest 0.1.
 Array fori_relax(const Array& x, const Array& y) {
   return lax::fori_loop(
-      0, 10, [&](const Array&, const Array& c) { return c - 0.1 * np::sin(c) * y; }, x);
+      0, 10, [&](const Array&, const Array& c) { return c - f64(0.1) * np::sin(c) * y; }, x);
 }
 
 // A scan whose body branches on the sign of its x: c * x, or c + x * x * w.
@@ -248,9 +249,9 @@ TEST_CASE("control flow AD: grad(grad) through cond matches the closed form", "[
   for (double x : {1.5, 0.25, -0.5, -2.0}) {
     INFO("x = " << x);
     double want = x > 0 ? 6 * x : -std::sin(x);
-    CHECK(d2(Array(x)).item<double>() == Approx(want).epsilon(1e-12));
-    CHECK(jit(d2)(Array(x)).item<double>() == Approx(want).epsilon(1e-12));
-    CHECK(grad(grad(grad(f)))(Array(x)).item<double>() ==
+    CHECK(d2(f64(x)).item<double>() == Approx(want).epsilon(1e-12));
+    CHECK(jit(d2)(f64(x)).item<double>() == Approx(want).epsilon(1e-12));
+    CHECK(grad(grad(grad(f)))(f64(x)).item<double>() ==
           Approx(x > 0 ? 6.0 : -std::cos(x)).epsilon(1e-12));
   }
 }
@@ -303,7 +304,7 @@ TEST_CASE("control flow AD: an RNN as a scan over 20 steps, vs finite difference
 TEST_CASE("control flow AD: a reverse scan, vs a backward host loop and finite differences",
           "[control_flow_ad]") {
   std::vector<double> xv = {0.3, -0.8, 1.1, 0.5, -0.2, 0.9};
-  Array c0 = Array(0.7), xs = f64(xv, {6}), y = Array(-0.4);
+  Array c0 = f64(0.7), xs = f64(xv, {6}), y = f64(-0.4);
   auto [c, ys] = reverse_scan(c0, xs, y);
   std::vector<double> want_ys(6);
   double cv = 0.7;
@@ -318,9 +319,9 @@ TEST_CASE("control flow AD: a reverse scan, vs a backward host loop and finite d
     auto [cc, yy] = reverse_scan(a[0], a[1], a[2]);
     return cc + np::sum(yy);
   };
-  check_grads(both, {Array(0.7), xs, Array(-0.4)}, 2);
+  check_grads(both, {f64(0.7), xs, f64(-0.4)}, 2);
   check_grads([](const Arrays& a) { return reverse_scan(a[0], a[1], a[2]).second; },
-              {Array(0.7), xs, Array(-0.4)}, 2);
+              {f64(0.7), xs, f64(-0.4)}, 2);
 
   // d c_final / d c0 = prod_t sin(x_t).
   auto final_c = [](const Array& a, const Array& b, const Array& d) {
@@ -328,13 +329,13 @@ TEST_CASE("control flow AD: a reverse scan, vs a backward host loop and finite d
   };
   double prod = 1;
   for (double x : xv) prod *= std::sin(x);
-  CHECK(grad(final_c)(Array(0.7), xs, Array(-0.4)).item<double>() == Approx(prod).epsilon(1e-12));
+  CHECK(grad(final_c)(f64(0.7), xs, f64(-0.4)).item<double>() == Approx(prod).epsilon(1e-12));
   auto loss = [](const Array& a, const Array& b, const Array& d) {
     auto [cc, yy] = reverse_scan(a, b, d);
     return cc + np::sum(yy);
   };
-  auto [g0, g1, g2] = grad<0, 1, 2>(loss)(Array(0.7), xs, Array(-0.4));
-  auto [j0, j1, j2] = jit(grad<0, 1, 2>(loss))(Array(0.7), xs, Array(-0.4));
+  auto [g0, g1, g2] = grad<0, 1, 2>(loss)(f64(0.7), xs, f64(-0.4));
+  auto [j0, j1, j2] = jit(grad<0, 1, 2>(loss))(f64(0.7), xs, f64(-0.4));
   require_close(j0, g0, 1e-12);
   require_close(j1, g1, 1e-12);
   require_close(j2, g2, 1e-12);
@@ -376,9 +377,51 @@ TEST_CASE("control flow AD: grad of a cumulative-sum scan is a reversed cumulati
   require_close(jit(grad(rloss))(xs), want, 1e-12);
 }
 
+TEST_CASE("control flow AD: a weak init carry is promoted to the dtype its body gives it",
+          "[control_flow_ad]") {
+  // A C++ double init is a weak float32; summing float64 (or bfloat16) values makes it the
+  // promotion of the two, in scan, while_loop and fori_loop, and gradients keep that dtype.
+  Array xs = f64({0.1, 0.2, 0.7}, {3});
+  auto total = [](const Array& x) {
+    return lax::scan(
+        [](const Array& c, const Array& xi) {
+          return std::pair{c + xi, c};
+        },
+        Array(0.0), x);
+  };
+  auto [c, ys] = total(xs);
+  CHECK(c.dtype() == float64);
+  CHECK(!c.weak_type());
+  CHECK(ys.dtype() == float64);
+  CHECK(c.item<double>() == (0.1 + 0.2) + 0.7);
+  CHECK(total(xs.astype(bfloat16)).first.dtype() == bfloat16);
+  Array g = grad([&](const Array& x) { return total(x).first; })(xs);
+  CHECK(g.dtype() == float64);
+  require_close(g, {1.0, 1.0, 1.0}, 0);
+  auto counted = lax::while_loop(
+      [](const std::tuple<Array, Array>& s) { return std::get<0>(s) < 3; },
+      [&](const std::tuple<Array, Array>& s) {
+        const auto& [i, acc] = s;
+        return std::tuple<Array, Array>{i + 1, acc + np::sum(lax::dynamic_slice(xs, {i}, {1}))};
+      },
+      std::tuple<Array, Array>{i32(0), Array(0.0)});
+  CHECK(std::get<1>(counted).dtype() == float64);
+  CHECK(std::get<1>(counted).item<double>() == (0.1 + 0.2) + 0.7);
+  CHECK(lax::fori_loop(
+            0, 2, [&](const Array&, const Array& acc) { return acc * f64(0.1); }, Array(1.0))
+            .dtype() == float64);
+  // A strong float32 init is not promoted: the carry types differ.
+  CHECK_THROWS_AS(lax::scan(
+                      [](const Array& cc, const Array& xi) {
+                        return std::pair{cc + xi, cc};
+                      },
+                      np::zeros({}, float32), xs),
+                  TypeError);
+}
+
 TEST_CASE("control flow AD: a scan whose body contains a cond", "[control_flow_ad]") {
   std::vector<double> xv = {0.5, -0.3, 1.2, -1.1, 0.8, -0.6, 0.2};
-  Array xs = f64(xv, {7}), w = Array(0.6), c0 = Array(0.4);
+  Array xs = f64(xv, {7}), w = f64(0.6), c0 = f64(0.4);
   // Values and d c_final / d(c0, w) by the chain rule, on the host.
   double cv = 0.4, dc0 = 1, dw = 0;
   std::vector<double> want_ys;
@@ -402,10 +445,10 @@ TEST_CASE("control flow AD: a scan whose body contains a cond", "[control_flow_a
     CHECK(c.item<double>() == Approx(cv).epsilon(1e-12));
     require_close(ys, want_ys, 1e-12);
     auto [y, t] =
-        jvp(final_c, std::tuple{c0, xs, w}, std::tuple{Array(1.0), np::zeros_like(xs), Array(0.0)});
+        jvp(final_c, std::tuple{c0, xs, w}, std::tuple{f64(1.0), np::zeros_like(xs), f64(0.0)});
     CHECK(t.item<double>() == Approx(dc0).epsilon(1e-12));
     auto [y2, t2] =
-        jvp(final_c, std::tuple{c0, xs, w}, std::tuple{Array(0.0), np::zeros_like(xs), Array(1.0)});
+        jvp(final_c, std::tuple{c0, xs, w}, std::tuple{f64(0.0), np::zeros_like(xs), f64(1.0)});
     CHECK(t2.item<double>() == Approx(dw).epsilon(1e-12));
   }
   SECTION("reverse mode: d c_final / d c0 and d w") {
@@ -442,7 +485,7 @@ TEST_CASE("control flow AD: a scan whose body contains a cond", "[control_flow_a
         dx = dx * 1.5 + c, dc *= 1.5, c *= 1.5;
       }
     }
-    auto [gc, gx] = grad<0, 1>(f)(Array(0.8), Array(1.5));
+    auto [gc, gx] = grad<0, 1>(f)(f64(0.8), f64(1.5));
     CHECK(gc.item<double>() == Approx(dc).epsilon(1e-12));
     CHECK(gx.item<double>() == Approx(dx).epsilon(1e-12));
   }
@@ -461,12 +504,12 @@ TEST_CASE("control flow AD: grad(grad) through a scan matches the closed form",
   };
   for (double x : {0.7, -1.3, 2.0}) {
     INFO("x = " << x);
-    CHECK(pow5(Array(x)).item<double>() == Approx(std::pow(x, 5)).epsilon(1e-12));
-    CHECK(grad(pow5)(Array(x)).item<double>() == Approx(5 * std::pow(x, 4)).epsilon(1e-12));
-    CHECK(grad(grad(pow5))(Array(x)).item<double>() == Approx(20 * std::pow(x, 3)).epsilon(1e-12));
-    CHECK(jit(grad(grad(pow5)))(Array(x)).item<double>() ==
+    CHECK(pow5(f64(x)).item<double>() == Approx(std::pow(x, 5)).epsilon(1e-12));
+    CHECK(grad(pow5)(f64(x)).item<double>() == Approx(5 * std::pow(x, 4)).epsilon(1e-12));
+    CHECK(grad(grad(pow5))(f64(x)).item<double>() == Approx(20 * std::pow(x, 3)).epsilon(1e-12));
+    CHECK(jit(grad(grad(pow5)))(f64(x)).item<double>() ==
           Approx(20 * std::pow(x, 3)).epsilon(1e-12));
-    CHECK(grad(grad(grad(pow5)))(Array(x)).item<double>() ==
+    CHECK(grad(grad(grad(pow5)))(f64(x)).item<double>() ==
           Approx(60 * std::pow(x, 2)).epsilon(1e-12));
   }
   // The Hessian of sum_t sin(a x_t) c... : h(a) = sum_t sin(a * x_t), h'' = -sum x_t^2 sin(a x_t).
@@ -482,8 +525,8 @@ TEST_CASE("control flow AD: grad(grad) through a scan matches the closed form",
   };
   double want = 0;
   for (double x : xv) want -= x * x * std::sin(1.5 * x);
-  CHECK(grad(grad(h))(Array(1.5)).item<double>() == Approx(want).epsilon(1e-12));
-  check_grads([&](const Arrays& a) { return h(a[0]); }, {Array(1.5)}, 2);
+  CHECK(grad(grad(h))(f64(1.5)).item<double>() == Approx(want).epsilon(1e-12));
+  check_grads([&](const Arrays& a) { return h(a[0]); }, {f64(1.5)}, 2);
 }
 
 // ---- fori_loop -------------------------------------------------------------------------------
@@ -526,12 +569,12 @@ TEST_CASE("control flow AD: d/dx of fori_loop(0, n, x *= a) is a^n", "[control_f
   {
     std::int64_t n = GENERATE(0, 1, 3, 7);
     INFO("n = " << n);
-    auto [gx, ga] = grad<0, 1>(f(n))(Array(0.8), Array(1.3));
+    auto [gx, ga] = grad<0, 1>(f(n))(f64(0.8), f64(1.3));
     CHECK(gx.item<double>() == Approx(std::pow(1.3, n)).epsilon(1e-12));
     // d/da = n a^(n-1) x.
     CHECK(ga.item<double>() ==
           Approx(n == 0 ? 0.0 : n * std::pow(1.3, n - 1) * 0.8).epsilon(1e-12).margin(1e-15));
-    auto [jgx, jga] = jit(grad<0, 1>(f(n)))(Array(0.8), Array(1.3));
+    auto [jgx, jga] = jit(grad<0, 1>(f(n)))(f64(0.8), f64(1.3));
     CHECK(jgx.item<double>() == Approx(std::pow(1.3, n)).epsilon(1e-12));
     CHECK(jga.item<double>() == Approx(ga.item<double>()).epsilon(1e-12).margin(1e-15));
   }
@@ -541,7 +584,7 @@ TEST_CASE("control flow AD: d/dx of fori_loop(0, n, x *= a) is a^n", "[control_f
         2, 6, [&](const Array& i, const Array& c) { return c + i.astype(float64) * x; },
         Array(0.0));
   };
-  CHECK(grad(g)(Array(0.5)).item<double>() == Approx(14.0));
+  CHECK(grad(g)(f64(0.5)).item<double>() == Approx(14.0));
 }
 
 }  // namespace jx

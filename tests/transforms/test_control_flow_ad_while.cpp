@@ -48,12 +48,12 @@ TEST_CASE("control flow AD: jvp through a while_loop squaring k times is 2^k x^(
       INFO("x = " << x);
       auto f = [k](const Array& a) { return std::get<1>(square_k_times(a, k)); };
       double p = std::pow(2.0, k);
-      auto [y, t] = jvp(f, std::tuple{Array(x)}, std::tuple{Array(1.0)});
+      auto [y, t] = jvp(f, std::tuple{f64(x)}, std::tuple{f64(1.0)});
       CHECK(y.item<double>() == Approx(std::pow(x, p)).epsilon(1e-12));
       CHECK(t.item<double>() == Approx(p * std::pow(x, p - 1)).epsilon(1e-12));
       auto [jy, jt] = jit([&](const Array& a, const Array& da) {
         return jvp(f, std::tuple{a}, std::tuple{da});
-      })(Array(x), Array(2.0));
+      })(f64(x), f64(2.0));
       CHECK(jy.item<double>() == Approx(std::pow(x, p)).epsilon(1e-12));
       CHECK(jt.item<double>() == Approx(2 * p * std::pow(x, p - 1)).epsilon(1e-12));
     }
@@ -82,8 +82,7 @@ TEST_CASE("control flow AD: jvp of a while_loop with an integer counter in its c
       acc += std::sin(c);
       c *= 1.5;
     }
-    auto [out, tangent] =
-        jvp(f, std::tuple{Array(x), Array(0.2)}, std::tuple{Array(1.0), Array(0.5)});
+    auto [out, tangent] = jvp(f, std::tuple{f64(x), f64(0.2)}, std::tuple{f64(1.0), f64(0.5)});
     CHECK(std::get<0>(out).item<int>() == n);
     CHECK(std::get<0>(out).dtype() == int32);
     CHECK(std::get<1>(out).item<double>() == Approx(c).epsilon(1e-12));
@@ -92,7 +91,7 @@ TEST_CASE("control flow AD: jvp of a while_loop with an integer counter in its c
     CHECK(std::get<2>(tangent).item<double>() == Approx(dacc + 0.5).epsilon(1e-12));
     // Forward mode against a central difference (the trip count is locally constant here).
     auto sum = [&](double a, double b) {
-      auto r = f(Array(a), Array(b));
+      auto r = f(f64(a), f64(b));
       return std::get<1>(r).item<double>() + std::get<2>(r).item<double>();
     };
     const double eps = 1e-6;
@@ -109,7 +108,7 @@ TEST_CASE("control flow AD: jvp through Newton iterations for sqrt", "[control_f
   };
   for (double a : {2.0, 9.0, 0.3}) {
     INFO("a = " << a);
-    auto [y, t] = jvp(newton, std::tuple{Array(a)}, std::tuple{Array(1.0)});
+    auto [y, t] = jvp(newton, std::tuple{f64(a)}, std::tuple{f64(1.0)});
     CHECK(y.item<double>() == Approx(std::sqrt(a)).epsilon(1e-12));
     CHECK(t.item<double>() == Approx(0.5 / std::sqrt(a)).epsilon(1e-8));
   }
@@ -218,7 +217,7 @@ TEST_CASE("control flow AD: cond and scan with tuple operands, carries and outpu
         C{a[0], a[1]}, a[3]);
     return np::sum(std::get<0>(ys)) + np::sum(std::get<1>(ys)) * std::get<0>(c);
   };
-  check_grads(osc, {Array(0.5), Array(-0.2), Array(2.0), f64({1.0, 0.0, -1.0, 0.5, 0.25}, {5})}, 2);
+  check_grads(osc, {f64(0.5), f64(-0.2), f64(2.0), f64({1.0, 0.0, -1.0, 0.5, 0.25}, {5})}, 2);
 }
 
 TEST_CASE("control flow AD: a scan nested in a scan", "[control_flow_ad]") {
@@ -234,7 +233,7 @@ TEST_CASE("control flow AD: a scan nested in a scan", "[control_flow_ad]") {
                                    .first;
                  return std::pair{inner, inner * inner};
                },
-               Array(0.1), xss)
+               f64(0.1), xss)
         .second;
   };
   std::vector<double> xv = {0.3, -0.5, 0.9, 0.2, 0.7, -0.1, 0.4, 0.6, -0.8};
@@ -251,11 +250,11 @@ TEST_CASE("control flow AD: a scan nested in a scan", "[control_flow_ad]") {
     host.push_back(c * c);
     dsum += 2 * c * dc;
   }
-  require_close(f(Array(0.7), xss), host, 1e-12);
+  require_close(f(f64(0.7), xss), host, 1e-12);
   auto loss = [&](const Array& w, const Array& x) { return np::sum(f(w, x)); };
-  CHECK(grad(loss)(Array(0.7), xss).item<double>() == Approx(dsum).epsilon(1e-12));
-  CHECK(jit(grad(loss))(Array(0.7), xss).item<double>() == Approx(dsum).epsilon(1e-12));
-  check_grads([&](const Arrays& a) { return f(a[0], a[1]); }, {Array(0.7), xss}, 2);
+  CHECK(grad(loss)(f64(0.7), xss).item<double>() == Approx(dsum).epsilon(1e-12));
+  CHECK(jit(grad(loss))(f64(0.7), xss).item<double>() == Approx(dsum).epsilon(1e-12));
+  check_grads([&](const Arrays& a) { return f(a[0], a[1]); }, {f64(0.7), xss}, 2);
 }
 
 TEST_CASE("control flow AD: jacfwd, jacrev and hessian through scan and cond",

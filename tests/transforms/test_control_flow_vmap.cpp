@@ -14,6 +14,7 @@
 
 #include <jx/jx.hpp>
 
+#include "support/grad_values.hpp"
 #include "support/host_batches.hpp"
 
 namespace jx {
@@ -26,6 +27,7 @@ using testing::require_close;
 using testing::stack_at;
 using testing::take_at;
 using testing::values;
+using testing::grad_values::f64;
 Array i32(std::int32_t v) { return np::array(Array(v)).astype(int32); }
 
 Array random_array(const Shape& shape, std::mt19937& rng, double scale = 1.0) {
@@ -77,12 +79,13 @@ double switch3_host(int index, double x) {
   }
 }
 
-// Multiply by 1.5 and add 0.1 until x >= threshold: returns (steps, x).
+// Multiply by 1.5 and add 0.1 until x >= threshold: returns (steps, x). 0.1 is a float64, as on
+// the host (the weak literal 0.1 is the float32 nearest 0.1).
 std::tuple<Array, Array> grow_until(const Array& x, const Array& threshold) {
   return lax::while_loop(
       [&](const std::tuple<Array, Array>& s) { return std::get<1>(s) < threshold; },
       [](const std::tuple<Array, Array>& s) {
-        return std::tuple<Array, Array>{std::get<0>(s) + 1, std::get<1>(s) * 1.5 + 0.1};
+        return std::tuple<Array, Array>{std::get<0>(s) + 1, std::get<1>(s) * 1.5 + f64(0.1)};
       },
       std::tuple<Array, Array>{i32(0), x});
 }
@@ -109,9 +112,10 @@ int collatz_host(int n) {
   return steps;
 }
 
+// x = x - 0.1 sin(x) y, 10 times; 0.1 a float64 as on the host.
 Array fori_relax(const Array& x, const Array& y) {
   return lax::fori_loop(
-      0, 10, [&](const Array&, const Array& c) { return c - 0.1 * np::sin(c) * y; }, x);
+      0, 10, [&](const Array&, const Array& c) { return c - f64(0.1) * np::sin(c) * y; }, x);
 }
 double fori_relax_host(double x, double y) {
   for (int k = 0; k < 10; ++k) x = x - 0.1 * std::sin(x) * y;
@@ -216,7 +220,7 @@ TEST_CASE("control flow vmap: switch_ with a batched index, out-of-range indices
   Arrays loop;
   std::vector<double> host;
   for (int k = 0; k < 8; ++k) {
-    loop.push_back(switch3(i32(iv[k]), Array(xv[k])));
+    loop.push_back(switch3(i32(iv[k]), f64(xv[k])));
     host.push_back(switch3_host(iv[k], xv[k]));
   }
   Array got = vmap(switch3)(index, xs);
@@ -224,11 +228,11 @@ TEST_CASE("control flow vmap: switch_ with a batched index, out-of-range indices
   require_close(got, host);
   require_close(jit(vmap(switch3))(index, xs), host);
   // The index batched, the operand not.
-  Array shared = vmap(switch3, {0, none})(index, Array(0.7));
+  Array shared = vmap(switch3, {0, none})(index, f64(0.7));
   std::vector<double> host_shared;
   for (int k = 0; k < 8; ++k) host_shared.push_back(switch3_host(iv[k], 0.7));
   require_close(shared, host_shared);
-  require_close(jit(vmap(switch3, {0, none}))(index, Array(0.7)), host_shared);
+  require_close(jit(vmap(switch3, {0, none}))(index, f64(0.7)), host_shared);
   // The index unbatched, the operand batched.
   for (std::int32_t i : {-1, 1, 9}) {
     std::vector<double> h;
@@ -251,7 +255,7 @@ TEST_CASE("control flow vmap: while_loop with a batched pred runs each lane its 
   for (double x : xv) {
     auto [n, c] = grow_until_host(x, 10.0);
     want_n.push_back(n), want_x.push_back(c);
-    auto [ln, lx] = grow_until(Array(x), threshold);
+    auto [ln, lx] = grow_until(f64(x), threshold);
     loop_n.push_back(ln), loop_x.push_back(lx);
   }
   // The trip counts differ (one lane does not run at all): finished lanes keep their carry.
@@ -277,10 +281,10 @@ TEST_CASE("control flow vmap: while_loop with a batched pred runs each lane its 
     auto [nn, c] = grow_until_host(0.3, t);
     want_n2.push_back(nn), want_x2.push_back(c);
   }
-  auto [n2, x2] = vmap(both, {none, 0})(Array(0.3), ts);
+  auto [n2, x2] = vmap(both, {none, 0})(f64(0.3), ts);
   require_close(n2, want_n2);
   require_close(x2, want_x2);
-  auto [jn2, jx2] = jit(vmap(both, {none, 0}))(Array(0.3), ts);
+  auto [jn2, jx2] = jit(vmap(both, {none, 0}))(f64(0.3), ts);
   require_close(jn2, want_n2);
   require_close(jx2, want_x2);
   // Both batched.
@@ -329,7 +333,7 @@ TEST_CASE("control flow vmap: fori_loop with a batched Array bound", "[control_f
   Arrays loop;
   for (int k = 0; k < 4; ++k) {
     host.push_back(std::pow(xv[k], nv[k]));
-    loop.push_back(power(Array(xv[k]), i32(nv[k])));
+    loop.push_back(power(f64(xv[k]), i32(nv[k])));
   }
   Array xs = host_array(xv, {4}), ns = np::array(nv);
   require_close(vmap(power)(xs, ns), host);
@@ -337,7 +341,7 @@ TEST_CASE("control flow vmap: fori_loop with a batched Array bound", "[control_f
   require_close(jit(vmap(power))(xs, ns), host);
   std::vector<double> shared;
   for (std::int32_t n : nv) shared.push_back(std::pow(1.2, n));
-  require_close(vmap(power, {none, 0})(Array(1.2), ns), shared);
+  require_close(vmap(power, {none, 0})(f64(1.2), ns), shared);
 }
 
 // ---- fori_loop and scan ----------------------------------------------------------------------
@@ -587,7 +591,7 @@ TEST_CASE("control flow vmap: vmap(grad) through cond with a batched pred and st
   auto g = [](const Array& x, const Array& y) { return fori_relax(x, y); };
   Array ys = host_array({0.3, 1.2, -0.4, 0.9}, {4});
   Arrays loop;
-  for (int k = 0; k < 4; ++k) loop.push_back(grad(g)(Array(xv[k]), Array(values(ys)[k])));
+  for (int k = 0; k < 4; ++k) loop.push_back(grad(g)(f64(xv[k]), f64(values(ys)[k])));
   require_close(vmap(grad(g))(xs, ys), stack_at(loop), 1e-10);
   require_close(jit(vmap(grad(g)))(xs, ys), stack_at(loop), 1e-10);
 }
@@ -654,7 +658,8 @@ TEST_CASE("control flow vmap: a scan whose carry becomes batched only through xs
     return lax::scan(
         [](const C& c, const Array& x) {
           const auto& [s, t] = c;
-          return std::pair{C{s * 0.9 + x, t + 1.0}, std::tuple<Array, Array>{s, Array(2.0)}};
+          // 0.9 a float64, as on the host.
+          return std::pair{C{s * f64(0.9) + x, t + 1.0}, std::tuple<Array, Array>{s, Array(2.0)}};
         },
         C{Array(0.0), Array(0.0)}, xs);
   };
@@ -739,7 +744,7 @@ TEST_CASE("control flow vmap: a while_loop nested in a while_loop, and a scan in
   require_close(vmap(nested)(xs), host);
   require_close(jit(vmap(nested))(xs), host);
   Arrays loop;
-  for (double x : xv) loop.push_back(nested(Array(x)));
+  for (double x : xv) loop.push_back(nested(f64(x)));
   require_close(vmap(nested)(xs), stack_at(loop));
   // The body runs a 3-step scan (c -> c * w + 1) and the loop stops once c > 50; w per example.
   auto scanned = [](const Array& w) {

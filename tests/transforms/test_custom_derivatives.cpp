@@ -12,6 +12,7 @@
 
 #include "jx/jx.hpp"
 #include "support/error_of.hpp"
+#include "support/grad_values.hpp"
 
 namespace jx_custom_test {
 
@@ -27,6 +28,7 @@ namespace jx {
 namespace {
 
 using jx_custom_test::Residuals;
+using testing::grad_values::f64;
 
 double logistic(double x) { return 1 / (1 + std::exp(-x)); }
 
@@ -51,12 +53,16 @@ auto log1pexp = custom_jvp(
 
 TEST_CASE("custom_jvp: log1pexp has a finite gradient at 1000 where the naive one is NaN",
           "[autodiff_api]") {
-  CHECK(std::isnan(jx::grad(naive_log1pexp)(Array(1000.0)).item<double>()));
-  CHECK(jx::grad(log1pexp)(Array(1000.0)).item<double>() == 1.0);
+  CHECK(std::isnan(jx::grad(naive_log1pexp)(f64(1000.0)).item<double>()));
+  CHECK(jx::grad(log1pexp)(f64(1000.0)).item<double>() == 1.0);
   for (double x : {-20.0, -1.0, 0.0, 2.5})
-    CHECK(jx::grad(log1pexp)(Array(x)).item<double>() == Approx(logistic(x)).epsilon(1e-14));
+    CHECK(jx::grad(log1pexp)(f64(x)).item<double>() == Approx(logistic(x)).epsilon(1e-14));
   // The primal is the function's own: log(1 + e^x).
-  CHECK(log1pexp(Array(0.5)).item<double>() == Approx(std::log1p(std::exp(0.5))).epsilon(1e-14));
+  CHECK(log1pexp(f64(0.5)).item<double>() == Approx(std::log1p(std::exp(0.5))).epsilon(1e-14));
+  // The same in float32, where e^x overflows sooner (at 89): a weak float32 argument.
+  CHECK(std::isnan(jx::grad(naive_log1pexp)(Array(100.0)).item<double>()));
+  CHECK(jx::grad(log1pexp)(Array(100.0)).item<double>() == 1.0);
+  CHECK(jx::grad(log1pexp)(Array(100.0)).dtype() == float32);
 }
 
 TEST_CASE("custom_jvp: the rule is used under jvp, vjp, jit(grad) and the Jacobians",
@@ -79,10 +85,10 @@ TEST_CASE("custom_jvp: grad of grad differentiates the rule: logistic'(x) = s (1
   auto d2 = jx::grad(jx::grad(log1pexp));
   for (double x : {-3.0, 0.0, 0.5, 4.0}) {
     double s = logistic(x);
-    CHECK(d2(Array(x)).item<double>() == Approx(s * (1 - s)).epsilon(1e-12));
-    CHECK(jx::jit(d2)(Array(x)).item<double>() == Approx(s * (1 - s)).epsilon(1e-12));
+    CHECK(d2(f64(x)).item<double>() == Approx(s * (1 - s)).epsilon(1e-12));
+    CHECK(jx::jit(d2)(f64(x)).item<double>() == Approx(s * (1 - s)).epsilon(1e-12));
   }
-  CHECK(d2(Array(1000.0)).item<double>() == 0.0);
+  CHECK(d2(f64(1000.0)).item<double>() == 0.0);
 }
 
 TEST_CASE("custom_jvp: a rule that is not the true derivative is still the one used",
@@ -107,26 +113,27 @@ TEST_CASE("custom_jvp: a rule that is not the true derivative is still the one u
 
 TEST_CASE("custom_jvp: make_jaxpr shows custom_jvp_call; under grad only the rule remains",
           "[autodiff_api]") {
-  CHECK(jx::make_jaxpr(log1pexp)(Array(1.0)).str() == R"({ lambda ; a:f64[]. let
-    b:f64[] = custom_jvp_call[
-      call_jaxpr={ lambda ; c:f64[]. let
-          d:f64[] = exp c
-          e:f64[] = add 1.0:f64[] d
-          f:f64[] = log e
+  // The argument 1.0 is a weak float32, as in JAX's make_jaxpr(f)(1.0).
+  CHECK(jx::make_jaxpr(log1pexp)(Array(1.0)).str() == R"({ lambda ; a:f32[]. let
+    b:f32[] = custom_jvp_call[
+      call_jaxpr={ lambda ; c:f32[]. let
+          d:f32[] = exp c
+          e:f32[] = add 1.0:f32[] d
+          f:f32[] = log e
         in (f,) }
-      jvp_jaxpr={ lambda ; g:f64[] h:f64[]. let
-          i:f64[] = exp g
-          j:f64[] = add 1.0:f64[] i
-          k:f64[] = log j
-          l:f64[] = logistic g
-          m:f64[] = mul h l
+      jvp_jaxpr={ lambda ; g:f32[] h:f32[]. let
+          i:f32[] = exp g
+          j:f32[] = add 1.0:f32[] i
+          k:f32[] = log j
+          l:f32[] = logistic g
+          m:f32[] = mul h l
         in (k, m) }
       num_consts=0
       num_rule_consts=0
     ] a
   in (b,) })");
   CHECK(jx::make_jaxpr(jx::grad(log1pexp))(Array(1.0)).str() ==
-        "{ lambda ; a:f64[]. let b:f64[] = logistic a; c:f64[] = mul 1.0:f64[] b in (c,) }");
+        "{ lambda ; a:f32[]. let b:f32[] = logistic a; c:f32[] = mul 1.0:f32[] b in (c,) }");
 }
 
 TEST_CASE("custom_jvp: several arguments, and a rule closing over a concrete array",

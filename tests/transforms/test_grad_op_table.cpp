@@ -9,12 +9,14 @@
 #include <sstream>
 
 #include "support/check_grads.hpp"
+#include "support/grad_values.hpp"
 #include "support/op_table.hpp"
 
 namespace jx::testing {
 namespace {
 
 using Arrays = std::vector<Array>;
+using grad_values::f64;  // a strong float64 scalar: a C++ double alone is a weak float32
 // Draws one value of the given operand (the row's own sample does not know the operand).
 using OperandSample = std::function<double(std::mt19937&, std::size_t operand)>;
 
@@ -231,9 +233,9 @@ TEST_CASE("grad through bfloat16 and float16: the conversion's derivative is the
       Array h = lax::convert_element_type(x, d);
       return lax::convert_element_type(h * h, float64);
     };
-    Array g2 = jx::grad(square)(np::array(Array(0.3)));
+    Array g2 = jx::grad(square)(f64(0.3));
     CHECK(g2.dtype() == float64);
-    const double x16 = np::array(Array(0.3)).astype(d).item<double>();
+    const double x16 = f64(0.3).astype(d).item<double>();
     CHECK(g2.item<double>() == Approx(2 * x16).epsilon(2 * unit_roundoff(d)));
     // sin in 16 bits: the gradient is cos, rounded to the 16-bit dtype.
     Array x = np::array(Array(0.5f)).astype(d);
@@ -247,7 +249,6 @@ TEST_CASE("grad through bfloat16 and float16: the conversion's derivative is the
 
 namespace {
 
-Array f64(double v) { return np::array(Array(v)); }
 double d1(const std::function<Array(const Array&)>& f, double x) {
   return jx::grad(f)(f64(x)).item<double>();
 }

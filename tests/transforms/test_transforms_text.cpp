@@ -11,6 +11,7 @@
 #include "jaxpr/dce.hpp"
 #include "jaxpr/jaxpr.hpp"
 #include "jx/jx.hpp"
+#include "support/grad_values.hpp"
 #include "transforms/jvp.hpp"
 #include "transforms/partial_eval.hpp"
 #include "transforms/transpose.hpp"
@@ -95,7 +96,8 @@ void check_transpose(const std::string& src, const std::vector<bool>& linear,
   }
 }
 
-Array f64s(const std::vector<double>& v, const Shape& s) { return np::array(v, s); }
+// Float64 values for the f64 jaxprs below (a C++ double alone is a weak float32).
+using testing::grad_values::f64;
 
 // ---- jvp ---------------------------------------------------------------------------------------
 
@@ -131,11 +133,10 @@ TEST_CASE("jvp_jaxpr: values equal the product and chain rules", "[autodiff_api]
   ClosedJaxprData j =
       closed("{ lambda ; a:f64[] b:f64[]. let c:f64[] = mul a b; d:f64[] = sin c in (d,) }");
   double a = 0.3, b = -1.2, ta = 0.7, tb = -0.4;
-  std::vector<Array> outs =
-      run(jvp_jaxpr(j, {true, true}), {Array(a), Array(b), Array(ta), Array(tb)});
+  std::vector<Array> outs = run(jvp_jaxpr(j, {true, true}), {f64(a), f64(b), f64(ta), f64(tb)});
   CHECK(scalar(outs[0]) == Approx(std::sin(a * b)));
   CHECK(scalar(outs[1]) == Approx(std::cos(a * b) * (ta * b + a * tb)));
-  outs = run(jvp_jaxpr(j, {false, true}), {Array(a), Array(b), Array(tb)});
+  outs = run(jvp_jaxpr(j, {false, true}), {f64(a), f64(b), f64(tb)});
   CHECK(scalar(outs[1]) == Approx(std::cos(a * b) * a * tb));
 }
 
@@ -299,7 +300,7 @@ TEST_CASE("vjp_jaxpr: values equal the closed-form gradient", "[autodiff_api]") 
   std::vector<Array> fwd = run(v.forward, {np::array(a), np::array(b)});
   REQUIRE(fwd.size() == 1 + v.num_residuals);
   std::vector<Array> bwd_args(fwd.begin() + 1, fwd.end());
-  bwd_args.push_back(Array(2.0));
+  bwd_args.push_back(f64(2.0));
   std::vector<Array> cts = run(v.backward, bwd_args);
   REQUIRE(cts.size() == 2);
   std::vector<double> ga = cts[0].to_vector<double>(), gb = cts[1].to_vector<double>();
@@ -358,7 +359,7 @@ TEST_CASE("transpose_jaxpr: a linear input read twice accumulates; an unread one
     c:f64[2] = mul a 3.0:f64[]
     d:f64[2] = add c a
   in (d,) })");
-  std::vector<Array> cts = run(transpose_jaxpr(j, {true, true}), {f64s({1, -2}, {2})});
+  std::vector<Array> cts = run(transpose_jaxpr(j, {true, true}), {f64({1, -2}, {2})});
   CHECK(cts[0].to_vector<double>() == std::vector<double>{4, -8});
   CHECK(cts[1].to_vector<double>() == std::vector<double>{0, 0});
   CHECK(cts[1].shape() == Shape{2});
@@ -381,7 +382,7 @@ TEST_CASE("transpose: add, sub, neg, and a 0-d operand that broadcasts", "[autod
 }
 
 TEST_CASE("transpose: mul and div by a known value, either side, broadcasting", "[autodiff_api]") {
-  Array k = f64s({0.5, -2, 3}, {3});
+  Array k = f64({0.5, -2, 3}, {3});
   check_transpose("{ lambda ; a:f64[3] b:f64[3]. let c:f64[3] = mul a b in (c,) }", {true, false},
                   {k});
   check_transpose("{ lambda ; a:f64[3] b:f64[3]. let c:f64[3] = mul a b in (c,) }", {false, true},
@@ -393,7 +394,7 @@ TEST_CASE("transpose: mul and div by a known value, either side, broadcasting", 
   check_transpose("{ lambda ; a:f64[] b:f64[3]. let c:f64[3] = div a b in (c,) }", {true, false},
                   {k});
   check_transpose("{ lambda ; a:f64[3] b:f64[]. let c:f64[3] = div a b in (c,) }", {true, false},
-                  {Array(4.0)});
+                  {f64(4.0)});
   check_transpose(
       "{ lambda ; a:f64[3]. let b:f64[3] = mul a -1.5:f64[]; c:f64[3] = div b 4.0:f64[] in (c,) }",
       {true});
@@ -531,7 +532,7 @@ TEST_CASE("transpose: pad with low, high and interior padding, in operand and pa
   const char* interior = R"({ lambda ; a:f64[2,3] b:f64[]. let
     c:f64[5,9] = pad[padding_config=((1, 1, 1), (0, 2, 2))] a b
   in (c,) })";
-  check_transpose(interior, {true, false}, {Array(0.0)});
+  check_transpose(interior, {true, false}, {f64(0.0)});
   check_transpose(interior, {true, true});
   // A known operand must be zero for the map to be linear in the padding value alone.
   check_transpose(interior, {false, true}, {np::zeros({2, 3}, float64)});

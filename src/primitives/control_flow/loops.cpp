@@ -36,11 +36,21 @@ void check_body_signature(const Jaxpr& body, const std::vector<ShapedArray>& in,
 
 bool promote_weak_carry(std::vector<Array>& init, const std::vector<ShapedArray>& next) {
   bool changed = false;
-  for (std::size_t k = 0; k < init.size() && k < next.size(); ++k)
-    if (init[k].weak_type() && !next[k].weak_type && init[k].dtype() == next[k].dtype) {
+  for (std::size_t k = 0; k < init.size() && k < next.size(); ++k) {
+    if (!init[k].weak_type()) continue;
+    if (init[k].dtype() != next[k].dtype) {
+      // JAX's _promote_weak_typed_inputs: a weak init whose next value has another dtype (a
+      // weak float32 `0.0` accumulating float64 or bfloat16 values) becomes the promoted dtype.
+      DType to =
+          promote_types(TypeInfo{init[k].dtype(), true}, TypeInfo{next[k].dtype, next[k].weak_type})
+              .dtype;
+      init[k] = lax::convert_element_type(init[k], to);
+      changed = true;
+    } else if (!next[k].weak_type) {
       init[k] = lax::convert_element_type(init[k], init[k].dtype());
       changed = true;
     }
+  }
   return changed;
 }
 

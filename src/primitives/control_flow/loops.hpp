@@ -19,7 +19,9 @@ void check_body_signature(const Jaxpr& body, const std::vector<ShapedArray>& in,
                           const std::vector<ShapedArray>& carry, const char* who);
 
 // A weak-typed initial carry element whose next value is not weak becomes strong, as in JAX
-// (`0.0` as the init of an f32 accumulator); returns whether any did, so the body is retraced.
+// (`0.0` as the init of an f32 accumulator), and one whose next value has another dtype becomes
+// the promotion of the two (a weak f32 `0.0` summing f64 values becomes f64); returns whether
+// any changed, so the body is retraced.
 bool promote_weak_carry(std::vector<Array>& init, const std::vector<ShapedArray>& next);
 
 // Which outputs of a body a property of its inputs reaches: data flow (tangents, batch axes)
