@@ -21,7 +21,9 @@ template <class O, class T>
 O convert_element(T x) {
   using C = compute_t<T>;
   constexpr bool kIntOut = std::is_integral_v<O> && !std::is_same_v<O, bool>;
-  if constexpr (std::is_same_v<O, bool>) {
+  if constexpr (std::is_same_v<O, T>) {
+    return x;  // bit for bit: a 16-bit NaN keeps its payload
+  } else if constexpr (std::is_same_v<O, bool>) {
     return static_cast<C>(x) != C(0);
   } else if constexpr (is_float_element_v<T> && kIntOut) {
     double v = static_cast<double>(x);

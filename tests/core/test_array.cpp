@@ -47,6 +47,18 @@ TEST_CASE("C++ doubles meet a dtype from their exact value, as JAX's Python floa
   CHECK((b + (1.0 + 0x1p-8 + 0x1p-30)).to_vector<BFloat16>()[0].bits == 0x3F81);
 }
 
+TEST_CASE("to_vector and item in an array's own dtype give its bits, NaN payloads included",
+          "[array]") {
+  std::vector<BFloat16> in{BFloat16::from_bits(0x7FC1), BFloat16::from_bits(0xFF81),
+                           BFloat16::from_bits(0x0001)};
+  Array x = np::array(in);
+  std::vector<BFloat16> out = x.to_vector<BFloat16>();
+  for (std::size_t i = 0; i < in.size(); ++i) CHECK(out[i].bits == in[i].bits);
+  CHECK(x.astype(bfloat16).to_vector<BFloat16>()[0].bits == 0x7FC1);
+  Array h = np::array(std::vector<Float16>{Float16::from_bits(0x7E01)});
+  CHECK(h.item<Float16>().bits == 0x7E01);
+}
+
 TEST_CASE("x64 mode (--enable_x64): C++ ints and doubles are weak int64 and float64, np 64-bit",
           "[array]") {
   testing::ConfigGuard guard;
