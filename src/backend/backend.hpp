@@ -60,5 +60,7 @@ bool library_gemm(const hlo::Instruction& dot, Platform platform);
 // Whether `platform`'s GEMM library applies a bias and an activation as it writes (cuBLASLt):
 // then a dot's epilogue fuses into it (passes::GemmEpilogueFusion).
 bool library_gemm_epilogues(Platform platform);
+// Whether its GEMM library reads bf16 and f16 operands of f32 products (cuBLAS, on tensor cores).
+bool library_reads_16bit_gemms(Platform platform);
 
 }  // namespace jx::backend

@@ -58,6 +58,7 @@ bool library_gemm(const hlo::Instruction& dot, Platform platform) {
 }
 
 bool library_gemm_epilogues(Platform platform) { return platform == Platform::gpu; }
+bool library_reads_16bit_gemms(Platform platform) { return platform == Platform::gpu; }
 
 std::unique_ptr<Backend> make_cpu_backend(std::shared_ptr<const runtime::DeviceRuntime> runtime) {
   return std::make_unique<CpuBackend>(std::move(runtime));

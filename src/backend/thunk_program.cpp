@@ -200,10 +200,9 @@ std::vector<codegen::PtxModule> program_ptx(const hlo::Computation& program,
 
 passes::PipelineOptions pipeline_options(Platform platform) {
   passes::PipelineOptions options;
-  if (library_gemm_epilogues(platform))
-    options.gemm_epilogues = [platform](const Instruction& dot) {
-      return library_gemm(dot, platform);
-    };
+  auto runs_in_library = [platform](const Instruction& dot) { return library_gemm(dot, platform); };
+  if (library_gemm_epilogues(platform)) options.gemm_epilogues = runs_in_library;
+  if (library_reads_16bit_gemms(platform)) options.library_16bit_gemms = runs_in_library;
   return options;
 }
 

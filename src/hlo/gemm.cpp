@@ -7,7 +7,10 @@ std::optional<GemmShape> as_gemm(const Instruction& dot) {
   const HloShape& lhs = dot.operands[0]->shape;
   const HloShape& rhs = dot.operands[1]->shape;
   DType dt = dot.shape.dtype;
-  if ((dt != float32 && dt != float64) || lhs.dtype != dt || rhs.dtype != dt) return std::nullopt;
+  bool sixteen_bit = dt == float32 && (lhs.dtype == bfloat16 || lhs.dtype == float16);
+  if ((dt != float32 && dt != float64) || lhs.dtype != rhs.dtype ||
+      (lhs.dtype != dt && !sixteen_bit))
+    return std::nullopt;
   const auto& lb = dot.attrs.get_ints("lhs_batch_dims");
   const auto& rb = dot.attrs.get_ints("rhs_batch_dims");
   const auto& lc = dot.attrs.get_ints("lhs_contracting_dims");
@@ -19,6 +22,7 @@ std::optional<GemmShape> as_gemm(const Instruction& dot) {
     if (lb[i] != i || rb[i] != i) return std::nullopt;
   GemmShape g;
   g.dtype = dt;
+  g.operand_dtype = lhs.dtype;
   if (dot.attrs.has("operand_precision")) {
     const std::string& p = dot.attrs.get_string("operand_precision");
     g.precision = p == "highest" ? GemmPrecision::kHighest

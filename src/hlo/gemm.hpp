@@ -16,7 +16,8 @@ enum class GemmPrecision { kDefault, kHigh, kHighest };
 
 // out[b] = op(lhs[b]) · op(rhs[b]), row-major, b over the flattened batch dims.
 struct GemmShape {
-  DType dtype = float32;
+  DType dtype = float32;          // of the product
+  DType operand_dtype = float32;  // dtype, or bf16/f16 operands of an f32 product (tensor cores)
   GemmPrecision precision = GemmPrecision::kDefault;
   std::int64_t batch = 1, m = 0, n = 0, k = 0;
   bool transpose_lhs = false;  // lhs stored as [k, m] instead of [m, k]
@@ -25,7 +26,9 @@ struct GemmShape {
   std::int64_t macs() const { return batch * m * n * k; }
 };
 
-// The dot as a GEMM when it is one: f32 or f64 throughout, [batch..., m, k] x [batch..., k, n]
+// The dot as a GEMM when it is one: f32 or f64 throughout, or bf16 or f16 operands of an f32
+// product (a 16-bit dot that upcast-16bit-dots left to a GPU library), [batch..., m, k] x
+// [batch..., k, n]
 // with leading batch dims in order and each operand's contracting dim among its last two (a
 // transposed operand is fine).
 std::optional<GemmShape> as_gemm(const Instruction& dot);

@@ -123,7 +123,8 @@ std::optional<EpilogueMatch> match_epilogue(const Instruction& root, const Instr
 
 bool fits_gemm_epilogue(const Instruction& dot) {
   std::optional<GemmShape> shape = as_gemm(dot);
-  return shape && shape->dtype == float32 && shape->batch == 1 && dot.shape.rank() == 2;
+  return shape && shape->dtype == float32 && shape->operand_dtype == float32 && shape->batch == 1 &&
+         dot.shape.rank() == 2;
 }
 
 std::optional<GemmEpilogue> as_gemm_epilogue(const Instruction& fusion) {

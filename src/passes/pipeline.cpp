@@ -60,7 +60,7 @@ void run_pipeline(hlo::Module& module, const PipelineOptions& options) {
   // Lowering of dtypes the backends compute in another: before simplification, which folds the
   // conversions it adds.
   PassPipeline widen("widening", options);
-  widen.add<Upcast16BitDots>();
+  widen.add<Upcast16BitDots>(options.library_16bit_gemms);
   widen.run(module);
 
   // Simplification, to a fixed point: each pass can expose work for the others (a folded

@@ -34,6 +34,9 @@ struct PipelineOptions {
   // Set for a backend whose GEMM library applies epilogues: which dots it runs as library
   // calls. Each such dot then takes in its bias and activation (GemmEpilogueFusion).
   std::function<bool(const hlo::Instruction&)> gemm_epilogues;
+  // Set for a backend whose GEMM library reads bf16 and f16 operands (cuBLAS's tensor cores):
+  // which of their f32 products it runs. upcast-16bit-dots leaves those operands as they are.
+  std::function<bool(const hlo::Instruction&)> library_16bit_gemms;
 };
 
 class PassPipeline {

@@ -374,7 +374,8 @@ const bool kRegistered = [] {
                           std::span<const ShapedArray> out) {
     return std::vector<Array>{dot_general_impl(in[0], in[1], dim_numbers(params), out[0])};
   };
-  // HLO's dot computes in its output type: operands are converted to it first.
+  // HLO's dot computes in its output type: operands are converted to it first, except 16-bit
+  // floats into an f32 product, which upcast-16bit-dots places (a GPU library reads them).
   dot_general_p.lower = [](hlo::Builder& b, std::span<hlo::Instruction* const> ops,
                            const Params& params, std::span<const ShapedArray> out) {
     DimNumbers dn = dim_numbers(params);
@@ -385,8 +386,10 @@ const bool kRegistered = [] {
     attrs.set("rhs_contracting_dims", dn.rhs_contracting);
     if (std::optional<lax::Precision> p = precision_of(params))
       attrs.set("operand_precision", std::string(precision_word(*p)));
-    hlo::Instruction* lhs = b.convert(ops[0], out[0].dtype);
-    hlo::Instruction* rhs = b.convert(ops[1], out[0].dtype);
+    DType in = ops[0]->shape.dtype;
+    bool sixteen_bit = (in == bfloat16 || in == float16) && out[0].dtype == float32;
+    hlo::Instruction* lhs = sixteen_bit ? ops[0] : b.convert(ops[0], out[0].dtype);
+    hlo::Instruction* rhs = sixteen_bit ? ops[1] : b.convert(ops[1], out[0].dtype);
     return std::vector<hlo::Instruction*>{b.op(hlo::Opcode::kDot,
                                                hlo::HloShape::array(out[0].dtype, out[0].shape),
                                                {lhs, rhs}, std::move(attrs))};

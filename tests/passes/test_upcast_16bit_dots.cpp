@@ -31,6 +31,29 @@ ENTRY %main.1 (a.2: bf16[2,3], b.3: bf16[3]) -> bf16[2] {
   CHECK(out.find("bf16[2]{0} dot") == std::string::npos);
 }
 
+TEST_CASE("upcast-16bit-dots: a library that reads 16-bit operands gets them as they are",
+          "[passes]") {
+  const std::string module = R"(HloModule m, entry_computation_layout={(f16[2,3]{1,0}, f16[3]{0})->f16[2]{0}}
+
+ENTRY %main.1 (a.2: f16[2,3], b.3: f16[3]) -> f16[2] {
+  %a.2 = f16[2,3]{1,0} parameter(0)
+  %b.3 = f16[3]{0} parameter(1)
+  ROOT %dot.4 = f16[2]{0} dot(f16[2,3]{1,0} %a.2, f16[3]{0} %b.3), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)";
+  std::vector<std::string> asked;
+  auto library = [&](const hlo::Instruction& dot) {
+    asked.push_back(dot.shape.str());
+    return true;
+  };
+  auto [changed, out] = run_pass<Upcast16BitDots>(module, library);
+  CHECK(changed);
+  CHECK(asked == std::vector<std::string>{"f32[2]{0}"});
+  CHECK(out.find("f32[2]{0} dot(f16[2,3]{1,0} %a.2, f16[3]{0} %b.3)") != std::string::npos);
+  CHECK(out.find("f16[2]{0} convert(f32[2]{0}") != std::string::npos);
+  CHECK(out.find("f32[2,3]{1,0} convert") == std::string::npos);
+}
+
 TEST_CASE("upcast-16bit-dots: f32 dots are left alone", "[passes]") {
   auto [changed, out] =
       run_pass<Upcast16BitDots>(R"(HloModule m, entry_computation_layout={(f32[3]{0}, f32[3]{0})->f32[]}

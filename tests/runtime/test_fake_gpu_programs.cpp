@@ -86,3 +86,40 @@ TEST_CASE("fake GPU programs: an eager operation on a GPU array runs on the GPU"
 
 }  // namespace
 }  // namespace jx::testing
+
+namespace jx::testing {
+namespace {
+
+// A 16-bit product with an f32 result (preferred_element_type, as mixed-precision layers ask) is
+// one cuBLAS GEMM that reads the bf16/f16 operands as they are and accumulates in f32
+// (CUBLAS_COMPUTE_32F: tensor cores on a GPU), with no kernel: the fake computes it, and it
+// equals the CPU's f32 product of the same values. (A 16-bit result adds a conversion kernel,
+// which the fake driver does not run.)
+TEST_CASE("fake GPU programs: a 16-bit matmul is one cuBLAS GEMM of 16-bit operands",
+          "[cuda][fake][devices]") {
+  for (DType d : {bfloat16, float16}) {
+    INFO(dtype_name(d));
+    FakeCudaGpus gpus;
+    Array a = random::normal(random::key(1), {64, 48}).astype(d);
+    Array w = random::normal(random::key(2), {48, 40}).astype(d);
+    auto product = [](const Array& x, const Array& y) {
+      return lax::dot_general(x, y, {{1}, {0}, {}, {}}, float32);
+    };
+    std::vector<float> want = jit(product)(a, w).to_vector<float>();
+    Array got = jit(product)(device_put(a, kGpu), device_put(w, kGpu));
+    CHECK(got.dtype() == float32);
+    check_close(got.to_vector<float>(), want);
+    CHECK(gpus.fake().launches() == 0);
+    std::vector<GemmRecord> gemms = gpus.fake().gemms();
+    REQUIRE(gemms.size() == 1);
+    CHECK(gemms[0].library == "cuBLAS");
+    CHECK(gemms[0].operand_data_type == (d == bfloat16 ? runtime::cuda::CUDA_R_16BF
+                                                       : runtime::cuda::CUDA_R_16F));
+    CHECK(gemms[0].data_type == runtime::cuda::CUDA_R_32F);
+    CHECK(gemms[0].compute_type == runtime::cuda::CUBLAS_COMPUTE_32F);
+    CHECK(gpus.fake().violations().empty());
+  }
+}
+
+}  // namespace
+}  // namespace jx::testing

@@ -22,7 +22,9 @@ std::uint64_t id(T handle) {
 }
 std::uintptr_t addr(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
 
-std::size_t element_size(cudaDataType_t type) { return type == CUDA_R_64F ? 8 : 4; }
+std::size_t element_size(cudaDataType_t type) {
+  return type == CUDA_R_64F ? 8 : type == CUDA_R_32F ? 4 : 2;
+}
 
 // A column-major matrix as stored: rows × cols with leading dimension ld, `batch` of them
 // `stride` elements apart.
@@ -38,7 +40,8 @@ struct Matrix {
 
 // The whole product, as BLAS defines it: d = act(alpha · op(a) · op(b) + beta · c + bias).
 struct Product {
-  cudaDataType_t type = CUDA_R_32F;
+  cudaDataType_t type = CUDA_R_32F;     // of c, d and the bias
+  cudaDataType_t in_type = CUDA_R_32F;  // of a and b: type, or 16-bit floats of an f32 product
   bool ta = false, tb = false;
   int m = 0, n = 0, k = 0, batch = 1;
   double alpha = 1, beta = 0;
@@ -46,11 +49,11 @@ struct Product {
   const void* bias = nullptr;
   unsigned epilogue = CUBLASLT_EPILOGUE_DEFAULT;
 
-  template <class T>
+  template <class T, class In = T>
   void run() const {
     for (int p = 0; p < batch; ++p) {
-      auto* ap = static_cast<const T*>(a.data) + p * a.stride;
-      auto* bp = static_cast<const T*>(b.data) + p * b.stride;
+      auto* ap = static_cast<const In*>(a.data) + p * a.stride;
+      auto* bp = static_cast<const In*>(b.data) + p * b.stride;
       auto* cp = static_cast<const T*>(c.data) + p * c.stride;
       auto* dp = static_cast<T*>(const_cast<void*>(d.data)) + p * d.stride;
       for (int i = 0; i < m; ++i)
@@ -79,8 +82,10 @@ struct Product {
 cublasStatus_t enqueue_product(FakeCudaState& s, const Product& p, std::uint64_t stream,
                                const char* entry, cublasComputeType_t compute) {
   bool f32 = p.type == CUDA_R_32F;
-  bool compute_ok = f32 ? (compute == CUBLAS_COMPUTE_32F || compute == CUBLAS_COMPUTE_32F_FAST_TF32)
-                        : compute == CUBLAS_COMPUTE_64F;
+  bool sixteen_bit = p.in_type == CUDA_R_16F || p.in_type == CUDA_R_16BF;
+  bool compute_ok = sixteen_bit ? compute == CUBLAS_COMPUTE_32F
+                    : f32 ? (compute == CUBLAS_COMPUTE_32F || compute == CUBLAS_COMPUTE_32F_FAST_TF32)
+                          : compute == CUBLAS_COMPUTE_64F;
   if (!compute_ok)
     return s.violate(CUBLAS_STATUS_NOT_SUPPORTED, std::string(entry) + ": compute type " +
                                                       std::to_string(compute) +
@@ -92,7 +97,8 @@ cublasStatus_t enqueue_product(FakeCudaState& s, const Product& p, std::uint64_t
   FakeOp op{entry, {}, nullptr};
   for (auto [name, matrix] : {std::pair{"A", &p.a}, {"B", &p.b}, {"C", &p.c}, {"D", &p.d}}) {
     if (!matrix->data) continue;
-    std::size_t bytes = matrix->extent(p.batch, p.type);
+    bool input = matrix == &p.a || matrix == &p.b;
+    std::size_t bytes = matrix->extent(p.batch, input ? p.in_type : p.type);
     if (!s.in_live_memory(addr(matrix->data), bytes, false, entry, std::string("matrix ") + name))
       return CUBLAS_STATUS_INVALID_VALUE;
     op.touches.push_back({addr(matrix->data), bytes});
@@ -103,10 +109,14 @@ cublasStatus_t enqueue_product(FakeCudaState& s, const Product& p, std::uint64_t
       return CUBLAS_STATUS_INVALID_VALUE;
     op.touches.push_back({addr(p.bias), bytes});
   }
-  op.run = [p, f32] { f32 ? p.run<float>() : p.run<double>(); };
+  op.run = [p, f32] {
+    if (p.in_type == CUDA_R_16BF) p.run<float, BFloat16>();
+    else if (p.in_type == CUDA_R_16F) p.run<float, Float16>();
+    else f32 ? p.run<float>() : p.run<double>();
+  };
   if (!s.enqueue(stream, std::move(op), entry)) return CUBLAS_STATUS_EXECUTION_FAILED;
   s.gemms.push_back({std::string(entry).rfind("cublasLt", 0) == 0 ? "cuBLASLt" : "cuBLAS", compute,
-                     p.type, p.m, p.n, p.k, p.batch, p.epilogue});
+                     p.type, p.in_type, p.m, p.n, p.k, p.batch, p.epilogue});
   return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -123,18 +133,20 @@ cublasStatus_t gemm_ex(cublasHandle_t handle, cublasOperation_t transa, cublasOp
   JX_FAKE_BLAS_ENTRY("cublasGemmStridedBatchedEx");
   FakeHandle* h = s.live(id(handle), HandleKind::kCublas, "cublasGemmStridedBatchedEx");
   if (!h) return CUBLAS_STATUS_NOT_INITIALIZED;
-  if (at != bt || at != ct)
+  bool sixteen_bit_inputs = (at == CUDA_R_16F || at == CUDA_R_16BF) && ct == CUDA_R_32F;
+  if (at != bt || (at != ct && !sixteen_bit_inputs))
     return s.violate(CUBLAS_STATUS_NOT_SUPPORTED,
                      "cublasGemmStridedBatchedEx: mixed data types are not what jx asks for");
   Product p;
-  p.type = at;
+  p.type = ct;
+  p.in_type = at;
   p.ta = transa == CUBLAS_OP_T;
   p.tb = transb == CUBLAS_OP_T;
   p.m = m, p.n = n, p.k = k, p.batch = batch;
   // Scalars are read at the call, as cuBLAS's host pointer mode does; they are f32 for both f32
   // compute types.
-  p.alpha = scalar(alpha, at);
-  p.beta = scalar(beta, at);
+  p.alpha = scalar(alpha, ct);
+  p.beta = scalar(beta, ct);
   p.a = {a, p.ta ? k : m, p.ta ? m : k, lda, stride_a};
   p.b = {b, p.tb ? n : k, p.tb ? k : n, ldb, stride_b};
   p.c = {p.beta != 0 ? c : nullptr, m, n, ldc, stride_c};
@@ -175,6 +187,7 @@ cublasStatus_t lt_matmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, con
   };
   Product p;
   p.type = static_cast<cudaDataType_t>(get(*ld, -4, CUDA_R_32F));
+  p.in_type = p.type;
   p.ta = get(*md, CUBLASLT_MATMUL_DESC_TRANSA, 0) == CUBLAS_OP_T;
   p.tb = get(*md, CUBLASLT_MATMUL_DESC_TRANSB, 0) == CUBLAS_OP_T;
   p.epilogue = static_cast<unsigned>(get(*md, CUBLASLT_MATMUL_DESC_EPILOGUE, 1));

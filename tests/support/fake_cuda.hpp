@@ -21,7 +21,8 @@ namespace jx::testing {
 struct GemmRecord {
   std::string library;  // "cuBLAS" or "cuBLASLt"
   runtime::cuda::cublasComputeType_t compute_type{};
-  runtime::cuda::cudaDataType_t data_type{};
+  runtime::cuda::cudaDataType_t data_type{};        // of the product
+  runtime::cuda::cudaDataType_t operand_data_type{};  // of its operands
   int m = 0, n = 0, k = 0, batch = 1;
   unsigned epilogue = 1;  // cuBLASLt's (CUBLASLT_EPILOGUE_DEFAULT for cuBLAS)
 };

@@ -29,7 +29,9 @@ constexpr std::int64_t kMaxBlockedMacs = std::int64_t{1} << 28;
 
 DotStrategy dot_strategy(const hlo::Instruction& dot) {
   std::optional<hlo::GemmShape> g = hlo::as_gemm(dot);
-  if (!g || g->m * g->n * g->k < kMinGemmMacs) return DotStrategy::kLoopNest;
+  // 16-bit operands reach the CPU as f32 products (upcast-16bit-dots): any other is a loop nest.
+  if (!g || g->operand_dtype != g->dtype || g->m * g->n * g->k < kMinGemmMacs)
+    return DotStrategy::kLoopNest;
   if (g->macs() > kMaxBlockedMacs) return DotStrategy::kBlas;
   return DotStrategy::kBlockedKernel;
 }

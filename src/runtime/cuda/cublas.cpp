@@ -87,6 +87,7 @@ CublasGemmCall cublas_gemm_call(const hlo::GemmShape& shape, const void* lhs, co
 
 cublasComputeType_t compute_type(const hlo::GemmShape& shape) {
   if (shape.dtype == float64) return CUBLAS_COMPUTE_64F;
+  if (shape.operand_dtype != float32) return CUBLAS_COMPUTE_32F;  // 16-bit: tensor cores
   return shape.precision == hlo::GemmPrecision::kHighest ? CUBLAS_COMPUTE_32F
                                                          : CUBLAS_COMPUTE_32F_FAST_TF32;
 }
@@ -99,6 +100,10 @@ void gemm(const CublasApi& api, cublasHandle_t handle, const hlo::GemmShape& sha
     throw Error("cuBLAS GEMM takes f32 or f64, not " + std::string(dtype_name(shape.dtype)));
   CublasGemmCall c = cublas_gemm_call(shape, lhs, rhs, out);
   const cudaDataType_t type = shape.dtype == float32 ? CUDA_R_32F : CUDA_R_64F;
+  // bf16 and f16 operands of an f32 product: read as they are, accumulated in f32.
+  const cudaDataType_t in = shape.operand_dtype == bfloat16 ? CUDA_R_16BF
+                            : shape.operand_dtype == float16 ? CUDA_R_16F
+                                                             : type;
   // alpha and beta in the compute type's precision: f32 for both f32 compute types.
   const float one_f = 1, zero_f = 0;
   const double one_d = 1, zero_d = 0;
@@ -106,8 +111,8 @@ void gemm(const CublasApi& api, cublasHandle_t handle, const hlo::GemmShape& sha
   const void* one = f32 ? static_cast<const void*>(&one_f) : &one_d;
   const void* zero = f32 ? static_cast<const void*>(&zero_f) : &zero_d;
   check(api,
-        api.cublasGemmStridedBatchedEx(handle, c.transa, c.transb, c.m, c.n, c.k, one, c.a, type,
-                                       c.lda, c.stride_a, c.b, type, c.ldb, c.stride_b, zero, c.c,
+        api.cublasGemmStridedBatchedEx(handle, c.transa, c.transb, c.m, c.n, c.k, one, c.a, in,
+                                       c.lda, c.stride_a, c.b, in, c.ldb, c.stride_b, zero, c.c,
                                        type, c.ldc, c.stride_c, c.batch, compute_type(shape),
                                        CUBLAS_GEMM_DEFAULT),
         "cublasGemmStridedBatchedEx");

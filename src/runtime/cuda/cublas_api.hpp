@@ -31,7 +31,7 @@ enum cublasComputeType_t {
   CUBLAS_COMPUTE_64F = 70,
   CUBLAS_COMPUTE_32F_FAST_TF32 = 77,
 };
-enum cudaDataType_t { CUDA_R_32F = 0, CUDA_R_64F = 1 };
+enum cudaDataType_t { CUDA_R_32F = 0, CUDA_R_64F = 1, CUDA_R_16F = 2, CUDA_R_16BF = 14 };
 enum cublasGemmAlgo_t { CUBLAS_GEMM_DEFAULT = -1 };
 
 struct cublasContext;
