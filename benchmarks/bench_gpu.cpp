@@ -125,6 +125,30 @@ void dense_vs_cublas(const jx::Device& gpu, GpuContext& ctx, jx::lax::Precision 
   if (highest) print_peers(peers, &PeerTimes::dense, jx_ms);
 }
 
+// A bf16 product accumulated in f32 (preferred_element_type, the mixed-precision layer's form)
+// against the same cuBLAS GEMM of bf16 operands alone.
+void bf16_gemm_vs_cublas(const jx::Device& gpu, GpuContext& ctx) {
+  const std::int64_t d = 8192;
+  Array x = normal_on(gpu, 4, {d, d}).astype(jx::bfloat16);
+  Array w = normal_on(gpu, 5, {d, d}).astype(jx::bfloat16);
+  auto product = jx::jit([](const Array& a, const Array& m) {
+    return jx::lax::dot_general(a, m, {{1}, {0}, {}, {}}, jx::float32);
+  });
+  jx::runtime::cuda::DeviceBuffer out(ctx, static_cast<std::size_t>(d * d) * 4);
+  jx::hlo::GemmShape shape{.dtype = jx::float32, .operand_dtype = jx::bfloat16, .m = d, .n = d,
+                           .k = d};
+  auto [jx_ms, gemm_ms] =
+      medians([&] { product(x, w).block_until_ready(); },
+              [&] {
+                ctx.gemm(shape, x.impl()->storage->data(), w.impl()->storage->data(), out.data());
+                ctx.synchronize();
+              });
+  std::printf(
+      "x @ W, bf16[%lld]^2 into f32: jx %.3f ms, cuBLAS bf16 GEMM alone %.3f ms: ratio %.2f "
+      "(goal >= 0.8)\n",
+      static_cast<long long>(d), jx_ms, gemm_ms, gemm_ms / jx_ms);
+}
+
 void train_step(const jx::Device& gpu, const std::vector<PeerTimes>& peers) {
   auto keys = jx::random::split<3>(jx::random::key(4));
   Mlp params{nn::dense_init(keys[0], 784, 512, nn::Init::he_normal),
@@ -184,5 +208,6 @@ int main(int argc, char** argv) {
   gelu_vs_copy(gpu, ctx, peers);
   dense_vs_cublas(gpu, ctx, jx::lax::Precision::kDefault, peers);
   dense_vs_cublas(gpu, ctx, jx::lax::Precision::kHighest, peers);
+  bf16_gemm_vs_cublas(gpu, ctx);
   train_step(gpu, peers);
 }
