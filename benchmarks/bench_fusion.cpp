@@ -492,8 +492,13 @@ void dense_bf16_case(std::int64_t n, int threads, int scale, std::vector<TargetR
   jx::Array b = np::array(random_vector(n, 72, -1, 1, threads), jx::Shape{n});
   jx::Array xb = x.astype(jx::bfloat16), wb = w.astype(jx::bfloat16), bb = b.astype(jx::bfloat16);
   auto f = jx::jit(dense_relu, {.name = "dense_relu"});
-  Timing t32 = time_calls([&] { g_sink = static_cast<double>(f(x, w, b).size()); }, scale);
-  Timing t16 = time_calls([&] { g_sink = static_cast<double>(f(xb, wb, bb).size()); }, scale);
+  // Interleaved call by call, so that drift in the machine's load hits both alike.
+  auto samples = bench::sample_interleaved(
+      {[&] { g_sink = static_cast<double>(f(x, w, b).size()); },
+       [&] { g_sink = static_cast<double>(f(xb, wb, bb).size()); }},
+      scale);
+  Timing t32{median(samples[0]), minimum(samples[0]), static_cast<int>(samples[0].size())};
+  Timing t16{median(samples[1]), minimum(samples[1]), static_cast<int>(samples[1].size())};
   print_timing("jx: jit(dense_relu) in float32", t32);
   print_timing("jx: jit(dense_relu) in bfloat16", t16);
 
