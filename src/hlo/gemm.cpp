@@ -7,7 +7,7 @@ std::optional<GemmShape> as_gemm(const Instruction& dot) {
   const HloShape& lhs = dot.operands[0]->shape;
   const HloShape& rhs = dot.operands[1]->shape;
   DType dt = dot.shape.dtype;
-  bool sixteen_bit = dt == float32 && (lhs.dtype == bfloat16 || lhs.dtype == float16);
+  bool sixteen_bit = dt == float32 && k16BitFloating.contains(lhs.dtype);
   if ((dt != float32 && dt != float64) || lhs.dtype != rhs.dtype ||
       (lhs.dtype != dt && !sixteen_bit))
     return std::nullopt;

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "core/dtype_set.hpp"
 #include "jx/lax.hpp"
 #include "jx/numpy.hpp"
 
@@ -26,8 +27,9 @@ Array full_like(const Array& x, double v) {
 
 Array erf_inv(const Array& x) {
   // 16-bit floats compute in float32 and round the result, as XLA's ErfInv does.
-  if (x.dtype() == bfloat16 || x.dtype() == float16)
-    return convert_element_type(erf_inv(convert_element_type(x, float32)), x.dtype());
+  if (compute_dtype(x.dtype()) != x.dtype())
+    return convert_element_type(erf_inv(convert_element_type(x, compute_dtype(x.dtype()))),
+                                x.dtype());
   Array w = neg(log1p(neg(mul(x, x))));
   Array central = lt(w, full_like(w, 5));
   auto coefficient = [&](std::size_t i) {

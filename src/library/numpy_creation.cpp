@@ -26,7 +26,8 @@ Array from_data(const T* data, std::size_t n, const Shape& shape) {
   T* dst = out.impl()->buffer->template as<T>();
   for (std::size_t i = 0; i < n; ++i) dst[i] = data[i];
   // C++ ints are JAX's int literals: int64 with --enable_x64.
-  if constexpr (std::is_same_v<T, int>) return out.astype(default_int_dtype());
+  if constexpr (std::is_same_v<T, int>)
+    if (default_int_dtype() != out.dtype()) return out.astype(default_int_dtype());
   return out;
 }
 

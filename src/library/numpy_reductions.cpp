@@ -1,13 +1,11 @@
 // np reductions: sum prod max min mean var std all any, argmax/argmin, and sort/argsort.
+#include "core/dtype_set.hpp"
 #include "library/numpy_support.hpp"
 
 namespace jx::np {
 namespace {
 
 using ReduceFn = Array (*)(const Array&, const std::vector<std::int64_t>&);
-
-// 16-bit floats sum in float32 and round once (JAX's upcast_f16_for_computation).
-DType computation_dtype(DType d) { return d == bfloat16 || d == float16 ? float32 : d; }
 
 // The shared path of every reduction: axes, the empty check of ops without an identity, the
 // dtype of the result (strong, as JAX converts), the dtype it computes in, and keepdims.
@@ -19,8 +17,9 @@ Array reduce(const std::string& name, const Array& x, const Axes& axis, bool kee
       if (x.shape()[d] == 0)
         throw ShapeError("zero-size array to reduction operation " + name +
                          " which has no identity");
-  // max and min are exact in any dtype; only folds that round need the wider one.
-  DType compute = has_identity ? computation_dtype(dtype) : dtype;
+  // 16-bit floats sum in float32 and round once (JAX's upcast_f16_for_computation); max and min
+  // are exact in any dtype, so only folds that round take the wider one.
+  DType compute = has_identity ? compute_dtype(dtype) : dtype;
   Array out = detail::convert(fn(detail::convert(x, {compute, false}), dims), {dtype, false});
   if (!keepdims || dims.empty()) return out;
   std::sort(dims.begin(), dims.end());
@@ -49,7 +48,7 @@ DType inexact_dtype(DType d) {
 
 // The mean in `dtype`, summed and divided in its computation dtype and rounded once.
 Array mean_as(const Array& x, const Axes& axis, bool keepdims, DType dtype) {
-  DType compute = computation_dtype(dtype);
+  DType compute = compute_dtype(dtype);
   Array total = reduce("sum", x, axis, keepdims, compute, lax::reduce_sum);
   Array count = detail::constant(static_cast<double>(reduced_count(x, axis)), compute);
   return detail::convert(lax::div(total, count), {dtype, false});
@@ -111,7 +110,7 @@ Array mean(const Array& x, const Axes& axis, bool keepdims) {
 // Population variance (ddof = 0): mean of squared deviations from the mean.
 Array var(const Array& x, const Axes& axis, bool keepdims) {
   DType dtype = inexact_dtype(x.dtype());
-  DType compute = computation_dtype(dtype);
+  DType compute = compute_dtype(dtype);
   Array a = detail::convert(x, {compute, false});
   Array centered = subtract(a, mean_as(a, axis, /*keepdims=*/true, compute));
   return detail::convert(mean_as(lax::integer_pow(centered, 2), axis, keepdims, compute),

@@ -14,7 +14,7 @@ bool Upcast16BitDots::run(hlo::Module& module) {
     for (Instruction* dot : c->instructions()) {
       if (dot->opcode != Opcode::kDot) continue;
       DType in = dot->operands[0]->shape.dtype;
-      if (in != bfloat16 && in != float16) continue;
+      if (!k16BitFloating.contains(in)) continue;
       hlo::HloShape wide = dot->shape;
       wide.dtype = float32;
       Instruction* product = b.op(Opcode::kDot, wide, dot->operands, dot->attrs);

@@ -387,7 +387,7 @@ const bool kRegistered = [] {
     if (std::optional<lax::Precision> p = precision_of(params))
       attrs.set("operand_precision", std::string(precision_word(*p)));
     DType in = ops[0]->shape.dtype;
-    bool sixteen_bit = (in == bfloat16 || in == float16) && out[0].dtype == float32;
+    bool sixteen_bit = k16BitFloating.contains(in) && out[0].dtype == float32;
     hlo::Instruction* lhs = sixteen_bit ? ops[0] : b.convert(ops[0], out[0].dtype);
     hlo::Instruction* rhs = sixteen_bit ? ops[1] : b.convert(ops[1], out[0].dtype);
     return std::vector<hlo::Instruction*>{b.op(hlo::Opcode::kDot,

@@ -69,7 +69,6 @@ llvm::Type* storage_type(llvm::LLVMContext& ctx, DType d);
 // bfloat16 and float16 compute in f32 (ir_type) and are stored as bfloat and half
 // (storage_type): narrow_float rounds an f32 value to d's storage type (nearest even), and
 // widen_float brings a stored value back to f32, exactly.
-bool is_float16_kind(DType d);
 llvm::Value* narrow_float(llvm::IRBuilder<>& b, llvm::Value* v, DType d);
 llvm::Value* widen_float(llvm::IRBuilder<>& b, llvm::Value* v);
 

@@ -40,8 +40,6 @@ llvm::Type* storage_type(llvm::LLVMContext& ctx, DType d) {
   return ir_type(ctx, d);
 }
 
-bool is_float16_kind(DType d) { return d == bfloat16 || d == float16; }
-
 llvm::Value* narrow_float(llvm::IRBuilder<>& b, llvm::Value* v, DType d) {
   if (d == float16) return b.CreateFPTrunc(v, b.getHalfTy());
   // bfloat16: the high half of the float's bits, rounded to nearest even by adding 0x7fff plus
@@ -85,7 +83,7 @@ ElementGenerator ElementalEmitter::generator(const Instruction& inst,
       // A 16-bit float computes in f32 and rounds where it is stored, so a fused chain rounds
       // once (XLA's default excess precision); a conversion to it rounds where it stands.
       DType d = inst.shape.dtype;
-      bool round_here = is_float16_kind(d) && inst.opcode == hlo::Opcode::kConvert;
+      bool round_here = k16BitFloating.contains(d) && inst.opcode == hlo::Opcode::kConvert;
       return round_here ? widen_float(b_, narrow_float(b_, v, d)) : v;
     };
   }
@@ -152,14 +150,14 @@ llvm::Value* ElementalEmitter::load(DType d, llvm::Value* base, llvm::Value* lin
                                     const llvm::Twine& name) {
   llvm::Type* t = storage_type(ctx(), d);
   llvm::Value* v = b_.CreateLoad(t, b_.CreateInBoundsGEP(t, base, linear), name);
-  if (is_float16_kind(d)) return widen_float(b_, v);
+  if (k16BitFloating.contains(d)) return widen_float(b_, v);
   return d == bool_ ? b_.CreateICmpNE(v, b_.getInt8(0)) : v;
 }
 
 void ElementalEmitter::store(DType d, llvm::Value* value, llvm::Value* base, llvm::Value* linear) {
   llvm::Type* t = storage_type(ctx(), d);
   if (d == bool_) value = b_.CreateZExt(value, t);
-  if (is_float16_kind(d)) value = narrow_float(b_, value, d);
+  if (k16BitFloating.contains(d)) value = narrow_float(b_, value, d);
   b_.CreateStore(value, b_.CreateInBoundsGEP(t, base, linear));
 }
 

@@ -177,9 +177,9 @@ llvm::Value* emit_convert(llvm::IRBuilder<>& b, llvm::Value* v, DType from, DTyp
   // To a 16-bit float (computed in f32, rounded by the caller): one rounding from the exact
   // value, through a round-to-odd float (from a 64-bit integer directly, else through float64,
   // which holds every other source exactly).
-  if (is_float16_kind(to) && (from == int64 || from == uint64))
+  if (k16BitFloating.contains(to) && (from == int64 || from == uint64))
     return int64_round_to_odd_f32(b, v, from == int64);
-  if (is_float16_kind(to) && from != bool_ && from != float32 && !is_float16_kind(from)) {
+  if (k16BitFloating.contains(to) && from != bool_ && from != float32 && !k16BitFloating.contains(from)) {
     llvm::Value* wide = emit_convert(b, v, from, float64);
     return round_to_odd_f32(b, wide);
   }
