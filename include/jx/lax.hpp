@@ -140,6 +140,55 @@ std::vector<Array> sort(const std::vector<Array>& operands, int dimension = -1,
 std::pair<Array, Array> sort_key_val(const Array& keys, const Array& values, int dimension = -1,
                                      bool is_stable = true);
 
+// gather.cpp, scatter.cpp — XLA's gather and scatter, as JAX's lax.gather / lax.scatter*.
+// `start_indices` / `indices` hold, along their last dim, one start vector per slice; the other
+// dims are its batch dims. A gather's result has the batch dims where `offset_dims` leaves room
+// and the slice's dims (less the collapsed ones) at `offset_dims`; a scatter's `updates` have
+// the window's dims at `update_window_dims`. Batching dims pair an operand dim with an index
+// batch dim (the slice of example b reads operand row b).
+struct GatherDimensionNumbers {
+  std::vector<std::int64_t> offset_dims, collapsed_slice_dims, start_index_map,
+      operand_batching_dims = {}, start_indices_batching_dims = {};
+  friend bool operator==(const GatherDimensionNumbers&, const GatherDimensionNumbers&) = default;
+};
+struct ScatterDimensionNumbers {
+  std::vector<std::int64_t> update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims,
+      operand_batching_dims = {}, scatter_indices_batching_dims = {};
+  friend bool operator==(const ScatterDimensionNumbers&, const ScatterDimensionNumbers&) = default;
+};
+// Out-of-bounds indices (JAX's GatherScatterMode): kClip clamps them into range; kFillOrDrop
+// gives `fill_value` for a gather slice that leaves the operand (NaN for inexact dtypes, the
+// lowest value for signed, the highest for unsigned, true for bool, as JAX) and drops a scatter
+// update that would; kPromiseInBounds leaves them to the implementation (XLA clamps gathers
+// and drops scatters). Without a mode, kFillOrDrop, as JAX.
+enum class GatherScatterMode { kClip, kFillOrDrop, kPromiseInBounds };
+Array gather(const Array& operand, const Array& start_indices,
+             const GatherDimensionNumbers& dimension_numbers,
+             const std::vector<std::int64_t>& slice_sizes, bool indices_are_sorted = false,
+             bool unique_indices = false, std::optional<GatherScatterMode> mode = std::nullopt,
+             std::optional<double> fill_value = std::nullopt);
+// Each update combines with the operand element it lands on, in update order (repeated indices
+// accumulate); `scatter` replaces (with repeated indices, one of the updates wins).
+Array scatter(const Array& operand, const Array& indices, const Array& updates,
+              const ScatterDimensionNumbers& dimension_numbers, bool indices_are_sorted = false,
+              bool unique_indices = false, std::optional<GatherScatterMode> mode = std::nullopt);
+Array scatter_add(const Array& operand, const Array& indices, const Array& updates,
+                  const ScatterDimensionNumbers& dimension_numbers,
+                  bool indices_are_sorted = false, bool unique_indices = false,
+                  std::optional<GatherScatterMode> mode = std::nullopt);
+Array scatter_mul(const Array& operand, const Array& indices, const Array& updates,
+                  const ScatterDimensionNumbers& dimension_numbers,
+                  bool indices_are_sorted = false, bool unique_indices = false,
+                  std::optional<GatherScatterMode> mode = std::nullopt);
+Array scatter_min(const Array& operand, const Array& indices, const Array& updates,
+                  const ScatterDimensionNumbers& dimension_numbers,
+                  bool indices_are_sorted = false, bool unique_indices = false,
+                  std::optional<GatherScatterMode> mode = std::nullopt);
+Array scatter_max(const Array& operand, const Array& indices, const Array& updates,
+                  const ScatterDimensionNumbers& dimension_numbers,
+                  bool indices_are_sorted = false, bool unique_indices = false,
+                  std::optional<GatherScatterMode> mode = std::nullopt);
+
 // Composed of the primitives above, not primitives of their own.
 // The inverse error function on (-1, 1), ±inf at ±1: float32 as XLA's ErfInv (Giles' single-
 // precision approximation), float64 that refined by two Newton steps on erf.

@@ -150,6 +150,9 @@ std::shared_ptr<const runtime::Executable> build_executable(const hlo::Computati
           i->name, std::move(branches), index, std::move(operands), std::move(outputs)));
       continue;
     }
+    // A scatter works in place over its operand: when that is not its own buffer, a copy.
+    if (i->opcode == Opcode::kScatter && plan.requests.at(next_kernel).output_aliases.empty())
+      thunks.push_back(std::make_unique<runtime::CopyThunk>(operands[0], outputs[0]));
     const codegen::KernelRequest& req = plan.requests.at(next_kernel);
     JX_CHECK(req.root == i);
     std::int64_t rows = req.partitioned ? codegen::kernel_rows(*i) : 1;

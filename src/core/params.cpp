@@ -72,6 +72,17 @@ Param Param::jaxpr(std::shared_ptr<const ClosedJaxprData> j) {
   return p;
 }
 
+Param Param::record(std::string type, std::vector<std::pair<std::string, Param>> fields) {
+  Param p;
+  p.kind_ = Kind::kRecord;
+  p.name_ = std::move(type);
+  for (auto& [name, value] : fields) {
+    p.fields_.push_back(std::move(name));
+    p.items_.push_back(std::move(value));
+  }
+  return p;
+}
+
 bool Param::as_bool() const {
   JX_CHECK(kind_ == Kind::kBool);
   return int_ != 0;
@@ -106,6 +117,17 @@ const std::shared_ptr<const ClosedJaxprData>& Param::as_jaxpr() const {
   return jaxpr_;
 }
 
+const std::string& Param::record_type() const {
+  JX_CHECK(kind_ == Kind::kRecord);
+  return name_;
+}
+const Param& Param::field(const std::string& name) const {
+  JX_CHECK(kind_ == Kind::kRecord);
+  auto it = std::find(fields_.begin(), fields_.end(), name);
+  JX_CHECK(it != fields_.end(), "record " << name_ << " has no field '" << name << "'");
+  return items_[static_cast<std::size_t>(it - fields_.begin())];
+}
+
 std::string Param::str() const {
   switch (kind_) {
     case Kind::kNone:
@@ -129,6 +151,12 @@ std::string Param::str() const {
     }
     case Kind::kJaxpr:
       return closed_jaxpr_param_str(*jaxpr_);
+    case Kind::kRecord: {
+      std::vector<std::string> parts;
+      for (std::size_t k = 0; k < items_.size(); ++k)
+        parts.push_back(fields_[k] + "=" + items_[k].str());
+      return name_ + "(" + detail::join(parts, ", ") + ")";
+    }
   }
   return "?";
 }
@@ -140,11 +168,13 @@ std::size_t Param::hash() const {
   mix(std::hash<double>()(float_));
   mix(std::hash<std::string>()(name_));
   for (const auto& p : items_) mix(p.hash());
+  for (const auto& f : fields_) mix(std::hash<std::string>()(f));
   return h;
 }
 
 bool operator==(const Param& a, const Param& b) {
-  if (a.kind_ != b.kind_ || a.int_ != b.int_ || a.name_ != b.name_ || a.items_ != b.items_)
+  if (a.kind_ != b.kind_ || a.int_ != b.int_ || a.name_ != b.name_ || a.items_ != b.items_ ||
+      a.fields_ != b.fields_)
     return false;
   if (a.float_ != b.float_ && !(a.float_ != a.float_ && b.float_ != b.float_)) return false;
   if (a.jaxpr_ == b.jaxpr_) return true;

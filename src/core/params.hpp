@@ -18,7 +18,7 @@ struct ClosedJaxprData;  // sub-jaxprs of control-flow primitives
 // printed form reads back unambiguously.
 class Param {
  public:
-  enum class Kind { kNone, kBool, kInt, kFloat, kDType, kName, kTuple, kList, kJaxpr };
+  enum class Kind { kNone, kBool, kInt, kFloat, kDType, kName, kTuple, kList, kJaxpr, kRecord };
 
   Param() = default;  // None
   static Param boolean(bool v);
@@ -31,6 +31,9 @@ class Param {
   static Param ints(const std::vector<std::int64_t>& v);       // tuple of ints
   static Param int_list(const std::vector<std::int64_t>& v);   // list of ints
   static Param jaxpr(std::shared_ptr<const ClosedJaxprData> j);
+  // A named record of fields in their declared order, printed as Python's repr of a named
+  // tuple: `GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,))`.
+  static Param record(std::string type, std::vector<std::pair<std::string, Param>> fields);
 
   Kind kind() const { return kind_; }
   bool is_none() const { return kind_ == Kind::kNone; }
@@ -42,6 +45,8 @@ class Param {
   const std::vector<Param>& items() const;  // tuple or list
   std::vector<std::int64_t> as_ints() const;  // tuple or list of ints
   const std::shared_ptr<const ClosedJaxprData>& as_jaxpr() const;
+  const std::string& record_type() const;
+  const Param& field(const std::string& name) const;  // of a record; throws if absent
 
   std::string str() const;
   std::size_t hash() const;
@@ -53,6 +58,7 @@ class Param {
   double float_ = 0;
   std::string name_;
   std::vector<Param> items_;
+  std::vector<std::string> fields_;  // a record's field names, one per item
   std::shared_ptr<const ClosedJaxprData> jaxpr_;
 };
 

@@ -60,20 +60,23 @@ Instruction* Builder::reshape(Instruction* x, const Shape& dims) {
 
 Instruction* Builder::reduce(Instruction* x, Instruction* init,
                              const std::vector<std::int64_t>& dims, Opcode combiner) {
-  // The combiner is a two-parameter scalar computation, as XLA's to_apply.
-  Computation* region = c_->module()->add_computation("region");
-  Builder rb(region);
-  HloShape scalar = HloShape::array(x->shape.dtype, {});
-  Instruction* a = rb.parameter(0, scalar);
-  Instruction* b = rb.parameter(1, scalar);
-  region->set_root(rb.binary(combiner, a, b));
   Shape out;
   for (int d = 0; d < x->shape.rank(); ++d)
     if (std::find(dims.begin(), dims.end(), d) == dims.end()) out.push_back(x->shape.dims[d]);
   Attrs attrs;
   attrs.set("dimensions", dims);
   return op(Opcode::kReduce, HloShape::array(x->shape.dtype, out), {x, init}, std::move(attrs),
-            {region});
+            {this->combiner(x->shape.dtype, combiner)});
+}
+
+Computation* Builder::combiner(DType dtype, std::optional<Opcode> combiner) {
+  Computation* region = c_->module()->add_computation("region");
+  Builder rb(region);
+  HloShape scalar = HloShape::array(dtype, {});
+  Instruction* a = rb.parameter(0, scalar);
+  Instruction* b = rb.parameter(1, scalar);
+  region->set_root(combiner ? rb.binary(*combiner, a, b) : b);
+  return region;
 }
 
 Instruction* Builder::tuple(std::vector<Instruction*> elements) {

@@ -1,6 +1,8 @@
 // Builds HLO instructions into one computation; lowering rules use it.
 #pragma once
 
+#include <optional>
+
 #include "hlo/ir.hpp"
 
 namespace jx::hlo {
@@ -26,6 +28,9 @@ class Builder {
   // A reduction whose combiner is one binary opcode (add, multiply, maximum, minimum, and, or).
   Instruction* reduce(Instruction* x, Instruction* init, const std::vector<std::int64_t>& dims,
                       Opcode combiner);
+  // A two-parameter scalar computation (XLA's to_apply) returning `combiner` of its
+  // parameters, or, without one, its second parameter (a scatter that replaces).
+  Computation* combiner(DType dtype, std::optional<Opcode> combiner);
   Instruction* tuple(std::vector<Instruction*> elements);
   Instruction* get_tuple_element(Instruction* tuple, int index);
   // Control flow over computations made with module()->add_computation and their own Builder.

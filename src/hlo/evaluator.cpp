@@ -134,6 +134,8 @@ const std::unordered_map<Opcode, EvalFn>& table() {
       {Opcode::kDynamicUpdateSlice, eval::dynamic_update_slice},
       {Opcode::kConcatenate, eval::concatenate},
       {Opcode::kPad, eval::pad},
+      {Opcode::kGather, eval::gather_slices},
+      {Opcode::kScatter, eval::scatter},
       {Opcode::kReduce, eval::reduce},
       {Opcode::kArgMax, eval::arg_max},
       {Opcode::kArgMin, eval::arg_min},

@@ -58,6 +58,8 @@ Array slice(const Instruction& inst, std::span<const Array> in);
 Array dynamic_slice(const Instruction& inst, std::span<const Array> in);
 Array dynamic_update_slice(const Instruction& inst, std::span<const Array> in);
 Array concatenate(const Instruction& inst, std::span<const Array> in);
+Array gather_slices(const Instruction& inst, std::span<const Array> in);
+Array scatter(const Instruction& inst, std::span<const Array> in);
 Array pad(const Instruction& inst, std::span<const Array> in);
 Array reduce(const Instruction& inst, std::span<const Array> in);
 Array arg_max(const Instruction& inst, std::span<const Array> in);

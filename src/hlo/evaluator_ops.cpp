@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "core/sort_rows.hpp"
+#include "core/slice_map.hpp"
 #include "hlo/evaluator_internal.hpp"
 
 namespace jx::hlo::eval {
@@ -210,6 +211,54 @@ Array pad(const Instruction& inst, std::span<const Array> in) {
 }
 
 // Folds each output element's inputs in row-major order with the to_apply computation.
+SliceMap gather_map(const Instruction& inst) {
+  return {inst.attrs.get_ints("offset_dims"), inst.attrs.get_ints("collapsed_slice_dims"),
+          inst.attrs.get_ints("start_index_map"), inst.attrs.get_ints("operand_batching_dims"),
+          inst.attrs.get_ints("start_indices_batching_dims")};
+}
+SliceMap scatter_map(const Instruction& inst) {
+  return {inst.attrs.get_ints("update_window_dims"), inst.attrs.get_ints("inserted_window_dims"),
+          inst.attrs.get_ints("scatter_dims_to_operand_dims"),
+          inst.attrs.get_ints("input_batching_dims"),
+          inst.attrs.get_ints("scatter_indices_batching_dims")};
+}
+
+// Start vectors clamped into the operand, as XLA's gather clamps them.
+Array gather_slices(const Instruction& inst, std::span<const Array> in) {
+  Array out = fresh(inst.shape);
+  std::size_t w = itemsize(inst.shape.dtype);
+  char* dst = static_cast<char*>(out.impl()->buffer->data());
+  const char* src = bytes(in[0]);
+  for_each_slice_element(gather_map(inst), inst.shape.dims, in[0].shape(),
+                         inst.attrs.get_ints("slice_sizes"), in[1].shape(), index_values(in[1]),
+                         [&](std::int64_t k, std::int64_t at, bool) {
+                           std::memcpy(dst + k * w, src + at * w, w);
+                         });
+  return out;
+}
+
+// Updates combine through to_apply in order; windows out of bounds are dropped, as XLA's.
+Array scatter(const Instruction& inst, std::span<const Array> in) {
+  Array out = fresh(inst.shape);
+  std::size_t w = itemsize(inst.shape.dtype);
+  char* dst = static_cast<char*>(out.impl()->buffer->data());
+  std::memcpy(dst, bytes(in[0]), static_cast<std::size_t>(inst.shape.size()) * w);
+  const char* src = bytes(in[2]);
+  SliceMap m = scatter_map(inst);
+  ShapedArray scalar{{}, inst.shape.dtype, false};
+  for_each_slice_element(
+      m, in[2].shape(), in[0].shape(), scatter_window(m, in[0].shape(), in[2].shape()),
+      in[1].shape(), index_values(in[1]), [&](std::int64_t k, std::int64_t at, bool in_bounds) {
+        if (!in_bounds) return;
+        Array a = make_array(scalar), b = make_array(scalar);
+        std::memcpy(a.impl()->buffer->data(), dst + at * w, w);
+        std::memcpy(b.impl()->buffer->data(), src + k * w, w);
+        Array args[] = {a, b};
+        std::memcpy(dst + at * w, bytes(evaluate(*inst.called.at(0), args)), w);
+      });
+  return out;
+}
+
 Array reduce(const Instruction& inst, std::span<const Array> in) {
   const Ints& rdims = inst.attrs.get_ints("dimensions");
   const Computation& combiner = *inst.called.at(0);

@@ -27,6 +27,7 @@ const Instruction* fused_output(const Instruction& fusion, int output) {
 }
 
 bool reads_only_at_output_index(const Instruction& inst, int operand, int output) {
+  if (inst.opcode == Opcode::kScatter) return operand == 0;  // its result starts as the operand
   if (inst.opcode != Opcode::kFusion)
     return has_trait(inst.opcode, kElementwise) &&
            inst.operands[static_cast<std::size_t>(operand)]->shape.dims == inst.shape.dims;

@@ -20,10 +20,11 @@ std::optional<Shape> common_output_dims(const Instruction& inst);
 // root tuple's element).
 const Instruction* fused_output(const Instruction& fusion, int output);
 
-// Whether `inst` (a fusion or an elementwise instruction) reads operand `operand` only at the
+// Whether `inst` (a fusion, an elementwise instruction or a scatter) reads operand `operand` only at the
 // index it writes output `output` at, through same-shape elementwise ops: then the output may
 // overwrite that operand's buffer in place. In a loop fusion the operand may also reach other
-// outputs of that shape (loop kernels compute them all at an index before storing any).
+// outputs of that shape (loop kernels compute them all at an index before storing any). A
+// scatter's result starts as its operand 0, which it may therefore overwrite.
 bool reads_only_at_output_index(const Instruction& inst, int operand, int output);
 
 }  // namespace jx::hlo

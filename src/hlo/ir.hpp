@@ -26,6 +26,7 @@ enum Trait : unsigned {
   kReduction = 32,
   kContraction = 64,
   kCallsComputations = 128,
+  kOwnKernel = 256,
 };
 enum class RunsAs { kNothing, kKernel, kLibraryOrKernel, kHost, kNested };
 

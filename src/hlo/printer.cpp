@@ -85,7 +85,7 @@ std::string called_str(const Instruction& inst) {
     return ", condition=" + callee_name(called[0]) + ", body=" + callee_name(called[1]);
   std::string s;
   for (const Computation* c : called)
-    s += (inst.opcode == Opcode::kReduce ? ", to_apply=" : ", calls=") + callee_name(c);
+    s += (inst.opcode == Opcode::kFusion ? ", calls=" : ", to_apply=") + callee_name(c);
   return s;
 }
 

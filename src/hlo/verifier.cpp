@@ -14,6 +14,12 @@
 //   concatenate           dimensions={d}
 //   pad                   padding=lo_hi_interior per dim; operands: array, scalar pad value
 //   reduce, argmax/argmin dimensions={...} (argmax: one); reduce calls to_apply=%comb(a, b)
+//   gather                offset_dims, collapsed_slice_dims, start_index_map,
+//                         operand_batching_dims, start_indices_batching_dims, slice_sizes,
+//                         index_vector_dim (the indices' last dim); operands: array, indices
+//   scatter               update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims,
+//                         input_batching_dims, scatter_indices_batching_dims, index_vector_dim;
+//                         operands: array, indices, updates; to_apply=%comb(a, b)
 //   dot                   lhs_batch_dims, lhs_contracting_dims, rhs_batch_dims,
 //                         rhs_contracting_dims (absent: empty); result: batch, lhs free, rhs free
 //   sort                  dimensions={d}, num_keys=k (1 <= k <= operands), is_stable=true|false;
@@ -32,6 +38,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/slice_map.hpp"
 #include "hlo/ir.hpp"
 #include "support/format.hpp"
 
@@ -285,6 +292,65 @@ Shape kept_dims(const HloShape& in, const Ints& dims) {
   return out;
 }
 
+// A to_apply computation mapping two scalars of `dtype` to one.
+void check_combiner(const Instruction& i, DType dtype) {
+  if (i.called.size() != 1) fail(i, "needs one to_apply computation");
+  const Computation* f = i.called[0];
+  HloShape scalar = HloShape::array(dtype, {});
+  const auto& ps = f->parameters();
+  if (ps.size() != 2 || !ps[0] || !ps[1] || ps[0]->shape != scalar || ps[1]->shape != scalar ||
+      !f->root() || f->root()->shape != scalar)
+    fail(i, "to_apply %" + f->name() + " must map two " + scalar.str() + " to one");
+}
+
+// Gather's and scatter's indices: integers, the start vectors along their last dim.
+const HloShape& check_index_operand(const Instruction& i, std::size_t vector_length) {
+  const HloShape& idx = array_operand(i, 1);
+  if (!is_integral(idx.dtype) || idx.rank() < 1 ||
+      int_attr(i, "index_vector_dim") != idx.rank() - 1 ||
+      idx.dims.back() != static_cast<std::int64_t>(vector_length))
+    fail(i, "indices " + idx.str() + " must be integers with start vectors of " +
+                std::to_string(vector_length) + " along their last dim (index_vector_dim)");
+  return idx;
+}
+
+void check_gather(const Instruction& i) {
+  const HloShape& in = array_operand(i, 0);
+  SliceMap m{ints_attr(i, "offset_dims"), ints_attr(i, "collapsed_slice_dims"),
+             ints_attr(i, "start_index_map"), optional_ints(i, "operand_batching_dims"),
+             optional_ints(i, "start_indices_batching_dims")};
+  const HloShape& idx = check_index_operand(i, m.start_index_map.size());
+  const Ints& sizes = ints_attr(i, "slice_sizes");
+  Ints walk = window_operand_dims(m, in.dims.size());
+  if (sizes.size() != in.dims.size() || walk.size() != m.window_dims.size())
+    fail(i, "slice_sizes " + ints_str(sizes) + " and offset_dims do not fit " + in.str());
+  auto rank = static_cast<int>(m.window_dims.size()) + idx.rank() - 1;
+  check_dims(i, m.window_dims, rank, "offset_dims");
+  check_dims(i, m.start_index_map, in.rank(), "start_index_map");
+  Shape out(static_cast<std::size_t>(rank));
+  for (std::size_t j = 0; j < walk.size(); ++j) out[m.window_dims[j]] = sizes[walk[j]];
+  std::size_t next = 0;
+  for (std::int64_t d : batch_dims_of(m, out.size())) out[d] = idx.dims[next++];
+  expect_shape(i, in.dtype, out);
+}
+
+void check_scatter(const Instruction& i) {
+  const HloShape& in = array_operand(i, 0);
+  const HloShape& updates = array_operand(i, 2);
+  SliceMap m{ints_attr(i, "update_window_dims"), ints_attr(i, "inserted_window_dims"),
+             ints_attr(i, "scatter_dims_to_operand_dims"), optional_ints(i, "input_batching_dims"),
+             optional_ints(i, "scatter_indices_batching_dims")};
+  const HloShape& idx = check_index_operand(i, m.start_index_map.size());
+  if (updates.dtype != in.dtype ||
+      window_operand_dims(m, in.dims.size()).size() != m.window_dims.size() ||
+      updates.rank() != static_cast<int>(m.window_dims.size()) + idx.rank() - 1)
+    fail(i, "updates " + updates.str() + " do not fit " + in.str());
+  check_dims(i, m.window_dims, updates.rank(), "update_window_dims");
+  check_dims(i, m.start_index_map, in.rank(), "scatter_dims_to_operand_dims");
+  expect_shape(i, in.dtype, in.dims);
+  check_combiner(i, in.dtype);
+}
+
 void check_reduce(const Instruction& i) {
   const HloShape& in = array_operand(i, 0);
   const HloShape& init = array_operand(i, 1);
@@ -293,13 +359,7 @@ void check_reduce(const Instruction& i) {
   const Ints& dims = ints_attr(i, "dimensions");
   check_dims(i, dims, in.rank(), "dimensions");
   expect_shape(i, in.dtype, kept_dims(in, dims));
-  if (i.called.size() != 1) fail(i, "reduce needs one to_apply computation");
-  const Computation* f = i.called[0];
-  HloShape scalar = HloShape::array(in.dtype, {});
-  const auto& ps = f->parameters();
-  if (ps.size() != 2 || !ps[0] || !ps[1] || ps[0]->shape != scalar || ps[1]->shape != scalar ||
-      !f->root() || f->root()->shape != scalar)
-    fail(i, "to_apply %" + f->name() + " must map two " + scalar.str() + " to one");
+  check_combiner(i, in.dtype);
 }
 
 void check_arg_reduce(const Instruction& i) {
@@ -456,6 +516,8 @@ const std::unordered_map<Opcode, Rule>& rules() {
       {Opcode::kDynamicUpdateSlice, check_dynamic_update_slice},
       {Opcode::kConcatenate, check_concatenate},
       {Opcode::kPad, check_pad},
+      {Opcode::kGather, check_gather},
+      {Opcode::kScatter, check_scatter},
       {Opcode::kReduce, check_reduce},
       {Opcode::kArgMax, check_arg_reduce},
       {Opcode::kArgMin, check_arg_reduce},

@@ -54,8 +54,11 @@ std::vector<Token> lex(std::string_view s) {
     std::size_t start = i;
     if (is_alpha(c)) {
       t.kind = Token::Kind::kIdent;
-      // Dotted names (enum-like param values such as `Precision.HIGHEST`) stay one token.
-      while (is_alpha(at(i)) || is_digit(at(i)) || (at(i) == '.' && is_alpha(at(i + 1)))) ++i;
+      // Dotted names (enum-like param values such as `Precision.HIGHEST`) stay one token, and
+      // so do hyphenated primitive names (`scatter-add`): jaxprs never subtract.
+      while (is_alpha(at(i)) || is_digit(at(i)) ||
+             ((at(i) == '.' || at(i) == '-') && is_alpha(at(i + 1))))
+        ++i;
     } else if (is_digit(c) || (c == '-' && is_digit(at(i + 1)))) {
       t.kind = Token::Kind::kNumber;
       if (c == '-') ++i;
@@ -393,7 +396,22 @@ class Parser {
     if (w.text == "nan") return Param::floating(std::numeric_limits<double>::quiet_NaN());
     if (auto d = dtype_from(w.text, false)) return Param::dtype(*d);
     if (auto it = shared_.find(w.text); it != shared_.end()) return Param::jaxpr(it->second);
+    if (punct(peek(), '(')) return record_param(w.text);
     return Param::name(w.text);
+  }
+
+  // Type(field=value, ...): a named record.
+  Param record_param(const std::string& type) {
+    next();
+    std::vector<std::pair<std::string, Param>> fields;
+    while (!punct(peek(), ')')) {
+      Token key = expect_ident("a field name or ')' in " + type);
+      expect('=', "'=' after field '" + key.text + "'");
+      fields.emplace_back(key.text, param());
+      if (!punct(peek(), ')')) expect(',', "',' or ')' in " + type);
+    }
+    next();
+    return Param::record(type, std::move(fields));
   }
 
   Param jaxpr_param() {

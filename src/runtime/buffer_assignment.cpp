@@ -88,7 +88,9 @@ namespace {
 // -1: `i` is a fusion or elementwise op, reaches `src` through that operand alone, and reads it
 // only where it writes.
 int overwritable_operand(const Instruction* i, const ValueRef& src, int element) {
-  if (i->opcode != Opcode::kFusion && !hlo::has_trait(i->opcode, hlo::kElementwise)) return -1;
+  if (i->opcode != Opcode::kFusion && i->opcode != Opcode::kScatter &&
+      !hlo::has_trait(i->opcode, hlo::kElementwise))
+    return -1;
   int uses = 0, operand = -1;
   for (std::size_t k = 0; k < i->operands.size(); ++k)
     if (source_of(i->operands[k]) == src) ++uses, operand = static_cast<int>(k);

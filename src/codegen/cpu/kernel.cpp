@@ -7,6 +7,7 @@
 #include "codegen/cpu/column_reduction.hpp"
 #include "codegen/cpu/cpu_compiler.hpp"
 #include "codegen/cpu/gemm.hpp"
+#include "codegen/cpu/scatter.hpp"
 #include "codegen/elemental/loops.hpp"
 #include "hlo/fusion.hpp"
 #include "jx/errors.hpp"
@@ -17,6 +18,7 @@ using hlo::Instruction;
 using hlo::Opcode;
 
 std::int64_t kernel_rows(const Instruction& root) {
+  if (root.opcode == Opcode::kScatter) return 1;  // its updates combine in order
   std::optional<Shape> dims = hlo::common_output_dims(root);
   return dims && !dims->empty() ? (*dims)[0] : 1;
 }
@@ -107,6 +109,12 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
     params.push_back([&em, arg, shape](const IrIndex& i) {
       return em.load(shape.dtype, arg, em.linear_index(i, shape.dims), "x");
     });
+  }
+  if (root.opcode == Opcode::kScatter) {
+    emit_scatter(em, root, params[1], params[2],
+                 body->getArg(static_cast<unsigned>(args.output_arg[0])));
+    b.CreateRetVoid();
+    return;
   }
   std::vector<ElementGenerator> gens = root.opcode == Opcode::kFusion
                                            ? em.outputs(*root.called[0], params)

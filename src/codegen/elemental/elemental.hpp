@@ -13,6 +13,7 @@
 
 #include "codegen/elemental/math_table.hpp"
 #include "codegen/llvm_headers.hpp"
+#include "core/slice_map.hpp"
 #include "hlo/ir.hpp"
 
 namespace jx::codegen {
@@ -49,6 +50,7 @@ void add_binary_emitters(EmitterTable& table);     // elemental_binary.cpp (comp
 void add_layout_emitters(EmitterTable& table);     // elemental_layout.cpp (and constant, iota)
 void add_reduction_emitters(EmitterTable& table);  // elemental_reduce.cpp: reduce, argmax, argmin
 void add_dot_emitter(EmitterTable& table);         // elemental_dot.cpp
+void add_gather_emitter(EmitterTable& table);      // elemental_gather.cpp
 const EmitterTable& elemental_emitters();          // all of the above
 
 // Throws jx::CompileError unless `root` can be a kernel on `target` ("CPU", "GPU"): its opcode
@@ -161,5 +163,19 @@ class ElementalEmitter {
   throw CompileError("codegen: " + std::string(hlo::info(inst.opcode).name) + " " + inst.name +
                      ": " + what);
 }
+
+// Gather and scatter (elemental_gather.cpp): their dimension numbers from HLO attributes, and
+// where an element of a gather's result or of a scatter's updates meets the operand — its
+// operand index, the start clamped into the operand as XLA clamps it, and whether the start was
+// in bounds (a scatter drops the update when it was not).
+SliceMap gather_slice_map(const hlo::Instruction& gather);
+SliceMap scatter_slice_map(const hlo::Instruction& scatter);
+struct SliceTarget {
+  std::vector<llvm::Value*> dims;
+  llvm::Value* in_bounds;
+};
+SliceTarget emit_slice_target(ElementalEmitter& em, const SliceMap& m, const Shape& operand,
+                              const Shape& window, DType index_dtype,
+                              const ElementGenerator& indices, const IrIndex& element);
 
 }  // namespace jx::codegen

@@ -21,6 +21,7 @@ const EmitterTable& elemental_emitters() {
     add_layout_emitters(t);
     add_reduction_emitters(t);
     add_dot_emitter(t);
+    add_gather_emitter(t);
     return t;
   }();
   return table;

@@ -65,7 +65,8 @@ GpuLaunch emit_kernel(llvm::Module& module, const KernelRequest& request, const 
     f->addParamAttr(k, llvm::Attribute::NoAlias);
     f->addParamAttr(k, llvm::Attribute::NoCapture);
     bool written = std::find(aliases.begin(), aliases.end(), static_cast<int>(k)) != aliases.end();
-    if (k >= n) f->addParamAttr(k, llvm::Attribute::WriteOnly);
+    if (k >= n && root.opcode != hlo::Opcode::kScatter)  // a scatter reads what it combines into
+      f->addParamAttr(k, llvm::Attribute::WriteOnly);
     if (k < n && !written) f->addParamAttr(k, llvm::Attribute::ReadOnly);
   }
 
@@ -87,7 +88,8 @@ GpuLaunch emit_kernel(llvm::Module& module, const KernelRequest& request, const 
   // Threads of the cooperative kinds write elements others read: only a loop kernel, where each
   // thread reads and writes one index, may compute in place.
   bool in_place = std::any_of(aliases.begin(), aliases.end(), [](int a) { return a >= 0; });
-  KernelPlan plan = in_place ? KernelPlan{} : plan_kernel(root);
+  KernelPlan plan = in_place && root.opcode != hlo::Opcode::kScatter ? KernelPlan{}
+                                                                     : plan_kernel(root);
   GpuLaunch launch;
   switch (plan.kind) {
     case KernelKind::kLoop:
@@ -101,6 +103,9 @@ GpuLaunch emit_kernel(llvm::Module& module, const KernelRequest& request, const 
       break;
     case KernelKind::kTranspose:
       launch = emit_transpose_kernel(body, *plan.heroes.front());
+      break;
+    case KernelKind::kScatter:
+      launch = emit_scatter_kernel(body);
       break;
   }
   b.CreateRetVoid();

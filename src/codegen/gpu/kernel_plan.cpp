@@ -217,6 +217,7 @@ ReductionShape reduction_shape(const Instruction& reduce) {
 }
 
 KernelPlan plan_kernel(const Instruction& root) {
+  if (root.opcode == hlo::Opcode::kScatter) return {KernelKind::kScatter, {&root}};
   std::vector<const Instruction*> insts = kernel_instructions(root);
   std::vector<const Instruction*> outputs = computed_outputs(root);
   for (auto plan : {row_plan, column_plan, transpose_plan})

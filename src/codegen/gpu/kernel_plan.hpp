@@ -23,6 +23,8 @@ enum class KernelKind {
   // A transpose of the last two dims through shared-memory tiles; the output is it, or an
   // elementwise function of it at the same index.
   kTranspose,
+  // A thread per update element of a scatter, combining it atomically into the result.
+  kScatter,
 };
 
 // Threads per block of a row kernel whose rows are this long or longer.

@@ -6,8 +6,9 @@
 
 namespace jx::passes::fusion {
 
-// Instructions the CPU backend runs as an emitted kernel of their own (fusions, and unfused
-// ops other than dots, which may be BLAS calls, and sorts, which run on the host).
+// Instructions the backends run as an emitted loop over their output (fusions, and unfused ops
+// other than dots, which may be BLAS calls, sorts, which run on the host, and scatters, whose
+// kernels walk their updates): what horizontal and multi-output fusion may join.
 bool is_kernel(const hlo::Instruction& inst);
 
 // Whether `fusion` reads operand `k` at most once per element it computes: no broadcast that
