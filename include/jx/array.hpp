@@ -72,6 +72,13 @@ class Array {
   Array astype(DType dtype) const;
   std::string repr() const;  // NumPy style: Array([1., 2.], dtype=float32)
 
+  // x[i] along axis 0, as JAX indexes: an int (negative counts from the end; out of range is
+  // jx::IndexError) or an integer array (negative entries count from the end, out-of-range
+  // entries clamp). x.at(i) is JAX's x.at[i]: a functional update, x itself unchanged.
+  Array operator[](std::int64_t i) const;
+  Array operator[](const Array& indices) const;
+  class At at(const Array& indices) const;
+
   const std::shared_ptr<detail::ArrayImpl>& impl() const { return impl_; }
 
  private:
@@ -92,6 +99,24 @@ class Array {
   static Array scalar(double f, std::int64_t i, DType dtype, bool weak);
 
   std::shared_ptr<detail::ArrayImpl> impl_;
+};
+
+// JAX's x.at[indices]: each method returns x with the elements x[indices] replaced, combined
+// with `v` (broadcast to x[indices]'s shape, cast to x's dtype), or read (get). Repeated indices
+// accumulate under add, multiply, min and max; out-of-bounds updates are dropped; get clamps, as
+// x[indices]. Under jit with x donated, the update is in place.
+class At {
+ public:
+  At(Array x, Array indices) : x_(std::move(x)), indices_(std::move(indices)) {}
+  Array get() const;
+  Array set(const Array& v) const;
+  Array add(const Array& v) const;
+  Array multiply(const Array& v) const;
+  Array min(const Array& v) const;
+  Array max(const Array& v) const;
+
+ private:
+  Array x_, indices_;
 };
 
 std::ostream& operator<<(std::ostream& os, const Array& x);

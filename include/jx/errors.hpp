@@ -30,6 +30,12 @@ class ValueError : public Error {
   using Error::Error;
 };
 
+// An index out of range for its axis (x[5] of a 3-element axis), as Python's IndexError.
+class IndexError : public Error {
+ public:
+  using Error::Error;
+};
+
 // A traced value was read where a concrete value is needed (item(), if (x < y), ...).
 class ConcretizationError : public Error {
  public:

@@ -147,6 +147,20 @@ Array concatenate(const std::vector<Array>& xs, int axis = 0);
 Array stack(const std::vector<Array>& xs, int axis = 0);
 Shape broadcast_shapes(const Shape& a, const Shape& b);
 
+// ---- indexing (numpy_indexing.cpp) --------------------------------------------------------------
+// Elements of `a` at `indices` along `axis` (no axis: of a flattened), as jnp.take: the result
+// has indices' shape where the axis was. Negative indices count from the end; out-of-range ones
+// give NaN for inexact dtypes (the lowest value for signed, the highest for unsigned, true),
+// or `fill_value`; under kClip they clamp.
+Array take(const Array& a, const Array& indices, std::optional<int> axis = std::nullopt,
+           std::optional<lax::GatherScatterMode> mode = std::nullopt,
+           std::optional<double> fill_value = std::nullopt);
+// out[..., j, ...] = a[..., indices[..., j, ...], ...] along `axis`: indices has a's rank, and
+// their other dims broadcast against a's. Out of range as take.
+Array take_along_axis(const Array& a, const Array& indices, int axis,
+                      std::optional<lax::GatherScatterMode> mode = std::nullopt,
+                      std::optional<double> fill_value = std::nullopt);
+
 // ---- linear algebra --------------------------------------------------------------------------
 // Batch dims broadcast; 1-d operands as numpy. `precision` as lax::dot_general's.
 Array matmul(const Array& a, const Array& b,

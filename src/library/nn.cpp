@@ -84,8 +84,10 @@ Array softmax_cross_entropy(const Array& logits, const Array& labels) {
                      " (labels take the logits' shape without its last axis)");
   Array v = inexact(logits);
   int num_classes = static_cast<int>(v.shape().back());
-  // A select, not a product with one_hot: a -inf logit times 0 would be NaN.
-  Array label_logits = np::sum(np::where(is_class(labels, num_classes), v, 0), -1);
+  // The label's logit, gathered (a label outside [0, C), negative ones too, reads 0).
+  Array inside = np::where(labels < 0, num_classes, labels);
+  Array label_logits = np::squeeze(
+      np::take_along_axis(v, np::expand_dims(inside, -1), -1, std::nullopt, 0.0), -1);
   return logsumexp(v, -1) - label_logits;
 }
 

@@ -1,0 +1,107 @@
+// np::take, np::take_along_axis, x[i] and x.at[i] against explicit loops over fixed indices.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include <jx/jx.hpp>
+
+namespace jx {
+namespace {
+
+using V = std::vector<double>;
+
+V values(const Array& x) { return x.to_vector<double>(); }
+Array ints(std::vector<std::int32_t> v, Shape shape) {
+  return np::reshape(np::array(v), std::move(shape));
+}
+// 0, 1, ..., n-1 as float32 of `shape`.
+Array counting(Shape shape) {
+  return np::reshape(np::arange(0, static_cast<double>(shape_size(shape)), 1, float32), shape);
+}
+
+TEST_CASE("np::take: along an axis, flattened, negative and out-of-range indices",
+          "[numpy_indexing]") {
+  Array x = counting({3, 4});
+  Array ids = ints({2, -1, 0}, {3});
+  // Along axis 1: out[i, j] = x[i, ids'[j]] with -1 → 3.
+  V want;
+  for (int i = 0; i < 3; ++i)
+    for (int j : {2, 3, 0}) want.push_back(i * 4 + j);
+  CHECK(values(np::take(x, ids, 1)) == want);
+  CHECK(np::take(x, ints({1, 2, 0, 1}, {2, 2}), 0).shape() == Shape{2, 2, 4});
+  CHECK(values(np::take(x, ints({5, -12, 11}, {3}))) == V{5, 0, 11});  // flattened
+  V filled = values(np::take(x, ints({4, 0}, {2}), 0));                 // row 4 is out of range
+  CHECK(std::all_of(filled.begin(), filled.begin() + 4, [](double v) { return std::isnan(v); }));
+  CHECK(V(filled.begin() + 4, filled.end()) == V{0, 1, 2, 3});
+  CHECK(values(np::take(x, ints({4, 0}, {2}), 0, lax::GatherScatterMode::kClip)) ==
+        V{8, 9, 10, 11, 0, 1, 2, 3});
+  CHECK(values(np::take(np::arange(0, 5, 1, int32), ints({7}, {1}))) ==
+        V{static_cast<double>(std::numeric_limits<std::int32_t>::lowest())});
+  auto f = jx::jit([](const Array& a, const Array& i) { return np::take(a, i, 1); });
+  CHECK(values(f(x, ids)) == want);
+}
+
+TEST_CASE("np::take_along_axis picks one element per row, broadcasting the other dims",
+          "[numpy_indexing]") {
+  Array x = counting({3, 4});
+  Array ids = ints({3, 0, -2}, {3, 1});
+  CHECK(values(np::take_along_axis(x, ids, 1)) == V{3, 4, 10});
+  CHECK(values(np::take_along_axis(x, ints({2, 1, 0, 2}, {1, 4}), 0)) == V{8, 5, 2, 11});
+  // indices [1, 2] against a [3, 4]: the indices' row repeats for every row of x.
+  CHECK(values(np::take_along_axis(x, ints({1, 2}, {1, 2}), 1)) == V{1, 2, 5, 6, 9, 10});
+  CHECK_THROWS_MATCHES(np::take_along_axis(x, ints({1}, {1}), 1), ValueError,
+                       Catch::Message("indices and arr must have the same number of dimensions; "
+                                      "1 vs. 2"));
+  auto g = jx::grad([](const Array& a) {
+    return np::sum(np::take_along_axis(a, ints({3, 0, 3}, {3, 1}), 1) * 2.0f);
+  });
+  CHECK(values(g(x)) == V{0, 0, 0, 2, 2, 0, 0, 0, 0, 0, 0, 2});
+}
+
+TEST_CASE("x[i]: an int or an integer array along axis 0", "[numpy_indexing]") {
+  Array x = counting({3, 2});
+  CHECK(values(x[1]) == V{2, 3});
+  CHECK(values(x[-1]) == V{4, 5});
+  CHECK(values(x[ints({2, 0, -3, 7}, {2, 2})]) == V{4, 5, 0, 1, 0, 1, 4, 5});  // 7 clamps to 2
+  CHECK(x[ints({2, 0, 1, 1}, {2, 2})].shape() == Shape{2, 2, 2});
+  CHECK_THROWS_MATCHES(x[3], IndexError,
+                       Catch::Message("index 3 is out of bounds for axis 0 with size 3"));
+  CHECK_THROWS_MATCHES(np::array(1.0f)[0], TypeError,
+                       Catch::Message("Too many indices: 0-dimensional array indexed with 1 "
+                                      "regular index."));
+  CHECK_THROWS_MATCHES(x[np::array(std::vector<float>{1})], TypeError,
+                       Catch::Message("Indexer must have integer type, got indexer with type "
+                                      "float32"));
+  auto f = jx::jit([](const Array& a, const Array& i) { return a[i]; });
+  CHECK(values(f(x, ints({2, 0}, {2}))) == V{4, 5, 0, 1});
+}
+
+TEST_CASE("x.at(i): functional updates with JAX's rules for repeats and out-of-range indices",
+          "[numpy_indexing]") {
+  Array x = np::zeros({4}, float32);
+  Array ids = ints({1, 3, 1, 9, -1}, {5});  // 1 twice, 9 dropped, -1 is 3
+  Array v = np::array(std::vector<float>{1, 2, 3, 4, 5});
+  CHECK(values(x.at(ids).add(v)) == V{0, 4, 0, 7});
+  CHECK(values(x.at(ids).add(1)) == V{0, 2, 0, 2});  // a scalar broadcasts
+  CHECK(values(x.at(2).set(7)) == V{0, 0, 7, 0});
+  CHECK(values(x) == V{0, 0, 0, 0});  // unchanged
+  CHECK(values(np::ones({4}, float32).at(ids).multiply(v)) == V{1, 3, 1, 10});
+  CHECK(values(x.at(ids).max(v)) == V{0, 3, 0, 5});
+  CHECK(values(x.at(ids).min(-v)) == V{0, -3, 0, -5});
+  CHECK(values(x.at(ids).get()) == V{0, 0, 0, 0, 0});
+  // Rows of a matrix; an int value casts to the array's dtype.
+  Array m = counting({3, 2});
+  CHECK(values(m.at(ints({0, 2}, {2})).set(-1)) == V{-1, -1, 2, 3, -1, -1});
+  // Under jit with x donated, the update works in place on x's buffer.
+  jx::JitOptions options;
+  options.donate_argnums = {0};
+  auto f = jx::jit([](const Array& a, const Array& i) { return a.at(i).add(1.0f); }, options);
+  Array y = np::zeros({4}, float32);
+  CHECK(values(f(y, ids)) == V{0, 2, 0, 2});
+  // The gradient of an add-update with respect to the values: ones where they landed.
+  auto g = jx::grad([&](const Array& u) { return np::sum(x.at(ids).add(u) * 2.0f); });
+  CHECK(values(g(v)) == V{2, 2, 2, 0, 2});
+}
+
+}  // namespace
+}  // namespace jx
