@@ -629,6 +629,86 @@ void print_triad(const char* when, const Triad& t) {
 
 }  // namespace
 
+// ---- indexing: an embedding lookup, its gradient, and cross-entropy on integer labels ----------
+
+constexpr std::int64_t kTableRows = 50000, kEmbedDim = 512, kLookups = 4096;
+
+// take(table, ids, 0) and the gradient of a sum of it (a scatter-add into a zero table), against
+// the bytes each must move: the looked-up rows read and written; the table written, plus the
+// updates read and their rows read and written.
+void embedding_case(double triad_gbs, int threads, int scale, std::vector<TargetRow>& rows) {
+  std::printf("embedding: %lld rows of f32[%lld, %lld] by int32 ids, and its gradient\n",
+              static_cast<long long>(kLookups), static_cast<long long>(kTableRows),
+              static_cast<long long>(kEmbedDim));
+  jx::Array table = random_array({kTableRows, kEmbedDim}, 70, threads);
+  std::vector<std::int32_t> host_ids(kLookups);
+  for (std::int64_t k = 0; k < kLookups; ++k)
+    host_ids[static_cast<std::size_t>(k)] = static_cast<std::int32_t>((k * 7919) % kTableRows);
+  jx::Array ids = np::array(host_ids);
+  auto lookup = jx::jit([](const jx::Array& t, const jx::Array& i) { return np::take(t, i, 0); });
+  Timing tl = time_calls([&] { g_sink = static_cast<double>(lookup(table, ids).size()); }, scale);
+  print_timing("jx: jit(take(table, ids, 0))", tl);
+  std::vector<float> got = lookup(table, ids).to_vector<float>();
+  std::vector<float> all = table.to_vector<float>();
+  for (std::int64_t k = 0; k < kLookups; k += 97)
+    for (std::int64_t j = 0; j < kEmbedDim; j += 31)
+      if (got[static_cast<std::size_t>(k * kEmbedDim + j)] !=
+          all[static_cast<std::size_t>(host_ids[static_cast<std::size_t>(k)] * kEmbedDim + j)])
+        fail("embedding lookup read a wrong element");
+  double row_bytes = 4.0 * kLookups * kEmbedDim;
+  double floor = floor_ms(2 * row_bytes, triad_gbs);
+  rows.push_back(ratio_row("embedding lookup: floor / jx", fmt("%.3f ms", tl.median_ms),
+                           fmt("%.3f ms floor", floor), floor / tl.median_ms, Cmp::kAtLeast, 0.8));
+
+  jx::Array dy = random_array({kLookups, kEmbedDim}, 71, threads);
+  auto grad = jx::jit([&](const jx::Array& t, const jx::Array& i, const jx::Array& d) {
+    return jx::grad([&](const jx::Array& u) { return np::sum(np::take(u, i, 0) * d); })(t);
+  });
+  Timing tg = time_calls([&] { g_sink = static_cast<double>(grad(table, ids, dy).size()); }, scale);
+  print_timing("jx: jit(grad of sum(take(table, ids) * dy))", tg);
+  double table_bytes = 4.0 * kTableRows * kEmbedDim;
+  double gfloor = floor_ms(table_bytes + 3 * row_bytes, triad_gbs);
+  std::printf("  floors: lookup %.3f ms (%.1f MB), gradient %.3f ms (%.1f MB)\n\n", floor,
+              2 * row_bytes / 1e6, gfloor, (table_bytes + 3 * row_bytes) / 1e6);
+  rows.push_back(ratio_row("embedding gradient: floor / jx", fmt("%.3f ms", tg.median_ms),
+                           fmt("%.3f ms floor", gfloor), gfloor / tg.median_ms, Cmp::kAtLeast,
+                           0.5));
+}
+
+// The loss and its gradient on 128 x 10 logits: the label's logit read by take_along_axis
+// (nn::softmax_cross_entropy) against the one-hot select it replaced, timed interleaved.
+void cross_entropy_case(int scale, std::vector<TargetRow>& rows) {
+  std::printf("softmax cross-entropy, f32[128, 10] logits, int32 labels: loss and gradient\n");
+  jx::Array logits = random_array({128, 10}, 72, 1);
+  std::vector<std::int32_t> host_labels(128);
+  for (std::size_t k = 0; k < host_labels.size(); ++k) host_labels[k] = static_cast<int>(k % 10);
+  jx::Array labels = np::array(host_labels);
+  auto taken = [](const jx::Array& z, const jx::Array& y) {
+    return np::mean(jx::nn::softmax_cross_entropy(z, y));
+  };
+  auto one_hot = [](const jx::Array& z, const jx::Array& y) {
+    jx::Array hit = np::expand_dims(y, -1) == np::arange(10, jx::int32);
+    return np::mean(jx::nn::logsumexp(z, -1) - np::sum(np::where(hit, z, 0.0f), -1));
+  };
+  auto f_taken = jx::jit(jx::value_and_grad(taken));
+  auto f_one_hot = jx::jit(jx::value_and_grad(one_hot));
+  auto [l1, g1] = f_taken(logits, labels);
+  auto [l2, g2] = f_one_hot(logits, labels);
+  if (std::abs(l1.item<float>() - l2.item<float>()) > 1e-5f) fail("cross-entropy losses differ");
+  std::vector<std::vector<double>> s = bench::sample_interleaved(
+      {[&] { g_sink = static_cast<double>(f_taken(logits, labels).first.size()); },
+       [&] { g_sink = static_cast<double>(f_one_hot(logits, labels).first.size()); }},
+      scale);
+  Timing tt{median(s[0]), minimum(s[0]), static_cast<int>(s[0].size())};
+  Timing to{median(s[1]), minimum(s[1]), static_cast<int>(s[1].size())};
+  print_timing("jx: take_along_axis form", tt);
+  print_timing("jx: one-hot select form", to);
+  std::printf("\n");
+  rows.push_back(ratio_row("cross-entropy: one-hot / take_along_axis", fmt("%.4f ms", tt.median_ms),
+                           fmt("%.4f ms one-hot", to.median_ms), to.median_ms / tt.median_ms,
+                           Cmp::kAtLeast, 1.0));
+}
+
 // Where splitting a kernel over the cores starts to pay, for a memory-bound kernel (x * 2 + 1)
 // and a compute-bound one (gelu) on f32[64, n/64]: each compiled once to run on the calling
 // thread and once split over the pool (Config::cpu_parallel_min_bytes is read at compile time).
@@ -680,6 +760,8 @@ int main(int argc, char** argv) {
   for (std::int64_t n : {512, 1024, 2048}) dense_case(n, threads, scale, rows);
   bf16_chain_case(triad.best_gbs, threads, scale, rows);
   dense_bf16_case(1024, threads, scale, rows);
+  embedding_case(triad.best_gbs, threads, scale, rows);
+  cross_entropy_case(scale, rows);
   products_case(threads, scale);
   kernel_counts(threads, gelu_k, softmax_k);
 

@@ -4,8 +4,10 @@
 #include <cstdint>
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "jx/dtype.hpp"
@@ -19,6 +21,8 @@ struct ArrayImpl;  // defined in src/core: aval plus either a buffer or a tracer
 }  // namespace detail
 
 class Device;  // jx/device.hpp
+class Index;   // one entry of a multi-axis index, below
+class At;      // x.at(...), below
 
 template <class T>
 concept Scalar = std::is_arithmetic_v<T>;
@@ -72,12 +76,17 @@ class Array {
   Array astype(DType dtype) const;
   std::string repr() const;  // NumPy style: Array([1., 2.], dtype=float32)
 
-  // x[i] along axis 0, as JAX indexes: an int (negative counts from the end; out of range is
-  // jx::IndexError) or an integer array (negative entries count from the end, out-of-range
-  // entries clamp). x.at(i) is JAX's x.at[i]: a functional update, x itself unchanged.
+  // NumPy's indexing, as JAX does it. x[i] indexes axis 0 with an int (negative counts from the
+  // end; out of range is jx::IndexError) or an integer array (negative entries count from the
+  // end, out-of-range entries clamp); x[{...}] indexes several axes with ints, jx::slice(start,
+  // stop, step), jx::newaxis, jx::ellipsis and integer arrays (advanced indexing: the arrays
+  // broadcast together, and their dims replace the indexed ones where the arrays stand if they
+  // are adjacent, else go first). x.at(...) is JAX's x.at[...]: a functional update.
   Array operator[](std::int64_t i) const;
   Array operator[](const Array& indices) const;
-  class At at(const Array& indices) const;
+  Array operator[](const std::vector<Index>& index) const;
+  At at(const Array& indices) const;
+  At at(const std::vector<Index>& index) const;
 
   const std::shared_ptr<detail::ArrayImpl>& impl() const { return impl_; }
 
@@ -101,13 +110,46 @@ class Array {
   std::shared_ptr<detail::ArrayImpl> impl_;
 };
 
-// JAX's x.at[indices]: each method returns x with the elements x[indices] replaced, combined
-// with `v` (broadcast to x[indices]'s shape, cast to x's dtype), or read (get). Repeated indices
+// Python's slice(start, stop, step): absent ends mean the whole axis, negative ones count from
+// the end, a negative step walks backwards.
+struct Slice {
+  std::optional<std::int64_t> start, stop;
+  std::int64_t step = 1;
+};
+inline Slice slice(std::optional<std::int64_t> start = std::nullopt,
+                   std::optional<std::int64_t> stop = std::nullopt, std::int64_t step = 1) {
+  return {start, stop, step};
+}
+struct NewAxis {};
+inline constexpr NewAxis newaxis{};
+struct Ellipsis {};
+inline constexpr Ellipsis ellipsis{};
+
+// One entry of a multi-axis index.
+class Index {
+ public:
+  template <class T>
+    requires std::is_integral_v<T> && (!std::is_same_v<T, bool>)
+  Index(T i) : value_(static_cast<std::int64_t>(i)) {}  // NOLINT: implicit, as in x[{1, 2}]
+  Index(Slice s) : value_(s) {}                           // NOLINT
+  Index(NewAxis n) : value_(n) {}                         // NOLINT
+  Index(Ellipsis e) : value_(e) {}                        // NOLINT
+  Index(Array a) : value_(std::move(a)) {}                // NOLINT
+  const std::variant<std::int64_t, Slice, NewAxis, Ellipsis, Array>& value() const {
+    return value_;
+  }
+
+ private:
+  std::variant<std::int64_t, Slice, NewAxis, Ellipsis, Array> value_;
+};
+
+// JAX's x.at[index]: each method returns x with the elements x[index] replaced, combined with
+// `v` (broadcast to x[index]'s shape, cast to x's dtype), or read (get). Repeated indices
 // accumulate under add, multiply, min and max; out-of-bounds updates are dropped; get clamps, as
-// x[indices]. Under jit with x donated, the update is in place.
+// x[index]. Under jit with x donated, the update is in place.
 class At {
  public:
-  At(Array x, Array indices) : x_(std::move(x)), indices_(std::move(indices)) {}
+  At(Array x, std::vector<Index> index) : x_(std::move(x)), index_(std::move(index)) {}
   Array get() const;
   Array set(const Array& v) const;
   Array add(const Array& v) const;
@@ -116,7 +158,8 @@ class At {
   Array max(const Array& v) const;
 
  private:
-  Array x_, indices_;
+  Array x_;
+  std::vector<Index> index_;
 };
 
 std::ostream& operator<<(std::ostream& os, const Array& x);

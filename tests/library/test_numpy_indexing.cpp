@@ -103,5 +103,91 @@ TEST_CASE("x.at(i): functional updates with JAX's rules for repeats and out-of-r
   CHECK(values(g(v)) == V{2, 2, 2, 0, 2});
 }
 
+// x[{...}] against NumPy's rules, written as loops over a [2, 3, 4] array of 0..23.
+double at3(std::int64_t i, std::int64_t j, std::int64_t k) { return static_cast<double>(i * 12 + j * 4 + k); }
+
+TEST_CASE("x[{...}]: ints, slices, newaxis and ellipsis", "[numpy_indexing]") {
+  Array x = counting({2, 3, 4});
+  Array r = x[{1, jx::slice(0, 2)}];  // x[1, 0:2] → [2, 4]
+  CHECK(r.shape() == Shape{2, 4});
+  V want;
+  for (int j = 0; j < 2; ++j)
+    for (int k = 0; k < 4; ++k) want.push_back(at3(1, j, k));
+  CHECK(values(r) == want);
+  // x[..., ::-2]: the last axis backwards by 2.
+  want.clear();
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int k : {3, 1}) want.push_back(at3(i, j, k));
+  CHECK(values(x[{jx::ellipsis, jx::slice(std::nullopt, std::nullopt, -2)}]) == want);
+  // x[:, newaxis, 2, 1:] → [2, 1, 3]
+  Array n = x[{jx::slice(), jx::newaxis, 2, jx::slice(1)}];
+  CHECK(n.shape() == Shape{2, 1, 3});
+  want.clear();
+  for (int i = 0; i < 2; ++i)
+    for (int k = 1; k < 4; ++k) want.push_back(at3(i, 2, k));
+  CHECK(values(n) == want);
+  CHECK(x[{-1, -1, -1}].shape() == Shape{});
+  CHECK(values(x[{-1, -1, -1}]) == V{23});
+  CHECK(x[{jx::slice(5, 9)}].shape() == Shape{0, 3, 4});  // slices clamp, as Python's
+  CHECK_THROWS_MATCHES((x[{0, 0, 0, 0}]), IndexError,
+                       Catch::Message("Too many indices: 3-dimensional array indexed with 4 "
+                                      "regular indices."));
+  CHECK_THROWS_MATCHES((x[{jx::ellipsis, 0, jx::ellipsis}]), IndexError,
+                       Catch::Message("an index can only have a single ellipsis ('...')"));
+  CHECK_THROWS_MATCHES((x[{0, 3}]), IndexError,
+                       Catch::Message("index 3 is out of bounds for axis 1 with size 3"));
+  CHECK_THROWS_MATCHES((x[{jx::slice(0, 2, 0)}]), ValueError,
+                       Catch::Message("slice step cannot be zero"));
+}
+
+TEST_CASE("x[{...}] with integer arrays: NumPy's placement of the advanced dims",
+          "[numpy_indexing]") {
+  Array x = counting({2, 3, 4});
+  Array j = ints({2, 0}, {2}), k = ints({1, 3}, {2});
+  // Adjacent advanced indices: their dims stand where they were. x[:, j, k] → [2, 2]
+  Array a = x[{jx::slice(), j, k}];
+  CHECK(a.shape() == Shape{2, 2});
+  V want;
+  for (int i = 0; i < 2; ++i)
+    for (int p = 0; p < 2; ++p) want.push_back(at3(i, p ? 0 : 2, p ? 3 : 1));
+  CHECK(values(a) == want);
+  // Separated by a slice: the advanced dims go first. x[j', :, k] with j' = [1, 0] → [2, 3]
+  Array b = x[{ints({1, 0}, {2}), jx::slice(), k}];
+  CHECK(b.shape() == Shape{2, 3});
+  want.clear();
+  for (int p = 0; p < 2; ++p)
+    for (int jj = 0; jj < 3; ++jj) want.push_back(at3(p ? 0 : 1, jj, p ? 3 : 1));
+  CHECK(values(b) == want);
+  // Broadcasting arrays: a [2, 1] against a [2] gives a [2, 2] block; an int joins them.
+  Array c = x[{1, ints({0, 2}, {2, 1}), k}];
+  CHECK(c.shape() == Shape{2, 2});
+  CHECK(values(c) == V{at3(1, 0, 1), at3(1, 0, 3), at3(1, 2, 1), at3(1, 2, 3)});
+  // With a strided slice among them, under jit.
+  auto f = jx::jit([](const Array& v, const Array& idx) {
+    return v[{jx::slice(std::nullopt, std::nullopt, -1), idx}];
+  });
+  Array d = f(x, j);  // x[::-1, j] → [2, 2, 4]
+  CHECK(d.shape() == Shape{2, 2, 4});
+  want.clear();
+  for (int i : {1, 0})
+    for (int jj : {2, 0})
+      for (int kk = 0; kk < 4; ++kk) want.push_back(at3(i, jj, kk));
+  CHECK(values(d) == want);
+}
+
+TEST_CASE("x.at({...}) updates what x[{...}] reads", "[numpy_indexing]") {
+  Array x = np::zeros({3, 4}, float32);
+  // x.at[1:, ::2].add(1): rows 1 and 2, columns 0 and 2.
+  CHECK(values(x.at({jx::slice(1), jx::slice(std::nullopt, std::nullopt, 2)}).add(1)) ==
+        V{0, 0, 0, 0, 1, 0, 1, 0, 1, 0, 1, 0});
+  // x.at[rows, cols].add(v) with a repeated pair accumulates; an out-of-range pair is dropped.
+  Array rows = ints({0, 2, 0, 5}, {4}), cols = ints({1, 3, 1, 0}, {4});
+  Array v = np::array(std::vector<float>{1, 2, 3, 4});
+  CHECK(values(x.at({rows, cols}).add(v)) == V{0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2});
+  CHECK(values(x.at({jx::ellipsis, 3}).set(7)) == V{0, 0, 0, 7, 0, 0, 0, 7, 0, 0, 0, 7});
+  CHECK(values(x.at({1, jx::slice()}).get()) == V{0, 0, 0, 0});
+}
+
 }  // namespace
 }  // namespace jx
