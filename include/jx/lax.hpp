@@ -139,6 +139,9 @@ std::vector<Array> sort(const std::vector<Array>& operands, int dimension = -1,
                         bool is_stable = true, int num_keys = 1);
 std::pair<Array, Array> sort_key_val(const Array& keys, const Array& values, int dimension = -1,
                                      bool is_stable = true);
+// The k largest entries along the last axis, largest first, and their int32 indices: sort's
+// order reversed (NaNs above +inf); among equal values the lower index comes first.
+std::pair<Array, Array> top_k(const Array& x, int k);
 
 // Composed of the primitives above, not primitives of their own.
 // The inverse error function on (-1, 1), ±inf at ±1: float32 as XLA's ErfInv (Giles' single-
