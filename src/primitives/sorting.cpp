@@ -221,6 +221,7 @@ std::vector<Array> top_k_impl(Ins in, const Params& params, Avals out) {
 // One ascending HLO sort by keys that reverse the order (NaNs first: `x == x` is false for them;
 // then -x for floats, ~x for integers and bools, which never overflows), then the positions, so
 // ties keep the lower index first; the values ride along. Both outputs are its first k columns.
+// (top_k_jvp sorts by the same keys, written with lax.)
 std::vector<hlo::Instruction*> top_k_lower(hlo::Builder& b, Operands ops, const Params& params,
                                            Avals out) {
   hlo::Instruction* x = ops[0];
@@ -259,25 +260,24 @@ std::vector<hlo::Instruction*> top_k_lower(hlo::Builder& b, Operands ops, const 
   return {first_k(num_keys, out[0]), first_k(num_keys - 1, out[1])};
 }
 
-// The tangent at the selected indices. Without a gather primitive, a one-hot selection: position
-// j of row r compares idx[r, j] against every column and sums the tangent where they match (one
-// term), so the rule is select_n and reduce_sum, both linear in the tangent.
+// The tangent at the selected indices. Without a gather primitive, the tangent is sorted along
+// with keys that order as the primal's sort does (so it lands where its element did) and cut to
+// k: the keys come from the primal, so the rule is linear in the tangent (sort's transpose), and
+// it stages no constants (a one-hot selection would stage an iota k times the operand's size).
 JvpResult top_k_jvp(Ins primals, Ins tangents, const Params& params) {
   std::vector<Array> outs = trace::bind(top_k_p, {primals[0]}, params);
-  const Array& t = tangents[0];
-  const Shape& s = primals[0].shape();
-  const auto r = static_cast<std::int64_t>(s.size());
-  Shape wide = outs[1].shape();  // (..., k, n)
-  wide.push_back(s.back());
-  Ints lead(static_cast<std::size_t>(r - 1));
-  std::iota(lead.begin(), lead.end(), 0);
-  Ints idx_dims = lead, t_dims = lead;
-  idx_dims.push_back(r - 1);
-  t_dims.push_back(r);
-  Array hit = lax::eq(lax::broadcast_in_dim(outs[1], wide, idx_dims), lax::iota(int32, wide, r));
-  Array spread = lax::broadcast_in_dim(t, wide, t_dims);
-  Array picked = lax::select_n(hit, {ad::zeros(spread.aval()), spread});
-  return {outs, {lax::reduce_sum(picked, {r}), Array()}};
+  const Array& x = primals[0];
+  std::vector<Array> operands;
+  if (is_floating(x.dtype()))
+    operands = {lax::eq(x, x), lax::neg(x)};
+  else
+    operands = {lax::bitwise_not(x)};
+  const auto num_keys = static_cast<int>(operands.size());
+  operands.push_back(tangents[0]);
+  Array sorted = lax::sort(operands, -1, /*is_stable=*/true, num_keys).back();
+  Ints limit = sorted.shape();
+  limit.back() = k_of(params);
+  return {outs, {lax::slice(sorted, Ints(limit.size(), 0), limit), Array()}};
 }
 
 // Batching: the batch axis may stay anywhere but last, where top_k's axis must be.

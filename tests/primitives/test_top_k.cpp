@@ -179,7 +179,7 @@ TEST_CASE("top_k derivatives match finite differences", "[top_k][autodiff]") {
   check_grads([](const Arrays& a) { return lax::top_k(a[0], 0).first; }, {random({3, 4})}, 1);
 }
 
-TEST_CASE("top_k prints in the jaxpr as JAX does; grad of it parses back and typechecks",
+TEST_CASE("top_k prints in the jaxpr as JAX does; its grad parses back; its jvp stages no constants",
           "[top_k][jaxpr]") {
   Array x = np::zeros({4});
   CHECK(make_jaxpr([](const Array& a) {
@@ -192,10 +192,21 @@ TEST_CASE("top_k prints in the jaxpr as JAX does; grad of it parses back and typ
           np::zeros({2, 5}))
           .str();
   INFO(text);
-  CHECK_THAT(text, Catch::Contains(" = top_k[k=2] "));
+  // Only the gradient is kept: the tangent's sort by the primal's keys, transposed (sort's rule).
+  CHECK_THAT(text, Catch::Contains("num_keys=2"));
   Jaxpr parsed = parse_jaxpr(text);
   CHECK(to_string(parsed) == text);
   typecheck(parsed);
+  // The jvp stages no constants: the tangent is sorted by keys computed from the primal.
+  auto tangent = [](const Array& a, const Array& t) {
+    return jvp([](const Array& v) { return lax::top_k(v, 2).first; }, std::tuple{a}, std::tuple{t})
+        .second;
+  };
+  std::string jvp_text = make_jaxpr(tangent)(np::zeros({3, 5}), np::zeros({3, 5})).str();
+  INFO(jvp_text);
+  CHECK(jvp_text.rfind("{ lambda ; ", 0) == 0);
+  CHECK_THAT(jvp_text, Catch::Contains("= top_k[k=2] a"));
+  CHECK_THAT(jvp_text, Catch::Contains("num_keys=2"));
 }
 
 TEST_CASE("top_k lowers to one HLO sort by reversed keys and the index, then slices",
