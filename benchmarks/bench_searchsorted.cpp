@@ -71,9 +71,9 @@ int main(int argc, char** argv) {
   auto jit_count = jx::jit(compare_all), jit_sorts = jx::jit(by_sorting);
   std::mt19937 rng(0);
   std::uniform_real_distribution<float> u(0, 1);
-  const std::vector<std::pair<int, int>> sizes = {{64, 64},       {512, 512},   {2048, 2048},
-                                                  {4096, 4096},   {16, 65536},  {65536, 16},
-                                                  {256, 16384},   {16, 1 << 20}};
+  const std::vector<std::pair<int, int>> sizes = {{64, 64},     {512, 512},   {2048, 2048},
+                                                  {4096, 4096}, {16, 65536},  {65536, 16},
+                                                  {256, 16384}, {16, 1 << 20}};
   for (auto [n, m] : sizes) {
     std::vector<float> av(static_cast<std::size_t>(n)), vv(static_cast<std::size_t>(m));
     for (float& x : av) x = u(rng);

@@ -173,8 +173,7 @@ Array repeat(const Array& a, const std::vector<std::int64_t>& repeats,
 // x[2:5], x[5:] (a braced list is always indices, as a Python list is).
 std::vector<Array> split(const Array& a, std::int64_t sections, int axis = 0);
 std::vector<Array> split(const Array& a, const std::vector<std::int64_t>& indices, int axis = 0);
-std::vector<Array> split(const Array& a, std::initializer_list<std::int64_t> indices,
-                         int axis = 0);
+std::vector<Array> split(const Array& a, std::initializer_list<std::int64_t> indices, int axis = 0);
 // The lower (tril) or upper (triu) triangle of the last two axes from diagonal k; zeros elsewhere.
 Array tril(const Array& m, int k = 0);
 Array triu(const Array& m, int k = 0);

@@ -82,7 +82,7 @@ inline constexpr HasAux has_aux{};
 inline constexpr AllowInt allow_int{};
 template <bool kAux1, bool kInt1, bool kAux2, bool kInt2>
 constexpr GradOptions<kAux1 || kAux2, kInt1 || kInt2> operator|(GradOptions<kAux1, kInt1>,
-                                                               GradOptions<kAux2, kInt2>) {
+                                                                GradOptions<kAux2, kInt2>) {
   return {};
 }
 
@@ -147,9 +147,11 @@ auto grad_with(const GradOf& grad_of, const std::vector<int>& argnums, const F& 
   std::optional<R> proto;
   GradFlat g = grad_flat(flat_fn(f, proto, args...), leaves, wrt, kValue, kAux, kWho, kAllowInt);
   // Gradients come in leaf order: an argument's start is the wrt leaves before it.
-  auto grads = grad_of([&](int a) {
-    return static_cast<std::size_t>(std::count(wrt.begin(), wrt.begin() + begins[a], true));
-  }, g.grads);
+  auto grads = grad_of(
+      [&](int a) {
+        return static_cast<std::size_t>(std::count(wrt.begin(), wrt.begin() + begins[a], true));
+      },
+      g.grads);
   if constexpr (kAux) {
     static_assert(tree::is_pair<R>::value,
                   "with jx::has_aux the function returns std::pair{value, aux}");
@@ -184,7 +186,8 @@ struct GradOf {
           return one(std::integral_constant<std::size_t, 0>{});
         else
           return std::tuple{one(std::integral_constant<std::size_t, I>{})...};
-      }(std::make_index_sequence<sizeof...(Argnums)>());
+      }
+      (std::make_index_sequence<sizeof...(Argnums)>());
     };
     return grad_with<kValue, kAux, kAllowInt>(grad_of, std::vector<int>{Argnums...}, f, args...);
   }
@@ -197,11 +200,12 @@ struct common_grad;
 template <class A, class... Rest>
 struct common_grad<A, Rest...> {
   using rest = typename common_grad<Rest...>::type;
-  using type = std::conditional_t<tree::is_static_v<A>, rest,
-                                  std::conditional_t<std::is_void_v<rest>, tree::rebuilt_t<A>, rest>>;
-  static constexpr bool kAgree = common_grad<Rest...>::kAgree &&
-                                 (tree::is_static_v<A> || std::is_void_v<rest> ||
-                                  std::is_same_v<tree::rebuilt_t<A>, rest>);
+  using type =
+      std::conditional_t<tree::is_static_v<A>, rest,
+                         std::conditional_t<std::is_void_v<rest>, tree::rebuilt_t<A>, rest>>;
+  static constexpr bool kAgree =
+      common_grad<Rest...>::kAgree &&
+      (tree::is_static_v<A> || std::is_void_v<rest> || std::is_same_v<tree::rebuilt_t<A>, rest>);
 };
 template <>
 struct common_grad<> {

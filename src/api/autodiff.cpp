@@ -139,8 +139,8 @@ std::vector<int> check_argnums(const std::vector<int>& argnums, bool is_list,
 }
 
 GradFlat grad_flat(const FlatFn& f, const std::vector<Array>& primals,
-                   const std::vector<bool>& wrt_in, bool keep_value, bool keep_aux,
-                   const char* who, bool allow_int) {
+                   const std::vector<bool>& wrt_in, bool keep_value, bool keep_aux, const char* who,
+                   bool allow_int) {
   // With allow_int, integer and bool primals are differentiated only nominally: their gradients
   // are zeros, spliced in at the end.
   std::vector<bool> wrt = wrt_in;
@@ -189,8 +189,10 @@ GradFlat grad_flat(const FlatFn& f, const std::vector<Array>& primals,
   if (wrt != wrt_in) {
     std::vector<Array> grads;
     for (std::size_t i = 0, k = 0; i < primals.size(); ++i) {
-      if (wrt[i]) grads.push_back(r.grads[k++]);
-      else if (wrt_in[i]) grads.push_back(ad::zeros(primals[i].aval()));
+      if (wrt[i])
+        grads.push_back(r.grads[k++]);
+      else if (wrt_in[i])
+        grads.push_back(ad::zeros(primals[i].aval()));
     }
     r.grads = std::move(grads);
   }

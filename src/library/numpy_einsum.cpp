@@ -58,7 +58,8 @@ std::string unused_letters(const std::string& used, std::size_t n) {
 Spec parse(std::string s, const std::vector<Array>& operands) {
   s.erase(std::remove(s.begin(), s.end(), ' '), s.end());
   for (char c : s)
-    if (!std::isalpha(static_cast<unsigned char>(c)) && std::string(",.->").find(c) == std::string::npos)
+    if (!std::isalpha(static_cast<unsigned char>(c)) &&
+        std::string(",.->").find(c) == std::string::npos)
       throw ValueError(std::string("invalid subscript '") + c +
                        "' in einstein sum subscripts string, subscripts must be letters");
   if (s.find_first_of("->") != std::string::npos &&
@@ -192,8 +193,8 @@ Term take_diagonals(Term t) {
 
 // One dot_general: shared labels still needed (`keep`) are batch dims, the other shared ones
 // contract. The result's labels are XLA's order: batch, then a's free, then b's free.
-Term contract(const Term& a, const Term& b, const std::function<bool(int)>& keep,
-              DType dtype, std::optional<lax::Precision> precision) {
+Term contract(const Term& a, const Term& b, const std::function<bool(int)>& keep, DType dtype,
+              std::optional<lax::Precision> precision) {
   lax::DotDimensionNumbers dn;
   Labels batch, a_free, b_free;
   for (std::size_t i = 0; i < a.labels.size(); ++i) {
@@ -291,8 +292,8 @@ Array einsum(const std::string& subscripts, const std::vector<Array>& operands,
         for (const Labels* ls : std::initializer_list<const Labels*>{&a, &terms[j].labels})
           for (int l : *ls)
             if (!contains(kept, l) && needed_beyond(l, i, j)) kept.push_back(l);
-        std::int64_t cost = size_of(kept, sizes) - size_of(a, sizes) -
-                            size_of(terms[j].labels, sizes);
+        std::int64_t cost =
+            size_of(kept, sizes) - size_of(a, sizes) - size_of(terms[j].labels, sizes);
         if (!best || cost < best_cost) {
           best = {i, j};
           best_cost = cost;

@@ -109,7 +109,8 @@ Array repeat(const Array& a, const std::vector<std::int64_t>& repeats, std::opti
     while (j < n && repeats[static_cast<std::size_t>(j)] == repeats[static_cast<std::size_t>(i)])
       ++j;
     if (repeats[static_cast<std::size_t>(i)] > 0)
-      pieces.push_back(repeat_each(slice_along(a, ax, i, j), ax, repeats[static_cast<std::size_t>(i)]));
+      pieces.push_back(
+          repeat_each(slice_along(a, ax, i, j), ax, repeats[static_cast<std::size_t>(i)]));
     i = j;
   }
   if (pieces.empty()) return slice_along(a, ax, 0, 0);

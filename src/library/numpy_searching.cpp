@@ -61,9 +61,8 @@ Array searchsorted(const Array& a, const Array& v, const std::string& side) {
   }
   DType work = n + m <= std::numeric_limits<std::int32_t>::max() ? int32 : int64;
   Array flat = ravel(query);
-  Array both = lax::concatenate(left ? std::vector<Array>{flat, sorted}
-                                     : std::vector<Array>{sorted, flat},
-                                0);
+  Array both = lax::concatenate(
+      left ? std::vector<Array>{flat, sorted} : std::vector<Array>{sorted, flat}, 0);
   Array placed = left ? slice1(ranks(both, work), 0, m) : slice1(ranks(both, work), n, n + m);
   Array count = lax::sub(placed, ranks(flat, work));
   return reshape(detail::convert(count, {index, false}), v.shape());

@@ -160,7 +160,6 @@ BatchResult sort_batch(Ins args, BDims dims, const Params& params) {
   return {outs, std::vector<BatchDim>(outs.size(), b)};
 }
 
-
 // ---- top_k: the k largest along the last axis, largest first, in sort's order reversed (NaN
 // above +inf, -0.0 equal to 0.0); among equals the lower index comes first ----
 std::int64_t k_of(const Params& params) { return params.get("k").as_int(); }
@@ -252,8 +251,8 @@ std::vector<hlo::Instruction*> top_k_lower(hlo::Builder& b, Operands ops, const 
     slice.insert(slice.end(), {0, static_cast<std::int64_t>(i) == last ? k_of(params) : s[i], 1});
   auto first_k = [&](std::int64_t element, const ShapedArray& aval) {
     hlo::HloShape full = shapes[static_cast<std::size_t>(element)];
-    hlo::Instruction* e = b.op(hlo::Opcode::kGetTupleElement, full, {sorted},
-                               attrs_of("index", element));
+    hlo::Instruction* e =
+        b.op(hlo::Opcode::kGetTupleElement, full, {sorted}, attrs_of("index", element));
     return b.op(hlo::Opcode::kSlice, hlo::HloShape::array(aval.dtype, aval.shape), {e},
                 attrs_of("slice", slice));
   };

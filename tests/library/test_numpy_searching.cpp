@@ -66,8 +66,7 @@ TEST_CASE("searchsorted orders NaN last, as sort does", "[numpy][searchsorted]")
   }
 }
 
-TEST_CASE("searchsorted matches the loop by both methods, eager and jit",
-          "[numpy][searchsorted]") {
+TEST_CASE("searchsorted matches the loop by both methods, eager and jit", "[numpy][searchsorted]") {
   std::mt19937 rng(3);
   // (n, m) up to 2^24 comparisons counts them; past that, ranks from sorts.
   for (auto [n, m] : std::vector<std::pair<int, int>>{{7, 5}, {50, 40}, {300, 400}, {4100, 4100}}) {

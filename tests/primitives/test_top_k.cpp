@@ -101,8 +101,8 @@ TEST_CASE("top_k of integers keeps their extremes; bools put true first", "[top_
 }
 
 TEST_CASE("top_k of 0-sized dims and k = 0, eager and jit", "[top_k]") {
-  for (auto [shape, k] : std::vector<std::pair<Shape, int>>{
-           {{0, 4}, 2}, {{3, 0}, 0}, {{3, 5}, 0}, {{0}, 0}}) {
+  for (auto [shape, k] :
+       std::vector<std::pair<Shape, int>>{{{0, 4}, 2}, {{3, 0}, 0}, {{3, 5}, 0}, {{0}, 0}}) {
     Shape out = shape;
     out.back() = k;
     Array x = np::zeros(shape);
@@ -179,18 +179,18 @@ TEST_CASE("top_k derivatives match finite differences", "[top_k][autodiff]") {
   check_grads([](const Arrays& a) { return lax::top_k(a[0], 0).first; }, {random({3, 4})}, 1);
 }
 
-TEST_CASE("top_k prints in the jaxpr as JAX does; its grad parses back; its jvp stages no constants",
-          "[top_k][jaxpr]") {
+TEST_CASE(
+    "top_k prints in the jaxpr as JAX does; its grad parses back; its jvp stages no constants",
+    "[top_k][jaxpr]") {
   Array x = np::zeros({4});
   CHECK(make_jaxpr([](const Array& a) {
           auto [v, i] = lax::top_k(a, 3);
           return std::pair{v, i};
         })(x)
             .str() == "{ lambda ; a:f32[4]. let b:f32[3] c:i32[3] = top_k[k=3] a in (b, c) }");
-  std::string text =
-      make_jaxpr(grad([](const Array& a) { return np::sum(lax::top_k(a, 2).first); }))(
-          np::zeros({2, 5}))
-          .str();
+  std::string text = make_jaxpr(grad(
+      [](const Array& a) { return np::sum(lax::top_k(a, 2).first); }))(np::zeros({2, 5}))
+                         .str();
   INFO(text);
   // Only the gradient is kept: the tangent's sort by the primal's keys, transposed (sort's rule).
   CHECK_THAT(text, Catch::Contains("num_keys=2"));
@@ -252,8 +252,9 @@ TEST_CASE("top_k of a last dimension past int32 indices is a ValueError", "[top_
   ShapedArray x{{2147483649}, bool_, false};
   CHECK_THROWS_MATCHES(
       p.abstract_eval({&x, 1}, {{"k", Param::integer(1)}}), ValueError,
-      Catch::Message("top_k returns int32 indices, which will overflow for array dimensions "
-                     "larger than the maximum int32 (2147483647). Got operand.shape=(2147483649,)"));
+      Catch::Message(
+          "top_k returns int32 indices, which will overflow for array dimensions "
+          "larger than the maximum int32 (2147483647). Got operand.shape=(2147483649,)"));
 }
 
 }  // namespace jx::testing

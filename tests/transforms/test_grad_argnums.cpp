@@ -16,8 +16,8 @@
 namespace jx {
 namespace {
 
-using jx::testing::error_of;
 using jx::testing::Dense;
+using jx::testing::error_of;
 using jx::testing::grad_values::f64;
 using jx::testing::grad_values::require_close;
 
@@ -107,9 +107,6 @@ TEST_CASE("runtime argnums over pytree arguments of one type; jx::Static ones as
   // A jx::Static argument passes through and is not a candidate type.
   auto scaled = [](const Array& x, const Static<int>& k) { return np::sum(x * x) * k.value; };
   require_close(jx::grad(scaled, 0)(X(), Static{3}), {6, 12});
-  CHECK_THROWS_MATCHES(jx::grad(scaled, 1)(X(), Static{3}), TypeError,
-                       Catch::Message("grad cannot differentiate with respect to a jx::Static "
-                                      "argument"));
 }
 
 TEST_CASE("allow_int: integer arguments get zero gradients of their own dtype",
@@ -133,8 +130,7 @@ TEST_CASE("allow_int: integer arguments get zero gradients of their own dtype",
 
 // ---- bad input ---------------------------------------------------------------------------------
 
-TEST_CASE("an argnum past the arguments is a TypeError in JAX's words",
-          "[autodiff_api][argnums]") {
+TEST_CASE("an argnum past the arguments is a TypeError in JAX's words", "[autodiff_api][argnums]") {
   auto f = [](const Array& x, const Array& y) { return np::sum(x * y); };
   CHECK_THROWS_MATCHES(
       jx::grad(f, 3)(X(), Y()), TypeError,
@@ -153,8 +149,15 @@ TEST_CASE("an argnum past the arguments is a TypeError in JAX's words",
                      "positional arguments."));
 }
 
-TEST_CASE("an argnum below -len(args) is a ValueError in JAX's words",
+TEST_CASE("a runtime argnum naming a jx::Static argument is a TypeError",
           "[autodiff_api][argnums]") {
+  auto scaled = [](const Array& x, const Static<int>& k) { return np::sum(x * x) * k.value; };
+  CHECK_THROWS_MATCHES(jx::grad(scaled, 1)(X(), Static{3}), TypeError,
+                       Catch::Message("grad cannot differentiate with respect to a jx::Static "
+                                      "argument"));
+}
+
+TEST_CASE("an argnum below -len(args) is a ValueError in JAX's words", "[autodiff_api][argnums]") {
   auto f = [](const Array& x, const Array& y) { return np::sum(x * y); };
   CHECK_THROWS_MATCHES(
       jx::grad(f, -3)(X(), Y()), ValueError,
@@ -174,8 +177,9 @@ TEST_CASE("an integer argument to differentiate is a TypeError in JAX's words",
   CHECK_THROWS_MATCHES(jx::grad(f, 1)(X(), n), TypeError, Catch::Message(message));
   CHECK_THROWS_MATCHES(jx::grad(f, {0, 1})(X(), n), TypeError, Catch::Message(message));
   CHECK_THROWS_MATCHES(jx::grad<1>(f)(X(), n), TypeError, Catch::Message(message));
-  CHECK(error_of<TypeError>([&] { jx::value_and_grad(f, -1)(X(), n); })
-            .rfind("value_and_grad requires real- or complex-valued inputs", 0) == 0);
+  CHECK(error_of<TypeError>([&] {
+          jx::value_and_grad(f, -1)(X(), n);
+        }).rfind("value_and_grad requires real- or complex-valued inputs", 0) == 0);
 }
 
 }  // namespace jx

@@ -47,8 +47,7 @@ GradFlat grad_flat(const FlatFn& f, const std::vector<Array>& primals, const std
 
 // Argnums given at run time (an int, or a list when `is_list`), checked against the number of
 // positional arguments as JAX checks them, and made non-negative.
-std::vector<int> check_argnums(const std::vector<int>& argnums, bool is_list,
-                               std::size_t num_args);
+std::vector<int> check_argnums(const std::vector<int>& argnums, bool is_list, std::size_t num_args);
 
 // The Jacobian of f's single output with respect to primal `arg`: shape out.shape + arg.shape.
 Array jacfwd_flat(const FlatFn& f, const std::vector<Array>& primals, std::size_t arg);
