@@ -17,6 +17,11 @@ constexpr int kEllipsis = 256;
 
 bool contains(const Labels& ls, int l) { return std::find(ls.begin(), ls.end(), l) != ls.end(); }
 
+Labels concat_labels(Labels a, const Labels& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
 // The parsed spec: labels of each operand and of the output, and how each label prints (an
 // ellipsis dim prints as the unused letter opt_einsum would give it).
 struct Spec {
@@ -222,14 +227,116 @@ Term contract(const Term& a, const Term& b, const std::function<bool(int)>& keep
   return {lax::dot_general(a.x, b.x, dn, dtype, precision), labels};
 }
 
+Labels label_set(Labels ls) {
+  std::sort(ls.begin(), ls.end());
+  ls.erase(std::unique(ls.begin(), ls.end()), ls.end());
+  return ls;
+}
+
+// One step of a contraction path: the terms at positions i < j of the list as it then is become
+// one, appended last.
+struct Step {
+  std::size_t i, j;
+};
+
+// opt_einsum's greedy path (its ssa_greedy_optimize with the memory-removed cost), over each
+// term's key: an operand's set of labels; a product's, the labels it was costed to keep (for a
+// product of equal keys, that key). Terms stay in the order of their creation (its ids), and
+// labels common to every operand count as output until the end. First, operands of equal keys
+// multiply, each with the latest product of its key. Then the pair sharing a label to contract
+// whose result is smallest against both operands (the least size(result) - size(a) - size(b);
+// ties to the pair whose later term is earliest, as its (cost, id2, id1)); a result with the
+// key of another term multiplies with it at once. Once no pair shares a label to contract, the
+// two smallest multiply. On 1000 random specs of 2 to 6 operands this gave opt_einsum's path
+// 994 times; the others differ where its heap holds costs computed before earlier steps.
+std::vector<Step> greedy_path(std::vector<Labels> keys, const Labels& output,
+                              const std::map<int, std::int64_t>& sizes) {
+  std::vector<Step> path;
+  for (Labels& k : keys) k = label_set(k);
+  Labels common = keys[0];
+  std::erase_if(common, [&](int l) {
+    return std::any_of(keys.begin(), keys.end(), [&](const Labels& k) { return !contains(k, l); });
+  });
+  auto as_output = [&](int l) { return contains(output, l) || contains(common, l); };
+  auto outputs = [&](Labels key) {
+    std::erase_if(key, [&](int l) { return !as_output(l); });
+    return key;
+  };
+  auto step = [&](std::size_t i, std::size_t j, Labels key) {
+    path.push_back({i, j});
+    keys.erase(keys.begin() + static_cast<std::ptrdiff_t>(j));
+    keys.erase(keys.begin() + static_cast<std::ptrdiff_t>(i));
+    keys.push_back(std::move(key));
+  };
+
+  const std::size_t n = keys.size();
+  std::vector<std::size_t> ids(n);
+  std::iota(ids.begin(), ids.end(), 0);
+  for (std::size_t q = 0, next_id = n; q < n; ++q) {
+    auto at = static_cast<std::size_t>(std::find(ids.begin(), ids.end(), q) - ids.begin());
+    std::optional<std::size_t> same;  // among the operands before q and the products
+    for (std::size_t k = 0; k < ids.size() && !same; ++k)
+      if ((ids[k] < q || ids[k] >= n) && keys[k] == keys[at]) same = k;
+    if (!same) continue;
+    std::size_t i = std::min(at, *same), j = std::max(at, *same);
+    step(i, j, keys[at]);
+    ids.erase(ids.begin() + static_cast<std::ptrdiff_t>(j));
+    ids.erase(ids.begin() + static_cast<std::ptrdiff_t>(i));
+    ids.push_back(next_id++);
+  }
+
+  while (keys.size() > 1) {
+    std::optional<Step> best;
+    std::int64_t best_cost = 0;
+    Labels best_key;
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      for (std::size_t j = i + 1; j < keys.size(); ++j) {
+        const Labels &a = keys[i], &b = keys[j];
+        if (std::none_of(a.begin(), a.end(),
+                         [&](int l) { return !as_output(l) && contains(b, l); }))
+          continue;
+        Labels key;
+        for (int l : label_set(concat_labels(a, b))) {
+          bool elsewhere = false;
+          for (std::size_t k = 0; k < keys.size(); ++k)
+            elsewhere = elsewhere || (k != i && k != j && contains(keys[k], l));
+          if (as_output(l) || elsewhere) key.push_back(l);
+        }
+        std::int64_t cost = size_of(key, sizes) - size_of(a, sizes) - size_of(b, sizes);
+        if (!best || cost < best_cost ||
+            (cost == best_cost && std::pair{j, i} < std::pair{best->j, best->i})) {
+          best = Step{i, j};
+          best_cost = cost;
+          best_key = std::move(key);
+        }
+      }
+    }
+    if (!best) {
+      std::vector<std::size_t> order(keys.size());
+      std::iota(order.begin(), order.end(), 0);
+      std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return size_of(outputs(keys[a]), sizes) < size_of(outputs(keys[b]), sizes);
+      });
+      std::size_t i = std::min(order[0], order[1]), j = std::max(order[0], order[1]);
+      step(i, j, outputs(label_set(concat_labels(keys[i], keys[j]))));
+      continue;
+    }
+    step(best->i, best->j, best_key);
+    for (std::size_t k = 0; k + 1 < keys.size(); ++k) {
+      if (keys[k] != keys.back()) continue;
+      step(k, keys.size() - 1, keys.back());
+      break;
+    }
+  }
+  return path;
+}
+
 }  // namespace
 
 // jnp.einsum: operands promote to their common type (bools compute as int32 and come back as
 // "any nonzero"); size-1 dims broadcast against their label's size elsewhere; a label repeated
-// within an operand takes its diagonal; labels used by one operand only are summed first; then
-// pairs contract greedily, as opt_einsum's greedy path: the pair sharing a label that removes the
-// most memory (result size minus both operands' sizes; earlier operands first on ties), and, once
-// none share one, outer products smallest first.
+// within an operand takes its diagonal; then pairs contract in the order of opt_einsum's greedy
+// path, each with one dot_general.
 Array einsum(const std::string& subscripts, const std::vector<Array>& operands,
              std::optional<lax::Precision> precision) {
   Spec spec = parse(subscripts, operands);
@@ -270,51 +377,21 @@ Array einsum(const std::string& subscripts, const std::vector<Array>& operands,
     terms.push_back(take_diagonals(std::move(term)));
   }
 
-  // Whether label l is still needed beyond the terms at positions i and j.
-  auto needed_beyond = [&](int l, std::size_t i, std::size_t j) {
-    if (contains(spec.output, l)) return true;
-    for (std::size_t k = 0; k < terms.size(); ++k)
-      if (k != i && k != j && contains(terms[k].labels, l)) return true;
-    return false;
-  };
-  for (std::size_t i = 0; i < terms.size(); ++i)
-    terms[i] = sum_out(terms[i], [&](int l) { return !needed_beyond(l, i, i); });
-
-  while (terms.size() > 1) {
-    std::optional<std::pair<std::size_t, std::size_t>> best;
-    std::int64_t best_cost = 0;
-    for (std::size_t i = 0; i < terms.size(); ++i) {
-      for (std::size_t j = i + 1; j < terms.size(); ++j) {
-        const Labels& a = terms[i].labels;
-        if (std::none_of(a.begin(), a.end(), [&](int l) { return contains(terms[j].labels, l); }))
-          continue;
-        Labels kept;
-        for (const Labels* ls : std::initializer_list<const Labels*>{&a, &terms[j].labels})
-          for (int l : *ls)
-            if (!contains(kept, l) && needed_beyond(l, i, j)) kept.push_back(l);
-        std::int64_t cost =
-            size_of(kept, sizes) - size_of(a, sizes) - size_of(terms[j].labels, sizes);
-        if (!best || cost < best_cost) {
-          best = {i, j};
-          best_cost = cost;
-        }
-      }
-    }
-    if (!best) {  // outer products: the two smallest (earlier first on ties)
-      std::vector<std::size_t> order(terms.size());
-      std::iota(order.begin(), order.end(), 0);
-      std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-        return size_of(terms[a].labels, sizes) < size_of(terms[b].labels, sizes);
-      });
-      best = {std::min(order[0], order[1]), std::max(order[0], order[1])};
-    }
-    auto [i, j] = *best;
-    auto keep = [&](int l) { return needed_beyond(l, i, j); };
-    Term a = sum_out(terms[i], [&](int l) { return !keep(l) && !contains(terms[j].labels, l); });
-    Term b = sum_out(terms[j], [&](int l) { return !keep(l) && !contains(terms[i].labels, l); });
+  // Each step contracts two terms with one dot_general, after summing the labels only one of
+  // them has and nothing else needs; the result keeps the labels still needed.
+  for (Step st : greedy_path(spec.inputs, spec.output, sizes)) {
+    auto keep = [&](int l) {
+      if (contains(spec.output, l)) return true;
+      for (std::size_t k = 0; k < terms.size(); ++k)
+        if (k != st.i && k != st.j && contains(terms[k].labels, l)) return true;
+      return false;
+    };
+    const Term &x = terms[st.i], &y = terms[st.j];
+    Term a = sum_out(x, [&](int l) { return !keep(l) && !contains(y.labels, l); });
+    Term b = sum_out(y, [&](int l) { return !keep(l) && !contains(x.labels, l); });
     Term ab = contract(a, b, keep, compute, precision);
-    terms.erase(terms.begin() + static_cast<std::ptrdiff_t>(j));
-    terms.erase(terms.begin() + static_cast<std::ptrdiff_t>(i));
+    terms.erase(terms.begin() + static_cast<std::ptrdiff_t>(st.j));
+    terms.erase(terms.begin() + static_cast<std::ptrdiff_t>(st.i));
     terms.push_back(std::move(ab));
   }
 
