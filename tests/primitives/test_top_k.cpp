@@ -207,6 +207,9 @@ TEST_CASE(
   CHECK(jvp_text.rfind("{ lambda ; ", 0) == 0);
   CHECK_THAT(jvp_text, Catch::Contains("= top_k[k=2] a"));
   CHECK_THAT(jvp_text, Catch::Contains("num_keys=2"));
+  Jaxpr jvp_parsed = parse_jaxpr(jvp_text);
+  CHECK(to_string(jvp_parsed) == jvp_text);
+  typecheck(jvp_parsed);
 }
 
 TEST_CASE("top_k lowers to one HLO sort by reversed keys and the index, then slices",
