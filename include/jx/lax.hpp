@@ -139,6 +139,9 @@ std::vector<Array> sort(const std::vector<Array>& operands, int dimension = -1,
                         bool is_stable = true, int num_keys = 1);
 std::pair<Array, Array> sort_key_val(const Array& keys, const Array& values, int dimension = -1,
                                      bool is_stable = true);
+// The k largest entries along the last axis, largest first, and their int32 indices: sort's
+// order reversed (NaNs above +inf); among equal values the lower index comes first.
+std::pair<Array, Array> top_k(const Array& x, int k);
 
 // gather.cpp, scatter.cpp — XLA's gather and scatter, as JAX's lax.gather / lax.scatter*.
 // `start_indices` / `indices` hold, along their last dim, one start vector per slice; the other

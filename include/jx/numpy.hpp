@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "jx/array.hpp"
@@ -167,5 +168,42 @@ Array matmul(const Array& a, const Array& b,
              std::optional<lax::Precision> precision = std::nullopt);
 Array dot(const Array& a, const Array& b);
 Array outer(const Array& a, const Array& b);
+
+// ---- rearranging, triangles and diagonals, contractions, searching -------------------------
+// (numpy_rearrange.cpp, numpy_diagonals.cpp, numpy_einsum.cpp, numpy_searching.cpp)
+// roll: each shift rotates its axis; shifts and axes pair up as numpy broadcasts them (an axis may
+// repeat). No axis: the flattened array rolls and takes a's shape back.
+Array roll(const Array& a, int shift, const Axes& axis = {});
+Array roll(const Array& a, const std::vector<int>& shift, const Axes& axis = {});
+// tile: reps shorter than a's rank repeat the trailing axes; longer ones add leading axes.
+Array tile(const Array& a, std::int64_t reps);
+Array tile(const Array& a, const std::vector<std::int64_t>& reps);
+// repeat: every element `repeats` times, or element i repeats[i] times (static counts). No
+// axis: the flattened array.
+Array repeat(const Array& a, std::int64_t repeats, std::optional<int> axis = std::nullopt);
+Array repeat(const Array& a, const std::vector<std::int64_t>& repeats,
+             std::optional<int> axis = std::nullopt);
+// split into `sections` equal parts, or at increasing indices: split(x, {2, 5}) is x[:2],
+// x[2:5], x[5:] (a braced list is always indices, as a Python list is).
+std::vector<Array> split(const Array& a, std::int64_t sections, int axis = 0);
+std::vector<Array> split(const Array& a, const std::vector<std::int64_t>& indices, int axis = 0);
+std::vector<Array> split(const Array& a, std::initializer_list<std::int64_t> indices, int axis = 0);
+// The lower (tril) or upper (triu) triangle of the last two axes from diagonal k; zeros elsewhere.
+Array tril(const Array& m, int k = 0);
+Array triu(const Array& m, int k = 0);
+// The diagonal of the (axis1, axis2) matrices, as a new last axis; trace sums it.
+Array diagonal(const Array& a, int offset = 0, int axis1 = 0, int axis2 = 1);
+Array trace(const Array& a, int offset = 0, int axis1 = 0, int axis2 = 1);
+// einsum("ij,jk->ik", {a, b}): explicit or implicit output, "..." for broadcast dims, any number
+// of operands, contracted pairwise by dot_general in opt_einsum's greedy order.
+Array einsum(const std::string& subscripts, const std::vector<Array>& operands,
+             std::optional<lax::Precision> precision = std::nullopt);
+// tensordot: a's last `axes` axes against b's first, or a_axes[i] against b_axes[i].
+Array tensordot(const Array& a, const Array& b, int axes = 2);
+Array tensordot(const Array& a, const Array& b, const std::vector<int>& a_axes,
+                const std::vector<int>& b_axes);
+// Where v's elements would go in the sorted 1-d a (int32 indices): before equal elements
+// ("left") or after them ("right"). NaNs sort last, as in np::sort.
+Array searchsorted(const Array& a, const Array& v, const std::string& side = "left");
 
 }  // namespace jx::np

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
 #include <functional>
 #include <initializer_list>
 #include <iosfwd>
@@ -13,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "jx/array.hpp"
@@ -68,9 +70,21 @@ auto make_jaxpr(F f, std::string name = "f") {
 
 // ---- autodiff ------------------------------------------------------------------------------
 
-// Marks a function that returns std::pair{value, aux}: only the value is differentiated.
-struct HasAux {};
+// Options of grad and value_and_grad, as JAX's keyword arguments, combined with `|`:
+// has_aux: f returns std::pair{value, aux} and only the value is differentiated;
+// allow_int: integer and bool arguments may be among those differentiated (their gradients are
+// zeros of their own dtype, where JAX gives float0 zeros).
+template <bool kAux, bool kAllowInt>
+struct GradOptions {};
+using HasAux = GradOptions<true, false>;
+using AllowInt = GradOptions<false, true>;
 inline constexpr HasAux has_aux{};
+inline constexpr AllowInt allow_int{};
+template <bool kAux1, bool kInt1, bool kAux2, bool kInt2>
+constexpr GradOptions<kAux1 || kAux2, kInt1 || kInt2> operator|(GradOptions<kAux1, kInt1>,
+                                                                GradOptions<kAux2, kInt2>) {
+  return {};
+}
 
 namespace detail {
 
@@ -117,87 +131,185 @@ void check_same_structure(const T& a, const T& b, const char* message_a, const c
   if (!(ta == tb)) throw TypeError(std::string(message_a) + ta.str() + message_b + tb.str() + ".");
 }
 
-template <bool kValue, bool kAux, int... Argnums>
+// What grad and value_and_grad share once the arguments to differentiate are known (`argnums`,
+// non-negative and in range): the gradient of f's value with respect to them, one per argnum,
+// each rebuilt by grad_of(argnum, gradient leaves, where its leaves start); then the result in
+// JAX's arrangement of value, aux and gradients.
+template <bool kValue, bool kAux, bool kAllowInt, class GradOf, class F, class... Args>
+auto grad_with(const GradOf& grad_of, const std::vector<int>& argnums, const F& f,
+               const Args&... args) {
+  using R = result_t<F, Args...>;
+  static constexpr const char* kWho = kValue ? "value_and_grad" : "grad";
+  std::vector<std::size_t> begins;
+  std::vector<Array> leaves = flatten_args(begins, args...);
+  std::vector<bool> wrt(leaves.size(), false);
+  for (int a : argnums) std::fill(wrt.begin() + begins[a], wrt.begin() + begins[a + 1], true);
+  std::optional<R> proto;
+  GradFlat g = grad_flat(flat_fn(f, proto, args...), leaves, wrt, kValue, kAux, kWho, kAllowInt);
+  // Gradients come in leaf order: an argument's start is the wrt leaves before it.
+  auto grads = grad_of(
+      [&](int a) {
+        return static_cast<std::size_t>(std::count(wrt.begin(), wrt.begin() + begins[a], true));
+      },
+      g.grads);
+  if constexpr (kAux) {
+    static_assert(tree::is_pair<R>::value,
+                  "with jx::has_aux the function returns std::pair{value, aux}");
+    auto aux = rebuild_from(proto->second, g.aux);
+    if constexpr (kValue)
+      return std::pair{std::pair{g.value, std::move(aux)}, std::move(grads)};
+    else
+      return std::pair{std::move(grads), std::move(aux)};
+  } else if constexpr (kValue) {
+    return std::pair{g.value, std::move(grads)};
+  } else {
+    return grads;
+  }
+}
+
+// Argnums known at compile time: a tuple of gradients for several, each its argument's type.
+template <bool kValue, bool kAux, bool kAllowInt, int... Argnums>
 struct GradOf {
   static constexpr std::array<int, sizeof...(Argnums)> kArgnums{Argnums...};
-  static constexpr const char* kWho = kValue ? "value_and_grad" : "grad";
 
   template <class F, class... Args>
   static auto call(const F& f, const Args&... args) {
     static_assert(((Argnums >= 0 && Argnums < static_cast<int>(sizeof...(Args))) && ...),
                   "grad: an argnum is out of range for the arguments given");
-    using R = result_t<F, Args...>;
-    std::vector<std::size_t> begins;
-    std::vector<Array> leaves = flatten_args(begins, args...);
-    std::vector<bool> wrt(leaves.size(), false);
-    for (int a : kArgnums) std::fill(wrt.begin() + begins[a], wrt.begin() + begins[a + 1], true);
-    std::optional<R> proto;
-    GradFlat g = grad_flat(flat_fn(f, proto, args...), leaves, wrt, kValue, kAux, kWho);
-    // Gradients come in leaf order: an argument's start is the wrt leaves before it.
-    auto grad_of = [&]<std::size_t I>(std::integral_constant<std::size_t, I>) {
-      constexpr std::size_t a = static_cast<std::size_t>(kArgnums[I]);
-      std::size_t start =
-          static_cast<std::size_t>(std::count(wrt.begin(), wrt.begin() + begins[a], true));
-      return rebuild_from(std::get<a>(std::tie(args...)), g.grads, start);
+    auto grad_of = [&](const auto& start, const std::vector<Array>& grads) {
+      auto one = [&]<std::size_t I>(std::integral_constant<std::size_t, I>) {
+        constexpr std::size_t a = static_cast<std::size_t>(kArgnums[I]);
+        return rebuild_from(std::get<a>(std::tie(args...)), grads, start(kArgnums[I]));
+      };
+      return [&]<std::size_t... I>(std::index_sequence<I...>) {
+        if constexpr (sizeof...(I) == 1)
+          return one(std::integral_constant<std::size_t, 0>{});
+        else
+          return std::tuple{one(std::integral_constant<std::size_t, I>{})...};
+      }
+      (std::make_index_sequence<sizeof...(Argnums)>());
     };
-    auto grads = [&]<std::size_t... I>(std::index_sequence<I...>) {
-      if constexpr (sizeof...(I) == 1)
-        return grad_of(std::integral_constant<std::size_t, 0>{});
+    return grad_with<kValue, kAux, kAllowInt>(grad_of, std::vector<int>{Argnums...}, f, args...);
+  }
+};
+
+// The one type every gradient of a runtime argnum can have: that of the (rebuilt) arguments,
+// jx::Static ones aside, which must all agree.
+template <class... Args>
+struct common_grad;
+template <class A, class... Rest>
+struct common_grad<A, Rest...> {
+  using rest = typename common_grad<Rest...>::type;
+  using type =
+      std::conditional_t<tree::is_static_v<A>, rest,
+                         std::conditional_t<std::is_void_v<rest>, tree::rebuilt_t<A>, rest>>;
+  static constexpr bool kAgree =
+      common_grad<Rest...>::kAgree &&
+      (tree::is_static_v<A> || std::is_void_v<rest> || std::is_same_v<tree::rebuilt_t<A>, rest>);
+};
+template <>
+struct common_grad<> {
+  using type = void;
+  static constexpr bool kAgree = true;
+};
+
+// Argnums known at run time (JAX's argnums=1 or argnums=(0, 2)): the gradient of an int argnum,
+// or a std::vector of them for a list, all of one type.
+template <bool kValue, bool kAux, bool kAllowInt, bool kList>
+struct GradAt {
+  template <class F, class... Args>
+  static auto call(const F& f, const std::vector<int>& argnums, const Args&... args) {
+    using G = typename common_grad<Args...>::type;
+    static_assert(common_grad<Args...>::kAgree && !std::is_void_v<G>,
+                  "grad with argnums given at run time needs arguments of one type (jx::Static "
+                  "ones aside), so that the gradient has a type; name the argnums at compile "
+                  "time instead: jx::grad<0, 2>(f)");
+    std::vector<int> at = check_argnums(argnums, kList, sizeof...(Args));
+    auto grad_of = [&](const auto& start, const std::vector<Array>& grads) {
+      std::vector<G> out;
+      for (int a : at) {
+        int i = 0;
+        ((i++ == a ? out.push_back(rebuild_arg<G>(args, grads, start(a))) : void()), ...);
+      }
+      if constexpr (kList)
+        return out;
       else
-        return std::tuple{grad_of(std::integral_constant<std::size_t, I>{})...};
-    }
-    (std::make_index_sequence<sizeof...(Argnums)>());
-    if constexpr (kAux) {
-      static_assert(tree::is_pair<R>::value,
-                    "with jx::has_aux the function returns std::pair{value, aux}");
-      auto aux = rebuild_from(proto->second, g.aux);
-      if constexpr (kValue)
-        return std::pair{std::pair{g.value, std::move(aux)}, std::move(grads)};
-      else
-        return std::pair{std::move(grads), std::move(aux)};
-    } else if constexpr (kValue) {
-      return std::pair{g.value, std::move(grads)};
-    } else {
-      return grads;
-    }
+        return std::move(out.at(0));
+    };
+    return grad_with<kValue, kAux, kAllowInt>(grad_of, at, f, args...);
+  }
+
+  template <class G, class A>
+  static G rebuild_arg(const A& arg, const std::vector<Array>& grads, std::size_t start) {
+    if constexpr (tree::is_static_v<A>)
+      throw TypeError("grad cannot differentiate with respect to a jx::Static argument");
+    else
+      return rebuild_from(arg, grads, start);
   }
 };
 
 // The gradient transform of f; no argnums means argument 0.
-template <bool kValue, bool kAux, int... Argnums, class F>
+template <bool kValue, bool kAux, bool kAllowInt, int... Argnums, class F>
 auto grad_fn(F f) {
   if constexpr (sizeof...(Argnums) == 0) {
-    return grad_fn<kValue, kAux, 0>(std::move(f));
+    return grad_fn<kValue, kAux, kAllowInt, 0>(std::move(f));
   } else {
     return [f = std::move(f)](const auto&... args) {
-      return GradOf<kValue, kAux, Argnums...>::call(f, args...);
+      return GradOf<kValue, kAux, kAllowInt, Argnums...>::call(f, args...);
     };
   }
+}
+
+template <bool kValue, bool kAux, bool kAllowInt, bool kList, class F>
+auto grad_at_fn(F f, std::vector<int> argnums) {
+  return [f = std::move(f), argnums = std::move(argnums)](const auto&... args) {
+    return GradAt<kValue, kAux, kAllowInt, kList>::call(f, argnums, args...);
+  };
 }
 
 }  // namespace detail
 
 // grad(f)(args...): the gradient of f (which returns a real scalar) with respect to argument 0,
-// shaped like it (a pytree of the same structure). grad<0, 2>(f) differentiates arguments 0 and 2
-// and returns a std::tuple. Integer arguments cannot be differentiated (jx::TypeError).
-template <int... Argnums, class F>
-auto grad(F f) {
-  return detail::grad_fn<false, false, Argnums...>(std::move(f));
+// shaped like it (a pytree of the same structure). Integer arguments cannot be differentiated
+// (jx::TypeError) unless jx::allow_int is given. The argnums to differentiate, as JAX's:
+//   grad<0, 2>(f): named at compile time; a std::tuple of gradients for several;
+//   grad(f, 1): at run time, negative counting from the end; the gradient of that argument;
+//   grad(f, {0, 2}): at run time, a std::vector of gradients (also for a list of one).
+// Argnums at run time need arguments of one type (jx::Static ones aside): the gradient's type.
+// Options follow: grad(f, jx::has_aux), grad(f, 1, jx::has_aux | jx::allow_int).
+template <int... Argnums, class F, bool kAux = false, bool kAllowInt = false>
+auto grad(F f, GradOptions<kAux, kAllowInt> = {}) {
+  return detail::grad_fn<false, kAux, kAllowInt, Argnums...>(std::move(f));
 }
-// With has_aux, f returns std::pair{value, aux}; the result is std::pair{gradient, aux}.
-template <int... Argnums, class F>
-auto grad(F f, HasAux) {
-  return detail::grad_fn<false, true, Argnums...>(std::move(f));
+template <class F, bool kAux = false, bool kAllowInt = false>
+auto grad(F f, int argnums, GradOptions<kAux, kAllowInt> = {}) {
+  return detail::grad_at_fn<false, kAux, kAllowInt, false>(std::move(f), {argnums});
 }
-// value_and_grad(f)(args...) → std::pair{value, gradient}; with has_aux,
-// std::pair{std::pair{value, aux}, gradient}.
-template <int... Argnums, class F>
-auto value_and_grad(F f) {
-  return detail::grad_fn<true, false, Argnums...>(std::move(f));
+template <class F, bool kAux = false, bool kAllowInt = false>
+auto grad(F f, std::initializer_list<int> argnums, GradOptions<kAux, kAllowInt> = {}) {
+  return detail::grad_at_fn<false, kAux, kAllowInt, true>(std::move(f), argnums);
 }
-template <int... Argnums, class F>
-auto value_and_grad(F f, HasAux) {
-  return detail::grad_fn<true, true, Argnums...>(std::move(f));
+template <class F, bool kAux = false, bool kAllowInt = false>
+auto grad(F f, std::vector<int> argnums, GradOptions<kAux, kAllowInt> = {}) {
+  return detail::grad_at_fn<false, kAux, kAllowInt, true>(std::move(f), std::move(argnums));
+}
+// value_and_grad(f)(args...) → std::pair{value, gradient(s)}; with has_aux,
+// std::pair{std::pair{value, aux}, gradient(s)}. Argnums and options as grad's.
+template <int... Argnums, class F, bool kAux = false, bool kAllowInt = false>
+auto value_and_grad(F f, GradOptions<kAux, kAllowInt> = {}) {
+  return detail::grad_fn<true, kAux, kAllowInt, Argnums...>(std::move(f));
+}
+template <class F, bool kAux = false, bool kAllowInt = false>
+auto value_and_grad(F f, int argnums, GradOptions<kAux, kAllowInt> = {}) {
+  return detail::grad_at_fn<true, kAux, kAllowInt, false>(std::move(f), {argnums});
+}
+template <class F, bool kAux = false, bool kAllowInt = false>
+auto value_and_grad(F f, std::initializer_list<int> argnums, GradOptions<kAux, kAllowInt> = {}) {
+  return detail::grad_at_fn<true, kAux, kAllowInt, true>(std::move(f), argnums);
+}
+template <class F, bool kAux = false, bool kAllowInt = false>
+auto value_and_grad(F f, std::vector<int> argnums, GradOptions<kAux, kAllowInt> = {}) {
+  return detail::grad_at_fn<true, kAux, kAllowInt, true>(std::move(f), std::move(argnums));
 }
 
 // jvp(f, std::tuple{x...}, std::tuple{t...}) → std::pair{f(x...), its tangent along t}.

@@ -35,7 +35,8 @@ void check_real_input(const char* who, DType d) {
                   " requires real- or complex-valued inputs (input dtype that is a sub-dtype of "
                   "np.inexact), but got " +
                   std::string(dtype_name(d)) +
-                  ". If you want to use Boolean- or integer-valued inputs, use jx::vjp.");
+                  ". If you want to use Boolean- or integer-valued inputs, use vjp or set "
+                  "allow_int to True.");
 }
 
 std::vector<bool> differentiable(const std::vector<Array>& xs) {
@@ -113,10 +114,41 @@ std::pair<std::vector<Array>, Pullback> vjp_flat(const FlatFn& f,
   return {std::move(outs), Pullback(std::move(state))};
 }
 
-GradFlat grad_flat(const FlatFn& f, const std::vector<Array>& primals, const std::vector<bool>& wrt,
-                   bool keep_value, bool keep_aux, const char* who) {
-  for (std::size_t i = 0; i < primals.size(); ++i)
-    if (wrt[i]) check_real_input(who, primals[i].dtype());
+std::vector<int> check_argnums(const std::vector<int>& argnums, bool is_list,
+                               std::size_t num_args) {
+  const auto n = static_cast<int>(num_args);
+  if (!argnums.empty()) {
+    int most = *std::max_element(argnums.begin(), argnums.end());
+    if (most >= n)
+      throw TypeError(std::string("differentiating with respect to argnums=") +
+                      (is_list ? tuple_str(argnums) : std::to_string(argnums[0])) +
+                      " requires at least " + std::to_string(most + 1) +
+                      " positional arguments to be passed by the caller, but got only " +
+                      std::to_string(n) + " positional arguments.");
+  }
+  std::vector<int> out;
+  for (int a : argnums) {
+    if (a < -n)
+      throw ValueError(
+          "Positional argument indices, e.g. for `static_argnums`, must have value greater than "
+          "or equal to -len(args) and less than len(args), but got value " +
+          std::to_string(a) + " for len(args) == " + std::to_string(n) + ".");
+    out.push_back(a < 0 ? a + n : a);
+  }
+  return out;
+}
+
+GradFlat grad_flat(const FlatFn& f, const std::vector<Array>& primals,
+                   const std::vector<bool>& wrt_in, bool keep_value, bool keep_aux, const char* who,
+                   bool allow_int) {
+  // With allow_int, integer and bool primals are differentiated only nominally: their gradients
+  // are zeros, spliced in at the end.
+  std::vector<bool> wrt = wrt_in;
+  for (std::size_t i = 0; i < primals.size(); ++i) {
+    if (!wrt[i]) continue;
+    if (!allow_int) check_real_input(who, primals[i].dtype());
+    wrt[i] = ad::has_tangent(primals[i].dtype());
+  }
   ClosedJaxprData fj = trace(f, primals, who);
   ShapedArray out = fj.jaxpr.outvars.at(0).aval();
   if (out.ndim() != 0)
@@ -154,6 +186,16 @@ GradFlat grad_flat(const FlatFn& f, const std::vector<Array>& primals, const std
     next += static_cast<std::ptrdiff_t>(lin.num_outputs - 1);
   }
   r.grads.assign(next, results.end());
+  if (wrt != wrt_in) {
+    std::vector<Array> grads;
+    for (std::size_t i = 0, k = 0; i < primals.size(); ++i) {
+      if (wrt[i])
+        grads.push_back(r.grads[k++]);
+      else if (wrt_in[i])
+        grads.push_back(ad::zeros(primals[i].aval()));
+    }
+    r.grads = std::move(grads);
+  }
   return r;
 }
 

@@ -20,8 +20,8 @@ namespace jx {
 // comparator orders them, -0.0 equal to +0.0 and every NaN equal to every other, after +inf.
 template <class T>
 int sort_compare(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) {
-    bool na = std::isnan(a), nb = std::isnan(b);
+  if constexpr (is_float_element_v<T>) {  // bfloat16 and float16 too: they read as float
+    bool na = std::isnan(static_cast<float>(a)), nb = std::isnan(static_cast<float>(b));
     if (na || nb) return static_cast<int>(na) - static_cast<int>(nb);
   }
   return static_cast<int>(b < a) - static_cast<int>(a < b);

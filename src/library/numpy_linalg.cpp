@@ -6,13 +6,7 @@ namespace {
 
 using Dims = std::vector<std::int64_t>;
 
-// One dot_general over operands promoted to their common type, computing in that dtype.
-Array promoted_dot(const Array& a, const Array& b, lax::DotDimensionNumbers dn,
-                   std::optional<lax::Precision> precision = std::nullopt) {
-  TypeInfo t = detail::result_type({a, b});
-  Array x = detail::convert(a, t), y = detail::convert(b, t);
-  return detail::convert(lax::dot_general(x, y, dn, t.dtype, precision), t);
-}
+using detail::promoted_dot;
 
 Shape batch_shape(const Array& x) { return Shape(x.shape().begin(), x.shape().end() - 2); }
 

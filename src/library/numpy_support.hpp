@@ -119,6 +119,14 @@ inline Array binary(const std::string& op, const Array& x, const Array& y,
   return f(a, b);
 }
 
+// One dot_general over operands promoted to their common type, computing in that dtype.
+inline Array promoted_dot(const Array& a, const Array& b, const lax::DotDimensionNumbers& dn,
+                          std::optional<lax::Precision> precision = std::nullopt) {
+  TypeInfo t = result_type({a, b});
+  Array x = convert(a, t), y = convert(b, t);
+  return convert(lax::dot_general(x, y, dn, t.dtype, precision), t);
+}
+
 // numpy's axis normalization: negative axes count from the end.
 inline std::int64_t canonical_axis(int axis, int ndim) {
   if (axis < -ndim || axis >= ndim)

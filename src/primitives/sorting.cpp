@@ -1,8 +1,10 @@
 // Sorting: sort, as JAX's lax.sort: n operands of one shape sorted together along a dimension by
-// the lexicographic order of the first num_keys, ascending and stable (is_stable only prints).
+// the lexicographic order of the first num_keys, ascending and stable (is_stable only prints); and
+// top_k, the k largest entries along the last axis and their indices, in sort's total order.
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <numeric>
 
 #include "core/sort_rows.hpp"
 #include "jx/lax.hpp"
@@ -14,7 +16,7 @@
 
 namespace jx {
 
-Primitive sort_p("sort");
+Primitive sort_p("sort"), top_k_p("top_k");
 
 namespace {
 
@@ -158,6 +160,136 @@ BatchResult sort_batch(Ins args, BDims dims, const Params& params) {
   return {outs, std::vector<BatchDim>(outs.size(), b)};
 }
 
+// ---- top_k: the k largest along the last axis, largest first, in sort's order reversed (NaN
+// above +inf, -0.0 equal to 0.0); among equals the lower index comes first ----
+std::int64_t k_of(const Params& params) { return params.get("k").as_int(); }
+
+[[noreturn]] void negative_k(std::int64_t k) {
+  fail<ValueError>("k argument to top_k must be nonnegative, got ", k);
+}
+
+Outs top_k_abstract_eval(Avals in, const Params& params) {
+  check_arity(top_k_p, in, 1);
+  std::int64_t k = k_of(params);
+  if (k < 0) negative_k(k);
+  const Shape& s = in[0].shape;
+  if (s.empty()) fail<TypeError>("top_k operand must have >= 1 dimension, got ()");
+  if (s.back() < k)
+    fail<ValueError>("k argument to top_k must be no larger than minor dimension; ", k, " vs [",
+                     detail::join(s, ", "), "]");
+  constexpr std::int64_t kInt32Max = std::numeric_limits<std::int32_t>::max();
+  if (s.back() > kInt32Max + 1)
+    fail<ValueError>(
+        "top_k returns int32 indices, which will overflow for array dimensions larger than the "
+        "maximum int32 (",
+        kInt32Max, "). Got operand.shape=", shape_str(s));
+  Shape out = s;
+  out.back() = k;
+  return {ShapedArray{out, in[0].dtype, in[0].weak_type}, ShapedArray{out, int32, false}};
+}
+
+// Per row, a partial sort of the positions: a strict total order (ties broken by position), so
+// the result is the one the lowering's stable sort gives.
+std::vector<Array> top_k_impl(Ins in, const Params& params, Avals out) {
+  Array values = make_array(out[0]), indices = make_array(out[1]);
+  const Shape& s = in[0].shape();
+  const std::int64_t n = s.back(), k = k_of(params), rows = n == 0 ? 0 : shape_size(s) / n;
+  const Buffer& src = concrete_buffer(in[0], "impl");
+  auto* idx = indices.impl()->buffer->as<std::int32_t>();
+  dispatch(in[0].dtype(), [&]<class T>() {
+    const T* x = src.as<T>();
+    T* v = values.impl()->buffer->as<T>();
+    std::vector<std::int32_t> perm(static_cast<std::size_t>(n));
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const T* row = x + r * n;
+      std::iota(perm.begin(), perm.end(), 0);
+      std::partial_sort(perm.begin(), perm.begin() + k, perm.end(),
+                        [&](std::int32_t a, std::int32_t b) {
+                          int c = sort_compare(row[a], row[b]);
+                          return c != 0 ? c > 0 : a < b;
+                        });
+      for (std::int64_t j = 0; j < k; ++j) {
+        idx[r * k + j] = perm[static_cast<std::size_t>(j)];
+        v[r * k + j] = row[perm[static_cast<std::size_t>(j)]];
+      }
+    }
+  });
+  return {values, indices};
+}
+
+// One ascending HLO sort by keys that reverse the order (NaNs first: `x == x` is false for them;
+// then -x for floats, ~x for integers and bools, which never overflows), then the positions, so
+// ties keep the lower index first; the values ride along. Both outputs are its first k columns.
+// (top_k_jvp sorts by the same keys, written with lax.)
+std::vector<hlo::Instruction*> top_k_lower(hlo::Builder& b, Operands ops, const Params& params,
+                                           Avals out) {
+  hlo::Instruction* x = ops[0];
+  const Shape& s = x->shape.dims;
+  const auto last = static_cast<std::int64_t>(s.size()) - 1;
+  DType d = out[0].dtype;
+  std::vector<hlo::Instruction*> operands;
+  if (is_floating(d)) {
+    operands.push_back(b.compare(x, x, "EQ"));
+    operands.push_back(b.unary(hlo::Opcode::kNegate, x));
+  } else {
+    operands.push_back(b.unary(hlo::Opcode::kNot, x));
+  }
+  operands.push_back(b.op(hlo::Opcode::kIota, hlo::HloShape::array(int32, s), {},
+                          attrs_of("iota_dimension", last)));
+  const auto num_keys = static_cast<std::int64_t>(operands.size());
+  operands.push_back(x);
+  std::vector<hlo::HloShape> shapes;
+  for (hlo::Instruction* op : operands) shapes.push_back(op->shape);
+  hlo::Attrs attrs;
+  attrs.set("dimensions", Ints{last});
+  attrs.set("is_stable", std::string("true"));
+  attrs.set("num_keys", num_keys);
+  hlo::Instruction* sorted =
+      b.op(hlo::Opcode::kSort, hlo::HloShape::tuple(shapes), std::move(operands), attrs);
+  Ints slice;
+  for (std::size_t i = 0; i < s.size(); ++i)
+    slice.insert(slice.end(), {0, static_cast<std::int64_t>(i) == last ? k_of(params) : s[i], 1});
+  auto first_k = [&](std::int64_t element, const ShapedArray& aval) {
+    hlo::HloShape full = shapes[static_cast<std::size_t>(element)];
+    hlo::Instruction* e =
+        b.op(hlo::Opcode::kGetTupleElement, full, {sorted}, attrs_of("index", element));
+    return b.op(hlo::Opcode::kSlice, hlo::HloShape::array(aval.dtype, aval.shape), {e},
+                attrs_of("slice", slice));
+  };
+  return {first_k(num_keys, out[0]), first_k(num_keys - 1, out[1])};
+}
+
+// The tangent at the selected indices. Without a gather primitive, the tangent is sorted along
+// with keys that order as the primal's sort does (so it lands where its element did) and cut to
+// k: the keys come from the primal, so the rule is linear in the tangent (sort's transpose), and
+// it stages no constants (a one-hot selection would stage an iota k times the operand's size).
+JvpResult top_k_jvp(Ins primals, Ins tangents, const Params& params) {
+  std::vector<Array> outs = trace::bind(top_k_p, {primals[0]}, params);
+  const Array& x = primals[0];
+  std::vector<Array> operands;
+  if (is_floating(x.dtype()))
+    operands = {lax::eq(x, x), lax::neg(x)};
+  else
+    operands = {lax::bitwise_not(x)};
+  const auto num_keys = static_cast<int>(operands.size());
+  operands.push_back(tangents[0]);
+  Array sorted = lax::sort(operands, -1, /*is_stable=*/true, num_keys).back();
+  Ints limit = sorted.shape();
+  limit.back() = k_of(params);
+  return {outs, {lax::slice(sorted, Ints(limit.size(), 0), limit), Array()}};
+}
+
+// Batching: the batch axis may stay anywhere but last, where top_k's axis must be.
+BatchResult top_k_batch(Ins args, BDims dims, const Params& params) {
+  int b = *dims[0];
+  Array x = args[0];
+  if (b == x.ndim() - 1) {
+    x = batching::move_axis(x, b, 0);
+    b = 0;
+  }
+  return {trace::bind(top_k_p, {x}, params), {b, b}};
+}
+
 const bool kRegistered = [] {
   sort_p.abstract_eval = sort_abstract_eval;
   sort_p.impl = sort_impl;
@@ -165,6 +297,12 @@ const bool kRegistered = [] {
   sort_p.jvp = sort_jvp;
   sort_p.transpose = sort_transpose;
   sort_p.batch = sort_batch;
+
+  top_k_p.abstract_eval = top_k_abstract_eval;
+  top_k_p.impl = top_k_impl;
+  top_k_p.lower = top_k_lower;
+  top_k_p.jvp = top_k_jvp;
+  top_k_p.batch = top_k_batch;
   return true;
 }();
 
@@ -188,6 +326,12 @@ Array sort(const Array& x, int dimension, bool is_stable) {
 std::pair<Array, Array> sort_key_val(const Array& keys, const Array& values, int dimension,
                                      bool is_stable) {
   std::vector<Array> out = sort({keys, values}, dimension, is_stable, 1);
+  return {out[0], out[1]};
+}
+
+std::pair<Array, Array> top_k(const Array& x, int k) {
+  if (k < 0) negative_k(k);
+  std::vector<Array> out = trace::bind(top_k_p, {x}, {{"k", Param::integer(k)}});
   return {out[0], out[1]};
 }
 

@@ -135,6 +135,59 @@ const bool kRows = [] {
   return true;
 }();
 
+// ---- top_k rows: the k largest along the last axis and their indices, by a stable descending
+// std::stable_sort of each row (NaN largest, ties in index order) ----
+std::vector<HostArray> top_k_oracle(const HostArray& x, std::int64_t k) {
+  std::int64_t n = x.shape.back(), rows = n == 0 ? 0 : shape_size(x.shape) / n;
+  Shape shape = x.shape;
+  shape.back() = k;
+  HostArray values{shape, {}}, indices{shape, {}};
+  for (std::int64_t r = 0; r < rows; ++r) {
+    auto at = [&](std::int64_t j) { return x.values[static_cast<std::size_t>(r * n + j)]; };
+    std::vector<std::int64_t> perm(static_cast<std::size_t>(n));
+    std::iota(perm.begin(), perm.end(), 0);
+    std::stable_sort(perm.begin(), perm.end(),
+                     [&](std::int64_t a, std::int64_t b) { return order(at(a), at(b)) > 0; });
+    for (std::int64_t j = 0; j < k; ++j) {
+      values.values.push_back(at(perm[static_cast<std::size_t>(j)]));
+      indices.values.push_back(static_cast<double>(perm[static_cast<std::size_t>(j)]));
+    }
+  }
+  return {values, indices};
+}
+
+// Rows of top_k for one k over shapes whose last dim is at least k; output 0 (values) or 1.
+std::vector<OpRow> top_k_rows(int k, std::vector<Shape> shapes, bool ties) {
+  std::vector<OpRow> rows;
+  for (int output : {0, 1}) {
+    OpRow r;
+    r.name = "top_k/k=" + std::to_string(k) + (ties ? "/ties" : "") +
+             (output == 0 ? "/values" : "/indices");
+    r.primitive = "top_k";
+    r.dtypes = ties ? kTies : kAll;
+    if (ties) r.subset_reason = "no float64: the gradient table would check ties";
+    for (const Shape& s : shapes) r.shape_sets.push_back({s});
+    if (ties) r.sample = few_values;
+    r.apply = [k, output](const Arrays& a) {
+      auto [values, indices] = lax::top_k(a[0], k);
+      return output == 0 ? values : indices;
+    };
+    r.oracle = [k, output](const std::vector<HostArray>& in, DType) {
+      return top_k_oracle(in[0], k)[static_cast<std::size_t>(output)];
+    };
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+const bool kTopKRows = [] {
+  add_rows(top_k_rows(0, {{0}, {3}, {2, 0}, {0, 4}}, false));
+  add_rows(top_k_rows(1, {{1}, {4}, {3, 1}, {0, 2}}, false));
+  add_rows(top_k_rows(3, {{3}, {7}, {2, 5}, {2, 3, 6}, {1, 0, 4}}, false));
+  add_rows(top_k_rows(2, {{5}, {3, 4}, {2, 2, 6}}, true));
+  return true;
+}();
+
 // ---- helpers for the focused tests ----
 std::vector<double> values(const Array& x) { return x.to_vector<double>(); }
 
@@ -185,13 +238,13 @@ TEST_CASE("sort rows: eager and jit match the std::stable_sort oracle", "[sort]"
 TEST_CASE("sort orders floats totally: -inf < -0.0 == 0.0 < inf < NaN", "[sort]") {
   const double nan = std::nan(""), inf = INFINITY;
   auto sort_jit = jit([](const Array& x) { return lax::sort(x); });
-  for (DType dtype : {float32, float64}) {
+  for (DType dtype : {bfloat16, float16, float32, float64}) {
     INFO(dtype_name(dtype));
     // -0.0 and 0.0 are equal, and so are NaN and -NaN: each pair keeps its input order.
     Array x = f64({nan, 1, -inf, -0.0, inf, 0.0, -nan, -1, 0.0, -0.0}).astype(dtype);
     std::vector<double> want{-inf, -1, -0.0, 0.0, 0.0, -0.0, 1, inf, nan, -nan};
-    std::vector<std::uint64_t> want_bits;
-    for (double v : want) want_bits.push_back(bits(v));
+    // Read back through the dtype: a 16-bit NaN's conversions need not keep its sign.
+    std::vector<std::uint64_t> want_bits = bit_patterns(f64(want).astype(dtype));
     CHECK(bit_patterns(lax::sort(x)) == want_bits);
     CHECK(bit_patterns(sort_jit(x)) == want_bits);
     CHECK(bit_patterns(np::sort(x)) == want_bits);

@@ -481,7 +481,7 @@ TEST_CASE("grad with respect to an integer input is a TypeError", "[autodiff_api
   CHECK(msg ==
         "grad requires real- or complex-valued inputs (input dtype that is a sub-dtype of "
         "np.inexact), but got int32. If you want to use Boolean- or integer-valued inputs, use "
-        "jx::vjp.");
+        "vjp or set allow_int to True.");
   // value_and_grad names itself; an integer argument not differentiated is fine.
   CHECK(error_of<TypeError>([&] {
           jx::value_and_grad(f)(np::zeros({3}, int32));

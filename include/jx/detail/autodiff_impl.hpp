@@ -37,12 +37,17 @@ std::pair<std::vector<Array>, Pullback> vjp_flat(const FlatFn& f,
 // The gradient of f's first output (a real scalar) with respect to the primals marked `wrt`;
 // also that value when `keep_value`, and f's other outputs (aux) when `keep_aux`. What is not
 // kept is not computed. `who` names the transform in messages ("grad", "value_and_grad").
+// Integer and bool primals in `wrt` are a TypeError, or, with `allow_int`, get zero gradients.
 struct GradFlat {
   Array value;
   std::vector<Array> aux, grads;
 };
 GradFlat grad_flat(const FlatFn& f, const std::vector<Array>& primals, const std::vector<bool>& wrt,
-                   bool keep_value, bool keep_aux, const char* who);
+                   bool keep_value, bool keep_aux, const char* who, bool allow_int = false);
+
+// Argnums given at run time (an int, or a list when `is_list`), checked against the number of
+// positional arguments as JAX checks them, and made non-negative.
+std::vector<int> check_argnums(const std::vector<int>& argnums, bool is_list, std::size_t num_args);
 
 // The Jacobian of f's single output with respect to primal `arg`: shape out.shape + arg.shape.
 Array jacfwd_flat(const FlatFn& f, const std::vector<Array>& primals, std::size_t arg);
