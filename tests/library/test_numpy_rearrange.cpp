@@ -8,17 +8,17 @@ namespace {
 
 using namespace np_testing;
 using Arrays = std::vector<Array>;
-using Index = std::vector<std::int64_t>;
+using Position = std::vector<std::int64_t>;
 
 // Row-major helpers for the loop oracles.
-std::int64_t flat_of(const Index& index, const Shape& shape) {
+std::int64_t flat_of(const Position& index, const Shape& shape) {
   std::int64_t f = 0;
   for (std::size_t d = 0; d < shape.size(); ++d) f = f * shape[d] + index[d];
   return f;
 }
 template <class F>
 void each_index(const Shape& shape, F f) {
-  Index index(shape.size(), 0);
+  Position index(shape.size(), 0);
   for (std::int64_t flat = 0; flat < shape_size(shape); ++flat) {
     std::int64_t r = flat;
     for (std::size_t d = shape.size(); d-- > 0;) {
@@ -32,7 +32,7 @@ void each_index(const Shape& shape, F f) {
 template <class F>
 std::vector<double> gather_loop(const Array& x, const Shape& out_shape, F src) {
   std::vector<double> v = x.to_vector<double>(), out;
-  each_index(out_shape, [&](const Index& i) { out.push_back(v[flat_of(src(i), x.shape())]); });
+  each_index(out_shape, [&](const Position& i) { out.push_back(v[flat_of(src(i), x.shape())]); });
   return out;
 }
 
@@ -77,8 +77,8 @@ TEST_CASE("roll over several axes matches a loop; shifts and axes broadcast", "[
   Array x = values_of({3, 4, 5});
   Shape s = x.shape();
   // out[i, j, k] = x[i - 2, j, k + 1] (mod the dims).
-  std::vector<double> want = gather_loop(x, s, [](const Index& i) {
-    return Index{mod(i[0] - 2, 3), i[1], mod(i[2] + 1, 5)};
+  std::vector<double> want = gather_loop(x, s, [](const Position& i) {
+    return Position{mod(i[0] - 2, 3), i[1], mod(i[2] + 1, 5)};
   });
   CHECK(np::roll(x, {2, -1}, {0, -1}).to_vector<double>() == want);
   CHECK(jit([](const Array& a) {
@@ -86,18 +86,18 @@ TEST_CASE("roll over several axes matches a loop; shifts and axes broadcast", "[
         })(x)
             .to_vector<double>() == want);
   // One shift for two axes; one axis named twice rolls twice.
-  std::vector<double> both = gather_loop(x, s, [](const Index& i) {
-    return Index{i[0], mod(i[1] - 3, 4), mod(i[2] - 3, 5)};
+  std::vector<double> both = gather_loop(x, s, [](const Position& i) {
+    return Position{i[0], mod(i[1] - 3, 4), mod(i[2] - 3, 5)};
   });
   CHECK(np::roll(x, 3, {1, 2}).to_vector<double>() == both);
-  std::vector<double> twice = gather_loop(x, s, [](const Index& i) {
-    return Index{i[0], mod(i[1] - 3, 4), i[2]};
+  std::vector<double> twice = gather_loop(x, s, [](const Position& i) {
+    return Position{i[0], mod(i[1] - 3, 4), i[2]};
   });
   CHECK(np::roll(x, {1, 2}, {1, 1}).to_vector<double>() == twice);
   CHECK(np::roll(x, {1, 2}, 1).to_vector<double>() == twice);
   // No axis and several shifts: each rolls the flattened array.
   std::vector<double> flat =
-      gather_loop(np::ravel(x), {60}, [](const Index& i) { return Index{mod(i[0] - 7, 60)}; });
+      gather_loop(np::ravel(x), {60}, [](const Position& i) { return Position{mod(i[0] - 7, 60)}; });
   CHECK(np::roll(x, {3, 4}).to_vector<double>() == flat);
 }
 
@@ -149,8 +149,8 @@ TEST_CASE("tile matches a loop, eager and jit", "[numpy][tile]") {
   Array x = values_of({2, 3, 1});
   std::vector<std::int64_t> reps{2, 2, 3, 2};
   Shape out{2, 4, 9, 2};
-  std::vector<double> want = gather_loop(x, out, [](const Index& i) {
-    return Index{i[1] % 2, i[2] % 3, 0};
+  std::vector<double> want = gather_loop(x, out, [](const Position& i) {
+    return Position{i[1] % 2, i[2] % 3, 0};
   });
   CHECK(np::tile(x, reps).shape() == out);
   CHECK(np::tile(x, reps).to_vector<double>() == want);
@@ -199,8 +199,8 @@ TEST_CASE("repeat with per-element counts matches a loop, eager and jit", "[nump
   for (std::size_t j = 0; j < counts.size(); ++j)
     source.insert(source.end(), static_cast<std::size_t>(counts[j]), static_cast<std::int64_t>(j));
   Shape out{3, static_cast<std::int64_t>(source.size())};
-  std::vector<double> want = gather_loop(x, out, [&](const Index& i) {
-    return Index{i[0], source[static_cast<std::size_t>(i[1])]};
+  std::vector<double> want = gather_loop(x, out, [&](const Position& i) {
+    return Position{i[0], source[static_cast<std::size_t>(i[1])]};
   });
   CHECK(np::repeat(x, counts, 1).to_vector<double>() == want);
   CHECK(np::repeat(x, counts, -1).shape() == out);
@@ -272,8 +272,8 @@ TEST_CASE("split along a negative axis matches a loop, eager and jit", "[numpy][
     for (std::size_t p = 0; p < 3; ++p) {
       Shape s{2, bounds[p + 1] - bounds[p], 3};
       CHECK(pieces[p].shape() == s);
-      CHECK(pieces[p].to_vector<double>() == gather_loop(x, s, [&](const Index& i) {
-              return Index{i[0], i[1] + bounds[p], i[2]};
+      CHECK(pieces[p].to_vector<double>() == gather_loop(x, s, [&](const Position& i) {
+              return Position{i[0], i[1] + bounds[p], i[2]};
             }));
     }
   };
