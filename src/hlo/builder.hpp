@@ -2,6 +2,7 @@
 #pragma once
 
 #include "hlo/ir.hpp"
+#include "hlo/window.hpp"
 
 namespace jx::hlo {
 
@@ -26,6 +27,10 @@ class Builder {
   // A reduction whose combiner is one binary opcode (add, multiply, maximum, minimum, and, or).
   Instruction* reduce(Instruction* x, Instruction* init, const std::vector<std::int64_t>& dims,
                       Opcode combiner);
+  // A reduce-window (hlo/window.hpp) folding each window with `to_apply`, a computation of two
+  // scalars of x's dtype made with module()->add_computation and its own Builder.
+  Instruction* reduce_window(Instruction* x, Instruction* init,
+                             const std::vector<WindowDim>& window, Computation* to_apply);
   Instruction* tuple(std::vector<Instruction*> elements);
   Instruction* get_tuple_element(Instruction* tuple, int index);
   // Control flow over computations made with module()->add_computation and their own Builder.

@@ -135,6 +135,8 @@ const std::unordered_map<Opcode, EvalFn>& table() {
       {Opcode::kConcatenate, eval::concatenate},
       {Opcode::kPad, eval::pad},
       {Opcode::kReduce, eval::reduce},
+      {Opcode::kReverse, eval::reverse},
+      {Opcode::kReduceWindow, eval::reduce_window},
       {Opcode::kArgMax, eval::arg_max},
       {Opcode::kArgMin, eval::arg_min},
       {Opcode::kDot, eval::dot},

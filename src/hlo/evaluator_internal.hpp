@@ -60,6 +60,8 @@ Array dynamic_update_slice(const Instruction& inst, std::span<const Array> in);
 Array concatenate(const Instruction& inst, std::span<const Array> in);
 Array pad(const Instruction& inst, std::span<const Array> in);
 Array reduce(const Instruction& inst, std::span<const Array> in);
+Array reverse(const Instruction& inst, std::span<const Array> in);
+Array reduce_window(const Instruction& inst, std::span<const Array> in);
 Array arg_max(const Instruction& inst, std::span<const Array> in);
 Array arg_min(const Instruction& inst, std::span<const Array> in);
 Array dot(const Instruction& inst, std::span<const Array> in);
