@@ -102,6 +102,9 @@ GpuLaunch emit_kernel(llvm::Module& module, const KernelRequest& request, const 
     case KernelKind::kTranspose:
       launch = emit_transpose_kernel(body, *plan.heroes.front());
       break;
+    case KernelKind::kScan:
+      launch = emit_scan_kernel(body, *plan.heroes.front());
+      break;
   }
   b.CreateRetVoid();
   mark_kernel(*f, launch.block);
