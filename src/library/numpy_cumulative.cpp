@@ -11,7 +11,8 @@ using CumulativeFn = Array (*)(const Array&, std::int64_t, bool);
 // and, where `promote_integers`, integers narrower than the default int compute in the default
 // int (unsigned ones in the unsigned int of its width); the result is strongly typed.
 Array cumulative(CumulativeFn f, const Array& x, std::optional<int> axis, bool promote_integers) {
-  Array a = !axis || x.ndim() == 0 ? lax::reshape(x, {x.size()}) : x;
+  bool flatten = (!axis || x.ndim() == 0) && x.shape() != Shape{x.size()};
+  Array a = flatten ? lax::reshape(x, {x.size()}) : x;
   std::int64_t ax = detail::canonical_axis(axis.value_or(0), a.ndim());
   DType t = a.dtype(), wide = default_int_dtype();
   if (t == bool_)

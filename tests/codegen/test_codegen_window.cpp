@@ -91,9 +91,9 @@ TEST_CASE("codegen: a prefix scan's one pass matches the window generator", "[co
     int axis;
   };
   // Rows along the last dim (short, and long enough for the vector scan, with a tail); runs of
-  // accumulators along other dims (one inner dim, several, and a last dim past one run of 256).
-  const std::vector<Case> cases = {{{37}, 0},         {{3, 50}, 1},  {{5, 7, 3}, 1}, {{4, 6}, 0},
-                                   {{2, 3, 4, 5}, 1}, {{3, 300}, 0}, {{2, 9, 40}, 2}};
+  // accumulators along other dims (one inner dim, several, and a last dim past one run of 4096).
+  const std::vector<Case> cases = {{{37}, 0},         {{3, 50}, 1},   {{5, 7, 3}, 1}, {{4, 6}, 0},
+                                   {{2, 3, 4, 5}, 1}, {{3, 4100}, 0}, {{2, 9, 40}, 2}};
   for (const Case& c : cases)
     for (bool reverse : {false, true}) {
       INFO("dims " << shape_str(c.dims) << " axis " << c.axis << (reverse ? " reversed" : ""));
@@ -117,23 +117,32 @@ TEST_CASE("codegen: a prefix scan's one pass matches the window generator", "[co
     }
 }
 
-TEST_CASE("codegen: a scan along another dim splits over rows", "[codegen][window]") {
-  Shape dims{6, 40, 3};
-  Hlo h;
-  hlo::Instruction* scan =
-      window_op(h, float32, dims, hlo::prefix_scan_window(dims, 1, false), Opcode::kAdd);
-  REQUIRE(kernel_rows(*scan) == 6);
-  std::vector<float> x = ramp<float>(shape_size(dims), -100, 0.25), out(x.size());
-  float init = 1;
-  auto code = compile_kernels({{scan, "kernel", /*partitioned=*/true}}, {});
-  auto fn = reinterpret_cast<KernelFn>(code->symbol("kernel"));
-  void* buffers[] = {x.data(), &init, out.data()};
-  fn(buffers, 3, 6);
-  fn(buffers, 0, 3);
-  check_all(out, run<float>(scan, {x.data(), &init}));
-  // Along dimension 0 it runs whole.
+TEST_CASE("codegen: a scan splits over dimension 0, or 1 when it scans dimension 0",
+          "[codegen][window]") {
+  struct Case {
+    Shape dims;
+    int axis;
+    std::int64_t rows;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{6, 40, 3}, 1, 6}, {{6, 40}, 1, 6}, {{40, 7}, 0, 7}, {{30, 5, 3}, 0, 5}}) {
+    INFO("dims " << shape_str(c.dims) << " axis " << c.axis);
+    Hlo h;
+    hlo::Instruction* scan =
+        window_op(h, float32, c.dims, hlo::prefix_scan_window(c.dims, c.axis, false), Opcode::kAdd);
+    REQUIRE(kernel_rows(*scan) == c.rows);
+    std::vector<float> x = ramp<float>(shape_size(c.dims), -100, 0.25), out(x.size());
+    float init = 1;
+    auto code = compile_kernels({{scan, "kernel", /*partitioned=*/true}}, {});
+    auto fn = reinterpret_cast<KernelFn>(code->symbol("kernel"));
+    void* buffers[] = {x.data(), &init, out.data()};
+    fn(buffers, 3, c.rows);
+    fn(buffers, 0, 3);
+    check_all(out, run<float>(scan, {x.data(), &init}));
+  }
+  // A 1-d scan runs whole.
   Hlo h0;
-  CHECK(kernel_rows(*window_op(h0, float32, dims, hlo::prefix_scan_window(dims, 0, true),
+  CHECK(kernel_rows(*window_op(h0, float32, {50}, hlo::prefix_scan_window({50}, 0, true),
                                Opcode::kAdd)) == 1);
 }
 

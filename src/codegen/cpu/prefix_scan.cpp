@@ -12,8 +12,9 @@ using hlo::Instruction;
 using hlo::Opcode;
 using Values = std::vector<llvm::Value*>;
 
-// Accumulators of one run along the last dim: a stack array of this many elements at most.
-constexpr std::int64_t kRun = 256;
+// Accumulators of one run along the last dim: a stack array of this many elements at most
+// (16 KiB of float), so that each step along the axis reads a long contiguous stretch.
+constexpr std::int64_t kRun = 4096;
 // A row scan's vector: this many bytes of the compute type, 16 lanes at most.
 constexpr std::size_t kVectorBytes = 64;
 
@@ -60,7 +61,14 @@ class ScanEmitter {
   }
 
   void emit(const std::optional<OuterRange>& rows) {
-    JX_CHECK(!rows || axis_ > 0, "a scan along dimension 0 cannot be split by rows");
+    JX_CHECK(!rows || dims_.size() > 1, "a 1-d scan cannot be split by rows");
+    if (axis_ == 0) {  // rows are a range of dimension 1
+      if (dims_.size() == 1)
+        row({});
+      else
+        runs({}, rows);
+      return;
+    }
     Shape before(dims_.begin(), dims_.begin() + static_cast<std::ptrdiff_t>(axis_));
     emit_loop_nest(
         em_, before, "scan.outer",
@@ -68,7 +76,7 @@ class ScanEmitter {
           if (axis_ + 1 == dims_.size())
             row(outer.dims);
           else
-            runs(outer.dims);
+            runs(outer.dims, std::nullopt);
         },
         rows);
   }
@@ -156,20 +164,25 @@ class ScanEmitter {
 
   // A scan along a dim with dims after it: for each position of the dims between, runs of up to
   // kRun along the last dim, each with a row of accumulators updated a position at a time.
-  void runs(const Values& before) {
+  // `range` limits the first dim after the axis (a thread's part).
+  void runs(const Values& before, const std::optional<OuterRange>& range) {
     Shape middle(dims_.begin() + static_cast<std::ptrdiff_t>(axis_) + 1, dims_.end() - 1);
     std::int64_t m = dims_.back(), run = std::min(m, kRun);
     auto* array = llvm::ArrayType::get(type_, static_cast<std::uint64_t>(run));
     llvm::AllocaInst* acc = em_.entry_alloca(array, "scan.accs");
     auto slot = [&](llvm::Value* j) { return b_.CreateInBoundsGEP(array, acc, {em_.i64(0), j}); };
-    emit_loop_nest(em_, middle, "scan.middle", [&](const IrIndex& mid) {
+    // Without dims between, the range is one of the last dim.
+    bool ranged_last = range && middle.empty();
+    llvm::Value* first = ranged_last ? range->begin : em_.i64(0);
+    llvm::Value* last = ranged_last ? range->end : em_.i64(m);
+    auto scan_runs = [&](const IrIndex& mid) {
       emit_strided_for(
-          em_, em_.i64(0), em_.i64(m), run, "scan.run",
+          em_, first, last, run, "scan.run",
           [&](llvm::Value* j0) {
-            llvm::Value* len = m <= run
+            llvm::Value* len = m <= run && !ranged_last
                                    ? em_.i64(m)
                                    : b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, em_.i64(run),
-                                                              b_.CreateSub(em_.i64(m), j0));
+                                                              b_.CreateSub(last, j0));
             emit_for(em_, em_.i64(0), len, "scan.init",
                      [&](llvm::Value* j) { b_.CreateStore(init_, slot(j)); });
             emit_for(
@@ -186,7 +199,8 @@ class ScanEmitter {
                 /*vectorize=*/false);
           },
           /*vectorize=*/false);
-    });
+    };
+    emit_loop_nest(em_, middle, "scan.middle", scan_runs, middle.empty() ? std::nullopt : range);
   }
 
   ElementalEmitter& em_;

@@ -19,9 +19,8 @@
 
 namespace jx::codegen::cpu {
 
-// out = the scan `scan` (hlo::as_prefix_scan holds) of operand, from init. `rows`, a range of
-// dimension 0 (a thread's part), needs the scan's axis to be another dim: along dimension 0 the
-// scan runs whole (kernel_rows is 1).
+// out = the scan `scan` (hlo::as_prefix_scan holds) of operand, from init. `rows` is a thread's
+// part of dimension 0, or of dimension 1 for a scan along dimension 0 (see kernel_rows).
 void emit_prefix_scan(ElementalEmitter& em, const hlo::Instruction& scan,
                       const ElementGenerator& operand, const ElementGenerator& init,
                       llvm::Value* out, const std::optional<OuterRange>& rows);
