@@ -1,6 +1,6 @@
 // bench_fusion: how close jx's compiled kernels come to the machine and to other libraries.
-// Memory-bound functions (gelu, row softmax) are held against the STREAM triad bandwidth, Eigen
-// and libtorch's eager ops; a dense layer against OpenBLAS's sgemm; and the kernels each
+// Memory-bound functions (gelu, row softmax, cumsum) are held against the STREAM triad bandwidth,
+// Eigen and libtorch's eager ops; a dense layer against OpenBLAS's sgemm; and the kernels each
 // function compiles to are counted. Every reference is measured in the same run.
 // Usage: bench_fusion [repetition scale, default 1]. Prints one report; exits with an error
 // only when a result is wrong.
@@ -482,6 +482,50 @@ void bf16_chain_case(double triad_gbs, int threads, int scale, std::vector<Targe
                            fmt("%.3f ms floor", floor), floor / tj.median_ms, Cmp::kAtLeast, 0.8));
 }
 
+// ---- cumulative sums -------------------------------------------------------------------------
+
+// cumsum of f32[16M] (one row: the CPU's vector scan on one thread) held against the bandwidth
+// floor of reading x and writing y once; f32[4096, 4096] along each axis for comparison (rows
+// split over the threads along axis 1; one thread's vectorized runs of accumulators along 0).
+void cumsum_case(double triad_gbs, int threads, int scale, std::vector<TargetRow>& rows) {
+  std::printf(
+      "cumsum (lax.cumsum, one reduce-window scanned in one pass) on f32[%lld] in [-1, 1)\n",
+      static_cast<long long>(kGeluN));
+  std::vector<float> host = random_vector(kGeluN, 80, -1, 1, threads);
+  jx::Array x = np::array(host, jx::Shape{kGeluN});
+  auto f = jx::jit([](const jx::Array& a) { return jx::lax::cumsum(a); }, {.name = "cumsum"});
+  Timing tj = time_calls([&] { g_sink = static_cast<double>(f(x).size()); }, scale);
+  print_timing("jx: jit(cumsum)(x)", tj);
+  // The vector scan reassociates within blocks: each output is within float32's rounding of
+  // the running sum, bounded by the sum of |x| so far.
+  std::vector<float> got = f(x).to_vector<float>();
+  double sum = 0, magnitude = 0, worst = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    sum += host[i];
+    magnitude += std::abs(host[i]);
+    worst = std::max(worst, std::abs(got[i] - sum) / magnitude);
+  }
+  std::printf("  jx vs a float64 running sum: max |difference| / sum |x| so far %.3g\n", worst);
+  if (!(worst <= 1e-5)) fail("cumsum: jx differs from the running sum by " + fmt("%.3g", worst));
+  double bytes = 2.0 * sizeof(float) * kGeluN;  // read x, write y
+  double floor = floor_ms(bytes, triad_gbs);
+  std::printf("  bandwidth floor: %.1f MB at %.2f GB/s = %.3f ms\n", bytes / 1e6, triad_gbs, floor);
+  rows.push_back(ratio_row("cumsum: floor / jx", fmt("%.3f ms", tj.median_ms),
+                           fmt("%.3f ms floor", floor), floor / tj.median_ms, Cmp::kAtLeast, 0.7));
+
+  jx::Array m = np::array(host, jx::Shape{4096, 4096});
+  for (int axis : {1, 0}) {
+    auto g = jx::jit([axis](const jx::Array& a) { return jx::lax::cumsum(a, axis); });
+    Timing tg = time_calls([&] { g_sink = static_cast<double>(g(m).size()); }, scale);
+    std::string what = "jx: jit(cumsum)(x[4096, 4096], axis=" + std::to_string(axis) + ")";
+    print_timing(what.c_str(), tg);
+    rows.push_back(ratio_row("cumsum 4096^2 axis " + std::to_string(axis) + ": floor / jx",
+                             fmt("%.3f ms", tg.median_ms), fmt("%.3f ms floor", floor),
+                             floor / tg.median_ms, Cmp::kNone, 0));
+  }
+  std::printf("\n");
+}
+
 // The dense layer with bf16 inputs against the same layer in f32, timed in turn.
 void dense_bf16_case(std::int64_t n, int threads, int scale, std::vector<TargetRow>& rows) {
   std::printf("Dense layer relu(x @ W + b) in bfloat16 vs float32, n = %lld\n",
@@ -759,6 +803,7 @@ int main(int argc, char** argv) {
   ThunkCounts softmax_k = softmax_case(triad.best_gbs, threads, scale, rows);
   for (std::int64_t n : {512, 1024, 2048}) dense_case(n, threads, scale, rows);
   bf16_chain_case(triad.best_gbs, threads, scale, rows);
+  cumsum_case(triad.best_gbs, threads, scale, rows);
   dense_bf16_case(1024, threads, scale, rows);
   embedding_case(triad.best_gbs, threads, scale, rows);
   cross_entropy_case(scale, rows);

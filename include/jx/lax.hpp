@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -87,6 +88,8 @@ Array transpose(const Array& x, const std::vector<std::int64_t>& permutation);
 Array squeeze(const Array& x, const std::vector<std::int64_t>& dimensions);
 Array expand_dims(const Array& x, const std::vector<std::int64_t>& dimensions);
 Array iota(DType dtype, const Shape& shape, std::int64_t dimension = 0);
+// Reverses x along each of `dimensions` (lax.rev).
+Array rev(const Array& x, const std::vector<std::int64_t>& dimensions);
 
 // slicing.cpp — cutting out, writing into, joining and padding arrays; no arithmetic.
 Array slice(const Array& x, const std::vector<std::int64_t>& start_indices,
@@ -108,6 +111,14 @@ Array reduce_min(const Array& x, const std::vector<std::int64_t>& axes);
 Array reduce_prod(const Array& x, const std::vector<std::int64_t>& axes);
 Array argmax(const Array& x, std::int64_t axis, DType index_dtype = int32);
 Array argmin(const Array& x, std::int64_t axis, DType index_dtype = int32);
+
+// cumulative.cpp — cumulative reductions along `axis` (JAX's lax.cumsum, ...): out[i] folds
+// x[0..i] along it, or x[i..n-1] when `reverse`. cumlogsumexp takes floats, the others numbers.
+Array cumsum(const Array& x, std::int64_t axis = 0, bool reverse = false);
+Array cumprod(const Array& x, std::int64_t axis = 0, bool reverse = false);
+Array cummax(const Array& x, std::int64_t axis = 0, bool reverse = false);
+Array cummin(const Array& x, std::int64_t axis = 0, bool reverse = false);
+Array cumlogsumexp(const Array& x, std::int64_t axis = 0, bool reverse = false);
 
 // dot.cpp
 struct DotDimensionNumbers {
@@ -196,5 +207,10 @@ Array scatter_max(const Array& operand, const Array& indices, const Array& updat
 // The inverse error function on (-1, 1), ±inf at ±1: float32 as XLA's ErfInv (Giles' single-
 // precision approximation), float64 that refined by two Newton steps on erf.
 Array erf_inv(const Array& x);
+// lax.associative_scan of one array: the inclusive scan of `fn` (associative) along `axis`, from
+// its end when `reverse`, in O(log n) rounds of strided slices, pads and concatenations
+// (Blelloch's recursion, as JAX writes it). The cumulative reductions differentiate through it.
+Array associative_scan(const std::function<Array(const Array&, const Array&)>& fn, const Array& x,
+                       std::int64_t axis = 0, bool reverse = false);
 
 }  // namespace jx::lax

@@ -136,6 +136,17 @@ Array argmin(const Array& x, std::optional<int> axis = std::nullopt, bool keepdi
 Array sort(const Array& x, int axis = -1);
 Array argsort(const Array& x, int axis = -1);
 
+// ---- cumulative reductions and flip (numpy_cumulative.cpp) ----------------------------------
+// Along `axis`, or along the flattened array when none is given (jnp.cumsum's axis=None). bool
+// computes in the default int; cumsum and cumprod also widen integers narrower than it (unsigned
+// ones to the unsigned int of its width), as jnp's do.
+Array cumsum(const Array& x, std::optional<int> axis = std::nullopt);
+Array cumprod(const Array& x, std::optional<int> axis = std::nullopt);
+Array cummax(const Array& x, std::optional<int> axis = std::nullopt);
+Array cummin(const Array& x, std::optional<int> axis = std::nullopt);
+// x reversed along `axis` (default: every axis); negative axes count from the end (jnp.flip).
+Array flip(const Array& x, const Axes& axis = {});
+
 // ---- shapes ----------------------------------------------------------------------------------
 Array reshape(const Array& x, const Shape& shape);  // one -1 entry is inferred
 Array ravel(const Array& x);

@@ -79,6 +79,15 @@ Computation* Builder::combiner(DType dtype, std::optional<Opcode> combiner) {
   return region;
 }
 
+Instruction* Builder::reduce_window(Instruction* x, Instruction* init,
+                                    const std::vector<WindowDim>& window, Computation* to_apply) {
+  Attrs attrs;
+  attrs.set("window", window_attr(window));
+  return op(Opcode::kReduceWindow,
+            HloShape::array(x->shape.dtype, window_output_dims(x->shape.dims, window)), {x, init},
+            std::move(attrs), {to_apply});
+}
+
 Instruction* Builder::tuple(std::vector<Instruction*> elements) {
   std::vector<HloShape> shapes;
   for (auto* e : elements) shapes.push_back(e->shape);

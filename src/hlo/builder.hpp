@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "hlo/ir.hpp"
+#include "hlo/window.hpp"
 
 namespace jx::hlo {
 
@@ -31,6 +32,10 @@ class Builder {
   // A two-parameter scalar computation (XLA's to_apply) returning `combiner` of its
   // parameters, or, without one, its second parameter (a scatter that replaces).
   Computation* combiner(DType dtype, std::optional<Opcode> combiner);
+  // A reduce-window (hlo/window.hpp) folding each window with `to_apply`, a computation of two
+  // scalars of x's dtype made with module()->add_computation and its own Builder.
+  Instruction* reduce_window(Instruction* x, Instruction* init,
+                             const std::vector<WindowDim>& window, Computation* to_apply);
   Instruction* tuple(std::vector<Instruction*> elements);
   Instruction* get_tuple_element(Instruction* tuple, int index);
   // Control flow over computations made with module()->add_computation and their own Builder.

@@ -1,6 +1,8 @@
 // Flop, transcendental and byte counts per instruction, summed over the entry computation.
 #include "hlo/cost_analysis.hpp"
 
+#include "hlo/window.hpp"
+
 namespace jx::hlo {
 namespace {
 
@@ -47,6 +49,12 @@ void add_cost(const Instruction& i, HloCost& cost) {
   auto out = static_cast<double>(i.shape.is_tuple ? 0 : i.shape.size());
   if (has_trait(i.opcode, kElementwise)) {
     (has_trait(i.opcode, kTranscendental) ? cost.transcendentals : cost.flops) += out;
+  } else if (i.opcode == Opcode::kReduceWindow) {
+    // A fold per window element of each output, as XLA counts it (a prefix scan's one pass
+    // does less).
+    double window = 1;
+    for (const WindowDim& w : window_of(i)) window *= static_cast<double>(w.size);
+    cost.flops += out * window;
   } else if (has_trait(i.opcode, kReduction)) {
     cost.flops += static_cast<double>(i.operands[0]->shape.size());
   } else if (i.opcode == Opcode::kDot) {

@@ -137,6 +137,8 @@ const std::unordered_map<Opcode, EvalFn>& table() {
       {Opcode::kGather, eval::gather_slices},
       {Opcode::kScatter, eval::scatter},
       {Opcode::kReduce, eval::reduce},
+      {Opcode::kReverse, eval::reverse},
+      {Opcode::kReduceWindow, eval::reduce_window},
       {Opcode::kArgMax, eval::arg_max},
       {Opcode::kArgMin, eval::arg_min},
       {Opcode::kDot, eval::dot},

@@ -62,6 +62,8 @@ Array gather_slices(const Instruction& inst, std::span<const Array> in);
 Array scatter(const Instruction& inst, std::span<const Array> in);
 Array pad(const Instruction& inst, std::span<const Array> in);
 Array reduce(const Instruction& inst, std::span<const Array> in);
+Array reverse(const Instruction& inst, std::span<const Array> in);
+Array reduce_window(const Instruction& inst, std::span<const Array> in);
 Array arg_max(const Instruction& inst, std::span<const Array> in);
 Array arg_min(const Instruction& inst, std::span<const Array> in);
 Array dot(const Instruction& inst, std::span<const Array> in);

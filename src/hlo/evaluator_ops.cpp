@@ -8,6 +8,7 @@
 #include "core/sort_rows.hpp"
 #include "core/slice_map.hpp"
 #include "hlo/evaluator_internal.hpp"
+#include "hlo/window.hpp"
 
 namespace jx::hlo::eval {
 namespace {
@@ -282,6 +283,54 @@ Array reduce(const Instruction& inst, std::span<const Array> in) {
   Array out = fresh(inst.shape);
   char* dst = static_cast<char*>(out.impl()->buffer->data());
   for (std::size_t k = 0; k < acc.size(); ++k) std::memcpy(dst + k * w, bytes(acc[k]), w);
+  return out;
+}
+
+Array reverse(const Instruction& inst, std::span<const Array> in) {
+  const Shape& dims = in[0].shape();
+  std::vector<bool> flipped(dims.size(), false);
+  for (std::int64_t d : inst.attrs.get_ints("dimensions")) flipped[d] = true;
+  Index st = strides(dims);
+  return gather(inst.shape, in[0], [&](const Index& index) {
+    std::int64_t k = 0;
+    for (std::size_t d = 0; d < index.size(); ++d)
+      k += (flipped[d] ? dims[d] - 1 - index[d] : index[d]) * st[d];
+    return k;
+  });
+}
+
+// Each output element folds, with the to_apply computation, the operand elements its window
+// covers (in row-major window order) into init; positions in the padding or between dilated
+// elements are skipped, as XLA's evaluator skips them.
+Array reduce_window(const Instruction& inst, std::span<const Array> in) {
+  Window window = window_of(inst);
+  const Computation& combiner = *inst.called.at(0);
+  const Shape& dims = in[0].shape();
+  Shape window_shape;
+  for (const WindowDim& w : window) window_shape.push_back(w.size);
+  Index st = strides(dims);
+  ShapedArray scalar{{}, inst.shape.dtype, false};
+  std::size_t w = itemsize(inst.shape.dtype);
+  const char* src = bytes(in[0]);
+  Array out = fresh(inst.shape);
+  char* dst = static_cast<char*>(out.impl()->buffer->data());
+  for_each_index(inst.shape.dims, [&](const Index& out_index, std::int64_t flat) {
+    Array acc = in[1];
+    for_each_index(window_shape, [&](const Index& pos, std::int64_t) {
+      std::int64_t k = 0;
+      for (std::size_t d = 0; d < dims.size(); ++d) {
+        const WindowDim& wd = window[d];
+        std::int64_t at = out_index[d] * wd.stride + pos[d] * wd.window_dilation - wd.pad_lo;
+        if (at < 0 || at % wd.base_dilation != 0 || at / wd.base_dilation >= dims[d]) return;
+        k += at / wd.base_dilation * st[d];
+      }
+      Array x = make_array(scalar);
+      std::memcpy(x.impl()->buffer->data(), src + k * static_cast<std::int64_t>(w), w);
+      Array args[] = {acc, x};
+      acc = evaluate(combiner, args);
+    });
+    std::memcpy(dst + flat * static_cast<std::int64_t>(w), bytes(acc), w);
+  });
   return out;
 }
 

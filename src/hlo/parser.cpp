@@ -336,6 +336,54 @@ class Parser {
     }
   }
 
+  // window={size=3x1 stride=2x1 pad=2_0x0_0 lhs_dilate=1x1 rhs_dilate=1x1}: fields in any
+  // order, each once, all of one rank; size is required unless the window is empty (rank 0).
+  std::vector<std::int64_t> window_attr() {
+    expect('{');
+    std::vector<std::vector<std::int64_t>> fields(5);  // size stride pad lhs_dilate rhs_dilate
+    std::vector<bool> seen(5, false);
+    static const std::vector<std::string> kNames{"size", "stride", "pad", "lhs_dilate",
+                                                 "rhs_dilate"};
+    std::size_t rank = 0;
+    bool first = true;
+    while (peek() != '}') {
+      std::size_t at = here();
+      std::string field = name("a window field");
+      auto it = std::find(kNames.begin(), kNames.end(), field);
+      if (it == kNames.end()) fail_at(at, "unknown window field '" + field + "'");
+      auto k = static_cast<std::size_t>(it - kNames.begin());
+      if (seen[k]) fail_at(at, "duplicate window field '" + field + "'");
+      seen[k] = true;
+      expect('=');
+      auto next_is = [&](char ch) { return pos_ < s_.size() && s_[pos_] == ch; };
+      std::size_t count = 0;
+      while (true) {
+        fields[k].push_back(integer());
+        if (field == "pad") {
+          expect_text("_");
+          fields[k].push_back(integer());
+        }
+        ++count;
+        if (!next_is('x')) break;
+        ++pos_;
+      }
+      if (!first && count != rank) fail_at(at, "window fields must have one entry per dimension");
+      rank = count;
+      first = false;
+    }
+    expect('}');
+    if (!first && !seen[0]) fail("a window needs its size");
+    std::vector<std::int64_t> attr;
+    for (std::size_t d = 0; d < rank; ++d) {
+      auto get = [&](std::size_t k, std::size_t i, std::int64_t def) {
+        return seen[k] ? fields[k][i] : def;
+      };
+      attr.insert(attr.end(), {fields[0][d], get(1, d, 1), get(2, 2 * d, 0), get(2, 2 * d + 1, 0),
+                               get(3, d, 1), get(4, d, 1)});
+    }
+    return attr;
+  }
+
   void callee(Instruction* inst, int slot) {
     std::size_t at = here();
     calls_.push_back({inst, percent_name("a computation name"), at, slot});
@@ -359,6 +407,7 @@ class Parser {
     if (inst->attrs.has(key)) fail_at(at, "duplicate attribute '" + key + "'");
     if (key == "slice") return inst->attrs.set(key, slice_attr());
     if (key == "padding") return inst->attrs.set(key, padding_attr());
+    if (key == "window") return inst->attrs.set(key, window_attr());
     char c = peek();
     if (c == '{') return inst->attrs.set(key, int_list());
     if (is_digit(c) || c == '-') return inst->attrs.set(key, integer());

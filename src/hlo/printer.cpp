@@ -7,6 +7,7 @@
 #include "core/array_impl.hpp"
 #include "core/dtype_dispatch.hpp"
 #include "hlo/ir.hpp"
+#include "hlo/window.hpp"
 #include "support/format.hpp"
 
 namespace jx::hlo {
@@ -62,11 +63,44 @@ std::string triples_str(const std::vector<std::int64_t>& v, bool slice) {
   return slice ? "{" + detail::join(parts, ", ") + "}" : detail::join(parts, "x");
 }
 
+// XLA's window: {size=3x1 stride=2x1 pad=2_0x0_0 lhs_dilate=... rhs_dilate=...}; fields other
+// than size print only where some dimension differs from the default.
+std::string window_str(const std::vector<std::int64_t>& attr) {
+  Window window = window_from_attr(attr);
+  std::vector<std::string> fields;
+  auto field = [&](const char* name, auto value, bool always) {
+    std::vector<std::string> parts;
+    bool differs = always;
+    for (const WindowDim& w : window) {
+      auto [text, is_default] = value(w);
+      parts.push_back(text);
+      differs |= !is_default;
+    }
+    if (differs && !window.empty()) fields.push_back(name + ("=" + detail::join(parts, "x")));
+  };
+  auto one = [](std::int64_t WindowDim::*m, std::int64_t def) {
+    return [m, def](const WindowDim& w) { return std::pair{std::to_string(w.*m), w.*m == def}; };
+  };
+  field("size", one(&WindowDim::size, -1), true);
+  field("stride", one(&WindowDim::stride, 1), false);
+  field(
+      "pad",
+      [](const WindowDim& w) {
+        return std::pair{std::to_string(w.pad_lo) + "_" + std::to_string(w.pad_hi),
+                         w.pad_lo == 0 && w.pad_hi == 0};
+      },
+      false);
+  field("lhs_dilate", one(&WindowDim::base_dilation, 1), false);
+  field("rhs_dilate", one(&WindowDim::window_dilation, 1), false);
+  return "{" + detail::join(fields, " ") + "}";
+}
+
 std::string attr_str(const std::string& name, const AttrValue& v) {
   if (auto* i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
   if (auto* s = std::get_if<std::string>(&v)) return *s;
   const auto& ints = std::get<std::vector<std::int64_t>>(v);
   if (name == "slice" || name == "padding") return triples_str(ints, name == "slice");
+  if (name == "window") return window_str(ints);
   return "{" + detail::join(ints, ",") + "}";
 }
 

@@ -20,6 +20,11 @@
 //   scatter               update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims,
 //                         input_batching_dims, scatter_indices_batching_dims, index_vector_dim;
 //                         operands: array, indices, updates; to_apply=%comb(a, b)
+//   reverse               dimensions={...}: unique dimensions of the operand; the result is its
+//                         shape
+//   reduce-window         operands: array, scalar init; window (hlo/window.hpp): six integers
+//                         per dimension, sizes, strides and dilations >= 1; the result's dims
+//                         are window_output_dims; to_apply=%comb(a, b) as reduce's
 //   dot                   lhs_batch_dims, lhs_contracting_dims, rhs_batch_dims,
 //                         rhs_contracting_dims (absent: empty); result: batch, lhs free, rhs free
 //   sort                  dimensions={d}, num_keys=k (1 <= k <= operands), is_stable=true|false;
@@ -40,6 +45,7 @@
 
 #include "core/slice_map.hpp"
 #include "hlo/ir.hpp"
+#include "hlo/window.hpp"
 #include "support/format.hpp"
 
 namespace jx::hlo {
@@ -294,7 +300,8 @@ Shape kept_dims(const HloShape& in, const Ints& dims) {
 
 // A to_apply computation mapping two scalars of `dtype` to one.
 void check_combiner(const Instruction& i, DType dtype) {
-  if (i.called.size() != 1) fail(i, "needs one to_apply computation");
+  if (i.called.size() != 1)
+    fail(i, std::string(info(i.opcode).name) + " needs one to_apply computation");
   const Computation* f = i.called[0];
   HloShape scalar = HloShape::array(dtype, {});
   const auto& ps = f->parameters();
@@ -351,15 +358,39 @@ void check_scatter(const Instruction& i) {
   check_combiner(i, in.dtype);
 }
 
-void check_reduce(const Instruction& i) {
+// reduce's and reduce-window's operands: an array, then its init value; and their to_apply.
+const HloShape& check_folded_operands(const Instruction& i) {
   const HloShape& in = array_operand(i, 0);
   const HloShape& init = array_operand(i, 1);
   if (!init.dims.empty() || init.dtype != in.dtype)
     fail(i, "init value must be a " + std::string(hlo_type_name(in.dtype)) + " scalar");
+  check_combiner(i, in.dtype);
+  return in;
+}
+
+void check_reduce(const Instruction& i) {
+  const HloShape& in = check_folded_operands(i);
   const Ints& dims = ints_attr(i, "dimensions");
   check_dims(i, dims, in.rank(), "dimensions");
   expect_shape(i, in.dtype, kept_dims(in, dims));
-  check_combiner(i, in.dtype);
+}
+
+void check_reverse(const Instruction& i) {
+  const HloShape& in = array_operand(i, 0);
+  check_dims(i, ints_attr(i, "dimensions"), in.rank(), "dimensions");
+  expect_shape(i, in.dtype, in.dims);
+}
+
+void check_reduce_window(const Instruction& i) {
+  const HloShape& in = check_folded_operands(i);
+  const Ints& attr = ints_attr(i, "window");
+  if (attr.size() != kWindowFields * in.dims.size())
+    fail(i, "window needs size, stride, padding and dilations for each dimension of " + in.str());
+  Window window = window_from_attr(attr);
+  for (const WindowDim& w : window)
+    if (w.size < 1 || w.stride < 1 || w.base_dilation < 1 || w.window_dilation < 1)
+      fail(i, "window sizes, strides and dilations must be at least 1");
+  expect_shape(i, in.dtype, window_output_dims(in.dims, window));
 }
 
 void check_arg_reduce(const Instruction& i) {
@@ -519,6 +550,8 @@ const std::unordered_map<Opcode, Rule>& rules() {
       {Opcode::kGather, check_gather},
       {Opcode::kScatter, check_scatter},
       {Opcode::kReduce, check_reduce},
+      {Opcode::kReverse, check_reverse},
+      {Opcode::kReduceWindow, check_reduce_window},
       {Opcode::kArgMax, check_arg_reduce},
       {Opcode::kArgMin, check_arg_reduce},
       {Opcode::kDot, check_dot},

@@ -17,9 +17,9 @@ using hlo::Opcode;
 
 // Elementwise opcodes (convert included) and these layout ones.
 bool foldable_opcode(Opcode op) {
-  static const std::unordered_set<Opcode> kLayout{Opcode::kBroadcast, Opcode::kReshape,
-                                                  Opcode::kTranspose, Opcode::kSlice,
-                                                  Opcode::kIota,      Opcode::kConcatenate};
+  static const std::unordered_set<Opcode> kLayout{
+      Opcode::kBroadcast, Opcode::kReshape,     Opcode::kTranspose, Opcode::kSlice,
+      Opcode::kIota,      Opcode::kConcatenate, Opcode::kReverse};
   return hlo::has_trait(op, hlo::kElementwise) || kLayout.count(op) > 0;
 }
 

@@ -1,4 +1,4 @@
-// Layout primitives: broadcast_in_dim reshape transpose squeeze expand_dims iota. No
+// Layout primitives: broadcast_in_dim reshape transpose squeeze expand_dims iota rev. No
 // arithmetic: every impl only moves elements (or shares the buffer), and every op but iota is
 // linear, its transpose moving the cotangent back. Slicing, padding and concatenation are in
 // slicing.cpp. Each primitive's rules stand together.
@@ -16,7 +16,7 @@
 namespace jx {
 
 Primitive broadcast_in_dim_p("broadcast_in_dim"), reshape_p("reshape"), transpose_p("transpose"),
-    squeeze_p("squeeze"), expand_dims_p("expand_dims"), iota_p("iota");
+    squeeze_p("squeeze"), expand_dims_p("expand_dims"), iota_p("iota"), rev_p("rev");
 
 namespace {
 
@@ -318,6 +318,52 @@ std::vector<hlo::Instruction*> iota_lower(hlo::Builder& b, Operands, const Param
            attrs_of("iota_dimension", params.get("dimension").as_int()))};
 }
 
+// ---- rev[dimensions]: the operand read back to front along each of `dimensions` ----
+Outs rev_abstract_eval(Avals in, const Params& params) {
+  check_arity(rev_p, in, 1);
+  Ints dims = ints(params, "dimensions");
+  check_shapelike(rev_p.name, "dimensions", dims);
+  if (std::set<std::int64_t>(dims.begin(), dims.end()).size() != dims.size())
+    fail<ShapeError>(rev_p.name, " dimensions must be unique, got ", tup(dims), ".");
+  if (std::any_of(dims.begin(), dims.end(), [&](auto d) { return d >= in[0].ndim(); }))
+    fail<ShapeError>(rev_p.name, " dimensions must all be less than operand ndim, got dimensions ",
+                     tup(dims), " for operand ndim ", in[0].ndim(), ".");
+  return result(in[0].shape, in[0].dtype, in[0].weak_type);
+}
+
+std::vector<Array> rev_impl(Ins in, const Params& params, Avals out) {
+  const Shape& s = in[0].shape();
+  std::vector<bool> flipped(s.size(), false);
+  for (auto d : ints(params, "dimensions")) flipped[static_cast<std::size_t>(d)] = true;
+  Ints xs = strides(s);
+  return assemble(in, out[0], [&](const Ints& index) {
+    std::int64_t at = 0;
+    for (std::size_t d = 0; d < index.size(); ++d)
+      at += (flipped[d] ? s[d] - 1 - index[d] : index[d]) * xs[d];
+    return Source{0, at};
+  });
+}
+
+std::vector<hlo::Instruction*> rev_lower(hlo::Builder& b, Operands ops, const Params& params,
+                                         Avals out) {
+  Ints dims = ints(params, "dimensions");
+  if (dims.empty()) return std::vector<hlo::Instruction*>{ops[0]};
+  return std::vector<hlo::Instruction*>{
+      b.op(hlo::Opcode::kReverse, out_shape(out), {ops[0]}, attrs_of("dimensions", dims))};
+}
+
+// Its own transpose: the cotangent reversed back.
+Array rev_transpose(const Array& ct, const ShapedArray&, const Params& params) {
+  return lax::rev(ct, ints(params, "dimensions"));
+}
+
+BatchResult rev_batch(Ins args, BDims dims, const Params& params) {
+  int b = *dims[0];
+  Ints reversed;
+  for (auto d : ints(params, "dimensions")) reversed.push_back(shift(d, b));
+  return one(lax::rev(args[0], reversed), b);
+}
+
 const bool kRegistered = [] {
   broadcast_in_dim_p.abstract_eval = broadcast_in_dim_abstract_eval;
   broadcast_in_dim_p.impl = broadcast_in_dim_impl;
@@ -359,6 +405,13 @@ const bool kRegistered = [] {
   iota_p.impl = iota_impl;
   iota_p.lower = iota_lower;
   ad::def_zero_jvp(iota_p);
+
+  rev_p.abstract_eval = rev_abstract_eval;
+  rev_p.impl = rev_impl;
+  rev_p.lower = rev_lower;
+  ad::def_linear(rev_p);
+  rev_p.transpose = unary_transpose(rev_transpose);
+  rev_p.batch = rev_batch;
   return true;
 }();
 
@@ -395,6 +448,10 @@ Array iota(DType dtype, const Shape& shape, std::int64_t dimension) {
                {{"dimension", Param::integer(dimension)},
                 {"dtype", Param::dtype(dtype)},
                 {"shape", Param::ints(shape)}});
+}
+
+Array rev(const Array& x, const Ints& dimensions) {
+  return bind1(rev_p, {x}, {{"dimensions", Param::ints(dimensions)}});
 }
 
 }  // namespace lax

@@ -28,7 +28,8 @@ struct KernelRequest {
 };
 
 // How many independent rows a kernel for `root` has: the shared dimension 0 of its outputs, or
-// 1 when they differ or are 0-d.
+// 1 when they differ or are 0-d; for a prefix scan along dimension 0, its dimension 1 (which its
+// kernel splits instead).
 std::int64_t kernel_rows(const hlo::Instruction& root);
 
 // How the CPU backend computes a dot. A small or general one: a loop nest per output element,

@@ -1,15 +1,18 @@
 // A kernel: the ABI entry loads the buffer pointers and calls an always-inlined body whose
 // pointer arguments are noalias (buffer assignment never lets an output overlap its inputs,
 // except in place, where the two share one argument), so LLVM may vectorize; the body is a loop
-// nest per output shape, writing through the generators of the fused computation.
+// nest per output shape, writing through the generators of the fused computation, or the special
+// roots' own loops: GEMMs, column reductions, prefix scans.
 #include "codegen/cpu/kernel.hpp"
 
 #include "codegen/cpu/column_reduction.hpp"
 #include "codegen/cpu/cpu_compiler.hpp"
 #include "codegen/cpu/gemm.hpp"
 #include "codegen/cpu/scatter.hpp"
+#include "codegen/cpu/prefix_scan.hpp"
 #include "codegen/elemental/loops.hpp"
 #include "hlo/fusion.hpp"
+#include "hlo/window.hpp"
 #include "jx/errors.hpp"
 
 namespace jx::codegen {
@@ -20,7 +23,16 @@ using hlo::Opcode;
 std::int64_t kernel_rows(const Instruction& root) {
   if (root.opcode == Opcode::kScatter) return 1;  // its updates combine in order
   std::optional<Shape> dims = hlo::common_output_dims(root);
-  return dims && !dims->empty() ? (*dims)[0] : 1;
+  if (!dims || dims->empty()) return 1;
+  // A prefix scan along dimension 0 carries its value from row to row: its kernel (of which it
+  // is the only output) splits dimension 1 instead, and runs whole without one.
+  for (std::size_t k = 0; k < hlo::output_shapes(root).size(); ++k) {
+    const Instruction* out =
+        root.opcode == Opcode::kFusion ? hlo::fused_output(root, static_cast<int>(k)) : &root;
+    if (auto scan = hlo::as_prefix_scan(*out); scan && scan->axis == 0)
+      return dims->size() > 1 ? (*dims)[1] : 1;
+  }
+  return (*dims)[0];
 }
 
 namespace cpu {
@@ -121,12 +133,25 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
                                            : std::vector{em.generator(root, params)};
 
   // One loop nest per distinct output shape, storing every output of that shape; or, when they
-  // are all column reductions computing into their own buffers, one row-order loop nest each.
+  // are all column reductions (or all prefix scans) computing into their own buffers, one
+  // row-order loop nest (one scan) each.
   std::vector<bool> done(shapes.size(), false);
+  auto output = [&](std::size_t j) {
+    return root.opcode == Opcode::kFusion ? hlo::fused_output(root, static_cast<int>(j)) : &root;
+  };
   auto column_reduction = [&](std::size_t j) -> const Instruction* {
-    const Instruction* r =
-        root.opcode == Opcode::kFusion ? hlo::fused_output(root, static_cast<int>(j)) : &root;
+    const Instruction* r = output(j);
     return aliases[j] < 0 && is_column_reduction(*r) ? r : nullptr;
+  };
+  auto prefix_scan = [&](std::size_t j) -> const Instruction* {
+    const Instruction* r = output(j);
+    return aliases[j] < 0 && hlo::as_prefix_scan(*r) ? r : nullptr;
+  };
+  // The generators of an output's own operands: inside the fusion, or the kernel's parameters.
+  auto operands_of = [&](const Instruction* r) {
+    return root.opcode == Opcode::kFusion
+               ? em.generators_of(*root.called[0], params, {r->operands[0], r->operands[1]})
+               : params;
   };
   for (std::size_t k = 0; k < shapes.size(); ++k) {
     if (done[k]) continue;
@@ -137,12 +162,19 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
     if (std::all_of(group.begin(), group.end(), column_reduction)) {
       for (std::size_t j : group) {
         const Instruction* r = column_reduction(j);
-        std::vector<ElementGenerator> in =
-            root.opcode == Opcode::kFusion
-                ? em.generators_of(*root.called[0], params, {r->operands[0], r->operands[1]})
-                : params;
+        std::vector<ElementGenerator> in = operands_of(r);
         llvm::Value* out = body->getArg(static_cast<unsigned>(args.output_arg[j]));
         emit_column_reduction(em, *r, in[0], in[1], out, rows);
+        done[j] = true;
+      }
+      continue;
+    }
+    if (std::all_of(group.begin(), group.end(), prefix_scan)) {
+      for (std::size_t j : group) {
+        const Instruction* r = prefix_scan(j);
+        std::vector<ElementGenerator> in = operands_of(r);
+        llvm::Value* out = body->getArg(static_cast<unsigned>(args.output_arg[j]));
+        emit_prefix_scan(em, *r, in[0], in[1], out, rows);
         done[j] = true;
       }
       continue;

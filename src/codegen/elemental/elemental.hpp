@@ -48,7 +48,8 @@ struct EmitterTable {
 void add_unary_emitters(EmitterTable& table);      // elemental_unary.cpp (and convert)
 void add_binary_emitters(EmitterTable& table);     // elemental_binary.cpp (compare, select, clamp)
 void add_layout_emitters(EmitterTable& table);     // elemental_layout.cpp (and constant, iota)
-void add_reduction_emitters(EmitterTable& table);  // elemental_reduce.cpp: reduce, argmax, argmin
+void add_reduction_emitters(EmitterTable& table);  // elemental_reduce.cpp: reduce, argmax,
+                                                   // argmin, reduce-window
 void add_dot_emitter(EmitterTable& table);         // elemental_dot.cpp
 void add_gather_emitter(EmitterTable& table);      // elemental_gather.cpp
 const EmitterTable& elemental_emitters();          // all of the above
@@ -104,7 +105,8 @@ class ElementalEmitter {
                                               std::vector<ElementGenerator> parameters,
                                               const std::vector<const hlo::Instruction*>& wanted,
                                               GivenGenerators given = {});
-  // A scalar computation (reduce's to_apply) applied to values.
+  // A scalar computation (reduce's to_apply) applied to values: each of its instructions once,
+  // in order (never hoisted: its values depend on the arguments, whatever the index).
   llvm::Value* apply(const hlo::Computation& c, llvm::ArrayRef<llvm::Value*> args);
 
   // IR helpers for emitters.

@@ -142,9 +142,23 @@ ElementGenerator ElementalEmitter::computation(const hlo::Computation& c,
 }
 
 llvm::Value* ElementalEmitter::apply(const hlo::Computation& c, llvm::ArrayRef<llvm::Value*> args) {
-  std::vector<ElementGenerator> parameters;
-  for (llvm::Value* v : args) parameters.push_back([v](const IrIndex&) { return v; });
-  return computation(c, std::move(parameters))(scalar_index());
+  if (!c.root()) throw CompileError("codegen: computation " + c.name() + " has no root");
+  std::unordered_map<const Instruction*, llvm::Value*> values;
+  for (const Instruction* i : c.instructions()) {
+    if (i->opcode == Opcode::kParameter) {
+      auto n = static_cast<std::size_t>(i->parameter_number);
+      if (n >= args.size())
+        throw CompileError("codegen: " + c.name() + " reads parameter " + std::to_string(n) +
+                           " of " + std::to_string(args.size()));
+      values[i] = args[n];
+      continue;
+    }
+    std::vector<ElementGenerator> operands;
+    for (const Instruction* o : i->operands)
+      operands.push_back([v = values.at(o)](const IrIndex&) { return v; });
+    values[i] = generator(*i, std::move(operands))(scalar_index());
+  }
+  return values.at(c.root());
 }
 
 llvm::Value* ElementalEmitter::load(DType d, llvm::Value* base, llvm::Value* linear,

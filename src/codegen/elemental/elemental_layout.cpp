@@ -1,6 +1,7 @@
 // Generators of the layout opcodes (broadcast, reshape, transpose, slice, dynamic-slice,
-// dynamic-update-slice, concatenate, pad) and of constant and iota: index arithmetic only,
+// dynamic-update-slice, concatenate, pad, reverse) and of constant and iota: index arithmetic only,
 // following the eager impls in src/primitives/shape_ops.cpp and slicing.cpp.
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -239,6 +240,25 @@ ElementGenerator emit_pad(ElementalEmitter& em, const Instruction& inst, const G
   };
 }
 
+// Along each of dimensions={...}, output index i reads operand index n-1-i.
+ElementGenerator emit_reverse(ElementalEmitter& em, const Instruction& inst, const Gens& ops) {
+  const Shape& x = dims_of(inst, 0);
+  if (!inst.attrs.has("dimensions")) fail(inst, "missing attribute dimensions");
+  if (inst.shape.dims != x) fail(inst, "the output shape is not the operand's");
+  std::vector<bool> flipped(x.size(), false);
+  for (std::int64_t d : inst.attrs.get_ints("dimensions")) {
+    if (d < 0 || d >= static_cast<std::int64_t>(x.size())) fail(inst, "dimension out of range");
+    flipped[static_cast<std::size_t>(d)] = x[static_cast<std::size_t>(d)] > 1;
+  }
+  if (std::find(flipped.begin(), flipped.end(), true) == flipped.end()) return ops[0];
+  return [&em, x, flipped, g = ops[0]](const IrIndex& index) {
+    std::vector<llvm::Value*> dims = index.dims;
+    for (std::size_t d = 0; d < x.size(); ++d)
+      if (flipped[d]) dims[d] = em.b().CreateSub(em.i64(x[d] - 1), dims[d], "", true, true);
+    return g(index_of(em, std::move(dims)));
+  };
+}
+
 ElementGenerator emit_iota(ElementalEmitter& em, const Instruction& inst, const Gens&) {
   if (!inst.attrs.has("iota_dimension")) fail(inst, "missing attribute iota_dimension");
   auto dim = static_cast<std::size_t>(inst.attrs.get_int("iota_dimension"));
@@ -292,6 +312,7 @@ void add_layout_emitters(EmitterTable& t) {
   t.set(Opcode::kDynamicUpdateSlice, emit_dynamic_update_slice);
   t.set(Opcode::kConcatenate, emit_concatenate);
   t.set(Opcode::kPad, emit_pad);
+  t.set(Opcode::kReverse, emit_reverse);
   t.set(Opcode::kIota, emit_iota);
   t.set(Opcode::kConstant, emit_constant);
 }

@@ -1,11 +1,14 @@
 // Reductions as generators: for one output element, a loop nest over the reduced dims folds the
 // elements into an accumulator by emitting reduce's to_apply computation; argmax/argmin carry a
-// value and an index. Semantics follow src/primitives/reduce.cpp.
+// value and an index; reduce-window folds the elements of one window (a loop over the window per
+// output element, as the HLO evaluator does; codegen/cpu/prefix_scan.cpp computes a cumulative
+// window in one pass instead). Semantics follow src/primitives/reduce.cpp.
 #include <algorithm>
 #include <string>
 
 #include "codegen/elemental/elemental.hpp"
 #include "codegen/elemental/loops.hpp"
+#include "hlo/window.hpp"
 #include "jx/errors.hpp"
 
 namespace jx::codegen {
@@ -78,6 +81,57 @@ ElementGenerator emit_reduce(ElementalEmitter& em, const Instruction& inst, cons
   return [&em, &inst, at](const IrIndex& out) { return em.hoisted(inst, out, at); };
 }
 
+// out[i] = init folded with the operand elements under window i, in row-major window order;
+// positions in the padding or between base-dilated elements hold none (hlo/window.hpp).
+ElementGenerator emit_reduce_window(ElementalEmitter& em, const Instruction& inst,
+                                    const Gens& ops) {
+  const Shape& x = inst.operands[0]->shape.dims;
+  hlo::Window window = hlo::window_of(inst);
+  if (inst.called.size() != 1 || inst.called[0]->parameters().size() != 2)
+    fail(inst, "needs a to_apply computation of two parameters");
+  if (inst.operands[1]->shape.rank() != 0) fail(inst, "the init value must be 0-d");
+  if (inst.shape.dims != hlo::window_output_dims(x, window))
+    fail(inst, "the output shape is not the windows'");
+  Shape window_shape;
+  for (const hlo::WindowDim& w : window) window_shape.push_back(w.size);
+  auto at = [&em, &inst, ops, x, window, window_shape](const IrIndex& out) {
+    auto& b = em.b();
+    llvm::Type* type = em.type(inst.shape.dtype);
+    llvm::AllocaInst* acc = em.entry_alloca(type, "acc");
+    b.CreateStore(ops[1](em.scalar_index()), acc);
+    emit_loop_nest(em, window_shape, "window", [&](const IrIndex& w) {
+      llvm::Value* inside = b.getTrue();
+      std::vector<llvm::Value*> dims;
+      for (std::size_t d = 0; d < x.size(); ++d) {
+        const hlo::WindowDim& wd = window[d];
+        // pos = out * stride + w * window_dilation - pad_lo, in the dilated operand.
+        llvm::Value* pos =
+            b.CreateSub(b.CreateAdd(b.CreateMul(out.dims[d], em.i64(wd.stride)),
+                                    b.CreateMul(w.dims[d], em.i64(wd.window_dilation))),
+                        em.i64(wd.pad_lo));
+        std::int64_t dilated = x[d] == 0 ? 0 : (x[d] - 1) * wd.base_dilation + 1;
+        inside = b.CreateAnd(inside, b.CreateICmpULT(pos, em.i64(dilated)));  // 0 <= pos < dilated
+        if (wd.base_dilation > 1) {
+          llvm::Value* step = em.i64(wd.base_dilation);
+          inside = b.CreateAnd(inside, b.CreateICmpEQ(b.CreateURem(pos, step), em.i64(0)));
+          pos = b.CreateUDiv(pos, step);
+        }
+        dims.push_back(pos);
+      }
+      llvm::Value* folded = em.if_else(
+          inside,
+          [&] {
+            llvm::Value* element = ops[0](IrIndex{dims, nullptr});
+            return em.apply(*inst.called[0], {b.CreateLoad(type, acc), element});
+          },
+          [&] { return b.CreateLoad(type, acc); }, "window.inside");
+      b.CreateStore(folded, acc);
+    });
+    return b.CreateLoad(type, acc, "reduced");
+  };
+  return [&em, &inst, at](const IrIndex& out) { return em.hoisted(inst, out, at); };
+}
+
 // The index of the first NaN if any, else of the first extreme value, along one axis.
 template <bool kMax>
 ElementGenerator emit_arg(ElementalEmitter& em, const Instruction& inst, const Gens& ops) {
@@ -133,6 +187,7 @@ void add_reduction_emitters(EmitterTable& t) {
   t.set(Opcode::kReduce, emit_reduce);
   t.set(Opcode::kArgMax, emit_arg<true>);
   t.set(Opcode::kArgMin, emit_arg<false>);
+  t.set(Opcode::kReduceWindow, emit_reduce_window);
 }
 
 }  // namespace jx::codegen

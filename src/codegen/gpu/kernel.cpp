@@ -107,6 +107,9 @@ GpuLaunch emit_kernel(llvm::Module& module, const KernelRequest& request, const 
     case KernelKind::kScatter:
       launch = emit_scatter_kernel(body);
       break;
+    case KernelKind::kScan:
+      launch = emit_scan_kernel(body, *plan.heroes.front());
+      break;
   }
   b.CreateRetVoid();
   mark_kernel(*f, launch.block);

@@ -51,6 +51,7 @@ GpuLaunch emit_row_kernel(KernelBody& k, const KernelPlan& plan);
 GpuLaunch emit_column_kernel(KernelBody& k, const std::vector<const hlo::Instruction*>& reduces);
 GpuLaunch emit_transpose_kernel(KernelBody& k, const hlo::Instruction& transpose);
 GpuLaunch emit_scatter_kernel(KernelBody& k);
+GpuLaunch emit_scan_kernel(KernelBody& k, const hlo::Instruction& scan);
 
 // At most this many blocks: a grid-stride loop runs the rest in later iterations.
 inline constexpr std::int64_t kMaxBlocks = 65536;

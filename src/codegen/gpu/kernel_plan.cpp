@@ -11,6 +11,7 @@
 #include "codegen/gpu/nvvm.hpp"
 #include "hlo/fusion.hpp"
 #include "hlo/gemm.hpp"
+#include "hlo/window.hpp"
 
 namespace jx::codegen {
 namespace {
@@ -197,6 +198,13 @@ std::optional<KernelPlan> transpose_plan(const std::vector<const Instruction*>& 
   return KernelPlan{KernelKind::kTranspose, {t}};
 }
 
+// A scan only ever stands alone as a kernel's output (the fusion passes keep it so).
+std::optional<KernelPlan> scan_plan(const std::vector<const Instruction*>&,
+                                    const std::vector<const Instruction*>& outputs) {
+  if (outputs.size() != 1 || !hlo::as_prefix_scan(*outputs.front())) return std::nullopt;
+  return KernelPlan{KernelKind::kScan, {outputs.front()}};
+}
+
 }  // namespace
 
 std::vector<const Instruction*> computed_outputs(const Instruction& root) {
@@ -220,7 +228,7 @@ KernelPlan plan_kernel(const Instruction& root) {
   if (root.opcode == hlo::Opcode::kScatter) return {KernelKind::kScatter, {&root}};
   std::vector<const Instruction*> insts = kernel_instructions(root);
   std::vector<const Instruction*> outputs = computed_outputs(root);
-  for (auto plan : {row_plan, column_plan, transpose_plan})
+  for (auto plan : {scan_plan, row_plan, column_plan, transpose_plan})
     if (std::optional<KernelPlan> p = plan(insts, outputs)) return *p;
   return {};
 }

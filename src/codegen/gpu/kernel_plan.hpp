@@ -25,6 +25,8 @@ enum class KernelKind {
   kTranspose,
   // A thread per update element of a scatter, combining it atomically into the result.
   kScatter,
+  // A prefix scan (hlo::as_prefix_scan), the only output: a thread per row along its axis.
+  kScan,
 };
 
 // Threads per block of a row kernel whose rows are this long or longer.
@@ -32,7 +34,8 @@ inline constexpr int kRowBlock = 256;
 
 struct KernelPlan {
   KernelKind kind = KernelKind::kLoop;
-  // kRow and kColumnReduction: the reduces, operands before users; kTranspose: the transpose.
+  // kRow and kColumnReduction: the reduces, operands before users; kTranspose: the transpose;
+  // kScan: the scan.
   std::vector<const hlo::Instruction*> heroes;
   // kRow: blocks per row. Above 1 (a multiple of 32), each block folds a part of its row and
   // the last to finish combines the parts: few long rows then still fill the GPU.

@@ -15,7 +15,9 @@ namespace {
 bool fuse_program(hlo::Computation& entry) {
   std::vector<std::vector<Instruction*>> batches;
   for (Instruction* i : entry.instructions()) {
-    if (!fusion::is_kernel(*i) || i->shape.byte_size() > HorizontalFusion::kMaxBytes) continue;
+    if (!fusion::is_kernel(*i) || i->shape.byte_size() > HorizontalFusion::kMaxBytes ||
+        fusion::computes_prefix_scan(*i))
+      continue;
     auto independent = [&](const std::vector<Instruction*>& batch) {
       if (batch.size() >= HorizontalFusion::kMaxKernels) return false;
       for (const Instruction* b : batch)

@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "hlo/window.hpp"
 #include "passes/fusion/outline.hpp"
 
 namespace jx::passes {
@@ -97,6 +98,14 @@ Access through(const Instruction& user, std::size_t k, const Access& a) {
       for (std::size_t d = 0; d < perm.size(); ++d) loops[static_cast<std::size_t>(perm[d])] = u[d];
       break;
     }
+    case Opcode::kReverse:  // each dim runs the other way, under the same loop
+      loops = u;
+      break;
+    case Opcode::kReduceWindow:
+      // Each element under up to a window's worth of outputs (a prefix scan reads each once, but
+      // what it reads is evaluated in its own loops): recomputed there unless cheap.
+      out.reused = true;
+      return out;
     default:
       if (hlo::has_trait(user.opcode, hlo::kReduction)) {
         // Kept dims follow the output's loops; reduced dims are new, inner loops.
@@ -129,7 +138,9 @@ bool can_root(const Instruction& i) {
 
 bool can_join(const Instruction& p) {
   if (p.opcode == Opcode::kConstant) return p.shape.size() <= InstructionFusion::kMaxFusedConstant;
-  if (p.opcode == Opcode::kDot) return false;
+  // A prefix scan is a kernel's own output, computed in one pass: read through a generator, each
+  // element would fold up to its whole row again.
+  if (p.opcode == Opcode::kDot || hlo::as_prefix_scan(p)) return false;
   return hlo::has_trait(p.opcode, hlo::kFusible) || hlo::loops_per_element(p.opcode);
 }
 

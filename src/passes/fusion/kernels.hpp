@@ -12,7 +12,12 @@ namespace jx::passes::fusion {
 bool is_kernel(const hlo::Instruction& inst);
 
 // Whether `fusion` reads operand `k` at most once per element it computes: no broadcast that
-// repeats elements, no dot.
+// repeats elements, no dot, no reduce-window other than a prefix scan.
 bool reads_once(const hlo::Instruction& fusion, std::size_t k);
+
+// Whether a kernel computes a prefix scan (hlo::as_prefix_scan): such a kernel keeps it as its
+// only output, so that codegen runs the scan's one pass; multi-output and horizontal fusion
+// leave it alone.
+bool computes_prefix_scan(const hlo::Instruction& kernel);
 
 }  // namespace jx::passes::fusion

@@ -26,7 +26,8 @@ Instruction* consumer_to_join(const hlo::Computation& entry, Instruction& p) {
   std::vector<Instruction*> users = entry.users(&p);
   if (users.size() < 2 && &p != entry.root()) return nullptr;
   for (Instruction* c : users) {
-    if (c->opcode != Opcode::kFusion || !same_loop_nest(p, *c)) continue;
+    if (c->opcode != Opcode::kFusion || !same_loop_nest(p, *c) || fusion::computes_prefix_scan(*c))
+      continue;
     bool once = true;
     for (std::size_t k = 0; k < c->operands.size(); ++k)
       if (c->operands[k] == &p) once &= fusion::reads_once(*c, k);
@@ -40,11 +41,13 @@ Instruction* consumer_to_join(const hlo::Computation& entry, Instruction& p) {
 // Another kernel sharing a large operand with `a`, over the same loop nest, with no path
 // between the two.
 Instruction* sibling_of(const hlo::Computation& entry, Instruction& a) {
-  if (!fusion::is_kernel(a)) return nullptr;
+  if (!fusion::is_kernel(a) || fusion::computes_prefix_scan(a)) return nullptr;
   for (const Instruction* x : a.operands) {
     if (x->shape.is_tuple || x->shape.byte_size() < MultiOutputFusion::kMinSharedBytes) continue;
     for (Instruction* b : entry.users(x)) {
-      if (b == &a || !fusion::is_kernel(*b) || !same_loop_nest(a, *b)) continue;
+      if (b == &a || !fusion::is_kernel(*b) || fusion::computes_prefix_scan(*b) ||
+          !same_loop_nest(a, *b))
+        continue;
       if (!fusion::reaches(entry, &a, b) && !fusion::reaches(entry, b, &a)) return b;
     }
   }

@@ -1,0 +1,230 @@
+#include "codegen/cpu/prefix_scan.hpp"
+
+#include <algorithm>
+
+#include "hlo/window.hpp"
+#include "support/check.hpp"
+
+namespace jx::codegen::cpu {
+namespace {
+
+using hlo::Instruction;
+using hlo::Opcode;
+using Values = std::vector<llvm::Value*>;
+
+// Accumulators of one run along the last dim: a stack array of this many elements at most
+// (16 KiB of float), so that each step along the axis reads a long contiguous stretch.
+constexpr std::int64_t kRun = 4096;
+// A row scan's vector: this many bytes of the compute type, 16 lanes at most.
+constexpr std::size_t kVectorBytes = 64;
+
+// Whether the combiner is one commutative opcode of both parameters, which the emitters apply
+// to vectors as to scalars.
+bool vector_combiner(const Instruction& scan) {
+  DType d = scan.shape.dtype;
+  const Instruction* r = scan.called[0]->root();
+  if (d == bool_ || !r || r->operands.size() != 2) return false;
+  const Instruction *a = r->operands[0], *b = r->operands[1];
+  if (a->opcode != Opcode::kParameter || b->opcode != Opcode::kParameter || a == b) return false;
+  switch (r->opcode) {
+    case Opcode::kAdd:
+    case Opcode::kMultiply:
+    case Opcode::kMaximum:
+    case Opcode::kMinimum:
+      return true;
+    case Opcode::kAnd:
+    case Opcode::kOr:
+      return !is_floating(d);
+    default:
+      return false;
+  }
+}
+
+class ScanEmitter {
+ public:
+  ScanEmitter(ElementalEmitter& em, const Instruction& scan, const ElementGenerator& operand,
+              const ElementGenerator& init, llvm::Value* out)
+      : em_(em),
+        b_(em.b()),
+        scan_(scan),
+        f_(*scan.called[0]),
+        operand_(operand),
+        out_(out),
+        dims_(scan.shape.dims),
+        dtype_(scan.shape.dtype),
+        type_(em.type(dtype_)),
+        init_(init(em.scalar_index())) {
+    hlo::PrefixScan p = *hlo::as_prefix_scan(scan);
+    axis_ = static_cast<std::size_t>(p.axis);
+    reverse_ = p.reverse;
+    n_ = dims_[axis_];
+  }
+
+  void emit(const std::optional<OuterRange>& rows) {
+    JX_CHECK(!rows || dims_.size() > 1, "a 1-d scan cannot be split by rows");
+    if (axis_ == 0) {  // rows are a range of dimension 1
+      if (dims_.size() == 1)
+        row({});
+      else
+        runs({}, rows);
+      return;
+    }
+    Shape before(dims_.begin(), dims_.begin() + static_cast<std::ptrdiff_t>(axis_));
+    emit_loop_nest(
+        em_, before, "scan.outer",
+        [&](const IrIndex& outer) {
+          if (axis_ + 1 == dims_.size())
+            row(outer.dims);
+          else
+            runs(outer.dims, std::nullopt);
+        },
+        rows);
+  }
+
+ private:
+  // The scan's k-th position along the axis.
+  llvm::Value* position(llvm::Value* k) {
+    return reverse_ ? b_.CreateSub(em_.i64(n_ - 1), k, "", true, true) : k;
+  }
+
+  IrIndex index(const Values& before, llvm::Value* pos, const Values& after) {
+    IrIndex i{before, nullptr};
+    i.dims.push_back(pos);
+    i.dims.insert(i.dims.end(), after.begin(), after.end());
+    i.linear = em_.linear_index(i, dims_);
+    return i;
+  }
+
+  // acc ⊕ x[i], stored at i; the new accumulator.
+  llvm::Value* step(llvm::Value* acc, const IrIndex& i) {
+    llvm::Value* v = em_.apply(f_, {acc, operand_(i)});
+    em_.store(dtype_, v, out_, i.linear);
+    return v;
+  }
+
+  // Positions [begin, end) of one row in order, from `acc`; the final accumulator.
+  llvm::Value* sequential(const Values& before, llvm::Value* begin, llvm::Value* acc) {
+    llvm::AllocaInst* slot = em_.entry_alloca(type_, "scan.acc");
+    b_.CreateStore(acc, slot);
+    emit_for(
+        em_, begin, em_.i64(n_), "scan",
+        [&](llvm::Value* k) {
+          b_.CreateStore(step(b_.CreateLoad(type_, slot), index(before, position(k), {})), slot);
+        },
+        /*vectorize=*/false);
+    return b_.CreateLoad(type_, slot);
+  }
+
+  // A scan along the last dim.
+  void row(const Values& before) {
+    auto width = static_cast<unsigned>(
+        std::clamp<std::size_t>(kVectorBytes / itemsize(compute_dtype(dtype_)), 2, 16));
+    if (!vector_combiner(scan_) || n_ < 2 * static_cast<std::int64_t>(width)) {
+      sequential(before, em_.i64(0), init_);
+      return;
+    }
+    auto* vt = llvm::FixedVectorType::get(type_, width);
+    llvm::AllocaInst* carry = em_.entry_alloca(vt, "scan.carry");
+    b_.CreateStore(b_.CreateVectorSplat(width, init_), carry);
+    std::int64_t blocks = n_ / width;
+    emit_for(
+        em_, blocks, "scan.block",
+        [&](llvm::Value* block) {
+          llvm::Value* base = b_.CreateMul(block, em_.i64(width), "", true, true);
+          std::vector<IrIndex> at;
+          llvm::Value* v = llvm::PoisonValue::get(vt);
+          for (unsigned l = 0; l < width; ++l) {
+            at.push_back(
+                index(before, position(b_.CreateAdd(base, em_.i64(l), "", true, true)), {}));
+            v = b_.CreateInsertElement(v, operand_(at.back()), l);
+          }
+          // Lane l becomes x[0] ⊕ ... ⊕ x[l] of the block: lanes from s on take in the lane s
+          // before them, for s = 1, 2, 4, ...
+          for (unsigned s = 1; s < width; s *= 2) {
+            llvm::SmallVector<int, 16> from;
+            llvm::SmallVector<llvm::Constant*, 16> keep;
+            for (unsigned l = 0; l < width; ++l) {
+              from.push_back(l >= s ? static_cast<int>(l - s) : 0);
+              keep.push_back(b_.getInt1(l >= s));
+            }
+            llvm::Value* earlier = b_.CreateShuffleVector(v, from);
+            v = b_.CreateSelect(llvm::ConstantVector::get(keep), em_.apply(f_, {earlier, v}), v);
+          }
+          llvm::Value* result = em_.apply(f_, {b_.CreateLoad(vt, carry), v});
+          for (unsigned l = 0; l < width; ++l)
+            em_.store(dtype_, b_.CreateExtractElement(result, l), out_, at[l].linear);
+          llvm::SmallVector<int, 16> last(width, static_cast<int>(width - 1));
+          b_.CreateStore(b_.CreateShuffleVector(result, last), carry);
+        },
+        /*vectorize=*/false);
+    if (n_ % width != 0)
+      sequential(before, em_.i64(blocks * width),
+                 b_.CreateExtractElement(b_.CreateLoad(vt, carry), std::uint64_t{0}));
+  }
+
+  // A scan along a dim with dims after it: for each position of the dims between, runs of up to
+  // kRun along the last dim, each with a row of accumulators updated a position at a time.
+  // `range` limits the first dim after the axis (a thread's part).
+  void runs(const Values& before, const std::optional<OuterRange>& range) {
+    Shape middle(dims_.begin() + static_cast<std::ptrdiff_t>(axis_) + 1, dims_.end() - 1);
+    std::int64_t m = dims_.back(), run = std::min(m, kRun);
+    auto* array = llvm::ArrayType::get(type_, static_cast<std::uint64_t>(run));
+    llvm::AllocaInst* acc = em_.entry_alloca(array, "scan.accs");
+    auto slot = [&](llvm::Value* j) { return b_.CreateInBoundsGEP(array, acc, {em_.i64(0), j}); };
+    // Without dims between, the range is one of the last dim.
+    bool ranged_last = range && middle.empty();
+    llvm::Value* first = ranged_last ? range->begin : em_.i64(0);
+    llvm::Value* last = ranged_last ? range->end : em_.i64(m);
+    auto scan_runs = [&](const IrIndex& mid) {
+      emit_strided_for(
+          em_, first, last, run, "scan.run",
+          [&](llvm::Value* j0) {
+            llvm::Value* len = m <= run && !ranged_last
+                                   ? em_.i64(m)
+                                   : b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, em_.i64(run),
+                                                              b_.CreateSub(last, j0));
+            emit_for(em_, em_.i64(0), len, "scan.init",
+                     [&](llvm::Value* j) { b_.CreateStore(init_, slot(j)); });
+            emit_for(
+                em_, n_, "scan",
+                [&](llvm::Value* k) {
+                  llvm::Value* pos = position(k);
+                  emit_for(em_, em_.i64(0), len, "scan.lane", [&](llvm::Value* j) {
+                    Values after = mid.dims;
+                    after.push_back(b_.CreateAdd(j0, j, "", true, true));
+                    llvm::Value* s = slot(j);
+                    b_.CreateStore(step(b_.CreateLoad(type_, s), index(before, pos, after)), s);
+                  });
+                },
+                /*vectorize=*/false);
+          },
+          /*vectorize=*/false);
+    };
+    emit_loop_nest(em_, middle, "scan.middle", scan_runs, middle.empty() ? std::nullopt : range);
+  }
+
+  ElementalEmitter& em_;
+  llvm::IRBuilder<>& b_;
+  const Instruction& scan_;
+  const hlo::Computation& f_;
+  const ElementGenerator& operand_;
+  llvm::Value* out_;
+  const Shape& dims_;
+  DType dtype_;
+  llvm::Type* type_;
+  llvm::Value* init_;
+  std::size_t axis_ = 0;
+  bool reverse_ = false;
+  std::int64_t n_ = 0;
+};
+
+}  // namespace
+
+void emit_prefix_scan(ElementalEmitter& em, const Instruction& scan,
+                      const ElementGenerator& operand, const ElementGenerator& init,
+                      llvm::Value* out, const std::optional<OuterRange>& rows) {
+  if (scan.shape.size() == 0) return;
+  ScanEmitter(em, scan, operand, init, out).emit(rows);
+}
+
+}  // namespace jx::codegen::cpu

@@ -1,0 +1,200 @@
+// CPU codegen of reverse and reduce-window: the window generator against the HLO evaluator, the
+// prefix scan's one pass against the window generator, a scan split over rows, and jitted
+// cumulative reductions (their kernels, and long rows against the eager impl).
+#include <sstream>
+
+#include <jx/jx.hpp>
+
+#include "codegen/codegen_testing.hpp"
+#include "hlo/evaluator.hpp"
+#include "hlo/window.hpp"
+
+namespace jx::codegen::testing {
+namespace {
+
+using hlo::Opcode;
+
+// A reduce-window of `window` over a parameter of `dims` from a parameter init.
+hlo::Instruction* window_op(Hlo& h, DType d, const Shape& dims, const hlo::Window& window,
+                            Opcode combiner) {
+  return h.b.reduce_window(h.param(0, d, dims), h.param(1, d, {}), window,
+                           h.binary_region(combiner, d));
+}
+
+// The evaluator's value of `root` (the entry's root) on these inputs.
+template <class T>
+std::vector<T> evaluated(Hlo& h, hlo::Instruction* root, std::vector<Array> args) {
+  h.main->set_root(root);
+  return hlo::evaluate(*h.main, args).to_vector<T>();
+}
+
+Array host(const std::vector<double>& v, const Shape& dims) {
+  return np::reshape(np::array(v), dims);
+}
+
+TEST_CASE("codegen: reverse and reduce-window generators match the evaluator",
+          "[codegen][window]") {
+  Shape dims{5, 6};
+  std::vector<double> x;
+  for (int k = 0; k < 30; ++k) x.push_back(std::cos(k * 0.9) * 8);
+  double init = -0.25;
+  const std::vector<hlo::Window> windows = {
+      {{2, 2, 0, 0, 1, 1}, {3, 3, 0, 0, 1, 1}},
+      {{3, 1, 1, 1, 1, 1}, {2, 2, 1, 2, 1, 1}},
+      {{2, 1, 0, 1, 2, 1}, {3, 2, 1, 0, 1, 2}},
+      {{1, 1, 0, 0, 1, 1}, {7, 1, 6, 0, 1, 1}},  // a cumulative sum the generator folds
+  };
+  for (Opcode op : {Opcode::kAdd, Opcode::kMaximum}) {
+    for (const hlo::Window& w : windows) {
+      Hlo h;
+      hlo::Instruction* r = window_op(h, float64, dims, w, op);
+      INFO(hlo::to_string(h.module));
+      std::vector<double> got = run<double>(r, {x.data(), &init});
+      check_all(got, evaluated<double>(h, r, {host(x, dims), np::array(init).astype(float64)}));
+    }
+  }
+  Hlo h;
+  hlo::Instruction* rev = h.op(Opcode::kReverse, float64, dims, {h.param(0, float64, dims)},
+                               attrs({{"dimensions", Ints{1}}}));
+  check_all(run<double>(rev, {x.data()}), evaluated<double>(h, rev, {host(x, dims)}));
+}
+
+// The prefix scan's window, and a window one wider padded one more: the same elements folded in
+// the same order, which the generator computes (hlo::as_prefix_scan does not match it).
+hlo::Window wider(hlo::Window w, int axis, bool reverse) {
+  auto a = static_cast<std::size_t>(axis);
+  ++w[a].size;
+  ++(reverse ? w[a].pad_hi : w[a].pad_lo);
+  return w;
+}
+
+template <class T>
+void check_scan_matches_generator(DType d, Opcode op, const Shape& dims, int axis, bool reverse,
+                                  bool exact) {
+  std::vector<T> x;
+  for (std::int64_t k = 0; k < shape_size(dims); ++k)
+    x.push_back(static_cast<T>(is_floating(d) ? std::sin(k * 0.37) * 3 : (k * 7 % 11) - 5));
+  T init = static_cast<T>(is_floating(d) ? 0.5 : 2);
+  hlo::Window scan_window = hlo::prefix_scan_window(dims, axis, reverse);
+  Hlo h1, h2;
+  hlo::Instruction* scan = window_op(h1, d, dims, scan_window, op);
+  hlo::Instruction* folded = window_op(h2, d, dims, wider(scan_window, axis, reverse), op);
+  REQUIRE(hlo::as_prefix_scan(*scan));
+  REQUIRE_FALSE(hlo::as_prefix_scan(*folded));
+  INFO(hlo::to_string(h1.module));
+  check_all(run<T>(scan, {x.data(), &init}), run<T>(folded, {x.data(), &init}), exact ? 0 : 1e-5);
+}
+
+TEST_CASE("codegen: a prefix scan's one pass matches the window generator", "[codegen][window]") {
+  struct Case {
+    Shape dims;
+    int axis;
+  };
+  // Rows along the last dim (short, and long enough for the vector scan, with a tail); runs of
+  // accumulators along other dims (one inner dim, several, and a last dim past one run of 4096).
+  const std::vector<Case> cases = {{{37}, 0},         {{3, 50}, 1},   {{5, 7, 3}, 1}, {{4, 6}, 0},
+                                   {{2, 3, 4, 5}, 1}, {{3, 4100}, 0}, {{2, 9, 40}, 2}};
+  for (const Case& c : cases)
+    for (bool reverse : {false, true}) {
+      INFO("dims " << shape_str(c.dims) << " axis " << c.axis << (reverse ? " reversed" : ""));
+      bool along_last = c.axis + 1 == static_cast<int>(c.dims.size());
+      // Float sums and products fold in the generator's order, bit for bit, but along the last
+      // dim (the vector scan reassociates) and reversed (the generator folds a window from its
+      // first element, the scan from the axis' end). Max, min and integers are exact anyway.
+      bool in_order = !along_last && !reverse;
+      check_scan_matches_generator<float>(float32, Opcode::kAdd, c.dims, c.axis, reverse, in_order);
+      check_scan_matches_generator<double>(float64, Opcode::kMultiply, c.dims, c.axis, reverse,
+                                           in_order);
+      check_scan_matches_generator<float>(float32, Opcode::kMaximum, c.dims, c.axis, reverse, true);
+      check_scan_matches_generator<std::int32_t>(int32, Opcode::kAdd, c.dims, c.axis, reverse,
+                                                 true);
+      check_scan_matches_generator<std::uint8_t>(uint8, Opcode::kMultiply, c.dims, c.axis, reverse,
+                                                 true);
+      check_scan_matches_generator<std::int64_t>(int64, Opcode::kMinimum, c.dims, c.axis, reverse,
+                                                 true);
+      check_scan_matches_generator<BFloat16>(bfloat16, Opcode::kMaximum, c.dims, c.axis, reverse,
+                                             true);
+    }
+}
+
+TEST_CASE("codegen: a scan splits over dimension 0, or 1 when it scans dimension 0",
+          "[codegen][window]") {
+  struct Case {
+    Shape dims;
+    int axis;
+    std::int64_t rows;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{6, 40, 3}, 1, 6}, {{6, 40}, 1, 6}, {{40, 7}, 0, 7}, {{30, 5, 3}, 0, 5}}) {
+    INFO("dims " << shape_str(c.dims) << " axis " << c.axis);
+    Hlo h;
+    hlo::Instruction* scan =
+        window_op(h, float32, c.dims, hlo::prefix_scan_window(c.dims, c.axis, false), Opcode::kAdd);
+    REQUIRE(kernel_rows(*scan) == c.rows);
+    std::vector<float> x = ramp<float>(shape_size(c.dims), -100, 0.25), out(x.size());
+    float init = 1;
+    auto code = compile_kernels({{scan, "kernel", /*partitioned=*/true}}, {});
+    auto fn = reinterpret_cast<KernelFn>(code->symbol("kernel"));
+    void* buffers[] = {x.data(), &init, out.data()};
+    fn(buffers, 3, c.rows);
+    fn(buffers, 0, 3);
+    check_all(out, run<float>(scan, {x.data(), &init}));
+  }
+  // A 1-d scan runs whole.
+  Hlo h0;
+  CHECK(kernel_rows(*window_op(h0, float32, {50}, hlo::prefix_scan_window({50}, 0, true),
+                               Opcode::kAdd)) == 1);
+}
+
+int kernels(const std::string& thunk_sequence) {
+  std::istringstream in(thunk_sequence);
+  int n = 0;
+  for (std::string line; std::getline(in, line);) n += line.rfind("kernel ", 0) == 0;
+  return n;
+}
+
+TEST_CASE("jit: a cumulative reduction is one scan kernel, its producers fused in",
+          "[codegen][window][jit]") {
+  Array x = np::reshape(np::linspace(-3, 3, 1000).astype(float32), {10, 100});
+  auto scan_of_product = [](const Array& a) { return lax::cumsum(a * 2.0f, 1); };
+  auto product_of_scan = [](const Array& a) { return lax::cumsum(a, 1) * 2.0f; };
+  auto c1 = jit(scan_of_product).lower(x).compile();
+  INFO(c1.hlo_text());
+  CHECK(kernels(c1.thunk_sequence()) == 1);
+  CHECK_THAT(c1.hlo_text(), Catch::Contains("reduce-window"));
+  // The scan is no producer: its users read its buffer.
+  auto c2 = jit(product_of_scan).lower(x).compile();
+  CHECK(kernels(c2.thunk_sequence()) == 2);
+  for (auto* f : {+scan_of_product, +product_of_scan}) {
+    std::vector<float> got = jit(f)(x).to_vector<float>(), want = f(x).to_vector<float>();
+    for (std::size_t k = 0; k < got.size(); ++k)
+      CHECK(std::abs(got[k] - want[k]) <= 1e-4f * (1 + std::abs(want[k])));
+  }
+}
+
+TEST_CASE("jit: long cumulative rows agree with the eager impl", "[codegen][window][jit]") {
+  const std::int64_t n = 100003;
+  std::vector<std::int32_t> ints;
+  for (std::int64_t k = 0; k < n; ++k) ints.push_back(static_cast<std::int32_t>(k % 13) - 6);
+  Array xi = np::array(ints);
+  for (bool reverse : {false, true}) {
+    auto f = [reverse](const Array& a) { return lax::cumsum(a, 0, reverse); };
+    CHECK(jit(f)(xi).to_vector<std::int64_t>() == f(xi).to_vector<std::int64_t>());
+    auto g = [reverse](const Array& a) { return lax::cummax(a, 0, reverse); };
+    CHECK(jit(g)(xi).to_vector<std::int64_t>() == g(xi).to_vector<std::int64_t>());
+  }
+  // Floats: the vector scan reassociates within blocks of 16; the sums stay within rounding
+  // of the sequential ones.
+  Array xf = np::sin(np::arange(0, n).astype(float32));
+  std::vector<float> got =
+      jit([](const Array& a) { return lax::cumsum(a); })(xf).to_vector<float>();
+  std::vector<float> want = lax::cumsum(xf).to_vector<float>();
+  for (std::size_t k = 0; k < got.size(); k += 97) CHECK(std::abs(got[k] - want[k]) <= 1e-3f);
+  // cumlogsumexp, whose combiner is no one opcode, scans in order: bit for bit.
+  Array xl = xf * 0.01f;
+  CHECK(jit([](const Array& a) { return lax::cumlogsumexp(a); })(xl).to_vector<float>() ==
+        lax::cumlogsumexp(xl).to_vector<float>());
+}
+
+}  // namespace
+}  // namespace jx::codegen::testing
