@@ -220,7 +220,6 @@ std::vector<Array> top_k_impl(Ins in, const Params& params, Avals out) {
 // One ascending HLO sort by keys that reverse the order (NaNs first: `x == x` is false for them;
 // then -x for floats, ~x for integers and bools, which never overflows), then the positions, so
 // ties keep the lower index first; the values ride along. Both outputs are its first k columns.
-// (top_k_jvp sorts by the same keys, written with lax.)
 std::vector<hlo::Instruction*> top_k_lower(hlo::Builder& b, Operands ops, const Params& params,
                                            Avals out) {
   hlo::Instruction* x = ops[0];
@@ -259,24 +258,22 @@ std::vector<hlo::Instruction*> top_k_lower(hlo::Builder& b, Operands ops, const 
   return {first_k(num_keys, out[0]), first_k(num_keys - 1, out[1])};
 }
 
-// The tangent at the selected indices. Without a gather primitive, the tangent is sorted along
-// with keys that order as the primal's sort does (so it lands where its element did) and cut to
-// k: the keys come from the primal, so the rule is linear in the tangent (sort's transpose), and
-// it stages no constants (a one-hot selection would stage an iota k times the operand's size).
+// The tangent at the selected indices: a gather along the last axis, each row of the indices
+// reading its own row of the tangent (the leading dims are batching dims).
 JvpResult top_k_jvp(Ins primals, Ins tangents, const Params& params) {
   std::vector<Array> outs = trace::bind(top_k_p, {primals[0]}, params);
-  const Array& x = primals[0];
-  std::vector<Array> operands;
-  if (is_floating(x.dtype()))
-    operands = {lax::eq(x, x), lax::neg(x)};
-  else
-    operands = {lax::bitwise_not(x)};
-  const auto num_keys = static_cast<int>(operands.size());
-  operands.push_back(tangents[0]);
-  Array sorted = lax::sort(operands, -1, /*is_stable=*/true, num_keys).back();
-  Ints limit = sorted.shape();
-  limit.back() = k_of(params);
-  return {outs, {lax::slice(sorted, Ints(limit.size(), 0), limit), Array()}};
+  const Array& indices = outs[1];
+  if (indices.size() == 0) return {outs, {ad::zeros(outs[0].aval()), Array()}};
+  const auto last = static_cast<std::int64_t>(indices.ndim()) - 1;
+  Ints batch(static_cast<std::size_t>(last));
+  std::iota(batch.begin(), batch.end(), 0);
+  Shape starts = indices.shape();
+  starts.push_back(1);
+  Array t = lax::gather(tangents[0], lax::reshape(indices, starts),
+                        {{}, {last}, {last}, batch, batch},
+                        Ints(static_cast<std::size_t>(last + 1), 1), false, false,
+                        lax::GatherScatterMode::kPromiseInBounds);
+  return {outs, {t, Array()}};
 }
 
 // Batching: the batch axis may stay anywhere but last, where top_k's axis must be.
