@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include <catch2/catch.hpp>
+
 #include "support/error_of.hpp"
 #include "core/array_impl.hpp"
 #include "hlo/ir.hpp"
@@ -29,6 +31,25 @@ Array literal(const std::vector<T>& values, Shape dims = {}) {
 }
 
 using jx::testing::error_of;
+
+// Prints, parses, prints again: the same text; both modules verify.
+inline void check_round_trip(const Module& m) {
+  verify(m);
+  std::string text = to_string(m);
+  INFO(text);
+  auto parsed = parse_module(text);
+  verify(*parsed);
+  CHECK(to_string(*parsed) == text);
+}
+
+// The messages of parsing and of verifying (a parsed module, unverified, or one built).
+inline std::string parse_error(std::string_view text) {
+  return error_of<CompileError>([&] { parse_module(text); });
+}
+inline std::string verify_error(const Module& m) {
+  return error_of<CompileError>([&] { verify(m); });
+}
+inline std::string verify_error(std::string_view text) { return verify_error(*parse_module(text)); }
 
 // Parses `text`, verifies, runs pass P, verifies again: {changed, printed result}.
 template <class P, class... Args>

@@ -13,28 +13,12 @@ namespace jx::hlo {
 namespace {
 
 using testing::error_of;
+using testing::check_round_trip;
 using testing::literal;
+using testing::parse_error;
+using testing::verify_error;
 
 HloShape f32(Shape dims) { return HloShape::array(float32, std::move(dims)); }
-
-// Prints, parses, prints again: the same text; both modules verify.
-void check_round_trip(const Module& m) {
-  verify(m);
-  std::string text = to_string(m);
-  INFO(text);
-  auto parsed = parse_module(text);
-  verify(*parsed);
-  CHECK(to_string(*parsed) == text);
-}
-
-std::string parse_error(std::string_view text) {
-  return error_of<CompileError>([&] { parse_module(text); });
-}
-std::string verify_error(const Module& m) {
-  return error_of<CompileError>([&] { verify(m); });
-}
-// Parses (unverified), then verifies.
-std::string verify_error(std::string_view text) { return verify_error(*parse_module(text)); }
 
 Instruction* add_raw(Computation* c, Opcode op, HloShape shape,
                      std::vector<Instruction*> operands) {

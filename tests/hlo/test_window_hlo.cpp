@@ -15,7 +15,10 @@ namespace jx::hlo {
 namespace {
 
 using testing::error_of;
+using testing::check_round_trip;
 using testing::literal;
+using testing::parse_error;
+using testing::verify_error;
 
 HloShape f32(Shape dims) { return HloShape::array(float32, std::move(dims)); }
 
@@ -29,21 +32,6 @@ Computation* binary_region(Module& m, Opcode op, DType d) {
   return c;
 }
 
-void check_round_trip(const Module& m) {
-  verify(m);
-  std::string text = to_string(m);
-  INFO(text);
-  auto parsed = parse_module(text);
-  verify(*parsed);
-  CHECK(to_string(*parsed) == text);
-}
-
-std::string parse_error(std::string_view text) {
-  return error_of<CompileError>([&] { parse_module(text); });
-}
-std::string verify_error(std::string_view text) {
-  return error_of<CompileError>([&] { verify(*parse_module(text)); });
-}
 
 TEST_CASE("HLO text: reverse and reduce-window print as XLA's and round-trip", "[hlo][window]") {
   Module m("jit_f");

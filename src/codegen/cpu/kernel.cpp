@@ -5,6 +5,8 @@
 // roots' own loops: GEMMs, column reductions, prefix scans.
 #include "codegen/cpu/kernel.hpp"
 
+#include <functional>
+
 #include "codegen/cpu/column_reduction.hpp"
 #include "codegen/cpu/cpu_compiler.hpp"
 #include "codegen/cpu/gemm.hpp"
@@ -159,26 +161,21 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
     std::vector<std::size_t> group;
     for (std::size_t j = k; j < shapes.size(); ++j)
       if (shapes[j]->dims == dims) group.push_back(j);
-    if (std::all_of(group.begin(), group.end(), column_reduction)) {
+    // Outputs that are all column reductions, or all prefix scans, run in row order each.
+    bool own_order = false;
+    using Kind = std::function<const Instruction*(std::size_t)>;
+    for (auto [is_kind, emit] : {std::pair{Kind(column_reduction), &emit_column_reduction},
+                                 std::pair{Kind(prefix_scan), &emit_prefix_scan}}) {
+      if (own_order || !std::all_of(group.begin(), group.end(), is_kind)) continue;
       for (std::size_t j : group) {
-        const Instruction* r = column_reduction(j);
+        const Instruction* r = is_kind(j);
         std::vector<ElementGenerator> in = operands_of(r);
-        llvm::Value* out = body->getArg(static_cast<unsigned>(args.output_arg[j]));
-        emit_column_reduction(em, *r, in[0], in[1], out, rows);
+        emit(em, *r, in[0], in[1], body->getArg(static_cast<unsigned>(args.output_arg[j])), rows);
         done[j] = true;
       }
-      continue;
+      own_order = true;
     }
-    if (std::all_of(group.begin(), group.end(), prefix_scan)) {
-      for (std::size_t j : group) {
-        const Instruction* r = prefix_scan(j);
-        std::vector<ElementGenerator> in = operands_of(r);
-        llvm::Value* out = body->getArg(static_cast<unsigned>(args.output_arg[j]));
-        emit_prefix_scan(em, *r, in[0], in[1], out, rows);
-        done[j] = true;
-      }
-      continue;
-    }
+    if (own_order) continue;
     emit_loop_nest(
         em, dims, "out" + std::to_string(k),
         [&](const IrIndex& index) {
