@@ -8,7 +8,7 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <map>
+#include <iterator>
 #include <mutex>
 #include <new>
 #include <vector>
@@ -21,27 +21,40 @@ constexpr std::size_t kCacheCapacity = 256 << 20;  // bytes held while unused
 
 class LargeBufferCache {
  public:
+  // The most recently released block of this size.
   void* take(std::size_t padded) {
     std::lock_guard lock(mu_);
-    auto it = free_.find(padded);
-    if (it == free_.end()) return nullptr;
-    void* p = it->second;
-    free_.erase(it);
-    held_ -= padded;
-    return p;
+    for (auto it = free_.rbegin(); it != free_.rend(); ++it) {
+      if (it->size != padded) continue;
+      void* p = it->data;
+      free_.erase(std::next(it).base());
+      held_ -= padded;
+      return p;
+    }
+    return nullptr;
   }
-  // False when full: the caller frees.
+  // Keeps `p`, freeing the least recently released blocks to make room: a loop's own buffers
+  // then always come back, whatever earlier work left here. False when it alone is too large.
   bool give(void* p, std::size_t padded) {
+    if (padded > kCacheCapacity) return false;
     std::lock_guard lock(mu_);
-    if (held_ + padded > kCacheCapacity) return false;
-    free_.emplace(padded, p);
+    while (held_ + padded > kCacheCapacity) {
+      std::free(free_.front().data);
+      held_ -= free_.front().size;
+      free_.erase(free_.begin());
+    }
+    free_.push_back({padded, p});
     held_ += padded;
     return true;
   }
 
  private:
+  struct Block {
+    std::size_t size;
+    void* data;
+  };
   std::mutex mu_;
-  std::multimap<std::size_t, void*> free_;
+  std::vector<Block> free_;  // oldest release first
   std::size_t held_ = 0;
 };
 
