@@ -5,6 +5,8 @@
 
 #include <jx/jx.hpp>
 
+#include "core/array_impl.hpp"
+
 namespace jx {
 namespace {
 
@@ -92,12 +94,27 @@ TEST_CASE("x.at(i): functional updates with JAX's rules for repeats and out-of-r
   // Rows of a matrix; an int value casts to the array's dtype.
   Array m = counting({3, 2});
   CHECK(values(m.at(ints({0, 2}, {2})).set(-1)) == V{-1, -1, 2, 3, -1, -1});
-  // Under jit with x donated, the update works in place on x's buffer.
+  // Under jit with x donated, the update works in place on x's buffer: one scatter kernel, no
+  // copy, and the output is the donated buffer.
   jx::JitOptions options;
   options.donate_argnums = {0};
   auto f = jx::jit([](const Array& a, const Array& i) { return a.at(i).add(1.0f); }, options);
   Array y = np::zeros({4}, float32);
-  CHECK(values(f(y, ids)) == V{0, 2, 0, 2});
+  std::string thunks = f.lower(y, ids).compile().thunk_sequence();
+  INFO(thunks);
+  CHECK_THAT(thunks, Catch::Contains("scatter"));
+  CHECK_THAT(thunks, !Catch::Contains("copy"));
+  const void* before = concrete_buffer(y, "test").data();
+  Array updated = f(y, ids);
+  CHECK(values(updated) == V{0, 2, 0, 2});
+  CHECK(y.is_deleted());
+  CHECK(concrete_buffer(updated, "test").data() == before);
+  // Without donation the scatter works on a copy, and x keeps its values.
+  auto g0 = jx::jit([](const Array& a, const Array& i) { return a.at(i).add(1.0f); });
+  Array z = np::zeros({4}, float32);
+  CHECK_THAT(g0.lower(z, ids).compile().thunk_sequence(), Catch::Contains("copy"));
+  CHECK(values(g0(z, ids)) == V{0, 2, 0, 2});
+  CHECK(values(z) == V{0, 0, 0, 0});
   // The gradient of an add-update with respect to the values: ones where they landed.
   auto g = jx::grad([&](const Array& u) { return np::sum(x.at(ids).add(u) * 2.0f); });
   CHECK(values(g(v)) == V{2, 2, 2, 0, 2});
