@@ -32,6 +32,8 @@ Array literal(const std::vector<T>& values, Shape dims = {}) {
 
 using jx::testing::error_of;
 
+inline HloShape f32(Shape dims) { return HloShape::array(float32, std::move(dims)); }
+
 // Prints, parses, prints again: the same text; both modules verify.
 inline void check_round_trip(const Module& m) {
   verify(m);

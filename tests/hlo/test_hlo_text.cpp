@@ -12,13 +12,12 @@
 namespace jx::hlo {
 namespace {
 
-using testing::error_of;
 using testing::check_round_trip;
+using testing::error_of;
+using testing::f32;
 using testing::literal;
 using testing::parse_error;
 using testing::verify_error;
-
-HloShape f32(Shape dims) { return HloShape::array(float32, std::move(dims)); }
 
 Instruction* add_raw(Computation* c, Opcode op, HloShape shape,
                      std::vector<Instruction*> operands) {

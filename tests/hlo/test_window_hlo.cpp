@@ -14,13 +14,12 @@
 namespace jx::hlo {
 namespace {
 
-using testing::error_of;
 using testing::check_round_trip;
+using testing::error_of;
+using testing::f32;
 using testing::literal;
 using testing::parse_error;
 using testing::verify_error;
-
-HloShape f32(Shape dims) { return HloShape::array(float32, std::move(dims)); }
 
 Computation* binary_region(Module& m, Opcode op, DType d) {
   Computation* c = m.add_computation("region");
