@@ -83,8 +83,8 @@ void for_each_slice_element(const SliceMap& m, const Shape& elements, const Shap
       start[static_cast<std::size_t>(m.start_index_map[k])] =
           indices[static_cast<std::size_t>(position * vector) + k];
     for (std::size_t k = 0; k < m.operand_batching_dims.size(); ++k)
-      start[static_cast<std::size_t>(m.operand_batching_dims[k])] =
-          index[static_cast<std::size_t>(batch[static_cast<std::size_t>(m.indices_batching_dims[k])])];
+      start[static_cast<std::size_t>(m.operand_batching_dims[k])] = index[static_cast<std::size_t>(
+          batch[static_cast<std::size_t>(m.indices_batching_dims[k])])];
     bool in_bounds = true;
     std::int64_t at = 0;
     for (std::size_t d = 0; d < rank; ++d) {

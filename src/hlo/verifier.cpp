@@ -565,7 +565,6 @@ const std::unordered_map<Opcode, Rule>& rules() {
   return table;
 }
 
-
 void check_instruction(const Instruction& i, const std::unordered_set<const Computation*>& comps) {
   int arity = info(i.opcode).arity;
   if (arity >= 0 && static_cast<int>(i.operands.size()) != arity)

@@ -1,5 +1,7 @@
 // jnp's take and take_along_axis, x[i] and x.at[i] along axis 0: index normalization as JAX's,
 // then one lax.gather or lax.scatter*.
+#include <limits>
+
 #include "jx/lax.hpp"
 #include "jx/numpy.hpp"
 #include "library/numpy_support.hpp"
@@ -15,10 +17,15 @@ Array normalized(const Array& indices, std::int64_t n) {
   if (!is_integral(indices.dtype()))
     throw TypeError("Indexer must have integer type, got indexer with type " +
                     std::string(dtype_name(indices.dtype())));
-  if (is_unsigned(indices.dtype())) return indices;
-  Array end = lax::convert_element_type(Array(static_cast<double>(n)), indices.dtype());
-  return lax::select_n(lax::lt(indices, lax::convert_element_type(Array(0), indices.dtype())),
-                       {indices, lax::add(indices, end)});
+  // Narrower ints first widen, as JAX's indexing does, so that counting from the end of a long
+  // axis cannot wrap: int32, or int64 where the axis is longer than int32 reaches.
+  DType wide = n > std::numeric_limits<std::int32_t>::max() ? int64 : int32;
+  Array i = itemsize(indices.dtype()) < itemsize(wide) ? lax::convert_element_type(indices, wide)
+                                                       : indices;
+  if (is_unsigned(i.dtype())) return i;
+  Array end = lax::convert_element_type(Array(static_cast<double>(n)), i.dtype());
+  return lax::select_n(lax::lt(i, lax::convert_element_type(Array(0), i.dtype())),
+                       {i, lax::add(i, end)});
 }
 
 // The indices as start vectors of length 1: a trailing dim of 1.
@@ -48,11 +55,11 @@ Array take_along(const Array& x, const Array& indices, std::int64_t axis, Mode m
 // first. The start vectors are built by broadcasting each indexed dim's starts over the
 // result's batch dims (every dim but the windows').
 struct IndexPlan {
-  Array x;           // the operand, newaxis dims inserted
-  Array starts;      // [batch dims..., K]
+  Array x;       // the operand, newaxis dims inserted
+  Array starts;  // [batch dims..., K]
   lax::GatherDimensionNumbers dims;
-  Ints slice_sizes;  // the window per operand dim
-  Shape shape;       // of x[index]
+  Ints slice_sizes;   // the window per operand dim
+  Shape shape;        // of x[index]
   bool basic = true;  // only ints and unit-step slices: a lax slice does
   Ints window_start;  // per operand dim: the window's constant start (an int's value)
 };
@@ -80,20 +87,24 @@ IndexPlan plan_index(const Array& x_in, const std::vector<Index>& index) {
   // Count the entries that consume a dim; expand the ellipsis; insert newaxis dims.
   std::size_t regular = 0, ellipses = 0;
   for (const Index& i : index) {
-    if (std::holds_alternative<Ellipsis>(i.value())) ++ellipses;
-    else if (!std::holds_alternative<NewAxis>(i.value())) ++regular;
+    if (std::holds_alternative<Ellipsis>(i.value()))
+      ++ellipses;
+    else if (!std::holds_alternative<NewAxis>(i.value()))
+      ++regular;
   }
   auto rank = static_cast<std::size_t>(x_in.ndim());
   if (ellipses > 1) throw IndexError("an index can only have a single ellipsis ('...')");
   if (regular > rank)
-    throw IndexError("Too many indices: " + std::to_string(rank) + "-dimensional array indexed with " +
-                     std::to_string(regular) + " regular indices.");
+    throw IndexError("Too many indices: " + std::to_string(rank) +
+                     "-dimensional array indexed with " + std::to_string(regular) +
+                     " regular indices.");
   std::vector<Index> items;
   Shape xs;
   std::size_t d = 0;
   for (const Index& i : index) {
     if (std::holds_alternative<Ellipsis>(i.value())) {
-      for (std::size_t k = 0; k < rank - regular; ++k) items.push_back(slice()), xs.push_back(x_in.shape()[d++]);
+      for (std::size_t k = 0; k < rank - regular; ++k)
+        items.push_back(slice()), xs.push_back(x_in.shape()[d++]);
     } else if (std::holds_alternative<NewAxis>(i.value())) {
       items.push_back(slice());
       xs.push_back(1);
@@ -133,8 +144,9 @@ IndexPlan plan_index(const Array& x_in, const std::vector<Index>& index) {
     }
     const Array& a = std::get<Array>(v);
     if (a.dtype() == bool_)
-      throw TypeError("Array boolean indices must be concrete and are not supported by jx's "
-                      "indexing; use np::where");
+      throw TypeError(
+          "Array boolean indices must be concrete and are not supported by jx's "
+          "indexing; use np::where");
     advanced.push_back(normalized(a, xs[k]));
     p.basic = false;
   }
@@ -152,7 +164,7 @@ IndexPlan plan_index(const Array& x_in, const std::vector<Index>& index) {
   std::vector<std::size_t> rest;  // the operand dims that are not advanced
   for (std::size_t k = 0; k < xs.size(); ++k)
     if (kind[k] != Kind::kAdvanced) rest.push_back(k);
-  Shape grid;                                 // the batch dims' sizes
+  Shape grid;                                         // the batch dims' sizes
   std::vector<std::int64_t> batch_of(xs.size(), -1);  // of each strided dim
   std::int64_t block_batch = 0;
   for (std::size_t j = 0; j <= rest.size(); ++j) {
@@ -199,8 +211,8 @@ IndexPlan plan_index(const Array& x_in, const std::vector<Index>& index) {
                 {batch_of[k]});
       continue;
     }
-    auto a = static_cast<std::size_t>(
-        std::find(advanced_dims.begin(), advanced_dims.end(), k) - advanced_dims.begin());
+    auto a = static_cast<std::size_t>(std::find(advanced_dims.begin(), advanced_dims.end(), k) -
+                                      advanced_dims.begin());
     Ints at;  // the array's dims, right-aligned in the block (NumPy's broadcasting)
     for (std::int64_t r = 0; r < advanced[a].ndim(); ++r)
       at.push_back(block_batch + static_cast<std::int64_t>(block.size()) - advanced[a].ndim() + r);
@@ -274,8 +286,7 @@ Array take_along_axis(const Array& a, const Array& indices, int axis,
   auto k = static_cast<std::int64_t>(ax);
   Ints sizes(xs.size(), 1);
   lax::GatherDimensionNumbers d{Ints{}, Ints{k}, Ints{k}, batch, batch};
-  return lax::gather(x, idx, d, sizes, false, false,
-                     mode.value_or(Mode::kFillOrDrop), fill_value);
+  return lax::gather(x, idx, d, sizes, false, false, mode.value_or(Mode::kFillOrDrop), fill_value);
 }
 
 }  // namespace np

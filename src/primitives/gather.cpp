@@ -28,8 +28,9 @@ Outs gather_abstract_eval(Avals in, const Params& params) {
   gs::check_index_dtype(idx.dtype);
   const std::string op = "gather";
   if (idx.ndim() == 0)
-    fail<TypeError>("Gather op has 0 elements in start_index_map and the bound of dimension "
-                    "index_vector_dim=0 of indices is 1. These two numbers must be equal.");
+    fail<TypeError>(
+        "Gather op has 0 elements in start_index_map and the bound of dimension "
+        "index_vector_dim=0 of indices is 1. These two numbers must be equal.");
   auto rank = static_cast<std::int64_t>(x.ndim());
   auto out_rank = static_cast<std::int64_t>(d.offset_dims.size()) + idx.ndim() - 1;
   gs::check_sorted(op, "offset_dims", d.offset_dims);
@@ -40,10 +41,10 @@ Outs gather_abstract_eval(Avals in, const Params& params) {
                       d.offset_dims[i], ", but should have been in [0, ", out_rank, ")");
   std::int64_t vector = idx.shape.back();
   if (static_cast<std::int64_t>(d.start_index_map.size()) != vector)
-    fail<TypeError>("Gather op has ", d.start_index_map.size(),
-                    " elements in start_index_map and the bound of dimension index_vector_dim=",
-                    idx.ndim() - 1, " of indices is ", vector,
-                    ". These two numbers must be equal.");
+    fail<TypeError>(
+        "Gather op has ", d.start_index_map.size(),
+        " elements in start_index_map and the bound of dimension index_vector_dim=", idx.ndim() - 1,
+        " of indices is ", vector, ". These two numbers must be equal.");
   for (std::size_t i = 0; i < d.start_index_map.size(); ++i)
     if (d.start_index_map[i] < 0 || d.start_index_map[i] >= rank)
       fail<TypeError>("Invalid start_index_map; domain is [0, ", rank, "), got: ", i, "->",
@@ -54,32 +55,33 @@ Outs gather_abstract_eval(Avals in, const Params& params) {
   gs::check_no_duplicates(op, "collapsed_slice_dims", d.collapsed_slice_dims);
   gs::check_batching_dims(op, m, x.shape, idx.shape, "collapsed_slice_dims");
   if (static_cast<std::int64_t>(sizes.size()) != rank)
-    fail<TypeError>("Gather op must have one slice size for every input dimension; got: "
-                    "len(slice_sizes)=",
-                    sizes.size(), ", input_shape.rank=", rank);
+    fail<TypeError>(
+        "Gather op must have one slice size for every input dimension; got: "
+        "len(slice_sizes)=",
+        sizes.size(), ", input_shape.rank=", rank);
   if (sizes.size() !=
       d.offset_dims.size() + d.collapsed_slice_dims.size() + d.operand_batching_dims.size())
-    fail<TypeError>("All components of the offset index in a gather op must either be a offset "
-                    "dimension or explicitly collapsed/batching; got len(slice_sizes)=",
-                    sizes.size(), ", output_slice_sizes=", tup(d.offset_dims),
-                    ", collapsed_slice_dims=", tup(d.collapsed_slice_dims),
-                    ", operand_batching_dims=", tup(d.operand_batching_dims), ".");
+    fail<TypeError>(
+        "All components of the offset index in a gather op must either be a offset "
+        "dimension or explicitly collapsed/batching; got len(slice_sizes)=",
+        sizes.size(), ", output_slice_sizes=", tup(d.offset_dims),
+        ", collapsed_slice_dims=", tup(d.collapsed_slice_dims),
+        ", operand_batching_dims=", tup(d.operand_batching_dims), ".");
   for (std::size_t i = 0; i < sizes.size(); ++i)
     if (sizes[i] < 0 || sizes[i] > x.shape[i])
       fail<TypeError>("Slice size at index ", i,
                       " in gather op is out of range, must be within [0, ", x.shape[i],
                       " + 1), got ", sizes[i], ".");
   for (std::size_t i = 0; i < d.collapsed_slice_dims.size(); ++i)
-    if (std::int64_t bound = sizes[static_cast<std::size_t>(d.collapsed_slice_dims[i])];
-        bound != 1)
+    if (std::int64_t bound = sizes[static_cast<std::size_t>(d.collapsed_slice_dims[i])]; bound != 1)
       fail<TypeError>("Gather op can only collapse slice dims with bound 1, but bound is ", bound,
                       " for index ", d.collapsed_slice_dims[i], " at position ", i, ".");
   for (std::size_t i = 0; i < d.operand_batching_dims.size(); ++i)
-    if (std::int64_t bound = sizes[static_cast<std::size_t>(d.operand_batching_dims[i])];
-        bound > 1)
-      fail<TypeError>("Gather op can only have operand batching dims with bound 0/1, but bound "
-                      "is ",
-                      bound, " for index ", d.operand_batching_dims[i], " at position ", i, ".");
+    if (std::int64_t bound = sizes[static_cast<std::size_t>(d.operand_batching_dims[i])]; bound > 1)
+      fail<TypeError>(
+          "Gather op can only have operand batching dims with bound 0/1, but bound "
+          "is ",
+          bound, " for index ", d.operand_batching_dims[i], " at position ", i, ".");
   gs::mode_of(params);
   // Batch dims in the indices' order where offset_dims leaves room; slice dims at offset_dims.
   Shape out(static_cast<std::size_t>(out_rank));
@@ -98,8 +100,7 @@ Array fill_of(const Params& params, DType d) {
   const Param& f = params.get("fill_value");
   if (!f.is_none()) return make_scalar(f.as_float(), d);
   if (is_floating(d)) return make_scalar(std::numeric_limits<double>::quiet_NaN(), d);
-  return identity_of(is_integral(d) && !is_unsigned(d) ? Identity::kLowest : Identity::kHighest,
-                     d);
+  return identity_of(is_integral(d) && !is_unsigned(d) ? Identity::kLowest : Identity::kHighest, d);
 }
 
 std::vector<Array> gather_impl(Ins in, const Params& params, Avals out) {
@@ -146,25 +147,24 @@ std::vector<hlo::Instruction*> gather_lower(hlo::Builder& b, Operands ops, const
   hlo::Instruction* g =
       b.op(hlo::Opcode::kGather, out_shape(out), {x, idx}, gather_attrs(d, sizes, vector_dim));
   if (gs::mode_of(params) != Mode::kFillOrDrop) return {g};
-  DType it = idx->shape.dtype;
+  // Compared in int64: a bound past the index dtype's range must not wrap.
+  DType it = int64;
+  if (idx->shape.dtype != it) idx = b.convert(idx, it);  // uint64 past int64's range: negative
   Array hi = make_array(ShapedArray{{is.back()}, it, false});
-  dispatch(it, [&]<class T>() {
-    for (std::size_t k = 0; k < d.start_index_map.size(); ++k) {
-      auto dim = static_cast<std::size_t>(d.start_index_map[k]);
-      hi.impl()->buffer->as<T>()[k] = static_cast<T>(x->shape.dims[dim] - sizes[dim]);
-    }
-  });
+  for (std::size_t k = 0; k < d.start_index_map.size(); ++k) {
+    auto dim = static_cast<std::size_t>(d.start_index_map[k]);
+    hi.impl()->buffer->as<std::int64_t>()[k] = x->shape.dims[dim] - sizes[dim];
+  }
   hlo::Instruction* ok = b.binary(
-      hlo::Opcode::kAnd,
-      b.compare(idx, b.broadcast(b.constant(make_scalar(0, it)), is, {}), "GE"),
+      hlo::Opcode::kAnd, b.compare(idx, b.broadcast(b.constant(make_scalar(0, it)), is, {}), "GE"),
       b.compare(idx, b.broadcast(b.constant(hi), is, {vector_dim}), "LE"));
   ok = b.reduce(ok, b.constant(make_scalar(1, bool_)), {vector_dim}, hlo::Opcode::kAnd);
   Ints batch;
   for (std::int64_t k = 0; k < static_cast<std::int64_t>(out[0].shape.size()); ++k)
     if (!contains(d.offset_dims, k)) batch.push_back(k);
   hlo::Instruction* fill = b.broadcast(b.constant(fill_of(params, out[0].dtype)), out[0].shape, {});
-  return {b.op(hlo::Opcode::kSelect, out_shape(out),
-               {b.broadcast(ok, out[0].shape, batch), g, fill})};
+  return {
+      b.op(hlo::Opcode::kSelect, out_shape(out), {b.broadcast(ok, out[0].shape, batch), g, fill})};
 }
 
 // The transpose adds each slice's cotangent back where the slice came from.
@@ -174,8 +174,8 @@ std::vector<Array> gather_transpose(Cts cts, LinearOps ops, const Params& params
   lax::GatherDimensionNumbers d = gs::gather_dnums(params);
   lax::ScatterDimensionNumbers s{d.offset_dims, d.collapsed_slice_dims, d.start_index_map,
                                  d.operand_batching_dims, d.start_indices_batching_dims};
-  out[0] = lax::scatter_add(ad::zeros(ops[0].aval), ops[1].value, cts[0],
-                            s, params.get("indices_are_sorted").as_bool(),
+  out[0] = lax::scatter_add(ad::zeros(ops[0].aval), ops[1].value, cts[0], s,
+                            params.get("indices_are_sorted").as_bool(),
                             params.get("unique_indices").as_bool(), gs::mode_of(params));
   return out;
 }
@@ -239,15 +239,15 @@ Array gather(const Array& operand, const Array& start_indices,
              bool indices_are_sorted, bool unique_indices, std::optional<GatherScatterMode> mode,
              std::optional<double> fill_value) {
   GatherScatterMode m = mode.value_or(GatherScatterMode::kFillOrDrop);
-  return bind1(gather_p, {operand, start_indices},
-               {{"dimension_numbers", gs::gather_dnums_param(dimension_numbers)},
-                {"fill_value", m == GatherScatterMode::kFillOrDrop && fill_value
-                                   ? Param::floating(*fill_value)
-                                   : Param()},
-                {"indices_are_sorted", Param::boolean(indices_are_sorted)},
-                {"mode", gs::mode_param(m)},
-                {"slice_sizes", Param::ints(slice_sizes)},
-                {"unique_indices", Param::boolean(unique_indices)}});
+  return bind1(
+      gather_p, {operand, start_indices},
+      {{"dimension_numbers", gs::gather_dnums_param(dimension_numbers)},
+       {"fill_value",
+        m == GatherScatterMode::kFillOrDrop && fill_value ? Param::floating(*fill_value) : Param()},
+       {"indices_are_sorted", Param::boolean(indices_are_sorted)},
+       {"mode", gs::mode_param(m)},
+       {"slice_sizes", Param::ints(slice_sizes)},
+       {"unique_indices", Param::boolean(unique_indices)}});
 }
 
 }  // namespace lax

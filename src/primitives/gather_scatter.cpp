@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <set>
 
-
 namespace jx::gs {
 
 using layout::fail;
@@ -16,12 +15,13 @@ Ints field(const Param& record, const char* name) { return record.field(name).as
 }  // namespace
 
 Param gather_dnums_param(const lax::GatherDimensionNumbers& d) {
-  return Param::record("GatherDimensionNumbers",
-                       {{"offset_dims", Param::ints(d.offset_dims)},
-                        {"collapsed_slice_dims", Param::ints(d.collapsed_slice_dims)},
-                        {"start_index_map", Param::ints(d.start_index_map)},
-                        {"operand_batching_dims", Param::ints(d.operand_batching_dims)},
-                        {"start_indices_batching_dims", Param::ints(d.start_indices_batching_dims)}});
+  return Param::record(
+      "GatherDimensionNumbers",
+      {{"offset_dims", Param::ints(d.offset_dims)},
+       {"collapsed_slice_dims", Param::ints(d.collapsed_slice_dims)},
+       {"start_index_map", Param::ints(d.start_index_map)},
+       {"operand_batching_dims", Param::ints(d.operand_batching_dims)},
+       {"start_indices_batching_dims", Param::ints(d.start_indices_batching_dims)}});
 }
 
 Param scatter_dnums_param(const lax::ScatterDimensionNumbers& d) {
@@ -124,8 +124,9 @@ void check_batching_dims(const std::string& op, const SliceMap& m, const Shape& 
     std::int64_t a = operand[static_cast<std::size_t>(m.operand_batching_dims[k])];
     std::int64_t b = indices[static_cast<std::size_t>(m.indices_batching_dims[k])];
     if (a != b)
-      fail<TypeError>(op, " requires operand batching dimensions and indices batching "
-                          "dimensions to have the same shape, got ",
+      fail<TypeError>(op,
+                      " requires operand batching dimensions and indices batching "
+                      "dimensions to have the same shape, got ",
                       a, " and ", b, ".");
   }
 }

@@ -1,6 +1,9 @@
 // scatter, scatter-add, scatter-mul, scatter-min, scatter-max: XLA's scatter, as JAX's
 // lax.scatter*. Each update element combines with the operand element it lands on, in update
 // order; they share every rule but their derivatives, which follow JAX's.
+#include <limits>
+#include <numeric>
+
 #include "jx/lax.hpp"
 #include "jx/numpy.hpp"
 #include "primitives/elementwise.hpp"
@@ -63,8 +66,7 @@ Outs scatter_abstract_eval(const Primitive& p, Avals in, const Params& params) {
     fail<TypeError>("Scatter op has ", d.scatter_dims_to_operand_dims.size(),
                     " elements in scatter_dims_to_operand_dims and the bound of dimension "
                     "index_vector_dim=",
-                    idx.ndim() - 1, " of indices is ", vector,
-                    ". These two numbers must be equal");
+                    idx.ndim() - 1, " of indices is ", vector, ". These two numbers must be equal");
   for (std::size_t i = 0; i < d.scatter_dims_to_operand_dims.size(); ++i)
     if (d.scatter_dims_to_operand_dims[i] < 0 || d.scatter_dims_to_operand_dims[i] >= rank)
       fail<TypeError>("Invalid scatter_dims_to_operand_dims mapping; domain is [0, ", rank,
@@ -78,18 +80,20 @@ Outs scatter_abstract_eval(const Primitive& p, Avals in, const Params& params) {
     std::int64_t dim = d.update_window_dims[i];
     std::int64_t bound = x.shape[static_cast<std::size_t>(walk[i])];
     if (u.shape[static_cast<std::size_t>(dim)] > bound)
-      fail<TypeError>("Bounds of the window dimensions of updates must not exceed the bounds of "
-                      "the corresponding dimensions of operand. For dimension ",
-                      dim, ", updates bound is ", u.shape[static_cast<std::size_t>(dim)],
-                      ", operand bound is ", bound, ".");
+      fail<TypeError>(
+          "Bounds of the window dimensions of updates must not exceed the bounds of "
+          "the corresponding dimensions of operand. For dimension ",
+          dim, ", updates bound is ", u.shape[static_cast<std::size_t>(dim)], ", operand bound is ",
+          bound, ".");
   }
   std::size_t seen = 0;
   for (std::int64_t i : batch_dims_of(m, u.shape.size())) {
     std::int64_t have = u.shape[static_cast<std::size_t>(i)], want = idx.shape[seen++];
     if (have != want)
-      fail<TypeError>("Bounds of the scatter dimensions of updates must be the same as the bounds "
-                      "of the corresponding dimensions of scatter indices. For scatter dimension ",
-                      i, ", updates bound is ", have, ", indices bound is ", want, ".");
+      fail<TypeError>(
+          "Bounds of the scatter dimensions of updates must be the same as the bounds "
+          "of the corresponding dimensions of scatter indices. For scatter dimension ",
+          i, ", updates bound is ", have, ", indices bound is ", want, ".");
   }
   gs::mode_of(params);
   return result(x.shape, x.dtype, x.weak_type);
@@ -124,12 +128,16 @@ std::vector<Array> scatter_impl(const Primitive& p, Ins in, const Params& params
           return b;
       }
     };
-    for_each_slice_element(m, u.shape(), x.shape(), scatter_window(m, x.shape(), u.shape()),
-                           idx.shape(), indices, [&](std::int64_t k, std::int64_t at, bool in) {
-                             if (in || clip)
-                               o[at] = static_cast<T>(combine(static_cast<C>(o[at]),
-                                                              static_cast<C>(v[k])));
-                           });
+    Shape window = scatter_window(m, x.shape(), u.shape());
+    // Clamping needs room for the window: an operand dim smaller than it takes no update.
+    bool fits = true;
+    for (std::size_t d = 0; d < window.size(); ++d) fits = fits && window[d] <= x.shape()[d];
+    for_each_slice_element(
+        m, u.shape(), x.shape(), window, idx.shape(), indices,
+        [&](std::int64_t k, std::int64_t at, bool in) {
+          if (in || (clip && fits))
+            o[at] = static_cast<T>(combine(static_cast<C>(o[at]), static_cast<C>(v[k])));
+        });
   });
   return {r};
 }
@@ -149,7 +157,13 @@ std::vector<hlo::Instruction*> scatter_lower(const Primitive& p, hlo::Builder& b
     dispatch(it, [&]<class T>() {
       for (std::size_t k = 0; k < d.scatter_dims_to_operand_dims.size(); ++k) {
         auto dim = static_cast<std::size_t>(d.scatter_dims_to_operand_dims[k]);
-        hi.impl()->buffer->as<T>()[k] = static_cast<T>(x->shape.dims[dim] - window[dim]);
+        // Capped at the index type's largest value, which a bound past it cannot be reached by.
+        std::int64_t bound = x->shape.dims[dim] - window[dim];
+        if constexpr (std::is_integral_v<T>)
+          if (static_cast<std::uint64_t>(std::max<std::int64_t>(bound, 0)) >
+              static_cast<std::uint64_t>(std::numeric_limits<T>::max()))
+            bound = static_cast<std::int64_t>(std::numeric_limits<T>::max());
+        hi.impl()->buffer->as<T>()[k] = static_cast<T>(bound);
       }
     });
     idx = b.op(hlo::Opcode::kClamp, idx->shape,
@@ -174,7 +188,8 @@ Array gather_landing(const Array& from, const Array& indices, const ShapedArray&
   lax::GatherDimensionNumbers g{d.update_window_dims, d.inserted_window_dims,
                                 d.scatter_dims_to_operand_dims, d.operand_batching_dims,
                                 d.scatter_indices_batching_dims};
-  return lax::gather(from, indices, g, scatter_window(gs::slice_map(d), from.shape(), updates.shape),
+  return lax::gather(from, indices, g,
+                     scatter_window(gs::slice_map(d), from.shape(), updates.shape),
                      params.get("indices_are_sorted").as_bool(),
                      params.get("unique_indices").as_bool(), gs::mode_of(params), fill);
 }
@@ -202,11 +217,34 @@ std::vector<Array> scatter_add_transpose(Cts cts, LinearOps ops, const Params& p
   return out;
 }
 
-// scatter: where an update lands, its tangent replaces the operand's.
+// scatter: where an update lands, its tangent replaces the operand's. With unique indices that
+// is the scatter of the tangents (linear; transposed below). Otherwise which of the updates
+// landing on one element wins is unspecified, so, as JAX does, each update gets an id, the ids
+// are scattered and gathered back, and the primal and tangent are the scatter-adds of what won:
+// both then agree on the winner wherever the scatter runs.
 JvpResult scatter_jvp(Ins primals, Ins tangents, const Params& params) {
-  Array y = rebind(scatter_p, primals[0], primals[1], primals[2], params);
-  Array t = rebind(scatter_p, ad::instantiate(tangents[0], primals[0].aval()), primals[1],
-                   ad::instantiate(tangents[2], primals[2].aval()), params);
+  const Array &x = primals[0], &idx = primals[1], &u = primals[2];
+  Array tx = ad::instantiate(tangents[0], x.aval()), tu = ad::instantiate(tangents[2], u.aval());
+  if (params.get("unique_indices").as_bool())
+    return {{rebind(scatter_p, x, idx, u, params)}, {rebind(scatter_p, tx, idx, tu, params)}};
+  lax::ScatterDimensionNumbers d = gs::scatter_dnums(params);
+  Shape per_update = u.shape();  // one id per start vector: 1 along the window dims
+  for (std::int64_t w : d.update_window_dims) per_update[static_cast<std::size_t>(w)] = 1;
+  auto count = static_cast<std::int64_t>(shape_size(per_update));
+  Ints all(u.shape().size());
+  std::iota(all.begin(), all.end(), 0);
+  Array ids = lax::broadcast_in_dim(
+      lax::reshape(lax::add(lax::iota(int64, {count}, 0), make_scalar(1, int64)), per_update),
+      u.shape(), all);
+  Array landed = rebind(scatter_p, lax::broadcast_in_dim(make_scalar(0, int64), x.shape(), {}), idx,
+                        ids, params);
+  Array won = lax::eq(ids, gather_landing(landed, idx, u.aval(), params, 0.0));
+  Array kept = lax::eq(landed, lax::broadcast_in_dim(make_scalar(0, int64), x.shape(), {}));
+  auto masked = [](const Array& keep, const Array& v) {
+    return lax::select_n(keep, {ad::zeros(v.aval()), v});
+  };
+  Array y = rebind(scatter_add_p, masked(kept, x), idx, masked(won, u), params);
+  Array t = rebind(scatter_add_p, masked(kept, tx), idx, masked(won, tu), params);
   return {{y}, {t}};
 }
 
@@ -229,8 +267,8 @@ JvpResult scatter_mul_jvp(Ins primals, Ins tangents, const Params& params) {
   if (tangents[0].valid()) t = rebind(scatter_mul_p, tangents[0], idx, u, params);
   if (tangents[2].valid()) {
     require_unique(params, "scatter_mul gradient");
-    t = ad::add(t, lax::mul(x, rebind(scatter_add_p, ad::zeros(x.aval()), idx, tangents[2],
-                                      params)));
+    t = ad::add(t,
+                lax::mul(x, rebind(scatter_add_p, ad::zeros(x.aval()), idx, tangents[2], params)));
   }
   return {{y}, {t}};
 }
@@ -252,8 +290,8 @@ JvpResult scatter_extremal_jvp(const Primitive& p, Ins primals, Ins tangents,
   Array y = rebind(p, x, idx, u, params);
   Array tx = ad::instantiate(tangents[0], x.aval()), tu = ad::instantiate(tangents[2], u.aval());
   Array kept = lax::convert_element_type(lax::eq(x, y), x.dtype());
-  Array won = lax::convert_element_type(lax::eq(u, gather_landing(y, idx, u.aval(), params)),
-                                        x.dtype());
+  Array won =
+      lax::convert_element_type(lax::eq(u, gather_landing(y, idx, u.aval(), params)), x.dtype());
   Array count = lax::add(kept, rebind(scatter_add_p, ad::zeros(x.aval()), idx, won, params));
   Array sum = lax::add(lax::mul(tx, kept),
                        rebind(scatter_add_p, ad::zeros(x.aval()), idx, lax::mul(tu, won), params));
@@ -336,12 +374,12 @@ Array bind_scatter(const Primitive& p, const Array& operand, const Array& indice
 
 namespace lax {
 
-#define JX_SCATTER_WRAPPER(name, prim)                                                        \
-  Array name(const Array& operand, const Array& indices, const Array& updates,                \
-             const ScatterDimensionNumbers& dimension_numbers, bool indices_are_sorted,       \
-             bool unique_indices, std::optional<GatherScatterMode> mode) {                    \
+#define JX_SCATTER_WRAPPER(name, prim)                                                          \
+  Array name(const Array& operand, const Array& indices, const Array& updates,                  \
+             const ScatterDimensionNumbers& dimension_numbers, bool indices_are_sorted,         \
+             bool unique_indices, std::optional<GatherScatterMode> mode) {                      \
     return bind_scatter(prim, operand, indices, updates, dimension_numbers, indices_are_sorted, \
-                        unique_indices, mode);                                                \
+                        unique_indices, mode);                                                  \
   }
 JX_SCATTER_WRAPPER(scatter, scatter_p)
 JX_SCATTER_WRAPPER(scatter_add, scatter_add_p)

@@ -12,9 +12,10 @@ namespace {
 
 constexpr std::size_t kMiB = std::size_t{1} << 20;
 
-TEST_CASE("a released large buffer comes back for the next one of its size, even when older "
-          "releases filled the cache",
-          "[buffer]") {
+TEST_CASE(
+    "a released large buffer comes back for the next one of its size, even when older "
+    "releases filled the cache",
+    "[buffer]") {
   // Earlier work leaves 200 MiB of released buffers behind.
   for (std::size_t mib : {120, 80}) Buffer(mib * kMiB, Buffer::Uninitialized{});
   // A loop over 100 MiB outputs: each one's memory is the previous one's. (Were the released

@@ -10,9 +10,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "support/error_of.hpp"
 #include "core/array_impl.hpp"
 #include "hlo/ir.hpp"
+#include "support/error_of.hpp"
 
 namespace jx::hlo::testing {
 

@@ -32,7 +32,7 @@ TEST_CASE("np::take: along an axis, flattened, negative and out-of-range indices
   CHECK(values(np::take(x, ids, 1)) == want);
   CHECK(np::take(x, ints({1, 2, 0, 1}, {2, 2}), 0).shape() == Shape{2, 2, 4});
   CHECK(values(np::take(x, ints({5, -12, 11}, {3}))) == V{5, 0, 11});  // flattened
-  V filled = values(np::take(x, ints({4, 0}, {2}), 0));                 // row 4 is out of range
+  V filled = values(np::take(x, ints({4, 0}, {2}), 0));                // row 4 is out of range
   CHECK(std::all_of(filled.begin(), filled.begin() + 4, [](double v) { return std::isnan(v); }));
   CHECK(V(filled.begin() + 4, filled.end()) == V{0, 1, 2, 3});
   CHECK(values(np::take(x, ints({4, 0}, {2}), 0, lax::GatherScatterMode::kClip)) ==
@@ -121,7 +121,9 @@ TEST_CASE("x.at(i): functional updates with JAX's rules for repeats and out-of-r
 }
 
 // x[{...}] against NumPy's rules, written as loops over a [2, 3, 4] array of 0..23.
-double at3(std::int64_t i, std::int64_t j, std::int64_t k) { return static_cast<double>(i * 12 + j * 4 + k); }
+double at3(std::int64_t i, std::int64_t j, std::int64_t k) {
+  return static_cast<double>(i * 12 + j * 4 + k);
+}
 
 TEST_CASE("x[{...}]: ints, slices, newaxis and ellipsis", "[numpy_indexing]") {
   Array x = counting({2, 3, 4});
@@ -204,6 +206,43 @@ TEST_CASE("x.at({...}) updates what x[{...}] reads", "[numpy_indexing]") {
   CHECK(values(x.at({rows, cols}).add(v)) == V{0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2});
   CHECK(values(x.at({jx::ellipsis, 3}).set(7)) == V{0, 0, 0, 7, 0, 0, 0, 7, 0, 0, 0, 7});
   CHECK(values(x.at({1, jx::slice()}).get()) == V{0, 0, 0, 0});
+}
+
+TEST_CASE("x.at(...).set differentiates with repeated indices: the update that won",
+          "[numpy_indexing]") {
+  Array x = np::zeros({4}, float32), ids = ints({1, 3, 1}, {3});
+  Array v = np::array(std::vector<float>{1, 2, 3}), w = np::array(std::vector<float>{1, 2, 3, 4});
+  auto loss = [&](const Array& a, const Array& u) { return np::sum(a.at(ids).set(u) * w); };
+  // In update order the last of the two updates of element 1 wins: [0, 3, 0, 2].
+  CHECK(values(x.at(ids).set(v)) == V{0, 3, 0, 2});
+  CHECK(values(jx::grad(loss)(x, v)) == V{1, 0, 3, 0});  // elements no update reached
+  CHECK(values(jx::grad([&](const Array& u) { return loss(x, u); })(v)) == V{0, 4, 2});
+  auto g = jx::jit(jx::grad([&](const Array& u) { return loss(x, u); }));
+  CHECK(values(g(v)) == V{0, 4, 2});
+}
+
+TEST_CASE("indices of a narrow dtype index long axes; updates into empty dims are dropped",
+          "[numpy_indexing]") {
+  Array x = np::arange(0, 300, 1, float32);
+  Array ids = np::array(std::vector<std::int8_t>{100, -1});
+  CHECK(values(np::take(x, ids)) == V{100, 299});
+  CHECK(values(jx::jit([](const Array& a, const Array& i) { return np::take(a, i); })(x, ids)) ==
+        V{100, 299});
+  Array clip = lax::scatter_add(x, np::reshape(np::array(std::vector<std::int8_t>{120}), {1, 1}),
+                                np::ones({1}, float32), {{}, {0}, {0}}, false, false,
+                                lax::GatherScatterMode::kClip);
+  CHECK(values(clip)[120] == 121);
+  // An update window larger than the operand's dim has nowhere to go, clamped or not.
+  Array empty = np::zeros({0, 3}, float32), one = ints({0}, {1, 1});
+  for (auto mode : {lax::GatherScatterMode::kClip, lax::GatherScatterMode::kFillOrDrop}) {
+    CHECK(
+        lax::scatter_add(empty, one, np::ones({1, 3}, float32), {{1}, {0}, {0}}, false, false, mode)
+            .shape() == Shape{0, 3});
+    auto f = jx::jit([mode](const Array& a, const Array& i) {
+      return lax::scatter_add(a, i, np::ones({1, 3}, float32), {{1}, {0}, {0}}, false, false, mode);
+    });
+    CHECK(f(empty, one).shape() == Shape{0, 3});
+  }
 }
 
 }  // namespace

@@ -36,13 +36,14 @@ V row_of(const HostArray& x, std::int64_t k) {
 
 // x[ids] along axis 0, as an embedding lookup: ids clamped into [0, n).
 const std::vector<std::int32_t> kTakeIds = {3, 0, -1, 9};
-Array take_rows(const Array& x, std::optional<Mode> mode, std::optional<double> fill = std::nullopt) {
+Array take_rows(const Array& x, std::optional<Mode> mode,
+                std::optional<double> fill = std::nullopt) {
   Ints sizes = x.shape();
   sizes[0] = 1;
   Ints offset;
   for (int d = 1; d < x.ndim(); ++d) offset.push_back(d);
-  return lax::gather(x, int_array(kTakeIds, {4, 1}), {offset, {0}, {0}}, sizes, false, false,
-                     mode, fill);
+  return lax::gather(x, int_array(kTakeIds, {4, 1}), {offset, {0}, {0}}, sizes, false, false, mode,
+                     fill);
 }
 HostArray take_rows_oracle(const HostArray& x, std::optional<double> fill) {
   HostArray out{x.shape, {}};
@@ -96,12 +97,14 @@ Array scatter_rows(const Array& x, const Array& u, const std::vector<std::int32_
 HostArray scatter_rows_oracle(const HostArray& x, const HostArray& u,
                               const std::vector<std::int32_t>& ids, const Combine& f, DType d) {
   HostArray out = x;
-  std::int64_t w = static_cast<std::int64_t>(x.values.size()) / std::max<std::int64_t>(x.shape[0], 1);
+  std::int64_t w =
+      static_cast<std::int64_t>(x.values.size()) / std::max<std::int64_t>(x.shape[0], 1);
   for (std::size_t k = 0; k < ids.size(); ++k) {
     if (ids[k] < 0 || ids[k] >= x.shape[0]) continue;
     for (std::int64_t j = 0; j < w; ++j) {
       double& o = out.values[ids[k] * w + j];
-      o = round_to(d, is_integral(d) ? wrap(f(o, u.values[k * w + j]), d) : f(o, u.values[k * w + j]));
+      o = round_to(d,
+                   is_integral(d) ? wrap(f(o, u.values[k * w + j]), d) : f(o, u.values[k * w + j]));
     }
   }
   return out;
@@ -110,9 +113,8 @@ HostArray scatter_rows_oracle(const HostArray& x, const HostArray& u,
 const std::vector<std::int32_t> kRepeated = {3, 0, 3, 9};  // 3 twice, 9 out of bounds
 const std::vector<std::int32_t> kUnique = {3, 0, 1};
 
-OpRow scatter_row(std::string name, decltype(&lax::scatter_add) op,
-                  std::vector<std::int32_t> ids, Combine f, std::vector<DType> dtypes,
-                  bool unique) {
+OpRow scatter_row(std::string name, decltype(&lax::scatter_add) op, std::vector<std::int32_t> ids,
+                  Combine f, std::vector<DType> dtypes, bool unique) {
   OpRow r;
   r.primitive = name.substr(0, name.find('/'));
   r.name = std::move(name);
@@ -142,22 +144,24 @@ double max_of(double a, double b) { return std::max(a, b); }
 double min_of(double a, double b) { return std::min(a, b); }
 
 const bool kRows = add_rows({
-    gather_row("gather", {{{5, 3}}, {{5, 0}}, {{1, 2}}, {{6, 2, 2}}},
-               [](const Array& x) { return take_rows(x, Mode::kClip); },
-               [](const HostArray& x) { return take_rows_oracle(x, std::nullopt); }),
-    gather_row("gather/fill", {{{5, 3}}, {{6, 2, 2}}},
-               [](const Array& x) { return take_rows(x, Mode::kFillOrDrop, 0.0); },
-               [](const HostArray& x) { return take_rows_oracle(x, 0.0); }),
+    gather_row(
+        "gather", {{{5, 3}}, {{5, 0}}, {{1, 2}}, {{6, 2, 2}}},
+        [](const Array& x) { return take_rows(x, Mode::kClip); },
+        [](const HostArray& x) { return take_rows_oracle(x, std::nullopt); }),
+    gather_row(
+        "gather/fill", {{{5, 3}}, {{6, 2, 2}}},
+        [](const Array& x) { return take_rows(x, Mode::kFillOrDrop, 0.0); },
+        [](const HostArray& x) { return take_rows_oracle(x, 0.0); }),
     gather_row("gather/batching_dims", {{{3, 4}}}, take_per_row, take_per_row_oracle),
     gather_row("gather/windows", {{{4, 5}}}, windows, windows_oracle),
     scatter_row("scatter-add", lax::scatter_add, kRepeated, std::plus<double>(), kNumericTypes,
                 false),
-    scatter_row("scatter-mul", lax::scatter_mul, kUnique, std::multiplies<double>(),
-                kNumericTypes, true),
+    scatter_row("scatter-mul", lax::scatter_mul, kUnique, std::multiplies<double>(), kNumericTypes,
+                true),
     scatter_row("scatter-min", lax::scatter_min, kUnique, min_of, kAllTypes, true),
     scatter_row("scatter-max", lax::scatter_max, kUnique, max_of, kAllTypes, true),
-    scatter_row("scatter", lax::scatter, kUnique, [](double, double u) { return u; }, kAllTypes,
-                true),
+    scatter_row(
+        "scatter", lax::scatter, kUnique, [](double, double u) { return u; }, kAllTypes, true),
 });
 
 TEST_CASE("gather's modes: clip clamps, fill gives JAX's fill values", "[gather_scatter]") {
@@ -190,9 +194,8 @@ TEST_CASE("scatter-add accumulates repeated indices and drops out-of-bounds upda
   lax::ScatterDimensionNumbers d{{}, {0}, {0}};
   V want{0, 10, 0, 2};
   CHECK(values(lax::scatter_add(x, ids, u, d)) == want);
-  auto f = jx::jit([&](const Array& a, const Array& i, const Array& v) {
-    return lax::scatter_add(a, i, v, d);
-  });
+  auto f = jx::jit(
+      [&](const Array& a, const Array& i, const Array& v) { return lax::scatter_add(a, i, v, d); });
   CHECK(values(f(x, ids, u)) == want);
   CHECK(values(x) == V{0, 0, 0, 0});  // functional: the operand is unchanged
   // kClip clamps instead: 4 → 3, -1 → 0.
@@ -204,8 +207,7 @@ TEST_CASE("scatter-add accumulates repeated indices and drops out-of-bounds upda
   CHECK(values(lax::scatter_mul(np::ones({4}, float32), ids, u, d)) == V{1, 18, 1, 2});
 }
 
-TEST_CASE("gather and scatter under vmap batch the indices as a batching dim",
-          "[gather_scatter]") {
+TEST_CASE("gather and scatter under vmap batch the indices as a batching dim", "[gather_scatter]") {
   // Per example b: out[b] = table[b][ids[b]] — both the table and the indices are batched.
   Array table = np::reshape(np::arange(0, 12, 1, float32), {3, 4});
   Array ids = int_array({3, 0, 2}, {3, 1});
@@ -260,9 +262,8 @@ TEST_CASE("gather and scatter print as JAX prints them", "[gather_scatter]") {
 
 TEST_CASE("gather and scatter reject bad operands in JAX's words", "[gather_scatter]") {
   Array x = np::zeros({5, 3}, float32);
-  CHECK_THROWS_MATCHES(
-      lax::gather(x, np::zeros({2, 1}, float32), {{1}, {0}, {0}}, {1, 3}), TypeError,
-      Catch::Message("indices must have an integer type"));
+  CHECK_THROWS_MATCHES(lax::gather(x, np::zeros({2, 1}, float32), {{1}, {0}, {0}}, {1, 3}),
+                       TypeError, Catch::Message("indices must have an integer type"));
   Array ids = int_array({1, 2}, {2, 1});
   CHECK_THROWS_MATCHES(lax::gather(x, ids, {{1}, {0}, {0}}, {2, 3}), TypeError,
                        Catch::Message("Gather op can only collapse slice dims with bound 1, but "

@@ -41,16 +41,18 @@ SliceTarget emit_slice_target(ElementalEmitter& em, const SliceMap& m, const Sha
         position[static_cast<std::size_t>(m.indices_batching_dims[k])];
   SliceTarget t{{}, b.getTrue()};
   for (std::size_t d = 0; d < operand.size(); ++d) {
-    std::int64_t hi = std::max<std::int64_t>(operand[d] - window[d], 0);
-    // 0 <= start <= hi, as one unsigned comparison.
-    t.in_bounds = b.CreateAnd(t.in_bounds, b.CreateICmpULE(start[d], em.i64(hi)));
+    // 0 <= start <= operand - window, as one unsigned comparison; never when the window is
+    // larger than the dim (a scatter into an empty dim).
+    std::int64_t room = operand[d] - window[d], hi = std::max<std::int64_t>(room, 0);
+    t.in_bounds =
+        room < 0 ? b.getFalse() : b.CreateAnd(t.in_bounds, b.CreateICmpULE(start[d], em.i64(hi)));
     llvm::Value* s = b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, start[d], em.i64(hi));
     t.dims.push_back(b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, s, em.i64(0)));
   }
   for (std::size_t j = 0; j < walk.size(); ++j) {
     llvm::Value*& dim = t.dims[static_cast<std::size_t>(walk[j])];
-    dim = b.CreateAdd(dim, element.dims[static_cast<std::size_t>(m.window_dims[j])], "", true,
-                      true);
+    dim =
+        b.CreateAdd(dim, element.dims[static_cast<std::size_t>(m.window_dims[j])], "", true, true);
   }
   return t;
 }

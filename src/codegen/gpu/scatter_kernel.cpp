@@ -76,8 +76,8 @@ GpuLaunch emit_scatter_kernel(KernelBody& k) {
                                    thread_id(em), "first", true, true);
   emit_strided_loop(em, first, n, launch.grid * launch.block, "update", [&](llvm::Value* i) {
     LoopIndex u(em, i, update_dims, "update");
-    SliceTarget t = emit_slice_target(em, m, shape.dims, window,
-                                      scatter.operands[1]->shape.dtype, in[0], u.index());
+    SliceTarget t = emit_slice_target(em, m, shape.dims, window, scatter.operands[1]->shape.dtype,
+                                      in[0], u.index());
     emit_if(em, t.in_bounds, "scatter.in", [&] {
       llvm::Value* at = em.linear_index(IrIndex{t.dims, nullptr}, shape.dims);
       llvm::Type* storage = storage_type(em.ctx(), shape.dtype);

@@ -11,7 +11,8 @@ using hlo::Instruction;
 using hlo::Opcode;
 
 bool is_kernel(const Instruction& i) {
-  return hlo::runs_as(i.opcode) == hlo::RunsAs::kKernel && !hlo::has_trait(i.opcode, hlo::kOwnKernel);
+  return hlo::runs_as(i.opcode) == hlo::RunsAs::kKernel &&
+         !hlo::has_trait(i.opcode, hlo::kOwnKernel);
 }
 
 bool reads_once(const Instruction& fusion, std::size_t k) {
