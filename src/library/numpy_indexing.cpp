@@ -83,7 +83,9 @@ SliceRange slice_range(const Slice& s, std::int64_t n) {
   return {start, s.step, start > stop ? (start - stop - s.step - 1) / -s.step : 0};
 }
 
-IndexPlan plan_index(const Array& x_in, const std::vector<Index>& index) {
+// `for_scatter`: the start vectors are wanted even where a slice would do (a get leaves them
+// unbuilt then, so that x[1, 2:] stages no index arrays).
+IndexPlan plan_index(const Array& x_in, const std::vector<Index>& index, bool for_scatter) {
   // Count the entries that consume a dim; expand the ellipsis; insert newaxis dims.
   std::size_t regular = 0, ellipses = 0;
   for (const Index& i : index) {
@@ -186,8 +188,10 @@ IndexPlan plan_index(const Array& x_in, const std::vector<Index>& index) {
 
   // The window per dim, and the starts of each dim that has them, broadcast over the grid.
   std::vector<Array> components;
+  const bool build = for_scatter || !p.basic;
   auto starts_of = [&](const Array& v, const Ints& at) {
-    components.push_back(lax::broadcast_in_dim(lax::convert_element_type(v, int32), grid, at));
+    if (build)
+      components.push_back(lax::broadcast_in_dim(lax::convert_element_type(v, int32), grid, at));
   };
   for (std::size_t k = 0; k < xs.size(); ++k) {
     auto dim = static_cast<std::int64_t>(k);
@@ -218,6 +222,7 @@ IndexPlan plan_index(const Array& x_in, const std::vector<Index>& index) {
       at.push_back(block_batch + static_cast<std::int64_t>(block.size()) - advanced[a].ndim() + r);
     starts_of(advanced[a], at);
   }
+  if (!build) return p;
   auto vector_dim = static_cast<std::int64_t>(grid.size());
   for (Array& c : components) c = lax::expand_dims(c, {vector_dim});
   Shape none = grid;
@@ -235,7 +240,7 @@ Array basic_get(const IndexPlan& p) {
 }
 
 Array get(const Array& x, const std::vector<Index>& index) {
-  IndexPlan p = plan_index(x, index);
+  IndexPlan p = plan_index(x, index, false);
   if (p.basic) return basic_get(p);
   return lax::gather(p.x, p.starts, p.dims, p.slice_sizes, false, false, Mode::kPromiseInBounds);
 }
@@ -243,7 +248,7 @@ Array get(const Array& x, const std::vector<Index>& index) {
 // x.at[index] combined with v through `op`: updates of x[index]'s shape; out-of-bounds dropped.
 Array update(const Array& x, const std::vector<Index>& index, const Array& v,
              decltype(&lax::scatter_add) op) {
-  IndexPlan p = plan_index(x, index);
+  IndexPlan p = plan_index(x, index, true);
   Array updates = np::broadcast_to(lax::convert_element_type(v, x.dtype()), p.shape);
   lax::ScatterDimensionNumbers d{p.dims.offset_dims, p.dims.collapsed_slice_dims,
                                  p.dims.start_index_map};

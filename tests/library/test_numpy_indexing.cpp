@@ -146,6 +146,11 @@ TEST_CASE("x[{...}]: ints, slices, newaxis and ellipsis", "[numpy_indexing]") {
   for (int i = 0; i < 2; ++i)
     for (int k = 1; k < 4; ++k) want.push_back(at3(i, 2, k));
   CHECK(values(n) == want);
+  // Only ints and unit steps: one slice and a reshape, no index arrays staged.
+  std::string text = jx::make_jaxpr([](const Array& a) { return a[{1, jx::slice(1)}]; })(x).str();
+  INFO(text);
+  CHECK_THAT(text, Catch::Contains("slice["));
+  CHECK_THAT(text, !Catch::Contains("gather") && !Catch::Contains("concatenate"));
   CHECK(x[{-1, -1, -1}].shape() == Shape{});
   CHECK(values(x[{-1, -1, -1}]) == V{23});
   CHECK(x[{jx::slice(5, 9)}].shape() == Shape{0, 3, 4});  // slices clamp, as Python's
