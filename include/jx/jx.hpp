@@ -18,3 +18,4 @@
 #include "jx/shape.hpp"
 #include "jx/transforms.hpp"
 #include "jx/tree.hpp"
+#include "jx/window.hpp"

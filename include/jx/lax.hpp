@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "jx/array.hpp"
+#include "jx/window.hpp"
 
 namespace jx::lax {
 
@@ -133,6 +134,26 @@ enum class Precision { kDefault, kHigh, kHighest };
 Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers& dimension_numbers,
                   std::optional<DType> preferred_element_type = std::nullopt,
                   std::optional<Precision> precision = std::nullopt);
+
+// convolution.cpp — JAX's lax.conv_general_dilated: windows of `rhs` (the kernel) slid over
+// `lhs` at `window_strides`, each output element contracting one window with the kernel over the
+// window and the input features. `lhs_dilation` puts d - 1 zeros between input elements (a
+// transposed convolution), `rhs_dilation` between kernel taps (an atrous one); groups split the
+// features (or the batch) into independent convolutions. Any number of spatial dims (1-D to
+// 3-D and beyond); `dimension_numbers` says where they are. Output dtype: the operands', or
+// `preferred_element_type`.
+Array conv_general_dilated(const Array& lhs, const Array& rhs,
+                           const std::vector<std::int64_t>& window_strides, const Padding& padding,
+                           const std::vector<std::int64_t>& lhs_dilation = {},
+                           const std::vector<std::int64_t>& rhs_dilation = {},
+                           const ConvDimensionNumbers& dimension_numbers = {},
+                           std::int64_t feature_group_count = 1, std::int64_t batch_group_count = 1,
+                           std::optional<Precision> precision = std::nullopt,
+                           std::optional<DType> preferred_element_type = std::nullopt);
+// lax.conv: NCHW lhs, OIHW rhs, no dilation or groups.
+Array conv(const Array& lhs, const Array& rhs, const std::vector<std::int64_t>& window_strides,
+           const Padding& padding, std::optional<Precision> precision = std::nullopt,
+           std::optional<DType> preferred_element_type = std::nullopt);
 
 // custom_derivatives.cpp — the identity, with a zero derivative (JAX's lax.stop_gradient).
 Array stop_gradient(const Array& x);
