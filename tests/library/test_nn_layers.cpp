@@ -76,6 +76,20 @@ TEST_CASE("nn: dropout at rates 0 and 1, its dtype, gradient and jit", "[nn]") {
   CHECK(f(random::key(2), big).to_vector<float>() != y);
 }
 
+TEST_CASE("nn: dropout under vmap over keys draws each row's own mask", "[nn]") {
+  Array keys = random::split(random::key(3), 4);
+  Array x = np::reshape(np::arange(1, 41).astype(float32), {4, 10});
+  Array rows = vmap([](const Array& k, const Array& a) { return nn::dropout(k, 0.4, a); })(keys, x);
+  REQUIRE(rows.shape() == Shape{4, 10});
+  std::vector<float> got = rows.to_vector<float>();
+  for (int i = 0; i < 4; ++i) {
+    INFO("row " << i);
+    Array row = np::reshape(np::arange(10 * i + 1, 10 * i + 11).astype(float32), {10});
+    std::vector<float> want = nn::dropout(random::key_row(keys, i), 0.4, row).to_vector<float>();
+    CHECK(std::vector<float>(got.begin() + 10 * i, got.begin() + 10 * i + 10) == want);
+  }
+}
+
 TEST_CASE("nn: dropout errors", "[nn][errors]") {
   Array key = random::key(0), x = np::ones({3});
   CHECK(error_of<ValueError>([&] { nn::dropout(key, 1.5, x); }) ==
