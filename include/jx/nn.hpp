@@ -41,7 +41,12 @@ Array softmax_cross_entropy(const Array& logits, const Array& labels);
 // mean((predictions - targets)^2), a scalar.
 Array mse(const Array& predictions, const Array& targets);
 
-// ---- initializers ----------------------------------------------------------------------------
+// ---- layers ----------------------------------------------------------------------------------
+// y = x @ w + b, with w: [in, out] and b: [out].
+struct Dense {
+  Array w, b;
+};
+JX_PYTREE(Dense, w, b)
 
 // jax.nn.initializers, each variance_scaling(scale, mode, distribution): variance = scale / fan,
 // fans as JAX computes them for a weight of shape (receptive field..., in, out): fan_in =
@@ -62,15 +67,6 @@ enum class Init {
 // An array of `shape` (at least 2-D: its last two dims are in and out) drawn from `key` as `init`
 // says, computed in `dtype` as JAX computes it.
 Array initialize(Init init, const Array& key, const Shape& shape, DType dtype = float32);
-
-// ---- layers ----------------------------------------------------------------------------------
-// Parameters are float32 pytrees; the functions that apply them trace, jit and differentiate.
-
-// y = x @ w + b, with w: [in, out] and b: [out].
-struct Dense {
-  Array w, b;
-};
-JX_PYTREE(Dense, w, b)
 
 // A Dense layer with w drawn from `key` as `init` says and b zero (float32).
 Dense dense_init(const Array& key, int in, int out, Init init = Init::glorot_uniform);
