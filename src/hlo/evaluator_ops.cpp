@@ -5,8 +5,11 @@
 #include <cstring>
 #include <type_traits>
 
-#include "core/sort_rows.hpp"
+#include "core/conv_map.hpp"
+#include "core/element_convert.hpp"
 #include "core/slice_map.hpp"
+#include "core/sort_rows.hpp"
+#include "hlo/convolution.hpp"
 #include "hlo/evaluator_internal.hpp"
 #include "hlo/window.hpp"
 
@@ -48,18 +51,6 @@ Ints clamped_starts(std::span<const Array> in, std::size_t first, const Shape& d
   for (std::size_t d = 0; d < dims.size(); ++d)
     starts.push_back(std::clamp<std::int64_t>(scalar_index(in[first + d]), 0, dims[d] - window[d]));
   return starts;
-}
-
-template <class O>
-O mul_add(O acc, O a, O b) {
-  if constexpr (std::is_same_v<O, bool>) {
-    return acc || (a && b);
-  } else if constexpr (std::is_integral_v<O>) {  // integers wrap
-    using U = std::make_unsigned_t<O>;
-    return static_cast<O>(static_cast<U>(acc) + static_cast<U>(a) * static_cast<U>(b));
-  } else {
-    return acc + a * b;
-  }
 }
 
 // The first index of the extreme along `axis`; NaN beats every number (jnp.argmax's rule).
@@ -381,6 +372,17 @@ Array dot(const Instruction& inst, std::span<const Array> in) {
         o[flat] = acc;
       });
     });
+  });
+  return out;
+}
+
+// core/conv_map.hpp's sums, in the result type (the operands have it).
+Array convolution(const Instruction& inst, std::span<const Array> in) {
+  ConvGeometry g = convolution_geometry(inst);
+  Array out = fresh(inst.shape);
+  dispatch(inst.shape.dtype, [&]<class T>() {
+    convolve<T, T>(g, in[0].shape(), data<T>(in[0]), in[1].shape(), data<T>(in[1]),
+                   inst.shape.dims, mutable_data<T>(out));
   });
   return out;
 }
