@@ -131,7 +131,11 @@ struct Choice {
 };
 Choice choose(const std::vector<Array>& xs, const std::vector<Array>& payloads, SelectPrim select) {
   Array best = xs[0];
-  Choice c{zeros(best.shape(), int32), payloads.empty() ? Array() : payloads[0]};
+  Choice c;
+  if (payloads.empty())
+    c.tap = zeros(best.shape(), int32);
+  else
+    c.payload = payloads[0];
   for (std::size_t k = 1; k < xs.size(); ++k) {
     Array keep = select_holds(select, best, xs[k]);
     best = lax::select_n(keep, {xs[k], best});
@@ -267,9 +271,9 @@ Outs scatter_abstract_eval(Avals in, const Params& params) {
   select_of(params);
   Shape windows = window_shape_rule(p.name, in[1], window_params(params));
   if (in[0].shape != windows)
-    fail<TypeError>(p.name, " source shape must be the shape of the operand's windows, got ",
-                    "source shape ", shape_str(in[0].shape), " for windows of shape ",
-                    shape_str(windows), ".");
+    fail<TypeError>(p.name,
+                    " source shape must be the shape of the operand's windows, got source shape ",
+                    shape_str(in[0].shape), " for windows of shape ", shape_str(windows), ".");
   return result(in[1].shape, in[0].dtype, in[0].weak_type && in[1].weak_type);
 }
 

@@ -402,6 +402,10 @@ TEST_CASE("lax::reduce_window: XLA's init, which padding holds and each window f
   // Base dilation 2: [1, h, 2, h, 3], holes hold init.
   Array d = lax::reduce_window(x, Array(1.0f), lax::add, {2}, {1}, "VALID", {2});
   CHECK(values(d) == std::vector<double>{3, 4, 4, 5});
+  // SAME places windows of the dilated size: 2 taps 2 apart span 3, so 5 elements pad (1, 1).
+  Array y = np::array({1.0f, 2.0f, 3.0f, 4.0f, 5.0f});
+  Array same = lax::reduce_window(y, Array(0.0f), lax::add, {2}, {1}, "SAME", {}, {2});
+  CHECK(values(same) == std::vector<double>{2, 4, 6, 8, 4});
   auto jitted = jx::jit([](const Array& a) {
     return lax::reduce_window(a, Array(10.0f), lax::add, {2}, {1}, "SAME");
   });
