@@ -296,31 +296,21 @@ Array reverse(const Instruction& inst, std::span<const Array> in) {
 Array reduce_window(const Instruction& inst, std::span<const Array> in) {
   Window window = window_of(inst);
   const Computation& combiner = *inst.called.at(0);
-  const Shape& dims = in[0].shape();
-  Shape window_shape;
-  for (const WindowDim& w : window) window_shape.push_back(w.size);
-  Index st = strides(dims);
   ShapedArray scalar{{}, inst.shape.dtype, false};
-  std::size_t w = itemsize(inst.shape.dtype);
+  auto w = static_cast<std::int64_t>(itemsize(inst.shape.dtype));
   const char* src = bytes(in[0]);
   Array out = fresh(inst.shape);
   char* dst = static_cast<char*>(out.impl()->buffer->data());
   for_each_index(inst.shape.dims, [&](const Index& out_index, std::int64_t flat) {
     Array acc = in[1];
-    for_each_index(window_shape, [&](const Index& pos, std::int64_t) {
-      std::int64_t k = 0;
-      for (std::size_t d = 0; d < dims.size(); ++d) {
-        const WindowDim& wd = window[d];
-        std::int64_t at = out_index[d] * wd.stride + pos[d] * wd.window_dilation - wd.pad_lo;
-        if (at < 0 || at % wd.base_dilation != 0 || at / wd.base_dilation >= dims[d]) return;
-        k += at / wd.base_dilation * st[d];
-      }
+    for_each_window_tap(window, in[0].shape(), out_index, [&](std::int64_t k) {
+      if (k < 0) return;
       Array x = make_array(scalar);
-      std::memcpy(x.impl()->buffer->data(), src + k * static_cast<std::int64_t>(w), w);
+      std::memcpy(x.impl()->buffer->data(), src + k * w, static_cast<std::size_t>(w));
       Array args[] = {acc, x};
       acc = evaluate(combiner, args);
     });
-    std::memcpy(dst + flat * static_cast<std::int64_t>(w), bytes(acc), w);
+    std::memcpy(dst + flat * w, bytes(acc), static_cast<std::size_t>(w));
   });
   return out;
 }
