@@ -176,6 +176,9 @@ TEST_CASE("Padding: JAX's padtype_to_pads", "[conv]") {
   CHECK(Padding("SAME_LOWER").pads({6}, {3}, {2}) == P{{1, 0}});
   CHECK(Padding("VALID").pads({6, 2}, {3, 1}, {2, 1}) == P{{0, 0}, {0, 0}});
   CHECK(Padding({{1, 2}}).pads({6}, {3}, {2}) == P{{1, 2}});
+  // 5 elements, windows of 4 at stride 2: 3 windows need (3 - 1) * 2 + 4 - 5 = 3 padding.
+  CHECK(Padding("SAME").pads({5}, {4}, {2}) == P{{1, 2}});
+  CHECK(Padding("SAME_LOWER").pads({5}, {4}, {2}) == P{{2, 1}});
   CHECK_THROWS_MATCHES(Padding("FULL"), ValueError,
                        Catch::Message("Unrecognized padding type: expected 'VALID', 'SAME', or "
                                       "'SAME_LOWER', got FULL."));

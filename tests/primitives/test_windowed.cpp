@@ -412,16 +412,6 @@ TEST_CASE("lax::reduce_window: XLA's init, which padding holds and each window f
   CHECK(values(jitted(x)) == std::vector<double>{13, 15, 23});
 }
 
-TEST_CASE("Padding: JAX's padtype_to_pads", "[windowed]") {
-  Padding same = "SAME", lower = "same_lower", valid = "VALID";
-  // 5 elements, windows of 4 at stride 2: 3 windows need (3 - 1) * 2 + 4 - 5 = 3 padding.
-  CHECK(same.pads({5}, {4}, {2}) == PadPairs{{1, 2}});
-  CHECK(lower.pads({5}, {4}, {2}) == PadPairs{{2, 1}});
-  CHECK(valid.pads({5}, {4}, {2}) == PadPairs{{0, 0}});
-  CHECK(same.pads({6, 1}, {3, 1}, {3, 1}) == PadPairs{{0, 0}, {0, 0}});
-  CHECK(Padding({{1, -1}}).pads({5}, {4}, {2}) == PadPairs{{1, -1}});
-}
-
 namespace {
 
 // The kernels a compiled program's thunk sequence runs.
