@@ -121,6 +121,53 @@ Array cummax(const Array& x, std::int64_t axis = 0, bool reverse = false);
 Array cummin(const Array& x, std::int64_t axis = 0, bool reverse = false);
 Array cumlogsumexp(const Array& x, std::int64_t axis = 0, bool reverse = false);
 
+// windowed.cpp — windowed reductions (JAX's reduce_window_sum, _max, _min): each output element
+// folds one window of the operand. Per operand dim: the window's size, its stride, (low, high)
+// padding (negative crops), base dilation (d - 1 holes between operand elements) and window
+// dilation (d - 1 skipped elements between taps); empty dilations are 1s. Padding and holes
+// hold nothing: a window folds the operand elements it covers into the identity.
+Array reduce_window_sum(const Array& operand, const std::vector<std::int64_t>& window_dimensions,
+                        const std::vector<std::int64_t>& window_strides, const PadPairs& padding,
+                        const std::vector<std::int64_t>& base_dilation = {},
+                        const std::vector<std::int64_t>& window_dilation = {});
+Array reduce_window_max(const Array& operand, const std::vector<std::int64_t>& window_dimensions,
+                        const std::vector<std::int64_t>& window_strides, const PadPairs& padding,
+                        const std::vector<std::int64_t>& base_dilation = {},
+                        const std::vector<std::int64_t>& window_dilation = {});
+Array reduce_window_min(const Array& operand, const std::vector<std::int64_t>& window_dimensions,
+                        const std::vector<std::int64_t>& window_strides, const PadPairs& padding,
+                        const std::vector<std::int64_t>& base_dilation = {},
+                        const std::vector<std::int64_t>& window_dilation = {});
+// lax.reduce_window with `computation` lax::add, lax::max or lax::min (another is a
+// jx::ValueError); empty strides are 1s. As XLA defines it, padding and holes hold init_value and
+// each window folds init_value in once more; an init that is the computation's identity (0,
+// lowest, highest) binds the primitive above directly.
+using WindowComputation = Array (*)(const Array&, const Array&);
+Array reduce_window(const Array& operand, const Array& init_value, WindowComputation computation,
+                    const std::vector<std::int64_t>& window_dimensions,
+                    const std::vector<std::int64_t>& window_strides, const Padding& padding,
+                    const std::vector<std::int64_t>& base_dilation = {},
+                    const std::vector<std::int64_t>& window_dilation = {});
+
+// windowed_select.cpp — max-pool's derivatives. Each window's element is chosen by `select`
+// (kGe: the max, kLe: the min): its first tap, replaced by each later tap where select(current,
+// tap) fails, so the first of equal maxima wins and NaNs lose to the element after them (XLA's
+// select-and-scatter). Padding and holes hold the select's identity (lowest, highest).
+enum class SelectPrim { kGe, kLe };
+// Per window of `operand`, the element of `tangents` (operand's shape) at the chosen position.
+Array select_and_gather_add(const Array& tangents, const Array& operand, SelectPrim select,
+                            const std::vector<std::int64_t>& window_dimensions,
+                            const std::vector<std::int64_t>& window_strides,
+                            const PadPairs& padding,
+                            const std::vector<std::int64_t>& base_dilation = {},
+                            const std::vector<std::int64_t>& window_dilation = {});
+// Each window's element of `source` (one per window) added at the operand position chosen in
+// that window; the result has operand's shape, zero where nothing was chosen.
+Array select_and_scatter_add(const Array& source, const Array& operand, SelectPrim select,
+                             const std::vector<std::int64_t>& window_dimensions,
+                             const std::vector<std::int64_t>& window_strides,
+                             const PadPairs& padding);
+
 // dot.cpp
 struct DotDimensionNumbers {
   std::vector<std::int64_t> lhs_contracting, rhs_contracting;

@@ -41,6 +41,17 @@ Array softmax_cross_entropy(const Array& logits, const Array& labels);
 // mean((predictions - targets)^2), a scalar.
 Array mse(const Array& predictions, const Array& targets);
 
+// ---- pooling ---------------------------------------------------------------------------------
+// flax.linen's pools: x is (batch..., spatial..., features), or (spatial..., features) unbatched;
+// `window_shape` and `strides` (default 1s) run over the spatial dims, `padding` ("VALID",
+// "SAME", or a (low, high) pair per spatial dim) pads them. max_pool takes each window's max;
+// avg_pool its mean, counting padded positions unless `count_include_pad` is false.
+Array max_pool(const Array& x, const std::vector<std::int64_t>& window_shape,
+               const std::vector<std::int64_t>& strides = {}, const Padding& padding = "VALID");
+Array avg_pool(const Array& x, const std::vector<std::int64_t>& window_shape,
+               const std::vector<std::int64_t>& strides = {}, const Padding& padding = "VALID",
+               bool count_include_pad = true);
+
 // ---- layers ----------------------------------------------------------------------------------
 // y = x @ w + b, with w: [in, out] and b: [out].
 struct Dense {

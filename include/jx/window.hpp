@@ -53,9 +53,9 @@ struct ConvDimensionNumbers {
   ConvDimensionNumbers(const char* lhs, const char* rhs, const char* out);
 
   bool empty() const { return lhs_spec.empty() && lhs_chars.empty(); }
-  // The specs for operands of rank `lhs_ndim` and `rhs_ndim`: JAX's conv_dimension_numbers,
-  // with its checks.
-  ConvDimensionNumbers resolved(std::size_t lhs_ndim, std::size_t rhs_ndim) const;
+  // The specs for operands of these shapes: JAX's conv_dimension_numbers, with its checks.
+  ConvDimensionNumbers resolved(const std::vector<std::int64_t>& lhs_shape,
+                                const std::vector<std::int64_t>& rhs_shape) const;
   friend bool operator==(const ConvDimensionNumbers&, const ConvDimensionNumbers&) = default;
 };
 

@@ -34,6 +34,8 @@ ThunkKind thunk_kind(const Instruction& i, Platform platform) {
       return i.opcode == Opcode::kWhile ? ThunkKind::kWhile : ThunkKind::kConditional;
     case hlo::RunsAs::kLibraryOrKernel:
       return library_gemm(i, platform) ? ThunkKind::kGemm : ThunkKind::kKernel;
+    case hlo::RunsAs::kRewritten:
+      throw CompileError(i.name + " should have been rewritten into other opcodes before codegen");
     case hlo::RunsAs::kKernel:
       break;
   }

@@ -47,4 +47,18 @@ O convert_element(T x) {
   }
 }
 
+// acc + a * b in a compute type: integers wrap (unsigned arithmetic keeps that defined), as XLA's
+// do; bool is or-of-ands.
+template <class C>
+C mul_add(C acc, C a, C b) {
+  if constexpr (std::is_same_v<C, bool>) {
+    return acc || (a && b);
+  } else if constexpr (std::is_integral_v<C>) {
+    using U = std::make_unsigned_t<C>;
+    return static_cast<C>(static_cast<U>(acc) + static_cast<U>(a) * static_cast<U>(b));
+  } else {
+    return static_cast<C>(acc + a * b);
+  }
+}
+
 }  // namespace jx

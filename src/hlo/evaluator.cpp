@@ -139,6 +139,7 @@ const std::unordered_map<Opcode, EvalFn>& table() {
       {Opcode::kReduce, eval::reduce},
       {Opcode::kReverse, eval::reverse},
       {Opcode::kReduceWindow, eval::reduce_window},
+      {Opcode::kConvolution, eval::convolution},
       {Opcode::kArgMax, eval::arg_max},
       {Opcode::kArgMin, eval::arg_min},
       {Opcode::kDot, eval::dot},

@@ -67,6 +67,7 @@ Array reduce_window(const Instruction& inst, std::span<const Array> in);
 Array arg_max(const Instruction& inst, std::span<const Array> in);
 Array arg_min(const Instruction& inst, std::span<const Array> in);
 Array dot(const Instruction& inst, std::span<const Array> in);
+Array convolution(const Instruction& inst, std::span<const Array> in);
 Array fusion(const Instruction& inst, std::span<const Array> in);
 // Tuple-shaped opcodes: one array per element.
 std::vector<Array> sort(const Instruction& inst, std::span<const Array> in);

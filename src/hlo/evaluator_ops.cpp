@@ -5,8 +5,11 @@
 #include <cstring>
 #include <type_traits>
 
-#include "core/sort_rows.hpp"
+#include "core/conv_map.hpp"
+#include "core/element_convert.hpp"
 #include "core/slice_map.hpp"
+#include "core/sort_rows.hpp"
+#include "hlo/convolution.hpp"
 #include "hlo/evaluator_internal.hpp"
 #include "hlo/window.hpp"
 
@@ -48,18 +51,6 @@ Ints clamped_starts(std::span<const Array> in, std::size_t first, const Shape& d
   for (std::size_t d = 0; d < dims.size(); ++d)
     starts.push_back(std::clamp<std::int64_t>(scalar_index(in[first + d]), 0, dims[d] - window[d]));
   return starts;
-}
-
-template <class O>
-O mul_add(O acc, O a, O b) {
-  if constexpr (std::is_same_v<O, bool>) {
-    return acc || (a && b);
-  } else if constexpr (std::is_integral_v<O>) {  // integers wrap
-    using U = std::make_unsigned_t<O>;
-    return static_cast<O>(static_cast<U>(acc) + static_cast<U>(a) * static_cast<U>(b));
-  } else {
-    return acc + a * b;
-  }
 }
 
 // The first index of the extreme along `axis`; NaN beats every number (jnp.argmax's rule).
@@ -305,31 +296,21 @@ Array reverse(const Instruction& inst, std::span<const Array> in) {
 Array reduce_window(const Instruction& inst, std::span<const Array> in) {
   Window window = window_of(inst);
   const Computation& combiner = *inst.called.at(0);
-  const Shape& dims = in[0].shape();
-  Shape window_shape;
-  for (const WindowDim& w : window) window_shape.push_back(w.size);
-  Index st = strides(dims);
   ShapedArray scalar{{}, inst.shape.dtype, false};
-  std::size_t w = itemsize(inst.shape.dtype);
+  auto w = static_cast<std::int64_t>(itemsize(inst.shape.dtype));
   const char* src = bytes(in[0]);
   Array out = fresh(inst.shape);
   char* dst = static_cast<char*>(out.impl()->buffer->data());
   for_each_index(inst.shape.dims, [&](const Index& out_index, std::int64_t flat) {
     Array acc = in[1];
-    for_each_index(window_shape, [&](const Index& pos, std::int64_t) {
-      std::int64_t k = 0;
-      for (std::size_t d = 0; d < dims.size(); ++d) {
-        const WindowDim& wd = window[d];
-        std::int64_t at = out_index[d] * wd.stride + pos[d] * wd.window_dilation - wd.pad_lo;
-        if (at < 0 || at % wd.base_dilation != 0 || at / wd.base_dilation >= dims[d]) return;
-        k += at / wd.base_dilation * st[d];
-      }
+    for_each_window_tap(window, in[0].shape(), out_index, [&](std::int64_t k) {
+      if (k < 0) return;
       Array x = make_array(scalar);
-      std::memcpy(x.impl()->buffer->data(), src + k * static_cast<std::int64_t>(w), w);
+      std::memcpy(x.impl()->buffer->data(), src + k * w, static_cast<std::size_t>(w));
       Array args[] = {acc, x};
       acc = evaluate(combiner, args);
     });
-    std::memcpy(dst + flat * static_cast<std::int64_t>(w), bytes(acc), w);
+    std::memcpy(dst + flat * w, bytes(acc), static_cast<std::size_t>(w));
   });
   return out;
 }
@@ -381,6 +362,17 @@ Array dot(const Instruction& inst, std::span<const Array> in) {
         o[flat] = acc;
       });
     });
+  });
+  return out;
+}
+
+// core/conv_map.hpp's sums, in the result type (the operands have it).
+Array convolution(const Instruction& inst, std::span<const Array> in) {
+  ConvGeometry g = convolution_geometry(inst);
+  Array out = fresh(inst.shape);
+  dispatch(inst.shape.dtype, [&]<class T>() {
+    convolve<T, T>(g, in[0].shape(), data<T>(in[0]), in[1].shape(), data<T>(in[1]),
+                   inst.shape.dims, mutable_data<T>(out));
   });
   return out;
 }

@@ -408,6 +408,11 @@ class Parser {
     if (key == "slice") return inst->attrs.set(key, slice_attr());
     if (key == "padding") return inst->attrs.set(key, padding_attr());
     if (key == "window") return inst->attrs.set(key, window_attr());
+    if (key == "dim_labels") {  // b01f_01io->b01f: a name, "->", a name
+      std::string labels = name("dim_labels");
+      expect('>');
+      return inst->attrs.set(key, labels + ">" + name("dim_labels"));
+    }
     char c = peek();
     if (c == '{') return inst->attrs.set(key, int_list());
     if (is_digit(c) || c == '-') return inst->attrs.set(key, integer());

@@ -44,6 +44,7 @@
 #include <unordered_set>
 
 #include "core/slice_map.hpp"
+#include "hlo/convolution.hpp"
 #include "hlo/ir.hpp"
 #include "hlo/window.hpp"
 #include "support/format.hpp"
@@ -393,6 +394,25 @@ void check_reduce_window(const Instruction& i) {
   expect_shape(i, in.dtype, window_output_dims(in.dims, window));
 }
 
+void check_convolution(const Instruction& i) {
+  const HloShape& lhs = array_operand(i, 0);
+  const HloShape& rhs = array_operand(i, 1);
+  if (lhs.dtype != rhs.dtype) fail(i, "operands differ in type: " + lhs.str() + ", " + rhs.str());
+  if (lhs.rank() != rhs.rank()) fail(i, "lhs and rhs differ in rank");
+  ConvGeometry g = convolution_geometry(i);
+  auto dim = [](const HloShape& s, const Ints& spec, std::size_t k) {
+    return s.dims[static_cast<std::size_t>(spec[k])];
+  };
+  std::int64_t groups = std::max(g.feature_group_count, g.batch_group_count);
+  if (g.feature_group_count > 1 && g.batch_group_count > 1)
+    fail(i, "at most one of feature_group_count and batch_group_count may be above 1");
+  if (dim(lhs, g.lhs_spec, 1) != dim(rhs, g.rhs_spec, 1) * g.feature_group_count)
+    fail(i, "lhs features must be the kernel's input features times feature_group_count");
+  if (dim(lhs, g.lhs_spec, 0) % g.batch_group_count || dim(rhs, g.rhs_spec, 0) % groups)
+    fail(i, "the groups must divide the lhs batch and the kernel's output features");
+  expect_shape(i, lhs.dtype, conv_output_shape(g, lhs.dims, rhs.dims));
+}
+
 void check_arg_reduce(const Instruction& i) {
   const HloShape& in = array_operand(i, 0);
   const Ints& dims = ints_attr(i, "dimensions");
@@ -555,6 +575,7 @@ const std::unordered_map<Opcode, Rule>& rules() {
       {Opcode::kArgMax, check_arg_reduce},
       {Opcode::kArgMin, check_arg_reduce},
       {Opcode::kDot, check_dot},
+      {Opcode::kConvolution, check_convolution},
       {Opcode::kSort, check_sort},
       {Opcode::kTuple, check_tuple},
       {Opcode::kGetTupleElement, check_get_tuple_element},

@@ -27,6 +27,36 @@ Window window_from_attr(const std::vector<std::int64_t>& attr);
 // missing, is not six integers per operand dimension, or has a size, stride or dilation below 1.
 Window window_of(const Instruction& reduce_window);
 
+// Calls f(k) for each position of the window of output element `out`, in row-major window order,
+// k being the row-major offset of the element it covers in an operand of shape `dims`, or -1
+// where it falls in the padding or between base-dilated elements. The one index map of a window
+// on host arrays: the evaluator's reduce-window and the windowed primitives' eager impls share it
+// (codegen's emit_reduce_window is its IR twin).
+template <class F>
+void for_each_window_tap(const Window& window, const Shape& dims,
+                         const std::vector<std::int64_t>& out, F&& f) {
+  std::vector<std::int64_t> tap(dims.size(), 0);
+  while (true) {
+    std::int64_t k = 0;
+    for (std::size_t d = 0; d < dims.size(); ++d) {
+      const WindowDim& w = window[d];
+      std::int64_t at = out[d] * w.stride + tap[d] * w.window_dilation - w.pad_lo;
+      if (at < 0 || at % w.base_dilation != 0 || at / w.base_dilation >= dims[d]) {
+        k = -1;
+        break;
+      }
+      k = k * dims[d] + at / w.base_dilation;
+    }
+    f(k);
+    int d = static_cast<int>(dims.size()) - 1;
+    for (; d >= 0; --d) {
+      if (++tap[d] < window[d].size) break;
+      tap[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
 // Per dimension, how many windows fit in the operand dilated by base_dilation and padded, at the
 // stride: (padded - dilated window) / stride + 1, or 0 when not even one fits.
 Shape window_output_dims(const Shape& operand, const Window& window);

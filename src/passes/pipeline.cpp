@@ -6,6 +6,7 @@
 
 #include "passes/algebraic_simplifier.hpp"
 #include "passes/constant_folding.hpp"
+#include "passes/convolution_as_gemm.hpp"
 #include "passes/cse.hpp"
 #include "passes/dce.hpp"
 #include "passes/fusion/fusion_merger.hpp"
@@ -57,9 +58,10 @@ bool PassPipeline::run(hlo::Module& module) {
 
 // Read top to bottom: each stage is one pipeline.
 void run_pipeline(hlo::Module& module, const PipelineOptions& options) {
-  // Lowering of dtypes the backends compute in another: before simplification, which folds the
-  // conversions it adds.
+  // Rewrites into what the backends run (convolutions as patches and a dot, 16-bit dots in
+  // float32): before simplification, which folds what they add.
   PassPipeline widen("widening", options);
+  widen.add<ConvolutionAsGemm>();
   widen.add<Upcast16BitDots>(options.library_16bit_gemms);
   widen.run(module);
 

@@ -11,6 +11,7 @@
 #include "jx/lax.hpp"
 #include "transforms/ad_rules.hpp"
 #include "transforms/batch_rules.hpp"
+#include "primitives/contraction.hpp"
 #include "primitives/elementwise.hpp"
 #include "primitives/indexing.hpp"
 #include "support/format.hpp"
@@ -27,17 +28,6 @@ using Dims = std::vector<std::int64_t>;
 struct DimNumbers {
   Dims lhs_contracting, rhs_contracting, lhs_batch, rhs_batch;
 };
-
-// acc + a * b; integers wrap (unsigned arithmetic keeps that defined), as XLA's do.
-template <class T>
-T mul_add(T acc, T a, T b) {
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(static_cast<U>(acc) + static_cast<U>(a) * static_cast<U>(b));
-  } else {
-    return static_cast<T>(acc + a * b);
-  }
-}
 
 std::string list_str(const Dims& d) { return Param::int_list(d).str(); }
 
@@ -82,77 +72,6 @@ DimNumbers dim_numbers(const Params& params) {
   const auto& batch = pair(pair(all)[1]);
   return {contracting[0].as_ints(), contracting[1].as_ints(), batch[0].as_ints(),
           batch[1].as_ints()};
-}
-
-// ---- precision, as JAX's lax.Precision: the param is a pair (one per operand), printed
-// "(Precision.HIGHEST, Precision.HIGHEST)"; absent means None. Only the GPU's GEMM reads it ----
-struct PrecisionName {
-  lax::Precision value;
-  const char* word;  // the flag's and HLO's
-  const char* name;  // the jaxpr's
-};
-constexpr PrecisionName kPrecisionNames[] = {
-    {lax::Precision::kDefault, "default", "Precision.DEFAULT"},
-    {lax::Precision::kHigh, "high", "Precision.HIGH"},
-    {lax::Precision::kHighest, "highest", "Precision.HIGHEST"}};
-
-const PrecisionName& precision_name(lax::Precision p) {
-  for (const PrecisionName& n : kPrecisionNames)
-    if (n.value == p) return n;
-  JX_CHECK(false, "unknown precision");
-  return kPrecisionNames[0];
-}
-
-const char* precision_word(lax::Precision p) { return precision_name(p).word; }
-
-Param precision_param(lax::Precision p) {
-  Param one = Param::name(precision_name(p).name);
-  return Param::tuple({one, one});
-}
-
-std::optional<lax::Precision> precision_of(const Params& params) {
-  if (!params.has("precision") || params.get("precision").is_none()) return std::nullopt;
-  for (const PrecisionName& n : kPrecisionNames)
-    if (params.get("precision") == precision_param(n.value)) return n.value;
-  throw TypeError(
-      "dot_general precision must be None or a pair of equal lax.Precision values, got " +
-      params.get("precision").str());
-}
-
-// The precision a dot_general without one gets: --default_matmul_precision, read as JAX reads
-// jax_default_matmul_precision, when the dot is traced.
-std::optional<lax::Precision> default_precision() {
-  const std::string& flag = config().default_matmul_precision;
-  if (flag.empty()) return std::nullopt;
-  for (const PrecisionName& n : kPrecisionNames)
-    if (flag == n.word) return n.value;
-  throw ValueError("default_matmul_precision must be one of default, high or highest, got '" +
-                   flag + "'");
-}
-
-// Equal numeric operand dtypes; preferred_element_type may widen, and integers may go to floats.
-DType out_dtype(DType lhs, DType rhs, const Param& preferred) {
-  check_dtype("dot_general", lhs, kNumeric);
-  check_dtype("dot_general", rhs, kNumeric);
-  if (lhs != rhs)
-    throw TypeError("dot_general requires arguments to have the same dtypes, got " +
-                    std::string(dtype_name(lhs)) + ", " + std::string(dtype_name(rhs)) + ".");
-  if (preferred.is_none()) return lhs;
-  DType p = preferred.as_dtype();
-  if (!(is_integral(lhs) && is_floating(p))) {
-    if (is_integral(lhs) != is_integral(p) || is_floating(lhs) != is_floating(p))
-      throw TypeError(
-          "Input type is incompatible with `preferred_element_type`. The compatible "
-          "combinations of (input_type, preferred_element_type) are (integral, "
-          "integral), (integral, floating), (floating, floating).");
-    if (is_integral(lhs) && !is_unsigned(lhs) && is_unsigned(p))
-      throw TypeError(
-          "`preferred_element_type` must have the same signedness as the original "
-          "type.");
-  }
-  if (itemsize(p) < itemsize(lhs))
-    throw TypeError("`preferred_element_type` must not be narrower than the original type.");
-  return p;
 }
 
 // JAX's checks, in JAX's order and words (as ShapeError).
@@ -210,8 +129,8 @@ std::vector<ShapedArray> dot_general_rule(std::span<const ShapedArray> in, const
     throw TypeError("dot_general takes 2 operands, got " + std::to_string(in.size()));
   const ShapedArray &lhs = in[0], &rhs = in[1];
   DimNumbers dn = dim_numbers(params);
-  DType dtype = out_dtype(
-      lhs.dtype, rhs.dtype,
+  DType dtype = contraction::out_dtype(
+      "dot_general", lhs.dtype, rhs.dtype,
       params.has("preferred_element_type") ? params.get("preferred_element_type") : Param());
   check_dims(lhs, rhs, dn);
   Shape out = take(lhs.shape, dn.lhs_batch);
@@ -364,7 +283,7 @@ BatchResult batch_dot_general(std::span<const Array> args, std::span<const Batch
   std::optional<DType> preferred;
   if (params.has("preferred_element_type") && !params.get("preferred_element_type").is_none())
     preferred = params.get("preferred_element_type").as_dtype();
-  return {{lax::dot_general(args[0], args[1], out, preferred, precision_of(params))},
+  return {{lax::dot_general(args[0], args[1], out, preferred, contraction::precision_of("dot_general", params))},
           {static_cast<int>(out_dim)}};
 }
 
@@ -384,8 +303,8 @@ const bool kRegistered = [] {
     attrs.set("lhs_contracting_dims", dn.lhs_contracting);
     attrs.set("rhs_batch_dims", dn.rhs_batch);
     attrs.set("rhs_contracting_dims", dn.rhs_contracting);
-    if (std::optional<lax::Precision> p = precision_of(params))
-      attrs.set("operand_precision", std::string(precision_word(*p)));
+    if (std::optional<lax::Precision> p = contraction::precision_of("dot_general", params))
+      attrs.set("operand_precision", std::string(contraction::precision_word(*p)));
     DType in = ops[0]->shape.dtype;
     bool sixteen_bit = k16BitFloating.contains(in) && out[0].dtype == float32;
     hlo::Instruction* lhs = sixteen_bit ? ops[0] : b.convert(ops[0], out[0].dtype);
@@ -394,28 +313,18 @@ const bool kRegistered = [] {
                                                hlo::HloShape::array(out[0].dtype, out[0].shape),
                                                {lhs, rhs}, std::move(attrs))};
   };
-  // Bilinear: the tangent is dot(tx, y) + dot(x, ty), either term absent where its tangent is zero.
-  dot_general_p.jvp = [](std::span<const Array> primals, std::span<const Array> tangents,
-                         const Params& params) {
-    const Array &x = primals[0], &y = primals[1];
-    JvpResult r{{trace::bind1(dot_general_p, {x, y}, params)}, {Array()}};
-    if (!ad::is_zero(tangents[0]))
-      r.tangents[0] = trace::bind1(dot_general_p, {tangents[0], y}, params);
-    if (!ad::is_zero(tangents[1]))
-      r.tangents[0] = ad::add(r.tangents[0], trace::bind1(dot_general_p, {x, tangents[1]}, params));
-    return r;
-  };
+  ad::def_bilinear(dot_general_p);
   dot_general_p.transpose = [](std::span<const Array> cts, std::span<const LinearOperand> ops,
                                const Params& params) {
     DimNumbers dn = dim_numbers(params);
     JX_CHECK(ops[0].is_linear() != ops[1].is_linear(), "dot_general is linear in one operand");
     std::vector<Array> out(2);
     if (ops[0].is_linear()) {
-      out[0] = transpose_lhs(cts[0], ops[0].aval, ops[1].value, dn, false, precision_of(params));
+      out[0] = transpose_lhs(cts[0], ops[0].aval, ops[1].value, dn, false, contraction::precision_of("dot_general", params));
     } else {
       DimNumbers swapped{dn.rhs_contracting, dn.lhs_contracting, dn.rhs_batch, dn.lhs_batch};
       out[1] =
-          transpose_lhs(cts[0], ops[1].aval, ops[0].value, swapped, true, precision_of(params));
+          transpose_lhs(cts[0], ops[1].aval, ops[0].value, swapped, true, contraction::precision_of("dot_general", params));
     }
     return out;
   };
@@ -438,8 +347,8 @@ Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers&
   if (preferred_element_type)
     params.set("preferred_element_type", Param::dtype(*preferred_element_type));
   // JAX prints precision=None as nothing; a precision, given or from the flag, as the pair.
-  if (!precision) precision = default_precision();
-  if (precision) params.set("precision", precision_param(*precision));
+  if (!precision) precision = contraction::default_precision();
+  if (precision) params.set("precision", contraction::precision_param(*precision));
   return trace::bind1(dot_general_p, {lhs, rhs}, params);
 }
 

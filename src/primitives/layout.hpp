@@ -11,6 +11,7 @@
 #include <span>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/array_impl.hpp"
@@ -174,6 +175,29 @@ T identity_value(Identity kind) {
   if (kind == Identity::kHighest) v = L::has_infinity ? L::infinity() : L::max();
   return v;
 }
+
+// max and min as folds (reduce.cpp, windowed.cpp): NaN stays, and ties keep the accumulator, so
+// they are not hlo::Scalar<kMaximum> and <kMinimum>, which return their second operand: the max
+// of [0., -0.] is 0.
+template <class T>
+bool is_nan(T x) {
+  if constexpr (std::is_floating_point_v<T>)
+    return x != x;
+  else
+    return false;
+}
+struct FoldMax {
+  template <class T>
+  T operator()(T a, T b) const {
+    return is_nan(a) ? a : is_nan(b) ? b : a < b ? b : a;
+  }
+};
+struct FoldMin {
+  template <class T>
+  T operator()(T a, T b) const {
+    return is_nan(a) ? a : is_nan(b) ? b : b < a ? b : a;
+  }
+};
 
 // The identity as a typed 0-d constant: integer extremes must not pass through a double.
 inline Array identity_of(Identity kind, DType d) {

@@ -25,16 +25,9 @@ using hlo::Opcode;
 using layout::Identity;
 using layout::identity_of;
 using layout::identity_value;
+using layout::is_nan;
 using trace::bind1;
 using Ints = std::vector<std::int64_t>;
-
-template <class T>
-bool is_nan(T x) {
-  if constexpr (std::is_floating_point_v<T>)
-    return std::isnan(x);
-  else
-    return false;
-}
 
 void check_arity(const Primitive& p, std::span<const ShapedArray> in) {
   if (in.size() != 1)
@@ -271,20 +264,14 @@ const bool kRegistered = [] {
              hlo::Scalar<Opcode::kMultiply>{});
   reduce_prod_p.jvp = prod_jvp;
 
-  // max and min keep NaN. Ties keep the accumulator, so these are not hlo::Scalar<kMaximum> and
-  // <kMinimum>, which return their second operand: reduce_max of [0., -0.] is 0.
   def_reduce(reduce_max_p, kAnyDType, Identity::kLowest, Opcode::kMaximum, Opcode::kOr,
-             [](auto a, auto b) {
-               return is_nan(a) ? a : is_nan(b) ? b : a < b ? b : a;
-             });
+             layout::FoldMax{});
   reduce_max_p.jvp = [](auto primals, auto tangents, const Params& params) {
     return chooser_jvp(reduce_max_p, primals, tangents, params);
   };
 
   def_reduce(reduce_min_p, kAnyDType, Identity::kHighest, Opcode::kMinimum, Opcode::kAnd,
-             [](auto a, auto b) {
-               return is_nan(a) ? a : is_nan(b) ? b : b < a ? b : a;
-             });
+             layout::FoldMin{});
   reduce_min_p.jvp = [](auto primals, auto tangents, const Params& params) {
     return chooser_jvp(reduce_min_p, primals, tangents, params);
   };

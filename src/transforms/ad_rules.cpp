@@ -66,6 +66,18 @@ void def_linear(Primitive& p, std::function<bool(std::size_t)> linear) {
   };
 }
 
+void def_bilinear(Primitive& p) {
+  p.jvp = [&p](std::span<const Array> primals, std::span<const Array> tangents,
+               const Params& params) {
+    const Array &x = primals[0], &y = primals[1];
+    JvpResult r{bind_primal(p, primals, params), {Array()}};
+    if (!is_zero(tangents[0])) r.tangents[0] = trace::bind1(p, {tangents[0], y}, params);
+    if (!is_zero(tangents[1]))
+      r.tangents[0] = add(r.tangents[0], trace::bind1(p, {x, tangents[1]}, params));
+    return r;
+  };
+}
+
 void def_zero_jvp(Primitive& p) {
   p.jvp = [&p](std::span<const Array> primals, std::span<const Array>, const Params& params) {
     JvpResult r{bind_primal(p, primals, params), {}};

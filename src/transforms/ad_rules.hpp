@@ -30,6 +30,9 @@ bool has_tangent(DType d);
 // The jvp of a primitive linear in the operands `linear` selects (all when empty): the primitive
 // applied to those operands' tangents, zeros instantiated, and to the other operands' primals.
 void def_linear(Primitive& p, std::function<bool(std::size_t operand)> linear = {});
+// The jvp of a primitive of two operands linear in each (a product: dot_general, a convolution):
+// p(t_x, y) + p(x, t_y), a term absent where its tangent is zero.
+void def_bilinear(Primitive& p);
 // The jvp of a primitive whose outputs do not change with its inputs (comparisons, floor, ...).
 void def_zero_jvp(Primitive& p);
 // Elementwise jvps: tangent_out = the sum over operands k with a nonzero tangent t_k of

@@ -103,6 +103,20 @@ Array layer_norm_fn(const Array& x, const Array& gamma, const Array& beta) {
   return centered / np::sqrt(var + kEps) * gamma + beta;
 }
 
+TEST_CASE("fused jit: a reshape that regroups dims around a unit dim keeps row-major order",
+          "[jit][fusion]") {
+  // [1, 4, 2] → [2, 4]: as many non-unit dims on each side, of other sizes. The transpose
+  // before it, fused, reads its operand by dims, so the reshape must hand it the right ones.
+  Array y = np::reshape(np::arange(8.0, float32), {2, 4, 1});
+  auto f = [](const Array& a) {
+    return np::reshape(lax::transpose(a, {2, 1, 0}), {2, 4}) + 1.0f;
+  };
+  std::vector<float> want;  // y[k][j][0] lands at [0][j][k], read row-major
+  for (int j = 0; j < 4; ++j)
+    for (int k = 0; k < 2; ++k) want.push_back(static_cast<float>(k * 4 + j) + 1.0f);
+  CHECK(jit(f)(y).to_vector<float>() == want);
+}
+
 TEST_CASE("fused jit: softmax over rows is one kernel and matches the oracle", "[jit][fusion]") {
   auto softmax = jit(softmax_fn);
   for (auto [rows, cols] : kShapes) {

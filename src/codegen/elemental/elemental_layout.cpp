@@ -67,7 +67,10 @@ ElementGenerator emit_reshape(ElementalEmitter& em, const Instruction& inst, con
     if (x[d] != 1) from.push_back(d);
   for (std::size_t d = 0; d < inst.shape.dims.size(); ++d)
     if (inst.shape.dims[d] != 1) to.push_back(d);
-  if (from.size() == to.size()) {
+  bool only_unit_dims = from.size() == to.size();
+  for (std::size_t j = 0; only_unit_dims && j < from.size(); ++j)
+    only_unit_dims = x[from[j]] == inst.shape.dims[to[j]];
+  if (only_unit_dims) {
     return [&em, rank = x.size(), from, to, g = ops[0]](const IrIndex& index) {
       IrIndex in{std::vector<llvm::Value*>(rank, em.i64(0)), index.linear};
       for (std::size_t j = 0; j < from.size(); ++j) in.dims[from[j]] = index.dims[to[j]];

@@ -1,0 +1,108 @@
+#include "hlo/convolution.hpp"
+
+#include "hlo/window.hpp"
+
+namespace jx::hlo {
+namespace {
+
+// One operand's labels: `first` and `second` at spec[0] and spec[1], spatial dim d's number at
+// spec[d + 2].
+std::string labels_of(const std::vector<std::int64_t>& spec, char first, char second) {
+  std::string s(spec.size(), '?');
+  s[static_cast<std::size_t>(spec[0])] = first;
+  s[static_cast<std::size_t>(spec[1])] = second;
+  for (std::size_t d = 2; d < spec.size(); ++d)
+    s[static_cast<std::size_t>(spec[d])] = static_cast<char>('0' + (d - 2));
+  return s;
+}
+
+std::optional<std::vector<std::int64_t>> spec_of(const std::string& s, char first, char second) {
+  std::vector<std::int64_t> spec(s.size(), -1);
+  for (std::size_t k = 0; k < s.size(); ++k) {
+    std::size_t slot;
+    if (s[k] == first)
+      slot = 0;
+    else if (s[k] == second)
+      slot = 1;
+    else if (s[k] >= '0' && s[k] <= '9')
+      slot = static_cast<std::size_t>(s[k] - '0') + 2;
+    else
+      return std::nullopt;
+    if (slot >= spec.size() || spec[slot] != -1) return std::nullopt;
+    spec[slot] = static_cast<std::int64_t>(k);
+  }
+  return spec;
+}
+
+}  // namespace
+
+std::string dim_labels(const ConvGeometry& g) {
+  return labels_of(g.lhs_spec, 'b', 'f') + "_" + labels_of(g.rhs_spec, 'o', 'i') + "->" +
+         labels_of(g.out_spec, 'b', 'f');
+}
+
+std::optional<ConvGeometry> parse_dim_labels(const std::string& labels) {
+  std::size_t under = labels.find('_'), arrow = labels.find("->");
+  if (under == std::string::npos || arrow == std::string::npos || arrow < under)
+    return std::nullopt;
+  auto lhs = spec_of(labels.substr(0, under), 'b', 'f');
+  auto rhs = spec_of(labels.substr(under + 1, arrow - under - 1), 'o', 'i');
+  auto out = spec_of(labels.substr(arrow + 2), 'b', 'f');
+  if (!lhs || !rhs || !out || lhs->size() != rhs->size() || rhs->size() != out->size())
+    return std::nullopt;
+  ConvGeometry g;
+  g.lhs_spec = *lhs, g.rhs_spec = *rhs, g.out_spec = *out;
+  return g;
+}
+
+Attrs convolution_attrs(const ConvGeometry& g, const Shape& rhs_dims) {
+  Window window;
+  for (std::size_t d = 0; d < g.spatial(); ++d)
+    window.push_back({rhs_dims[static_cast<std::size_t>(g.rhs_spec[d + 2])], g.strides[d],
+                      g.padding[d].first, g.padding[d].second, g.lhs_dilation[d],
+                      g.rhs_dilation[d]});
+  Attrs attrs;
+  attrs.set("window", window_attr(window));
+  attrs.set("dim_labels", dim_labels(g));
+  attrs.set("feature_group_count", g.feature_group_count);
+  attrs.set("batch_group_count", g.batch_group_count);
+  return attrs;
+}
+
+ConvGeometry convolution_geometry(const Instruction& conv) {
+  auto fail = [&](const std::string& what) -> ConvGeometry {
+    throw CompileError("convolution " + conv.name + ": " + what);
+  };
+  const AttrValue* labels = conv.attrs.find("dim_labels");
+  const auto* text = labels ? std::get_if<std::string>(labels) : nullptr;
+  if (!text) return fail("missing attribute 'dim_labels'");
+  std::optional<ConvGeometry> g = parse_dim_labels(*text);
+  if (!g || conv.operands.size() != 2 || g->lhs_spec.size() != conv.shape.dims.size())
+    return fail("dim_labels '" + *text + "' do not name every dimension of the operands once");
+  const AttrValue* window = conv.attrs.find("window");
+  const auto* ints = window ? std::get_if<std::vector<std::int64_t>>(window) : nullptr;
+  if (!ints || ints->size() != kWindowFields * (g->lhs_spec.size() - 2))
+    return fail("the window needs six integers per spatial dimension");
+  const Shape& rhs = conv.operands[1]->shape.dims;
+  std::size_t d = 0;
+  for (const WindowDim& w : window_from_attr(*ints)) {
+    if (w.size != rhs[static_cast<std::size_t>(g->rhs_spec[d + 2])])
+      return fail("the window's size differs from the kernel's");
+    if (w.stride < 1 || w.base_dilation < 1 || w.window_dilation < 1)
+      return fail("window strides and dilations must be at least 1");
+    g->strides.push_back(w.stride);
+    g->padding.emplace_back(w.pad_lo, w.pad_hi);
+    g->lhs_dilation.push_back(w.base_dilation);
+    g->rhs_dilation.push_back(w.window_dilation);
+    ++d;
+  }
+  g->feature_group_count =
+      conv.attrs.has("feature_group_count") ? conv.attrs.get_int("feature_group_count") : 1;
+  g->batch_group_count =
+      conv.attrs.has("batch_group_count") ? conv.attrs.get_int("batch_group_count") : 1;
+  if (g->feature_group_count < 1 || g->batch_group_count < 1)
+    return fail("group counts must be at least 1");
+  return *g;
+}
+
+}  // namespace jx::hlo

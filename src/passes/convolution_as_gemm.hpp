@@ -1,0 +1,20 @@
+// Convolution as GEMM: every HLO convolution becomes a gather of patches and a dot, so a
+// convolution runs on the backend's GEMM (the blocked kernel, BLAS, cuBLAS) with the patch
+// extraction fused into one loop kernel. lhs goes to (batch, spatial..., feature), is padded
+// (lhs dilation as interior padding), and each output position gathers the taps its window
+// covers: a [batch · positions, taps · features] matrix (im2col), one gather whose indices are a
+// constant table. The kernel goes to [taps · in features, out features]; groups become a dot
+// batch dim. A 1×1 window at stride 1 needs no patches.
+#pragma once
+
+#include "passes/pass.hpp"
+
+namespace jx::passes {
+
+class ConvolutionAsGemm final : public Pass {
+ public:
+  std::string name() const override { return "convolution-as-gemm"; }
+  bool run(hlo::Module& module) override;
+};
+
+}  // namespace jx::passes

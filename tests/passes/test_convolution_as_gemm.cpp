@@ -1,0 +1,101 @@
+// Convolution as GEMM: each HLO convolution becomes a patch gather and a dot computing the same
+// values (the evaluator runs the module before and after the pass).
+#include <catch2/catch.hpp>
+
+#include <random>
+
+#include <jx/jx.hpp>
+
+#include "hlo/evaluator.hpp"
+#include "hlo/hlo_testing.hpp"
+#include "passes/convolution_as_gemm.hpp"
+
+namespace jx::passes {
+namespace {
+
+using hlo::testing::literal;
+
+std::string shape_text(const Shape& s) {
+  std::string dims, layout;
+  for (std::size_t d = 0; d < s.size(); ++d) {
+    dims += (d ? "," : "") + std::to_string(s[d]);
+    layout += (d ? "," : "") + std::to_string(s.size() - 1 - d);
+  }
+  return "f32[" + dims + "]{" + layout + "}";
+}
+
+// A module of one convolution with these attributes.
+std::string conv_module(const Shape& lhs, const Shape& rhs, const Shape& out,
+                        const std::string& attrs) {
+  std::string l = shape_text(lhs), r = shape_text(rhs), o = shape_text(out);
+  return "HloModule m, entry_computation_layout={(" + l + ", " + r + ")->" + o +
+         "}\n\nENTRY %main.1 (a.2: " + l + ", b.3: " + r + ") -> " + o + " {\n  %a.2 = " + l +
+         " parameter(0)\n  %b.3 = " + r + " parameter(1)\n  ROOT %convolution.4 = " + o +
+         " convolution(" + l + " %a.2, " + r + " %b.3), " + attrs + "\n}\n";
+}
+
+Array random_array(const Shape& s, std::mt19937& rng) {
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> v(static_cast<std::size_t>(shape_size(s)));
+  for (float& x : v) x = u(rng);
+  return literal(v, s);
+}
+
+// The module's value before and after the pass, on random operands.
+void check_rewrite(const Shape& lhs, const Shape& rhs, const Shape& out, const std::string& attrs,
+                   bool expect_gather = true) {
+  std::string text = conv_module(lhs, rhs, out, attrs);
+  INFO(text);
+  auto module = hlo::parse_module(text);
+  hlo::verify(*module);
+  std::mt19937 rng(7);
+  std::vector<Array> args = {random_array(lhs, rng), random_array(rhs, rng)};
+  std::vector<float> before = hlo::evaluate(*module->entry(), args).to_vector<float>();
+  ConvolutionAsGemm pass;
+  CHECK(pass.run(*module));
+  hlo::verify(*module);
+  std::string rewritten = hlo::to_string(*module);
+  INFO(rewritten);
+  CHECK(rewritten.find("convolution(") == std::string::npos);
+  CHECK(rewritten.find(" dot(") != std::string::npos);
+  CHECK((rewritten.find(" gather(") != std::string::npos) == expect_gather);
+  std::vector<float> after = hlo::evaluate(*module->entry(), args).to_vector<float>();
+  REQUIRE(after.size() == before.size());
+  for (std::size_t k = 0; k < after.size(); ++k) CHECK(after[k] == Approx(before[k]).margin(1e-5));
+}
+
+TEST_CASE("convolution-as-gemm: the dim_labels attribute prints and parses back", "[passes]") {
+  auto module = hlo::parse_module(conv_module(
+      {1, 5, 5, 3}, {3, 3, 3, 4}, {1, 3, 3, 4},
+      "window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=b01f_01io->b01f"));
+  hlo::testing::check_round_trip(*module);
+  CHECK(hlo::to_string(*module).find("dim_labels=b01f_01io->b01f") != std::string::npos);
+}
+
+TEST_CASE("convolution-as-gemm: NHWC, strided and padded", "[passes]") {
+  check_rewrite({2, 5, 5, 3}, {3, 3, 3, 4}, {2, 3, 3, 4},
+                "window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=b01f_01io->b01f");
+}
+
+TEST_CASE("convolution-as-gemm: NCHW with dilations and negative padding", "[passes]") {
+  // lhs dilation 2: 4 → 7, padded -1 and 2 → 8; the window 2 dilated by 2 spans 3: 6 outputs.
+  check_rewrite({1, 2, 4, 3}, {3, 2, 2, 1}, {1, 3, 6, 3},
+                "window={size=2x1 pad=-1_2x0_0 lhs_dilate=2x1 rhs_dilate=2x1}, "
+                "dim_labels=bf01_oi01->bf01");
+}
+
+TEST_CASE("convolution-as-gemm: feature and batch groups", "[passes]") {
+  check_rewrite({2, 5, 4}, {3, 2, 6}, {2, 3, 6},
+                "window={size=3}, dim_labels=b0f_0io->b0f, feature_group_count=2");
+  check_rewrite({4, 5, 3}, {2, 3, 6}, {2, 4, 6},
+                "window={size=2}, dim_labels=b0f_0io->b0f, batch_group_count=2");
+}
+
+TEST_CASE("convolution-as-gemm: a 1x1 window at stride 1 is a dot of the input itself",
+          "[passes]") {
+  check_rewrite({2, 3, 3, 4}, {1, 1, 4, 5}, {2, 3, 3, 5},
+                "window={size=1x1}, dim_labels=b01f_01io->b01f", /*expect_gather=*/false);
+}
+
+}  // namespace
+}  // namespace jx::passes
