@@ -1,6 +1,6 @@
-// jx::nn — activations, normalisers and losses as jax.nn and optax define them, initializers
-// (jax.nn.initializers) and layers as flax.linen defines them (Dense, Conv, Dropout, LayerNorm,
-// BatchNorm), as parameter structs and pure functions. Built from jx::np, jx::lax and
+// jx::nn — activations, normalisers, pooling and losses as jax.nn, flax and optax define them,
+// initializers (jax.nn.initializers) and layers as flax.linen defines them (Dense, Conv, Dropout,
+// LayerNorm, BatchNorm), as parameter structs and pure functions. Built from jx::np, jx::lax and
 // jx::random: all trace, jit and differentiate.
 #pragma once
 
