@@ -208,6 +208,11 @@ TEST_CASE("nn: conv errors", "[nn][conv][errors]") {
   CHECK(error_of<ShapeError>([&] {
           nn::conv(nn::Conv{np::ones({3, 4}), np::zeros({4})}, np::ones({2, 3}));
         }) == "conv: the kernel must be (spatial..., in_features, out_features), got shape (3, 4)");
+  // Spec strings name each spatial dim by a letter: 22 of them at most.
+  Shape ones(25, 1);
+  CHECK(error_of<ShapeError>([&] {
+          nn::conv(nn::Conv{np::ones(ones), np::zeros({1})}, np::ones(ones));
+        }) == "conv: at most 22 spatial dims are supported, got 23");
 }
 
 }  // namespace
