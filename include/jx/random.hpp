@@ -2,7 +2,8 @@
 // (jax.random.PRNGKey), hashed with Threefry-2x32 (lax::threefry2x32), in JAX's default
 // partitionable mode: element i of a draw hashes the counter (i >> 32, i & 0xffffffff). Every
 // function is built from jx primitives, so it traces, jits and vmaps (over a batch of keys).
-// Bits, splits, fold_in, uniform, normal and randint follow JAX's algorithms bit for bit.
+// Bits, splits, fold_in, uniform, normal, truncated_normal and randint follow JAX's algorithms
+// bit for bit.
 #pragma once
 
 #include <array>
@@ -41,6 +42,11 @@ Array uniform(const Array& key, const Shape& shape = {}, std::optional<DType> dt
               double minval = 0, double maxval = 1);
 // Standard normal: sqrt(2) * erf_inv(u) for u uniform in (-1, 1) in the dtype, as JAX draws it.
 Array normal(const Array& key, const Shape& shape = {}, std::optional<DType> dtype = std::nullopt);
+// A standard normal truncated to (lower, upper), as jax.random.truncated_normal: the uniform
+// between the bounds' cdfs (erf(bound / sqrt(2)), in the dtype) mapped back by sqrt(2) erf_inv,
+// then clamped into the open interval (the bounds' neighbouring values in the dtype).
+Array truncated_normal(const Array& key, double lower, double upper, const Shape& shape = {},
+                       std::optional<DType> dtype = std::nullopt);
 // True with probability p: uniform draws of the default float dtype (float32, float64 with
 // --enable_x64) below p, as jax.random.bernoulli with a Python float p.
 Array bernoulli(const Array& key, double p = 0.5, const Shape& shape = {});

@@ -1,4 +1,4 @@
-// jx::nn: activations, normalisers, losses (jax.nn, optax) and Dense initialisation.
+// jx::nn: activations, normalisers and losses (jax.nn, optax).
 #include "jx/nn.hpp"
 
 #include <cmath>
@@ -7,7 +7,6 @@
 #include <string>
 
 #include "jx/lax.hpp"
-#include "jx/random.hpp"
 
 namespace jx::nn {
 namespace {
@@ -86,32 +85,13 @@ Array softmax_cross_entropy(const Array& logits, const Array& labels) {
   int num_classes = static_cast<int>(v.shape().back());
   // The label's logit, gathered (a label outside [0, C), negative ones too, reads 0).
   Array inside = np::where(labels < 0, num_classes, labels);
-  Array label_logits = np::squeeze(
-      np::take_along_axis(v, np::expand_dims(inside, -1), -1, std::nullopt, 0.0), -1);
+  Array label_logits =
+      np::squeeze(np::take_along_axis(v, np::expand_dims(inside, -1), -1, std::nullopt, 0.0), -1);
   return logsumexp(v, -1) - label_logits;
 }
 
 Array mse(const Array& predictions, const Array& targets) {
   return np::mean(np::square(predictions - targets));
-}
-
-Dense dense_init(const Array& key, int in, int out, Init init) {
-  if (in <= 0 || out <= 0)
-    throw ShapeError("dense_init: in and out must be positive, got in=" + std::to_string(in) +
-                     ", out=" + std::to_string(out));
-  bool glorot = init == Init::glorot_uniform || init == Init::glorot_normal;
-  // variance_scaling: scale / fan, with scale 1 and fan_avg (glorot) or scale 2 and fan_in (he).
-  double variance = glorot ? 2.0 / (in + out) : 2.0 / in;
-  Shape shape{in, out};
-  Array w;
-  if (init == Init::glorot_uniform || init == Init::he_uniform) {
-    w = random::uniform(key, shape, float32, -1, 1) * std::sqrt(3 * variance);
-  } else {
-    // JAX draws a truncated normal (±2 stddev, rescaled to keep the variance); jx::random has
-    // no truncated normal, so this is a plain normal of the same variance.
-    w = random::normal(key, shape, float32) * std::sqrt(variance);
-  }
-  return Dense{w, np::zeros({out})};
 }
 
 }  // namespace jx::nn

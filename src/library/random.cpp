@@ -10,6 +10,7 @@
 
 #include "jx/config.hpp"
 #include "jx/errors.hpp"
+#include "jx/float16.hpp"
 #include "jx/lax.hpp"
 #include "jx/numpy.hpp"
 #include "support/format.hpp"
@@ -103,12 +104,49 @@ Array unit_uniform(const Array& key, const Shape& shape, DType dtype, const char
                   filled(shape, dtype, std::ldexp(1.0, -d.nmant)));
 }
 
+// Uniform in [lo, hi), bounds 0-d arrays of the dtype, computed in the dtype as JAX does:
+// max(lo, unit * (hi - lo) + lo).
+Array uniform_between(const Array& key, const Shape& shape, DType dtype, const Array& minval,
+                      const Array& maxval, const char* fn) {
+  Array unit = unit_uniform(key, shape, dtype, fn);
+  Array lo = lax::broadcast_in_dim(minval, shape, {});
+  Array hi = lax::broadcast_in_dim(maxval, shape, {});
+  return lax::max(lo, lax::add(lax::mul(unit, lax::sub(hi, lo)), lo));
+}
+
 Array uniform_in(const Array& key, const Shape& shape, DType dtype, double minval, double maxval,
                  const char* fn) {
-  Array unit = unit_uniform(key, shape, dtype, fn);
-  // In the dtype, as JAX: max(lo, unit * (hi - lo) + lo).
-  Array lo = filled(shape, dtype, minval), hi = filled(shape, dtype, maxval);
-  return lax::max(lo, lax::add(lax::mul(unit, lax::sub(hi, lo)), lo));
+  return uniform_between(key, shape, dtype, filled({}, dtype, minval), filled({}, dtype, maxval),
+                         fn);
+}
+
+// lax.nextafter(v, toward) for v rounded to a 16-bit float type F: a step of its bits.
+template <class F>
+double next_after_16(double v, double toward) {
+  const double x = static_cast<double>(F(v));
+  if (x == toward || std::isnan(x)) return x;
+  std::uint16_t bits = F(v).bits;
+  if ((bits & 0x7fff) == 0)  // ±0: the least subnormal on the side of `toward`
+    bits = toward > 0 ? 1 : 0x8001;
+  else if ((x < toward) == (x > 0))  // away from zero: the magnitude grows
+    ++bits;
+  else
+    --bits;
+  return static_cast<double>(F::from_bits(bits));
+}
+
+// The value of `dtype` next to v (v rounded to the dtype) in the direction of `toward`.
+double next_after(double v, double toward, DType dtype) {
+  switch (dtype) {
+    case bfloat16:
+      return next_after_16<BFloat16>(v, toward);
+    case float16:
+      return next_after_16<Float16>(v, toward);
+    case float32:
+      return std::nextafter(static_cast<float>(v), static_cast<float>(toward));
+    default:
+      return std::nextafter(v, toward);
+  }
 }
 
 void check_float(DType dtype, const char* fn) {
@@ -220,6 +258,23 @@ Array normal(const Array& key, const Shape& shape, std::optional<DType> dtype) {
   double lo = -1 + std::ldexp(1.0, -(float_draw(d).nmant + 1));
   Array u = uniform_in(key, shape, d, lo, 1.0, "normal");
   return lax::mul(filled(shape, d, std::sqrt(2.0)), lax::erf_inv(u));
+}
+
+Array truncated_normal(const Array& key, double lower, double upper, const Shape& shape,
+                       std::optional<DType> dtype) {
+  DType d = dtype.value_or(default_float_dtype());
+  check_float(d, "truncated_normal");
+  // JAX's _truncated_normal: the bounds through the normal's cdf, 2 Φ(x) - 1 = erf(x / sqrt(2)),
+  // in the dtype; a uniform draw between them mapped back by the inverse; then a clamp into the
+  // open interval, against rounding (and a draw of exactly erf(lower / sqrt(2))).
+  Array sqrt2 = filled({}, d, std::sqrt(2.0));
+  Array a = lax::erf(lax::div(filled({}, d, lower), sqrt2));
+  Array b = lax::erf(lax::div(filled({}, d, upper), sqrt2));
+  Array u = uniform_between(key, shape, d, a, b, "truncated_normal");
+  Array out = lax::mul(lax::broadcast_in_dim(sqrt2, shape, {}), lax::erf_inv(u));
+  const double inf = std::numeric_limits<double>::infinity();
+  return lax::min(lax::max(out, filled(shape, d, next_after(lower, inf, d))),
+                  filled(shape, d, next_after(upper, -inf, d)));
 }
 
 Array bernoulli(const Array& key, double p, const Shape& shape) {

@@ -1,6 +1,5 @@
 // jx::nn against closed forms and loops on doubles: activations, softmax and friends (with
-// their stability at large and infinite inputs), one_hot, the losses, jit and gradients, and
-// Dense initialisation.
+// their stability at large and infinite inputs), one_hot, the losses, jit and gradients.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -11,7 +10,6 @@
 #include "jx/jit.hpp"
 #include "jx/nn.hpp"
 #include "jx/numpy.hpp"
-#include "jx/random.hpp"
 #include "jx/transforms.hpp"
 #include "support/check_grads.hpp"
 #include "support/error_of.hpp"
@@ -260,40 +258,6 @@ TEST_CASE("nn: every function gives the same values under jit", "[nn]") {
     return np::mean(nn::softmax_cross_entropy(a, labels)) + nn::mse(nn::gelu(a), nn::relu(a));
   })(x, y);
   check_close(g(x, y), vals(ge), 1e-5, 1e-6);
-}
-
-TEST_CASE("nn: dense_init follows jax.nn.initializers' variance scaling", "[nn]") {
-  Array key = random::key(0);
-  struct Case {
-    nn::Init init;
-    double variance;
-    bool uniform;
-  };
-  int in = 200, out = 300;
-  for (Case c :
-       {Case{nn::Init::glorot_uniform, 2.0 / (in + out), true},
-        Case{nn::Init::glorot_normal, 2.0 / (in + out), false},
-        Case{nn::Init::he_uniform, 2.0 / in, true}, Case{nn::Init::he_normal, 2.0 / in, false}}) {
-    INFO("init " << static_cast<int>(c.init));
-    nn::Dense d = nn::dense_init(key, in, out, c.init);
-    CHECK(d.w.aval() == ShapedArray{{in, out}, float32, false});
-    CHECK(d.b.aval() == ShapedArray{{out}, float32, false});
-    CHECK(d.b.to_vector<float>() == std::vector<float>(out, 0.f));
-    Doubles w = vals(d.w);
-    double mean = 0, var = 0, largest = 0;
-    for (double v : w) mean += v / w.size(), largest = std::max(largest, std::abs(v));
-    for (double v : w) var += (v - mean) * (v - mean) / w.size();
-    // 60000 draws: the sample variance is within a few percent of the target.
-    CHECK(std::abs(mean) < 0.05 * std::sqrt(c.variance));
-    CHECK(var == Approx(c.variance).epsilon(0.03));
-    if (c.uniform) CHECK(largest <= std::sqrt(3 * c.variance));  // uniform in ±sqrt(3 variance)
-    if (!c.uniform) CHECK(largest > std::sqrt(3 * c.variance));  // a normal's tails reach past
-  }
-  // Deterministic in the key; another key gives other weights.
-  CHECK(vals(nn::dense_init(key, 3, 2).w) == vals(nn::dense_init(key, 3, 2).w));
-  CHECK(vals(nn::dense_init(random::key(1), 3, 2).w) != vals(nn::dense_init(key, 3, 2).w));
-  CHECK(error_of<ShapeError>([&] { nn::dense_init(key, 0, 3); }) ==
-        "dense_init: in and out must be positive, got in=0, out=3");
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <numbers>
 #include <set>
 #include <vector>
 
@@ -423,6 +424,61 @@ TEST_CASE("random: normal matches erf_inv of the uniform draw; erf_inv inverts e
   CHECK(ends == std::vector<double>{-INFINITY, INFINITY});
 }
 
+// The mean and variance of a standard normal truncated to (a, b), in closed form: with
+// Z = Φ(b) - Φ(a), mean (φ(a) - φ(b)) / Z, variance 1 + (a φ(a) - b φ(b)) / Z - mean^2.
+std::pair<double, double> truncated_moments(double a, double b) {
+  auto pdf = [](double x) { return std::exp(-x * x / 2) / std::sqrt(2 * std::numbers::pi); };
+  auto cdf = [](double x) { return 0.5 * (1 + std::erf(x / std::sqrt(2.0))); };
+  double z = cdf(b) - cdf(a), mean = (pdf(a) - pdf(b)) / z;
+  return {mean, 1 + (a * pdf(a) - b * pdf(b)) / z - mean * mean};
+}
+
+TEST_CASE("random: truncated_normal is sqrt(2) erf_inv of a uniform between the bounds' cdfs",
+          "[random]") {
+  // The uniform draw between erf(lower / sqrt(2)) and erf(upper / sqrt(2)), mapped back.
+  Array k = random::key(12);
+  std::vector<float> z = random::truncated_normal(k, -2, 2, {64}).to_vector<float>();
+  float a = static_cast<float>(std::erf(-std::sqrt(2.0)));
+  std::vector<float> u = random::uniform(k, {64}, float32, a, -a).to_vector<float>();
+  for (std::size_t i = 0; i < z.size(); ++i) {
+    INFO("u = " << u[i]);
+    CHECK(std::erf(double(z[i]) / std::sqrt(2.0)) == Approx(u[i]).margin(1e-6));
+  }
+  // Deterministic in the key, and jit draws the same.
+  auto draw = [](const Array& key) { return random::truncated_normal(key, -1, 0.5, {8, 5}); };
+  CHECK(jit(draw)(k).to_vector<float>() == draw(k).to_vector<float>());
+}
+
+TEST_CASE("random: truncated_normal stays inside its bounds with the closed form's moments",
+          "[random]") {
+  const std::int64_t n = 200000;
+  for (auto [lo, hi] : {std::pair{-2.0, 2.0}, std::pair{-1.0, 0.5}, std::pair{0.25, 3.0}}) {
+    INFO("bounds " << lo << ", " << hi);
+    std::vector<double> z =
+        random::truncated_normal(random::key(4), lo, hi, {n}, float64).to_vector<double>();
+    double mean = 0, var = 0;
+    bool inside = true;
+    for (double v : z) mean += v / n, inside &= v > lo && v < hi;
+    for (double v : z) var += (v - mean) * (v - mean) / n;
+    auto [want_mean, want_var] = truncated_moments(lo, hi);
+    CHECK(inside);
+    // Sampling errors: about sqrt(var / n) < 0.0023 and sqrt(2 / n) var < 0.0032 var.
+    CHECK(std::abs(mean - want_mean) < 0.01);
+    CHECK(var == Approx(want_var).epsilon(0.015));
+  }
+  // JAX's stddev of the (-2, 2) truncation, which the initializers divide by.
+  CHECK(std::sqrt(truncated_moments(-2, 2).second) == Approx(.87962566103423978).epsilon(1e-12));
+  // In every float dtype the clamp keeps draws off the bounds, which a 16-bit float rounds to.
+  for (DType d : {bfloat16, float16, float32}) {
+    INFO(dtype_name(d));
+    Array z = random::truncated_normal(random::key(5), -0.5, 0.5, {n}, d);
+    CHECK(z.dtype() == d);
+    std::vector<double> v = z.astype(float64).to_vector<double>();
+    CHECK(*std::max_element(v.begin(), v.end()) < 0.5);
+    CHECK(*std::min_element(v.begin(), v.end()) > -0.5);
+  }
+}
+
 TEST_CASE("random: vmap over a batch of keys equals a loop", "[random]") {
   Array keys = random::split(random::key(5), 3);
   Array batched = vmap([](const Array& key) { return random::uniform(key, {4}); })(keys);
@@ -463,6 +519,8 @@ TEST_CASE("random errors: a malformed key is a TypeError, a wrong dtype as JAX r
         "makes, got i32[2]");
   CHECK(error_of<ValueError>([] { random::normal(random::key(0), {2}, int32); }) ==
         "dtype argument to `normal` must be a float dtype, got int32");
+  CHECK(error_of<ValueError>([] { random::truncated_normal(random::key(0), -2, 2, {2}, int32); }) ==
+        "dtype argument to `truncated_normal` must be a float dtype, got int32");
   CHECK(error_of<ValueError>([] { random::uniform(random::key(0), {2}, int32); }) ==
         "dtype argument to `uniform` must be a float dtype, got int32");
   CHECK(error_of<ValueError>([] { random::uniform(random::key(0), {2}, bool_); }) ==
