@@ -147,17 +147,19 @@ class Rewriter {
       hlo::Attrs a;
       a.set("slice", slice);
       Instruction* piece = b_.op(Opcode::kSlice, hlo::HloShape::array(dtype_, dims), {x}, a);
-      pieces.push_back(by_columns ? b_.reshape(piece, {lead, rows, 1, trail})
+      // A column group's piece is a block of columns of the matrix itself, so the matrix is
+      // their concatenation (which codegen writes piece by piece); a row group's piece holds
+      // every lead-th row.
+      pieces.push_back(by_columns ? b_.reshape(piece, {lead * rows, trail})
                                   : b_.reshape(piece, {lead, 1, cols, trail}));
     });
+    if (pieces.size() == 1) return b_.reshape(pieces[0], {lead * rows, cols * trail});
     hlo::Attrs a;
-    a.set("dimensions", Ints{by_columns ? 2 : 1});
-    Instruction* joined =
-        pieces.size() == 1
-            ? pieces[0]
-            : b_.op(Opcode::kConcatenate, hlo::HloShape::array(dtype_, {lead, rows, cols, trail}),
-                    pieces, std::move(a));
-    return b_.reshape(joined, {lead * rows, cols * trail});
+    a.set("dimensions", Ints{1});
+    Shape joined = by_columns ? Shape{lead * rows, cols * trail} : Shape{lead, rows, cols, trail};
+    return b_.reshape(
+        b_.op(Opcode::kConcatenate, hlo::HloShape::array(dtype_, joined), pieces, std::move(a)),
+        {lead * rows, cols * trail});
   }
 
   // The (untransposed) matrix as one gather whose indices are a constant table: for windows of
