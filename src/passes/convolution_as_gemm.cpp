@@ -17,6 +17,22 @@ std::int64_t product(const Ints& v) {
   return std::accumulate(v.begin(), v.end(), std::int64_t{1}, std::multiplies<>());
 }
 
+// Above this many pieces on both sides, patches come from one gather, not a concatenation.
+constexpr std::int64_t kMaxSlices = 64;
+
+// Calls f(index) for every multi-index of `dims`, in row-major order.
+template <class F>
+void for_each_index(const Ints& dims, F f) {
+  Ints at(dims.size(), 0);
+  for (std::int64_t n = product(dims); n > 0; --n) {
+    f(static_cast<const Ints&>(at));
+    for (std::size_t d = dims.size(); d-- > 0;) {
+      if (++at[d] < dims[d]) break;
+      at[d] = 0;
+    }
+  }
+}
+
 class Rewriter {
  public:
   Rewriter(hlo::Builder& b, const Instruction& conv)
@@ -33,10 +49,23 @@ class Rewriter {
     }
     taps_ = product(window_), positions_ = product(out_spatial_);
     if (conv_.shape.size() == 0 || taps_ * in_features_ == 0) return zeros();
+    transposed_ = batch_innermost();
     return to_out_layout(products(patches(), kernel()));
   }
 
  private:
+  // Whether lhs keeps its batch dim after its spatial dims in memory and its feature dim before
+  // them, as a kernel gradient of an NHWC convolution does (batch C, features N). Its patches
+  // are then laid out transposed, [features · taps, positions · batch], and contracted along
+  // their rows, so reading lhs and writing the patches both walk memory in order.
+  bool batch_innermost() const {
+    if (g_.feature_group_count > 1 || g_.batch_group_count > 1) return false;
+    if (std::min(taps_, positions_) > kMaxSlices) return false;
+    for (std::size_t d = 2; d < g_.lhs_spec.size(); ++d)
+      if (g_.lhs_spec[d] > g_.lhs_spec[0] || g_.lhs_spec[d] < g_.lhs_spec[1]) return false;
+    return g_.lhs_spec[1] < g_.lhs_spec[0];
+  }
+
   Instruction* transpose(Instruction* x, const Ints& perm) {
     Ints iota(perm.size());
     std::iota(iota.begin(), iota.end(), 0);
@@ -52,14 +81,16 @@ class Rewriter {
     return b_.broadcast(b_.constant(make_scalar(0, dtype_)), conv_.shape.dims, {});
   }
 
-  // lhs as [batch, spatial..., features], padded and dilated.
+  // lhs as [batch, spatial..., features] ([features, spatial..., batch] when transposed),
+  // padded and dilated.
   Instruction* padded_input() {
-    Ints perm = {g_.lhs_spec[0]};
+    std::int64_t lead = g_.lhs_spec[transposed_ ? 1 : 0], trail = g_.lhs_spec[transposed_ ? 0 : 1];
+    Ints perm = {lead};
     perm.insert(perm.end(), g_.lhs_spec.begin() + 2, g_.lhs_spec.end());
-    perm.push_back(g_.lhs_spec[1]);
+    perm.push_back(trail);
     Instruction* x = transpose(conv_.operands[0], perm);
     Ints config = {0, 0, 0};
-    Shape dims = {batch_};
+    Shape dims = {x->shape.dims.front()};
     bool any = false;
     for (std::size_t d = 0; d < g_.spatial(); ++d) {
       auto [lo, hi] = g_.padding[d];
@@ -69,7 +100,7 @@ class Rewriter {
       any = any || lo || hi || interior;
     }
     config.insert(config.end(), {0, 0, 0});
-    dims.push_back(features_);
+    dims.push_back(x->shape.dims.back());
     if (!any) return x;
     hlo::Attrs a;
     a.set("padding", config);
@@ -77,16 +108,63 @@ class Rewriter {
                  {x, b_.constant(make_scalar(0, dtype_))}, std::move(a));
   }
 
-  // [batch · positions, taps · features]: row (b, o...) holds, tap by tap, the features under
-  // tap k of window o (row-major over o and k, as the kernel's rows are).
+  // The patch matrix. Element (window o, tap k) of a row sits at o · stride + k · dilation in
+  // the padded input. Rows are (batch, o...) and columns (k..., features): each row holds, tap
+  // by tap, the features under its window (im2col); transposed, rows are (features, k...) and
+  // columns (o..., batch). Strided slices build it: one per column group covering every row, or
+  // one per row group covering every column, whichever are fewer (a forward convolution has few
+  // taps, a kernel gradient few windows), concatenated.
   Instruction* patches() {
     Instruction* x = padded_input();
-    const Shape& padded = x->shape.dims;
-    Ints spatial(padded.begin() + 1, padded.end() - 1);
+    std::int64_t lead = x->shape.dims.front(), trail = x->shape.dims.back();
+    Ints spatial(x->shape.dims.begin() + 1, x->shape.dims.end() - 1);
     bool direct = true;
     for (std::size_t d = 0; d < g_.spatial(); ++d)
       direct = direct && window_[d] == 1 && g_.strides[d] == 1 && spatial[d] == out_spatial_[d];
-    if (direct) return b_.reshape(x, {batch_ * positions_, features_});
+    const Ints& row_grid = transposed_ ? window_ : out_spatial_;
+    const Ints& col_grid = transposed_ ? out_spatial_ : window_;
+    const Ints& row_step = transposed_ ? g_.rhs_dilation : g_.strides;
+    const Ints& col_step = transposed_ ? g_.strides : g_.rhs_dilation;
+    std::int64_t rows = product(row_grid), cols = product(col_grid);
+    if (direct) return b_.reshape(x, {lead * rows, cols * trail});
+    if (std::min(taps_, positions_) > kMaxSlices) return gathered_patches(x, spatial);
+    bool by_columns = cols <= rows;
+    const Ints& grid = by_columns ? col_grid : row_grid;
+    const Ints& span = by_columns ? row_grid : col_grid;
+    const Ints& offset = by_columns ? col_step : row_step;
+    const Ints& step = by_columns ? row_step : col_step;
+    std::vector<Instruction*> pieces;
+    for_each_index(grid, [&](const Ints& at) {
+      Ints slice = {0, lead, 1};
+      Shape dims = {lead};
+      for (std::size_t d = 0; d < at.size(); ++d) {
+        std::int64_t start = at[d] * offset[d];
+        slice.insert(slice.end(), {start, start + (span[d] - 1) * step[d] + 1, step[d]});
+        dims.push_back(span[d]);
+      }
+      slice.insert(slice.end(), {0, trail, 1});
+      dims.push_back(trail);
+      hlo::Attrs a;
+      a.set("slice", slice);
+      Instruction* piece = b_.op(Opcode::kSlice, hlo::HloShape::array(dtype_, dims), {x}, a);
+      // A column group's piece is a block of columns of the matrix itself, so the matrix is
+      // their concatenation (which codegen writes piece by piece); a row group's piece holds
+      // every lead-th row.
+      pieces.push_back(by_columns ? b_.reshape(piece, {lead * rows, trail})
+                                  : b_.reshape(piece, {lead, 1, cols, trail}));
+    });
+    if (pieces.size() == 1) return b_.reshape(pieces[0], {lead * rows, cols * trail});
+    hlo::Attrs a;
+    a.set("dimensions", Ints{1});
+    Shape joined = by_columns ? Shape{lead * rows, cols * trail} : Shape{lead, rows, cols, trail};
+    return b_.reshape(
+        b_.op(Opcode::kConcatenate, hlo::HloShape::array(dtype_, joined), pieces, std::move(a)),
+        {lead * rows, cols * trail});
+  }
+
+  // The (untransposed) matrix as one gather whose indices are a constant table: for windows of
+  // many taps at many positions, where a concatenation of slices would have too many operands.
+  Instruction* gathered_patches(Instruction* x, const Ints& spatial) {
     std::int64_t points = product(spatial);
     x = b_.reshape(x, {batch_, points, features_});
     // The flat padded position of tap k of window o: Σ_d (o_d · stride + k_d · dilation) · step_d.
@@ -97,8 +175,7 @@ class Rewriter {
     Ints grid = out_spatial_;
     grid.insert(grid.end(), window_.begin(), window_.end());
     std::int64_t k = 0;
-    Ints at(grid.size(), 0);
-    for (std::int64_t flat = 0; flat < positions_ * taps_; ++flat) {
+    for_each_index(grid, [&](const Ints& at) {
       std::int64_t offset = 0;
       for (std::size_t d = 0; d < g_.spatial(); ++d)
         offset += (at[d] * g_.strides[d] + at[d + g_.spatial()] * g_.rhs_dilation[d]) * step[d];
@@ -106,11 +183,7 @@ class Rewriter {
         table.impl()->buffer->as<std::int32_t>()[k++] = static_cast<std::int32_t>(offset);
       else
         table.impl()->buffer->as<std::int64_t>()[k++] = offset;
-      for (std::size_t d = grid.size(); d-- > 0;) {
-        if (++at[d] < grid[d]) break;
-        at[d] = 0;
-      }
-    }
+    });
     hlo::Attrs a;
     a.set("offset_dims", Ints{0, 2});
     a.set("collapsed_slice_dims", Ints{1});
@@ -125,19 +198,20 @@ class Rewriter {
     return b_.reshape(gathered, {batch_ * positions_, taps_ * features_});
   }
 
-  // The kernel as [taps · in features, out features].
+  // The kernel as [taps · in features, out features] ([in features · taps, ...] transposed).
   Instruction* kernel() {
     Ints perm(g_.rhs_spec.begin() + 2, g_.rhs_spec.end());
-    perm.push_back(g_.rhs_spec[1]);
+    perm.insert(transposed_ ? perm.begin() : perm.end(), g_.rhs_spec[1]);
     perm.push_back(g_.rhs_spec[0]);
     return b_.reshape(transpose(conv_.operands[1], perm), {taps_ * in_features_, out_features_});
   }
 
-  Instruction* dot(Instruction* lhs, Instruction* rhs, Shape dims, bool batched) {
+  Instruction* dot(Instruction* lhs, Instruction* rhs, Shape dims, bool batched,
+                   std::int64_t lhs_contracting) {
     hlo::Attrs a;
     a.set("lhs_batch_dims", batched ? Ints{0} : Ints{});
     a.set("rhs_batch_dims", batched ? Ints{0} : Ints{});
-    a.set("lhs_contracting_dims", Ints{batched ? 2 : 1});
+    a.set("lhs_contracting_dims", Ints{lhs_contracting});
     a.set("rhs_contracting_dims", Ints{batched ? 1 : 0});
     if (conv_.attrs.has("operand_precision"))
       a.set("operand_precision", conv_.attrs.get_string("operand_precision"));
@@ -148,8 +222,13 @@ class Rewriter {
   // [out batch · positions, out features]: one dot, or one per group as a dot batch dim.
   Instruction* products(Instruction* patches, Instruction* kernel) {
     std::int64_t rows = batch_ * positions_;
+    if (transposed_) {  // [positions · batch, out features], rows back to (batch, positions)
+      Instruction* out = dot(patches, kernel, {rows, out_features_}, false, 0);
+      out = b_.reshape(out, {positions_, batch_, out_features_});
+      return b_.reshape(transpose(out, {1, 0, 2}), {rows, out_features_});
+    }
     if (g_.feature_group_count == 1 && g_.batch_group_count == 1)
-      return dot(patches, kernel, {rows, out_features_}, false);
+      return dot(patches, kernel, {rows, out_features_}, false, 1);
     std::int64_t groups = std::max(g_.feature_group_count, g_.batch_group_count);
     std::int64_t per_group = out_features_ / groups;
     // kernel [taps · in, groups · per_group] → [groups, taps · in, per_group]
@@ -165,7 +244,7 @@ class Rewriter {
       rows /= groups;
       patches = b_.reshape(patches, {groups, rows, taps_ * in_features_});
     }
-    Instruction* out = dot(patches, kernel, {groups, rows, per_group}, true);
+    Instruction* out = dot(patches, kernel, {groups, rows, per_group}, true, 2);
     return b_.reshape(transpose(out, {1, 0, 2}), {rows, out_features_});
   }
 
@@ -188,6 +267,7 @@ class Rewriter {
   std::int64_t batch_ = 0, features_ = 0, in_features_ = 0, out_features_ = 0;
   std::int64_t taps_ = 0, positions_ = 0;
   Ints window_, out_spatial_;
+  bool transposed_ = false;
 };
 
 }  // namespace

@@ -247,6 +247,17 @@ Ints dilate_shape(const Ints& dims, const Ints& dilation) {
   return out;
 }
 
+// The spatial sizes of lhs, rhs and the output, each dilated (the output by the strides): what
+// JAX's _conv_general_vjp_lhs_padding and _rhs_padding compute the transposes' padding from.
+struct Dilated {
+  Ints lhs, rhs, out;
+};
+Dilated dilated(const ConvGeometry& g, const Shape& lhs, const Shape& rhs, const Shape& out) {
+  return {dilate_shape(take(lhs, g.lhs_spec, 2), g.lhs_dilation),
+          dilate_shape(take(rhs, g.rhs_spec, 2), g.rhs_dilation),
+          dilate_shape(take(out, g.out_spec, 2), g.strides)};
+}
+
 Array conv_transpose_lhs(const Array& ct, const ShapedArray& lhs, Array rhs, const Params& params) {
   ConvGeometry g = geometry_of(params);
   Shape rhs_shape = rhs.shape();
@@ -257,16 +268,11 @@ Array conv_transpose_lhs(const Array& ct, const ShapedArray& lhs, Array rhs, con
     rhs = reshape_axis_into(g.rhs_spec[0], g.rhs_spec[1], rhs);
     groups = count;
   }
-  Ints in = take(lhs.shape, g.lhs_spec, 2), window = take(rhs_shape, g.rhs_spec, 2);
-  Ints out = take(ct.shape(), g.out_spec, 2);
-  Ints lhs_dilated = dilate_shape(in, g.lhs_dilation);
-  Ints rhs_dilated = dilate_shape(window, g.rhs_dilation);
-  Ints out_dilated = dilate_shape(out, g.strides);
+  Dilated s = dilated(g, lhs.shape, rhs_shape, ct.shape());
   PadPairs pads;
-  for (std::size_t d = 0; d < in.size(); ++d) {
-    std::int64_t before = rhs_dilated[d] - g.padding[d].first - 1;
-    std::int64_t after = lhs_dilated[d] + rhs_dilated[d] - 1 - out_dilated[d] - before;
-    pads.emplace_back(before, after);
+  for (std::size_t d = 0; d < s.lhs.size(); ++d) {
+    std::int64_t before = s.rhs[d] - g.padding[d].first - 1;
+    pads.emplace_back(before, s.lhs[d] + s.rhs[d] - 1 - s.out[d] - before);
   }
   Ints spatial(g.rhs_spec.begin() + 2, g.rhs_spec.end());
   Array flipped = lax::rev(rhs, spatial);
@@ -288,15 +294,11 @@ Array conv_transpose_lhs(const Array& ct, const ShapedArray& lhs, Array rhs, con
 Array conv_transpose_rhs(const Array& ct, Array lhs, const ShapedArray& rhs, const Params& params) {
   ConvGeometry g = geometry_of(params);
   if (ct.size() == 0) return np::zeros(rhs.shape, rhs.dtype);
-  Ints in = take(lhs.shape(), g.lhs_spec, 2), window = take(rhs.shape, g.rhs_spec, 2);
-  Ints out = take(ct.shape(), g.out_spec, 2);
-  Ints lhs_dilated = dilate_shape(in, g.lhs_dilation);
-  Ints rhs_dilated = dilate_shape(window, g.rhs_dilation);
-  Ints out_dilated = dilate_shape(out, g.strides);
+  Dilated s = dilated(g, lhs.shape(), rhs.shape, ct.shape());
   PadPairs pads;
-  for (std::size_t d = 0; d < in.size(); ++d) {
+  for (std::size_t d = 0; d < s.lhs.size(); ++d) {
     std::int64_t lo = g.padding[d].first;
-    pads.emplace_back(lo, out_dilated[d] - lhs_dilated[d] + rhs_dilated[d] - lo - 1);
+    pads.emplace_back(lo, s.out[d] - s.lhs[d] + s.rhs[d] - lo - 1);
   }
   if (lhs.dtype() != ct.dtype()) lhs = lax::convert_element_type(lhs, ct.dtype());
   // Feature groups become batch groups and back.

@@ -6,16 +6,16 @@
 
 #include <numeric>
 
-#include "jx/config.hpp"
 #include "core/element_convert.hpp"
+#include "jx/config.hpp"
 #include "jx/lax.hpp"
-#include "transforms/ad_rules.hpp"
-#include "transforms/batch_rules.hpp"
 #include "primitives/contraction.hpp"
 #include "primitives/elementwise.hpp"
 #include "primitives/indexing.hpp"
 #include "support/format.hpp"
 #include "trace/tracer.hpp"
+#include "transforms/ad_rules.hpp"
+#include "transforms/batch_rules.hpp"
 
 namespace jx {
 
@@ -283,7 +283,8 @@ BatchResult batch_dot_general(std::span<const Array> args, std::span<const Batch
   std::optional<DType> preferred;
   if (params.has("preferred_element_type") && !params.get("preferred_element_type").is_none())
     preferred = params.get("preferred_element_type").as_dtype();
-  return {{lax::dot_general(args[0], args[1], out, preferred, contraction::precision_of("dot_general", params))},
+  return {{lax::dot_general(args[0], args[1], out, preferred,
+                            contraction::precision_of("dot_general", params))},
           {static_cast<int>(out_dim)}};
 }
 
@@ -320,11 +321,12 @@ const bool kRegistered = [] {
     JX_CHECK(ops[0].is_linear() != ops[1].is_linear(), "dot_general is linear in one operand");
     std::vector<Array> out(2);
     if (ops[0].is_linear()) {
-      out[0] = transpose_lhs(cts[0], ops[0].aval, ops[1].value, dn, false, contraction::precision_of("dot_general", params));
+      out[0] = transpose_lhs(cts[0], ops[0].aval, ops[1].value, dn, false,
+                             contraction::precision_of("dot_general", params));
     } else {
       DimNumbers swapped{dn.rhs_contracting, dn.lhs_contracting, dn.rhs_batch, dn.lhs_batch};
-      out[1] =
-          transpose_lhs(cts[0], ops[1].aval, ops[0].value, swapped, true, contraction::precision_of("dot_general", params));
+      out[1] = transpose_lhs(cts[0], ops[1].aval, ops[0].value, swapped, true,
+                             contraction::precision_of("dot_general", params));
     }
     return out;
   };

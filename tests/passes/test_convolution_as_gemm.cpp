@@ -1,5 +1,5 @@
-// Convolution as GEMM: each HLO convolution becomes a patch gather and a dot computing the same
-// values (the evaluator runs the module before and after the pass).
+// Convolution as GEMM: each HLO convolution becomes patches and a dot computing the same values
+// (the evaluator runs the module before and after the pass).
 #include <catch2/catch.hpp>
 
 #include <random>
@@ -42,8 +42,12 @@ Array random_array(const Shape& s, std::mt19937& rng) {
 }
 
 // The module's value before and after the pass, on random operands.
+// How the patches are built: by strided slices (one per tap or per window), by one gather, or
+// not at all (the input is the patch matrix).
+enum class Patches { kSlices, kGather, kNone };
+
 void check_rewrite(const Shape& lhs, const Shape& rhs, const Shape& out, const std::string& attrs,
-                   bool expect_gather = true) {
+                   Patches patches = Patches::kSlices) {
   std::string text = conv_module(lhs, rhs, out, attrs);
   INFO(text);
   auto module = hlo::parse_module(text);
@@ -58,7 +62,8 @@ void check_rewrite(const Shape& lhs, const Shape& rhs, const Shape& out, const s
   INFO(rewritten);
   CHECK(rewritten.find("convolution(") == std::string::npos);
   CHECK(rewritten.find(" dot(") != std::string::npos);
-  CHECK((rewritten.find(" gather(") != std::string::npos) == expect_gather);
+  CHECK((rewritten.find(" gather(") != std::string::npos) == (patches == Patches::kGather));
+  CHECK((rewritten.find(" slice(") != std::string::npos) == (patches == Patches::kSlices));
   std::vector<float> after = hlo::evaluate(*module->entry(), args).to_vector<float>();
   REQUIRE(after.size() == before.size());
   for (std::size_t k = 0; k < after.size(); ++k) CHECK(after[k] == Approx(before[k]).margin(1e-5));
@@ -94,7 +99,24 @@ TEST_CASE("convolution-as-gemm: feature and batch groups", "[passes]") {
 TEST_CASE("convolution-as-gemm: a 1x1 window at stride 1 is a dot of the input itself",
           "[passes]") {
   check_rewrite({2, 3, 3, 4}, {1, 1, 4, 5}, {2, 3, 3, 5},
-                "window={size=1x1}, dim_labels=b01f_01io->b01f", /*expect_gather=*/false);
+                "window={size=1x1}, dim_labels=b01f_01io->b01f", Patches::kNone);
+}
+
+TEST_CASE("convolution-as-gemm: an lhs with its batch innermost and features outermost",
+          "[passes]") {
+  // A kernel gradient's layout: patches transposed, [features · taps, positions · batch].
+  check_rewrite({4, 6, 6, 3}, {4, 4, 4, 5}, {3, 3, 3, 5},
+                "window={size=4x4}, dim_labels=f01b_i01o->b01f");
+  check_rewrite({4, 7, 3}, {4, 2, 5}, {3, 4, 5},
+                "window={size=2 stride=2 pad=0_1}, dim_labels=f0b_i0o->b0f");
+}
+
+TEST_CASE("convolution-as-gemm: few windows of many taps, and many of many", "[passes]") {
+  // A kernel gradient's shape: 3 windows of 10 taps, sliced window by window.
+  check_rewrite({2, 12, 3}, {10, 3, 4}, {2, 3, 4}, "window={size=10}, dim_labels=b0f_0io->b0f");
+  // 70 taps at 131 positions: too many slices either way, so one gather.
+  check_rewrite({1, 200, 2}, {70, 2, 1}, {1, 131, 1}, "window={size=70}, dim_labels=b0f_0io->b0f",
+                Patches::kGather);
 }
 
 }  // namespace

@@ -41,6 +41,35 @@ namespace cpu {
 
 namespace {
 
+// A concatenation along a dim past the first: the output is its operands' blocks side by side,
+// so each operand gets a loop nest of its own, storing at its offset, instead of one loop nest
+// choosing an operand per element (which keeps the loops from vectorizing). Rows of dim 0 split
+// over threads as the output's would.
+bool is_column_concatenation(const Instruction& c) {
+  return c.opcode == Opcode::kConcatenate && c.attrs.has("dimensions") &&
+         c.attrs.get_ints("dimensions").size() == 1 && c.attrs.get_ints("dimensions")[0] > 0;
+}
+
+void emit_concatenation_by_parts(ElementalEmitter& em, const Instruction& c,
+                                 const std::vector<ElementGenerator>& operands, llvm::Value* out,
+                                 const std::optional<OuterRange>& rows) {
+  auto dim = static_cast<std::size_t>(c.attrs.get_ints("dimensions")[0]);
+  std::int64_t offset = 0;
+  for (std::size_t k = 0; k < c.operands.size(); ++k) {
+    const Shape& dims = c.operands[k]->shape.dims;
+    if (shape_size(dims) > 0)
+      emit_loop_nest(
+          em, dims, "part" + std::to_string(k),
+          [&](const IrIndex& index) {
+            IrIndex at{index.dims, nullptr};
+            at.dims[dim] = em.b().CreateAdd(index.dims[dim], em.i64(offset), "", true, true);
+            em.store(c.shape.dtype, operands[k](index), out, em.linear_index(at, c.shape.dims));
+          },
+          rows);
+    offset += dims[dim];
+  }
+}
+
 // The body's pointer arguments: the operands, then the outputs that have their own buffer.
 struct BodyArgs {
   std::vector<int> operand_arg, output_arg;
@@ -152,9 +181,16 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
   // The generators of an output's own operands: inside the fusion, or the kernel's parameters.
   auto operands_of = [&](const Instruction* r) {
     return root.opcode == Opcode::kFusion
-               ? em.generators_of(*root.called[0], params, {r->operands[0], r->operands[1]})
+               ? em.generators_of(*root.called[0], params, {r->operands.begin(), r->operands.end()})
                : params;
   };
+  if (const Instruction* c = output(0);
+      shapes.size() == 1 && aliases[0] < 0 && is_column_concatenation(*c)) {
+    emit_concatenation_by_parts(em, *c, operands_of(c),
+                                body->getArg(static_cast<unsigned>(args.output_arg[0])), rows);
+    b.CreateRetVoid();
+    return;
+  }
   for (std::size_t k = 0; k < shapes.size(); ++k) {
     if (done[k]) continue;
     const Shape& dims = shapes[k]->dims;

@@ -55,30 +55,61 @@ ElementGenerator emit_broadcast(ElementalEmitter& em, const Instruction& inst, c
   };
 }
 
+// A reshape seen as runs: consecutive non-unit dims of the operand and of the output whose
+// sizes multiply to the same number ([65536, 576] ↔ [64, 32, 32, 576] is {64, 32, 32} ↔ {65536}
+// and {576} ↔ {576}). Each run's operand index comes from its own output dims only, so an
+// index that a loop nest's inner loops do not touch stays loop-invariant and is hoisted.
+struct ReshapeRun {
+  std::vector<std::size_t> from, to;  // operand dims, output dims
+};
+
+std::vector<ReshapeRun> reshape_runs(const Shape& x, const Shape& out) {
+  std::vector<std::size_t> xs, ys;
+  for (std::size_t d = 0; d < x.size(); ++d)
+    if (x[d] != 1) xs.push_back(d);
+  for (std::size_t d = 0; d < out.size(); ++d)
+    if (out[d] != 1) ys.push_back(d);
+  std::vector<ReshapeRun> runs;
+  for (std::size_t i = 0, j = 0; i < xs.size() && j < ys.size();) {
+    ReshapeRun r{{xs[i]}, {ys[j]}};
+    std::int64_t px = x[xs[i++]], py = out[ys[j++]];
+    while (px != py) {
+      if (px < py)
+        r.from.push_back(xs[i]), px *= x[xs[i++]];
+      else
+        r.to.push_back(ys[j]), py *= out[ys[j++]];
+    }
+    runs.push_back(std::move(r));
+  }
+  return runs;
+}
+
 // Row-major order is kept: the linear index is the same in both shapes.
 ElementGenerator emit_reshape(ElementalEmitter& em, const Instruction& inst, const Gens& ops) {
   const Shape& x = dims_of(inst, 0);
+  const Shape& out = inst.shape.dims;
   if (shape_size(x) != inst.shape.size()) fail(inst, "element counts differ");
-  if (x == inst.shape.dims) return ops[0];
-  // Adding or removing size-1 dims keeps the other dims' index values: no division, and
-  // loop-invariant parts stay recognizable for hoisting.
-  std::vector<std::size_t> from, to;
-  for (std::size_t d = 0; d < x.size(); ++d)
-    if (x[d] != 1) from.push_back(d);
-  for (std::size_t d = 0; d < inst.shape.dims.size(); ++d)
-    if (inst.shape.dims[d] != 1) to.push_back(d);
-  bool only_unit_dims = from.size() == to.size();
-  for (std::size_t j = 0; only_unit_dims && j < from.size(); ++j)
-    only_unit_dims = x[from[j]] == inst.shape.dims[to[j]];
-  if (only_unit_dims) {
-    return [&em, rank = x.size(), from, to, g = ops[0]](const IrIndex& index) {
-      IrIndex in{std::vector<llvm::Value*>(rank, em.i64(0)), index.linear};
-      for (std::size_t j = 0; j < from.size(); ++j) in.dims[from[j]] = index.dims[to[j]];
-      return g(in);
+  if (x == out) return ops[0];
+  if (shape_size(x) == 0)
+    return [&em, x, out, g = ops[0]](const IrIndex& index) {
+      return g(em.delinearize(em.linear_index(index, out), x));
     };
-  }
-  return [&em, x, out = inst.shape.dims, g = ops[0]](const IrIndex& index) {
-    return g(em.delinearize(em.linear_index(index, out), x));
+  return [&em, x, out, runs = reshape_runs(x, out), g = ops[0]](const IrIndex& index) {
+    IrIndex in{std::vector<llvm::Value*>(x.size(), em.i64(0)), index.linear};
+    for (const ReshapeRun& r : runs) {
+      if (r.from.size() == 1 && r.to.size() == 1) {  // a dim kept, maybe moved past unit dims
+        in.dims[r.from[0]] = index.dims[r.to[0]];
+        continue;
+      }
+      IrIndex part{std::vector<llvm::Value*>(r.to.size()), nullptr};
+      Shape part_out, part_x;
+      for (std::size_t k = 0; k < r.to.size(); ++k)
+        part.dims[k] = index.dims[r.to[k]], part_out.push_back(out[r.to[k]]);
+      for (std::size_t d : r.from) part_x.push_back(x[d]);
+      IrIndex split = em.delinearize(em.linear_index(part, part_out), part_x);
+      for (std::size_t k = 0; k < r.from.size(); ++k) in.dims[r.from[k]] = split.dims[k];
+    }
+    return g(in);
   };
 }
 
@@ -229,6 +260,10 @@ ElementGenerator emit_pad(ElementalEmitter& em, const Instruction& inst, const G
     std::vector<llvm::Value*> dims;
     for (std::size_t d = 0; d < x.size(); ++d) {
       std::int64_t low = p[3 * d], step = p[3 * d + 2] + 1;
+      if (low == 0 && p[3 * d + 1] == 0 && step == 1) {  // unpadded: always inside
+        dims.push_back(index.dims[d]);
+        continue;
+      }
       llvm::Value* pos = b.CreateSub(index.dims[d], em.i64(low));  // in the dilated operand
       inside = b.CreateAnd(inside, b.CreateICmpULT(pos, em.i64((x[d] - 1) * step + 1)));
       if (step > 1) {
@@ -237,9 +272,12 @@ ElementGenerator emit_pad(ElementalEmitter& em, const Instruction& inst, const G
       }
       dims.push_back(pos);
     }
-    return em.if_else(
-        inside, [&] { return ops[0](index_of(em, dims)); },
-        [&] { return ops[1](em.scalar_index()); }, "pad");
+    // A select, not a branch, so the loop over the output vectorizes: outside, the operand is
+    // read at its first element (in bounds) and discarded.
+    for (std::size_t d = 0; d < dims.size(); ++d)
+      if (p[3 * d] || p[3 * d + 1] || p[3 * d + 2])
+        dims[d] = b.CreateSelect(inside, dims[d], em.i64(0));
+    return b.CreateSelect(inside, ops[0](index_of(em, dims)), ops[1](em.scalar_index()), "pad");
   };
 }
 
