@@ -26,7 +26,7 @@ namespace {
 struct Access {
   std::optional<std::vector<int>> loops;  // absent: arbitrary indices, each element once
   bool reused = false;                    // some elements are computed repeatedly
-  int uses = 1;
+  int uses = 1;  // reads per element of the group's output: a layout op passes its own on
 };
 
 int deepest(const std::vector<int>& loops) {
@@ -64,7 +64,9 @@ std::vector<std::size_t> non_unit_dims(const Shape& shape) {
 // How `user`, read as `a`, reads its operand `k`.
 Access through(const Instruction& user, std::size_t k, const Access& a) {
   const Shape& x = user.operands[k]->shape.dims;
-  Access out{std::nullopt, a.reused, 1};
+  // A user read several times (the slices of one pad that a convolution's patches take) reads
+  // its operand as often: a loop op under it would be recomputed for each read.
+  Access out{std::nullopt, a.reused, a.uses};
   if (x.empty()) return {std::vector<int>{}, a.reused, 1};  // scalars: the empty index
   if (a.reused || !a.loops) {
     // Layout ops read each element at most once per output element; broadcasts repeat them.
