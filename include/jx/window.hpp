@@ -2,6 +2,7 @@
 // and a convolution's dimension numbers.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <initializer_list>
 #include <string>
@@ -49,8 +50,12 @@ struct ConvDimensionNumbers {
   ConvDimensionNumbers() = default;
   ConvDimensionNumbers(std::vector<std::int64_t> lhs, std::vector<std::int64_t> rhs,
                        std::vector<std::int64_t> out);
-  ConvDimensionNumbers(std::string lhs, std::string rhs, std::string out);
   ConvDimensionNumbers(const char* lhs, const char* rhs, const char* out);
+  // A template, so that braced lists of ints ({0, 3, 1, 2}) never read as strings.
+  template <class S>
+  requires std::same_as<S, std::string> ConvDimensionNumbers(const S& lhs, const S& rhs,
+                                                             const S& out)
+      : lhs_chars(lhs), rhs_chars(rhs), out_chars(out) {}
 
   bool empty() const { return lhs_spec.empty() && lhs_chars.empty(); }
   // The specs for operands of these shapes: JAX's conv_dimension_numbers, with its checks.

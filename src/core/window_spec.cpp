@@ -110,10 +110,8 @@ ConvDimensionNumbers::ConvDimensionNumbers(std::vector<std::int64_t> lhs,
                                            std::vector<std::int64_t> rhs,
                                            std::vector<std::int64_t> out)
     : lhs_spec(std::move(lhs)), rhs_spec(std::move(rhs)), out_spec(std::move(out)) {}
-ConvDimensionNumbers::ConvDimensionNumbers(std::string lhs, std::string rhs, std::string out)
-    : lhs_chars(std::move(lhs)), rhs_chars(std::move(rhs)), out_chars(std::move(out)) {}
 ConvDimensionNumbers::ConvDimensionNumbers(const char* lhs, const char* rhs, const char* out)
-    : ConvDimensionNumbers(std::string(lhs), std::string(rhs), std::string(out)) {}
+    : lhs_chars(lhs), rhs_chars(rhs), out_chars(out) {}
 
 ConvDimensionNumbers ConvDimensionNumbers::resolved(
     const std::vector<std::int64_t>& lhs_shape, const std::vector<std::int64_t>& rhs_shape) const {

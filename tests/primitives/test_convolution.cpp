@@ -306,7 +306,12 @@ TEST_CASE("ConvDimensionNumbers: spec strings checked as JAX's", "[conv]") {
   auto conv = [&](ConvDimensionNumbers dn) {
     return lax::conv_general_dilated(x, w, {1, 1}, "VALID", {}, {}, dn);
   };
-  CHECK(conv({"NHWC", "HWIO", "NHWC"}).shape() == Shape{1, 3, 3, 4});
+  Array by_strings = conv({"NHWC", "HWIO", "NHWC"});
+  CHECK(by_strings.shape() == Shape{1, 3, 3, 4});
+  // The same specs as ints, in braces, and as std::strings.
+  CHECK(conv({{0, 3, 1, 2}, {3, 2, 0, 1}, {0, 3, 1, 2}}).shape() == Shape{1, 3, 3, 4});
+  std::string lhs = "NHWC", rhs = "HWIO";
+  CHECK(conv({lhs, rhs, lhs}).shape() == Shape{1, 3, 3, 4});
   check_error<TypeError>(
       [&] {
         conv({"NHWC", "HWIO", "NHW"});
