@@ -35,6 +35,18 @@ struct Config {
   // --cpu_flush_denormals=false: CPU computation keeps denormal floats (IEEE 754's gradual
   // underflow) instead of flushing them to zero, which XLA's CPU client does and jx follows.
   bool cpu_flush_denormals = true;
+  // --cpu_threads=N: how many threads a CPU kernel splits its rows over, the calling thread
+  // included, at most one per core; 0: one per core. Read each time a kernel runs.
+  int cpu_threads = 0;
+  // --cpu_isa=avx2|avx512|native: the widest x86 vector extension the CPU JIT compiles for, as
+  // XLA's --xla_cpu_max_isa. avx2 leaves AVX-512 out on a CPU that has it, so that one machine
+  // runs the code of both kinds; avx512 and native take what the CPU has. Read when a function
+  // compiles.
+  std::string cpu_isa = "native";
+  // --precise_math: the CPU computes float32 exp, tanh and erf (and logistic, through exp) in
+  // their 1-ULP forms instead of the faster ones with XLA:CPU's accuracy
+  // (docs/math_accuracy.md gives both bounds). Read when a function compiles.
+  bool precise_math = false;
   // --default_matmul_precision=default|high|highest: the precision of a dot that names none
   // (JAX's jax_default_matmul_precision), read when it is traced; empty: none (JAX's None).
   // On the GPU, f32 products below highest let cuBLAS round operands to TF32.

@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "codegen/gpu/gpu_compiler.hpp"
+#include "jx/config.hpp"
 #include "runtime/cuda/context.hpp"
 
 namespace jx::backend {
@@ -24,6 +25,8 @@ class CpuBackend : public Backend {
     codegen::CpuCompileOptions options;
     options.module_name = module_name;
     options.dump_prefix = dump_prefix;
+    options.precise_math = config().precise_math;
+    options.isa = config().cpu_isa;
     code_ = codegen::compile_kernels(requests, options);
   }
 

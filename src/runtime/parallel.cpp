@@ -65,13 +65,13 @@ class Pool {
   }
 
   // False, having run nothing, while another thread's job holds the pool.
-  bool run(std::int64_t rows, const RowFn& fn) {
+  bool run(std::int64_t rows, int threads, const RowFn& fn) {
     std::unique_lock lock(mutex_, std::try_to_lock);
     if (!lock) return false;
     fn_ = &fn;
     rows_ = rows;
     float_control_ = detail::float_control();
-    auto chunks = static_cast<std::uint64_t>(std::min<std::int64_t>(rows, threads_));
+    auto chunks = static_cast<std::uint64_t>(std::min<std::int64_t>({rows, threads, threads_}));
     done_.store(0, std::memory_order_relaxed);
     std::uint64_t job = (claims_.load(std::memory_order_relaxed) >> 32) + 1;
     claims_.store(job << 32 | chunks << 16, std::memory_order_release);
@@ -118,17 +118,22 @@ class Pool {
   alignas(64) std::atomic<std::uint64_t> done_{0};    // chunks of the current job finished
 };
 
+int cores() {
+  static const int n = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return n;
+}
+
 // Never destroyed: kernels may still run from static destructors of user code.
 Pool* pool() {
-  static Pool* instance = parallelism() > 1 ? new Pool(parallelism() - 1) : nullptr;
+  static Pool* instance = cores() > 1 ? new Pool(cores() - 1) : nullptr;
   return instance;
 }
 
 }  // namespace
 
 int parallelism() {
-  static const int n = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  return n;
+  int threads = config().cpu_threads;
+  return threads > 0 ? std::min(threads, cores()) : cores();
 }
 
 // The threshold, Config::cpu_parallel_min_bytes, is where splitting starts to pay: bench_fusion
@@ -138,7 +143,8 @@ bool split_pays(std::int64_t rows, std::int64_t bytes) {
 }
 
 void parallel_for(std::int64_t rows, const RowFn& fn) {
-  if (rows <= 1 || !pool() || !pool()->run(rows, fn)) fn(0, rows);
+  int threads = parallelism();
+  if (rows <= 1 || threads == 1 || !pool() || !pool()->run(rows, threads, fn)) fn(0, rows);
 }
 
 }  // namespace jx::runtime

@@ -11,7 +11,8 @@ namespace jx::runtime {
 // when all are done. With one core or one row, fn(0, rows) runs on the calling thread.
 void parallel_for(std::int64_t rows, const std::function<void(std::int64_t, std::int64_t)>& fn);
 
-// How many threads parallel_for uses (the calling thread included).
+// How many threads parallel_for uses (the calling thread included): one per core, or fewer
+// under --cpu_threads.
 int parallelism();
 
 // Whether splitting a kernel of `rows` rows touching `bytes` (read and written) over the pool

@@ -1,6 +1,7 @@
 // jx::config(): the global options, and the JX_FLAGS parser that fills them.
 #include "jx/config.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
@@ -35,6 +36,7 @@ constexpr BoolFlag kBoolFlags[] = {
     {"gpu_graphs", &Config::gpu_graphs},
     {"cpu_flush_denormals", &Config::cpu_flush_denormals},
     {"enable_x64", &Config::enable_x64},
+    {"precise_math", &Config::precise_math},
 };
 constexpr StringFlag kStringFlags[] = {
     {"dump_to", &Config::dump_to, "DIR"},
@@ -120,6 +122,16 @@ void apply_flag(const std::string& token, Config& c) {
     if (value != "default" && value != "high" && value != "highest")
       bad_value(name, value, "default, high or highest");
     c.default_matmul_precision = std::string(value);
+    return;
+  }
+  if (name == "cpu_isa") {
+    if (value != "avx2" && value != "avx512" && value != "native")
+      bad_value(name, value, "avx2, avx512 or native");
+    c.cpu_isa = std::string(value);
+    return;
+  }
+  if (name == "cpu_threads") {
+    c.cpu_threads = static_cast<int>(std::min(integer(0, "a non-negative integer"), 1LL << 16));
     return;
   }
   if (name == "cpu_parallel_min_bytes") {

@@ -35,6 +35,9 @@ TEST_CASE("config: defaults", "[jit][config]") {
   CHECK(c.cache_capacity == 64);
   CHECK(c.cpu_flush_denormals);
   CHECK(c.compilation_cache_dir.empty());
+  CHECK(c.cpu_threads == 0);
+  CHECK(c.cpu_isa == "native");
+  CHECK_FALSE(c.precise_math);
   CHECK(static_cast<bool>(c.log));
   CHECK(&config() == &config());
 }
@@ -45,7 +48,8 @@ TEST_CASE("config: parse_flags sets every flag", "[jit][config]") {
       "--dump_to=/tmp/jx --dump_jaxpr --dump_hlo --dump_hlo_pass_re=fusion|dce "
       "--dump_llvm --dump_ptx --dump_dot --log_compiles --explain_cache_misses "
       "--debug_nans --disable_jit --cache_capacity=8 --compilation_cache_dir=/tmp/cc "
-      "--cpu_parallel_min_bytes=0 --cpu_flush_denormals=false",
+      "--cpu_parallel_min_bytes=0 --cpu_flush_denormals=false --cpu_threads=3 "
+      "--cpu_isa=avx2 --precise_math",
       c);
   CHECK(c.dump_to == "/tmp/jx");
   CHECK(c.dump_jaxpr);
@@ -62,6 +66,9 @@ TEST_CASE("config: parse_flags sets every flag", "[jit][config]") {
   CHECK(c.compilation_cache_dir == "/tmp/cc");
   CHECK(c.cpu_parallel_min_bytes == 0);
   CHECK_FALSE(c.cpu_flush_denormals);
+  CHECK(c.cpu_threads == 3);
+  CHECK(c.cpu_isa == "avx2");
+  CHECK(c.precise_math);
 }
 
 TEST_CASE("config: boolean values, quoting, whitespace", "[jit][config]") {
@@ -100,6 +107,14 @@ TEST_CASE("config: unknown flags and bad values are errors that change nothing",
         "Bad value for --cpu_parallel_min_bytes in JX_FLAGS: '-1' (expected a non-negative "
         "integer)");
   CHECK(c.cpu_parallel_min_bytes == 128 << 10);
+  CHECK(error_of([&] { parse_flags("--cpu_threads=-2", c); }) ==
+        "Bad value for --cpu_threads in JX_FLAGS: '-2' (expected a non-negative integer)");
+  CHECK(error_of([&] { parse_flags("--cpu_isa=sse9", c); }) ==
+        "Bad value for --cpu_isa in JX_FLAGS: 'sse9' (expected avx2, avx512 or native)");
+  CHECK(error_of([&] { parse_flags("--precise_math=maybe", c); }) ==
+        "Bad value for --precise_math in JX_FLAGS: 'maybe' (expected true or false)");
+  CHECK(c.cpu_threads == 0);
+  CHECK(c.cpu_isa == "native");
   CHECK(error_of([&] { parse_flags("--dump_to", c); }) ==
         "Missing value for --dump_to in JX_FLAGS (expected --dump_to=DIR)");
   CHECK(error_of([&] { parse_flags("--dump_hlo_pass_re=(fusion", c); }) ==

@@ -52,8 +52,9 @@ std::vector<T> gemm_oracle(const GemmCase& c, const std::vector<T>& l, const std
 // Runs the partitioned kernel over its rows in `pieces` consecutive ranges.
 template <class T>
 std::vector<T> run_split(const hlo::Instruction* root, const std::vector<T>& l,
-                         const std::vector<T>& r, std::int64_t pieces) {
-  auto code = compile_kernels({{root, "kernel", /*partitioned=*/true}}, {});
+                         const std::vector<T>& r, std::int64_t pieces,
+                         const CpuCompileOptions& options) {
+  auto code = compile_kernels({{root, "kernel", /*partitioned=*/true}}, options);
   auto fn = reinterpret_cast<KernelFn>(code->symbol("kernel"));
   std::vector<T> out(static_cast<std::size_t>(root->shape.size()), T(-7));
   void* buffers[] = {const_cast<T*>(l.data()), const_cast<T*>(r.data()), out.data()};
@@ -71,8 +72,14 @@ void check_gemm(const GemmCase& c, double rtol) {
   Hlo h;
   hlo::Instruction* dot = gemm_dot(h, dtype_of<T>(), c);
   REQUIRE(dot_strategy(*dot) == DotStrategy::kBlockedKernel);
-  check_all(run<T>(dot, {l.data(), r.data()}), want, rtol);
-  check_all(run_split<T>(dot, l, r, 3), want, rtol);
+  // Tiles are sized for the ISA: AVX2's and, where the CPU has it, AVX-512's.
+  for (const char* isa : {"avx2", "native"}) {
+    INFO("--cpu_isa=" << isa);
+    CpuCompileOptions options;
+    options.isa = isa;
+    check_all(run<T>(dot, {l.data(), r.data()}, options), want, rtol);
+    check_all(run_split<T>(dot, l, r, 3, options), want, rtol);
+  }
 }
 
 TEST_CASE("codegen: the blocked matrix kernel against a loop", "[codegen][gemm]") {
@@ -92,6 +99,8 @@ TEST_CASE("codegen: the blocked matrix kernel against a loop", "[codegen][gemm]"
       {0, 128, 512, 10, false, true},  // too shallow for a square block
       {0, 7, 40, 37, true, true},      // both transposed
       {2, 19, 35, 260, false, true},   // batched
+      {0, 700, 40, 300, false},        // several blocks of rows and of depth
+      {0, 530, 33, 600, true, true},   // the same, both transposed
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     INFO("case " << i);

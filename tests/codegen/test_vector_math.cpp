@@ -53,11 +53,13 @@ Array cbrt_(const Array& x) { return np::cbrt(x); }
 
 long double logistic_ref(long double x) { return 1 / (1 + std::exp(-x)); }
 
-// Runs with denormals kept (IEEE 754), as the oracle computes: jx's default flushes them.
+// Runs with denormals kept (IEEE 754), as the oracle computes: jx's default flushes them. The
+// functions take their 1-ULP forms unless `precise` is false.
 template <class T>
-std::vector<T> run_jit(UnaryFn fn, const std::vector<T>& xs) {
+std::vector<T> run_jit(UnaryFn fn, const std::vector<T>& xs, bool precise = true) {
   testing::ConfigGuard ieee;
   config().cpu_flush_denormals = false;
+  config().precise_math = precise;
   auto f = jit([fn](const Array& x) { return fn(x); });
   return f(np::array(xs)).template to_vector<T>();
 }

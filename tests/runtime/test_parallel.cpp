@@ -7,7 +7,9 @@
 #include <thread>
 #include <vector>
 
+#include "jx/config.hpp"
 #include "runtime/parallel.hpp"
+#include "support/config_guard.hpp"
 
 namespace jx::runtime {
 namespace {
@@ -50,6 +52,27 @@ TEST_CASE("parallel_for: threads submitting at once", "[runtime]") {
     });
   for (std::thread& t : threads) t.join();
   CHECK(wrong.load() == 0);
+}
+
+TEST_CASE("parallel_for: --cpu_threads caps the threads, at one per core", "[runtime]") {
+  testing::ConfigGuard guard;
+  int cores = parallelism();  // the default: one per core
+  REQUIRE(cores == static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  config().cpu_threads = 1;
+  CHECK(parallelism() == 1);
+  // One thread: a single call over all rows, on the calling thread.
+  std::vector<std::pair<std::int64_t, std::int64_t>> calls;
+  std::thread::id caller = std::this_thread::get_id(), ran;
+  parallel_for(1000, [&](std::int64_t begin, std::int64_t end) {
+    calls.emplace_back(begin, end);
+    ran = std::this_thread::get_id();
+  });
+  CHECK(calls == std::vector<std::pair<std::int64_t, std::int64_t>>{{0, 1000}});
+  CHECK(ran == caller);
+  CHECK_FALSE(split_pays(1000, std::int64_t{1} << 30));
+  config().cpu_threads = 1000;
+  CHECK(parallelism() == cores);
+  CHECK(visits(1000) == std::vector<int>(1000, 1));
 }
 
 }  // namespace

@@ -44,7 +44,9 @@ struct CpuCompileOptions {
   int opt_level = 2;
   std::string module_name = "jit";
   std::string dump_prefix;          // when set: <prefix>.ir-no-opt.ll and <prefix>.ir-with-opt.ll
-  const MathTable* math = nullptr;  // none: cpu_math_table()
+  const MathTable* math = nullptr;  // none: cpu_math_table(precise_math)
+  bool precise_math = false;        // --precise_math
+  std::string isa = "native";       // --cpu_isa: avx2, avx512 or native
 };
 
 // Compiled code for a set of kernels. Destroying it frees the code (its ORC resource tracker).

@@ -5,8 +5,6 @@
 // adds its share in registers: each step loads V vectors of the panel row, broadcasts R lhs
 // elements and issues R * V independent multiply-adds, enough to cover the FMA latency on both
 // ports.
-#include <llvm/TargetParser/Host.h>
-
 #include <algorithm>
 #include <optional>
 
@@ -39,39 +37,29 @@ DotStrategy dot_strategy(const hlo::Instruction& dot) {
 namespace cpu {
 namespace {
 
-// The host's vector registers: 32 of 64 bytes with AVX-512, else 16 of 32 (AVX2; LLVM
-// splits wider vectors on narrower ISAs).
-struct VectorRegisters {
-  unsigned bytes, count;
-};
-
-VectorRegisters host_vector_registers() {
-  static const VectorRegisters regs = [] {
-    auto features = llvm::sys::getHostCPUFeatures();
-    auto avx512 = features.find("avx512f");
-    return avx512 != features.end() && avx512->second ? VectorRegisters{64, 32}
-                                                      : VectorRegisters{32, 16};
-  }();
-  return regs;
-}
-
 class GemmEmitter {
  public:
-  GemmEmitter(ElementalEmitter& em, const hlo::GemmShape& g, llvm::Value* lhs, llvm::Value* rhs,
-              llvm::Value* out)
+  GemmEmitter(ElementalEmitter& em, const CpuIsa& isa, const hlo::GemmShape& g, llvm::Value* lhs,
+              llvm::Value* rhs, llvm::Value* out)
       : em_(em), b_(em.b()), g_(g), lhs_(lhs), rhs_(rhs), out_(out), elem_(em.type(g.dtype)) {
-    VectorRegisters regs = host_vector_registers();
-    lanes_ = regs.bytes / static_cast<unsigned>(itemsize(g.dtype));
+    lanes_ = isa.vector_bytes / static_cast<unsigned>(itemsize(g.dtype));
     vec_ = llvm::FixedVectorType::get(elem_, lanes_);
-    // Most registers accumulate; the rest hold the panel's row and a broadcast.
+    // A tile of two vectors' width and as many rows as registers allow (as BLIS's kernels: 6x16
+    // with AVX2's 16 registers, 14x32 with AVX-512's 32): all but the panel's row and one
+    // broadcast accumulate.
     auto needed = static_cast<int>((g.n + lanes_ - 1) / lanes_);
-    tile_vectors_ = std::clamp(needed, 1, 4);
-    tile_rows_ = std::min(8, static_cast<int>(regs.count * 3 / 4) / tile_vectors_);
-    depth_ = std::min<std::int64_t>(g.k, kPanelDepth);
+    tile_vectors_ = std::clamp(needed, 1, 2);
+    tile_rows_ = std::min(14, static_cast<int>(isa.vector_registers - 1) / tile_vectors_ - 1);
+    // The panel (depth_ rows of the tile's width) fills a quarter of a 64 KiB first-level cache
+    // and the block of lhs it meets (block_rows_ rows of depth_) a quarter of a 1 MiB second.
+    std::int64_t tile_width = tile_vectors_ * std::int64_t{isa.vector_bytes};
+    depth_ = std::min<std::int64_t>(g.k, kPanelBytes / tile_width);
+    block_rows_ = std::max<std::int64_t>(kLhsBlockBytes / (depth_ * itemsize(g.dtype)), 1);
+    block_rows_ = (block_rows_ + tile_rows_ - 1) / tile_rows_ * tile_rows_;
     panel_ = em.entry_alloca(
         llvm::ArrayType::get(elem_, static_cast<std::uint64_t>(depth_) * tile_vectors_ * lanes_),
         "gemm.panel");
-    panel_->setAlignment(llvm::Align(regs.bytes));
+    panel_->setAlignment(llvm::Align(isa.vector_bytes));
   }
 
   // Rows [row_begin, row_end) of products [batch_begin, batch_end).
@@ -92,7 +80,7 @@ class GemmEmitter {
  private:
   // Products over depth_ of the contraction at a time: the rhs panel of that depth, packed, stays
   // in the first-level cache while every row tile reads it.
-  static constexpr std::int64_t kPanelDepth = 128;
+  static constexpr std::int64_t kPanelBytes = 16 << 10, kLhsBlockBytes = 256 << 10;
 
   llvm::Value* add(llvm::Value* a, llvm::Value* c) { return b_.CreateAdd(a, c, "", true, true); }
   llvm::Value* mul(llvm::Value* a, std::int64_t c) {
@@ -127,10 +115,25 @@ class GemmEmitter {
     emit_for(em_, begin, end, name, body, /*vectorize=*/false);
   }
 
-  // Contraction steps [p0, p0 + depth) of rows [row_begin, row_end), all columns: a panel of
-  // full-width tiles at a time, then one narrower panel for the rest.
+  // Contraction steps [p0, p0 + depth) of rows [row_begin, row_end), all columns: a block of
+  // rows at a time, so that their share of lhs stays in the second-level cache while every
+  // panel passes over it.
   void depth_block(llvm::Value* batch, llvm::Value* p0, llvm::Value* depth, llvm::Value* row_begin,
                    llvm::Value* row_end) {
+    llvm::Value* blocks = b_.CreateUDiv(
+        add(b_.CreateSub(row_end, row_begin), em_.i64(block_rows_ - 1)), em_.i64(block_rows_));
+    for_range(em_.i64(0), blocks, "gemm.row_blocks", [&](llvm::Value* q) {
+      llvm::Value* begin = add(row_begin, mul(q, block_rows_));
+      llvm::Value* end = b_.CreateIntrinsic(llvm::Intrinsic::umin, {b_.getInt64Ty()},
+                                            {add(begin, em_.i64(block_rows_)), row_end});
+      row_block(batch, p0, depth, begin, end);
+    });
+  }
+
+  // The same for rows [row_begin, row_end) of one block: a panel of full-width tiles at a time,
+  // then one narrower panel for the rest.
+  void row_block(llvm::Value* batch, llvm::Value* p0, llvm::Value* depth, llvm::Value* row_begin,
+                 llvm::Value* row_end) {
     std::int64_t width = tile_vectors_ * static_cast<std::int64_t>(lanes_);
     std::int64_t full = g_.n / width, rest = g_.n % width;
     auto panel = [&](llvm::Value* col, std::int64_t cols) {
@@ -320,16 +323,17 @@ class GemmEmitter {
   unsigned lanes_ = 0;
   llvm::FixedVectorType* vec_ = nullptr;
   int tile_rows_ = 1, tile_vectors_ = 1;
-  std::int64_t depth_ = 1;
+  std::int64_t depth_ = 1, block_rows_ = 1;
   llvm::AllocaInst* panel_ = nullptr;  // depth_ rows of tile_vectors_ vectors
 };
 
 }  // namespace
 
-void emit_blocked_gemm(ElementalEmitter& em, const hlo::Instruction& dot, llvm::Value* lhs,
-                       llvm::Value* rhs, llvm::Value* out, const std::optional<OuterRange>& rows) {
+void emit_blocked_gemm(ElementalEmitter& em, const CpuIsa& isa, const hlo::Instruction& dot,
+                       llvm::Value* lhs, llvm::Value* rhs, llvm::Value* out,
+                       const std::optional<OuterRange>& rows) {
   hlo::GemmShape g = *hlo::as_gemm(dot);
-  GemmEmitter gemm(em, g, lhs, rhs, out);
+  GemmEmitter gemm(em, isa, g, lhs, rhs, out);
   // A partitioned kernel owns rows [begin, end) of out's dimension 0: rows of the product when
   // it has no batch dims, else whole products of the first batch dim.
   bool batched = dot.shape.rank() > 2;

@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "codegen/cpu/cpu_compiler.hpp"
+#include "codegen/cpu/cpu_isa.hpp"
 #include "codegen/cpu/kernel.hpp"
 #include "codegen/elemental/math_table.hpp"
 #include "codegen/optimize.hpp"
@@ -123,18 +124,25 @@ std::shared_ptr<CompiledKernels> compile_kernels(const std::vector<KernelRequest
   module->setDataLayout(j.lljit->getDataLayout());
   module->setTargetTriple(tm.getTargetTriple().str());
 
+  const cpu::CpuIsa& isa = cpu::cpu_isa(options.isa);
   std::unordered_set<std::string> seen;
   for (const KernelRequest& k : kernels) {
     if (!k.root) throw CompileError("codegen: kernel '" + k.symbol + "' has no instruction");
     if (!seen.insert(k.symbol).second)
       throw CompileError("codegen: two kernels named '" + k.symbol + "'");
     cpu::emit_kernel(*module, k, k.symbol + suffix,
-                     options.math ? *options.math : cpu_math_table());
+                     options.math ? *options.math : cpu_math_table(options.precise_math), isa);
   }
-  // LLVM keeps to 256-bit vectors on AVX-512 hosts by default (older cores downclocked on
-  // 512-bit code); kernels are throughput loops, where twice the lanes pay on current ones.
-  if (tm.getTargetFeatureString().contains("+avx512f"))
-    for (llvm::Function& f : *module) f.addFnAttr("prefer-vector-width", "512");
+  // Each function names its features, which both the optimizer's cost model and instruction
+  // selection read in place of the target machine's: so --cpu_isa=avx2 compiles for AVX2 on an
+  // AVX-512 host.
+  for (llvm::Function& f : *module) {
+    f.addFnAttr("target-cpu", isa.cpu);
+    f.addFnAttr("target-features", isa.features);
+    // LLVM keeps to 256-bit vectors on AVX-512 hosts by default (older cores downclocked on
+    // 512-bit code); kernels are throughput loops, where twice the lanes pay on current ones.
+    if (isa.name == "avx512") f.addFnAttr("prefer-vector-width", "512");
+  }
   if (!options.dump_prefix.empty()) dump_module(*module, options.dump_prefix + ".ir-no-opt.ll");
   verify_module(*module);
   optimize_module(*module, tm, options.opt_level);

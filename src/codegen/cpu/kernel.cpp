@@ -89,7 +89,7 @@ BodyArgs body_args(std::size_t num_operands, const std::vector<int>& aliases) {
 }  // namespace
 
 void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::string& name,
-                 const MathTable& math) {
+                 const MathTable& math, const CpuIsa& isa) {
   const Instruction& root = *request.root;
   check_emittable(root, "CPU");
   llvm::LLVMContext& ctx = module.getContext();
@@ -139,7 +139,7 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
     rows = OuterRange{body->getArg(args.count), body->getArg(args.count + 1)};
   if (root.opcode == Opcode::kDot && dot_strategy(root) == DotStrategy::kBlockedKernel) {
     if (aliases[0] >= 0) fail(root, "a matrix product cannot overwrite its operand");
-    emit_blocked_gemm(em, root, body->getArg(static_cast<unsigned>(args.operand_arg[0])),
+    emit_blocked_gemm(em, isa, root, body->getArg(static_cast<unsigned>(args.operand_arg[0])),
                       body->getArg(static_cast<unsigned>(args.operand_arg[1])),
                       body->getArg(static_cast<unsigned>(args.output_arg[0])), rows);
     b.CreateRetVoid();

@@ -38,7 +38,7 @@ llvm::Value* MathTable::call(llvm::IRBuilder<>& b, MathFn fn,
   return call;
 }
 
-const MathTable& cpu_math_table() {
+const MathTable& cpu_math_table(bool precise) {
   namespace I = llvm::Intrinsic;
   namespace vm = vector_math;
   namespace pm = portable_math;
@@ -46,7 +46,7 @@ const MathTable& cpu_math_table() {
   // the functions below are emitted inline instead, f32 throughout and f64 for exp and log. The
   // inverse trigonometric and hyperbolic functions, exp2 and cbrt take portable_math's float64
   // compositions at f32 (straight-line, so they vectorize too) and libm at f64.
-  static const MathTable table =
+  static const MathTable precise_table =
       MathTable()
           .set(MathFn::kExp,
                {.intrinsic = I::exp, .emit_f32 = vm::exp_f32, .emit_f64 = vm::exp_f64})
@@ -79,7 +79,13 @@ const MathTable& cpu_math_table() {
           .set(MathFn::kAsinh, {.f32 = "asinhf", .f64 = "asinh", .emit_f32 = pm::asinh_f32})
           .set(MathFn::kAcosh, {.f32 = "acoshf", .f64 = "acosh", .emit_f32 = pm::acosh_f32})
           .set(MathFn::kAtanh, {.f32 = "atanhf", .f64 = "atanh", .emit_f32 = pm::atanh_f32});
-  return table;
+  static const MathTable fast_table =
+      MathTable(precise_table)
+          .set(MathFn::kExp,
+               {.intrinsic = I::exp, .emit_f32 = vm::fast_exp_f32, .emit_f64 = vm::exp_f64})
+          .set(MathFn::kTanh, {.f32 = "tanhf", .f64 = "tanh", .emit_f32 = vm::fast_tanh_f32})
+          .set(MathFn::kErf, {.f32 = "erff", .f64 = "erf", .emit_f32 = vm::fast_erf_f32});
+  return precise ? precise_table : fast_table;
 }
 
 }  // namespace jx::codegen

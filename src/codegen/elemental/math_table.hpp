@@ -70,6 +70,8 @@ class MathTable {
   std::array<MathEntry, static_cast<std::size_t>(MathFn::kCount)> entries_{};
 };
 
-const MathTable& cpu_math_table();
+// The CPU's table: float32 exp, tanh and erf in their fast forms, or with `precise` their 1-ULP
+// forms (--precise_math).
+const MathTable& cpu_math_table(bool precise);
 
 }  // namespace jx::codegen

@@ -73,6 +73,17 @@ Value* exp_impl(Ir& ir, Value* x, const ExpParams& p) {
   return ir.select(ir.is_nan(x), x, scaled);
 }
 
+// The fast form (float32): the argument clamped to where e^x is a normal float, one scaling by
+// 2^n; below, 0 (what flushing a subnormal result gives), above, infinity.
+Value* fast_exp_impl(Ir& ir, Value* x) {
+  constexpr double kNormalLo = -87.33654f;  // e^x < 2^-126 below
+  constexpr double kNormalHi = 88.72283f;   // e^x overflows above
+  Value* y = exp_normal(ir, ir.maxnum(ir.minnum(x, ir.c(kNormalHi)), ir.c(kNormalLo)), kExpF32);
+  y = ir.select(ir.lt(x, ir.c(kNormalLo)), ir.c(0.0), y);
+  y = ir.select(ir.lt(ir.c(kNormalHi), x), ir.inf(), y);
+  return ir.select(ir.is_nan(x), x, y);
+}
+
 // ---- log
 
 struct LogParams {
@@ -159,6 +170,11 @@ Value* erf_impl(Ir& ir, Value* x) {
   return ir.select(ir.is_nan(x), x, y);
 }
 
+// ---- fast tanh and erf (f32)
+
+Value* fast_tanh_impl(Ir& ir, Value* x) { return tanh_impl(ir, x); }
+Value* fast_erf_impl(Ir& ir, Value* x) { return erf_impl(ir, x); }
+
 // ---- sin and cos (f32)
 
 // π/2 in four parts; the first three have 9 significant bits, so j·part is exact for |j| ≤ 2^15
@@ -203,6 +219,9 @@ Value* exp_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args) {
 Value* exp_f64(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args) {
   return emit(b, args, [](Ir& ir, Value* x) { return exp_impl(ir, x, kExpF64); });
 }
+Value* fast_exp_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args) {
+  return emit(b, args, fast_exp_impl);
+}
 Value* log_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args) {
   return emit(b, args, [](Ir& ir, Value* x) { return log_impl(ir, x, kLogF32); });
 }
@@ -214,6 +233,12 @@ Value* tanh_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args) {
 }
 Value* erf_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args) {
   return emit(b, args, erf_impl);
+}
+Value* fast_tanh_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args) {
+  return emit(b, args, fast_tanh_impl);
+}
+Value* fast_erf_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args) {
+  return emit(b, args, fast_erf_impl);
 }
 Value* sin_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args) {
   return emit(b, args, [](Ir& ir, Value* x) { return sin_cos_impl(ir, x, false); });

@@ -1,0 +1,199 @@
+// The CPU against its own limits: the FMA peak of one core, measured here with a loop of
+// independent multiply-adds, and what jx's matrix kernel reaches of it at 1, 2, 4, 8 and 16
+// threads (where the machine has them: --cpu_threads) against OpenBLAS on as many threads; and
+// how elementwise and row-softmax kernels scale with threads. Efficiency is against the
+// one-thread time. The ISA jx compiles for is printed (JX_FLAGS=--cpu_isa=avx2 on an AVX-512
+// machine measures the other kind).
+//
+//   bench_roofline [N]   N: N times the repetitions
+#include <cblas.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <jx/jx.hpp>
+
+#include "bench_machine.hpp"
+#include "bench_stats.hpp"
+#include "codegen/cpu/cpu_isa.hpp"
+
+namespace {
+
+namespace np = jx::np;
+using Clock = std::chrono::steady_clock;
+
+// ---- the FMA peak ------------------------------------------------------------------------------
+
+// The widest vector the benchmark is compiled for (-march=native), as the JIT's.
+#if defined(__AVX512F__)
+constexpr int kLanes = 16;
+#elif defined(__AVX__)
+constexpr int kLanes = 8;
+#else
+constexpr int kLanes = 4;
+#endif
+typedef float Vec __attribute__((vector_size(kLanes * sizeof(float))));
+
+// Multiply-adds per second on one thread: 12 independent chains (more than the FMA latency
+// times the ports), so the loop runs at the units' throughput.
+double fma_rate(long iterations) {
+  Vec acc[12], scale, shift;
+  for (int i = 0; i < kLanes; ++i) scale[i] = 0.9999999f, shift[i] = 1e-7f;
+  for (int j = 0; j < 12; ++j)
+    for (int i = 0; i < kLanes; ++i) acc[j][i] = 1.0f + static_cast<float>(j) * 1e-3f;
+  Clock::time_point t0 = Clock::now();
+  for (long it = 0; it < iterations; ++it) {
+#pragma GCC unroll 12
+    for (int j = 0; j < 12; ++j) acc[j] = acc[j] * scale + shift;
+  }
+  double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  float sink = 0;
+  for (int j = 0; j < 12; ++j) sink += acc[j][0];
+  if (sink == 12345.0f) std::printf(" ");
+  return static_cast<double>(iterations) * 12 * kLanes / seconds;
+}
+
+// The best of several runs on one thread, and on `threads` at once (per thread).
+double fma_peak(int threads, int scale) {
+  const long iterations = 50'000'000L * scale;
+  double best = 0;
+  for (int run = 0; run < 3; ++run) {
+    std::vector<double> rates(static_cast<std::size_t>(threads));
+    std::vector<std::thread> pool;
+    for (int t = 1; t < threads; ++t)
+      pool.emplace_back([&, t] { rates[static_cast<std::size_t>(t)] = fma_rate(iterations); });
+    rates[0] = fma_rate(iterations);
+    for (std::thread& t : pool) t.join();
+    double slowest = *std::min_element(rates.begin(), rates.end());
+    best = std::max(best, slowest);
+  }
+  return best;
+}
+
+// ---- timing --------------------------------------------------------------------------------
+
+double median_ms(const std::function<void()>& call, int scale) {
+  return bench::summarize(bench::sample_interleaved({call}, scale)[0]).median_ms;
+}
+
+void set_threads(int threads) {
+  jx::config().cpu_threads = threads;
+  openblas_set_num_threads(threads);
+}
+
+std::vector<float> ramp(std::size_t n, float lo, float hi) {
+  std::vector<float> v(n);
+  for (std::size_t i = 0; i < n; ++i)
+    v[i] = lo + (hi - lo) * static_cast<float>((i * 7919) % 1000) / 1000.0f;
+  return v;
+}
+
+// ---- dense layers ------------------------------------------------------------------------------
+
+jx::Array dense_relu(const jx::Array& x, const jx::Array& w, const jx::Array& b) {
+  return np::maximum(np::matmul(x, w) + b, 0.0f);
+}
+
+// peak_one: one core's FMA rate alone; peak_busy: per core with all of them busy.
+void dense_table(const std::vector<int>& thread_counts, double peak_one, double peak_busy,
+                 int scale) {
+  std::printf("Dense layer relu(x @ W + b), x, W: f32[n, n]; GMAC/s, fraction of the FMA peak of\n"
+              "the threads used, efficiency against 1 thread, and OpenBLAS sgemm alone\n");
+  std::printf("  %5s %7s %10s %9s %7s %7s %12s %9s\n", "n", "threads", "jx GMAC/s", "of peak",
+              "effic.", "", "sgemm GMAC/s", "jx/sgemm");
+  for (int n : {256, 512, 1024, 2048}) {
+    auto nn = static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
+    std::vector<float> xh = ramp(nn, -1, 1), wh = ramp(nn, -0.05f, 0.05f), c(nn);
+    jx::Array x = np::array(xh, jx::Shape{n, n}), w = np::array(wh, jx::Shape{n, n});
+    jx::Array b = np::array(ramp(static_cast<std::size_t>(n), -0.1f, 0.1f), jx::Shape{n});
+    double macs = static_cast<double>(n) * n * n, one_thread = 0;
+    for (int threads : thread_counts) {
+      set_threads(threads);
+      // Compiled anew at each thread count: the split into rows is decided when compiling.
+      auto fresh = jx::jit(dense_relu, {.name = "dense_relu"});
+      double tj = median_ms([&] { fresh(x, w, b).block_until_ready(); }, scale);
+      double ts = median_ms(
+          [&] {
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, xh.data(), n,
+                        wh.data(), n, 0.0f, c.data(), n);
+          },
+          scale);
+      if (threads == 1) one_thread = tj;
+      double rate = macs / tj / 1e6, blas = macs / ts / 1e6;
+      std::printf("  %5d %7d %10.1f %8.2fx %6.2fx %7s %12.1f %8.2fx\n", n, threads, rate,
+                  rate * 1e9 / ((threads == 1 ? peak_one : peak_busy) * threads), one_thread / tj / threads, "", blas,
+                  ts / tj);
+    }
+  }
+  std::printf("\n");
+}
+
+// ---- elementwise and row softmax --------------------------------------------------------------
+
+jx::Array gelu(const jx::Array& x) {
+  const float c = 0.7978845608f;  // sqrt(2 / pi)
+  return 0.5f * x * (1.0f + np::tanh(c * (x + 0.044715f * x * x * x)));
+}
+
+jx::Array softmax(const jx::Array& x) {
+  jx::Array e = np::exp(x - np::max(x, -1, /*keepdims=*/true));
+  return e / np::sum(e, -1, /*keepdims=*/true);
+}
+
+void scaling_table(const std::vector<int>& thread_counts, int scale) {
+  std::printf("Thread scaling of memory-bound kernels (ms, medians; efficiency against 1 thread)\n");
+  std::printf("  %-34s", "case");
+  for (int t : thread_counts) std::printf(" %8d thr %6s", t, "effic.");
+  std::printf("\n");
+  jx::Array x = np::array(ramp(std::size_t{1} << 24, -4, 4), jx::Shape{1 << 24});
+  jx::Array rows = np::reshape(x, {4096, 4096});
+  struct Case {
+    const char* what;
+    jx::Array (*fn)(const jx::Array&);
+    const jx::Array* input;
+  };
+  for (const Case& c : {Case{"gelu (tanh form), f32[16M]", gelu, &x},
+                        Case{"row softmax, f32[4096, 4096]", softmax, &rows}}) {
+    std::printf("  %-34s", c.what);
+    double one = 0;
+    for (int threads : thread_counts) {
+      set_threads(threads);
+      auto f = jx::jit(c.fn);
+      double t = median_ms([&] { f(*c.input).block_until_ready(); }, scale);
+      if (threads == 1) one = t;
+      std::printf(" %12.3f %6.2fx", t, one / t / threads);
+    }
+    std::printf("\n");
+  }
+  std::printf("\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int scale = argc > 1 ? std::max(1, std::atoi(argv[1])) : 1;
+  int cores = bench::hardware_threads();
+  std::vector<int> thread_counts;
+  for (int t = 1; t <= std::min(cores, 16); t *= 2) thread_counts.push_back(t);
+  if (thread_counts.back() != std::min(cores, 16)) thread_counts.push_back(std::min(cores, 16));
+  const auto& isa = jx::codegen::cpu::cpu_isa(jx::config().cpu_isa);
+  std::printf("%s, %d cores (nproc %d); jx compiles for %s (%s); load %s\n",
+              bench::cpu_model().c_str(), cores, bench::affinity_cpus(), isa.cpu.c_str(),
+              isa.name.c_str(), bench::load_average().c_str());
+  std::printf("OpenBLAS %s (kernels: %s)\n\n", openblas_get_config(), openblas_get_corename());
+
+  double peak = fma_peak(1, scale);
+  double peak_all = fma_peak(cores, scale);
+  std::printf("FMA peak (%d-lane multiply-adds): %.1f GMAC/s on one core, %.1f per core with all "
+              "%d busy\n\n",
+              kLanes, peak / 1e9, peak_all / 1e9, cores);
+  dense_table(thread_counts, peak, peak_all, scale);
+  scaling_table(thread_counts, scale);
+  std::printf("load %s\n", bench::load_average().c_str());
+}

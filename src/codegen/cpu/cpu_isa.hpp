@@ -1,0 +1,22 @@
+// What the CPU JIT compiles for: the host's CPU and features, capped by --cpu_isa.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace jx::codegen::cpu {
+
+struct CpuIsa {
+  std::string name;      // "avx512", "avx2" or "sse" (older CPUs): the widest extension in use
+  std::string cpu;       // LLVM's name for the host CPU
+  std::string features;  // the host's features, "+f" or "-f" each, comma-separated, capped
+  unsigned vector_bytes = 16;
+  unsigned vector_registers = 16;
+};
+
+// The ISA for --cpu_isa=`flag` (avx2, avx512 or native) on this host: the flag is a maximum, as
+// XLA's --xla_cpu_max_isa, so avx512 on a CPU without it is the CPU's own. Throws
+// jx::ValueError for any other flag.
+const CpuIsa& cpu_isa(std::string_view flag);
+
+}  // namespace jx::codegen::cpu
