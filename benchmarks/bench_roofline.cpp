@@ -103,8 +103,9 @@ jx::Array dense_relu(const jx::Array& x, const jx::Array& w, const jx::Array& b)
 // peak_one: one core's FMA rate alone; peak_busy: per core with all of them busy.
 void dense_table(const std::vector<int>& thread_counts, double peak_one, double peak_busy,
                  int scale) {
-  std::printf("Dense layer relu(x @ W + b), x, W: f32[n, n]; GMAC/s, fraction of the FMA peak of\n"
-              "the threads used, efficiency against 1 thread, and OpenBLAS sgemm alone\n");
+  std::printf(
+      "Dense layer relu(x @ W + b), x, W: f32[n, n]; GMAC/s, fraction of the FMA peak of\n"
+      "the threads used, efficiency against 1 thread, and OpenBLAS sgemm alone\n");
   std::printf("  %5s %7s %10s %9s %7s %7s %12s %9s\n", "n", "threads", "jx GMAC/s", "of peak",
               "effic.", "", "sgemm GMAC/s", "jx/sgemm");
   for (int n : {256, 512, 1024, 2048}) {
@@ -127,8 +128,8 @@ void dense_table(const std::vector<int>& thread_counts, double peak_one, double 
       if (threads == 1) one_thread = tj;
       double rate = macs / tj / 1e6, blas = macs / ts / 1e6;
       std::printf("  %5d %7d %10.1f %8.2fx %6.2fx %7s %12.1f %8.2fx\n", n, threads, rate,
-                  rate * 1e9 / ((threads == 1 ? peak_one : peak_busy) * threads), one_thread / tj / threads, "", blas,
-                  ts / tj);
+                  rate * 1e9 / ((threads == 1 ? peak_one : peak_busy) * threads),
+                  one_thread / tj / threads, "", blas, ts / tj);
     }
   }
   std::printf("\n");
@@ -147,7 +148,8 @@ jx::Array softmax(const jx::Array& x) {
 }
 
 void scaling_table(const std::vector<int>& thread_counts, int scale) {
-  std::printf("Thread scaling of memory-bound kernels (ms, medians; efficiency against 1 thread)\n");
+  std::printf(
+      "Thread scaling of memory-bound kernels (ms, medians; efficiency against 1 thread)\n");
   std::printf("  %-34s", "case");
   for (int t : thread_counts) std::printf(" %8d thr %6s", t, "effic.");
   std::printf("\n");
@@ -190,9 +192,10 @@ int main(int argc, char** argv) {
 
   double peak = fma_peak(1, scale);
   double peak_all = fma_peak(cores, scale);
-  std::printf("FMA peak (%d-lane multiply-adds): %.1f GMAC/s on one core, %.1f per core with all "
-              "%d busy\n\n",
-              kLanes, peak / 1e9, peak_all / 1e9, cores);
+  std::printf(
+      "FMA peak (%d-lane multiply-adds): %.1f GMAC/s on one core, %.1f per core with all "
+      "%d busy\n\n",
+      kLanes, peak / 1e9, peak_all / 1e9, cores);
   dense_table(thread_counts, peak, peak_all, scale);
   scaling_table(thread_counts, scale);
   std::printf("load %s\n", bench::load_average().c_str());

@@ -11,8 +11,8 @@
 
 int main(int argc, char* argv[]) {
   const std::string& isa = jx::config().cpu_isa;
-  if (isa != "native" && jx::codegen::cpu::cpu_isa(isa).name ==
-                             jx::codegen::cpu::cpu_isa("native").name) {
+  if (isa != "native" &&
+      jx::codegen::cpu::cpu_isa(isa).name == jx::codegen::cpu::cpu_isa("native").name) {
     std::printf("JX_SKIPPED: --cpu_isa=%s is this CPU's own; the plain run covers it\n",
                 isa.c_str());
     return 0;

@@ -58,8 +58,12 @@ void on_backend_factory_change(std::function<void(Platform)> forget);
 // Whether `dot` runs as a library GEMM (BLAS, cuBLAS) on `platform` instead of a kernel.
 bool library_gemm(const hlo::Instruction& dot, Platform platform);
 // Whether `platform`'s GEMM library applies a bias and an activation as it writes (cuBLASLt):
-// then a dot's epilogue fuses into it (passes::GemmEpilogueFusion).
+// then a dot's epilogue fuses into its call (passes::GemmEpilogueFusion).
 bool library_gemm_epilogues(Platform platform);
+// Whether `dot` takes a dense layer's bias and activation into the code that computes it: the
+// library call where library_gemm_epilogues, the CPU's blocked kernel, which applies them as it
+// stores its tiles.
+bool fuses_gemm_epilogue(const hlo::Instruction& dot, Platform platform);
 // Whether its GEMM library reads bf16 and f16 operands of f32 products (cuBLAS, on tensor cores).
 bool library_reads_16bit_gemms(Platform platform);
 

@@ -61,6 +61,11 @@ bool library_gemm(const hlo::Instruction& dot, Platform platform) {
 }
 
 bool library_gemm_epilogues(Platform platform) { return platform == Platform::gpu; }
+
+bool fuses_gemm_epilogue(const hlo::Instruction& dot, Platform platform) {
+  if (library_gemm_epilogues(platform)) return library_gemm(dot, platform);
+  return platform == Platform::cpu && codegen::kernel_applies_gemm_epilogue(dot);
+}
 bool library_reads_16bit_gemms(Platform platform) { return platform == Platform::gpu; }
 
 std::unique_ptr<Backend> make_cpu_backend(std::shared_ptr<const runtime::DeviceRuntime> runtime) {

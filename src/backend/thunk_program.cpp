@@ -96,6 +96,7 @@ ProgramPlan plan_program(const hlo::Computation& program, const std::vector<bool
     std::int64_t bytes = 0;
     for (const runtime::Allocation& a : plan.buffers(i)) bytes += a.size;
     if (auto g = hlo::as_gemm(*i)) bytes = std::max(bytes, 4 * g->macs());
+    if (auto e = hlo::as_gemm_epilogue(*i)) bytes = std::max(bytes, 4 * e->shape.macs());
     return runtime::split_pays(codegen::kernel_rows(*i), bytes);
   };
   for (const Instruction* i : plan.order) {
@@ -206,7 +207,9 @@ std::vector<codegen::PtxModule> program_ptx(const hlo::Computation& program,
 passes::PipelineOptions pipeline_options(Platform platform) {
   passes::PipelineOptions options;
   auto runs_in_library = [platform](const Instruction& dot) { return library_gemm(dot, platform); };
-  if (library_gemm_epilogues(platform)) options.gemm_epilogues = runs_in_library;
+  options.gemm_epilogues = [platform](const Instruction& dot) {
+    return fuses_gemm_epilogue(dot, platform);
+  };
   if (library_reads_16bit_gemms(platform)) options.library_16bit_gemms = runs_in_library;
   return options;
 }

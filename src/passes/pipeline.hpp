@@ -31,8 +31,8 @@ struct PipelineOptions {
   std::string dump_pass_re = ".*";       // which passes `dump` sees (std::regex_search)
   DumpFn dump;                           // none: no dumps
   int max_iterations = 4;                // of the simplification fixed-point loop
-  // Set for a backend whose GEMM library applies epilogues: which dots it runs as library
-  // calls. Each such dot then takes in its bias and activation (GemmEpilogueFusion).
+  // Set for a backend whose GEMMs apply epilogues: which dots' code takes them. Each such dot
+  // then takes in its bias and activation (GemmEpilogueFusion).
   std::function<bool(const hlo::Instruction&)> gemm_epilogues;
   // Set for a backend whose GEMM library reads bf16 and f16 operands (cuBLAS's tensor cores):
   // which of their f32 products it runs. upcast-16bit-dots leaves those operands as they are.

@@ -14,6 +14,7 @@
 
 #include "jx/jx.hpp"
 #include "runtime/parallel.hpp"
+#include "support/config_guard.hpp"
 
 namespace jx {
 namespace {
@@ -108,9 +109,7 @@ TEST_CASE("fused jit: a reshape that regroups dims around a unit dim keeps row-m
   // [1, 4, 2] → [2, 4]: as many non-unit dims on each side, of other sizes. The transpose
   // before it, fused, reads its operand by dims, so the reshape must hand it the right ones.
   Array y = np::reshape(np::arange(8.0, float32), {2, 4, 1});
-  auto f = [](const Array& a) {
-    return np::reshape(lax::transpose(a, {2, 1, 0}), {2, 4}) + 1.0f;
-  };
+  auto f = [](const Array& a) { return np::reshape(lax::transpose(a, {2, 1, 0}), {2, 4}) + 1.0f; };
   std::vector<float> want;  // y[k][j][0] lands at [0][j][k], read row-major
   for (int j = 0; j < 4; ++j)
     for (int k = 0; k < 2; ++k) want.push_back(static_cast<float>(k * 4 + j) + 1.0f);
@@ -210,36 +209,70 @@ TEST_CASE("fused jit: (exp(x), 2x) is one kernel with two outputs", "[jit][fusio
   }
 }
 
-TEST_CASE("fused jit: relu(x @ W + b) is one matrix product and one epilogue kernel",
-          "[jit][fusion]") {
-  auto dense = jit([](const Array& x, const Array& w, const Array& b) {
-    return np::maximum(np::matmul(x, w) + b, 0.0f);
-  });
-  // m·n·k = 64·32·128 ≥ 4096: a matrix kernel of its own, not fused with its consumers.
-  const std::int64_t m = 64, k = 128, n = 32;
-  std::vector<float> xv = uniform(m * k, -1, 1, 7), wv = uniform(k * n, -1, 1, 8),
-                     bv = uniform(n, -0.5f, 0.5f, 9);
-  std::vector<double> want(static_cast<std::size_t>(m * n));
-  for (std::int64_t i = 0; i < m; ++i)
-    for (std::int64_t j = 0; j < n; ++j) {
-      double s = bv[static_cast<std::size_t>(j)];
-      for (std::int64_t p = 0; p < k; ++p)
-        s += double(xv[static_cast<std::size_t>(i * k + p)]) *
-             wv[static_cast<std::size_t>(p * n + j)];
-      want[static_cast<std::size_t>(i * n + j)] = std::max(s, 0.0);
+// A dense layer's epilogue, as the oracle computes it.
+double apply_activation(const std::string& activation, double s) {
+  if (activation == "relu") return std::max(s, 0.0);
+  if (activation == "gelu")
+    return 0.5 * s * (1 + std::tanh(0.7978845608028654 * (s + 0.044715 * s * s * s)));
+  return s;
+}
+
+TEST_CASE(
+    "fused jit: activation(x @ W + b) is one kernel, applying bias and activation as it "
+    "stores",
+    "[jit][fusion]") {
+  testing::ConfigGuard guard;
+  struct Case {
+    std::int64_t m, k, n;
+    const char* activation;
+    bool bias;
+  };
+  // m·n·k ≥ 4096: the blocked kernel. Partial tiles in both directions, several blocks of the
+  // contraction (whose last alone applies the epilogue), a bias alone, relu and gelu.
+  const Case cases[] = {{64, 128, 32, "relu", true},  {37, 300, 45, "relu", true},
+                        {50, 600, 70, "gelu", true},  {33, 100, 17, "none", true},
+                        {130, 70, 50, "gelu", false}, {20, 520, 300, "relu", false}};
+  for (const char* isa : {"avx2", "native"})
+    for (const Case& c : cases) {
+      INFO("--cpu_isa=" << isa << ", [" << c.m << "," << c.k << "] @ [" << c.k << "," << c.n
+                        << "], " << c.activation << (c.bias ? " with bias" : ""));
+      config().cpu_isa = isa;
+      std::string activation = c.activation;
+      auto dense =
+          jit([activation, with_bias = c.bias](const Array& x, const Array& w, const Array& b) {
+            Array s = np::matmul(x, w);
+            if (with_bias) s = s + b;
+            if (activation == "relu") return nn::relu(s);
+            if (activation == "gelu") return nn::gelu(s);
+            return s;
+          });
+      std::vector<float> xv = uniform(c.m * c.k, -1, 1, 7), wv = uniform(c.k * c.n, -1, 1, 8),
+                         bv = uniform(c.n, -0.5f, 0.5f, 9);
+      std::vector<double> want(static_cast<std::size_t>(c.m * c.n));
+      for (std::int64_t i = 0; i < c.m; ++i)
+        for (std::int64_t j = 0; j < c.n; ++j) {
+          double s = c.bias ? bv[static_cast<std::size_t>(j)] : 0.0;
+          for (std::int64_t p = 0; p < c.k; ++p)
+            s += double(xv[static_cast<std::size_t>(i * c.k + p)]) *
+                 wv[static_cast<std::size_t>(p * c.n + j)];
+          want[static_cast<std::size_t>(i * c.n + j)] = apply_activation(activation, s);
+        }
+      Array x = np::array(xv, {c.m, c.k}), w = np::array(wv, {c.k, c.n}), b = np::array(bv, {c.n});
+      auto compiled = dense.lower(x, w, b).compile();
+      std::string thunks = compiled.thunk_sequence();
+      INFO(thunks);
+      ThunkCounts counts = count_thunks(thunks);
+      CHECK(counts.products + counts.kernels == 1);
+      CHECK(thunks.find("fusion") != std::string::npos);
+      Array y = compiled(x, w, b);
+      check_close(y, want, 1e-5, 1e-5);
+      // Some outputs are clamped and some are not, or relu would go untested.
+      std::vector<float> yv = y.to_vector<float>();
+      if (activation == "relu") {
+        CHECK(std::count(yv.begin(), yv.end(), 0.0f) > 0);
+        CHECK(std::count_if(yv.begin(), yv.end(), [](float v) { return v > 0; }) > 0);
+      }
     }
-  Array x = np::array(xv, {m, k}), w = np::array(wv, {k, n}), b = np::array(bv, {n});
-  auto compiled = dense.lower(x, w, b).compile();
-  INFO(compiled.thunk_sequence());
-  ThunkCounts counts = count_thunks(compiled.thunk_sequence());
-  CHECK(counts.products == 1);
-  CHECK(counts.kernels == 1);
-  Array y = compiled(x, w, b);
-  check_close(y, want, 1e-5, 1e-5);
-  // Some outputs are clamped and some are not, or relu would go untested.
-  std::vector<float> yv = y.to_vector<float>();
-  CHECK(std::count(yv.begin(), yv.end(), 0.0f) > 0);
-  CHECK(std::count_if(yv.begin(), yv.end(), [](float v) { return v > 0; }) > 0);
 }
 
 TEST_CASE("fused jit: products up to 2^28 multiply-adds are kernels, larger ones BLAS calls",

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "hlo/gemm.hpp"
 #include "hlo/ir.hpp"
 
 namespace jx::codegen {
@@ -39,6 +40,10 @@ std::int64_t kernel_rows(const hlo::Instruction& root);
 // GemmThunk, not a kernel).
 enum class DotStrategy { kLoopNest, kBlockedKernel, kBlas };
 DotStrategy dot_strategy(const hlo::Instruction& dot);
+DotStrategy gemm_strategy(const hlo::GemmShape& gemm);
+// Whether the blocked kernel computes `dot` with a dense layer's bias and activation applied as
+// it stores its tiles (passes::GemmEpilogueFusion then makes one kernel of the three).
+bool kernel_applies_gemm_epilogue(const hlo::Instruction& dot);
 
 struct CpuCompileOptions {
   int opt_level = 2;

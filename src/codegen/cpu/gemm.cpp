@@ -25,13 +25,20 @@ constexpr std::int64_t kMaxBlockedMacs = std::int64_t{1} << 28;
 
 }  // namespace
 
+DotStrategy gemm_strategy(const hlo::GemmShape& g) {
+  // 16-bit operands reach the CPU as f32 products (upcast-16bit-dots): any other is a loop nest.
+  if (g.operand_dtype != g.dtype || g.m * g.n * g.k < kMinGemmMacs) return DotStrategy::kLoopNest;
+  if (g.macs() > kMaxBlockedMacs) return DotStrategy::kBlas;
+  return DotStrategy::kBlockedKernel;
+}
+
 DotStrategy dot_strategy(const hlo::Instruction& dot) {
   std::optional<hlo::GemmShape> g = hlo::as_gemm(dot);
-  // 16-bit operands reach the CPU as f32 products (upcast-16bit-dots): any other is a loop nest.
-  if (!g || g->operand_dtype != g->dtype || g->m * g->n * g->k < kMinGemmMacs)
-    return DotStrategy::kLoopNest;
-  if (g->macs() > kMaxBlockedMacs) return DotStrategy::kBlas;
-  return DotStrategy::kBlockedKernel;
+  return g ? gemm_strategy(*g) : DotStrategy::kLoopNest;
+}
+
+bool kernel_applies_gemm_epilogue(const hlo::Instruction& dot) {
+  return hlo::fits_gemm_epilogue(dot) && dot_strategy(dot) == DotStrategy::kBlockedKernel;
 }
 
 namespace cpu {
@@ -40,8 +47,15 @@ namespace {
 class GemmEmitter {
  public:
   GemmEmitter(ElementalEmitter& em, const CpuIsa& isa, const hlo::GemmShape& g, llvm::Value* lhs,
-              llvm::Value* rhs, llvm::Value* out)
-      : em_(em), b_(em.b()), g_(g), lhs_(lhs), rhs_(rhs), out_(out), elem_(em.type(g.dtype)) {
+              llvm::Value* rhs, llvm::Value* out, const TileEpilogue& epilogue)
+      : em_(em),
+        b_(em.b()),
+        g_(g),
+        lhs_(lhs),
+        rhs_(rhs),
+        out_(out),
+        epilogue_(epilogue),
+        elem_(em.type(g.dtype)) {
     lanes_ = isa.vector_bytes / static_cast<unsigned>(itemsize(g.dtype));
     vec_ = llvm::FixedVectorType::get(elem_, lanes_);
     // A tile of two vectors' width and as many rows as registers allow (as BLIS's kernels: 6x16
@@ -305,20 +319,66 @@ class GemmEmitter {
           }
         },
         /*vectorize=*/false);
-    for (int r = 0; r < rows; ++r)
+    auto store = [&](bool finish) {
       for (int v = 0; v < n_vec; ++v) {
-        llvm::Value* sum = b_.CreateLoad(vec_, acc[static_cast<std::size_t>(r * n_vec + v)]);
-        if (v + 1 < n_vec || last == lanes_)
-          b_.CreateAlignedStore(sum, out_of(r, v), align);
-        else
-          b_.CreateMaskedStore(sum, out_of(r, v), align, mask(last));
+        bool whole = v + 1 < n_vec || last == lanes_;
+        llvm::Value* bias = nullptr;
+        if (finish && epilogue_.bias) {
+          llvm::Value* at = element(epilogue_.bias, col_of(v));
+          bias = whole ? static_cast<llvm::Value*>(b_.CreateAlignedLoad(vec_, at, align))
+                       : b_.CreateMaskedLoad(vec_, at, align, mask(last), zero);
+        }
+        for (int r = 0; r < rows; ++r) {
+          llvm::Value* sum = b_.CreateLoad(vec_, acc[static_cast<std::size_t>(r * n_vec + v)]);
+          if (finish) sum = finished(sum, bias);
+          if (whole)
+            b_.CreateAlignedStore(sum, out_of(r, v), align);
+          else
+            b_.CreateMaskedStore(sum, out_of(r, v), align, mask(last));
+        }
       }
+    };
+    if (!epilogue_.applies()) return store(false);
+    // The epilogue applies as the last block of the contraction stores the tile.
+    llvm::Function* fn = b_.GetInsertBlock()->getParent();
+    auto* finish = llvm::BasicBlock::Create(b_.getContext(), "gemm.finish", fn);
+    auto* partial = llvm::BasicBlock::Create(b_.getContext(), "gemm.partial", fn);
+    auto* stored = llvm::BasicBlock::Create(b_.getContext(), "gemm.stored", fn);
+    b_.CreateCondBr(b_.CreateICmpEQ(add(p0, depth), em_.i64(g_.k)), finish, partial);
+    for (auto [block, finishing] : {std::pair{finish, true}, std::pair{partial, false}}) {
+      b_.SetInsertPoint(block);
+      store(finishing);
+      b_.CreateBr(stored);
+    }
+    b_.SetInsertPoint(stored);
+  }
+
+  // activation(sum + bias) of one vector of a finished tile.
+  llvm::Value* finished(llvm::Value* sum, llvm::Value* bias) {
+    if (bias) sum = b_.CreateFAdd(sum, bias);
+    switch (epilogue_.activation) {
+      case hlo::GemmActivation::kNone:
+        return sum;
+      case hlo::GemmActivation::kRelu:  // where(x <= 0, 0, x): NaN stays NaN
+        return b_.CreateSelect(b_.CreateFCmpOLE(sum, llvm::Constant::getNullValue(vec_)),
+                               llvm::Constant::getNullValue(vec_), sum);
+      case hlo::GemmActivation::kGelu: {  // jx::nn::gelu's tanh form
+        auto c = [&](double v) { return llvm::ConstantFP::get(vec_, v); };
+        llvm::Value* cube = b_.CreateFMul(b_.CreateFMul(sum, sum), sum);
+        llvm::Value* inner = b_.CreateFMul(c(0.7978845608028654),
+                                           b_.CreateFAdd(sum, b_.CreateFMul(c(0.044715), cube)));
+        llvm::Value* t = em_.math().call(b_, MathFn::kTanh, {inner});
+        return b_.CreateFMul(b_.CreateFMul(c(0.5), sum), b_.CreateFAdd(c(1.0), t));
+      }
+    }
+    return sum;
   }
 
   ElementalEmitter& em_;
   llvm::IRBuilder<>& b_;
   hlo::GemmShape g_;
   llvm::Value *lhs_, *rhs_, *out_;
+  TileEpilogue epilogue_;
   llvm::Type* elem_;
   unsigned lanes_ = 0;
   llvm::FixedVectorType* vec_ = nullptr;
@@ -329,17 +389,16 @@ class GemmEmitter {
 
 }  // namespace
 
-void emit_blocked_gemm(ElementalEmitter& em, const CpuIsa& isa, const hlo::Instruction& dot,
-                       llvm::Value* lhs, llvm::Value* rhs, llvm::Value* out,
-                       const std::optional<OuterRange>& rows) {
-  hlo::GemmShape g = *hlo::as_gemm(dot);
-  GemmEmitter gemm(em, isa, g, lhs, rhs, out);
+void emit_blocked_gemm(ElementalEmitter& em, const CpuIsa& isa, const hlo::GemmShape& g,
+                       const Shape& out_dims, llvm::Value* lhs, llvm::Value* rhs, llvm::Value* out,
+                       const std::optional<OuterRange>& rows, const TileEpilogue& epilogue) {
+  GemmEmitter gemm(em, isa, g, lhs, rhs, out, epilogue);
   // A partitioned kernel owns rows [begin, end) of out's dimension 0: rows of the product when
   // it has no batch dims, else whole products of the first batch dim.
-  bool batched = dot.shape.rank() > 2;
+  bool batched = out_dims.size() > 2;
   if (!rows) return gemm.emit(em.i64(0), em.i64(g.batch), em.i64(0), em.i64(g.m));
   if (!batched) return gemm.emit(em.i64(0), em.i64(1), rows->begin, rows->end);
-  std::int64_t per_row = g.batch / dot.shape.dims[0];
+  std::int64_t per_row = g.batch / out_dims[0];
   auto& b = em.b();
   gemm.emit(b.CreateMul(rows->begin, em.i64(per_row)), b.CreateMul(rows->end, em.i64(per_row)),
             em.i64(0), em.i64(g.m));

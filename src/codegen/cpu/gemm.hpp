@@ -1,5 +1,5 @@
 // The CPU backend's register-blocked matrix kernel (gemm.cpp), for dots whose strategy is
-// kBlockedKernel.
+// kBlockedKernel, and for dense layers whose bias and activation it applies as it stores.
 #pragma once
 
 #include <optional>
@@ -7,11 +7,22 @@
 #include "codegen/cpu/cpu_isa.hpp"
 #include "codegen/elemental/elemental.hpp"
 #include "codegen/elemental/loops.hpp"
+#include "hlo/gemm.hpp"
 
 namespace jx::codegen::cpu {
 
-// out = lhs · rhs over all of it or the rows of out's dimension 0 in `rows`.
-void emit_blocked_gemm(ElementalEmitter& em, const CpuIsa& isa, const hlo::Instruction& dot, llvm::Value* lhs,
-                       llvm::Value* rhs, llvm::Value* out, const std::optional<OuterRange>& rows);
+// What a finished tile becomes as it is stored: activation(tile + bias), bias a vector along
+// the columns (or none): a dense layer's epilogue (hlo::as_gemm_epilogue).
+struct TileEpilogue {
+  hlo::GemmActivation activation = hlo::GemmActivation::kNone;
+  llvm::Value* bias = nullptr;
+  bool applies() const { return bias || activation != hlo::GemmActivation::kNone; }
+};
+
+// out = epilogue(lhs · rhs), out of dims `out_dims`, over all of it or the rows of its
+// dimension 0 in `rows`.
+void emit_blocked_gemm(ElementalEmitter& em, const CpuIsa& isa, const hlo::GemmShape& g,
+                       const Shape& out_dims, llvm::Value* lhs, llvm::Value* rhs, llvm::Value* out,
+                       const std::optional<OuterRange>& rows, const TileEpilogue& epilogue = {});
 
 }  // namespace jx::codegen::cpu

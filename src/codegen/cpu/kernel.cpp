@@ -11,9 +11,11 @@
 #include "codegen/cpu/cpu_compiler.hpp"
 #include "codegen/cpu/gemm.hpp"
 #include "codegen/cpu/prefix_scan.hpp"
+#include "codegen/cpu/row_stash.hpp"
 #include "codegen/cpu/scatter.hpp"
 #include "codegen/elemental/loops.hpp"
 #include "hlo/fusion.hpp"
+#include "hlo/gemm.hpp"
 #include "hlo/window.hpp"
 #include "jx/errors.hpp"
 
@@ -137,11 +139,23 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
   std::optional<OuterRange> rows;
   if (request.partitioned && kernel_rows(root) > 1)
     rows = OuterRange{body->getArg(args.count), body->getArg(args.count + 1)};
+  auto operand = [&](int k) {
+    return body->getArg(static_cast<unsigned>(args.operand_arg[static_cast<std::size_t>(k)]));
+  };
+  llvm::Value* out = body->getArg(static_cast<unsigned>(args.output_arg[0]));
   if (root.opcode == Opcode::kDot && dot_strategy(root) == DotStrategy::kBlockedKernel) {
     if (aliases[0] >= 0) fail(root, "a matrix product cannot overwrite its operand");
-    emit_blocked_gemm(em, isa, root, body->getArg(static_cast<unsigned>(args.operand_arg[0])),
-                      body->getArg(static_cast<unsigned>(args.operand_arg[1])),
-                      body->getArg(static_cast<unsigned>(args.output_arg[0])), rows);
+    emit_blocked_gemm(em, isa, *hlo::as_gemm(root), root.shape.dims, operand(0), operand(1), out,
+                      rows);
+    b.CreateRetVoid();
+    return;
+  }
+  if (std::optional<hlo::GemmEpilogue> e = hlo::as_gemm_epilogue(root);
+      e && gemm_strategy(e->shape) == DotStrategy::kBlockedKernel) {
+    if (aliases[0] >= 0) fail(root, "a matrix product cannot overwrite its operand");
+    TileEpilogue epilogue{e->activation, e->bias >= 0 ? operand(e->bias) : nullptr};
+    emit_blocked_gemm(em, isa, e->shape, root.shape.dims, operand(e->lhs), operand(e->rhs), out,
+                      rows, epilogue);
     b.CreateRetVoid();
     return;
   }
@@ -159,9 +173,15 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
     b.CreateRetVoid();
     return;
   }
-  std::vector<ElementGenerator> gens = root.opcode == Opcode::kFusion
-                                           ? em.outputs(*root.called[0], params)
-                                           : std::vector{em.generator(root, params)};
+  std::vector<ElementGenerator> gens;
+  ElementalEmitter::GivenGenerators stashed;
+  if (shapes.size() == 1 && aliases[0] < 0) stashed = stash_row_values(em, root, params, out);
+  if (!stashed.empty())
+    gens = em.generators_of(*root.called[0], params, {root.called[0]->root()}, stashed);
+  else if (root.opcode == Opcode::kFusion)
+    gens = em.outputs(*root.called[0], params);
+  else
+    gens = {em.generator(root, params)};
 
   // One loop nest per distinct output shape, storing every output of that shape; or, when they
   // are all column reductions (or all prefix scans) computing into their own buffers, one

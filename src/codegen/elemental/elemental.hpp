@@ -140,6 +140,17 @@ class ElementalEmitter {
   llvm::Value* hoisted(const hlo::Instruction& inst, const IrIndex& index,
                        const std::function<llvm::Value*(const IrIndex&)>& compute);
 
+  // Whether the loop over the elements a reduce folds is being emitted (between a
+  // ReductionScope's construction and destruction).
+  bool reducing() const { return reductions_ > 0; }
+  struct ReductionScope {
+    explicit ReductionScope(ElementalEmitter& em) : em(em) { ++em.reductions_; }
+    ~ReductionScope() { --em.reductions_; }
+    ReductionScope(const ReductionScope&) = delete;
+    ReductionScope& operator=(const ReductionScope&) = delete;
+    ElementalEmitter& em;
+  };
+
  private:
   using MemoKey = std::pair<const hlo::Instruction*, std::vector<llvm::Value*>>;
   struct Loop {
@@ -156,6 +167,7 @@ class ElementalEmitter {
   std::unordered_map<const hlo::Instruction*, llvm::GlobalVariable*> literals_;
   std::vector<Loop> loops_;
   int branch_depth_ = 0;  // inside if_else: values computed here may not dominate later uses
+  int reductions_ = 0;    // open ReductionScopes
   std::vector<std::vector<MemoKey>> branch_scopes_;  // memo entries made in each open branch
   std::map<MemoKey, llvm::Value*> memo_;
 };

@@ -57,6 +57,7 @@ ElementGenerator emit_reduce(ElementalEmitter& em, const Instruction& inst, cons
     llvm::Type* type = em.type(inst.shape.dtype);
     llvm::AllocaInst* acc = em.entry_alloca(type, "acc");
     b.CreateStore(ops[1](em.scalar_index()), acc);
+    ElementalEmitter::ReductionScope reducing(em);
     llvm::Value* base = trailing ? b.CreateMul(em.linear_index(out, inst.shape.dims),
                                                em.i64(shape_size(reduced_shape)), "", true, true)
                                  : nullptr;

@@ -13,8 +13,10 @@ namespace jx::codegen {
 llvm::Value* MathTable::call(llvm::IRBuilder<>& b, MathFn fn,
                              llvm::ArrayRef<llvm::Value*> args) const {
   const MathEntry& e = entry(fn);
-  llvm::Type* type = args[0]->getType();
-  MathEmitter emit = type->isFloatTy() ? e.emit_f32 : type->isDoubleTy() ? e.emit_f64 : nullptr;
+  llvm::Type* type = args[0]->getType();  // a float or a vector of them
+  llvm::Type* scalar = type->getScalarType();
+  MathEmitter emit =
+      scalar->isFloatTy() ? e.emit_f32 : scalar->isDoubleTy() ? e.emit_f64 : nullptr;
   if (emit) return emit(b, args);
   if (e.intrinsic != llvm::Intrinsic::not_intrinsic)
     return b.CreateIntrinsic(e.intrinsic, {type}, args);

@@ -1,7 +1,8 @@
-// GEMM epilogue fusion, for backends whose GEMM library applies a bias and an activation as it
-// writes (cuBLASLt): a library dot read only by a fusion computing activation(dot + bias)
-// becomes one output fusion of the two, which hlo::as_gemm_epilogue recognizes and the backend
-// runs as one library call, without the dot's result going through memory.
+// GEMM epilogue fusion, for backends whose GEMM applies a bias and an activation as it writes
+// (cuBLASLt's epilogues, the CPU's blocked kernel): a dot read only by a fusion computing
+// activation(dot + bias) becomes one output fusion of the two, which hlo::as_gemm_epilogue
+// recognizes and the backend runs as one library call or one kernel, without the dot's result
+// going through memory.
 #pragma once
 
 #include <functional>
@@ -13,15 +14,15 @@ namespace jx::passes {
 
 class GemmEpilogueFusion final : public Pass {
  public:
-  // `library_gemm`: whether the backend runs a dot as a library call.
-  explicit GemmEpilogueFusion(std::function<bool(const hlo::Instruction&)> library_gemm)
-      : library_gemm_(std::move(library_gemm)) {}
+  // `fuses`: whether the backend's code for a dot takes an epilogue.
+  explicit GemmEpilogueFusion(std::function<bool(const hlo::Instruction&)> fuses)
+      : fuses_(std::move(fuses)) {}
 
   std::string name() const override { return "gemm-epilogue-fusion"; }
   bool run(hlo::Module& module) override;
 
  private:
-  std::function<bool(const hlo::Instruction&)> library_gemm_;
+  std::function<bool(const hlo::Instruction&)> fuses_;
 };
 
 }  // namespace jx::passes

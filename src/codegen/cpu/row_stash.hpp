@@ -1,0 +1,22 @@
+// A value a fusion both sums over each row and reads at each output element, computed once: a
+// softmax's exp(x - max), which the row's sum reads and the output divides by that sum. As the
+// sum's loop computes the value it stores it into the output's row, which the kernel writes
+// only after the sum, and the output's loop reads it back instead of computing it again.
+#pragma once
+
+#include <vector>
+
+#include "codegen/elemental/elemental.hpp"
+
+namespace jx::codegen::cpu {
+
+// Generators standing in for such values of `fusion` (one output, not written over an operand,
+// into `out`), or none when no value qualifies: one with the output's shape and dtype that holds
+// a math function, is reduced over trailing dims (never dim 0, so that each thread's rows are its
+// own) and is otherwise read only through elementwise ops at the output's own index.
+ElementalEmitter::GivenGenerators stash_row_values(ElementalEmitter& em,
+                                                   const hlo::Instruction& fusion,
+                                                   const std::vector<ElementGenerator>& params,
+                                                   llvm::Value* out);
+
+}  // namespace jx::codegen::cpu
