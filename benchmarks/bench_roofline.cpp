@@ -41,21 +41,24 @@ constexpr int kLanes = 4;
 typedef float Vec __attribute__((vector_size(kLanes * sizeof(float))));
 
 // Multiply-adds per second on one thread: 12 independent chains (more than the FMA latency
-// times the ports), so the loop runs at the units' throughput.
+// times the ports), each in a register of its own, so the loop runs at the units' throughput.
 double fma_rate(long iterations) {
-  Vec acc[12], scale, shift;
+  Vec scale, shift, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11;
   for (int i = 0; i < kLanes; ++i) scale[i] = 0.9999999f, shift[i] = 1e-7f;
-  for (int j = 0; j < 12; ++j)
-    for (int i = 0; i < kLanes; ++i) acc[j][i] = 1.0f + static_cast<float>(j) * 1e-3f;
+  a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = a8 = a9 = a10 = a11 = shift * 3 + 1;
   Clock::time_point t0 = Clock::now();
   for (long it = 0; it < iterations; ++it) {
-#pragma GCC unroll 12
-    for (int j = 0; j < 12; ++j) acc[j] = acc[j] * scale + shift;
+    a0 = a0 * scale + shift, a1 = a1 * scale + shift, a2 = a2 * scale + shift;
+    a3 = a3 * scale + shift, a4 = a4 * scale + shift, a5 = a5 * scale + shift;
+    a6 = a6 * scale + shift, a7 = a7 * scale + shift, a8 = a8 * scale + shift;
+    a9 = a9 * scale + shift, a10 = a10 * scale + shift, a11 = a11 * scale + shift;
+    // Computed each time, not folded across iterations by the compiler.
+    __asm__ volatile("" : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(a4), "+v"(a5));
+    __asm__ volatile("" : "+v"(a6), "+v"(a7), "+v"(a8), "+v"(a9), "+v"(a10), "+v"(a11));
   }
   double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  float sink = 0;
-  for (int j = 0; j < 12; ++j) sink += acc[j][0];
-  if (sink == 12345.0f) std::printf(" ");
+  Vec sum = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7 + a8 + a9 + a10 + a11;
+  if (sum[0] == 12345.0f) std::printf(" ");
   return static_cast<double>(iterations) * 12 * kLanes / seconds;
 }
 

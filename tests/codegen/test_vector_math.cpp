@@ -1,5 +1,6 @@
 // The CPU's inline exp, log, tanh, logistic, erf, sin and cos (codegen/elemental/vector_math.cpp),
-// run through jit: float32 sweeps of bit patterns against a float64 oracle rounded to float32,
+// run through jit in their 1-ULP forms (--precise_math) and, for exp, tanh, erf and logistic,
+// their fast forms: float32 sweeps of bit patterns against a float64 oracle rounded to float32,
 // exact special values, NaN propagation, and the float64 paths against long double.
 // docs/math_accuracy.md records the bounds checked here.
 #include <catch2/catch.hpp>
@@ -75,8 +76,8 @@ struct Accuracy {
 // Compares fn under jit with the oracle rounded to T: finite results by ULP distance, the rest
 // exactly.
 template <class T>
-Accuracy<T> measure(UnaryFn fn, Oracle oracle, const std::vector<T>& xs) {
-  std::vector<T> got = run_jit(fn, xs);
+Accuracy<T> measure(UnaryFn fn, Oracle oracle, const std::vector<T>& xs, bool precise = true) {
+  std::vector<T> got = run_jit(fn, xs, precise);
   Accuracy<T> acc;
   for (std::size_t i = 0; i < xs.size(); ++i) {
     auto want = static_cast<T>(oracle(xs[i]));
@@ -161,8 +162,18 @@ const Case kF32Cases[] = {
      std::numeric_limits<float>::max(), 2, false},
 };
 
-void check_f32(const Case& c, const std::vector<float>& xs) {
-  Accuracy<float> acc = measure(c.fn, c.oracle, xs);
+// The fast forms (the default without --precise_math): exp is the precise one's polynomial
+// without its scaling for subnormal results (they flush to 0 below -87.33), tanh and erf one
+// rational function each; logistic follows exp.
+const Case kFastF32Cases[] = {
+    {"exp", exp_, [](long double x) { return std::exp(x); }, 87.33f, 1},
+    {"tanh", tanh_, [](long double x) { return std::tanh(x); }, 12.0f, 5},
+    {"logistic", logistic_, logistic_ref, 87.33f, 2},
+    {"erf", erf_, [](long double x) { return std::erf(x); }, 5.0f, 5},
+};
+
+void check_f32(const Case& c, const std::vector<float>& xs, bool precise = true) {
+  Accuracy<float> acc = measure(c.fn, c.oracle, xs, precise);
   INFO(c.name << " over " << xs.size() << " inputs: max " << acc.max_ulp << " ULP at " << acc.worst
               << "; first wrong special value at " << acc.first_wrong);
   CHECK(acc.wrong == 0);
@@ -174,12 +185,24 @@ TEST_CASE("vector math: float32 functions within their ULP bounds over a sweep",
   for (const Case& c : kF32Cases) check_f32(c, sweep_f32(c.max_abs, 1 << 19, c.both_signs));
 }
 
+TEST_CASE("vector math: the fast float32 forms within their ULP bounds over a sweep",
+          "[codegen][vector_math]") {
+  for (const Case& c : kFastF32Cases)
+    check_f32(c, sweep_f32(c.max_abs, 1 << 19, c.both_signs), /*precise=*/false);
+  // tanh and erf never leave [-1, 1], though their roundings can reach past it.
+  for (UnaryFn fn : {tanh_, erf_}) {
+    std::vector<float> xs = sweep_f32(12.0f, 1 << 19);
+    std::vector<float> got = run_jit(fn, xs, /*precise=*/false);
+    CHECK(std::all_of(got.begin(), got.end(), [](float y) { return std::abs(y) <= 1; }));
+  }
+}
+
 // Every float32 input in each function's range: about 15 minutes, so hidden; run with
 // `jx_tests "[vector_math_exhaustive]"`.
 TEST_CASE("vector math: float32 functions within their ULP bounds on every input",
           "[.][vector_math_exhaustive]") {
   constexpr std::uint64_t kChunk = std::uint64_t{1} << 24;
-  for (const Case& c : kF32Cases) {
+  auto all_inputs = [](const Case& c, bool precise) {
     auto top = std::bit_cast<std::uint32_t>(c.max_abs);
     for (std::uint64_t start = 0; start <= top; start += kChunk) {
       std::vector<float> xs;
@@ -188,19 +211,22 @@ TEST_CASE("vector math: float32 functions within their ULP bounds on every input
         xs.push_back(x);
         if (c.both_signs) xs.push_back(-x);
       }
-      check_f32(c, xs);
+      check_f32(c, xs, precise);
     }
-  }
+  };
+  for (const Case& c : kF32Cases) all_inputs(c, true);
+  for (const Case& c : kFastF32Cases) all_inputs(c, false);
 }
 
 struct Special {
   float x, want;
 };
 
-void check_specials(const char* name, UnaryFn fn, const std::vector<Special>& cases) {
+void check_specials(const char* name, UnaryFn fn, const std::vector<Special>& cases,
+                    bool precise = true) {
   std::vector<float> xs;
   for (const Special& s : cases) xs.push_back(s.x);
-  std::vector<float> got = run_jit(fn, xs);
+  std::vector<float> got = run_jit(fn, xs, precise);
   for (std::size_t i = 0; i < cases.size(); ++i) {
     INFO(name << "(" << cases[i].x << ") = " << got[i] << ", want " << cases[i].want);
     CHECK(identical(got[i], cases[i].want));
@@ -274,6 +300,49 @@ TEST_CASE("vector math: float32 special values are exact", "[codegen][vector_mat
                  {{kInfF, kNaNF}, {-kInfF, kNaNF}, {kNaNF, kNaNF}, {0, 1}, {-0.0f, 1}});
 }
 
+TEST_CASE("vector math: fast float32 special values are exact", "[codegen][vector_math]") {
+  constexpr float kMax = std::numeric_limits<float>::max();
+  constexpr float kTrueMin = std::numeric_limits<float>::denorm_min();
+  auto fast = [](const char* name, UnaryFn fn, const std::vector<Special>& cases) {
+    check_specials(name, fn, cases, /*precise=*/false);
+  };
+  fast("exp", exp_,
+       {{kInfF, kInfF},
+        {-kInfF, 0},
+        {kNaNF, kNaNF},
+        {0, 1},
+        {-0.0f, 1},
+        {88.7f, std::exp(88.7f)},
+        {88.73f, kInfF},
+        {1000, kInfF},
+        {kMax, kInfF},
+        {-87.34f, 0},
+        {-1000, 0},
+        {-kMax, 0}});
+  fast("tanh", tanh_,
+       {{kInfF, 1},
+        {-kInfF, -1},
+        {kNaNF, kNaNF},
+        {0, 0},
+        {-0.0f, -0.0f},
+        {kTrueMin, kTrueMin},
+        {-kTrueMin, -kTrueMin},
+        {1e-5f, 1e-5f},
+        {9.01091385f, 1},
+        {20, 1},
+        {-kMax, -1}});
+  fast("erf", erf_,
+       {{kInfF, 1},
+        {-kInfF, -1},
+        {kNaNF, kNaNF},
+        {0, 0},
+        {-0.0f, -0.0f},
+        {3.9192059f, 1},
+        {10, 1},
+        {-kMax, -1}});
+  fast("logistic", logistic_, {{kInfF, 1}, {-kInfF, 0}, {kNaNF, kNaNF}, {0, 0.5f}, {kMax, 1}});
+}
+
 TEST_CASE("vector math: sin and cos stay finite in [-1, 1] past the reduction's range",
           "[codegen][vector_math]") {
   std::vector<float> xs;
@@ -305,6 +374,7 @@ TEST_CASE("vector math: NaN in, NaN out", "[codegen][vector_math]") {
   std::vector<float> ones(nans.size(), 1.0f);
   for (UnaryFn fn : {exp_, log_, tanh_, logistic_, erf_, sin_, cos_}) {
     for (float y : run_jit(fn, nans)) CHECK(std::isnan(y));
+    for (float y : run_jit(fn, nans, /*precise=*/false)) CHECK(std::isnan(y));
     auto via_arithmetic = jit([fn](const Array& x, const Array& nan) { return fn(x + 0 * nan); });
     for (float y : via_arithmetic(np::array(ones), np::array(nans)).to_vector<float>())
       CHECK(std::isnan(y));

@@ -33,7 +33,6 @@ CpuIsa resolve(bool cap_at_avx2) {
   for (const std::string& f : features) isa.features += (isa.features.empty() ? "" : ",") + f;
   isa.name = avx512 ? "avx512" : avx2 ? "avx2" : "sse";
   isa.vector_bytes = avx512 ? 64 : avx2 ? 32 : 16;
-  isa.vector_registers = avx512 ? 32 : 16;
   return isa;
 }
 

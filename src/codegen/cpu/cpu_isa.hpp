@@ -11,7 +11,6 @@ struct CpuIsa {
   std::string cpu;       // LLVM's name for the host CPU
   std::string features;  // the host's features, "+f" or "-f" each, comma-separated, capped
   unsigned vector_bytes = 16;
-  unsigned vector_registers = 16;
 };
 
 // The ISA for --cpu_isa=`flag` (avx2, avx512 or native) on this host: the flag is a maximum, as

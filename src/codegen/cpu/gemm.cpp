@@ -58,14 +58,15 @@ class GemmEmitter {
         elem_(em.type(g.dtype)) {
     lanes_ = isa.vector_bytes / static_cast<unsigned>(itemsize(g.dtype));
     vec_ = llvm::FixedVectorType::get(elem_, lanes_);
-    // A tile of two vectors' width and as many rows as registers allow (as BLIS's kernels: 6x16
-    // with AVX2's 16 registers, 14x32 with AVX-512's 32): all but the panel's row and one
-    // broadcast accumulate.
+    // A tile of 6 rows of two vectors (BLIS's 6x16 with AVX2; 6x32 with AVX-512): 12
+    // accumulators, the panel's row and a broadcast in 15 registers. AVX-512's 32 registers
+    // would hold 14x32, which ran slower on a core that splits 512-bit operations in two
+    // (bench_roofline, Zen 4: 0.75x at n = 2048).
     auto needed = static_cast<int>((g.n + lanes_ - 1) / lanes_);
     tile_vectors_ = std::clamp(needed, 1, 2);
-    tile_rows_ = std::min(14, static_cast<int>(isa.vector_registers - 1) / tile_vectors_ - 1);
-    // The panel (depth_ rows of the tile's width) fills a quarter of a 64 KiB first-level cache
-    // and the block of lhs it meets (block_rows_ rows of depth_) a quarter of a 1 MiB second.
+    tile_rows_ = 6;
+    // The panel (depth_ rows of the tile's width) fills half of a 32 KiB first-level cache and
+    // the block of lhs it meets (block_rows_ rows of depth_) a quarter of a 1 MiB second.
     std::int64_t tile_width = tile_vectors_ * std::int64_t{isa.vector_bytes};
     depth_ = std::min<std::int64_t>(g.k, kPanelBytes / tile_width);
     block_rows_ = std::max<std::int64_t>(kLhsBlockBytes / (depth_ * itemsize(g.dtype)), 1);

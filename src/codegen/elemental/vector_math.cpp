@@ -78,7 +78,12 @@ Value* exp_impl(Ir& ir, Value* x, const ExpParams& p) {
 Value* fast_exp_impl(Ir& ir, Value* x) {
   constexpr double kNormalLo = -87.33654f;  // e^x < 2^-126 below
   constexpr double kNormalHi = 88.72283f;   // e^x overflows above
-  Value* y = exp_normal(ir, ir.maxnum(ir.minnum(x, ir.c(kNormalHi)), ir.c(kNormalLo)), kExpF32);
+  Value* xc = ir.maxnum(ir.minnum(x, ir.c(kNormalHi)), ir.c(kNormalLo));
+  auto [e, n] = exp_reduced(ir, xc, kExpF32);
+  // n reaches 128 just below the overflow, past the largest power of two: 2·2^127 there.
+  Value* top = ir.lt(ir.c(127.0), n);
+  Value* y = ir.mul(ir.select(top, ir.mul(e, ir.c(2.0)), e),
+                    ir.pow2(ir.fp_to_int(ir.minnum(n, ir.c(127.0)))));
   y = ir.select(ir.lt(x, ir.c(kNormalLo)), ir.c(0.0), y);
   y = ir.select(ir.lt(ir.c(kNormalHi), x), ir.inf(), y);
   return ir.select(ir.is_nan(x), x, y);
@@ -170,10 +175,46 @@ Value* erf_impl(Ir& ir, Value* x) {
   return ir.select(ir.is_nan(x), x, y);
 }
 
-// ---- fast tanh and erf (f32)
+// ---- fast tanh and erf (f32): one rational function of a clamped argument, as XLA's CPU
+// backend evaluates them. Evaluated in float32 with FMA Horner steps, the roundings of the
+// p + q steps reach a result just below 1 at almost full weight: 5 ULP at most, a floor that
+// higher degrees do not lower (docs/math_accuracy.md).
 
-Value* fast_tanh_impl(Ir& ir, Value* x) { return tanh_impl(ir, x); }
-Value* fast_erf_impl(Ir& ir, Value* x) { return erf_impl(ir, x); }
+// tanh x = x·(P(x²)/Q(x²)) on |x| ≤ 9.01091385, the least float whose tanh rounds to 1: the
+// function is 1 there, as tanh is beyond. P(0) = Q(0) = 1, so tiny x give x exactly.
+constexpr double kFastTanhClamp = 9.01091385f;
+constexpr double kFastTanhP[] = {1.0f, 0.133803129f, 0.00349474046f, 2.05951019e-05f,
+                                 1.3335236e-08f};
+constexpr double kFastTanhQ[] = {1.0f, 0.467136323f, 0.0258737579f, 0.000328424736f,
+                                 7.76861839e-07f};
+
+// erf x = (x·P(x²))/Q(x²) on |x| ≤ 3.9192059, the least float whose erf rounds to 1. P and Q
+// share a scale (Q(0) is not 1) whose float32 roundings err least.
+constexpr double kFastErfClamp = 3.9192059f;
+constexpr double kFastErfP[] = {1.60229874f,    0.270336181f,     0.0748987198f,
+                                0.00534566771f, 0.000404544175f, 2.91203878e-06f};
+constexpr double kFastErfQ[] = {1.42000031f,  0.712911785f,   0.16201885f,
+                                0.021253245f, 0.00165051676f, 5.41002337e-05f};
+
+// f(x) for an odd f, from the rational of x² given, within [-1, 1]; NaN stays NaN. minnum and
+// maxnum keep -0 (so f(-0) = -0) and drop NaN, which is restored at the end.
+Value* odd_rational(Ir& ir, Value* x, double clamp, std::span<const double> p,
+                    std::span<const double> q, bool divide_first) {
+  Value* xc = ir.maxnum(ir.minnum(x, ir.c(clamp)), ir.c(-clamp));
+  Value* x2 = ir.mul(xc, xc);
+  Value* y = divide_first ? ir.mul(xc, ir.div(ir.poly(x2, p), ir.poly(x2, q)))
+                          : ir.div(ir.mul(xc, ir.poly(x2, p)), ir.poly(x2, q));
+  // The roundings can carry a result just below 1 to the float above it.
+  y = ir.maxnum(ir.minnum(y, ir.c(1.0)), ir.c(-1.0));
+  return ir.select(ir.is_nan(x), x, y);
+}
+
+Value* fast_tanh_impl(Ir& ir, Value* x) {
+  return odd_rational(ir, x, kFastTanhClamp, kFastTanhP, kFastTanhQ, /*divide_first=*/true);
+}
+Value* fast_erf_impl(Ir& ir, Value* x) {
+  return odd_rational(ir, x, kFastErfClamp, kFastErfP, kFastErfQ, /*divide_first=*/false);
+}
 
 // ---- sin and cos (f32)
 
