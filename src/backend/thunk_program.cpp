@@ -179,7 +179,6 @@ std::shared_ptr<const runtime::Executable> build_executable(const hlo::Computati
       std::move(ba.donations), backend->code(), backend->runtime());
 }
 
-
 namespace {
 
 // The PTX of `program` and, after it, of the programs its loops and conditionals call.
@@ -213,7 +212,6 @@ passes::PipelineOptions pipeline_options(Platform platform) {
   if (library_reads_16bit_gemms(platform)) options.library_16bit_gemms = runs_in_library;
   return options;
 }
-
 
 std::vector<ShapedArray> parameter_avals(const hlo::Computation& c) {
   std::vector<const hlo::HloShape*> shapes;

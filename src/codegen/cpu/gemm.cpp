@@ -1,10 +1,11 @@
 // The register-blocked matrix kernel for all but the largest dots, and the choice between it, the
-// element loop nest (dot.cpp) and BLAS. The contraction is cut into blocks of kPanelDepth steps;
-// for each, a panel of rhs (its rows of R * V columns, transposed here when rhs is stored
-// transposed) is packed into contiguous whole vectors, and every tile of out, R rows by V vectors,
-// adds its share in registers: each step loads V vectors of the panel row, broadcasts R lhs
-// elements and issues R * V independent multiply-adds, enough to cover the FMA latency on both
-// ports.
+// element loop nest (dot.cpp) and BLAS. The contraction is cut into blocks of depth_ steps and
+// the rows into blocks of block_rows_; for each, a panel of rhs (its rows of two vectors of
+// columns, transposed here when rhs is stored transposed) is packed into contiguous whole
+// vectors, and every tile of out, 6 rows by 2 vectors, adds its share in registers: each step
+// loads the panel row's 2 vectors, broadcasts 6 lhs elements and issues 12 independent
+// multiply-adds, enough to cover the FMA latency on both ports. The last block of the
+// contraction may apply a dense layer's bias and activation as it stores a tile.
 #include <algorithm>
 #include <optional>
 
@@ -17,10 +18,9 @@ namespace {
 
 // Below this many multiply-adds per product the element loop nest beats any kernel's setup.
 constexpr std::int64_t kMinGemmMacs = 16 * 16 * 16;
-// Above this many in all, BLAS is faster: its lhs blocks stay in the second-level cache, where
-// the kernel streams all its rows past each panel. Timed against BLAS on 2 cores
-// (docs/performance.md): the kernel takes 0.6-0.9x BLAS's time from 1M to 2^28 multiply-adds,
-// 1.1x at 1024^3 and 1.3x at 2048^3.
+// Above this many in all, BLAS is faster: it packs each block of lhs once, where the kernel
+// packs rhs again for every block of rows. Timed against OpenBLAS (docs/performance.md): the
+// kernel is 1.03-1.25x faster up to 2^28 multiply-adds, and on one core 0.85x at 2048^3.
 constexpr std::int64_t kMaxBlockedMacs = std::int64_t{1} << 28;
 
 }  // namespace
@@ -61,7 +61,7 @@ class GemmEmitter {
     // A tile of 6 rows of two vectors (BLIS's 6x16 with AVX2; 6x32 with AVX-512): 12
     // accumulators, the panel's row and a broadcast in 15 registers. AVX-512's 32 registers
     // would hold 14x32, which ran slower on a core that splits 512-bit operations in two
-    // (bench_roofline, Zen 4: 0.75x at n = 2048).
+    // (Zen 4: 34-38 against 43-50 GMAC/s on one core at n = 1024 and 2048).
     auto needed = static_cast<int>((g.n + lanes_ - 1) / lanes_);
     tile_vectors_ = std::clamp(needed, 1, 2);
     tile_rows_ = 6;

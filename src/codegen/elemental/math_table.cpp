@@ -15,8 +15,7 @@ llvm::Value* MathTable::call(llvm::IRBuilder<>& b, MathFn fn,
   const MathEntry& e = entry(fn);
   llvm::Type* type = args[0]->getType();  // a float or a vector of them
   llvm::Type* scalar = type->getScalarType();
-  MathEmitter emit =
-      scalar->isFloatTy() ? e.emit_f32 : scalar->isDoubleTy() ? e.emit_f64 : nullptr;
+  MathEmitter emit = scalar->isFloatTy() ? e.emit_f32 : scalar->isDoubleTy() ? e.emit_f64 : nullptr;
   if (emit) return emit(b, args);
   if (e.intrinsic != llvm::Intrinsic::not_intrinsic)
     return b.CreateIntrinsic(e.intrinsic, {type}, args);

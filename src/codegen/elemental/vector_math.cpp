@@ -191,7 +191,7 @@ constexpr double kFastTanhQ[] = {1.0f, 0.467136323f, 0.0258737579f, 0.0003284247
 // erf x = (x·P(x²))/Q(x²) on |x| ≤ 3.9192059, the least float whose erf rounds to 1. P and Q
 // share a scale (Q(0) is not 1) whose float32 roundings err least.
 constexpr double kFastErfClamp = 3.9192059f;
-constexpr double kFastErfP[] = {1.60229874f,    0.270336181f,     0.0748987198f,
+constexpr double kFastErfP[] = {1.60229874f,    0.270336181f,    0.0748987198f,
                                 0.00534566771f, 0.000404544175f, 2.91203878e-06f};
 constexpr double kFastErfQ[] = {1.42000031f,  0.712911785f,   0.16201885f,
                                 0.021253245f, 0.00165051676f, 5.41002337e-05f};
