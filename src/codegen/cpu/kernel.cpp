@@ -88,6 +88,18 @@ BodyArgs body_args(std::size_t num_operands, const std::vector<int>& aliases) {
   return a;
 }
 
+// What the blocked matrix kernel computes for `root`, if anything: a dot (lhs and rhs its
+// operands, no epilogue), or a dense layer's dot and epilogue.
+std::optional<hlo::GemmEpilogue> blocked_gemm(const Instruction& root) {
+  if (root.opcode == Opcode::kDot) {
+    if (dot_strategy(root) != DotStrategy::kBlockedKernel) return std::nullopt;
+    return hlo::GemmEpilogue{*hlo::as_gemm(root)};
+  }
+  std::optional<hlo::GemmEpilogue> e = hlo::as_gemm_epilogue(root);
+  if (e && gemm_strategy(e->shape) == DotStrategy::kBlockedKernel) return e;
+  return std::nullopt;
+}
+
 }  // namespace
 
 void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::string& name,
@@ -143,18 +155,10 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
     return body->getArg(static_cast<unsigned>(args.operand_arg[static_cast<std::size_t>(k)]));
   };
   llvm::Value* out = body->getArg(static_cast<unsigned>(args.output_arg[0]));
-  if (root.opcode == Opcode::kDot && dot_strategy(root) == DotStrategy::kBlockedKernel) {
+  if (std::optional<hlo::GemmEpilogue> g = blocked_gemm(root)) {
     if (aliases[0] >= 0) fail(root, "a matrix product cannot overwrite its operand");
-    emit_blocked_gemm(em, isa, *hlo::as_gemm(root), root.shape.dims, operand(0), operand(1), out,
-                      rows);
-    b.CreateRetVoid();
-    return;
-  }
-  if (std::optional<hlo::GemmEpilogue> e = hlo::as_gemm_epilogue(root);
-      e && gemm_strategy(e->shape) == DotStrategy::kBlockedKernel) {
-    if (aliases[0] >= 0) fail(root, "a matrix product cannot overwrite its operand");
-    TileEpilogue epilogue{e->activation, e->bias >= 0 ? operand(e->bias) : nullptr};
-    emit_blocked_gemm(em, isa, e->shape, root.shape.dims, operand(e->lhs), operand(e->rhs), out,
+    TileEpilogue epilogue{g->activation, g->bias >= 0 ? operand(g->bias) : nullptr};
+    emit_blocked_gemm(em, isa, g->shape, root.shape.dims, operand(g->lhs), operand(g->rhs), out,
                       rows, epilogue);
     b.CreateRetVoid();
     return;
@@ -162,14 +166,13 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
   std::vector<ElementGenerator> params;
   for (std::size_t k = 0; k < n; ++k) {
     const hlo::HloShape& shape = root.operands[k]->shape;
-    llvm::Value* arg = body->getArg(static_cast<unsigned>(args.operand_arg[k]));
+    llvm::Value* arg = operand(static_cast<int>(k));
     params.push_back([&em, arg, shape](const IrIndex& i) {
       return em.load(shape.dtype, arg, em.linear_index(i, shape.dims), "x");
     });
   }
   if (root.opcode == Opcode::kScatter) {
-    emit_scatter(em, root, params[1], params[2],
-                 body->getArg(static_cast<unsigned>(args.output_arg[0])));
+    emit_scatter(em, root, params[1], params[2], out);
     b.CreateRetVoid();
     return;
   }
@@ -206,8 +209,7 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
   };
   if (const Instruction* c = output(0);
       shapes.size() == 1 && aliases[0] < 0 && is_column_concatenation(*c)) {
-    emit_concatenation_by_parts(em, *c, operands_of(c),
-                                body->getArg(static_cast<unsigned>(args.output_arg[0])), rows);
+    emit_concatenation_by_parts(em, *c, operands_of(c), out, rows);
     b.CreateRetVoid();
     return;
   }
