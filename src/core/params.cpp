@@ -154,7 +154,7 @@ std::string Param::str() const {
     case Kind::kRecord: {
       std::vector<std::string> parts;
       for (std::size_t k = 0; k < items_.size(); ++k)
-        parts.push_back(fields_[k] + "=" + items_[k].str());
+        parts.push_back((fields_[k].empty() ? "" : fields_[k] + "=") + items_[k].str());
       return name_ + "(" + detail::join(parts, ", ") + ")";
     }
   }

@@ -71,6 +71,14 @@ struct PartialEvalSplit;
 using PartialEvalRule =
     std::function<PartialEvalSplit(const Eqn& eqn, const std::vector<bool>& unknown_inputs)>;
 
+// How the jaxpr text shows an equation's params where it is not all of them, `name` first and
+// the rest in name order (JAX's pp rules): `shown` gives those printed; `read` rebuilds every
+// param from those parsed and the equation's output types.
+struct ParamsText {
+  std::function<Params(const Params&)> shown;
+  std::function<Params(Params parsed, std::span<const ShapedArray> outs)> read;
+};
+
 struct Primitive {
   explicit Primitive(std::string name);  // registers the primitive by name
   Primitive(const Primitive&) = delete;
@@ -84,6 +92,10 @@ struct Primitive {
   BatchRule batch;          // absent: vmap reports "Batching rule for ... not implemented"
   PartialEvalRule partial_eval;  // absent: an equation with an unknown input is all unknown
   LowerRule lower;
+  // Applied under a trace to concrete 0-d inputs only, it runs at once and its result is a
+  // literal, not an equation (JAX constant-folds convert_element_type of scalars so).
+  bool folds_scalar_constants = false;
+  ParamsText text;  // absent: the text shows every param
 
   // abstract_eval, then a check that every output can exist: jx::ValueError "array is too big"
   // when its bytes overflow int64. Every bind, eager or staged, goes through this.

@@ -1,6 +1,7 @@
 #include "hlo/fusion.hpp"
 
 #include <functional>
+#include <unordered_map>
 
 namespace jx::hlo {
 
@@ -37,20 +38,26 @@ bool reads_only_at_output_index(const Instruction& inst, int operand, int output
   // there, so the parameter may also reach out's users and other outputs of out's shape; other
   // kernels store their outputs at different times, so there it must reach out alone.
   const bool loop = inst.attrs.get_string("kind") == "kLoop";
-  // Every path from the parameter runs through same-shape elementwise ops to the outputs.
+  // Every path from the parameter runs through same-shape elementwise ops to the outputs. Each
+  // instruction is judged once: paths rejoin (threefry's rounds), exponentially many of them.
+  std::unordered_map<const Instruction*, bool> judged;
   std::function<bool(const Instruction*)> ok = [&](const Instruction* i) {
-    std::vector<Instruction*> users = c.users(i);
-    if (users.empty()) return i == out;
-    if (!loop && i == out) return users.size() == 1 && users[0] == c.root();
-    for (const Instruction* u : users) {
-      if (u == c.root() && u->opcode == Opcode::kTuple) {
-        if (i != out && !loop) return false;
-        continue;
+    if (auto it = judged.find(i); it != judged.end()) return it->second;
+    auto judge = [&] {
+      std::vector<Instruction*> users = c.users(i);
+      if (users.empty()) return i == out;
+      if (!loop && i == out) return users.size() == 1 && users[0] == c.root();
+      for (const Instruction* u : users) {
+        if (u == c.root() && u->opcode == Opcode::kTuple) {
+          if (i != out && !loop) return false;
+          continue;
+        }
+        if (!has_trait(u->opcode, kElementwise) || u->shape.dims != out->shape.dims || !ok(u))
+          return false;
       }
-      if (!has_trait(u->opcode, kElementwise) || u->shape.dims != out->shape.dims || !ok(u))
-        return false;
-    }
-    return true;
+      return true;
+    };
+    return judged[i] = judge();
   };
   return ok(c.parameters().at(static_cast<std::size_t>(operand)));
 }

@@ -264,6 +264,11 @@ class Parser {
     e.prim = find_primitive(name.text);
     if (!e.prim) fail_at(name.line, name.col, "unknown primitive '" + name.text + "'");
     if (punct(peek(), '[')) e.params = params();
+    if (e.prim->text.read) {
+      std::vector<ShapedArray> out_avals;
+      for (const auto& b : outs) out_avals.push_back(b.second->aval);
+      e.params = e.prim->text.read(std::move(e.params), out_avals);
+    }
     while (!atoms_end(eqn_col)) e.inputs.push_back(atom(scope));
     for (const auto& b : outs) e.outvars.push_back(define(scope, b));  // visible after the eqn
     return e;
@@ -400,14 +405,17 @@ class Parser {
     return Param::name(w.text);
   }
 
-  // Type(field=value, ...): a named record.
+  // Type(field=value, ...) or Type(value, ...): a named record, its fields named or positional.
   Param record_param(const std::string& type) {
     next();
     std::vector<std::pair<std::string, Param>> fields;
     while (!punct(peek(), ')')) {
-      Token key = expect_ident("a field name or ')' in " + type);
-      expect('=', "'=' after field '" + key.text + "'");
-      fields.emplace_back(key.text, param());
+      std::string key;
+      if (ident(peek()) && punct(peek(1), '=')) {
+        key = next().text;
+        next();
+      }
+      fields.emplace_back(key, param());
       if (!punct(peek(), ')')) expect(',', "',' or ')' in " + type);
     }
     next();

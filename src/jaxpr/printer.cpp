@@ -182,10 +182,13 @@ class Printer {
     // Names are handed out left to right: outputs, then the params' sub-jaxprs, then inputs.
     DocP lhs = vars(e.outvars, "", true);
     DocP kv = concat({});
-    if (!e.params.empty()) {
+    Params shown = e.prim->text.shown ? e.prim->text.shown(e.params) : e.params;
+    if (!shown.empty()) {
+      // As JAX's rules for jit and the custom-derivative calls print it: a `name` leads.
       std::vector<DocP> kvs;
-      for (const auto& [k, v] : e.params.entries())
-        kvs.push_back(concat({text(k + "="), param(v)}));
+      if (const Param* n = shown.find("name")) kvs.push_back(text("name=" + n->str()));
+      for (const auto& [k, v] : shown.entries())
+        if (k != "name") kvs.push_back(concat({text(k + "="), param(v)}));
       kv = group(
           concat({nest(2, concat({text("["), brk(""), join(brk(), kvs)})), brk(""), text("]")}));
     }

@@ -44,7 +44,7 @@ Array generate(const Shape& shape, DType dtype, F value) {
 
 Array filled(const char* op, const Shape& shape, DType dtype, double value) {
   check_dims(op, shape);
-  return generate(shape, dtype, [value](std::int64_t) { return value; });
+  return detail::broadcast_to_shape(make_scalar(value, dtype), shape);
 }
 
 bool is_whole(double v) { return std::isfinite(v) && std::floor(v) == v; }
@@ -80,6 +80,7 @@ Array asarray(const Array& x, std::optional<DType> dtype) {
   return dtype ? detail::convert(x, {*dtype, false}) : x;
 }
 
+// Broadcasts of a scalar, so under a trace they are equations, not captured constants.
 Array zeros(const Shape& shape, DType dtype) { return filled("zeros", shape, dtype, 0); }
 Array ones(const Shape& shape, DType dtype) { return filled("ones", shape, dtype, 1); }
 
@@ -116,6 +117,8 @@ Array arange(double start, double stop, double step, std::optional<DType> dtype)
   auto n = static_cast<std::int64_t>(std::max(length, 0.0));
   DType d = dtype.value_or(is_whole(start) && is_whole(stop) && is_whole(step) ? default_int_dtype()
                                                                          : default_float_dtype());
+  // As JAX: arange(stop) is an iota (an equation under a trace), anything else a constant.
+  if (start == 0 && step == 1) return lax::iota(d, {n}, 0);
   return generate({n}, d, [&](std::int64_t i) { return start + static_cast<double>(i) * step; });
 }
 
@@ -132,12 +135,15 @@ Array linspace(double start, double stop, std::int64_t num, bool endpoint, DType
   });
 }
 
-// Ones on the k-th diagonal (k > 0 above the main one) of an n × m matrix.
+// Ones on the k-th diagonal (k > 0 above the main one) of an n × m matrix: row + k == column of
+// two iotas, as JAX builds it.
 Array eye(std::int64_t n, std::optional<std::int64_t> m, std::int64_t k, DType dtype) {
   std::int64_t cols = m.value_or(n);
   if (n < 0 || cols < 0) throw ShapeError("negative dimensions are not allowed");
-  return generate({n, cols}, dtype,
-                  [&](std::int64_t i) { return static_cast<double>(i % cols - i / cols == k); });
+  Shape shape{n, cols};
+  Array row = lax::iota(int32, shape, 0), column = lax::iota(int32, shape, 1);
+  Array on_diagonal = lax::eq(lax::add(row, make_scalar(static_cast<double>(k), int32)), column);
+  return lax::convert_element_type(on_diagonal, dtype, false);
 }
 
 }  // namespace jx::np

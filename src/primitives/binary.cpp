@@ -1,5 +1,6 @@
 // Binary elementwise primitives: add sub mul div rem pow max min atan2 and or xor shift_left
-// shift_right_logical shift_right_arithmetic. Each is one HLO opcode (def_binary); its
+// shift_right_logical shift_right_arithmetic, and add_any (autodiff's sum of tangents or
+// cotangents, an add by another name as in JAX). Each is one HLO opcode (def_binary); its
 // derivative and, for the linear ones, its transpose follow it.
 #include <functional>
 
@@ -12,7 +13,7 @@
 
 namespace jx {
 
-Primitive add_p("add"), sub_p("sub"), mul_p("mul"), div_p("div"), rem_p("rem"), pow_p("pow"),
+Primitive add_p("add"), add_any_p("add_any"), sub_p("sub"), mul_p("mul"), div_p("div"), rem_p("rem"), pow_p("pow"),
     max_p("max"), min_p("min"), atan2_p("atan2"), and_p("and"), or_p("or"), xor_p("xor"),
     shift_left_p("shift_left"), shift_right_logical_p("shift_right_logical"),
     shift_right_arithmetic_p("shift_right_arithmetic");
@@ -50,6 +51,9 @@ const bool kRegistered = [] {
   def_binary<Opcode::kAdd>(add_p);
   ad::def_elementwise_jvp(add_p, {tangent, tangent});
   add_p.transpose = transpose_by([](std::size_t, const Array& ct, const Array&) { return ct; });
+  def_binary<Opcode::kAdd>(add_any_p);
+  ad::def_elementwise_jvp(add_any_p, {tangent, tangent});
+  add_any_p.transpose = add_p.transpose;
 
   def_binary<Opcode::kSubtract>(sub_p);
   ad::def_elementwise_jvp(sub_p,

@@ -12,6 +12,7 @@ namespace {
 
 const bool kRegistered = [] {
   auto& p = convert_element_type_p;
+  p.folds_scalar_constants = true;
   p.abstract_eval = [](std::span<const ShapedArray> in, const Params& params) {
     check_arity("convert_element_type", in.size(), 1);
     return std::vector<ShapedArray>{

@@ -299,7 +299,9 @@ Params arg_params(std::int64_t axis, DType index_dtype) {
 namespace lax {
 
 Array reduce_sum(const Array& x, const std::vector<std::int64_t>& axes) {
-  return bind1(reduce_sum_p, {x}, axes_params(axes));
+  Params params = axes_params(axes);
+  params.set("out_sharding", Param());  // JAX 0.11's reduce_sum has one, and prints it
+  return bind1(reduce_sum_p, {x}, params);
 }
 Array reduce_max(const Array& x, const std::vector<std::int64_t>& axes) {
   return bind1(reduce_max_p, {x}, axes_params(axes));

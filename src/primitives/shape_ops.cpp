@@ -1,4 +1,5 @@
-// Layout primitives: broadcast_in_dim reshape transpose squeeze expand_dims iota rev. No
+// Layout primitives: broadcast_in_dim reshape transpose squeeze iota rev (expand_dims is a
+// broadcast_in_dim, as in JAX). No
 // arithmetic: every impl only moves elements (or shares the buffer), and every op but iota is
 // linear, its transpose moving the cotangent back. Slicing, padding and concatenation are in
 // slicing.cpp. Each primitive's rules stand together.
@@ -16,14 +17,20 @@
 namespace jx {
 
 Primitive broadcast_in_dim_p("broadcast_in_dim"), reshape_p("reshape"), transpose_p("transpose"),
-    squeeze_p("squeeze"), expand_dims_p("expand_dims"), iota_p("iota"), rev_p("rev");
+    squeeze_p("squeeze"), iota_p("iota"), rev_p("rev");
 
 namespace {
 
 using namespace layout;
 using trace::bind1;
 
-// ---- broadcast_in_dim[broadcast_dimensions shape] ----
+// reshape, squeeze and a broadcast_in_dim that only adds size-1 dims keep row-major order: the
+// buffer is shared (arrays are immutable), only the aval changes.
+std::vector<Array> share_buffer(Ins in, const Params&, Avals out) {
+  return {with_aval(in[0], out[0])};
+}
+
+// ---- broadcast_in_dim[broadcast_dimensions shape sharding] ----
 Outs broadcast_in_dim_abstract_eval(Avals in, const Params& params) {
   check_arity(broadcast_in_dim_p, in, 1);
   const ShapedArray& x = in[0];
@@ -60,6 +67,7 @@ Outs broadcast_in_dim_abstract_eval(Avals in, const Params& params) {
 }
 
 std::vector<Array> broadcast_in_dim_impl(Ins in, const Params& params, Avals out) {
+  if (out[0].size() == in[0].size()) return share_buffer(in, params, out);  // size-1 dims added
   Ints dims = ints(params, "broadcast_dimensions");
   const Shape& xshape = in[0].shape();
   Ints xs = strides(xshape);
@@ -97,6 +105,22 @@ Array broadcast_in_dim_transpose(const Array& ct, const ShapedArray& x, const Pa
     if (std::find(kept.begin(), kept.end(), d) == kept.end()) axes.push_back(d);
   Array summed = axes.empty() ? ct : lax::reduce_sum(ct, axes);
   return summed.shape() == x.shape ? summed : lax::reshape(summed, x.shape);
+}
+
+// As JAX 0.11 prints it: the shape (the output's) and sharding never, broadcast_dimensions when
+// there are any.
+Params broadcast_in_dim_shown(const Params& params) {
+  Params shown;
+  if (!ints(params, "broadcast_dimensions").empty())
+    shown.set("broadcast_dimensions", params.get("broadcast_dimensions"));
+  return shown;
+}
+
+Params broadcast_in_dim_read(Params parsed, Avals out) {
+  if (!parsed.has("broadcast_dimensions")) parsed.set("broadcast_dimensions", Param::ints({}));
+  if (!out.empty()) parsed.set("shape", Param::ints(out[0].shape));
+  parsed.set("sharding", Param());
+  return parsed;
 }
 
 // The batch axis goes into the output right after the dim that operand dim b - 1 maps to, so
@@ -160,14 +184,8 @@ BatchResult transpose_batch(Ins args, BDims dims, const Params& params) {
   return one(lax::transpose(args[0], inserted(perm, b, b)), b);
 }
 
-// ---- what reshape, squeeze and expand_dims share ----
-// reshape, squeeze and expand_dims keep row-major order: the buffer is shared (arrays are
-// immutable), only the aval changes.
-std::vector<Array> share_buffer(Ins in, const Params&, Avals out) {
-  return {with_aval(in[0], out[0])};
-}
-
-// HLO has no squeeze or expand_dims: all three lower to a reshape.
+// ---- what reshape and squeeze share ----
+// HLO has no squeeze: both lower to a reshape.
 std::vector<hlo::Instruction*> reshape_lower(hlo::Builder& b, Operands ops, const Params&,
                                              Avals out) {
   return std::vector<hlo::Instruction*>{b.reshape(ops[0], out[0].shape)};
@@ -255,37 +273,6 @@ BatchResult squeeze_batch(Ins args, BDims dims, const Params& params) {
   return one(lax::squeeze(args[0], squeezed), out);
 }
 
-// ---- expand_dims[dimensions] ----
-// expand_dims is jx's own: `dimensions` are the positions of new size-1 dims in the output.
-Outs expand_dims_abstract_eval(Avals in, const Params& params) {
-  check_arity(expand_dims_p, in, 1);
-  Ints dims = ints(params, "dimensions");
-  const Shape& s = in[0].shape;
-  std::int64_t ndim_out = in[0].ndim() + static_cast<std::int64_t>(dims.size());
-  check_axes(expand_dims_p.name, dims, s, ndim_out, "[0, ndim + len(dimensions))");
-  Shape shape;
-  auto next = s.begin();
-  for (std::int64_t i = 0; i < ndim_out; ++i)
-    shape.push_back(std::find(dims.begin(), dims.end(), i) != dims.end() ? 1 : *next++);
-  return result(shape, in[0].dtype, in[0].weak_type);
-}
-
-Array expand_dims_transpose(const Array& ct, const ShapedArray&, const Params& params) {
-  return lax::squeeze(ct, ints(params, "dimensions"));
-}
-
-// `dimensions` are output positions: the batch axis goes right after the output position of
-// operand dim b - 1, and new dims at or past it shift by one.
-BatchResult expand_dims_batch(Ins args, BDims dims, const Params& params) {
-  int b = *dims[0];
-  Ints added = ints(params, "dimensions");
-  std::int64_t at = 0;
-  for (std::int64_t pos = 0, seen = 0; seen < b; ++pos)
-    if (std::find(added.begin(), added.end(), pos) == added.end() && ++seen == b) at = pos + 1;
-  for (auto& d : added) d = shift(d, static_cast<int>(at));
-  return one(lax::expand_dims(args[0], added), at);
-}
-
 // ---- iota[dimension dtype shape]: no operands ----
 Outs iota_abstract_eval(Avals in, const Params& params) {
   check_arity(iota_p, in, 0);
@@ -371,6 +358,7 @@ const bool kRegistered = [] {
   ad::def_linear(broadcast_in_dim_p);
   broadcast_in_dim_p.transpose = unary_transpose(broadcast_in_dim_transpose);
   broadcast_in_dim_p.batch = broadcast_in_dim_batch;
+  broadcast_in_dim_p.text = {broadcast_in_dim_shown, broadcast_in_dim_read};
 
   transpose_p.abstract_eval = transpose_abstract_eval;
   transpose_p.impl = transpose_impl;
@@ -392,13 +380,6 @@ const bool kRegistered = [] {
   ad::def_linear(squeeze_p);
   squeeze_p.transpose = unary_transpose(squeeze_transpose);
   squeeze_p.batch = squeeze_batch;
-
-  expand_dims_p.abstract_eval = expand_dims_abstract_eval;
-  expand_dims_p.impl = share_buffer;
-  expand_dims_p.lower = reshape_lower;
-  ad::def_linear(expand_dims_p);
-  expand_dims_p.transpose = unary_transpose(expand_dims_transpose);
-  expand_dims_p.batch = expand_dims_batch;
 
   // iota has no operands, so it is never batched.
   iota_p.abstract_eval = iota_abstract_eval;
@@ -422,11 +403,14 @@ namespace lax {
 Array broadcast_in_dim(const Array& x, const Shape& shape, const Ints& broadcast_dimensions) {
   return bind1(
       broadcast_in_dim_p, {x},
-      {{"broadcast_dimensions", Param::ints(broadcast_dimensions)}, {"shape", Param::ints(shape)}});
+      {{"broadcast_dimensions", Param::ints(broadcast_dimensions)},
+       {"shape", Param::ints(shape)},
+       {"sharding", Param()}});
 }
 
 Array reshape(const Array& x, const Shape& new_sizes) {
-  return bind1(reshape_p, {x}, {{"dimensions", Param()}, {"new_sizes", Param::ints(new_sizes)}});
+  return bind1(reshape_p, {x},
+               {{"dimensions", Param()}, {"new_sizes", Param::ints(new_sizes)}, {"sharding", Param()}});
 }
 
 Array transpose(const Array& x, const Ints& permutation) {
@@ -438,16 +422,27 @@ Array squeeze(const Array& x, const Ints& dimensions) {
   return bind1(squeeze_p, {x}, {{"dimensions", Param::ints(dims)}});
 }
 
+// `dimensions` are the positions of the new size-1 dims in the output.
 Array expand_dims(const Array& x, const Ints& dimensions) {
-  Ints dims = canonical_axes(dimensions, x.ndim() + static_cast<std::int64_t>(dimensions.size()));
-  return bind1(expand_dims_p, {x}, {{"dimensions", Param::ints(dims)}});
+  std::int64_t ndim_out = x.ndim() + static_cast<std::int64_t>(dimensions.size());
+  Ints added = canonical_axes(dimensions, ndim_out);
+  check_axes("expand_dims", added, x.shape(), ndim_out, "[0, ndim + len(dimensions))");
+  Shape shape;
+  Ints kept;
+  for (std::int64_t i = 0, next = 0; i < ndim_out; ++i) {
+    bool is_added = std::find(added.begin(), added.end(), i) != added.end();
+    shape.push_back(is_added ? 1 : x.shape()[static_cast<std::size_t>(next++)]);
+    if (!is_added) kept.push_back(i);
+  }
+  return broadcast_in_dim(x, shape, kept);
 }
 
 Array iota(DType dtype, const Shape& shape, std::int64_t dimension) {
   return bind1(iota_p, {},
                {{"dimension", Param::integer(dimension)},
                 {"dtype", Param::dtype(dtype)},
-                {"shape", Param::ints(shape)}});
+                {"shape", Param::ints(shape)},
+                {"sharding", Param()}});
 }
 
 Array rev(const Array& x, const Ints& dimensions) {

@@ -1,5 +1,7 @@
 #include "trace/staging.hpp"
 
+#include <algorithm>
+
 #include "core/array_impl.hpp"
 
 namespace jx::trace {
@@ -36,6 +38,12 @@ Atom StagingTrace::to_atom(const Array& x) {
 
 std::vector<Array> StagingTrace::process(const Primitive& prim, std::span<const Array> inputs,
                                          const Params& params) {
+  if (prim.folds_scalar_constants &&
+      std::all_of(inputs.begin(), inputs.end(),
+                  [](const Array& x) { return !x.is_tracer() && x.ndim() == 0; })) {
+    EvalContext eager;
+    return bind(prim, {inputs.begin(), inputs.end()}, params);
+  }
   std::vector<ShapedArray> in_avals;
   Eqn eqn{&prim, {}, params, {}};
   in_avals.reserve(inputs.size());

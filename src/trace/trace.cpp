@@ -11,6 +11,8 @@
 namespace jx::trace {
 namespace {
 
+// Traces from outermost to innermost; a null entry is an EvalContext, hiding those below it from
+// binds of concrete inputs.
 thread_local std::vector<std::shared_ptr<Trace>> trace_stack;
 std::atomic<DeviceEagerRun> device_eager_run{nullptr};
 
@@ -64,6 +66,9 @@ TraceScope::~TraceScope() {
 
 int next_trace_level() { return static_cast<int>(trace_stack.size()); }
 
+EvalContext::EvalContext() { trace_stack.push_back(nullptr); }
+EvalContext::~EvalContext() { trace_stack.pop_back(); }
+
 void set_device_eager_run(DeviceEagerRun run) { device_eager_run = run; }
 
 std::vector<Array> bind(const Primitive& prim, std::vector<Array> inputs, const Params& params) {
@@ -74,6 +79,8 @@ std::vector<Array> bind(const Primitive& prim, std::vector<Array> inputs, const 
     if (!t->trace()->alive()) t->throw_leak_error(x.aval());
     if (!top || t->trace()->level() > top->level()) top = t->trace().get();
   }
+  Trace* current = trace_stack.empty() ? nullptr : trace_stack.back().get();
+  if (current && (!top || current->level() > top->level())) top = current;
   if (top) return top->process(prim, inputs, params);
   // abstract_eval type-checks before any buffer is touched, and fixes the outputs' avals.
   std::vector<ShapedArray> out_avals = prim.output_avals(avals_of(inputs), params);

@@ -59,6 +59,16 @@ class TraceScope {
 };
 int next_trace_level();  // the level a trace pushed now would get
 
+// Inside an EvalContext, binds whose inputs are all concrete run eagerly again although a trace
+// is current (JAX's eval_context): for work done at trace time on purpose, such as compiling.
+class EvalContext {
+ public:
+  EvalContext();
+  ~EvalContext();
+  EvalContext(const EvalContext&) = delete;
+  EvalContext& operator=(const EvalContext&) = delete;
+};
+
 // How an eager primitive runs whose committed inputs live on an accelerator: a one-primitive
 // program compiled for that device (api/eager_device.cpp installs it; trace/ cannot compile).
 using DeviceEagerRun = std::vector<Array> (*)(const Primitive& prim,
@@ -66,9 +76,10 @@ using DeviceEagerRun = std::vector<Array> (*)(const Primitive& prim,
                                               const Params& params, const Device& device);
 void set_device_eager_run(DeviceEagerRun run);
 
-// Applies a primitive: staged into the highest-level trace among the inputs' traces, or run
-// eagerly when every input is concrete: abstract_eval, then impl on the host, or the device's
-// one-primitive program when the inputs are committed to an accelerator.
+// Applies a primitive (JAX's omnistaging): staged into the current trace, or into a higher-level
+// trace among the inputs' traces; with no trace current, run eagerly: abstract_eval, then impl on
+// the host, or the device's one-primitive program when the inputs are committed to an
+// accelerator. So under jit even a bind of concrete inputs (zeros, iota) is an equation.
 std::vector<Array> bind(const Primitive& prim, std::vector<Array> inputs,
                         const Params& params = {});
 Array bind1(const Primitive& prim, std::vector<Array> inputs, const Params& params = {});

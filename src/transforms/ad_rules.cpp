@@ -7,10 +7,17 @@
 #include "support/check.hpp"
 #include "trace/tracer.hpp"
 
+namespace jx {
+extern Primitive add_any_p;
+}  // namespace jx
+
 namespace jx::ad {
 
+// A 0-d zero is a literal; others are a broadcast of one, an equation under a trace (JAX's
+// zeros_like_aval).
 Array zeros(const ShapedArray& aval) {
-  return lax::broadcast_in_dim(make_scalar(0, aval.dtype), aval.shape, {});
+  Array zero = with_aval(make_scalar(0, aval.dtype), {{}, aval.dtype, aval.weak_type});
+  return aval.shape.empty() ? zero : lax::broadcast_in_dim(zero, aval.shape, {});
 }
 
 Array instantiate(const Array& t, const ShapedArray& aval) { return is_zero(t) ? zeros(aval) : t; }
@@ -21,10 +28,11 @@ Array broadcast_to(const Array& t, const ShapedArray& aval) {
   return lax::broadcast_in_dim(t, aval.shape, {});
 }
 
+// JAX sums tangents and cotangents with add_any.
 Array add(const Array& a, const Array& b) {
   if (is_zero(a)) return b;
   if (is_zero(b)) return a;
-  return lax::add(a, b);
+  return trace::bind1(add_any_p, {a, b});
 }
 
 Array unbroadcast(const Array& ct, const ShapedArray& aval) {

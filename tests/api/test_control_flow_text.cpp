@@ -78,7 +78,7 @@ TEST_CASE("make_jaxpr: while_loop prints as JAX's while[body_jaxpr=... cond_jaxp
   check_round_trip(j, {np::array({1.f, -1.f, 0.5f})}, {{1024, -1024, 512}});
 }
 
-TEST_CASE("make_jaxpr: scan prints as JAX's scan[_split_transpose=... jaxpr=... linear=...]",
+TEST_CASE("make_jaxpr: scan prints as JAX 0.11's scan[ft_in=... ft_out=... jaxpr=...]",
           "[control_flow][golden]") {
   // lax.scan(lambda c, x: (c + x, c + x), c, xs)   on f32[3], f32[5,3]
   auto f = [](const Array& c, const Array& xs) {
@@ -92,12 +92,10 @@ TEST_CASE("make_jaxpr: scan prints as JAX's scan[_split_transpose=... jaxpr=... 
   ClosedJaxpr j = make_jaxpr(f)(np::zeros({3}), np::zeros({5, 3}));
   CHECK(j.str() == R"({ lambda ; a:f32[3] b:f32[5,3]. let
     c:f32[3] d:f32[5,3] = scan[
-      _split_transpose=False
+      ft_in=((), (None,), (None,))
+      ft_out=((None,), (RightsOnly(Right(None)),))
       jaxpr={ lambda ; e:f32[3] f:f32[3]. let g:f32[3] = add e f in (g, g) }
       length=5
-      linear=(False, False)
-      num_carry=1
-      num_consts=0
       reverse=False
       unroll=1
     ] a b

@@ -322,8 +322,7 @@ TEST_CASE("fused jit: products up to 2^28 multiply-adds are kernels, larger ones
 
 TEST_CASE("fused jit: nn::relu's zeros are an immediate, not an array its kernel reads",
           "[jit][fusion]") {
-  // where(x <= 0, 0, x) broadcasts the concrete 0 while tracing: a constant argument of x's
-  // shape, all zeros. Lowered as a broadcast scalar, it leaves the kernel one input: x.
+  // where(x <= 0, 0, x) stages the broadcast of the literal 0: the kernel's one input is x.
   auto relu = jit([](const Array& x) { return nn::relu(x * 2.0f); });
   std::vector<float> xv = uniform(48 * 40, -1, 1, 11);
   Array x = np::array(xv, {48, 40});
@@ -331,8 +330,7 @@ TEST_CASE("fused jit: nn::relu's zeros are an immediate, not an array its kernel
   ThunkCounts counts = count_thunks(compiled.thunk_sequence());
   REQUIRE(counts.kernels == 1);
   INFO(counts.kernel_lines.front());
-  // The consts lead the parameters: the zeros are param0, x is param1.
-  CHECK(kernel_buffers(counts.kernel_lines.front()) == std::vector<std::string>{"param1", "out0"});
+  CHECK(kernel_buffers(counts.kernel_lines.front()) == std::vector<std::string>{"param0", "out0"});
   std::vector<double> want;
   for (float v : xv) want.push_back(std::max(2.0 * v, 0.0));
   check_close(compiled(x), want, 0, 0);

@@ -235,11 +235,11 @@ TEST_CASE("gather and scatter print as JAX prints them", "[gather_scatter]") {
   auto g = [](const Array& x) { return take_rows(x, Mode::kClip); };
   std::string text = jx::make_jaxpr(g)(np::zeros({5, 3}, float32)).str();
   for (const char* line :
-       {"c:f32[4,3] = gather[\n",
+       {"d:f32[4,3] = gather[\n",
         "dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), "
         "start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())\n",
         "fill_value=None\n", "indices_are_sorted=False\n", "mode=GatherScatterMode.CLIP\n",
-        "slice_sizes=(1, 3)\n", "unique_indices=False\n", "] b a\n"})
+        "slice_sizes=(1, 3)\n", "unique_indices=False\n", "] b c\n"})
     CHECK_THAT(text, Catch::Contains(line));
   auto s = [](const Array& x, const Array& i, const Array& u) {
     return lax::scatter_add(x, i, u, {{}, {0}, {0}});

@@ -32,8 +32,8 @@ struct ScanParams {
   explicit ScanParams(const Params& p)
       : body(p.get("jaxpr").as_jaxpr()),
         length(p.get("length").as_int()),
-        nc(sub::count_param(p, "num_consts")),
-        nn(sub::count_param(p, "num_carry")),
+        nc(p.get("ft_in").items().at(0).items().size()),
+        nn(p.get("ft_in").items().at(1).items().size()),
         reverse(p.get("reverse").as_bool()) {}
   std::size_t num_xs(std::size_t operands) const { return operands - nc - nn; }
 };
@@ -47,17 +47,21 @@ ShapedArray stacked(const ShapedArray& a, std::int64_t length) {
   return {s, a.dtype, a.weak_type};
 }
 
-// JAX's params of a scan. jx reads jaxpr, length, num_carry, num_consts and reverse; linear (one
-// flag per operand), unroll and _split_transpose are printed as JAX prints them.
+// JAX 0.11's params of a scan. Its operands' and results' groups are trees: ft_in holds one
+// None per const, carry and xs operand, ft_out one per carry and ys result (a ys one is
+// RightsOnly(Right(None)), as JAX's flat trees print a kept stacked result).
 Params scan_params(ClosedJaxprData body, std::int64_t length, std::size_t num_consts,
                    std::size_t num_carry, bool reverse) {
-  std::vector<Param> linear(body.jaxpr.invars.size(), Param::boolean(false));
-  return {{"_split_transpose", Param::boolean(false)},
+  auto nones = [](std::size_t n, const Param& item = Param()) {
+    return Param::tuple(std::vector<Param>(n, item));
+  };
+  std::size_t num_xs = body.jaxpr.invars.size() - num_consts - num_carry;
+  std::size_t num_ys = body.jaxpr.outvars.size() - num_carry;
+  Param kept_ys = Param::record("RightsOnly", {{"", Param::record("Right", {{"", Param()}})}});
+  return {{"ft_in", Param::tuple({nones(num_consts), nones(num_carry), nones(num_xs)})},
+          {"ft_out", Param::tuple({nones(num_carry), nones(num_ys, kept_ys)})},
           {"jaxpr", Param::jaxpr(std::make_shared<const ClosedJaxprData>(std::move(body)))},
           {"length", Param::integer(length)},
-          {"linear", Param::tuple(std::move(linear))},
-          {"num_carry", sub::size_param(num_carry)},
-          {"num_consts", sub::size_param(num_consts)},
           {"reverse", Param::boolean(reverse)},
           {"unroll", Param::integer(1)}};
 }
