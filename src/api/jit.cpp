@@ -13,7 +13,9 @@
 #include "jx/config.hpp"
 #include "jx/jit.hpp"
 #include "support/format.hpp"
+#include "primitives/call.hpp"
 #include "trace/staging.hpp"
+#include "trace/tracer.hpp"
 
 namespace jx::detail {
 
@@ -28,6 +30,7 @@ class JitState : public std::enable_shared_from_this<JitState> {
 
   std::mutex mu;                            // guards the caches and stats
   api::JitCache cache;                      // programs for the CPU
+  api::JitCache staged;                     // jaxprs of calls under a trace
   std::map<int, api::JitCache> gpu_caches;  // by GPU id
   CacheInfo stats;
 
@@ -209,6 +212,22 @@ void check_nans(const JitState& st, const std::vector<Array>& outs) {
   }
 }
 
+// Under a trace, a call is one jit equation. Its jaxpr is cached by signature unless it closes
+// over a tracer (valid only in this trace), so calls with one signature share one jaxpr.
+api::JitCache::EntryPtr staged_entry(JitState& st, const CallArgs& ca, const MissHandler& miss) {
+  {
+    std::lock_guard lock(st.mu);
+    if (auto entry = st.staged.find(ca)) return entry;
+  }
+  auto entry = std::make_shared<api::CacheEntry>();
+  entry->sig = api::make_signature(ca, api::hash_call(ca), miss.structures());
+  double trace_ms = 0;
+  entry->jaxpr = trace_call(st, ca, miss, entry->out_proto, trace_ms);
+  if (closes_over_tracer(*entry->jaxpr)) return entry;
+  std::lock_guard lock(st.mu);
+  return st.staged.insert(std::move(entry), config().cache_capacity);
+}
+
 std::vector<Array> run_entry(const api::CacheEntry& e, const std::vector<Array>& leaves) {
   if (e.program) return (*e.program)(leaves);
   return eval_jaxpr(e.jaxpr->jaxpr, e.jaxpr->consts, leaves);
@@ -284,11 +303,12 @@ CallResult jit_call(JitState& st, CallArgs& ca, const MissHandler& miss) {
     return r;
   }
   if (ca.error != ArgError::none) throw_arg_error(st, ca);
-  for (const Array& x : ca.leaves) {
-    if (tracer_of(x)) {  // under an outer trace: the function is staged into it, inline
-      r.run_inline = true;
-      return r;
-    }
+  if (trace::tracing()) {
+    api::JitCache::EntryPtr entry = staged_entry(st, ca, miss);
+    r.outs = bind_jit(entry->jaxpr, ca.leaves, st.name);
+    const void* proto = entry->out_proto.get();
+    r.out_proto = std::shared_ptr<const void>(std::move(entry), proto);
+    return r;
   }
   Device device = call_device(st, ca.leaves);
   api::JitCache::EntryPtr entry;
@@ -319,6 +339,7 @@ void clear_cache(JitState& st) {
   std::lock_guard lock(st.mu);
   st.cache.clear();
   st.gpu_caches.clear();
+  st.staged.clear();
 }
 
 // ---- AOT ------------------------------------------------------------------------------------
@@ -413,7 +434,7 @@ std::vector<Array> CompiledCall::run(const std::vector<Array>& leaves,
                     detail::join(diffs, "; "));
   }
   // Under a trace the program is staged into it, equation by equation.
-  if (std::any_of(leaves.begin(), leaves.end(), [](const Array& x) { return x.is_tracer(); })) {
+  if (trace::tracing()) {
     const auto& j = *impl_->lowered->lowered.jaxpr;
     return eval_jaxpr(j.jaxpr, j.consts, leaves);
   }

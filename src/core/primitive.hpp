@@ -77,6 +77,9 @@ using PartialEvalRule =
 struct ParamsText {
   std::function<Params(const Params&)> shown;
   std::function<Params(Params parsed, std::span<const ShapedArray> outs)> read;
+  // The `jaxpr` param is called on the operands: its binders print with the equation's names
+  // where they can (JAX's jit rule).
+  bool call_names = false;
 };
 
 struct Primitive {

@@ -181,6 +181,7 @@ class Printer {
   DocP eqn(const Eqn& e) {
     // Names are handed out left to right: outputs, then the params' sub-jaxprs, then inputs.
     DocP lhs = vars(e.outvars, "", true);
+    if (e.prim->text.call_names) name_call_binders(e);
     DocP kv = concat({});
     Params shown = e.prim->text.shown ? e.prim->text.shown(e.params) : e.params;
     if (!shown.empty()) {
@@ -249,6 +250,24 @@ class Printer {
       shared_[j] = n;
       shared_list_.emplace_back(n, j);
     }
+  }
+
+  // The called jaxpr's invars take the names of the operands and its outvars those of the
+  // results: not a literal's, not a name used for an earlier position, and not over a name
+  // already given. A jaxpr printed up front (shared) keeps its own.
+  void name_call_binders(const Eqn& e) {
+    const Jaxpr& callee = e.params.get("jaxpr").as_jaxpr()->jaxpr;
+    if (shared_.count(&callee)) return;
+    std::set<const VarNode*> used;
+    auto suggest = [&](const VarNode* inner, const VarNode* outer) {
+      if (!outer || !used.insert(outer).second || names_.count(inner)) return;
+      if (std::string n = name(outer); n != "_") names_[inner] = n;
+    };
+    for (std::size_t k = 0; k < e.inputs.size() && k < callee.invars.size(); ++k)
+      suggest(callee.invars[k].get(), e.inputs[k].is_literal() ? nullptr : e.inputs[k].var.get());
+    used.clear();
+    for (std::size_t k = 0; k < e.outvars.size() && k < callee.outvars.size(); ++k)
+      if (!callee.outvars[k].is_literal()) suggest(callee.outvars[k].var.get(), e.outvars[k].get());
   }
 
   template <class V>

@@ -66,6 +66,8 @@ TraceScope::~TraceScope() {
 
 int next_trace_level() { return static_cast<int>(trace_stack.size()); }
 
+bool tracing() { return !trace_stack.empty() && trace_stack.back(); }
+
 EvalContext::EvalContext() { trace_stack.push_back(nullptr); }
 EvalContext::~EvalContext() { trace_stack.pop_back(); }
 

@@ -58,6 +58,7 @@ class TraceScope {
   TraceScope& operator=(const TraceScope&) = delete;
 };
 int next_trace_level();  // the level a trace pushed now would get
+bool tracing();           // whether a trace is current (and no EvalContext hides it)
 
 // Inside an EvalContext, binds whose inputs are all concrete run eagerly again although a trace
 // is current (JAX's eval_context): for work done at trace time on purpose, such as compiling.

@@ -23,7 +23,9 @@ TEST_CASE("np functions stage JAX's jaxprs", "[numpy]") {
   CHECK(make_jaxpr([](const Array& x) { return np::power(x, 2); })(np::zeros({3})).str() ==
         "{ lambda ; a:f32[3]. let b:f32[3] = integer_pow[y=2] a in (b,) }");
   CHECK(make_jaxpr([](const Array& x) { return np::sum(x, 0); })(np::zeros({2, 3})).str() ==
-        "{ lambda ; a:f32[2,3]. let b:f32[3] = reduce_sum[axes=(0,) out_sharding=None] a in (b,) }");
+        "{ lambda ; a:f32[2,3]. let\n"
+        "    b:f32[3] = reduce_sum[axes=(0,) out_sharding=None] a\n"
+        "  in (b,) }");
   CHECK(make_jaxpr([](const Array& x) { return np::transpose(x); })(np::zeros({2, 3})).str() ==
         "{ lambda ; a:f32[2,3]. let b:f32[3,2] = transpose[permutation=(1, 0)] a in (b,) }");
   CHECK(make_jaxpr([](const Array& x) { return np::mean(x); })(np::zeros({2, 3})).str() ==

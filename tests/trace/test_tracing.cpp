@@ -52,7 +52,7 @@ TEST_CASE("make_jaxpr: std::map arguments flatten by key, results are pytrees", 
   };
   ClosedJaxpr j = make_jaxpr(f)(params);
   CHECK(j.str() == R"({ lambda ; a:f32[3] b:f32[2,3]. let
-    c:f32[3] = reduce_sum[axes=(0,)] b
+    c:f32[3] = reduce_sum[axes=(0,) out_sharding=None] b
     d:f32[3] = add c a
   in (c, d) })");
   CHECK(j.in_avals().size() == 2);

@@ -81,7 +81,7 @@ class MissHandler {
 };
 
 struct CallResult {
-  bool run_inline = false;  // a leaf is a tracer, or jit is disabled: call the function itself
+  bool run_inline = false;  // jit is disabled: call the function itself
   std::vector<Array> outs;
   std::shared_ptr<const void> out_proto;
 };
