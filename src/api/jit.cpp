@@ -303,6 +303,7 @@ CallResult jit_call(JitState& st, CallArgs& ca, const MissHandler& miss) {
     return r;
   }
   if (ca.error != ArgError::none) throw_arg_error(st, ca);
+  for (const Array& x : ca.leaves) impl_of(x);  // an empty Array is an error here
   if (trace::tracing()) {
     api::JitCache::EntryPtr entry = staged_entry(st, ca, miss);
     r.outs = bind_jit(entry->jaxpr, ca.leaves, st.name);
