@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <vector>
@@ -43,6 +44,12 @@ class ClosedJaxpr {
 };
 
 std::ostream& operator<<(std::ostream& os, const ClosedJaxpr& j);
+
+// Reads a jaxpr in JAX's text format (what ClosedJaxpr::str and JAX 0.11's make_jaxpr print, for
+// the primitives jx has) into a program that runs, jits and transforms. A text's constvars take
+// `consts`, in order. Malformed text is a jx::CompileError naming the line and column; an
+// ill-typed equation a jx::TypeError; consts that do not match the constvars a jx::ValueError.
+ClosedJaxpr parse_jaxpr(std::string_view text, std::vector<Array> consts = {});
 
 namespace detail {
 ClosedJaxpr make_jaxpr_flat(const FlatFn& fn, const std::vector<ShapedArray>& in_avals,

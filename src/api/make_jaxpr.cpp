@@ -1,8 +1,9 @@
-// make_jaxpr and the public ClosedJaxpr handle.
+// make_jaxpr, parse_jaxpr and the public ClosedJaxpr handle.
 #include <ostream>
 
 #include "jaxpr/jaxpr.hpp"
 #include "jx/transforms.hpp"
+#include "primitives/sub_jaxprs.hpp"
 #include "trace/staging.hpp"
 
 namespace jx {
@@ -17,6 +18,21 @@ std::vector<Array> ClosedJaxpr::operator()(const std::vector<Array>& args) const
 }
 
 std::ostream& operator<<(std::ostream& os, const ClosedJaxpr& j) { return os << j.str(); }
+
+ClosedJaxpr parse_jaxpr(std::string_view text, std::vector<Array> consts) {
+  Jaxpr j = read_jaxpr(text);
+  std::vector<ShapedArray> want;
+  for (const Var& v : j.constvars) want.push_back(v->aval);
+  bool match = consts.size() == want.size();
+  for (std::size_t i = 0; match && i < consts.size(); ++i)
+    match = consts[i].shape() == want[i].shape && consts[i].dtype() == want[i].dtype;
+  if (!match) {
+    throw ValueError("parse_jaxpr: the jaxpr's constvars are " + sub::avals_str(want) +
+                     " but the consts given are " + sub::avals_str(detail::avals_of(consts)));
+  }
+  return ClosedJaxpr(
+      std::make_shared<const ClosedJaxprData>(ClosedJaxprData{std::move(j), std::move(consts)}));
+}
 
 namespace detail {
 

@@ -66,7 +66,7 @@ ClosedJaxprData convert_constvars(ClosedJaxprData j, std::vector<Array>& consts)
 // JAX's text format; one line when it fits in 80 columns.
 std::string to_string(const Jaxpr& jaxpr);
 // Reads the text format back; throws jx::CompileError with the line and column on bad input.
-Jaxpr parse_jaxpr(std::string_view text);
+Jaxpr read_jaxpr(std::string_view text);
 // Checks every equation against its primitive's abstract_eval; throws jx::TypeError.
 void typecheck(const Jaxpr& jaxpr);
 // typecheck in debug builds: every transform checks the jaxpr it returns.

@@ -68,7 +68,7 @@ std::vector<Token> lex(std::string_view s) {
       bool sign = at(i + 1) == '+' || at(i + 1) == '-';
       if ((at(i) == 'e' || at(i) == 'E') && is_digit(at(i + 1 + sign)))
         for (i += 1 + sign; is_digit(at(i));) ++i;
-    } else if (std::string_view("{}()[]:;.,=-").find(c) != std::string_view::npos) {
+    } else if (std::string_view("{}()[]:;.,=-<>").find(c) != std::string_view::npos) {
       ++i;
     } else {
       char hex[8];
@@ -393,6 +393,12 @@ class Parser {
       if (n.text.find_first_of(".eE") == std::string::npos) return Param::integer(integer(n));
       return Param::floating(number(n));
     }
+    if (punct(t, '<')) {  // a Python function's name: name=<lambda>
+      next();
+      Token w = expect_ident("a name after '<'");
+      expect('>', "'>' after <" + w.text);
+      return Param::name("<" + w.text + ">");
+    }
     if (!ident(t)) fail(t, "a parameter value");
     Token w = next();
     if (w.text == "None") return Param();
@@ -457,7 +463,7 @@ class Parser {
 
 }  // namespace
 
-Jaxpr parse_jaxpr(std::string_view text) {
+Jaxpr read_jaxpr(std::string_view text) {
   Jaxpr j = Parser(lex(text)).top();
   typecheck(j);
   return j;

@@ -77,8 +77,8 @@ JvpResult jit_jvp(Ins primals, Ins tangents, const Params& params) {
 // the unknown part reading them.
 PartialEvalSplit jit_partial_eval(const Eqn& eqn, const std::vector<bool>& unknown_inputs) {
   std::size_t m = eqn.outvars.size();
-  PartialEval pe = partial_eval_jaxpr(*body_of(eqn.params), unknown_inputs,
-                                      std::vector<bool>(m, false));
+  PartialEval pe =
+      partial_eval_jaxpr(*body_of(eqn.params), unknown_inputs, std::vector<bool>(m, false));
   const std::string& name = name_of(eqn.params);
   std::vector<ShapedArray> known_avals = pe.known.jaxpr.out_avals();
   Eqn known{&jit_p, {}, jit_params(shared(std::move(pe.known)), name), {}};
@@ -128,8 +128,7 @@ BatchResult jit_batch(Ins args, std::span<const BatchDim> dims, const Params& pa
   for (std::size_t i = 0; i < dependent.size(); ++i)
     if (dependent[i]) out_dims[i] = 0;
   std::vector<BatchDim> in_dims(dims.begin(), dims.end());
-  ClosedJaxprData vmapped =
-      vmap_jaxpr(*body, in_dims, batching::batch_size(args, dims), out_dims);
+  ClosedJaxprData vmapped = vmap_jaxpr(*body, in_dims, batching::batch_size(args, dims), out_dims);
   return {bind_jit(shared(std::move(vmapped)), {args.begin(), args.end()}, name_of(params)),
           out_dims};
 }

@@ -23,7 +23,7 @@ using np_testing::check_values;
 // The text parses back to the same text, and the parsed program computes what `want` says.
 void check_round_trip(const ClosedJaxpr& j, const std::vector<Array>& args,
                       const std::vector<std::vector<double>>& want) {
-  Jaxpr parsed = parse_jaxpr(j.str());
+  Jaxpr parsed = read_jaxpr(j.str());
   CHECK(to_string(parsed) == j.str());
   std::vector<Array> outs = eval_jaxpr(parsed, j.consts(), args);
   REQUIRE(outs.size() == want.size());

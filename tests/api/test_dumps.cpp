@@ -128,7 +128,7 @@ TEST_CASE("dumps: every file of a jitted module, named like XLA's, reads back", 
     SECTION("the jaxpr is make_jaxpr's, and parses and prints back identically") {
       const std::string& jaxpr = text["jaxpr.txt"];
       CHECK(jaxpr == make_jaxpr(small_fn)(x, y).str());
-      CHECK(to_string(parse_jaxpr(jaxpr)) == jaxpr);
+      CHECK(to_string(read_jaxpr(jaxpr)) == jaxpr);
     }
     SECTION("HLO before and after optimizations parses, verifies and prints back identically") {
       for (std::string suffix : {"before_optimizations.txt", "after_optimizations.txt"}) {

@@ -73,8 +73,8 @@ TEST_CASE("nested jit: values, grad, vmap and an outer jit agree with the closed
   for (float v : {0.5f, -1.0f, 2.0f, 1.0f}) sines.push_back(2 * std::sin(v));
   check_values(vmap([&](const Array& r) { return g(r); })(rows), sines);
   // jvp through the equation.
-  auto [y, t] = jx::jvp([&](const Array& v) { return g(v); }, std::tuple{x},
-                        std::tuple{np::ones({3})});
+  auto [y, t] =
+      jx::jvp([&](const Array& v) { return g(v); }, std::tuple{x}, std::tuple{np::ones({3})});
   std::vector<double> tangent;
   for (float v : xs) tangent.push_back(2 * std::cos(v));
   check_values(t, tangent);

@@ -19,18 +19,18 @@ namespace {
 // parse(text) prints as `text` again, and so does parsing that printout.
 void check_round_trip(const std::string& text) {
   INFO(text);
-  Jaxpr j = parse_jaxpr(text);
+  Jaxpr j = read_jaxpr(text);
   CHECK(to_string(j) == text);
-  CHECK(to_string(parse_jaxpr(to_string(j))) == text);
+  CHECK(to_string(read_jaxpr(to_string(j))) == text);
 }
 
 using jx::testing::error_of;
 
 std::string parse_error(const std::string& text) {
-  return error_of<CompileError>([&] { parse_jaxpr(text); });
+  return error_of<CompileError>([&] { read_jaxpr(text); });
 }
 std::string type_error(const std::string& text) {
-  return error_of<TypeError>([&] { parse_jaxpr(text); });
+  return error_of<TypeError>([&] { read_jaxpr(text); });
 }
 
 TEST_CASE("printer: one line when it fits, `; ` between equations", "[jaxpr]") {
@@ -104,12 +104,12 @@ TEST_CASE("printer: literals of every dtype", "[jaxpr]") {
   check_round_trip("{ lambda ; . let  in (-9223372036854775808:i64[], 4294967295:u32[]) }");
   // f32 values print as the double they are, the way JAX prints np.float32(0.1).item().
   check_round_trip("{ lambda ; . let  in (0.10000000149011612:f32[], 1e+20:f64[], 0.1:f64[]) }");
-  Jaxpr j = parse_jaxpr("{ lambda ; . let  in (0.1:f32[], 2:f32[], -0.0:f32[]) }");
+  Jaxpr j = read_jaxpr("{ lambda ; . let  in (0.1:f32[], 2:f32[], -0.0:f32[]) }");
   CHECK(to_string(j) ==
         "{ lambda ; . let  in (0.10000000149011612:f32[], 2.0:f32[], -0.0:f32[]) }");
   CHECK(j.outvars[0].literal.item<float>() == 0.1f);
   CHECK(j.outvars[0].literal.dtype() == float32);
-  Jaxpr k = parse_jaxpr("{ lambda ; . let  in (-3:i32[], True:bool[], -inf:f64[], 7:u32[]) }");
+  Jaxpr k = read_jaxpr("{ lambda ; . let  in (-3:i32[], True:bool[], -inf:f64[], 7:u32[]) }");
   CHECK(k.outvars[0].literal.item<int>() == -3);
   CHECK(k.outvars[1].literal.item<bool>());
   CHECK(k.outvars[2].literal.item<double>() == -std::numeric_limits<double>::infinity());
@@ -119,12 +119,12 @@ TEST_CASE("printer: literals of every dtype", "[jaxpr]") {
 TEST_CASE("printer: dropped and unused outputs print as `_`", "[jaxpr]") {
   check_round_trip("{ lambda ; a:f32[]. let _:f32[] = sin a; b:f32[] = cos a in (b, 2.0:f32[]) }");
   // An output nobody reads prints `_` (JAX 0.9), so the names skip it.
-  Jaxpr j = parse_jaxpr("{ lambda ; a:f32[]. let b:f32[] = sin a; c:f32[] = cos a in (c,) }");
+  Jaxpr j = read_jaxpr("{ lambda ; a:f32[]. let b:f32[] = sin a; c:f32[] = cos a in (c,) }");
   CHECK(to_string(j) == "{ lambda ; a:f32[]. let _:f32[] = sin a; b:f32[] = cos a in (b,) }");
   CHECK(!j.eqns[0].outvars[0]->dropped);
-  CHECK(parse_jaxpr(to_string(j)).eqns[0].outvars[0]->dropped);
+  CHECK(read_jaxpr(to_string(j)).eqns[0].outvars[0]->dropped);
   // `_` binders are distinct variables and may appear anywhere a binder does.
-  Jaxpr d = parse_jaxpr("{ lambda _:f32[]; _:f32[] a:f32[]. let  in (a,) }");
+  Jaxpr d = read_jaxpr("{ lambda _:f32[]; _:f32[] a:f32[]. let  in (a,) }");
   CHECK(d.constvars[0]->dropped);
   CHECK(d.invars[0]->dropped);
   CHECK(d.constvars[0] != d.invars[0]);
@@ -155,7 +155,7 @@ TEST_CASE("printer: parameters of every kind", "[jaxpr]") {
       s=nan
     ] a
   in (b,) })");
-  Jaxpr j = parse_jaxpr(
+  Jaxpr j = read_jaxpr(
       "{ lambda ; a:f32[]. let b:f32[] = sin[d=3 e=-7 f=2.5 h=float32 k=(1, 2) n=[0, 1] "
       "o=(([1], [0]), ([], [])) x=None z=True] a in (b,) }");
   const Params& p = j.eqns.at(0).params;
@@ -187,7 +187,7 @@ TEST_CASE("printer: sub-jaxprs share the variable names and nest their indentati
     b:f32[] = sin[branches=({ lambda ; c:f32[]. let  in (c,) })] a
   in (b,) })");
   // Sub-jaxprs are closed: each binds its own variables (the same name may be reused).
-  Jaxpr j = parse_jaxpr(
+  Jaxpr j = read_jaxpr(
       "{ lambda ; a:f32[]. let b:f32[] = sin[jaxpr={ lambda ; a:f32[]. let b:f32[] = "
       "sin a in (b,) }] a in (b,) }");
   const auto& sub = j.eqns.at(0).params.get("jaxpr").as_jaxpr();
@@ -234,7 +234,7 @@ TEST_CASE("printer: variables named like keywords and literals (in, let, inf, na
                         "\n    ing:f32[3] = neg inf\n", "\n    let:f32[3] = neg les\n",
                         "\n    nan:f32[3] = neg nam\n", "\n    nao:f32[3] = neg nan\n"})
     CHECK(text.find(s) != std::string::npos);
-  CHECK(to_string(parse_jaxpr(text)) == text);
+  CHECK(to_string(read_jaxpr(text)) == text);
 }
 
 TEST_CASE("printer: make_jaxpr output round trips", "[jaxpr]") {
@@ -256,14 +256,14 @@ TEST_CASE("printer: make_jaxpr output round trips", "[jaxpr]") {
     g:f32[2,3] = neg f
   in (d, f, g) })");
   check_round_trip(text);
-  Jaxpr j = parse_jaxpr(text);
+  Jaxpr j = read_jaxpr(text);
   CHECK(j.eqns.at(2).params.get("new_dtype") == Param::dtype(int32));
   CHECK(j.eqns.at(2).params.get("weak_type") == Param::boolean(false));
 }
 
 TEST_CASE("parser: hand-written layouts are accepted", "[jaxpr]") {
   // Free whitespace, eqns on their own lines at any indentation, `;` optional between lines.
-  Jaxpr j = parse_jaxpr(R"(
+  Jaxpr j = read_jaxpr(R"(
 { lambda ; a:f32[3].
   let
   b:f32[3] = sin a;
@@ -272,7 +272,7 @@ TEST_CASE("parser: hand-written layouts are accepted", "[jaxpr]") {
   in ( c , ) })");
   CHECK(to_string(j) == "{ lambda ; a:f32[3]. let b:f32[3] = sin a; c:f32[3] = cos b in (c,) }");
   // Params are sorted whatever order they are written in.
-  Jaxpr k = parse_jaxpr("{ lambda ; a:f32[]. let b:f32[] = sin[z=1 a=2] a in (b,) }");
+  Jaxpr k = read_jaxpr("{ lambda ; a:f32[]. let b:f32[] = sin[z=1 a=2] a in (b,) }");
   CHECK(to_string(k) == "{ lambda ; a:f32[]. let b:f32[] = sin[a=2 z=1] a in (b,) }");
 }
 
@@ -402,8 +402,8 @@ TEST_CASE("parser: mangled texts throw jx errors, never crash", "[jaxpr]") {
     }
     INFO(s);
     try {
-      std::string printed = to_string(parse_jaxpr(s));
-      CHECK(to_string(parse_jaxpr(printed)) == printed);  // whatever parses, round trips
+      std::string printed = to_string(read_jaxpr(s));
+      CHECK(to_string(read_jaxpr(printed)) == printed);  // whatever parses, round trips
       ++parsed;
     } catch (const Error&) {
     }

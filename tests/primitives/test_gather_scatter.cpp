@@ -256,8 +256,8 @@ TEST_CASE("gather and scatter print as JAX prints them", "[gather_scatter]") {
         "] a b c\n"})
     CHECK_THAT(st, Catch::Contains(line));
   // The text reads back, runs and prints the same.
-  CHECK(values(eval_jaxpr(parse_jaxpr(st), {}, {x, i, u})[0]) == V{0, 5, 2, 5, 4});
-  CHECK(to_string(parse_jaxpr(st)) == st);
+  CHECK(values(eval_jaxpr(read_jaxpr(st), {}, {x, i, u})[0]) == V{0, 5, 2, 5, 4});
+  CHECK(to_string(read_jaxpr(st)) == st);
 }
 
 TEST_CASE("gather and scatter reject bad operands in JAX's words", "[gather_scatter]") {

@@ -432,7 +432,7 @@ TEST_CASE("grad of sort is sorts: the jaxpr parses back and typechecks", "[sort]
   CHECK(sorts == 3);
   CHECK_THAT(text, Catch::Contains("_:f32[2,3] g:i32[2,3] = sort"));
   CHECK_THAT(text, Catch::Contains("_:i32[2,3] h:f32[2,3] = sort"));
-  Jaxpr parsed = parse_jaxpr(text);
+  Jaxpr parsed = read_jaxpr(text);
   CHECK(to_string(parsed) == text);
   typecheck(parsed);
 }

@@ -194,7 +194,7 @@ TEST_CASE(
   INFO(text);
   // Only the gradient is kept: the jvp's gather, transposed to a scatter-add.
   CHECK_THAT(text, Catch::Contains("scatter-add["));
-  Jaxpr parsed = parse_jaxpr(text);
+  Jaxpr parsed = read_jaxpr(text);
   CHECK(to_string(parsed) == text);
   typecheck(parsed);
   // The jvp stages no constants: the tangent is gathered at the primal's indices.
@@ -207,7 +207,7 @@ TEST_CASE(
   CHECK(jvp_text.rfind("{ lambda ; ", 0) == 0);
   CHECK_THAT(jvp_text, Catch::Contains("= top_k[k=2] a"));
   CHECK_THAT(jvp_text, Catch::Contains("gather["));
-  Jaxpr jvp_parsed = parse_jaxpr(jvp_text);
+  Jaxpr jvp_parsed = read_jaxpr(jvp_text);
   CHECK(to_string(jvp_parsed) == jvp_text);
   typecheck(jvp_parsed);
 }

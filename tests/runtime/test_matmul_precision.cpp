@@ -68,7 +68,7 @@ TEST_CASE("matmul precision: the jaxpr shows it as JAX does", "[precision]") {
         "    ] a b\n"
         "  in (c,) }");
   const std::string text = jaxpr_of(highest);  // reads back
-  CHECK(to_string(parse_jaxpr(text)) == text);
+  CHECK(to_string(read_jaxpr(text)) == text);
   auto matmul_high = [](const Array& a, const Array& b) {
     return np::matmul(a, b, Precision::kHigh);
   };
@@ -85,7 +85,7 @@ TEST_CASE("matmul precision: the jaxpr shows it as JAX does", "[precision]") {
 TEST_CASE("matmul precision: a pair of different precisions is an error", "[precision]") {
   // jx takes one precision for both operands; JAX's pair form reaches it only as text.
   auto jaxpr = std::make_shared<const ClosedJaxprData>(
-      ClosedJaxprData{parse_jaxpr("{ lambda ; a:f32[2,3] b:f32[3,4]. let\n"
+      ClosedJaxprData{read_jaxpr("{ lambda ; a:f32[2,3] b:f32[3,4]. let\n"
                                   "    c:f32[2,4] = dot_general[\n"
                                   "      dimension_numbers=(([1], [0]), ([], []))\n"
                                   "      precision=(Precision.HIGHEST, Precision.DEFAULT)\n"

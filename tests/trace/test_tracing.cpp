@@ -157,7 +157,7 @@ TEST_CASE("eval_jaxpr of a traced jaxpr equals calling the function eagerly", "[
   ClosedJaxpr j = make_jaxpr(f)(x, y);
   std::vector<Array> traced = j({x, y});
   // The same program read back from its text, with the consts make_jaxpr captured.
-  Jaxpr parsed = parse_jaxpr(j.str());
+  Jaxpr parsed = read_jaxpr(j.str());
   std::vector<Array> reparsed = eval_jaxpr(parsed, j.consts(), {x, y});
 
   for (const auto* outs : {&traced, &reparsed}) {

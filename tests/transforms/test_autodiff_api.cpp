@@ -76,7 +76,7 @@ void check_printed_jaxpr_is_live(const ClosedJaxpr& cj) {
   std::string text = cj.str();
   INFO(text);
   CHECK(text.find("_:") == std::string::npos);  // the printer marks an unread output `_`
-  CHECK(dead_equations(parse_jaxpr(text)) == std::vector<std::string>{});
+  CHECK(dead_equations(read_jaxpr(text)) == std::vector<std::string>{});
   CHECK(dead_equations(cj.data()->jaxpr) == std::vector<std::string>{});
 }
 

@@ -20,7 +20,7 @@
 namespace jx {
 namespace {
 
-ClosedJaxprData closed(const std::string& text) { return ClosedJaxprData{parse_jaxpr(text), {}}; }
+ClosedJaxprData closed(const std::string& text) { return ClosedJaxprData{read_jaxpr(text), {}}; }
 std::string text(const ClosedJaxprData& j) { return to_string(j.jaxpr); }
 
 std::vector<Array> run(const ClosedJaxprData& j, const std::vector<Array>& args) {
@@ -55,7 +55,7 @@ void check_transpose(const std::string& src, const std::vector<bool>& linear,
   ClosedJaxprData t = transpose_jaxpr(j, linear);
   INFO("transpose: " << text(t));
   typecheck(t.jaxpr);
-  CHECK(to_string(parse_jaxpr(text(t))) == text(t));
+  CHECK(to_string(read_jaxpr(text(t))) == text(t));
   // The transpose takes the known inputs then one cotangent per output, and returns one
   // cotangent per linear input, each typed like that input.
   std::vector<ShapedArray> want_in;
@@ -256,7 +256,7 @@ TEST_CASE("dce_jaxpr: equations feeding no output are dropped; no used outputs, 
 }
 
 TEST_CASE("dce_jaxpr: unread constvars are dropped with their consts", "[autodiff_api]") {
-  ClosedJaxprData j{parse_jaxpr(R"({ lambda a:f32[] b:f32[]; c:f32[]. let
+  ClosedJaxprData j{read_jaxpr(R"({ lambda a:f32[] b:f32[]; c:f32[]. let
     d:f32[] = mul c a
     e:f32[] = mul c b
   in (d, e) })"),
