@@ -35,6 +35,12 @@ std::vector<Array> scan_flat(const FlatFn& body, const std::vector<Array>& init,
 Array cond_index(const Array& pred);
 // The index of switch clamped into [0, n).
 Array switch_index(const Array& index, std::size_t n);
+// fori_loop's counter, as JAX's: static bounds start a weak counter of the default int dtype
+// (int32, or int64 under --enable_x64), as a Python int does; Array bounds must have one dtype,
+// or be a weak and a strong signed integer (the weak one takes the other's dtype): the bounds
+// converted to it, else a TypeError.
+Array fori_start(std::int64_t lower);
+std::pair<Array, Array> fori_bounds(const Array& lower, const Array& upper);
 // Branch `b`'s (or the body's) result structure differs from branch 0's (or the carry's).
 [[noreturn]] void throw_structure_mismatch(const char* who, std::size_t b, const std::string& first,
                                            const std::string& other);
@@ -158,8 +164,9 @@ auto scan(const F& f, const C& init, const X& xs, ScanOptions options = {}) {
   return std::pair{std::move(carry), std::move(ys)};
 }
 
-// for i in [lower, upper): carry = body_fn(i, carry), i an int32 scalar. Static bounds lower to
-// a scan (so reverse mode works); traced bounds (Arrays) to a while_loop.
+// for i in [lower, upper): carry = body_fn(i, carry), i a scalar of the bounds' integer dtype
+// (detail::fori_start, fori_bounds). Static bounds lower to a scan (so reverse mode works);
+// traced bounds (Arrays) to a while_loop.
 template <class BodyFn, class T>
 tree::rebuilt_t<T> fori_loop(std::int64_t lower, std::int64_t upper, const BodyFn& body_fn,
                              const T& init) {
@@ -169,7 +176,7 @@ tree::rebuilt_t<T> fori_loop(std::int64_t lower, std::int64_t upper, const BodyF
     C next = body_fn(i, std::move(carry));
     return std::pair{std::pair{i + 1, std::move(next)}, std::tuple<>{}};
   };
-  std::pair<Array, C> start{Array(static_cast<std::int32_t>(lower)),
+  std::pair<Array, C> start{detail::fori_start(lower),
                             detail::rebuild_from(init, tree::leaves(init))};
   return scan(step, start, std::tuple<>{}, {.length = std::max<std::int64_t>(upper - lower, 0)})
       .first.second;
@@ -178,7 +185,8 @@ template <class BodyFn, class T>
 tree::rebuilt_t<T> fori_loop(const Array& lower, const Array& upper, const BodyFn& body_fn,
                              const T& init) {
   using C = tree::rebuilt_t<T>;
-  std::tuple<Array, Array, C> start{lower, upper, detail::rebuild_from(init, tree::leaves(init))};
+  auto [lo, hi] = detail::fori_bounds(lower, upper);
+  std::tuple<Array, Array, C> start{lo, hi, detail::rebuild_from(init, tree::leaves(init))};
   auto done = while_loop([](const auto& s) { return std::get<0>(s) < std::get<1>(s); },
                          [&](std::tuple<Array, Array, C> s) {
                            auto& [i, hi, carry] = s;

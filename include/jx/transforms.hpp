@@ -77,8 +77,8 @@ auto make_jaxpr(F f, std::string name = "f") {
 
 // ---- autodiff ------------------------------------------------------------------------------
 
-// Options of grad and value_and_grad, as JAX's keyword arguments, combined with `|`:
-// has_aux: f returns std::pair{value, aux} and only the value is differentiated;
+// Options of grad, value_and_grad and the Jacobians, as JAX's keyword arguments, combined with
+// `|`: has_aux: f returns std::pair{value, aux} and only the value is differentiated;
 // allow_int: integer and bool arguments may be among those differentiated (their gradients are
 // zeros of their own dtype, where JAX gives float0 zeros).
 template <bool kAux, bool kAllowInt>
@@ -138,51 +138,105 @@ void check_same_structure(const T& a, const T& b, const char* message_a, const c
   if (!(ta == tb)) throw TypeError(std::string(message_a) + ta.str() + message_b + tb.str() + ".");
 }
 
-// What grad and value_and_grad share once the arguments to differentiate are known (`argnums`,
-// non-negative and in range): the gradient of f's value with respect to them, one per argnum,
-// each rebuilt by grad_of(argnum, gradient leaves, where its leaves start); then the result in
-// JAX's arrangement of value, aux and gradients.
-template <bool kValue, bool kAux, bool kAllowInt, class GradOf, class F, class... Args>
-auto grad_with(const GradOf& grad_of, const std::vector<int>& argnums, const F& f,
-               const Args&... args) {
-  using R = result_t<F, Args...>;
-  static constexpr const char* kWho = kValue ? "value_and_grad" : "grad";
-  std::vector<std::size_t> begins;
-  std::vector<Array> leaves = flatten_args(begins, args...);
-  std::vector<bool> wrt(leaves.size(), false);
+// Which leaves the argnums (non-negative, in range) select, given where each argument's leaves
+// begin; and where argument a's first selected leaf sits among the selected ones.
+inline std::vector<bool> leaves_of_argnums(const std::vector<std::size_t>& begins,
+                                           const std::vector<int>& argnums) {
+  std::vector<bool> wrt(begins.back(), false);
   for (int a : argnums) std::fill(wrt.begin() + begins[a], wrt.begin() + begins[a + 1], true);
-  std::optional<R> proto;
-  GradFlat g = grad_flat(flat_fn(f, proto, args...), leaves, wrt, kValue, kAux, kWho, kAllowInt);
-  // Gradients come in leaf order: an argument's start is the wrt leaves before it.
-  auto grads = grad_of(
-      [&](int a) {
-        return static_cast<std::size_t>(std::count(wrt.begin(), wrt.begin() + begins[a], true));
-      },
-      g.grads);
-  if constexpr (kAux) {
-    static_assert(tree::is_pair<R>::value,
-                  "with jx::has_aux the function returns std::pair{value, aux}");
-    auto aux = rebuild_from(proto->second, g.aux);
-    if constexpr (kValue)
-      return std::pair{std::pair{g.value, std::move(aux)}, std::move(grads)};
-    else
-      return std::pair{std::move(grads), std::move(aux)};
-  } else if constexpr (kValue) {
-    return std::pair{g.value, std::move(grads)};
-  } else {
-    return grads;
-  }
+  return wrt;
+}
+inline std::size_t selected_before(const std::vector<bool>& wrt,
+                                   const std::vector<std::size_t>& begins, int a) {
+  return static_cast<std::size_t>(std::count(wrt.begin(), wrt.begin() + begins[a], true));
 }
 
+// grad and value_and_grad once the arguments to differentiate are known (`argnums`): the
+// gradient of f's value with respect to them, one per argnum, each rebuilt by
+// grad_of(argnum, gradient leaves, where its leaves start); then the result in JAX's
+// arrangement of value, aux and gradients.
+template <bool kValue, bool kAux, bool kAllowInt>
+struct GradWith {
+  static constexpr const char* kWho = kValue ? "value_and_grad" : "grad";
+
+  template <class GradOf, class F, class... Args>
+  static auto call(const GradOf& grad_of, const std::vector<int>& argnums, const F& f,
+                   const Args&... args) {
+    using R = result_t<F, Args...>;
+    std::vector<std::size_t> begins;
+    std::vector<Array> leaves = flatten_args(begins, args...);
+    std::vector<bool> wrt = leaves_of_argnums(begins, argnums);
+    std::optional<R> proto;
+    GradFlat g = grad_flat(flat_fn(f, proto, args...), leaves, wrt, kValue, kAux, kWho, kAllowInt);
+    auto grads = grad_of([&](int a) { return selected_before(wrt, begins, a); }, g.grads);
+    if constexpr (kAux) {
+      static_assert(tree::is_pair<R>::value,
+                    "with jx::has_aux the function returns std::pair{value, aux}");
+      auto aux = rebuild_from(proto->second, g.aux);
+      if constexpr (kValue)
+        return std::pair{std::pair{g.value, std::move(aux)}, std::move(grads)};
+      else
+        return std::pair{std::move(grads), std::move(aux)};
+    } else if constexpr (kValue) {
+      return std::pair{g.value, std::move(grads)};
+    } else {
+      return grads;
+    }
+  }
+};
+
+// jacfwd and jacrev once the arguments are known: for each leaf of f's value (its first
+// element with has_aux), the Jacobian with respect to the argnums as grad_of arranges a
+// gradient, in a tree of the value's structure; JAX's tree product of output and input.
+template <bool kForward, bool kAux, bool kAllowInt>
+struct JacobianWith {
+  static constexpr const char* kWho = kForward ? "jacfwd" : "jacrev";
+  static_assert(!(kForward && kAllowInt), "jacfwd has no allow_int option (JAX's has none)");
+
+  template <class GradOf, class F, class... Args>
+  static auto call(const GradOf& grad_of, const std::vector<int>& argnums, const F& f,
+                   const Args&... args) {
+    using R = result_t<F, Args...>;
+    static_assert(!kAux || tree::is_pair<R>::value,
+                  "with jx::has_aux the function returns std::pair{value, aux}");
+    std::vector<std::size_t> begins;
+    std::vector<Array> leaves = flatten_args(begins, args...);
+    std::vector<bool> wrt = leaves_of_argnums(begins, argnums);
+    std::optional<R> proto;
+    auto value = [&]() -> const auto& {
+      if constexpr (kAux)
+        return proto->first;
+      else
+        return *proto;
+    };
+    JacobianFlat jf = jacobian_flat(
+        flat_fn(f, proto, args...), leaves, wrt, kForward,
+        [&] { return tree::leaves(value()).size(); }, kAllowInt);
+    auto k = static_cast<std::ptrdiff_t>(std::count(wrt.begin(), wrt.end(), true));
+    auto row = [&](std::size_t out) {
+      auto first = jf.jacobians.begin() + static_cast<std::ptrdiff_t>(out) * k;
+      return grad_of([&](int a) { return selected_before(wrt, begins, a); },
+                     std::vector<Array>(first, first + k));
+    };
+    std::size_t pos = 0;
+    auto jacobian = tree::rebuild_with(value(), row, pos);
+    if constexpr (kAux)
+      return std::pair{std::move(jacobian), rebuild_from(proto->second, jf.aux)};
+    else
+      return jacobian;
+  }
+};
+
 // Argnums known at compile time: a tuple of gradients for several, each its argument's type.
-template <bool kValue, bool kAux, bool kAllowInt, int... Argnums>
+// `With` is the transform (GradWith, JacobianWith).
+template <class With, int... Argnums>
 struct GradOf {
   static constexpr std::array<int, sizeof...(Argnums)> kArgnums{Argnums...};
 
   template <class F, class... Args>
   static auto call(const F& f, const Args&... args) {
     static_assert(((Argnums >= 0 && Argnums < static_cast<int>(sizeof...(Args))) && ...),
-                  "grad: an argnum is out of range for the arguments given");
+                  "an argnum is out of range for the arguments given");
     auto grad_of = [&](const auto& start, const std::vector<Array>& grads) {
       auto one = [&]<std::size_t I>(std::integral_constant<std::size_t, I>) {
         constexpr std::size_t a = static_cast<std::size_t>(kArgnums[I]);
@@ -196,7 +250,7 @@ struct GradOf {
       }
       (std::make_index_sequence<sizeof...(Argnums)>());
     };
-    return grad_with<kValue, kAux, kAllowInt>(grad_of, std::vector<int>{Argnums...}, f, args...);
+    return With::call(grad_of, std::vector<int>{Argnums...}, f, args...);
   }
 };
 
@@ -222,15 +276,15 @@ struct common_grad<> {
 
 // Argnums known at run time (JAX's argnums=1 or argnums=(0, 2)): the gradient of an int argnum,
 // or a std::vector of them for a list, all of one type.
-template <bool kValue, bool kAux, bool kAllowInt, bool kList>
+template <class With, bool kList>
 struct GradAt {
   template <class F, class... Args>
   static auto call(const F& f, const std::vector<int>& argnums, const Args&... args) {
     using G = typename common_grad<Args...>::type;
     static_assert(common_grad<Args...>::kAgree && !std::is_void_v<G>,
-                  "grad with argnums given at run time needs arguments of one type (jx::Static "
-                  "ones aside), so that the gradient has a type; name the argnums at compile "
-                  "time instead: jx::grad<0, 2>(f)");
+                  "argnums given at run time need arguments of one type (jx::Static ones "
+                  "aside), so that the gradient has a type; name the argnums at compile time "
+                  "instead: jx::grad<0, 2>(f)");
     std::vector<int> at = check_argnums(argnums, kList, sizeof...(Args));
     auto grad_of = [&](const auto& start, const std::vector<Array>& grads) {
       std::vector<G> out;
@@ -243,34 +297,35 @@ struct GradAt {
       else
         return std::move(out.at(0));
     };
-    return grad_with<kValue, kAux, kAllowInt>(grad_of, at, f, args...);
+    return With::call(grad_of, at, f, args...);
   }
 
   template <class G, class A>
   static G rebuild_arg(const A& arg, const std::vector<Array>& grads, std::size_t start) {
     if constexpr (tree::is_static_v<A>)
-      throw TypeError("grad cannot differentiate with respect to a jx::Static argument");
+      throw TypeError(std::string(With::kWho) +
+                      " cannot differentiate with respect to a jx::Static argument");
     else
       return rebuild_from(arg, grads, start);
   }
 };
 
-// The gradient transform of f; no argnums means argument 0.
-template <bool kValue, bool kAux, bool kAllowInt, int... Argnums, class F>
+// The transform `With` of f; no argnums means argument 0.
+template <class With, int... Argnums, class F>
 auto grad_fn(F f) {
   if constexpr (sizeof...(Argnums) == 0) {
-    return grad_fn<kValue, kAux, kAllowInt, 0>(std::move(f));
+    return grad_fn<With, 0>(std::move(f));
   } else {
     return [f = std::move(f)](const auto&... args) {
-      return GradOf<kValue, kAux, kAllowInt, Argnums...>::call(f, args...);
+      return GradOf<With, Argnums...>::call(f, args...);
     };
   }
 }
 
-template <bool kValue, bool kAux, bool kAllowInt, bool kList, class F>
+template <class With, bool kList, class F>
 auto grad_at_fn(F f, std::vector<int> argnums) {
   return [f = std::move(f), argnums = std::move(argnums)](const auto&... args) {
-    return GradAt<kValue, kAux, kAllowInt, kList>::call(f, argnums, args...);
+    return GradAt<With, kList>::call(f, argnums, args...);
   };
 }
 
@@ -286,37 +341,41 @@ auto grad_at_fn(F f, std::vector<int> argnums) {
 // Options follow: grad(f, jx::has_aux), grad(f, 1, jx::has_aux | jx::allow_int).
 template <int... Argnums, class F, bool kAux = false, bool kAllowInt = false>
 auto grad(F f, GradOptions<kAux, kAllowInt> = {}) {
-  return detail::grad_fn<false, kAux, kAllowInt, Argnums...>(std::move(f));
+  return detail::grad_fn<detail::GradWith<false, kAux, kAllowInt>, Argnums...>(std::move(f));
 }
 template <class F, bool kAux = false, bool kAllowInt = false>
 auto grad(F f, int argnums, GradOptions<kAux, kAllowInt> = {}) {
-  return detail::grad_at_fn<false, kAux, kAllowInt, false>(std::move(f), {argnums});
+  return detail::grad_at_fn<detail::GradWith<false, kAux, kAllowInt>, false>(std::move(f),
+                                                                             {argnums});
 }
 template <class F, bool kAux = false, bool kAllowInt = false>
 auto grad(F f, std::initializer_list<int> argnums, GradOptions<kAux, kAllowInt> = {}) {
-  return detail::grad_at_fn<false, kAux, kAllowInt, true>(std::move(f), argnums);
+  return detail::grad_at_fn<detail::GradWith<false, kAux, kAllowInt>, true>(std::move(f), argnums);
 }
 template <class F, bool kAux = false, bool kAllowInt = false>
 auto grad(F f, std::vector<int> argnums, GradOptions<kAux, kAllowInt> = {}) {
-  return detail::grad_at_fn<false, kAux, kAllowInt, true>(std::move(f), std::move(argnums));
+  return detail::grad_at_fn<detail::GradWith<false, kAux, kAllowInt>, true>(std::move(f),
+                                                                            std::move(argnums));
 }
 // value_and_grad(f)(args...) → std::pair{value, gradient(s)}; with has_aux,
 // std::pair{std::pair{value, aux}, gradient(s)}. Argnums and options as grad's.
 template <int... Argnums, class F, bool kAux = false, bool kAllowInt = false>
 auto value_and_grad(F f, GradOptions<kAux, kAllowInt> = {}) {
-  return detail::grad_fn<true, kAux, kAllowInt, Argnums...>(std::move(f));
+  return detail::grad_fn<detail::GradWith<true, kAux, kAllowInt>, Argnums...>(std::move(f));
 }
 template <class F, bool kAux = false, bool kAllowInt = false>
 auto value_and_grad(F f, int argnums, GradOptions<kAux, kAllowInt> = {}) {
-  return detail::grad_at_fn<true, kAux, kAllowInt, false>(std::move(f), {argnums});
+  return detail::grad_at_fn<detail::GradWith<true, kAux, kAllowInt>, false>(std::move(f),
+                                                                            {argnums});
 }
 template <class F, bool kAux = false, bool kAllowInt = false>
 auto value_and_grad(F f, std::initializer_list<int> argnums, GradOptions<kAux, kAllowInt> = {}) {
-  return detail::grad_at_fn<true, kAux, kAllowInt, true>(std::move(f), argnums);
+  return detail::grad_at_fn<detail::GradWith<true, kAux, kAllowInt>, true>(std::move(f), argnums);
 }
 template <class F, bool kAux = false, bool kAllowInt = false>
 auto value_and_grad(F f, std::vector<int> argnums, GradOptions<kAux, kAllowInt> = {}) {
-  return detail::grad_at_fn<true, kAux, kAllowInt, true>(std::move(f), std::move(argnums));
+  return detail::grad_at_fn<detail::GradWith<true, kAux, kAllowInt>, true>(std::move(f),
+                                                                           std::move(argnums));
 }
 
 // jvp(f, std::tuple{x...}, std::tuple{t...}) → std::pair{f(x...), its tangent along t}.
@@ -387,34 +446,75 @@ auto vjp(const F& f, const Args&... args) {
       out, VjpFunction<Out, Args...>(std::move(pullback), out, std::tuple<Args...>{args...})};
 }
 
-namespace detail {
-template <bool kForward, class F>
-auto jacobian_fn(F f) {
-  return [f = std::move(f)](const Array& x, const auto&... rest) {
-    std::optional<result_t<F, Array, std::decay_t<decltype(rest)>...>> proto;
-    std::vector<std::size_t> begins;
-    std::vector<Array> leaves = flatten_args(begins, x, rest...);
-    FlatFn flat = flat_fn(f, proto, x, rest...);
-    return kForward ? jacfwd_flat(flat, leaves, 0) : jacrev_flat(flat, leaves, 0);
-  };
+// jacfwd(f)(args...): the Jacobian of f with respect to argument 0, by forward mode: f's jvp
+// mapped (vmap) over the standard basis of the argument, one batched program.
+// jacrev maps f's pullback over the standard basis of f's result instead. For an array result
+// and argument it has shape f(x).shape + x.shape; pytrees give JAX's tree product: the result's
+// structure with each leaf replaced by the argument's structure, whose leaf has shape
+// out_leaf.shape + in_leaf.shape (a JX_PYTREE struct result needs an array argument: its fields
+// stay arrays). Argnums and options as grad's: jacfwd<0, 2>(f) gives a std::tuple per result
+// leaf, jacfwd(f, 1) one argument's, jacfwd(f, {0, 2}) a std::vector; with jx::has_aux f returns
+// std::pair{value, aux} and the result is std::pair{jacobian, aux}. Arguments differentiated
+// must be floating point (jx::TypeError); jacrev also takes jx::allow_int (zeros for integer
+// arguments) and needs a floating-point result.
+template <int... Argnums, class F, bool kAux = false, bool kAllowInt = false>
+auto jacfwd(F f, GradOptions<kAux, kAllowInt> = {}) {
+  return detail::grad_fn<detail::JacobianWith<true, kAux, kAllowInt>, Argnums...>(std::move(f));
 }
-}  // namespace detail
+template <class F, bool kAux = false, bool kAllowInt = false>
+auto jacfwd(F f, int argnums, GradOptions<kAux, kAllowInt> = {}) {
+  return detail::grad_at_fn<detail::JacobianWith<true, kAux, kAllowInt>, false>(std::move(f),
+                                                                                {argnums});
+}
+template <class F, bool kAux = false, bool kAllowInt = false>
+auto jacfwd(F f, std::vector<int> argnums, GradOptions<kAux, kAllowInt> = {}) {
+  return detail::grad_at_fn<detail::JacobianWith<true, kAux, kAllowInt>, true>(std::move(f),
+                                                                               std::move(argnums));
+}
+template <class F, bool kAux = false, bool kAllowInt = false>
+auto jacfwd(F f, std::initializer_list<int> argnums, GradOptions<kAux, kAllowInt> o = {}) {
+  return jacfwd(std::move(f), std::vector<int>(argnums), o);
+}
+template <int... Argnums, class F, bool kAux = false, bool kAllowInt = false>
+auto jacrev(F f, GradOptions<kAux, kAllowInt> = {}) {
+  return detail::grad_fn<detail::JacobianWith<false, kAux, kAllowInt>, Argnums...>(std::move(f));
+}
+template <class F, bool kAux = false, bool kAllowInt = false>
+auto jacrev(F f, int argnums, GradOptions<kAux, kAllowInt> = {}) {
+  return detail::grad_at_fn<detail::JacobianWith<false, kAux, kAllowInt>, false>(std::move(f),
+                                                                                 {argnums});
+}
+template <class F, bool kAux = false, bool kAllowInt = false>
+auto jacrev(F f, std::vector<int> argnums, GradOptions<kAux, kAllowInt> = {}) {
+  return detail::grad_at_fn<detail::JacobianWith<false, kAux, kAllowInt>, true>(std::move(f),
+                                                                                std::move(argnums));
+}
+template <class F, bool kAux = false, bool kAllowInt = false>
+auto jacrev(F f, std::initializer_list<int> argnums, GradOptions<kAux, kAllowInt> o = {}) {
+  return jacrev(std::move(f), std::vector<int>(argnums), o);
+}
 
-// The Jacobian of f (Array → Array) with respect to its first argument, of shape
-// f(x).shape + x.shape: jacfwd by forward mode (a column per input element), jacrev by reverse
-// mode (a row per output element). Further arguments are passed through.
-template <class F>
-auto jacfwd(F f) {
-  return detail::jacobian_fn<true>(std::move(f));
+// hessian(f) = jacfwd(jacrev(f)), as JAX's, with the same argnums and has_aux given to both: for
+// an array argument x and scalar result, of shape x.shape + x.shape; for several argnums, the
+// blocks nest (a std::tuple of std::tuples for hessian<0, 1>). No allow_int, as in JAX.
+template <int... Argnums, class F, bool kAux = false, bool kAllowInt = false>
+auto hessian(F f, GradOptions<kAux, kAllowInt> options = {}) {
+  static_assert(!kAllowInt, "hessian has no allow_int option (JAX's has none)");
+  return jacfwd<Argnums...>(jacrev<Argnums...>(std::move(f), options), options);
 }
-template <class F>
-auto jacrev(F f) {
-  return detail::jacobian_fn<false>(std::move(f));
+template <class F, bool kAux = false, bool kAllowInt = false>
+auto hessian(F f, int argnums, GradOptions<kAux, kAllowInt> options = {}) {
+  static_assert(!kAllowInt, "hessian has no allow_int option (JAX's has none)");
+  return jacfwd(jacrev(std::move(f), argnums, options), argnums, options);
 }
-// The Hessian of a scalar function: jacfwd(jacrev(f)), of shape x.shape + x.shape.
-template <class F>
-auto hessian(F f) {
-  return jacfwd(jacrev(std::move(f)));
+template <class F, bool kAux = false, bool kAllowInt = false>
+auto hessian(F f, std::vector<int> argnums, GradOptions<kAux, kAllowInt> options = {}) {
+  static_assert(!kAllowInt, "hessian has no allow_int option (JAX's has none)");
+  return jacfwd(jacrev(std::move(f), argnums, options), argnums, options);
+}
+template <class F, bool kAux = false, bool kAllowInt = false>
+auto hessian(F f, std::initializer_list<int> argnums, GradOptions<kAux, kAllowInt> options = {}) {
+  return hessian(std::move(f), std::vector<int>(argnums), options);
 }
 
 // custom_jvp(f, rule): f with a user-written jvp rule. rule(primals, tangents) takes two

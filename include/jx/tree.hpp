@@ -212,49 +212,66 @@ void flatten(const T& x, std::vector<Array>& out, CompactStructure& s) {
   }
 }
 
+// A value of the same structure as `like` whose leaves are leaf(i) for i = pos, pos + 1, ...,
+// in flatten order; `leaf` returns one type for every leaf (an Array, or a whole tree: a
+// Jacobian puts a tree in place of each leaf). Static values stay as they are. A struct keeps
+// its type, so its leaves can only become Arrays.
+template <class T, class LeafFn>
+auto rebuild_with(const T& like, LeafFn& leaf, std::size_t& pos) {
+  if constexpr (is_leaf_v<T>) {
+    return leaf(pos++);
+  } else if constexpr (is_static_v<T>) {
+    return like;
+  } else if constexpr (is_vector<T>::value) {
+    std::vector<decltype(rebuild_with(like.front(), leaf, pos))> out;
+    out.reserve(like.size());
+    for (const auto& e : like) out.push_back(rebuild_with(e, leaf, pos));
+    return out;
+  } else if constexpr (is_std_array<T>::value) {
+    using E = decltype(rebuild_with(like[0], leaf, pos));
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+      return std::array<E, sizeof...(I)>{rebuild_with(like[I], leaf, pos)...};  // braces: in order
+    }
+    (std::make_index_sequence<std::tuple_size_v<T>>());
+  } else if constexpr (is_string_map<T>::value) {
+    std::map<std::string, decltype(rebuild_with(like.begin()->second, leaf, pos))> out;
+    for (const auto& [k, v] : like) out.emplace(k, rebuild_with(v, leaf, pos));
+    return out;
+  } else if constexpr (is_tuple_like<T>::value) {
+    return std::apply(
+        [&](const auto&... e) {
+          if constexpr (is_pair<T>::value)
+            return std::pair<decltype(rebuild_with(e, leaf, pos))...>{
+                rebuild_with(e, leaf, pos)...};
+          else
+            return std::tuple<decltype(rebuild_with(e, leaf, pos))...>{
+                rebuild_with(e, leaf, pos)...};
+        },
+        like);
+  } else {
+    static_assert(Struct<T>, "not a pytree: use Array, scalars, std containers or JX_PYTREE");
+    static_assert(std::is_same_v<std::decay_t<decltype(leaf(pos))>, Array>,
+                  "a JX_PYTREE struct's fields keep their types: a tree cannot take the place "
+                  "of one of its leaves (return a std container instead)");
+    T out = like;
+    std::apply([&](auto&... f) { ((f = rebuild_with(f, leaf, pos)), ...); }, jx_pytree_fields(out));
+    return out;
+  }
+}
+
 // A value of the same structure as `like` whose leaves are leaves[pos...], in flatten order.
 // Scalar leaves come back as Arrays (a traced scalar is an Array); Static values as they are.
 // From a non-const vector the leaves are moved out.
 template <class T, class Leaves>
 requires std::is_same_v<std::remove_const_t<Leaves>, std::vector<Array>>
 auto rebuild(const T& like, Leaves& leaves, std::size_t& pos) {
-  if constexpr (is_leaf_v<T>) {
+  auto leaf = [&leaves](std::size_t i) -> Array {
     if constexpr (std::is_const_v<Leaves>)
-      return leaves.at(pos++);
+      return leaves.at(i);
     else
-      return std::move(leaves.at(pos++));
-  } else if constexpr (is_static_v<T>) {
-    return like;
-  } else if constexpr (is_vector<T>::value) {
-    std::vector<decltype(rebuild(like.front(), leaves, pos))> out;
-    out.reserve(like.size());
-    for (const auto& e : like) out.push_back(rebuild(e, leaves, pos));
-    return out;
-  } else if constexpr (is_std_array<T>::value) {
-    using E = decltype(rebuild(like[0], leaves, pos));
-    return [&]<std::size_t... I>(std::index_sequence<I...>) {
-      return std::array<E, sizeof...(I)>{rebuild(like[I], leaves, pos)...};  // braces: in order
-    }
-    (std::make_index_sequence<std::tuple_size_v<T>>());
-  } else if constexpr (is_string_map<T>::value) {
-    std::map<std::string, decltype(rebuild(like.begin()->second, leaves, pos))> out;
-    for (const auto& [k, v] : like) out.emplace(k, rebuild(v, leaves, pos));
-    return out;
-  } else if constexpr (is_tuple_like<T>::value) {
-    return std::apply(
-        [&](const auto&... e) {
-          if constexpr (is_pair<T>::value)
-            return std::pair<decltype(rebuild(e, leaves, pos))...>{rebuild(e, leaves, pos)...};
-          else
-            return std::tuple<decltype(rebuild(e, leaves, pos))...>{rebuild(e, leaves, pos)...};
-        },
-        like);
-  } else {
-    static_assert(Struct<T>, "not a pytree: use Array, scalars, std containers or JX_PYTREE");
-    T out = like;
-    std::apply([&](auto&... f) { ((f = rebuild(f, leaves, pos)), ...); }, jx_pytree_fields(out));
-    return out;
-  }
+      return std::move(leaves.at(i));
+  };
+  return rebuild_with(like, leaf, pos);
 }
 
 // What rebuild makes of a T: scalars become Arrays.

@@ -1,21 +1,19 @@
 // The autodiff API over flat leaves: each entry traces the function to a jaxpr, transforms it
 // (src/transforms) and evaluates the result, so under an enclosing trace it is staged there.
 #include <algorithm>
-#include <numeric>
 
 #include "core/array_impl.hpp"
-#include "core/dtype_dispatch.hpp"
 #include "jaxpr/dce.hpp"
 #include "jx/detail/autodiff_impl.hpp"
 #include "jx/lax.hpp"
-#include "jx/numpy.hpp"
 #include "jx/transforms.hpp"
-#include "transforms/ad_rules.hpp"
 #include "support/check.hpp"
 #include "support/format.hpp"
 #include "trace/staging.hpp"
+#include "transforms/ad_rules.hpp"
 #include "transforms/jvp.hpp"
 #include "transforms/vjp.hpp"
+#include "transforms/vmap.hpp"
 
 namespace jx::detail {
 namespace {
@@ -37,6 +35,16 @@ void check_real_input(const char* who, DType d) {
                   std::string(dtype_name(d)) +
                   ". If you want to use Boolean- or integer-valued inputs, use vjp or set "
                   "allow_int to True.");
+}
+
+void check_real_output(const char* who, DType d) {
+  if (is_floating(d)) return;
+  throw TypeError(std::string(who) +
+                  " requires real-valued outputs (output dtype that is a sub-dtype of "
+                  "np.floating), but got " +
+                  std::string(dtype_name(d)) +
+                  ". For differentiation of functions with integer outputs, use jx::vjp "
+                  "directly.");
 }
 
 std::vector<bool> differentiable(const std::vector<Array>& xs) {
@@ -154,13 +162,7 @@ GradFlat grad_flat(const FlatFn& f, const std::vector<Array>& primals,
   if (out.ndim() != 0)
     throw TypeError("Gradient only defined for scalar-output functions. Output had shape: " +
                     shape_str(out.shape) + ".");
-  if (!is_floating(out.dtype))
-    throw TypeError(std::string(who) +
-                    " requires real-valued outputs (output dtype that is a sub-dtype of "
-                    "np.floating), but got " +
-                    std::string(dtype_name(out.dtype)) +
-                    ". For differentiation of functions with integer outputs, use jx::vjp "
-                    "directly.");
+  check_real_output(who, out.dtype);
   Linearized lin = linearize_jaxpr(fj, wrt);
   // One program, forward then backward, seeded with d out / d out = 1; dead code (the value,
   // when only the gradient is wanted) is removed before it runs.
@@ -201,85 +203,189 @@ GradFlat grad_flat(const FlatFn& f, const std::vector<Array>& primals,
 
 namespace {
 
-// The unit vectors of x's type, one per element, as arrays of x's shape.
-Array basis(const ShapedArray& x, std::int64_t i) {
-  Array e = make_array(x);
-  dispatch(x.dtype, [&]<class T>() { e.impl()->buffer->as<T>()[i] = T(1); });
-  return e;
+// x as an array of `aval`'s dtype and weak type.
+Array as_type(const Array& x, const ShapedArray& aval) {
+  if (x.dtype() == aval.dtype && x.weak_type() == aval.weak_type) return x;
+  return lax::convert_element_type(x, aval.dtype, aval.weak_type);
 }
 
-// Stacks arrays of type `row` into an array of shape lead + row.shape (zeros when there are none).
-Array stack_as(const std::vector<Array>& rows, Shape lead, const ShapedArray& row) {
-  Shape s = lead;
-  s.insert(s.end(), row.shape.begin(), row.shape.end());
-  if (rows.empty()) return ad::zeros({s, row.dtype, false});
-  return lax::reshape(np::stack(rows, 0), s);
+std::int64_t total_size(const std::vector<ShapedArray>& avals) {
+  std::int64_t n = 0;
+  for (const ShapedArray& a : avals) n += a.size();
+  return n;
 }
 
-void check_jacobian_input(const char* who, const std::vector<Array>& primals, std::size_t arg) {
-  if (!is_floating(primals.at(arg).dtype()))
-    throw TypeError(std::string(who) +
-                    " requires real-valued inputs (input dtype that is a sub-dtype of "
-                    "np.floating), but got " +
-                    std::string(dtype_name(primals[arg].dtype())) +
-                    ". For differentiation of functions with integer inputs, use jx::jvp "
-                    "directly.");
+Shape concat_shapes(const Shape& a, const Shape& b) {
+  Shape s = a;
+  s.insert(s.end(), b.begin(), b.end());
+  return s;
 }
 
-void check_single_output(const char* who, std::size_t n) {
-  if (n != 1)
-    throw TypeError(std::string(who) + " takes a function returning one array, got one returning " +
-                    std::to_string(n) + " arrays.");
+Array reshaped(const Array& x, const Shape& shape) {
+  return x.shape() == shape ? x : lax::reshape(x, shape);
 }
 
-std::vector<bool> only(std::size_t n, std::size_t arg) {
-  std::vector<bool> v(n, false);
-  v[arg] = true;
-  return v;
+// JAX's _std_basis: the rows of one identity of size n (the avals' total size), split into an
+// array per aval, of shape (n,) + aval.shape, in its dtype. The identity is iota == iota.
+std::vector<Array> standard_basis(const std::vector<ShapedArray>& avals) {
+  std::int64_t n = total_size(avals), at = 0;
+  Array eye = lax::eq(lax::iota(int32, {n, n}, 0), lax::iota(int32, {n, n}, 1));
+  std::vector<Array> out;
+  for (const ShapedArray& a : avals) {
+    Array block = a.size() == n ? eye : lax::slice(eye, {0, at}, {n, at + a.size()});
+    out.push_back(as_type(reshaped(block, concat_shapes({n}, a.shape)), a));
+    at += a.size();
+  }
+  return out;
+}
+
+// The part of `x` along `axis` that belongs to aval number k of `avals` (laid end to end along
+// it), reshaped to lead + avals[k].shape + trail: JAX's _unravel_array_into_pytree.
+Array unravel(const Array& x, std::size_t axis, const std::vector<ShapedArray>& avals,
+              std::size_t k) {
+  std::int64_t at = 0;
+  for (std::size_t i = 0; i < k; ++i) at += avals[i].size();
+  Array part = x;
+  if (avals[k].size() != x.shape()[axis]) {
+    std::vector<std::int64_t> start(x.shape().size(), 0), limit = x.shape();
+    start[axis] = at;
+    limit[axis] = at + avals[k].size();
+    part = lax::slice(x, start, limit);
+  }
+  Shape lead(x.shape().begin(), x.shape().begin() + static_cast<std::ptrdiff_t>(axis));
+  Shape trail(x.shape().begin() + static_cast<std::ptrdiff_t>(axis) + 1, x.shape().end());
+  return reshaped(part, concat_shapes(concat_shapes(lead, avals[k].shape), trail));
+}
+
+void check_jacfwd_input(DType d) {
+  if (is_floating(d)) return;
+  throw TypeError(
+      "jacfwd requires real-valued inputs (input dtype that is a sub-dtype of np.floating), but "
+      "got " +
+      std::string(dtype_name(d)) +
+      ". For holomorphic differentiation, pass holomorphic=True. For differentiation of "
+      "non-holomorphic functions involving complex inputs or integer inputs, use jx::jvp "
+      "directly.");
+}
+
+// What a Jacobian program is run on: f's outputs are its m values, then its aux outputs;
+// `ins` are the types of the primals differentiated.
+struct JacobianProblem {
+  const ClosedJaxprData& f;
+  const std::vector<Array>& primals;
+  const std::vector<bool>& wrt;
+  std::size_t m;
+  std::vector<ShapedArray> values, ins;
+};
+
+// With an empty basis (a size-0 input or output) every Jacobian is empty: only aux is computed.
+// Their dtype is the output's (jacfwd) or the input's (jacrev), as JAX's.
+JacobianFlat empty_jacobians(const JacobianProblem& p, bool forward) {
+  std::vector<bool> aux(p.f.jaxpr.outvars.size(), true);
+  std::fill_n(aux.begin(), p.m, false);
+  ClosedJaxprData j = dce_jaxpr(p.f, aux).jaxpr;
+  JacobianFlat r;
+  r.aux = eval_jaxpr(j.jaxpr, j.consts, p.primals);
+  for (const ShapedArray& v : p.values)
+    for (const ShapedArray& x : p.ins)
+      r.jacobians.push_back(ad::zeros({concat_shapes(v.shape, x.shape), forward ? v.dtype : x.dtype,
+                                       forward ? v.weak_type : x.weak_type}));
+  return r;
+}
+
+// jacfwd: f's jvp mapped over the inputs' standard basis, the tangents batched along a last axis
+// of each value's tangent (JAX's vmap(pushfwd, out_axes=(None, -1))).
+JacobianFlat forward_jacobians(const JacobianProblem& p) {
+  std::size_t n = p.f.jaxpr.outvars.size(), num_aux = n - p.m;
+  std::int64_t size = total_size(p.ins);
+  if (size == 0) return empty_jacobians(p, true);
+  // The jvp's outputs are f's, then their tangents: keep aux, then the values' tangents.
+  std::vector<bool> used(2 * n, false);
+  std::fill(used.begin() + static_cast<std::ptrdiff_t>(p.m),
+            used.begin() + static_cast<std::ptrdiff_t>(n + p.m), true);
+  ClosedJaxprData jvp = dce_jaxpr(jvp_jaxpr(p.f, p.wrt), used).jaxpr;
+  std::vector<BatchDim> in_dims(p.primals.size() + p.ins.size(), std::nullopt);
+  std::fill(in_dims.begin() + static_cast<std::ptrdiff_t>(p.primals.size()), in_dims.end(), 0);
+  std::vector<BatchDim> out_dims(num_aux, std::nullopt);
+  for (const ShapedArray& v : p.values) out_dims.push_back(v.ndim());
+  ClosedJaxprData batched = vmap_jaxpr(jvp, in_dims, size, out_dims);
+  std::vector<Array> outs =
+      eval_jaxpr(batched.jaxpr, batched.consts, concat(p.primals, standard_basis(p.ins)));
+  JacobianFlat r;
+  r.aux.assign(outs.begin(), outs.begin() + static_cast<std::ptrdiff_t>(num_aux));
+  for (std::size_t j = 0; j < p.m; ++j)
+    for (std::size_t i = 0; i < p.ins.size(); ++i)
+      r.jacobians.push_back(
+          as_type(unravel(outs[num_aux + j], p.values[j].shape.size(), p.ins, i), p.values[j]));
+  return r;
+}
+
+// jacrev: the forward pass once, then its pullback mapped over the values' standard basis
+// (JAX's vmap(pullback)(_std_basis(y))); each input's cotangent is batched along axis 0.
+JacobianFlat reverse_jacobians(const JacobianProblem& p) {
+  std::int64_t size = total_size(p.values);
+  if (size == 0) return empty_jacobians(p, false);
+  VjpJaxprs v = vjp_jaxpr(p.f, p.wrt, p.m);
+  std::size_t num_aux = v.num_outputs - p.m;
+  // The values themselves are not needed, only aux and the residuals.
+  std::vector<bool> used(v.num_outputs + v.num_residuals, true);
+  std::fill_n(used.begin(), p.m, false);
+  ClosedJaxprData forward = dce_jaxpr(v.forward, used).jaxpr;
+  std::vector<Array> outs = eval_jaxpr(forward.jaxpr, forward.consts, p.primals);
+  JacobianFlat r;
+  r.aux.assign(outs.begin(), outs.begin() + static_cast<std::ptrdiff_t>(num_aux));
+  std::vector<Array> args(outs.begin() + static_cast<std::ptrdiff_t>(num_aux), outs.end());
+  std::vector<BatchDim> in_dims(args.size() + p.m, std::nullopt);
+  std::fill(in_dims.begin() + static_cast<std::ptrdiff_t>(args.size()), in_dims.end(), 0);
+  ClosedJaxprData batched =
+      vmap_jaxpr(v.backward, in_dims, size, std::vector<BatchDim>(p.ins.size(), 0));
+  std::vector<Array> cts =
+      eval_jaxpr(batched.jaxpr, batched.consts, concat(args, standard_basis(p.values)));
+  for (std::size_t j = 0; j < p.m; ++j)
+    for (std::size_t i = 0; i < p.ins.size(); ++i)
+      r.jacobians.push_back(as_type(unravel(cts[i], 0, p.values, j), p.ins[i]));
+  return r;
 }
 
 }  // namespace
 
-namespace {
-
-// Runs `forward` (primals → one output, residuals) once, then `map` on the residuals and each
-// unit vector of type `unit`; the results stack along leading axes shaped like `unit`.
-Array map_unit_vectors(const ClosedJaxprData& forward, const ClosedJaxprData& map,
-                       const std::vector<Array>& primals, const ShapedArray& unit) {
-  // The output itself is not needed: only the residuals are computed.
-  std::vector<bool> used(forward.jaxpr.outvars.size(), true);
-  used[0] = false;
-  ClosedJaxprData needed = dce_jaxpr(forward, used).jaxpr;
-  std::vector<Array> residuals = eval_jaxpr(needed.jaxpr, needed.consts, primals);
-  std::vector<Array> rows;
-  for (std::int64_t i = 0; i < unit.size(); ++i)
-    rows.push_back(eval_jaxpr(map.jaxpr, map.consts, concat(residuals, {basis(unit, i)}))[0]);
-  return stack_as(rows, unit.shape, map.jaxpr.out_avals()[0]);
-}
-
-}  // namespace
-
-// jacfwd: the linear part once per input unit vector (a column of the Jacobian).
-Array jacfwd_flat(const FlatFn& f, const std::vector<Array>& primals, std::size_t arg) {
-  check_jacobian_input("jacfwd", primals, arg);
-  Linearized lin = linearize_jaxpr(trace(f, primals, "jacfwd"), only(primals.size(), arg));
-  check_single_output("jacfwd", lin.num_outputs);
-  const ShapedArray& x = primals[arg].aval();
-  Array columns = map_unit_vectors(lin.forward, lin.linear, primals, x);
-  // The columns stack along leading axes; the Jacobian puts the input's axes last.
-  std::vector<std::int64_t> perm(static_cast<std::size_t>(columns.ndim()));
-  std::size_t nx = x.shape.size(), ny = perm.size() - nx;
-  for (std::size_t d = 0; d < ny; ++d) perm[d] = static_cast<std::int64_t>(nx + d);
-  for (std::size_t d = 0; d < nx; ++d) perm[ny + d] = static_cast<std::int64_t>(d);
-  return lax::transpose(columns, perm);
-}
-
-// jacrev: the backward pass once per output unit vector (a row of the Jacobian).
-Array jacrev_flat(const FlatFn& f, const std::vector<Array>& primals, std::size_t arg) {
-  check_jacobian_input("jacrev", primals, arg);
-  VjpJaxprs v = vjp_jaxpr(trace(f, primals, "jacrev"), only(primals.size(), arg));
-  check_single_output("jacrev", v.num_outputs);
-  return map_unit_vectors(v.forward, v.backward, primals, v.forward.jaxpr.outvars[0].aval());
+JacobianFlat jacobian_flat(const FlatFn& f, const std::vector<Array>& primals,
+                           const std::vector<bool>& wrt_in, bool forward,
+                           const std::function<std::size_t()>& num_values, bool allow_int) {
+  const char* who = forward ? "jacfwd" : "jacrev";
+  // With allow_int (jacrev), integer and bool primals are differentiated only nominally: their
+  // Jacobians are zeros, spliced in at the end.
+  std::vector<bool> wrt = wrt_in;
+  for (std::size_t i = 0; i < primals.size(); ++i) {
+    if (!wrt[i]) continue;
+    if (forward)
+      check_jacfwd_input(primals[i].dtype());
+    else if (!allow_int)
+      check_real_input(who, primals[i].dtype());
+    wrt[i] = ad::has_tangent(primals[i].dtype());
+  }
+  ClosedJaxprData fj = trace(f, primals, who);
+  std::size_t m = num_values();
+  std::vector<ShapedArray> outs = fj.jaxpr.out_avals();
+  JacobianProblem p{
+      fj, primals, wrt, m, {outs.begin(), outs.begin() + static_cast<std::ptrdiff_t>(m)}, {}};
+  if (!forward)
+    for (const ShapedArray& v : p.values) check_real_output(who, v.dtype);
+  for (std::size_t i = 0; i < primals.size(); ++i)
+    if (wrt[i]) p.ins.push_back(primals[i].aval());
+  JacobianFlat r = forward ? forward_jacobians(p) : reverse_jacobians(p);
+  if (wrt == wrt_in) return r;
+  std::vector<Array> jacobians;
+  for (std::size_t j = 0, k = 0; j < m; ++j)
+    for (std::size_t i = 0; i < primals.size(); ++i) {
+      if (wrt[i])
+        jacobians.push_back(r.jacobians[k++]);
+      else if (wrt_in[i])
+        jacobians.push_back(ad::zeros({concat_shapes(p.values[j].shape, primals[i].shape()),
+                                       primals[i].dtype(), primals[i].weak_type()}));
+    }
+  r.jacobians = std::move(jacobians);
+  return r;
 }
 
 }  // namespace jx::detail

@@ -139,6 +139,10 @@ void def_custom_lin(Primitive& p) {
   };
   p.impl = [](Ins, const Params&, Avals) -> std::vector<Array> { throw Error(kNoForwardMode); };
   p.jvp = [](Ins, Ins, const Params&) -> JvpResult { throw Error(kNoForwardMode); };
+  // Batched only as forward mode's tangents are (jacfwd maps the jvp over a basis).
+  p.batch = [](Ins, std::span<const BatchDim>, const Params&) -> BatchResult {
+    throw Error(kNoForwardMode);
+  };
   p.lower = [](hlo::Builder&, Operands, const Params&, Avals) -> std::vector<hlo::Instruction*> {
     throw Error(kNoForwardMode);
   };

@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "jaxpr/dce.hpp"
-#include "transforms/ad_rules.hpp"
 #include "support/check.hpp"
+#include "transforms/ad_rules.hpp"
 #include "transforms/jvp.hpp"
 #include "transforms/partial_eval.hpp"
 #include "transforms/transpose.hpp"
@@ -45,10 +45,16 @@ std::vector<Array> pullback(const Linearized& lin, const std::vector<Array>& res
   return in_cts;
 }
 
-VjpJaxprs vjp_jaxpr(const ClosedJaxprData& f, const std::vector<bool>& wrt) {
+VjpJaxprs vjp_jaxpr(const ClosedJaxprData& f, const std::vector<bool>& wrt, std::size_t num_cts) {
   Linearized lin = linearize_jaxpr(f, wrt);
+  ClosedJaxprData linear = lin.linear;
+  if (num_cts < lin.num_outputs) {
+    std::vector<bool> used(lin.num_outputs, false);
+    std::fill_n(used.begin(), num_cts, true);
+    linear = dce_jaxpr(lin.linear, used).jaxpr;  // its invars stay: residuals, then tangents
+  }
   DceResult backward =
-      dce_jaxpr(transpose_jaxpr(lin.linear, linear_inputs(lin)), {}, /*prune_invars=*/false);
+      dce_jaxpr(transpose_jaxpr(linear, linear_inputs(lin)), {}, /*prune_invars=*/false);
   // Residuals the backward pass never reads are dropped from both halves.
   std::vector<bool> keep(lin.num_outputs + lin.num_residuals, true);
   Jaxpr& bj = backward.jaxpr.jaxpr;

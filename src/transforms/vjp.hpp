@@ -1,6 +1,7 @@
 // Reverse mode: vjp = transpose ∘ partial_eval ∘ jvp, then DCE.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "jaxpr/jaxpr.hpp"
@@ -21,11 +22,13 @@ std::vector<Array> pullback(const Linearized& lin, const std::vector<Array>& res
                             const std::vector<Array>& cts);
 
 // The two halves of a vjp as jaxprs, dead code removed: forward (primals → outputs, residuals)
-// and backward (residuals, output cotangents → cotangents of the `wrt` inputs).
+// and backward (residuals, output cotangents → cotangents of the `wrt` inputs). Only the first
+// `num_cts` outputs take cotangents (all by default): those after them, aux outputs, get none.
 struct VjpJaxprs {
   ClosedJaxprData forward, backward;
   std::size_t num_outputs = 0, num_residuals = 0;
 };
-VjpJaxprs vjp_jaxpr(const ClosedJaxprData& f, const std::vector<bool>& wrt);
+VjpJaxprs vjp_jaxpr(const ClosedJaxprData& f, const std::vector<bool>& wrt,
+                    std::size_t num_cts = SIZE_MAX);
 
 }  // namespace jx

@@ -44,7 +44,8 @@ OpRow wrapping_row(std::string name, std::vector<DType> dtypes, Array (*op)(cons
 const bool kRows = add_rows({
     wrapping_row("neg", kNumericTypes, lax::neg, [](double x) { return -x; }),
     unary_row("exp", kF, lax::exp, [](double x) { return std::exp(x); }),
-    unary_row("exp2", kF, lax::exp2, [](double x) { return std::exp2(x); }, -10, 10),
+    unary_row(
+        "exp2", kF, lax::exp2, [](double x) { return std::exp2(x); }, -10, 10),
     unary_row(
         "log", kF, lax::log, [](double x) { return std::log(x); }, 0.01, 5),
     unary_row(
@@ -89,8 +90,8 @@ const bool kRows = add_rows({
 
 // is_finite: a third of the samples are ±inf or NaN.
 const bool kIsFiniteRows = add_rows({[] {
-  OpRow r = unary_row("is_finite", kF, lax::is_finite,
-                      [](double x) { return double(std::isfinite(x)); });
+  OpRow r =
+      unary_row("is_finite", kF, lax::is_finite, [](double x) { return double(std::isfinite(x)); });
   r.sample = [](std::mt19937& rng, DType) {
     double u = uniform(rng, 0, 1);
     constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -117,6 +118,42 @@ TEST_CASE("round: half away from zero, and half to even", "[unary]") {
   CHECK(lax::round(x).to_vector<float>() == std::vector<float>{-3, -2, -1, 1, 2, 3});
   CHECK(lax::round(x, lax::RoundingMethod::kToNearestEven).to_vector<float>() ==
         std::vector<float>{-2, -2, -0, 0, 2, 2});
+}
+
+TEST_CASE("round keeps the sign of zero, eagerly and under jit, as jnp.round and lax.round",
+          "[unary]") {
+  // jnp.round(-0.5) is -0.0 (half to even, sign kept); lax.round's default rounds half away from
+  // zero. The oracle is std::nearbyint (half to even in the default rounding mode) and
+  // std::round (half away from zero), both of which keep the sign of zero.
+  const std::vector<double> in{-0.5, -0.4, 0.5, 1.5, 2.5, -2.5, -1.5, -0.0, 0.4, -3.5};
+  auto same_bits = [](const Array& got, double (*oracle)(double), const std::vector<double>& x) {
+    std::vector<double> g = got.astype(float64).to_vector<double>();
+    REQUIRE(g.size() == x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      INFO("round(" << x[i] << ") = " << g[i]);
+      CHECK(g[i] == oracle(x[i]));
+      CHECK(std::signbit(g[i]) == std::signbit(oracle(x[i])));
+    }
+  };
+  auto even = [](double v) { return std::nearbyint(v); };
+  auto away = [](double v) { return std::round(v); };
+  for (DType dtype : {float32, float64}) {
+    INFO(dtype_name(dtype));
+    Array x = np::array(in).astype(dtype);
+    auto np_round = [](const Array& a) { return np::round(a); };
+    auto lax_even = [](const Array& a) {
+      return lax::round(a, lax::RoundingMethod::kToNearestEven);
+    };
+    auto lax_away = [](const Array& a) { return lax::round(a); };
+    same_bits(np_round(x), even, in);
+    same_bits(jit(np_round)(x), even, in);
+    same_bits(lax_even(x), even, in);
+    same_bits(jit(lax_even)(x), even, in);
+    same_bits(lax_away(x), away, in);
+    same_bits(jit(lax_away)(x), away, in);
+  }
+  CHECK(std::signbit(np::round(Array(-0.5)).item<float>()));
+  CHECK(np::round(Array(-0.5)).aval() == ShapedArray{{}, float32, true});
 }
 
 TEST_CASE("integer_pow: negative exponents on floats, exact powers of integers", "[unary]") {

@@ -49,9 +49,18 @@ GradFlat grad_flat(const FlatFn& f, const std::vector<Array>& primals, const std
 // positional arguments as JAX checks them, and made non-negative.
 std::vector<int> check_argnums(const std::vector<int>& argnums, bool is_list, std::size_t num_args);
 
-// The Jacobian of f's single output with respect to primal `arg`: shape out.shape + arg.shape.
-Array jacfwd_flat(const FlatFn& f, const std::vector<Array>& primals, std::size_t arg);
-Array jacrev_flat(const FlatFn& f, const std::vector<Array>& primals, std::size_t arg);
+// The Jacobians of f's first num_values() outputs (num_values is read once f has been traced;
+// the outputs after them are aux, kept as they are) with respect to the primals marked `wrt`,
+// computed by one vmap over the standard basis: of the inputs (`forward`, jacfwd) or of the
+// outputs (jacrev). jacobians[j * k + i] belongs to output j and the i-th of the k primals in
+// `wrt`, of shape out_j.shape + primal_i.shape. Primals in `wrt` must be floating point, or,
+// for jacrev with `allow_int`, get zeros of their dtype; jacrev's outputs must be floating point.
+struct JacobianFlat {
+  std::vector<Array> jacobians, aux;
+};
+JacobianFlat jacobian_flat(const FlatFn& f, const std::vector<Array>& primals,
+                           const std::vector<bool>& wrt, bool forward,
+                           const std::function<std::size_t()>& num_values, bool allow_int);
 
 // Custom derivative rules (src/primitives/custom_derivatives.cpp). `jvp` maps primals then
 // tangents to outputs then output tangents. `fwd` maps args to outputs then residuals; `bwd`

@@ -3,16 +3,17 @@
 // body_jaxpr's (body_nconsts), then the initial carry.
 #include <algorithm>
 
+#include "core/array_impl.hpp"
 #include "hlo/builder.hpp"
 #include "jx/control_flow.hpp"
 #include "jx/lax.hpp"
 #include "lower/lower.hpp"
-#include "transforms/ad_rules.hpp"
-#include "transforms/batch_rules.hpp"
 #include "primitives/control_flow/loops.hpp"
 #include "primitives/sub_jaxprs.hpp"
 #include "trace/staging.hpp"
 #include "trace/tracer.hpp"
+#include "transforms/ad_rules.hpp"
+#include "transforms/batch_rules.hpp"
 #include "transforms/jvp.hpp"
 #include "transforms/partial_eval.hpp"
 #include "transforms/vmap.hpp"
@@ -177,8 +178,8 @@ BatchResult while_batch(Ins args, std::span<const BatchDim> dims, const Params& 
   ClosedJaxprData any = trace::trace_to_jaxpr(
       [&](const std::vector<Array>& xs) {
         Array pred = eval_jaxpr(cond.jaxpr, cond.consts, xs)[0];
-        return std::vector<Array>{
-            lax::gt(lax::reduce_max(lax::convert_element_type(pred, int32), {0}), Array(0))};
+        return std::vector<Array>{lax::gt(
+            lax::reduce_max(lax::convert_element_type(pred, int32), {0}), make_scalar(0, int32))};
       },
       cavals, "while cond (batched)");
   std::vector<ShapedArray> bavals =
@@ -251,6 +252,27 @@ std::vector<Array> while_flat(const FlatFn& cond_fn, const FlatFn& body_fn,
                     sub::avals_str(avals) + " and the output " +
                     sub::avals_str(body.jaxpr.out_avals()) + ".");
   return bind_while(std::move(cond), {}, std::move(body), {}, carry);
+}
+
+Array fori_start(std::int64_t lower) {
+  return lax::convert_element_type(Array(lower), default_int_dtype(), /*weak_type=*/true);
+}
+
+std::pair<Array, Array> fori_bounds(const Array& lower, const Array& upper) {
+  DType lo = lower.dtype(), hi = upper.dtype(), dtype = lo;
+  if (lo != hi) {
+    // JAX allows one mix: a weak and a strong signed integer (a C++ int beside an int64 array).
+    bool both_signed = is_signed_integral(lo) && is_signed_integral(hi);
+    if (both_signed && lower.weak_type() && !upper.weak_type())
+      dtype = hi;
+    else if (!(both_signed && !lower.weak_type() && upper.weak_type()))
+      throw TypeError("lower and upper arguments to fori_loop must have equal types, got " +
+                      std::string(dtype_name(lo)) + " and " + std::string(dtype_name(hi)));
+  }
+  auto to = [&](const Array& x) {
+    return x.dtype() == dtype ? x : lax::convert_element_type(x, dtype);
+  };
+  return {to(lower), to(upper)};
 }
 
 }  // namespace detail
