@@ -103,14 +103,35 @@ inline std::vector<Array> broadcast_all(const std::string& op, std::vector<Array
   return xs;
 }
 
-// The one path of every binary np function: promote dtypes, then broadcast shapes. `op` is the
-// lax primitive named in errors.
+// JAX's promote_shapes: operands whose shapes broadcast, given the same rank by leading size-1
+// dims when their ranks differ (0-d ones aside); lax's binary ops broadcast size-1 dims.
+inline std::vector<Array> promote_ranks(const std::string& op, std::vector<Array> xs) {
+  std::vector<Shape> shapes;
+  std::size_t rank = 0;
+  for (const Array& x : xs) {
+    shapes.push_back(x.shape());
+    rank = std::max(rank, static_cast<std::size_t>(x.ndim()));
+  }
+  if (!try_broadcast_shapes(shapes))
+    throw ShapeError(op + " got incompatible shapes for broadcasting: " + shapes_str(shapes));
+  for (Array& x : xs) {
+    if (x.ndim() == 0 || static_cast<std::size_t>(x.ndim()) == rank) continue;
+    Shape shape(rank - static_cast<std::size_t>(x.ndim()), 1);
+    shape.insert(shape.end(), x.shape().begin(), x.shape().end());
+    x = broadcast_to_shape(x, shape);
+  }
+  return xs;
+}
+
+// The one path of every binary np function: promote dtypes, then ranks (or, `scalars_too`,
+// broadcast every operand to the full shape). `op` is the lax primitive named in errors.
 struct Operands {
   Array x, y;
 };
 inline Operands prepare(const std::string& op, const Array& x, const Array& y,
                         Promotion p = Promotion::kCommon, bool scalars_too = false) {
-  std::vector<Array> v = broadcast_all(op, promote({x, y}, p), scalars_too);
+  std::vector<Array> xs = promote({x, y}, p);
+  std::vector<Array> v = scalars_too ? broadcast_all(op, xs, true) : promote_ranks(op, xs);
   return {v[0], v[1]};
 }
 inline Array binary(const std::string& op, const Array& x, const Array& y,

@@ -78,10 +78,33 @@ Instruction* simplify_involution(Instruction& i, hlo::Builder&) {
   return x->opcode == i.opcode ? x->operands[0] : nullptr;
 }
 
+// A reshape that only drops size-1 dims of a broadcast the broadcast did not map an operand dim
+// to is that broadcast: size-1 broadcasting in binary ops lowers to such chains.
+Instruction* squeezed_broadcast(Instruction& i, Instruction* x, hlo::Builder& b) {
+  const Shape& from = x->shape.dims;
+  const Shape& to = i.shape.dims;
+  std::vector<std::int64_t> kept(from.size(), -1);  // x's dim → our dim, -1 where dropped
+  std::size_t j = 0;
+  for (std::size_t d = 0; d < from.size(); ++d) {
+    if (j < to.size() && from[d] == to[j])
+      kept[d] = static_cast<std::int64_t>(j++);
+    else if (from[d] != 1)
+      return nullptr;
+  }
+  if (j != to.size()) return nullptr;
+  Ints dims;
+  for (std::int64_t d : x->attrs.get_ints("dimensions")) {
+    if (kept[static_cast<std::size_t>(d)] < 0) return nullptr;
+    dims.push_back(kept[static_cast<std::size_t>(d)]);
+  }
+  return b.broadcast(x->operands[0], to, dims);
+}
+
 Instruction* simplify_reshape(Instruction& i, hlo::Builder& b) {
   Instruction* x = i.operands[0];
   if (x->shape == i.shape) return x;
   if (x->opcode == Opcode::kReshape) return b.reshape(x->operands[0], i.shape.dims);
+  if (x->opcode == Opcode::kBroadcast) return squeezed_broadcast(i, x, b);
   return nullptr;
 }
 

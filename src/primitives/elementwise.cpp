@@ -1,6 +1,9 @@
 #include "primitives/elementwise.hpp"
 
+#include <numeric>
 #include <sstream>
+
+#include "jx/lax.hpp"
 
 namespace jx {
 
@@ -21,7 +24,7 @@ void check_dtype(const std::string& op, DType d, DTypeSet accepted) {
 }
 
 ShapedArray elementwise_aval(const std::string& op, std::span<const ShapedArray> in,
-                             DTypeSet accepted, std::optional<DType> out_dtype) {
+                             DTypeSet accepted, std::optional<DType> out_dtype, bool size_one) {
   const ShapedArray* shaped = &in[0];
   bool weak = true;
   for (const auto& a : in) {
@@ -36,33 +39,63 @@ ShapedArray elementwise_aval(const std::string& op, std::span<const ShapedArray>
     weak = weak && a.weak_type;
     if (a.ndim() > 0) shaped = &a;
   }
+  auto fail = [&](const char* what) {
+    std::ostringstream os;
+    os << op << what;
+    for (std::size_t i = 0; i < in.size(); ++i) os << (i ? ", " : "") << shape_str(in[i].shape);
+    throw ShapeError(os.str());
+  };
+  Shape shape = shaped->shape;
   for (const auto& a : in) {
-    if (a.ndim() > 0 && a.shape != shaped->shape) {
-      std::ostringstream os;
-      os << op << " got incompatible shapes for broadcasting: ";
-      for (std::size_t i = 0; i < in.size(); ++i) os << (i ? ", " : "") << shape_str(in[i].shape);
-      throw ShapeError(os.str());
+    if (a.ndim() == 0 || a.shape == shape) continue;
+    if (!size_one) fail(" got incompatible shapes for broadcasting: ");
+    if (a.ndim() != static_cast<int>(shape.size()))
+      fail(": arrays must have same number of dimensions, got ");
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+      if (a.shape[d] == shape[d] || a.shape[d] == 1) continue;
+      if (shape[d] != 1) fail(" got incompatible shapes for broadcasting: ");
+      shape[d] = a.shape[d];
     }
   }
-  if (out_dtype) return ShapedArray{shaped->shape, *out_dtype, false};
-  return ShapedArray{shaped->shape, in[0].dtype, weak};
+  if (out_dtype) return ShapedArray{shape, *out_dtype, false};
+  return ShapedArray{shape, in[0].dtype, weak};
 }
 
 std::vector<hlo::Instruction*> broadcast_scalars(hlo::Builder& b,
                                                  std::span<hlo::Instruction* const> operands,
                                                  const Shape& dims) {
   std::vector<hlo::Instruction*> out;
-  for (hlo::Instruction* op : operands)
-    out.push_back(op->shape.dims == dims ? op : b.broadcast(op, dims, {}));
+  for (hlo::Instruction* op : operands) {
+    if (op->shape.dims == dims || op->shape.dims.empty()) {
+      out.push_back(op->shape.dims == dims ? op : b.broadcast(op, dims, {}));
+      continue;
+    }
+    Shape kept_shape;  // the size-1 dims that expand are reshaped away first
+    std::vector<std::int64_t> kept_dims;
+    for (std::size_t d = 0; d < dims.size(); ++d) {
+      if (op->shape.dims[d] != dims[d]) continue;
+      kept_shape.push_back(dims[d]);
+      kept_dims.push_back(static_cast<std::int64_t>(d));
+    }
+    out.push_back(b.broadcast(b.reshape(op, kept_shape), dims, kept_dims));
+  }
   return out;
+}
+
+Array expand_to(const Array& x, const Shape& shape) {
+  if (x.shape() == shape) return x;
+  std::vector<std::int64_t> dims(static_cast<std::size_t>(x.ndim()));
+  std::iota(dims.begin(), dims.end(), shape.size() - dims.size());
+  return lax::broadcast_in_dim(x, shape, dims);
 }
 
 void def_elementwise(Primitive& p, std::size_t arity, DTypeSet accepted,
                      std::optional<DType> out_dtype) {
   p.abstract_eval = [&p, arity, accepted, out_dtype](std::span<const ShapedArray> in,
-                                                      const Params&) {
+                                                     const Params&) {
     check_arity(p.name, in.size(), arity);
-    return std::vector<ShapedArray>{elementwise_aval(p.name, in, accepted, out_dtype)};
+    return std::vector<ShapedArray>{
+        elementwise_aval(p.name, in, accepted, out_dtype, /*size_one=*/arity == 2)};
   };
   batching::def_elementwise_batch(p);
 }

@@ -8,9 +8,9 @@
 #include <string>
 
 #include "core/array_impl.hpp"
+#include "core/dtype_dispatch.hpp"
 #include "core/dtype_set.hpp"
 #include "core/element_convert.hpp"
-#include "core/dtype_dispatch.hpp"
 #include "core/primitive.hpp"
 #include "hlo/builder.hpp"
 #include "hlo/scalar_ops.hpp"
@@ -30,10 +30,15 @@ inline void check_arity(const std::string& op, std::size_t got, std::size_t want
 void check_dtype(const std::string& op, DType d, DTypeSet accepted);
 
 // The rule of an n-ary elementwise op: equal dtypes (checked against `accepted`), equal shapes
-// where 0-d operands broadcast; weak only if every operand is weak. `out_dtype` overrides the
-// result dtype (comparisons give bool).
+// where 0-d operands broadcast, and with `size_one` (JAX's binary ops) equal ranks where size-1
+// dims broadcast too; weak only if every operand is weak. `out_dtype` overrides the result dtype
+// (comparisons give bool).
 ShapedArray elementwise_aval(const std::string& op, std::span<const ShapedArray> in,
-                             DTypeSet accepted, std::optional<DType> out_dtype = std::nullopt);
+                             DTypeSet accepted, std::optional<DType> out_dtype = std::nullopt,
+                             bool size_one = false);
+
+// x with its 0-d or size-1 dims repeated to `shape` (eagerly, for impls).
+Array expand_to(const Array& x, const Shape& shape);
 
 // out[i] = f(x[i]) with f called on x's compute type (float for the 16-bit floats); the result
 // is rounded once to out's dtype.
@@ -53,9 +58,12 @@ Array map_unary(const Array& x, const ShapedArray& out, F f) {
   return r;
 }
 
-// out[i] = f(x[i], y[i]); a 0-d operand is repeated. f gets both operands as x's compute type.
+// out[i] = f(x[i], y[i]); a 0-d operand or size-1 dim is repeated. f gets both operands as x's
+// compute type.
 template <class F>
-Array map_binary(const Array& x, const Array& y, const ShapedArray& out, F f) {
+Array map_binary(const Array& x_in, const Array& y_in, const ShapedArray& out, F f) {
+  Array x = x_in.ndim() == 0 ? x_in : expand_to(x_in, out.shape);
+  Array y = y_in.ndim() == 0 ? y_in : expand_to(y_in, out.shape);
   Array r = make_array(out);
   const Buffer& xb = concrete_buffer(x, "impl");
   const Buffer& yb = concrete_buffer(y, "impl");
@@ -73,7 +81,8 @@ Array map_binary(const Array& x, const Array& y, const ShapedArray& out, F f) {
   return r;
 }
 
-// HLO's elementwise ops want equal shapes: 0-d operands are broadcast to the output's shape.
+// HLO's elementwise ops want equal shapes: 0-d operands and size-1 dims are broadcast to the
+// output's shape.
 std::vector<hlo::Instruction*> broadcast_scalars(hlo::Builder& b,
                                                  std::span<hlo::Instruction* const> operands,
                                                  const Shape& dims);

@@ -24,8 +24,11 @@ Array instantiate(const Array& t, const ShapedArray& aval) { return is_zero(t) ?
 
 Array broadcast_to(const Array& t, const ShapedArray& aval) {
   if (is_zero(t) || t.shape() == aval.shape) return t;
-  JX_CHECK(t.ndim() == 0, "cannot broadcast a tangent of shape " << shape_str(t.shape()));
-  return lax::broadcast_in_dim(t, aval.shape, {});
+  JX_CHECK(t.ndim() == 0 || t.ndim() == aval.ndim(),
+           "cannot broadcast a tangent of shape " << shape_str(t.shape()));
+  std::vector<std::int64_t> dims(static_cast<std::size_t>(t.ndim()));
+  std::iota(dims.begin(), dims.end(), 0);
+  return lax::broadcast_in_dim(t, aval.shape, dims);
 }
 
 // JAX sums tangents and cotangents with add_any.
@@ -35,12 +38,19 @@ Array add(const Array& a, const Array& b) {
   return trace::bind1(add_any_p, {a, b});
 }
 
+// Sums a cotangent over the dims its operand was broadcast along: all of them for a 0-d operand,
+// the size-1 ones (kept as size 1) for one of the output's rank.
 Array unbroadcast(const Array& ct, const ShapedArray& aval) {
   if (is_zero(ct) || ct.shape() == aval.shape) return ct;
-  JX_CHECK(aval.ndim() == 0, "cotangent " << shape_str(ct.shape()) << " for " << aval.str());
-  std::vector<std::int64_t> axes(static_cast<std::size_t>(ct.ndim()));
-  std::iota(axes.begin(), axes.end(), 0);
-  return lax::reduce_sum(ct, axes);
+  JX_CHECK(aval.ndim() == 0 || aval.ndim() == ct.ndim(),
+           "cotangent " << shape_str(ct.shape()) << " for " << aval.str());
+  std::vector<std::int64_t> axes;
+  for (std::int64_t d = 0; d < ct.ndim(); ++d)
+    if (aval.ndim() == 0 ||
+        aval.shape[static_cast<std::size_t>(d)] != ct.shape()[static_cast<std::size_t>(d)])
+      axes.push_back(d);
+  Array summed = lax::reduce_sum(ct, axes);
+  return summed.shape() == aval.shape ? summed : lax::reshape(summed, aval.shape);
 }
 
 bool has_tangent(DType d) { return is_floating(d); }

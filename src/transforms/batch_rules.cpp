@@ -38,12 +38,14 @@ void def_elementwise_batch(Primitive& p) {
                  const Params& params) {
     if (args.size() == 1) return BatchResult{trace::bind(p, {args[0]}, params), {dims[0]}};
     std::int64_t size = batch_size(args, dims);
-    // The unbatched shape of the result: that of the operand of highest rank.
+    // The unbatched shape of the result: the operands' (0-d and size-1 dims broadcast).
     Shape shape;
     for (std::size_t k = 0; k < args.size(); ++k) {
       Shape s = args[k].shape();
       if (dims[k]) s.erase(s.begin() + *dims[k]);
       if (s.size() > shape.size()) shape = s;
+      if (s.size() == shape.size())
+        for (std::size_t d = 0; d < s.size(); ++d) shape[d] = std::max(shape[d], s[d]);
     }
     Shape full{size};
     full.insert(full.end(), shape.begin(), shape.end());

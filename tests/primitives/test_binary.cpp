@@ -242,6 +242,31 @@ TEST_CASE("binary ops: a 0-d operand broadcasts; weak only if both are weak", "[
   CHECK(w.item<float>() == 6.0f);
 }
 
+TEST_CASE("binary ops broadcast size-1 dims at equal rank, as JAX 0.11's lax", "[binary]") {
+  // (2, 1) - (1, 3): out[i][j] = x[i] - y[j], eagerly, under jit, and differentiated (each
+  // operand's cotangent summed over the dims it was broadcast along).
+  Array x = np::array(std::vector<float>{1, 2}, {2, 1});
+  Array y = np::array(std::vector<float>{10, 20, 30}, {1, 3});
+  std::vector<double> want{-9, -19, -29, -8, -18, -28};
+  CHECK(lax::sub(x, y).shape() == Shape{2, 3});
+  CHECK(lax::sub(x, y).to_vector<double>() == want);
+  CHECK(jit(lax::sub)(x, y).to_vector<double>() == want);
+  auto loss = [](const Array& a, const Array& b) { return np::sum(lax::mul(a, b)); };
+  // d/da sum_ij a_i b_j = sum_j b_j = 60; d/db = sum_i a_i = 3.
+  auto [ga, gb] = jx::grad<0, 1>(loss)(x, y);
+  CHECK(ga.shape() == Shape{2, 1});
+  CHECK(ga.to_vector<double>() == std::vector<double>{60, 60});
+  CHECK(gb.to_vector<double>() == std::vector<double>{3, 3, 3});
+  auto [ja, jb] = jit(jx::grad<0, 1>(loss))(x, y);
+  CHECK(ja.to_vector<double>() == std::vector<double>{60, 60});
+  CHECK(jb.to_vector<double>() == std::vector<double>{3, 3, 3});
+  // vmap over rows of a (2, 1, 3) batch against an unbatched (2, 1).
+  Array xs = np::array(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 1, 3});
+  Array v = vmap([&](const Array& r) { return lax::add(r, x); })(xs);
+  CHECK(v.shape() == Shape{2, 2, 3});
+  CHECK(v.to_vector<double>() == std::vector<double>{2, 3, 4, 3, 4, 5, 5, 6, 7, 6, 7, 8});
+}
+
 TEST_CASE("binary ops reject bad dtypes and shapes, in JAX's words", "[binary][errors]") {
   Array i = np::array({1, 2}), f = np::array({1.f, 2.f}), b = np::array({true, false});
   CHECK_THROWS_MATCHES(lax::add(i, f), TypeError,
@@ -252,7 +277,11 @@ TEST_CASE("binary ops reject bad dtypes and shapes, in JAX's words", "[binary][e
                        Catch::Message("add got incompatible shapes for broadcasting: (3,), (4,)"));
   CHECK_THROWS_MATCHES(
       lax::max(np::array({1.f, 2.f}), np::array(std::vector<float>(6, 1.f), {2, 3})), ShapeError,
-      Catch::Message("max got incompatible shapes for broadcasting: (2,), (2, 3)"));
+      Catch::Message("max: arrays must have same number of dimensions, got (2,), (2, 3)"));
+  CHECK_THROWS_MATCHES(
+      lax::mul(np::array(std::vector<float>(6, 1.f), {3, 2}),
+               np::array(std::vector<float>(6, 1.f), {2, 3})),
+      ShapeError, Catch::Message("mul got incompatible shapes for broadcasting: (3, 2), (2, 3)"));
 
   const std::string numeric = "Accepted dtypes are subtypes of integer, floating.";
   const std::string floating = "Accepted dtypes are subtypes of floating.";
