@@ -128,6 +128,34 @@ double warm_trace_us(const jx::Array& x, int n, int reps) {
   return total_ms * 1e3 / reps;
 }
 
+// Tracing a function that makes arrays from no traced value: a sum of n zeros of `shape` and
+// the iota of each. Under a trace they are equations (broadcast_in_dim, iota), not arrays
+// computed on the host and captured as consts. Microseconds per trace (mean over `reps`) and
+// the constants the jaxpr captures.
+struct CreationTrace {
+  double us = 0;
+  std::size_t consts = 0;
+};
+CreationTrace creation_trace(const jx::Shape& shape, int n, int reps) {
+  auto f = [&](const jx::Array& x) {
+    jx::Array acc = x;
+    for (int k = 0; k < n; ++k) {
+      acc = acc + jx::np::zeros(shape);
+      acc = acc +
+            jx::np::reshape(jx::np::arange(static_cast<double>(acc.size()), jx::float32), shape);
+    }
+    return acc;
+  };
+  jx::Array x = jx::np::ones(shape);
+  CreationTrace out;
+  auto t0 = std::chrono::steady_clock::now();
+  for (int r = 0; r < reps; ++r) out.consts = jx::make_jaxpr(f)(x).consts().size();
+  out.us =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
+      reps;
+  return out;
+}
+
 // Calls per batch of the dispatch loops: long enough that the clocks' own cost and
 // resolution (1 us for CPU time) vanish, short enough for many batches.
 constexpr int kPerBatch = 2000;
@@ -253,8 +281,15 @@ int main(int argc, char** argv) {
   const double warm_us = warm_trace_us(x, lo.eqns, 2000 * scale);
   std::printf(
       "  tracing %d eqns with warm caches (fresh functions traced back to back): %.2f us, "
-      "%.2f us per eqn\n\n",
+      "%.2f us per eqn\n",
       lo.eqns, warm_us, warm_us / lo.eqns);
+  for (const jx::Shape& shape : {jx::Shape{16}, jx::Shape{256, 256}}) {
+    CreationTrace c = creation_trace(shape, 10, 200 * scale);
+    std::printf(
+        "  tracing x + 10 x (zeros + arange) of %s: %.1f us per trace, %zu consts captured\n",
+        jx::ShapedArray{shape, jx::float32, false}.str().c_str(), c.us, c.consts);
+  }
+  std::printf("\n");
 
   std::printf(
       "Dispatch of f32[3] + f32[3] (ns per call; median of %lld interleaved batches of "
