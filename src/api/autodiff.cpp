@@ -164,8 +164,8 @@ GradFlat grad_flat(const FlatFn& f, const std::vector<Array>& primals,
                     shape_str(out.shape) + ".");
   check_real_output(who, out.dtype);
   Linearized lin = linearize_jaxpr(fj, wrt);
-  // One program, forward then backward, seeded with d out / d out = 1; dead code (the value,
-  // when only the gradient is wanted) is removed before it runs.
+  // Forward then backward, seeded with d out / d out = 1, staged into any current trace as JAX
+  // stages them: the primal equations all kept (the value too, printed `_` when unused).
   auto program = [&](const std::vector<Array>& args) {
     std::vector<Array> outs = eval_jaxpr(lin.forward.jaxpr, lin.forward.consts, args);
     std::vector<Array> residuals(outs.begin() + static_cast<std::ptrdiff_t>(lin.num_outputs),
@@ -178,8 +178,7 @@ GradFlat grad_flat(const FlatFn& f, const std::vector<Array>& primals,
     if (keep_aux) kept.insert(kept.end(), outs.begin() + 1, outs.end());
     return concat(kept, pullback(lin, residuals, cts));
   };
-  ClosedJaxprData j = dce_jaxpr(trace(program, primals, who)).jaxpr;
-  std::vector<Array> results = eval_jaxpr(j.jaxpr, j.consts, primals);
+  std::vector<Array> results = program(primals);
   GradFlat r;
   auto next = results.begin();
   if (keep_value) r.value = *next++;

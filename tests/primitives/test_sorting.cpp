@@ -430,8 +430,8 @@ TEST_CASE("grad of sort is sorts: the jaxpr parses back and typechecks", "[sort]
   const std::string eqn = "= sort[dimension=0 is_stable=True num_keys=1] ";
   for (auto at = text.find(eqn); at != std::string::npos; at = text.find(eqn, at + 1)) ++sorts;
   CHECK(sorts == 3);
-  CHECK_THAT(text, Catch::Contains("_:f32[2,3] g:i32[2,3] = sort"));
-  CHECK_THAT(text, Catch::Contains("_:i32[2,3] h:f32[2,3] = sort"));
+  CHECK_THAT(text, Catch::Contains("_:f32[2,3] h:i32[2,3] = sort"));
+  CHECK_THAT(text, Catch::Contains("_:i32[2,3] i:f32[2,3] = sort"));
   Jaxpr parsed = read_jaxpr(text);
   CHECK(to_string(parsed) == text);
   typecheck(parsed);
