@@ -19,6 +19,7 @@
 #include <jx/jx.hpp>
 
 #include "bench_machine.hpp"
+#include "bench_random.hpp"
 #include "bench_stats.hpp"
 
 namespace np = jx::np;
@@ -28,14 +29,6 @@ namespace {
 
 constexpr int kN = 100;
 volatile double g_sink = 0;
-
-Array random_array(jx::Shape shape, unsigned seed, float scale) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, scale);
-  std::vector<float> v(static_cast<std::size_t>(jx::shape_size(shape)));
-  for (float& x : v) x = dist(rng);
-  return np::array(v, shape);
-}
 
 double ms_of(const std::function<void()>& call) {
   auto t0 = std::chrono::steady_clock::now();
@@ -73,8 +66,8 @@ int main(int argc, char** argv) {
               bench::cpu_model().c_str(), bench::load_average().c_str());
   std::printf("wall ms per Jacobian: median of the interleaved samples\n\n");
 
-  Array W = random_array({kN, kN}, 1, 0.1f), b = random_array({kN}, 2, 0.1f);
-  Array x = random_array({kN}, 3, 1.0f);
+  Array W = bench::normal_array({kN, kN}, 1, 0.1f), b = bench::normal_array({kN}, 2, 0.1f);
+  Array x = bench::normal_array({kN}, 3, 1.0f);
   auto f = [](const Array& v, const Array& w, const Array& c) {
     return np::tanh(np::matmul(w, v) + c);
   };

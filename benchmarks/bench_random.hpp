@@ -2,6 +2,10 @@
 #pragma once
 
 #include <cstdint>
+#include <random>
+#include <vector>
+
+#include <jx/jx.hpp>
 
 namespace bench {
 
@@ -13,6 +17,15 @@ inline float random_float(std::uint64_t seed, std::uint64_t i, float lo, float h
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   z ^= z >> 31;
   return lo + (hi - lo) * static_cast<float>(z >> 40) * 0x1p-24f;
+}
+
+// An array of normal floats of standard deviation `scale`, the same for a seed on every run.
+inline jx::Array normal_array(const jx::Shape& shape, unsigned seed, float scale) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, scale);
+  std::vector<float> v(static_cast<std::size_t>(jx::shape_size(shape)));
+  for (float& x : v) x = dist(rng);
+  return jx::np::array(v, shape);
 }
 
 }  // namespace bench

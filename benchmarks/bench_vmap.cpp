@@ -15,6 +15,7 @@
 #include <jx/jx.hpp>
 
 #include "bench_machine.hpp"
+#include "bench_random.hpp"
 #include "bench_stats.hpp"
 
 namespace np = jx::np;
@@ -31,14 +32,6 @@ constexpr int kIn = 32, kHidden = 64, kOut = 10, kExamples = 256;
 constexpr int kBackToBack = 8;
 constexpr double kTarget = 20;
 volatile double g_sink = 0;
-
-Array random_array(jx::Shape shape, unsigned seed, float scale) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, scale);
-  std::vector<float> v(static_cast<std::size_t>(jx::shape_size(shape)));
-  for (float& x : v) x = dist(rng);
-  return np::array(v, shape);
-}
 
 // One example: x is f32[kIn]; the same code serves a batch, x f32[n, kIn], as the reference.
 Array forward(const Mlp& p, const Array& x) {
@@ -59,10 +52,10 @@ int main(int argc, char** argv) {
               bench::cpu_model().c_str(), bench::load_average().c_str());
   std::printf("wall ms per whole case: median, the cases interleaved call by call\n\n");
 
-  Mlp p{random_array({kIn, kHidden}, 1, 0.2f),     random_array({kHidden}, 2, 0.1f),
-        random_array({kHidden, kHidden}, 3, 0.1f), random_array({kHidden}, 4, 0.1f),
-        random_array({kHidden, kOut}, 5, 0.1f),    random_array({kOut}, 6, 0.1f)};
-  Array xs = random_array({kExamples, kIn}, 7, 1.0f);
+  Mlp p{bench::normal_array({kIn, kHidden}, 1, 0.2f),     bench::normal_array({kHidden}, 2, 0.1f),
+        bench::normal_array({kHidden, kHidden}, 3, 0.1f), bench::normal_array({kHidden}, 4, 0.1f),
+        bench::normal_array({kHidden, kOut}, 5, 0.1f),    bench::normal_array({kOut}, 6, 0.1f)};
+  Array xs = bench::normal_array({kExamples, kIn}, 7, 1.0f);
   std::vector<Array> examples;
   for (int i = 0; i < kExamples; ++i)
     examples.push_back(np::reshape(jx::lax::slice(xs, {i, 0}, {i + 1, kIn}), {kIn}));
