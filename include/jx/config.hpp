@@ -21,6 +21,7 @@ struct Config {
   bool dump_dot = false;              // --dump_dot: Graphviz of the fused HLO
   bool log_compiles = false;          // --log_compiles: one line per compile, with stage times
   bool explain_cache_misses = false;  // --explain_cache_misses: why a jitted call retraced
+  bool strict_retraces = false;       // --strict_retraces: past JitOptions::max_retraces, throw
   bool debug_nans = false;            // --debug_nans: a NaN in a jitted output throws jx::Error
   bool disable_jit = false;           // --disable_jit: jitted functions run eagerly
   int cache_capacity = 64;            // --cache_capacity=N: entries per jitted function (LRU)

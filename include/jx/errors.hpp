@@ -48,6 +48,12 @@ class TracerLeakError : public Error {
   using Error::Error;
 };
 
+// A jitted function missed its cache inside a jx::NoRetrace scope.
+class RetraceError : public Error {
+ public:
+  using Error::Error;
+};
+
 // Text that does not parse (jaxpr, HLO) or a backend that cannot compile a program.
 class CompileError : public Error {
  public:

@@ -10,14 +10,15 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "jx/array.hpp"
-#include "jx/device.hpp"
 #include "jx/detail/jit_impl.hpp"
+#include "jx/device.hpp"
 #include "jx/tree.hpp"
 
 namespace jx {
@@ -34,12 +35,57 @@ struct JitOptions {
   // jx::device_put), else on the CPU. Arguments elsewhere and uncommitted are copied there;
   // one committed to another device is a jx::ValueError.
   std::optional<Device> device;
+  int cache_capacity = 0;  // entries this function keeps (least recently used out); 0: the flag's
+  int max_retraces = -1;   // misses after the first before a warning (--strict_retraces: an error)
 };
 
 // A jitted function's cache statistics. Times are totals over every trace and compile, in ms.
 struct CacheInfo {
-  std::int64_t hits = 0, misses = 0, traces = 0, compiles = 0, entries = 0;
+  std::int64_t hits = 0, misses = 0, traces = 0, compiles = 0, entries = 0, evictions = 0;
   double trace_ms = 0, lower_ms = 0, optimize_ms = 0, codegen_ms = 0;
+};
+
+// Why a call missed the cache: the first difference from the closest cached signature.
+enum class MissReason {
+  first_call,          // nothing was compiled for this function on this device yet
+  new_shape,           // an argument's shape
+  new_dtype,           // an argument's dtype
+  new_weak_type,       // an argument's weak type (a C++ scalar against an array)
+  new_static_value,    // a static argument's value (or C++ type)
+  new_tree_structure,  // the arguments' pytree structure or C++ types
+  new_device,          // compiled for other devices only
+  evicted,             // this very signature was compiled, then evicted
+  flags_changed,       // a flag the program depends on (--enable_x64)
+};
+std::string_view miss_reason_name(MissReason reason);  // "new_shape"
+
+struct StageTimes {
+  double trace_ms = 0, lower_ms = 0, optimize_ms = 0, codegen_ms = 0, load_ms = 0;
+};
+
+// One miss: which function, why, where in the arguments (`args[1]`, `args[0].w`; empty when no
+// argument differs), the value there before and after in jaxpr notation (`f32[3]`), and what
+// the miss cost.
+struct CacheMiss {
+  std::string function;
+  MissReason reason = MissReason::first_call;
+  std::string path, before, after;
+  StageTimes times;
+  std::string str() const;  // "jit(f): new_shape at args[0]: f32[3] → f32[4]"
+};
+
+// Called with every miss of every jitted function, after it compiled (on the calling thread);
+// an empty function removes the callback.
+void on_cache_miss(std::function<void(const CacheMiss&)> callback);
+
+// While one lives on this thread, a jitted call that misses its cache throws jx::RetraceError
+// (the miss is recorded first): for code that must not retrace, such as a training loop.
+class NoRetrace {
+ public:
+  NoRetrace();
+  ~NoRetrace();
+  NoRetrace(const NoRetrace&) = delete;
+  NoRetrace& operator=(const NoRetrace&) = delete;
 };
 
 struct CostAnalysis {
@@ -317,6 +363,8 @@ class Jitted {
   }
 
   CacheInfo cache_info() const;
+  // Every miss so far, oldest first (the first call's included).
+  std::vector<CacheMiss> cache_misses() const { return detail::cache_misses(*state_); }
   void clear_cache() const { detail::clear_cache(*state_); }
   const F& function() const { return f_; }
 

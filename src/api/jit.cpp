@@ -12,8 +12,8 @@
 #include "core/array_impl.hpp"
 #include "jx/config.hpp"
 #include "jx/jit.hpp"
-#include "support/format.hpp"
 #include "primitives/call.hpp"
+#include "support/format.hpp"
 #include "trace/staging.hpp"
 #include "trace/tracer.hpp"
 
@@ -27,16 +27,20 @@ class JitState : public std::enable_shared_from_this<JitState> {
   std::vector<int> static_argnums, donate_argnums;
   std::uint64_t static_mask = 0;
   std::optional<Device> device;
+  int cache_capacity = 0;  // 0: the flag's
+  int max_retraces = -1;   // -1: unbounded
 
   std::mutex mu;                            // guards the caches and stats
   api::JitCache cache;                      // programs for the CPU
   api::JitCache staged;                     // jaxprs of calls under a trace
   std::map<int, api::JitCache> gpu_caches;  // by GPU id
   CacheInfo stats;
+  std::vector<CacheMiss> misses;  // every miss, oldest first
 
   api::JitCache& cache_for(const Device& d) {
     return d.platform() == Platform::cpu ? cache : gpu_caches[d.id()];
   }
+  int capacity() const { return cache_capacity > 0 ? cache_capacity : config().cache_capacity; }
 };
 
 namespace {
@@ -143,27 +147,90 @@ Device call_device(const JitState& st, const std::vector<Array>& leaves) {
   return *st.device;
 }
 
-void explain_miss(JitState& st, const Device& device, const api::Signature& now) {
+std::function<void(const CacheMiss&)>& miss_callback() {
+  static std::function<void(const CacheMiss&)> callback;
+  return callback;
+}
+std::mutex miss_callback_mu;
+thread_local int no_retrace_depth = 0;
+
+// Why a call missed, from the closest signature cached for its device (the most recent on a
+// tie): the first of its differences as the record; with --explain_cache_misses, all of them
+// logged.
+CacheMiss classify_miss(JitState& st, const Device& device, const CallArgs& ca,
+                        const api::Signature& now) {
+  CacheMiss m;
+  m.function = st.trace_name;
   std::vector<api::JitCache::EntryPtr> entries;
+  bool evicted = false, elsewhere = false;
   {
     std::lock_guard lock(st.mu);
-    entries = st.cache_for(device).entries();
+    api::JitCache& cache = st.cache_for(device);
+    entries = cache.entries();
+    evicted = cache.was_evicted(ca);
+    elsewhere = &st.cache != &cache && st.cache.size() > 0;
+    for (const auto& [id, other] : st.gpu_caches)
+      elsewhere = elsewhere || (&other != &cache && other.size() > 0);
   }
-  if (entries.empty()) return;
-  std::vector<std::string> best;
-  for (const auto& e : entries) {  // most recent first: ties go to the most recent
-    std::vector<std::string> d = api::signature_diffs(e->sig, now);
+  std::vector<api::SignatureDiff> best;
+  for (const auto& e : entries) {
+    std::vector<api::SignatureDiff> d = api::signature_diffs(e->sig, now);
     if (best.empty() || d.size() < best.size()) best = std::move(d);
   }
-  std::size_t n = entries.size();
-  std::string msg = "jx: cache miss for " + st.program_name + " (" + std::to_string(n) +
-                    (n == 1 ? " entry" : " entries") +
-                    " cached); the closest signature differs at:";
-  constexpr std::size_t kMaxShown = 10;
-  for (std::size_t i = 0; i < best.size() && i < kMaxShown; ++i) msg += "\n  " + best[i];
-  if (best.size() > kMaxShown)
-    msg += "\n  ... and " + std::to_string(best.size() - kMaxShown) + " more";
-  log(msg);
+  if (evicted) {
+    m.reason = MissReason::evicted;
+  } else if (best.empty()) {
+    m.reason = elsewhere ? MissReason::new_device : MissReason::first_call;
+  } else {
+    m.reason = best[0].reason;
+    m.path = best[0].path, m.before = best[0].before, m.after = best[0].after;
+  }
+  if (config().explain_cache_misses && !entries.empty()) {
+    std::size_t n = entries.size();
+    std::string msg = "jx: cache miss for " + st.program_name + " (" + std::to_string(n) +
+                      (n == 1 ? " entry" : " entries") +
+                      " cached); the closest signature differs at:";
+    constexpr std::size_t kMaxShown = 10;
+    for (std::size_t i = 0; i < best.size() && i < kMaxShown; ++i) msg += "\n  " + best[i].text;
+    if (best.size() > kMaxShown)
+      msg += "\n  ... and " + std::to_string(best.size() - kMaxShown) + " more";
+    log(msg);
+  }
+  return m;
+}
+
+// Records a miss before its trace; inside jx::NoRetrace, or past max_retraces with
+// --strict_retraces, the call stops here with a RetraceError.
+void admit_miss(JitState& st, const CacheMiss& m) {
+  std::size_t retraces = 0;
+  {
+    std::lock_guard lock(st.mu);
+    st.misses.push_back(m);
+    retraces = st.misses.size() - 1;
+  }
+  if (no_retrace_depth > 0)
+    throw RetraceError(st.trace_name + " would retrace inside jx::NoRetrace: " + m.str());
+  if (st.max_retraces < 0 || retraces <= static_cast<std::size_t>(st.max_retraces)) return;
+  std::string msg = st.trace_name + " retraced " + std::to_string(retraces) +
+                    (retraces == 1 ? " time" : " times") +
+                    ", more than its max_retraces=" + std::to_string(st.max_retraces) +
+                    "; this time: " + m.str();
+  if (config().strict_retraces) throw RetraceError(msg);
+  log("jx: " + msg);
+}
+
+// The miss's cost, once compiled, then the global callback.
+void report_miss(JitState& st, CacheMiss m) {
+  {
+    std::lock_guard lock(st.mu);
+    st.misses.back().times = m.times;
+  }
+  std::function<void(const CacheMiss&)> callback;
+  {
+    std::lock_guard lock(miss_callback_mu);
+    callback = miss_callback();
+  }
+  if (callback) callback(m);
 }
 
 // Traces, lowers and compiles a new signature, then caches it.
@@ -172,12 +239,15 @@ api::JitCache::EntryPtr compile_miss(JitState& st, const CallArgs& ca, const Mis
   const Config& cfg = config();
   auto entry = std::make_shared<api::CacheEntry>();
   entry->sig = api::make_signature(ca, api::hash_call(ca), miss.structures());
-  if (cfg.explain_cache_misses) explain_miss(st, device, entry->sig);
+  CacheMiss record = classify_miss(st, device, ca, entry->sig);
+  admit_miss(st, record);
 
   double trace_ms = 0;
   auto jaxpr = trace_call(st, ca, miss, entry->out_proto, trace_ms);
+  record.times.trace_ms = trace_ms;
   if (closes_over_tracer(*jaxpr)) {  // an outer trace's value: valid only inside that trace
     entry->jaxpr = std::move(jaxpr);
+    report_miss(st, std::move(record));
     return entry;
   }
   api::LoweredProgram lowered = api::lower_program(jaxpr, st.program_name);
@@ -199,8 +269,12 @@ api::JitCache::EntryPtr compile_miss(JitState& st, const CallArgs& ca, const Mis
         fmt_ms(trace_ms) + ", lower " + fmt_ms(lowered.lower_ms) + ", optimize " +
         fmt_ms(compiled->optimize_ms) + ", codegen " + fmt_ms(compiled->codegen_ms) + "]");
   }
+  record.times.lower_ms = lowered.lower_ms;
+  record.times.optimize_ms = compiled->optimize_ms;
+  record.times.codegen_ms = compiled->codegen_ms;
+  report_miss(st, std::move(record));
   std::lock_guard lock(st.mu);
-  return st.cache_for(device).insert(std::move(entry), cfg.cache_capacity);
+  return st.cache_for(device).insert(std::move(entry), st.capacity());
 }
 
 void check_nans(const JitState& st, const std::vector<Array>& outs) {
@@ -225,7 +299,7 @@ api::JitCache::EntryPtr staged_entry(JitState& st, const CallArgs& ca, const Mis
   entry->jaxpr = trace_call(st, ca, miss, entry->out_proto, trace_ms);
   if (closes_over_tracer(*entry->jaxpr)) return entry;
   std::lock_guard lock(st.mu);
-  return st.staged.insert(std::move(entry), config().cache_capacity);
+  return st.staged.insert(std::move(entry), st.capacity());
 }
 
 std::vector<Array> run_entry(const api::CacheEntry& e, const std::vector<Array>& leaves) {
@@ -270,6 +344,11 @@ std::shared_ptr<JitState> make_jit_state(const JitOptions& options) {
   st->static_argnums = options.static_argnums;
   st->donate_argnums = options.donate_argnums;
   st->device = options.device;
+  if (options.cache_capacity < 0)
+    throw Error("jit: cache_capacity must be positive (0 takes --cache_capacity), got " +
+                std::to_string(options.cache_capacity));
+  st->cache_capacity = options.cache_capacity;
+  st->max_retraces = options.max_retraces;
   for (int i : options.static_argnums) {
     if (i < 0 || i >= 64)
       throw Error("jit: static_argnums must be argument positions in [0, 64), got " +
@@ -331,9 +410,18 @@ CacheInfo cache_info(const JitState& state) {
   std::lock_guard lock(st.mu);
   CacheInfo info = st.stats;
   info.entries = static_cast<std::int64_t>(st.cache.size());
-  for (const auto& [id, cache] : st.gpu_caches)
+  info.evictions = st.cache.evictions();
+  for (const auto& [id, cache] : st.gpu_caches) {
     info.entries += static_cast<std::int64_t>(cache.size());
+    info.evictions += cache.evictions();
+  }
   return info;
+}
+
+std::vector<CacheMiss> cache_misses(const JitState& state) {
+  auto& st = const_cast<JitState&>(state);  // the lock only
+  std::lock_guard lock(st.mu);
+  return st.misses;
 }
 
 void clear_cache(JitState& st) {
@@ -429,7 +517,8 @@ std::vector<Array> CompiledCall::run(const std::vector<Array>& leaves,
     got.structures = structures;
     got.avals = avals_of(leaves);
     got.num_args = static_cast<int>(structures.size());
-    std::vector<std::string> diffs = api::signature_diffs(want, got);
+    std::vector<std::string> diffs;
+    for (const api::SignatureDiff& d : api::signature_diffs(want, got)) diffs.push_back(d.text);
     throw TypeError("Computation " + impl_->lowered->lowered.name +
                     " was compiled for other argument types than it was called with: " +
                     detail::join(diffs, "; "));
@@ -443,3 +532,45 @@ std::vector<Array> CompiledCall::run(const std::vector<Array>& leaves,
 }
 
 }  // namespace jx::detail
+
+namespace jx {
+
+std::string_view miss_reason_name(MissReason reason) {
+  switch (reason) {
+    case MissReason::first_call:
+      return "first_call";
+    case MissReason::new_shape:
+      return "new_shape";
+    case MissReason::new_dtype:
+      return "new_dtype";
+    case MissReason::new_weak_type:
+      return "new_weak_type";
+    case MissReason::new_static_value:
+      return "new_static_value";
+    case MissReason::new_tree_structure:
+      return "new_tree_structure";
+    case MissReason::new_device:
+      return "new_device";
+    case MissReason::evicted:
+      return "evicted";
+    case MissReason::flags_changed:
+      return "flags_changed";
+  }
+  return "?";
+}
+
+std::string CacheMiss::str() const {
+  std::string s = function + ": " + std::string(miss_reason_name(reason));
+  if (!path.empty()) s += " at " + path + ": " + before + " → " + after;
+  return s;
+}
+
+void on_cache_miss(std::function<void(const CacheMiss&)> callback) {
+  std::lock_guard lock(detail::miss_callback_mu);
+  detail::miss_callback() = std::move(callback);
+}
+
+NoRetrace::NoRetrace() { ++detail::no_retrace_depth; }
+NoRetrace::~NoRetrace() { --detail::no_retrace_depth; }
+
+}  // namespace jx

@@ -72,8 +72,14 @@ bool same_node(const tree::TreeDef& a, const tree::TreeDef& b) {
 struct Differ {
   const Signature& seen;
   const Signature& now;
-  std::vector<std::string>& out;
+  std::vector<SignatureDiff>& out;
   int argnum = 0;
+
+  void add(MissReason reason, const std::string& path, std::string before, std::string after,
+           std::string text = {}) {
+    if (text.empty()) text = path + ": " + before + " → " + after;
+    out.push_back({reason, path, std::move(before), std::move(after), std::move(text)});
+  }
 
   void node(const tree::TreeDef& a, const tree::TreeDef& b, const std::string& path, std::size_t la,
             std::size_t lb) {
@@ -82,10 +88,12 @@ struct Differ {
       const StoredStatic* x = static_of(seen, argnum);
       const StoredStatic* y = static_of(now, argnum);
       if (!x || !y) return;
+      std::string arg = "static arg " + std::to_string(argnum);
       if (x->ops != y->ops)
-        out.push_back("static arg " + std::to_string(argnum) + ": its C++ type changed");
+        add(MissReason::new_static_value, path, "static", "static", arg + ": its C++ type changed");
       else if (!x->ops->equal(x->value.get(), y->value.get()))
-        out.push_back("static arg " + std::to_string(argnum) + ": " + x->str() + " → " + y->str());
+        add(MissReason::new_static_value, path, x->str(), y->str(),
+            arg + ": " + x->str() + " → " + y->str());
       return;
     }
     if (a.kind == Kind::leaf && b.kind == Kind::leaf) {
@@ -93,15 +101,17 @@ struct Differ {
       const ShapedArray& y = now.avals.at(lb);
       if (x == y) return;
       if (x.dtype == y.dtype && x.shape == y.shape)
-        out.push_back(path + ": weak_type " + (x.weak_type ? "true" : "false") + " → " +
-                      (y.weak_type ? "true" : "false"));
+        add(MissReason::new_weak_type, path, aval_str(x), aval_str(y),
+            path + ": weak_type " + (x.weak_type ? "true" : "false") + " → " +
+                (y.weak_type ? "true" : "false"));
       else
-        out.push_back(path + ": " + aval_str(x) + " → " + aval_str(y));
+        add(x.dtype == y.dtype ? MissReason::new_shape : MissReason::new_dtype, path, aval_str(x),
+            aval_str(y));
       return;
     }
     if (!same_node(a, b)) {
-      out.push_back(path + ": " + describe(a, seen, argnum, la) + " → " +
-                    describe(b, now, argnum, lb));
+      add(MissReason::new_tree_structure, path, describe(a, seen, argnum, la),
+          describe(b, now, argnum, lb));
       return;
     }
     for (std::size_t i = 0; i < a.children.size(); ++i) {
@@ -130,9 +140,9 @@ std::uint64_t hash_call(const detail::CallArgs& args) {
 
 bool matches(const Signature& sig, const detail::CallArgs& args) {
   if (sig.type_token != args.type_token || sig.num_args != args.num_args ||
-      sig.enable_x64 != config().enable_x64 ||
-      sig.avals.size() != args.leaves.size() || sig.sizes != args.structure.sizes ||
-      sig.keys.size() != args.structure.keys.size() || sig.statics.size() != args.statics.size())
+      sig.enable_x64 != config().enable_x64 || sig.avals.size() != args.leaves.size() ||
+      sig.sizes != args.structure.sizes || sig.keys.size() != args.structure.keys.size() ||
+      sig.statics.size() != args.statics.size())
     return false;
   for (std::size_t i = 0; i < sig.keys.size(); ++i)
     if (sig.keys[i] != *args.structure.keys[i]) return false;
@@ -179,19 +189,20 @@ std::string signature_str(const Signature& sig) {
   return s.append(detail::join(parts, ", ")).append(")");
 }
 
-std::vector<std::string> signature_diffs(const Signature& seen, const Signature& now) {
-  std::vector<std::string> out;
+std::vector<SignatureDiff> signature_diffs(const Signature& seen, const Signature& now) {
+  std::vector<SignatureDiff> out;
+  Differ d{seen, now, out};
   if (seen.structures.size() != now.structures.size()) {
     auto count = [](std::size_t n) {
       return std::to_string(n) + (n == 1 ? " argument" : " arguments");
     };
-    out.push_back("args: " + count(seen.structures.size()) + " → " + count(now.structures.size()));
+    d.add(MissReason::new_tree_structure, "args", count(seen.structures.size()),
+          count(now.structures.size()));
     return out;
   }
   if (seen.enable_x64 != now.enable_x64)
-    out.push_back(std::string("enable_x64: ") + (seen.enable_x64 ? "true" : "false") + " → " +
-                  (now.enable_x64 ? "true" : "false"));
-  Differ d{seen, now, out};
+    d.add(MissReason::flags_changed, "enable_x64", seen.enable_x64 ? "true" : "false",
+          now.enable_x64 ? "true" : "false");
   std::size_t la = 0, lb = 0;
   for (std::size_t i = 0; i < seen.structures.size(); ++i) {
     d.argnum = static_cast<int>(i);
@@ -200,7 +211,7 @@ std::vector<std::string> signature_diffs(const Signature& seen, const Signature&
     lb += now.structures[i].num_leaves();
   }
   if (out.empty() && seen.type_token != now.type_token)
-    out.push_back("args: the C++ argument types changed");
+    d.add(MissReason::new_tree_structure, "args", "", "", "args: the C++ argument types changed");
   return out;
 }
 
@@ -232,9 +243,17 @@ JitCache::EntryPtr JitCache::insert(EntryPtr entry, int capacity) {
       index_.erase(it);
       break;
     }
+    evicted_.push_front((*last)->sig);
+    if (evicted_.size() > kRememberedEvictions) evicted_.pop_back();
+    ++evictions_;
     lru_.pop_back();  // the entry's executable frees its code with its last user
   }
   return entry;
+}
+
+bool JitCache::was_evicted(const detail::CallArgs& args) const {
+  return std::any_of(evicted_.begin(), evicted_.end(),
+                     [&](const Signature& sig) { return matches(sig, args); });
 }
 
 std::vector<JitCache::EntryPtr> JitCache::entries() const {
@@ -244,6 +263,7 @@ std::vector<JitCache::EntryPtr> JitCache::entries() const {
 void JitCache::clear() {
   index_.clear();
   lru_.clear();
+  evicted_.clear();
 }
 
 }  // namespace jx::api

@@ -11,6 +11,7 @@
 
 #include "api/compile.hpp"
 #include "jx/detail/jit_impl.hpp"
+#include "jx/jit.hpp"
 
 namespace jx::api {
 
@@ -44,9 +45,15 @@ Signature make_signature(const detail::CallArgs& args, std::uint64_t hash,
 std::string aval_str(const ShapedArray& aval);  // "f32[3]", "i32[] weak"
 // For compile logs: "(f32[3], i32[] weak, static 3)", leaves and statics in argument order.
 std::string signature_str(const Signature& sig);
-// What changed from `seen` to `now`, one item per difference, each naming the argument path:
-// "args[0][1].w: f32[3] → f32[4]", "args[1]: weak_type true → false", "static arg 1: 3 → 4".
-std::vector<std::string> signature_diffs(const Signature& seen, const Signature& now);
+// One difference between two signatures: why it misses, the argument's path (`args[0][1].w`),
+// its value before and after (`f32[3]`, `static 3`), and the difference as messages print it.
+struct SignatureDiff {
+  MissReason reason;
+  std::string path, before, after;
+  std::string text;  // "args[0][1].w: f32[3] → f32[4]", "args[1]: weak_type true → false"
+};
+// What changed from `seen` to `now`, one item per difference, in argument order.
+std::vector<SignatureDiff> signature_diffs(const Signature& seen, const Signature& now);
 // The path of child `i` of `node` under `prefix`: prefix[1], prefix["bias"], prefix.w.
 std::string child_path(const tree::TreeDef& node, std::size_t i, const std::string& prefix);
 
@@ -70,12 +77,19 @@ class JitCache {
   EntryPtr insert(EntryPtr entry, int capacity);
   std::vector<EntryPtr> entries() const;  // most recent first
   std::size_t size() const { return lru_.size(); }
+  std::int64_t evictions() const { return evictions_; }
+  // Whether `args` has the signature of an entry evicted from this cache (the last
+  // kRememberedEvictions of them are remembered).
+  bool was_evicted(const detail::CallArgs& args) const;
   void clear();
 
  private:
+  static constexpr std::size_t kRememberedEvictions = 64;
   using List = std::list<EntryPtr>;
   List lru_;  // front: most recently used
   std::unordered_multimap<std::uint64_t, List::iterator> index_;
+  std::list<Signature> evicted_;  // front: the most recent
+  std::int64_t evictions_ = 0;
 };
 
 }  // namespace jx::api

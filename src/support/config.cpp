@@ -31,6 +31,7 @@ constexpr BoolFlag kBoolFlags[] = {
     {"dump_dot", &Config::dump_dot},
     {"log_compiles", &Config::log_compiles},
     {"explain_cache_misses", &Config::explain_cache_misses},
+    {"strict_retraces", &Config::strict_retraces},
     {"debug_nans", &Config::debug_nans},
     {"disable_jit", &Config::disable_jit},
     {"gpu_graphs", &Config::gpu_graphs},

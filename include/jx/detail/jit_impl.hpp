@@ -15,6 +15,7 @@ namespace jx {
 
 struct JitOptions;
 struct CacheInfo;
+struct CacheMiss;
 struct CostAnalysis;
 struct MemoryAnalysis;
 
@@ -92,6 +93,7 @@ std::shared_ptr<JitState> make_jit_state(const JitOptions& options);
 std::uint64_t static_mask(const JitState& state);
 CallResult jit_call(JitState& state, CallArgs& args, const MissHandler& miss);
 CacheInfo cache_info(const JitState& state);
+std::vector<CacheMiss> cache_misses(const JitState& state);
 void clear_cache(JitState& state);
 [[noreturn]] void throw_too_few_args(const JitState& state, int num_args);
 
