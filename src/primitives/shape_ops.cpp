@@ -66,8 +66,18 @@ Outs broadcast_in_dim_abstract_eval(Avals in, const Params& params) {
   return result(shape, x.dtype, x.weak_type);
 }
 
+// One element everywhere: np::zeros and friends, eagerly, at the speed of memory.
+Array filled_with(const Array& x, const ShapedArray& out) {
+  Array r = make_array(out);
+  dispatch(out.dtype, [&]<class T>() {
+    std::fill_n(r.impl()->buffer->as<T>(), out.size(), *concrete_buffer(x, "impl").as<T>());
+  });
+  return r;
+}
+
 std::vector<Array> broadcast_in_dim_impl(Ins in, const Params& params, Avals out) {
   if (out[0].size() == in[0].size()) return share_buffer(in, params, out);  // size-1 dims added
+  if (in[0].size() == 1) return {filled_with(in[0], out[0])};
   Ints dims = ints(params, "broadcast_dimensions");
   const Shape& xshape = in[0].shape();
   Ints xs = strides(xshape);
