@@ -47,6 +47,25 @@ TEST_CASE("fake GPU programs: a program's module is loaded once and unloaded onc
   CHECK(gpus.fake().leaks().empty());
 }
 
+TEST_CASE("fake GPU programs: a first call on another device is a new_device miss",
+          "[cuda][fake][devices][misses]") {
+  FakeCudaGpus gpus;
+  {
+    auto f = jit([](const Array& a) { return a * 2.0f; }, {.name = "twice"});
+    Array x = np::ones({4});
+    f(x);                           // on the CPU: first_call
+    f(device_put(x, kGpu));         // committed to the GPU: compiled again there
+    f(device_put(x * 3.0f, kGpu));  // a hit
+    std::vector<CacheMiss> m = f.cache_misses();
+    REQUIRE(m.size() == 2);
+    CHECK(m[0].reason == MissReason::first_call);
+    CHECK(m[1].reason == MissReason::new_device);
+    CHECK(m[1].str() == "jit(twice): new_device");
+  }
+  gpus.destroy_contexts();
+  CHECK(gpus.fake().leaks().empty());
+}
+
 TEST_CASE("fake GPU programs: --gpu_graphs replays a program's recorded GEMM with its values",
           "[cuda][fake][devices]") {
   ConfigGuard guard;
@@ -113,8 +132,8 @@ TEST_CASE("fake GPU programs: a 16-bit matmul is one cuBLAS GEMM of 16-bit opera
     std::vector<GemmRecord> gemms = gpus.fake().gemms();
     REQUIRE(gemms.size() == 1);
     CHECK(gemms[0].library == "cuBLAS");
-    CHECK(gemms[0].operand_data_type == (d == bfloat16 ? runtime::cuda::CUDA_R_16BF
-                                                       : runtime::cuda::CUDA_R_16F));
+    CHECK(gemms[0].operand_data_type ==
+          (d == bfloat16 ? runtime::cuda::CUDA_R_16BF : runtime::cuda::CUDA_R_16F));
     CHECK(gemms[0].data_type == runtime::cuda::CUDA_R_32F);
     CHECK(gemms[0].compute_type == runtime::cuda::CUBLAS_COMPUTE_32F);
     CHECK(gpus.fake().violations().empty());
