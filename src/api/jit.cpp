@@ -199,9 +199,9 @@ CacheMiss classify_miss(JitState& st, const Device& device, const CallArgs& ca,
   return m;
 }
 
-// Records a miss before its trace; inside jx::NoRetrace, or past max_retraces with
-// --strict_retraces, the call stops here with a RetraceError.
-void admit_miss(JitState& st, const CacheMiss& m) {
+// Records a miss before its trace and returns where; inside jx::NoRetrace, or past
+// max_retraces with --strict_retraces, the call stops here with a RetraceError.
+std::size_t admit_miss(JitState& st, const CacheMiss& m) {
   std::size_t retraces = 0;
   {
     std::lock_guard lock(st.mu);
@@ -210,20 +210,22 @@ void admit_miss(JitState& st, const CacheMiss& m) {
   }
   if (no_retrace_depth > 0)
     throw RetraceError(st.trace_name + " would retrace inside jx::NoRetrace: " + m.str());
-  if (st.max_retraces < 0 || retraces <= static_cast<std::size_t>(st.max_retraces)) return;
+  if (st.max_retraces < 0 || retraces <= static_cast<std::size_t>(st.max_retraces)) return retraces;
   std::string msg = st.trace_name + " retraced " + std::to_string(retraces) +
                     (retraces == 1 ? " time" : " times") +
                     ", more than its max_retraces=" + std::to_string(st.max_retraces) +
                     "; this time: " + m.str();
   if (config().strict_retraces) throw RetraceError(msg);
   log("jx: " + msg);
+  return retraces;
 }
 
-// The miss's cost, once compiled, then the global callback.
-void report_miss(JitState& st, CacheMiss m) {
+// The cost of the miss recorded at `index` (other threads may have missed since), once
+// compiled, then the global callback.
+void report_miss(JitState& st, std::size_t index, const CacheMiss& m) {
   {
     std::lock_guard lock(st.mu);
-    st.misses.back().times = m.times;
+    st.misses.at(index).times = m.times;
   }
   std::function<void(const CacheMiss&)> callback;
   {
@@ -240,14 +242,14 @@ api::JitCache::EntryPtr compile_miss(JitState& st, const CallArgs& ca, const Mis
   auto entry = std::make_shared<api::CacheEntry>();
   entry->sig = api::make_signature(ca, api::hash_call(ca), miss.structures());
   CacheMiss record = classify_miss(st, device, ca, entry->sig);
-  admit_miss(st, record);
+  std::size_t index = admit_miss(st, record);
 
   double trace_ms = 0;
   auto jaxpr = trace_call(st, ca, miss, entry->out_proto, trace_ms);
   record.times.trace_ms = trace_ms;
   if (closes_over_tracer(*jaxpr)) {  // an outer trace's value: valid only inside that trace
     entry->jaxpr = std::move(jaxpr);
-    report_miss(st, std::move(record));
+    report_miss(st, index, record);
     return entry;
   }
   api::LoweredProgram lowered = api::lower_program(jaxpr, st.program_name);
@@ -272,7 +274,7 @@ api::JitCache::EntryPtr compile_miss(JitState& st, const CallArgs& ca, const Mis
   record.times.lower_ms = lowered.lower_ms;
   record.times.optimize_ms = compiled->optimize_ms;
   record.times.codegen_ms = compiled->codegen_ms;
-  report_miss(st, std::move(record));
+  report_miss(st, index, record);
   std::lock_guard lock(st.mu);
   return st.cache_for(device).insert(std::move(entry), st.capacity());
 }
