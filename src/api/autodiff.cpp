@@ -47,6 +47,19 @@ void check_real_output(const char* who, DType d) {
                   "directly.");
 }
 
+// Of the primals `wrt` asks for (each passed to `check`, which rejects a dtype by throwing),
+// those really differentiated: with allow_int, integer and bool ones are differentiated only
+// nominally, their derivatives zeros spliced in at the end.
+std::vector<bool> with_tangents(const std::vector<Array>& primals, std::vector<bool> wrt,
+                                const std::function<void(DType)>& check) {
+  for (std::size_t i = 0; i < primals.size(); ++i) {
+    if (!wrt[i]) continue;
+    check(primals[i].dtype());
+    wrt[i] = ad::has_tangent(primals[i].dtype());
+  }
+  return wrt;
+}
+
 std::vector<bool> differentiable(const std::vector<Array>& xs) {
   std::vector<bool> out;
   for (const Array& x : xs) out.push_back(ad::has_tangent(x.dtype()));
@@ -149,14 +162,9 @@ std::vector<int> check_argnums(const std::vector<int>& argnums, bool is_list,
 GradFlat grad_flat(const FlatFn& f, const std::vector<Array>& primals,
                    const std::vector<bool>& wrt_in, bool keep_value, bool keep_aux, const char* who,
                    bool allow_int) {
-  // With allow_int, integer and bool primals are differentiated only nominally: their gradients
-  // are zeros, spliced in at the end.
-  std::vector<bool> wrt = wrt_in;
-  for (std::size_t i = 0; i < primals.size(); ++i) {
-    if (!wrt[i]) continue;
-    if (!allow_int) check_real_input(who, primals[i].dtype());
-    wrt[i] = ad::has_tangent(primals[i].dtype());
-  }
+  std::vector<bool> wrt = with_tangents(primals, wrt_in, [&](DType d) {
+    if (!allow_int) check_real_input(who, d);
+  });
   ClosedJaxprData fj = trace(f, primals, who);
   ShapedArray out = fj.jaxpr.outvars.at(0).aval();
   if (out.ndim() != 0)
@@ -352,17 +360,12 @@ JacobianFlat jacobian_flat(const FlatFn& f, const std::vector<Array>& primals,
                            const std::vector<bool>& wrt_in, bool forward,
                            const std::function<std::size_t()>& num_values, bool allow_int) {
   const char* who = forward ? "jacfwd" : "jacrev";
-  // With allow_int (jacrev), integer and bool primals are differentiated only nominally: their
-  // Jacobians are zeros, spliced in at the end.
-  std::vector<bool> wrt = wrt_in;
-  for (std::size_t i = 0; i < primals.size(); ++i) {
-    if (!wrt[i]) continue;
+  std::vector<bool> wrt = with_tangents(primals, wrt_in, [&](DType d) {
     if (forward)
-      check_jacfwd_input(primals[i].dtype());
+      check_jacfwd_input(d);
     else if (!allow_int)
-      check_real_input(who, primals[i].dtype());
-    wrt[i] = ad::has_tangent(primals[i].dtype());
-  }
+      check_real_input(who, d);
+  });
   ClosedJaxprData fj = trace(f, primals, who);
   std::size_t m = num_values();
   std::vector<ShapedArray> outs = fj.jaxpr.out_avals();

@@ -245,8 +245,7 @@ Array right_shift(const Array& x, const Array& y) {
 // Everything, 0-d operands included, is broadcast to one shape: select_n takes equal shapes.
 Array where(const Array& condition, const Array& x, const Array& y) {
   std::vector<Array> xy = detail::promote({x, y});
-  std::vector<Array> v = detail::broadcast_all("select_n", {truthy(condition), xy[0], xy[1]},
-                                               /*scalars_too=*/true);
+  std::vector<Array> v = detail::broadcast_all("select_n", {truthy(condition), xy[0], xy[1]});
   if (v[1].size() == 0) return v[1];
   return select(v[0], v[1], v[2]);
 }

@@ -89,31 +89,27 @@ inline Array broadcast_to_shape(const Array& x, const Shape& shape) {
   return lax::broadcast_in_dim(x, shape, dims);
 }
 
-// Broadcasts xs to their common shape. 0-d operands stay 0-d unless `scalars_too`: lax
-// elementwise ops accept them mixed with n-d ones, so `x * 3.0f` stages as `mul a 3.0:f32[]`.
-inline std::vector<Array> broadcast_all(const std::string& op, std::vector<Array> xs,
-                                        bool scalars_too = false) {
+// xs' common shape by numpy's rule; ShapeError naming `op` when they do not broadcast.
+inline Shape broadcast_shape(const std::string& op, const std::vector<Array>& xs) {
   std::vector<Shape> shapes;
   for (const Array& x : xs) shapes.push_back(x.shape());
   std::optional<Shape> shape = try_broadcast_shapes(shapes);
   if (!shape)
     throw ShapeError(op + " got incompatible shapes for broadcasting: " + shapes_str(shapes));
-  for (Array& x : xs)
-    if (x.ndim() > 0 || scalars_too) x = broadcast_to_shape(x, *shape);
+  return *shape;
+}
+
+// Broadcasts xs, 0-d ones included, to their common shape (for ops that take equal shapes).
+inline std::vector<Array> broadcast_all(const std::string& op, std::vector<Array> xs) {
+  Shape shape = broadcast_shape(op, xs);
+  for (Array& x : xs) x = broadcast_to_shape(x, shape);
   return xs;
 }
 
 // JAX's promote_shapes: operands whose shapes broadcast, given the same rank by leading size-1
 // dims when their ranks differ (0-d ones aside); lax's binary ops broadcast size-1 dims.
 inline std::vector<Array> promote_ranks(const std::string& op, std::vector<Array> xs) {
-  std::vector<Shape> shapes;
-  std::size_t rank = 0;
-  for (const Array& x : xs) {
-    shapes.push_back(x.shape());
-    rank = std::max(rank, static_cast<std::size_t>(x.ndim()));
-  }
-  if (!try_broadcast_shapes(shapes))
-    throw ShapeError(op + " got incompatible shapes for broadcasting: " + shapes_str(shapes));
+  std::size_t rank = broadcast_shape(op, xs).size();
   for (Array& x : xs) {
     if (x.ndim() == 0 || static_cast<std::size_t>(x.ndim()) == rank) continue;
     Shape shape(rank - static_cast<std::size_t>(x.ndim()), 1);
@@ -131,7 +127,7 @@ struct Operands {
 inline Operands prepare(const std::string& op, const Array& x, const Array& y,
                         Promotion p = Promotion::kCommon, bool scalars_too = false) {
   std::vector<Array> xs = promote({x, y}, p);
-  std::vector<Array> v = scalars_too ? broadcast_all(op, xs, true) : promote_ranks(op, xs);
+  std::vector<Array> v = scalars_too ? broadcast_all(op, xs) : promote_ranks(op, xs);
   return {v[0], v[1]};
 }
 inline Array binary(const std::string& op, const Array& x, const Array& y,

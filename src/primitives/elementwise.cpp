@@ -66,20 +66,29 @@ std::vector<hlo::Instruction*> broadcast_scalars(hlo::Builder& b,
                                                  const Shape& dims) {
   std::vector<hlo::Instruction*> out;
   for (hlo::Instruction* op : operands) {
-    if (op->shape.dims == dims || op->shape.dims.empty()) {
-      out.push_back(op->shape.dims == dims ? op : b.broadcast(op, dims, {}));
+    if (op->shape.dims == dims) {
+      out.push_back(op);
       continue;
     }
-    Shape kept_shape;  // the size-1 dims that expand are reshaped away first
-    std::vector<std::int64_t> kept_dims;
-    for (std::size_t d = 0; d < dims.size(); ++d) {
-      if (op->shape.dims[d] != dims[d]) continue;
-      kept_shape.push_back(dims[d]);
-      kept_dims.push_back(static_cast<std::int64_t>(d));
-    }
-    out.push_back(b.broadcast(b.reshape(op, kept_shape), dims, kept_dims));
+    std::vector<std::int64_t> same_dims(op->shape.dims.size());  // 0-d, or the output's rank
+    std::iota(same_dims.begin(), same_dims.end(), 0);
+    out.push_back(lower_broadcast(b, op, dims, same_dims));
   }
   return out;
+}
+
+hlo::Instruction* lower_broadcast(hlo::Builder& b, hlo::Instruction* x, const Shape& shape,
+                                  const std::vector<std::int64_t>& dims) {
+  Shape kept_shape;
+  std::vector<std::int64_t> kept_dims;
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    std::int64_t size = x->shape.dims[i];
+    if (size == 1 && shape[static_cast<std::size_t>(dims[i])] != 1) continue;
+    kept_shape.push_back(size);
+    kept_dims.push_back(dims[i]);
+  }
+  if (kept_shape != x->shape.dims) x = b.reshape(x, kept_shape);
+  return b.broadcast(x, shape, kept_dims);
 }
 
 Array expand_to(const Array& x, const Shape& shape) {

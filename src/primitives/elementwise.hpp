@@ -81,6 +81,11 @@ Array map_binary(const Array& x_in, const Array& y_in, const ShapedArray& out, F
   return r;
 }
 
+// An HLO broadcast of x to `shape`, x's dim i going to dims[i]. HLO's broadcast maps operand dims
+// to equal-sized output dims, so x's size-1 dims that expand are reshaped away first.
+hlo::Instruction* lower_broadcast(hlo::Builder& b, hlo::Instruction* x, const Shape& shape,
+                                  const std::vector<std::int64_t>& dims);
+
 // HLO's elementwise ops want equal shapes: 0-d operands and size-1 dims are broadcast to the
 // output's shape.
 std::vector<hlo::Instruction*> broadcast_scalars(hlo::Builder& b,

@@ -89,21 +89,9 @@ std::vector<Array> broadcast_in_dim_impl(Ins in, const Params& params, Avals out
   });
 }
 
-// HLO's broadcast maps operand dims to equal-sized output dims: size-1 dims that expand are
-// reshaped away first.
 std::vector<hlo::Instruction*> broadcast_in_dim_lower(hlo::Builder& b, Operands ops,
                                                       const Params& params, Avals out) {
-  Ints dims = params.get("broadcast_dimensions").as_ints();
-  Shape kept_shape;
-  Ints kept_dims;
-  for (std::size_t i = 0; i < dims.size(); ++i) {
-    std::int64_t size = ops[0]->shape.dims[i];
-    if (size == 1 && out[0].shape[static_cast<std::size_t>(dims[i])] != 1) continue;
-    kept_shape.push_back(size);
-    kept_dims.push_back(dims[i]);
-  }
-  hlo::Instruction* x = b.reshape(ops[0], kept_shape);
-  return std::vector<hlo::Instruction*>{b.broadcast(x, out[0].shape, kept_dims)};
+  return {lower_broadcast(b, ops[0], out[0].shape, ints(params, "broadcast_dimensions"))};
 }
 
 // Sums the cotangent over the dims broadcast_in_dim created or expanded from size 1.
@@ -411,16 +399,16 @@ const bool kRegistered = [] {
 namespace lax {
 
 Array broadcast_in_dim(const Array& x, const Shape& shape, const Ints& broadcast_dimensions) {
-  return bind1(
-      broadcast_in_dim_p, {x},
-      {{"broadcast_dimensions", Param::ints(broadcast_dimensions)},
-       {"shape", Param::ints(shape)},
-       {"sharding", Param()}});
+  return bind1(broadcast_in_dim_p, {x},
+               {{"broadcast_dimensions", Param::ints(broadcast_dimensions)},
+                {"shape", Param::ints(shape)},
+                {"sharding", Param()}});
 }
 
 Array reshape(const Array& x, const Shape& new_sizes) {
-  return bind1(reshape_p, {x},
-               {{"dimensions", Param()}, {"new_sizes", Param::ints(new_sizes)}, {"sharding", Param()}});
+  return bind1(
+      reshape_p, {x},
+      {{"dimensions", Param()}, {"new_sizes", Param::ints(new_sizes)}, {"sharding", Param()}});
 }
 
 Array transpose(const Array& x, const Ints& permutation) {
