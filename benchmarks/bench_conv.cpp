@@ -81,6 +81,12 @@ std::vector<float> uniform(std::mt19937& gen, std::size_t n, float lo, float hi)
   return v;
 }
 
+#if JX_HAVE_TORCH
+[[noreturn]] void fail(const std::string& what) {
+  std::fprintf(stderr, "bench_conv: %s\n", what.c_str());
+  std::exit(EXIT_FAILURE);
+}
+
 double max_rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
   double scale = 0, worst = 0;
   for (float v : b) scale = std::max(scale, double(std::abs(v)));
@@ -89,16 +95,13 @@ double max_rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
   return worst;
 }
 
-[[noreturn]] void fail(const std::string& what) {
-  std::fprintf(stderr, "bench_conv: %s\n", what.c_str());
-  std::exit(EXIT_FAILURE);
-}
-
 void check(const char* what, double rel) {
   bool ok = rel <= kTolerance;
   std::printf("  %-56s max rel diff %.2g  %s\n", what, rel, ok ? "OK" : "WRONG");
   if (!ok) fail(std::string(what) + ": jx and libtorch differ (WRONG)");
 }
+#endif
+
 
 // ---- the host data every framework starts from -------------------------------------------------
 
@@ -333,10 +336,12 @@ void print_row(const Case& c, const bench::Timing& t, double gemm) {
               c.name.c_str(), t.median_ms, t.min_ms, t.reps, gflops, 100 * gflops / gemm);
 }
 
+#if JX_HAVE_TORCH
 void print_ratio(const char* what, const bench::Timing& torch_t, const bench::Timing& jx_t) {
   std::printf("  %-50s %6.2fx  (best %.2fx)\n", what, torch_t.median_ms / jx_t.median_ms,
               torch_t.min_ms / jx_t.min_ms);
 }
+#endif
 
 }  // namespace
 

@@ -2,15 +2,23 @@
 // GPU, and reported as a ratio (reference / jx: 1 is as fast as the reference):
 //   gelu over 256M float32          vs a device-to-device copy of the same bytes   (goal >= 0.9)
 //   dense relu(x @ W + b) at 4096   vs the cuBLAS GEMM alone, at the same precision (goal >= 0.95)
+//   x @ W, bf16 at 8192 into f32    vs the cuBLAS bf16 GEMM alone                  (goal >= 0.8)
+//   a bf16 elementwise chain, 16M   vs a device copy of the same bytes
+//   cumsum over f32[16M]            vs a device copy of the same bytes
+//   an embedding lookup (4096 of 50 000 rows x 512 f32) and its gradient (scatter-add into a zero
+//   table)                          vs device copies of the bytes they must move
+//   a 3x3 conv, NHWC, batch 64, 32x32, 64 -> 64 channels, forward and forward + both gradients:
+//                                   GFLOP/s, and the peers' times
 //   an MLP train step (784-512-512-10, batch 1024, Adam): ms per step, with and without CUDA-graph
 //   replay (--gpu_graphs)
-// Inputs are made on the GPU by jitted programs. With --jax_ms=GELU,DENSE,STEP and
-// --torch_ms=GELU,DENSE,STEP (benchmarks/jax_mlp_step.py prints them, measured on the same
-// machine; 0 or nothing skips a case) it prints each peer's time over jx's as well.
+// Inputs are made on the GPU by jitted programs. With --jax_ms=case:ms,... and --torch_ms=...
+// (benchmarks/gpu_peers.py prints them, measured on the same machine) it prints each peer's
+// time over jx's as well.
 // Without a GPU it says so and measures nothing.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -29,29 +37,34 @@ namespace np = jx::np;
 namespace nn = jx::nn;
 using jx::runtime::cuda::GpuContext;
 
-// A peer's times for the three cases, in ms (0: not measured).
+// A peer's times by case name, in ms.
 struct PeerTimes {
   const char* name = "";
-  double gelu = 0, dense = 0, step = 0;
+  std::map<std::string, double> ms;
 };
 
-PeerTimes parse_peer(const char* name, const char* list) {
-  PeerTimes t{name};
-  double* fields[] = {&t.gelu, &t.dense, &t.step};
-  for (double* field : fields) {
-    if (!*list) break;
-    *field = std::strtod(list, nullptr);
-    const char* comma = std::strchr(list, ',');
-    if (!comma) break;
-    list = comma + 1;
+// "case:ms,case:ms,..."
+PeerTimes parse_peer(const char* name, std::string list) {
+  PeerTimes t{name, {}};
+  std::size_t at = 0;
+  while (at < list.size()) {
+    std::size_t comma = std::min(list.find(',', at), list.size());
+    std::string item = list.substr(at, comma - at);
+    std::size_t colon = item.find(':');
+    if (colon != std::string::npos)
+      t.ms[item.substr(0, colon)] = std::strtod(item.c_str() + colon + 1, nullptr);
+    at = comma + 1;
   }
   return t;
 }
 
-void print_peers(const std::vector<PeerTimes>& peers, double PeerTimes::*field, double jx_ms) {
-  for (const PeerTimes& p : peers)
-    if (p.*field > 0)
-      std::printf("  %s %.3f ms: %s / jx = %.2f\n", p.name, p.*field, p.name, p.*field / jx_ms);
+void print_peers(const std::vector<PeerTimes>& peers, const char* name, double jx_ms) {
+  for (const PeerTimes& p : peers) {
+    auto it = p.ms.find(name);
+    if (it != p.ms.end() && it->second > 0)
+      std::printf("  %s %.3f ms: %s / jx = %.2f\n", p.name, it->second, p.name,
+                  it->second / jx_ms);
+  }
 }
 
 struct Mlp {
@@ -92,7 +105,7 @@ void gelu_vs_copy(const jx::Device& gpu, GpuContext& ctx, const std::vector<Peer
               });
   std::printf("gelu f32[%lld]: jx %.3f ms, device copy %.3f ms: ratio %.2f (goal >= 0.9)\n",
               static_cast<long long>(n), jx_ms, copy_ms, copy_ms / jx_ms);
-  print_peers(peers, &PeerTimes::gelu, jx_ms);
+  print_peers(peers, "gelu", jx_ms);
 }
 
 void dense_vs_cublas(const jx::Device& gpu, GpuContext& ctx, jx::lax::Precision precision,
@@ -122,12 +135,13 @@ void dense_vs_cublas(const jx::Device& gpu, GpuContext& ctx, jx::lax::Precision 
       static_cast<long long>(d), highest ? "highest (f32)" : "default (TF32)", jx_ms, gemm_ms,
       gemm_ms / jx_ms);
   // JAX's and PyTorch's figures are taken at highest (full f32), the one precision both have.
-  if (highest) print_peers(peers, &PeerTimes::dense, jx_ms);
+  if (highest) print_peers(peers, "dense", jx_ms);
 }
 
 // A bf16 product accumulated in f32 (preferred_element_type, the mixed-precision layer's form)
 // against the same cuBLAS GEMM of bf16 operands alone.
-void bf16_gemm_vs_cublas(const jx::Device& gpu, GpuContext& ctx) {
+void bf16_gemm_vs_cublas(const jx::Device& gpu, GpuContext& ctx,
+                         const std::vector<PeerTimes>& peers) {
   const std::int64_t d = 8192;
   Array x = normal_on(gpu, 4, {d, d}).astype(jx::bfloat16);
   Array w = normal_on(gpu, 5, {d, d}).astype(jx::bfloat16);
@@ -147,6 +161,82 @@ void bf16_gemm_vs_cublas(const jx::Device& gpu, GpuContext& ctx) {
       "x @ W, bf16[%lld]^2 into f32: jx %.3f ms, cuBLAS bf16 GEMM alone %.3f ms: ratio %.2f "
       "(goal >= 0.8)\n",
       static_cast<long long>(d), jx_ms, gemm_ms, gemm_ms / jx_ms);
+  print_peers(peers, "bf16_gemm", jx_ms);
+}
+
+// `f` on the GPU against a device-to-device copy of `bytes` (the bytes f must at least move).
+void vs_copy(GpuContext& ctx, const char* what, const char* peer_case, std::size_t bytes,
+             const std::function<void()>& f, const std::vector<PeerTimes>& peers) {
+  jx::runtime::cuda::DeviceBuffer src(ctx, bytes), dst(ctx, bytes);
+  auto [jx_ms, copy_ms] = medians(f, [&] {
+    ctx.copy_on_device(dst.data(), src.data(), bytes);
+    ctx.synchronize();
+  });
+  std::printf("%s: jx %.3f ms, device copy of %.1f MB %.3f ms: ratio %.2f\n", what, jx_ms,
+              static_cast<double>(bytes) / 1e6, copy_ms, copy_ms / jx_ms);
+  print_peers(peers, peer_case, jx_ms);
+}
+
+// Memory-bound programs: a bf16 elementwise chain, cumsum, an embedding lookup and its gradient.
+void memory_bound(const jx::Device& gpu, GpuContext& ctx, const std::vector<PeerTimes>& peers) {
+  const std::int64_t n = 16LL << 20;
+  Array h = normal_on(gpu, 7, {n}).astype(jx::bfloat16);
+  auto chain = jx::jit([](const Array& v) { return nn::relu(v * 1.5f + 0.25f) * v; });
+  vs_copy(ctx, "relu(x * 1.5 + 0.25) * x, bf16[16M]", "bf16_chain",
+          static_cast<std::size_t>(n) * 2, [&] { chain(h).block_until_ready(); }, peers);
+
+  Array x = normal_on(gpu, 8, {n});
+  auto cumsum = jx::jit([](const Array& v) { return np::cumsum(v); });
+  vs_copy(ctx, "cumsum f32[16M]", "cumsum", static_cast<std::size_t>(n) * 4,
+          [&] { cumsum(x).block_until_ready(); }, peers);
+
+  const std::int64_t rows = 50000, width = 512, lookups = 4096;
+  Array table = normal_on(gpu, 9, {rows, width});
+  Array ids = jx::jit([&](const Array& key) { return jx::random::randint(key, {lookups}, 0, rows); },
+                      {.device = gpu})(jx::random::key(10));
+  auto lookup = jx::jit([](const Array& t, const Array& i) { return np::take(t, i, 0); });
+  std::size_t rows_bytes = static_cast<std::size_t>(lookups * width) * 4;
+  vs_copy(ctx, "embedding lookup, 4096 of 50000 rows x 512 f32", "embed", rows_bytes,
+          [&] { lookup(table, ids).block_until_ready(); }, peers);
+  Array updates = normal_on(gpu, 11, {lookups, width});
+  auto scatter = jx::jit([rows](const Array& i, const Array& u) {
+    return np::zeros({rows, u.shape()[1]}).at(i).add(u);
+  });
+  // The floor writes the zero table once and adds the rows into it.
+  vs_copy(ctx, "its gradient: 4096 rows x 512 scatter-added into a zero f32[50000, 512]",
+          "embed_grad", static_cast<std::size_t>(rows * width) * 4 + rows_bytes,
+          [&] { scatter(ids, updates).block_until_ready(); }, peers);
+}
+
+// A 3x3 convolution, NHWC / HWIO, SAME: forward, and forward with the gradients of the sum with
+// respect to the input and the kernel, at the default precision (TF32 on tensor cores, as JAX's
+// and PyTorch's defaults).
+void conv(const jx::Device& gpu, const std::vector<PeerTimes>& peers) {
+  const std::int64_t batch = 64, hw = 32, in = 64, out = 64;
+  Array x = normal_on(gpu, 12, {batch, hw, hw, in});
+  Array w = normal_on(gpu, 13, {3, 3, in, out}) * 0.05f;
+  auto conv_of = [](const Array& xs, const Array& ws) {
+    return jx::lax::conv_general_dilated(xs, ws, {1, 1}, "SAME", {}, {}, {"NHWC", "HWIO", "NHWC"});
+  };
+  auto forward = jx::jit(conv_of);
+  auto both = jx::jit([conv_of](const Array& xs, const Array& ws) {
+    return jx::grad<0, 1>(
+        [conv_of](const Array& a, const Array& b) { return np::sum(conv_of(a, b)); })(xs, ws);
+  });
+  double flops = 2.0 * batch * hw * hw * in * out * 9;
+  auto time_case = [&](const char* what, const char* peer_case, double case_flops,
+                       const std::function<void()>& f) {
+    auto samples = bench::sample_interleaved({f}, 1);
+    double ms = bench::summarize(samples[0]).median_ms;
+    std::printf("%s: jx %.3f ms, %.0f GFLOP/s\n", what, ms, case_flops / (ms * 1e6));
+    print_peers(peers, peer_case, ms);
+  };
+  time_case("conv 3x3 NHWC f32, 64x32x32x64 -> 64, forward", "conv", flops,
+            [&] { forward(x, w).block_until_ready(); });
+  time_case("  forward + gradients of input and kernel", "conv_grad", 3 * flops, [&] {
+    auto [gx, gw] = both(x, w);
+    gw.block_until_ready();
+  });
 }
 
 void train_step(const jx::Device& gpu, const std::vector<PeerTimes>& peers) {
@@ -181,7 +271,7 @@ void train_step(const jx::Device& gpu, const std::vector<PeerTimes>& peers) {
       "MLP train step, batch 1024, default precision: %d thunks; %.3f ms, %.3f ms "
       "replayed as a CUDA graph (%.2f us per launch saved)\n",
       launches, plain_ms, graph_ms, 1e3 * (plain_ms - graph_ms) / launches);
-  print_peers(peers, &PeerTimes::step, std::min(plain_ms, graph_ms));
+  print_peers(peers, "step", std::min(plain_ms, graph_ms));
 }
 
 }  // namespace
@@ -189,7 +279,8 @@ void train_step(const jx::Device& gpu, const std::vector<PeerTimes>& peers) {
 int main(int argc, char** argv) {
   std::vector<PeerTimes> peers;
   for (int i = 1; i < argc; ++i) {
-    if (std::strncmp(argv[i], "--jax_ms=", 9) == 0) peers.push_back(parse_peer("JAX", argv[i] + 9));
+    if (std::strncmp(argv[i], "--jax_ms=", 9) == 0)
+      peers.push_back(parse_peer("JAX", argv[i] + 9));
     if (std::strncmp(argv[i], "--torch_ms=", 11) == 0)
       peers.push_back(parse_peer("PyTorch", argv[i] + 11));
   }
@@ -208,6 +299,8 @@ int main(int argc, char** argv) {
   gelu_vs_copy(gpu, ctx, peers);
   dense_vs_cublas(gpu, ctx, jx::lax::Precision::kDefault, peers);
   dense_vs_cublas(gpu, ctx, jx::lax::Precision::kHighest, peers);
-  bf16_gemm_vs_cublas(gpu, ctx);
+  bf16_gemm_vs_cublas(gpu, ctx, peers);
+  memory_bound(gpu, ctx, peers);
+  conv(gpu, peers);
   train_step(gpu, peers);
 }

@@ -8,6 +8,9 @@
 #include <sstream>
 
 #include "core/primitive.hpp"
+#include "support/config_guard.hpp"
+#include "support/gpu_testing.hpp"
+#include "support/host_device.hpp"
 #include "support/op_table.hpp"
 
 namespace jx::testing {
@@ -52,38 +55,96 @@ std::string kinds_of(const std::vector<DType>& dtypes) {
   return out;
 }
 
+// One dtype and shape set of a row: its operands (drawn as the row says) and what the oracle
+// makes of them.
+struct RowCase {
+  std::string where;  // "row dtype shapes ..."
+  std::vector<Array> args;
+  HostArray want;
+};
+
+std::vector<RowCase> cases_of(const OpRow& row, std::mt19937& rng) {
+  std::vector<RowCase> cases;
+  for (DType dtype : row.dtypes) {
+    for (const auto& shapes : row.shape_sets) {
+      RowCase c;
+      std::vector<HostArray> host;
+      for (const Shape& s : shapes) {
+        HostArray h{s, {}};
+        for (std::int64_t i = 0; i < shape_size(s); ++i)
+          h.values.push_back(sample_value(row, rng, dtype));
+        c.args.push_back(from_host(h, dtype));
+        host.push_back(to_host(c.args.back()));  // the values exactly as jx holds them
+      }
+      std::ostringstream where;
+      where << row.name << " " << dtype_name(dtype) << " shapes";
+      for (const Shape& s : shapes) where << " " << shape_str(s);
+      c.where = where.str();
+      c.want = row.oracle(host, dtype);
+      cases.push_back(std::move(c));
+    }
+  }
+  return cases;
+}
+
+void check_case(const OpRow& row, const RowCase& c, const Array& got) {
+  INFO(c.where);
+  REQUIRE(got.shape() == c.want.shape);
+  std::vector<double> g = got.to_vector<double>();
+  REQUIRE(g.size() == c.want.values.size());
+  std::size_t bad = 0;  // the first element that differs: one report per case
+  while (bad < g.size() && close(g[bad], c.want.values[bad], got.dtype(), row)) ++bad;
+  std::ostringstream first;
+  if (bad < g.size())
+    first << "element " << bad << ": got " << g[bad] << ", want " << c.want.values[bad];
+  INFO(first.str());
+  CHECK(bad == g.size());
+}
+
+// Each row's cases as one jitted program on `device` (few programs: a GPU compiles each and
+// loads its module), their operands put there first. Products in full precision, as the oracles
+// compute them (a GPU's default lets cuBLAS round f32 to TF32).
+void check_every_row_on(const Device& device) {
+  ConfigGuard guard;
+  config().default_matmul_precision = "highest";
+  std::mt19937 rng(0);
+  for (const OpRow& row : op_table()) {
+    std::vector<RowCase> cases = cases_of(row, rng);
+    std::vector<std::vector<Array>> args;
+    for (const RowCase& c : cases) {
+      args.emplace_back();
+      for (const Array& a : c.args) args.back().push_back(device_put(a, device));
+    }
+    auto each_case = [&row](const std::vector<std::vector<Array>>& all) {
+      std::vector<Array> outs;
+      for (const std::vector<Array>& one : all) outs.push_back(row.apply(one));
+      return outs;
+    };
+    std::vector<Array> outs = jit(each_case, {.device = device})(args);
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      CHECK(outs[i].device() == device);
+      check_case(row, cases[i], outs[i]);
+    }
+  }
+}
+
 }  // namespace
 
 TEST_CASE("op table: every row matches its oracle", "[op_table]") {
   std::mt19937 rng(0);
-  for (const OpRow& row : op_table()) {
-    for (DType dtype : row.dtypes) {
-      for (const auto& shapes : row.shape_sets) {
-        std::vector<Array> args;
-        std::vector<HostArray> host;
-        for (const Shape& s : shapes) {
-          HostArray h{s, {}};
-          for (std::int64_t i = 0; i < shape_size(s); ++i)
-            h.values.push_back(sample_value(row, rng, dtype));
-          args.push_back(from_host(h, dtype));
-          host.push_back(to_host(args.back()));  // the values exactly as jx holds them
-        }
-        std::ostringstream where;
-        where << row.name << " " << dtype_name(dtype) << " shapes";
-        for (const Shape& s : shapes) where << " " << shape_str(s);
-        INFO(where.str());
-        HostArray want = row.oracle(host, dtype);
-        Array got = row.apply(args);
-        REQUIRE(got.shape() == want.shape);
-        std::vector<double> g = got.to_vector<double>();
-        REQUIRE(g.size() == want.values.size());
-        for (std::size_t i = 0; i < g.size(); ++i) {
-          INFO("element " << i << ": got " << g[i] << ", want " << want.values[i]);
-          CHECK(close(g[i], want.values[i], got.dtype(), row));
-        }
-      }
-    }
-  }
+  for (const OpRow& row : op_table())
+    for (const RowCase& c : cases_of(row, rng)) check_case(row, c, row.apply(c.args));
+}
+
+TEST_CASE("op table: every row on a host-memory device matches its oracle", "[op_table][devices]") {
+  HostGpus host_gpus;
+  check_every_row_on(Device{Platform::gpu, 7});
+}
+
+// ctest reports this as skipped where there is no GPU.
+TEST_CASE("op table: every row on the GPU matches its oracle", "[op_table][devices][gpu]") {
+  JX_REQUIRE_GPU();
+  check_every_row_on(gpu(0));
 }
 
 TEST_CASE("op table: every primitive has a row", "[op_table]") {

@@ -45,16 +45,22 @@ void barrier(ElementalEmitter& em) {
   em.b().CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});
 }
 
-llvm::Value* shuffle_down(ElementalEmitter& em, llvm::Value* v, int offset) {
+namespace {
+
+// shfl.sync in one direction, every lane taking part: `clamp` 0x1f keeps down's source lanes
+// within the warp, 0 keeps up's at or above lane 0.
+llvm::Value* shuffle(ElementalEmitter& em, llvm::Value* v, int offset, bool up) {
   auto& b = em.b();
   llvm::Type* type = v->getType();
   llvm::Type* i32 = b.getInt32Ty();
-  // All 32 lanes take part; 0x1f clamps the source lane to the warp's last.
   auto shuffle32 = [&](llvm::Value* x) {
-    auto id = x->getType()->isFloatTy() ? llvm::Intrinsic::nvvm_shfl_sync_down_f32
-                                        : llvm::Intrinsic::nvvm_shfl_sync_down_i32;
-    return b.CreateIntrinsic(id, {},
-                             {b.getInt32(0xffffffffu), x, b.getInt32(offset), b.getInt32(0x1f)});
+    bool f32 = x->getType()->isFloatTy();
+    auto id = up ? (f32 ? llvm::Intrinsic::nvvm_shfl_sync_up_f32
+                        : llvm::Intrinsic::nvvm_shfl_sync_up_i32)
+                 : (f32 ? llvm::Intrinsic::nvvm_shfl_sync_down_f32
+                        : llvm::Intrinsic::nvvm_shfl_sync_down_i32);
+    return b.CreateIntrinsic(
+        id, {}, {b.getInt32(0xffffffffu), x, b.getInt32(offset), b.getInt32(up ? 0 : 0x1f)});
   };
   if (type->isFloatTy() || type->isIntegerTy(32)) return shuffle32(v);
   if (type->isIntegerTy() && type->getIntegerBitWidth() < 32)
@@ -66,6 +72,16 @@ llvm::Value* shuffle_down(ElementalEmitter& em, llvm::Value* v, int offset) {
   llvm::Value* joined = b.CreateOr(b.CreateZExt(lo, b.getInt64Ty()),
                                    b.CreateShl(b.CreateZExt(hi, b.getInt64Ty()), 32));
   return type->isDoubleTy() ? b.CreateBitCast(joined, type) : joined;
+}
+
+}  // namespace
+
+llvm::Value* shuffle_down(ElementalEmitter& em, llvm::Value* v, int offset) {
+  return shuffle(em, v, offset, /*up=*/false);
+}
+
+llvm::Value* shuffle_up(ElementalEmitter& em, llvm::Value* v, int offset) {
+  return shuffle(em, v, offset, /*up=*/true);
 }
 
 llvm::GlobalVariable* shared_array(llvm::Module& module, llvm::Type* type, std::uint64_t count,

@@ -20,6 +20,8 @@ void barrier(ElementalEmitter& em);
 // The value of `v` in lane (lane + offset) of the warp, every lane taking part (shfl.sync.down);
 // lanes past the end read their own. Any integer or float type of up to 64 bits.
 llvm::Value* shuffle_down(ElementalEmitter& em, llvm::Value* v, int offset);
+// The value of `v` in lane (lane - offset) (shfl.sync.up); lanes below `offset` read their own.
+llvm::Value* shuffle_up(ElementalEmitter& em, llvm::Value* v, int offset);
 // A block's static shared memory: `count` elements of `type`.
 llvm::GlobalVariable* shared_array(llvm::Module& module, llvm::Type* type, std::uint64_t count,
                                    const std::string& name);
