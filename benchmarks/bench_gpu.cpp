@@ -300,7 +300,7 @@ int main(int argc, char** argv) {
   dense_vs_cublas(gpu, ctx, jx::lax::Precision::kDefault, peers);
   dense_vs_cublas(gpu, ctx, jx::lax::Precision::kHighest, peers);
   bf16_gemm_vs_cublas(gpu, ctx, peers);
-  memory_bound(gpu, ctx, peers);
   conv(gpu, peers);
+  memory_bound(gpu, ctx, peers);
   train_step(gpu, peers);
 }
