@@ -13,7 +13,7 @@
 //   replay (--gpu_graphs)
 // Inputs are made on the GPU by jitted programs. With --jax_ms=case:ms,... and --torch_ms=...
 // (benchmarks/gpu_peers.py prints them, measured on the same machine) it prints each peer's
-// time over jx's as well.
+// time over jx's as well. --only=GROUP runs one group: gelu, dense, bf16_gemm, conv, memory, step.
 // Without a GPU it says so and measures nothing.
 #include <cstdio>
 #include <cstdlib>
@@ -62,8 +62,7 @@ void print_peers(const std::vector<PeerTimes>& peers, const char* name, double j
   for (const PeerTimes& p : peers) {
     auto it = p.ms.find(name);
     if (it != p.ms.end() && it->second > 0)
-      std::printf("  %s %.3f ms: %s / jx = %.2f\n", p.name, it->second, p.name,
-                  it->second / jx_ms);
+      std::printf("  %s %.3f ms: %s / jx = %.2f\n", p.name, it->second, p.name, it->second / jx_ms);
   }
 }
 
@@ -149,8 +148,8 @@ void bf16_gemm_vs_cublas(const jx::Device& gpu, GpuContext& ctx,
     return jx::lax::dot_general(a, m, {{1}, {0}, {}, {}}, jx::float32);
   });
   jx::runtime::cuda::DeviceBuffer out(ctx, static_cast<std::size_t>(d * d) * 4);
-  jx::hlo::GemmShape shape{.dtype = jx::float32, .operand_dtype = jx::bfloat16, .m = d, .n = d,
-                           .k = d};
+  jx::hlo::GemmShape shape{
+      .dtype = jx::float32, .operand_dtype = jx::bfloat16, .m = d, .n = d, .k = d};
   auto [jx_ms, gemm_ms] =
       medians([&] { product(x, w).block_until_ready(); },
               [&] {
@@ -182,30 +181,35 @@ void memory_bound(const jx::Device& gpu, GpuContext& ctx, const std::vector<Peer
   const std::int64_t n = 16LL << 20;
   Array h = normal_on(gpu, 7, {n}).astype(jx::bfloat16);
   auto chain = jx::jit([](const Array& v) { return nn::relu(v * 1.5f + 0.25f) * v; });
-  vs_copy(ctx, "relu(x * 1.5 + 0.25) * x, bf16[16M]", "bf16_chain",
-          static_cast<std::size_t>(n) * 2, [&] { chain(h).block_until_ready(); }, peers);
+  vs_copy(
+      ctx, "relu(x * 1.5 + 0.25) * x, bf16[16M]", "bf16_chain", static_cast<std::size_t>(n) * 2,
+      [&] { chain(h).block_until_ready(); }, peers);
 
   Array x = normal_on(gpu, 8, {n});
   auto cumsum = jx::jit([](const Array& v) { return np::cumsum(v); });
-  vs_copy(ctx, "cumsum f32[16M]", "cumsum", static_cast<std::size_t>(n) * 4,
-          [&] { cumsum(x).block_until_ready(); }, peers);
+  vs_copy(
+      ctx, "cumsum f32[16M]", "cumsum", static_cast<std::size_t>(n) * 4,
+      [&] { cumsum(x).block_until_ready(); }, peers);
 
   const std::int64_t rows = 50000, width = 512, lookups = 4096;
   Array table = normal_on(gpu, 9, {rows, width});
-  Array ids = jx::jit([&](const Array& key) { return jx::random::randint(key, {lookups}, 0, rows); },
-                      {.device = gpu})(jx::random::key(10));
+  Array ids =
+      jx::jit([&](const Array& key) { return jx::random::randint(key, {lookups}, 0, rows); },
+              {.device = gpu})(jx::random::key(10));
   auto lookup = jx::jit([](const Array& t, const Array& i) { return np::take(t, i, 0); });
   std::size_t rows_bytes = static_cast<std::size_t>(lookups * width) * 4;
-  vs_copy(ctx, "embedding lookup, 4096 of 50000 rows x 512 f32", "embed", rows_bytes,
-          [&] { lookup(table, ids).block_until_ready(); }, peers);
+  vs_copy(
+      ctx, "embedding lookup, 4096 of 50000 rows x 512 f32", "embed", rows_bytes,
+      [&] { lookup(table, ids).block_until_ready(); }, peers);
   Array updates = normal_on(gpu, 11, {lookups, width});
   auto scatter = jx::jit([rows](const Array& i, const Array& u) {
     return np::zeros({rows, u.shape()[1]}).at(i).add(u);
   });
   // The floor writes the zero table once and adds the rows into it.
-  vs_copy(ctx, "its gradient: 4096 rows x 512 scatter-added into a zero f32[50000, 512]",
-          "embed_grad", static_cast<std::size_t>(rows * width) * 4 + rows_bytes,
-          [&] { scatter(ids, updates).block_until_ready(); }, peers);
+  vs_copy(
+      ctx, "its gradient: 4096 rows x 512 scatter-added into a zero f32[50000, 512]", "embed_grad",
+      static_cast<std::size_t>(rows * width) * 4 + rows_bytes,
+      [&] { scatter(ids, updates).block_until_ready(); }, peers);
 }
 
 // A 3x3 convolution, NHWC / HWIO, SAME: forward, and forward with the gradients of the sum with
@@ -278,9 +282,10 @@ void train_step(const jx::Device& gpu, const std::vector<PeerTimes>& peers) {
 
 int main(int argc, char** argv) {
   std::vector<PeerTimes> peers;
+  std::string only;  // --only=GROUP: gelu, dense, bf16_gemm, conv, memory or step
   for (int i = 1; i < argc; ++i) {
-    if (std::strncmp(argv[i], "--jax_ms=", 9) == 0)
-      peers.push_back(parse_peer("JAX", argv[i] + 9));
+    if (std::strncmp(argv[i], "--only=", 7) == 0) only = argv[i] + 7;
+    if (std::strncmp(argv[i], "--jax_ms=", 9) == 0) peers.push_back(parse_peer("JAX", argv[i] + 9));
     if (std::strncmp(argv[i], "--torch_ms=", 11) == 0)
       peers.push_back(parse_peer("PyTorch", argv[i] + 11));
   }
@@ -296,11 +301,14 @@ int main(int argc, char** argv) {
   GpuContext& ctx = jx::runtime::cuda::gpu_context(0);
   std::printf("bench_gpu on %s (sm_%d%d, %d SMs)\n", ctx.name().c_str(),
               ctx.compute_capability_major(), ctx.compute_capability_minor(), ctx.sm_count());
-  gelu_vs_copy(gpu, ctx, peers);
-  dense_vs_cublas(gpu, ctx, jx::lax::Precision::kDefault, peers);
-  dense_vs_cublas(gpu, ctx, jx::lax::Precision::kHighest, peers);
-  bf16_gemm_vs_cublas(gpu, ctx, peers);
-  conv(gpu, peers);
-  memory_bound(gpu, ctx, peers);
-  train_step(gpu, peers);
+  auto wanted = [&](const char* group) { return only.empty() || only == group; };
+  if (wanted("gelu")) gelu_vs_copy(gpu, ctx, peers);
+  if (wanted("dense")) {
+    dense_vs_cublas(gpu, ctx, jx::lax::Precision::kDefault, peers);
+    dense_vs_cublas(gpu, ctx, jx::lax::Precision::kHighest, peers);
+  }
+  if (wanted("bf16_gemm")) bf16_gemm_vs_cublas(gpu, ctx, peers);
+  if (wanted("conv")) conv(gpu, peers);
+  if (wanted("memory")) memory_bound(gpu, ctx, peers);
+  if (wanted("step")) train_step(gpu, peers);
 }

@@ -210,6 +210,8 @@ passes::PipelineOptions pipeline_options(Platform platform) {
     return fuses_gemm_epilogue(dot, platform);
   };
   if (library_reads_16bit_gemms(platform)) options.library_16bit_gemms = runs_in_library;
+  if (platform == Platform::gpu)
+    options.kernel_batch_key = codegen::gpu_kernel_batch_key;
   return options;
 }
 

@@ -148,6 +148,23 @@ Instruction* simplify_convert(Instruction& i, hlo::Builder& b) {
 }
 
 // A slice as large as its operand takes everything: start 0, stride 1 (or a single element).
+// A reduce over size-1 dims only (as many elements out as in) combines each element with the
+// init value once: that elementwise op on the reshaped operand, which the rules above drop where
+// the init is the op's identity. Autodiff's sums over broadcast dims leave such reduces.
+Instruction* simplify_reduce(Instruction& i, hlo::Builder& b) {
+  Instruction* x = i.operands[0];
+  if (i.operands.size() != 2 || i.shape.is_tuple || x->shape.size() != i.shape.size())
+    return nullptr;
+  const hlo::Computation& f = *i.called.at(0);
+  const Instruction* op = f.root();
+  if (op->opcode == Opcode::kCompare || !hlo::has_trait(op->opcode, hlo::kElementwise) ||
+      op->operands.size() != 2 || op->operands[0] != f.parameters().at(0) ||
+      op->operands[1] != f.parameters().at(1))
+    return nullptr;
+  return b.binary(op->opcode, b.broadcast(i.operands[1], i.shape.dims, {}),
+                  b.reshape(x, i.shape.dims));
+}
+
 Instruction* simplify_slice(Instruction& i, hlo::Builder&) {
   return i.operands[0]->shape == i.shape ? i.operands[0] : nullptr;
 }
@@ -166,6 +183,7 @@ const std::unordered_map<Opcode, Rule>& rules() {
       {Opcode::kReshape, simplify_reshape},     {Opcode::kTranspose, simplify_transpose},
       {Opcode::kBroadcast, simplify_broadcast}, {Opcode::kConvert, simplify_convert},
       {Opcode::kSlice, simplify_slice},         {Opcode::kSelect, simplify_select},
+      {Opcode::kReduce, simplify_reduce},
   };
   return kRules;
 }

@@ -37,6 +37,10 @@ struct PipelineOptions {
   // Set for a backend whose GEMM library reads bf16 and f16 operands (cuBLAS's tensor cores):
   // which of their f32 products it runs. upcast-16bit-dots leaves those operands as they are.
   std::function<bool(const hlo::Instruction&)> library_16bit_gemms;
+  // Set for a backend whose batched kernels keep a cooperative plan only when their members share
+  // it (the GPU): a kernel joins only batches of its key. A reduction batched with kernels of
+  // other shapes would run as a loop, one output per thread, serially over the reduced elements.
+  std::function<std::string(const hlo::Instruction&)> kernel_batch_key;
 };
 
 class PassPipeline {

@@ -240,8 +240,8 @@ TEST_CASE("device programs: long prefix scans on the GPU agree with the CPU", "[
     Shape shape;
     std::int64_t axis;
   };
-  std::vector<Scan> scans{{{70001}, 0}, {{3, 5000}, 1}, {{5000, 3}, 0}, {{40, 600}, 0},
-                          {{20, 20000}, 0}};
+  std::vector<Scan> scans{
+      {{70001}, 0}, {{3, 5000}, 1}, {{5000, 3}, 0}, {{40, 600}, 0}, {{20, 20000}, 0}};
   using ScanFn = Array (*)(const Array&, std::int64_t, bool);
   std::vector<std::pair<std::string, ScanFn>> ops{
       {"cumsum", lax::cumsum}, {"cummax", lax::cummax}, {"cumlogsumexp", lax::cumlogsumexp}};
@@ -252,15 +252,17 @@ TEST_CASE("device programs: long prefix scans on the GPU agree with the CPU", "[
       for (const auto& [name, op] : ops) {
         if (name == "cumlogsumexp" && dtype == int32) continue;
         for (bool reverse : {false, true}) {
-          INFO(name << " " << dtype_name(dtype) << " " << shape_str(sc.shape) << " axis "
-                    << sc.axis << (reverse ? " reverse" : ""));
+          INFO(name << " " << dtype_name(dtype) << " " << shape_str(sc.shape) << " axis " << sc.axis
+                    << (reverse ? " reverse" : ""));
           auto f = [op = op, axis = sc.axis, reverse](const Array& v) {
             return op(v, axis, reverse);
           };
-          Array want = f(x);
+          // cumlogsumexp rounds at every step: against float64, where the CPU's own f32 fold
+          // drifts by more than the GPU's tree of partial results.
+          bool rounds = name == "cumlogsumexp";
+          Array want = rounds ? f(x.astype(float64)).astype(dtype) : f(x);
           auto on_gpu = jit(f, {.device = gpu(0)});
-          for (int call = 0; call < 3; ++call)
-            check_close(on_gpu(x), want, name == "cumlogsumexp" ? 1e-5 : 0);
+          for (int call = 0; call < 3; ++call) check_close(on_gpu(x), want, rounds ? 2e-5 : 0);
         }
       }
     }

@@ -21,7 +21,8 @@ struct FusedProgram {
   std::vector<std::string> ptx_has;  // what its kernels' kinds put in the PTX
   DType dtype = float32;             // of its arguments
   // Kernels the GPU runs apart that the CPU fuses: its blocked matrix kernel applies a dense
-  // layer's bias and activation, where the GPU's dot kernel (without cuBLAS) does not.
+  // layer's bias and activation, where the GPU's dot kernel (without cuBLAS) does not; small
+  // reductions of different shapes, which the CPU batches into one launch, keep their blocks.
   int gpu_extra_kernels = 0;
 };
 
@@ -111,6 +112,15 @@ std::vector<FusedProgram> fused_programs() {
          return V{np::sum(a[0]), np::sum(a[0] * a[0])};
        },
        {kShuffle, kBarrier, "atom.global.add.u32", "membar.gl"}},
+      // A training step's bias gradients and loss: column sums of two widths and a full sum.
+      {"column sums of two widths and a full sum, kept apart",
+       {{1024, 96}, {1024, 10}},
+       [](const V& a) {
+         return V{np::sum(a[0], {0}), np::sum(a[1], {0}), np::sum(a[1])};
+       },
+       {kBarrier, kShared},
+       float32,
+       2},
       {"int64 column sums and scaled column means",
        {{100, 70}},
        [](const V& a) {

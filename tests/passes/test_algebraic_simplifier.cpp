@@ -223,5 +223,51 @@ ENTRY %main.1 (x.2: f32[6]) -> f32[6] {
         bits(hlo::evaluate(*before->entry(), {&x, 1})));
 }
 
+// Autodiff sums over broadcast size-1 dims; a reduce of as many elements as it returns is its
+// combiner applied once per element, with the init value: no reduce remains, values are kept.
+TEST_CASE("algebraic simplifier: a reduce over size-1 dims is its combiner with the init",
+          "[passes]") {
+  const char* text = R"(HloModule m
+
+%add.1 (a.2: f32[], b.3: f32[]) -> f32[] {
+  %a.2 = f32[] parameter(0)
+  %b.3 = f32[] parameter(1)
+  ROOT %add.4 = f32[] add(f32[] %a.2, f32[] %b.3)
+}
+
+%max.5 (a.6: f32[], b.7: f32[]) -> f32[] {
+  %a.6 = f32[] parameter(0)
+  %b.7 = f32[] parameter(1)
+  ROOT %m.8 = f32[] maximum(f32[] %a.6, f32[] %b.7)
+}
+
+ENTRY %main.9 (x.10: f32[1,3]) -> (f32[3]{0}, f32[3]{0}, f32[]) {
+  %x.10 = f32[1,3]{1,0} parameter(0)
+  %nz.11 = f32[] constant(-0)
+  %s.12 = f32[3]{0} reduce(f32[1,3]{1,0} %x.10, f32[] %nz.11), dimensions={0}, to_apply=%add.1
+  %two.13 = f32[] constant(2)
+  %m.14 = f32[3]{0} reduce(f32[1,3]{1,0} %x.10, f32[] %two.13), dimensions={0}, to_apply=%max.5
+  %t.15 = f32[] reduce(f32[1,3]{1,0} %x.10, f32[] %nz.11), dimensions={0,1}, to_apply=%add.1
+  ROOT %r.16 = (f32[3]{0}, f32[3]{0}, f32[]) tuple(f32[3]{0} %s.12, f32[3]{0} %m.14, f32[] %t.15)
+}
+)";
+  auto before = hlo::parse_module(text);
+  auto after = hlo::parse_module(text);
+  CHECK(AlgebraicSimplifier().run(*after));
+  AlgebraicSimplifier().run(*after);  // as the pipeline does, to a fixed point: drops the add
+  hlo::verify(*after);
+  const hlo::Instruction* root = after->entry()->root();
+  // The -0.0 sum is the operand reshaped; the max keeps its init; the full sum stays a reduce.
+  CHECK(root->operands[0]->opcode == hlo::Opcode::kReshape);
+  CHECK(root->operands[1]->opcode == hlo::Opcode::kMaximum);
+  CHECK(root->operands[2]->opcode == hlo::Opcode::kReduce);
+  Array x = literal<float>({-0.f, 1.5f, 3.f}, {1, 3});
+  auto want = hlo::evaluate_outputs(*before->entry(), {&x, 1});
+  auto got = hlo::evaluate_outputs(*after->entry(), {&x, 1});
+  REQUIRE(got.size() == 3);
+  for (std::size_t k = 0; k < 3; ++k) CHECK(bits(got[k]) == bits(want[k]));
+  CHECK(got[1].to_vector<float>() == std::vector<float>{2.f, 2.f, 3.f});
+}
+
 }  // namespace
 }  // namespace jx::passes

@@ -77,4 +77,9 @@ std::string find_libdevice();
 // thread per output element.
 bool gpu_dot_uses_cublas(const hlo::Instruction& dot);
 
+// Which kernels may share a launch with `kernel` and keep its plan: "" for a grid-stride loop
+// over output elements (any others of those); for a kernel whose blocks share work (a
+// reduction, a transpose, ...) its kind and its heroes' shapes.
+std::string gpu_kernel_batch_key(const hlo::Instruction& kernel);
+
 }  // namespace jx::codegen

@@ -32,6 +32,15 @@ bool gpu_dot_uses_cublas(const Instruction& dot) {
   return g && g->macs() >= kMinCublasMacs;
 }
 
+std::string gpu_kernel_batch_key(const Instruction& kernel) {
+  gpu::KernelPlan plan = gpu::plan_kernel(kernel);
+  if (plan.kind == gpu::KernelKind::kLoop) return "";
+  std::string key = std::to_string(static_cast<int>(plan.kind));
+  for (const Instruction* hero : plan.heroes)
+    key += " " + hero->operands.at(0)->shape.str() + "->" + hero->shape.str();
+  return key;
+}
+
 namespace gpu {
 namespace {
 

@@ -28,30 +28,6 @@ GpuLaunch loop_launch(std::int64_t elements) {
   return {grid_for(ceil_div(elements, std::int64_t{block} * unroll_for(elements))), block, 0};
 }
 
-// Calls body(i) for i = start, start + step, ... < end, `unroll` at a time while all of them
-// are below `end`, then one at a time.
-void emit_unrolled_loop(ElementalEmitter& em, llvm::Value* start, std::int64_t end,
-                        std::int64_t step, int unroll, const std::string& name,
-                        const std::function<void(const std::vector<llvm::Value*>&)>& body) {
-  auto& b = em.b();
-  llvm::Value* rest = start;
-  if (unroll > 1 && end > (unroll - 1) * step) {
-    // Turns of `unroll` while the last of them is in range: `whole` of them from `start`.
-    std::int64_t limit = end - (unroll - 1) * step, turn = unroll * step;
-    llvm::Value* ahead = b.CreateSub(em.i64(limit), start);
-    llvm::Value* whole = b.CreateSelect(
-        b.CreateICmpSGT(ahead, em.i64(0)),
-        b.CreateUDiv(b.CreateAdd(ahead, em.i64(turn - 1)), em.i64(turn)), em.i64(0));
-    emit_strided_loop(em, start, limit, turn, name, [&](llvm::Value* i) {
-      std::vector<llvm::Value*> at{i};
-      for (int u = 1; u < unroll; ++u) at.push_back(b.CreateAdd(i, em.i64(u * step), "", true, true));
-      body(at);
-    });
-    rest = b.CreateAdd(start, b.CreateMul(whole, em.i64(turn)), name + ".rest");
-  }
-  emit_strided_loop(em, rest, end, step, name + ".tail", [&](llvm::Value* i) { body({i}); });
-}
-
 }  // namespace
 
 GpuLaunch emit_loop_kernel(KernelBody& k) {
@@ -74,20 +50,20 @@ GpuLaunch emit_loop_kernel(KernelBody& k) {
       if (shapes[o]->dims == dims) same.push_back(o), done[o] = true;
     if (shape_size(dims) == 0) continue;
     std::string name = "out" + std::to_string(j);
-    emit_unrolled_loop(
-        em, first, shape_size(dims), launch.grid * launch.block, unroll_for(most), name,
-        [&](const std::vector<llvm::Value*>& at) {
-          // Every value before any store: an output may overwrite an operand.
-          std::vector<std::unique_ptr<LoopIndex>> indices;
-          std::vector<llvm::Value*> values;
-          for (llvm::Value* i : at) {
-            indices.push_back(std::make_unique<LoopIndex>(em, i, dims, name));
-            for (std::size_t o : same) values.push_back(gens[o](indices.back()->index()));
-          }
-          for (std::size_t u = 0, v = 0; u < at.size(); ++u)
-            for (std::size_t o : same)
-              em.store(shapes[o]->dtype, values[v++], k.output(o), at[u]);
-        });
+    emit_unrolled_loop(em, first, shape_size(dims), launch.grid * launch.block, unroll_for(most),
+                       name, [&](const std::vector<llvm::Value*>& at) {
+                         // Every value before any store: an output may overwrite an operand.
+                         std::vector<std::unique_ptr<LoopIndex>> indices;
+                         std::vector<llvm::Value*> values;
+                         for (llvm::Value* i : at) {
+                           indices.push_back(std::make_unique<LoopIndex>(em, i, dims, name));
+                           for (std::size_t o : same)
+                             values.push_back(gens[o](indices.back()->index()));
+                         }
+                         for (std::size_t u = 0, v = 0; u < at.size(); ++u)
+                           for (std::size_t o : same)
+                             em.store(shapes[o]->dtype, values[v++], k.output(o), at[u]);
+                       });
   }
   return launch;
 }

@@ -55,10 +55,10 @@ llvm::Value* shuffle(ElementalEmitter& em, llvm::Value* v, int offset, bool up) 
   llvm::Type* i32 = b.getInt32Ty();
   auto shuffle32 = [&](llvm::Value* x) {
     bool f32 = x->getType()->isFloatTy();
-    auto id = up ? (f32 ? llvm::Intrinsic::nvvm_shfl_sync_up_f32
-                        : llvm::Intrinsic::nvvm_shfl_sync_up_i32)
-                 : (f32 ? llvm::Intrinsic::nvvm_shfl_sync_down_f32
-                        : llvm::Intrinsic::nvvm_shfl_sync_down_i32);
+    auto id =
+        up ? (f32 ? llvm::Intrinsic::nvvm_shfl_sync_up_f32 : llvm::Intrinsic::nvvm_shfl_sync_up_i32)
+           : (f32 ? llvm::Intrinsic::nvvm_shfl_sync_down_f32
+                  : llvm::Intrinsic::nvvm_shfl_sync_down_i32);
     return b.CreateIntrinsic(
         id, {}, {b.getInt32(0xffffffffu), x, b.getInt32(offset), b.getInt32(up ? 0 : 0x1f)});
   };
@@ -135,6 +135,29 @@ void emit_strided_loop(ElementalEmitter& em, llvm::Value* start, std::int64_t en
                        const std::function<void(llvm::Value*)>& body) {
   // `start` differs between threads, so the loop is guarded; it is never unrolled.
   emit_strided_for(em, start, em.i64(end), step, name, body);
+}
+
+void emit_unrolled_loop(ElementalEmitter& em, llvm::Value* start, std::int64_t end,
+                        std::int64_t step, int unroll, const std::string& name,
+                        const std::function<void(const std::vector<llvm::Value*>&)>& body) {
+  auto& b = em.b();
+  llvm::Value* rest = start;
+  if (unroll > 1 && end > (unroll - 1) * step) {
+    // Turns of `unroll` while the last of them is in range: `whole` of them from `start`.
+    std::int64_t limit = end - (unroll - 1) * step, turn = unroll * step;
+    llvm::Value* ahead = b.CreateSub(em.i64(limit), start);
+    llvm::Value* whole =
+        b.CreateSelect(b.CreateICmpSGT(ahead, em.i64(0)),
+                       b.CreateUDiv(b.CreateAdd(ahead, em.i64(turn - 1)), em.i64(turn)), em.i64(0));
+    emit_strided_loop(em, start, limit, turn, name, [&](llvm::Value* i) {
+      std::vector<llvm::Value*> at{i};
+      for (int u = 1; u < unroll; ++u)
+        at.push_back(b.CreateAdd(i, em.i64(u * step), "", true, true));
+      body(at);
+    });
+    rest = b.CreateAdd(start, b.CreateMul(whole, em.i64(turn)), name + ".rest");
+  }
+  emit_strided_loop(em, rest, end, step, name + ".tail", [&](llvm::Value* i) { body({i}); });
 }
 
 LoopIndex::LoopIndex(ElementalEmitter& em, llvm::Value* linear, const Shape& shape,

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "codegen/elemental/elemental.hpp"
 
@@ -46,6 +47,12 @@ void emit_if(ElementalEmitter& em, llvm::Value* cond, const std::string& name,
 void emit_strided_loop(ElementalEmitter& em, llvm::Value* start, std::int64_t end,
                        std::int64_t step, const std::string& name,
                        const std::function<void(llvm::Value*)>& body);
+
+// The same loop taking `unroll` values of i per turn while all of them are below `end`, then one
+// at a time: body gets i, i + step, ... Their loads can all be in flight at once.
+void emit_unrolled_loop(ElementalEmitter& em, llvm::Value* start, std::int64_t end,
+                        std::int64_t step, int unroll, const std::string& name,
+                        const std::function<void(const std::vector<llvm::Value*>&)>& body);
 
 // The index into `shape` of a row-major linear one, computed in 32 bits when the shape allows
 // (64-bit division is slow on GPUs). While it lives its dims count as loop induction variables

@@ -6,6 +6,8 @@ namespace jx::codegen::gpu {
 
 using hlo::Instruction;
 
+constexpr int kFoldUnroll = 4;
+
 BlockReductions::BlockReductions(KernelBody& k, const std::vector<const Instruction*>& reduces,
                                  std::uint64_t partials)
     : em_(k.em()) {
@@ -63,11 +65,20 @@ void BlockReductions::fold(const std::vector<Reduction*>& rs, const IrIndex& out
     IrIndex x = operand_index(s, out, first, "first", reduced);
     for (Reduction* r : rs) b.CreateStore(r->operand(x), r->acc);
   }
-  emit_strided_loop(em_, next, s.reduced_size, step, "fold", [&](llvm::Value* k) {
-    std::optional<LoopIndex> reduced;
-    IrIndex x = operand_index(s, out, k, "k", reduced);
-    for (Reduction* r : rs) b.CreateStore(combine(*r, load_acc(*r), r->operand(x)), r->acc);
-  });
+  // kFoldUnroll elements a turn: their loads are in flight together, then fold in order.
+  emit_unrolled_loop(em_, next, s.reduced_size, step, kFoldUnroll, "fold",
+                     [&](const std::vector<llvm::Value*>& ks) {
+                       std::vector<std::optional<LoopIndex>> reduced(ks.size());
+                       std::vector<llvm::Value*> values;
+                       for (std::size_t u = 0; u < ks.size(); ++u) {
+                         IrIndex x = operand_index(s, out, ks[u], "k", reduced[u]);
+                         for (Reduction* r : rs) values.push_back(r->operand(x));
+                       }
+                       for (std::size_t v = 0; v < values.size(); ++v) {
+                         Reduction& r = *rs[v % rs.size()];
+                         b.CreateStore(combine(r, load_acc(r), values[v]), r.acc);
+                       }
+                     });
 }
 
 llvm::Value* BlockReductions::combine(const Reduction& r, llvm::Value* a, llvm::Value* b) {

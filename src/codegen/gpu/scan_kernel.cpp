@@ -64,8 +64,9 @@ class ScanKernel {
   GpuLaunch emit_row_per_thread() {
     GpuLaunch launch{grid_for(ceil_div(rows_, kScanBlock)), kScanBlock, 0};
     llvm::AllocaInst* acc = em_.entry_alloca(type_, "scan.acc");
-    llvm::Value* first = b_.CreateAdd(b_.CreateMul(block_id(em_), em_.i64(kScanBlock), "", true, true),
-                                      thread_id(em_), "first", true, true);
+    llvm::Value* first =
+        b_.CreateAdd(b_.CreateMul(block_id(em_), em_.i64(kScanBlock), "", true, true),
+                     thread_id(em_), "first", true, true);
     emit_strided_loop(em_, first, rows_, launch.grid * kScanBlock, "row", [&](llvm::Value* row) {
       LoopIndex o(em_, b_.CreateUDiv(row, em_.i64(shape_size(inner_))), outer_, "outer");
       LoopIndex j(em_, b_.CreateURem(row, em_.i64(shape_size(inner_))), inner_, "inner");
@@ -93,9 +94,9 @@ class ScanKernel {
     llvm::GlobalVariable* tickets = global_array(module, i64, 1, "scan.tickets");
     llvm::GlobalVariable* ticket_slot = shared_array(module, i64, 1, "scan.ticket");
     emit_if(em_, is_thread0(), "take_ticket", [&] {
-      llvm::Value* t = b_.CreateAtomicRMW(llvm::AtomicRMWInst::Add,
-                                          array_element(em_, tickets, em_.i64(0)), em_.i64(1),
-                                          llvm::MaybeAlign(8), llvm::AtomicOrdering::Monotonic);
+      llvm::Value* t =
+          b_.CreateAtomicRMW(llvm::AtomicRMWInst::Add, array_element(em_, tickets, em_.i64(0)),
+                             em_.i64(1), llvm::MaybeAlign(8), llvm::AtomicOrdering::Monotonic);
       b_.CreateStore(t, array_element(em_, ticket_slot, em_.i64(0)));
     });
     barrier(em_);
@@ -126,8 +127,8 @@ class ScanKernel {
     llvm::Value* inclusive = total;
     for (int d = 1; d < kWarpSize; d *= 2) {
       llvm::Value* from = shuffle_up(em_, inclusive, d);
-      inclusive = b_.CreateSelect(b_.CreateICmpUGE(lane, em_.i64(d)), combine(from, inclusive),
-                                  inclusive);
+      inclusive =
+          b_.CreateSelect(b_.CreateICmpUGE(lane, em_.i64(d)), combine(from, inclusive), inclusive);
     }
     llvm::Value* lane_before = shuffle_up(em_, inclusive, 1);
     llvm::Value* within_warp =
@@ -151,9 +152,9 @@ class ScanKernel {
     });
     barrier(em_);
 
-    llvm::Value* acc = combine(load_slot(array_element(em_, warp_before, em_.i64(kWarps))),
-                               combine(load_slot(array_element(em_, warp_before, warp)),
-                                       within_warp));
+    llvm::Value* acc =
+        combine(load_slot(array_element(em_, warp_before, em_.i64(kWarps))),
+                combine(load_slot(array_element(em_, warp_before, warp)), within_warp));
     for (int i = 0; i < kItems; ++i) {
       acc = combine(acc, items[static_cast<std::size_t>(i)]);
       llvm::Value* v = acc;

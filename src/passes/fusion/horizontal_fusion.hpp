@@ -1,6 +1,10 @@
 // Horizontal fusion: small kernels (outputs of at most kMaxBytes) with no path between them run
 // as one kernel, a loop nest per output shape, saving a launch each (up to kMaxKernels a batch).
+// A backend may keep kernels of different kinds apart (PipelineOptions::kernel_batch_key).
 #pragma once
+
+#include <functional>
+#include <string>
 
 #include "passes/pass.hpp"
 
@@ -11,8 +15,15 @@ class HorizontalFusion final : public Pass {
   static constexpr std::int64_t kMaxBytes = 16 << 10;
   static constexpr std::size_t kMaxKernels = 16;
 
+  // `batch_key`: a kernel joins only batches of its key; none given: any batch.
+  explicit HorizontalFusion(std::function<std::string(const hlo::Instruction&)> batch_key = {})
+      : batch_key_(std::move(batch_key)) {}
+
   std::string name() const override { return "horizontal-fusion"; }
   bool run(hlo::Module& module) override;
+
+ private:
+  std::function<std::string(const hlo::Instruction&)> batch_key_;
 };
 
 }  // namespace jx::passes
