@@ -147,7 +147,6 @@ Instruction* simplify_convert(Instruction& i, hlo::Builder& b) {
   return nullptr;
 }
 
-// A slice as large as its operand takes everything: start 0, stride 1 (or a single element).
 // A reduce over size-1 dims only (as many elements out as in) combines each element with the
 // init value once: that elementwise op on the reshaped operand, which the rules above drop where
 // the init is the op's identity. Autodiff's sums over broadcast dims leave such reduces.
@@ -165,6 +164,7 @@ Instruction* simplify_reduce(Instruction& i, hlo::Builder& b) {
                   b.reshape(x, i.shape.dims));
 }
 
+// A slice as large as its operand takes everything: start 0, stride 1 (or a single element).
 Instruction* simplify_slice(Instruction& i, hlo::Builder&) {
   return i.operands[0]->shape == i.shape ? i.operands[0] : nullptr;
 }

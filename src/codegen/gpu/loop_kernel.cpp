@@ -5,7 +5,7 @@
 // their loads are all issued before the first value is needed, which keeps enough bytes in
 // flight to reach the memory's bandwidth (one 2- or 4-byte load per thread does not).
 #include <algorithm>
-#include <memory>
+#include <optional>
 
 #include "codegen/gpu/kernel.hpp"
 #include "codegen/gpu/nvvm.hpp"
@@ -53,12 +53,12 @@ GpuLaunch emit_loop_kernel(KernelBody& k) {
     emit_unrolled_loop(em, first, shape_size(dims), launch.grid * launch.block, unroll_for(most),
                        name, [&](const std::vector<llvm::Value*>& at) {
                          // Every value before any store: an output may overwrite an operand.
-                         std::vector<std::unique_ptr<LoopIndex>> indices;
+                         std::vector<std::optional<LoopIndex>> indices(at.size());
                          std::vector<llvm::Value*> values;
-                         for (llvm::Value* i : at) {
-                           indices.push_back(std::make_unique<LoopIndex>(em, i, dims, name));
+                         for (std::size_t u = 0; u < at.size(); ++u) {
+                           indices[u].emplace(em, at[u], dims, name);
                            for (std::size_t o : same)
-                             values.push_back(gens[o](indices.back()->index()));
+                             values.push_back(gens[o](indices[u]->index()));
                          }
                          for (std::size_t u = 0, v = 0; u < at.size(); ++u)
                            for (std::size_t o : same)

@@ -51,7 +51,7 @@ class ScanKernel {
     return em_.apply(*scan_.called[0], {earlier, later});
   }
 
-  // The index of step `step` (0 first in scan order) of row `row`, and its element's generator.
+  // The index of step `step` (0 first in scan order) of the row at outer index o, inner index j.
   IrIndex index_at(const LoopIndex& o, const LoopIndex& j, llvm::Value* step) {
     llvm::Value* pos = p_.reverse ? b_.CreateSub(em_.i64(n_ - 1), step, "", true, true) : step;
     IrIndex index{o.index().dims, nullptr};

@@ -14,32 +14,32 @@ namespace {
 // Batches the small independent kernels of one program computation.
 bool fuse_program(hlo::Computation& entry,
                   const std::function<std::string(const hlo::Instruction&)>& batch_key) {
-  std::vector<std::vector<Instruction*>> batches;
-  std::vector<std::string> keys;  // each batch's
+  struct Batch {
+    std::string key;
+    std::vector<Instruction*> kernels;
+  };
+  std::vector<Batch> batches;
   for (Instruction* i : entry.instructions()) {
     if (!fusion::is_kernel(*i) || i->shape.byte_size() > HorizontalFusion::kMaxBytes ||
         fusion::computes_prefix_scan(*i))
       continue;
     std::string key = batch_key ? batch_key(*i) : std::string();
-    auto independent = [&](const std::vector<Instruction*>& batch) {
-      if (batch.size() >= HorizontalFusion::kMaxKernels ||
-          keys[static_cast<std::size_t>(&batch - batches.data())] != key)
-        return false;
-      for (const Instruction* b : batch)
+    auto joins = [&](const Batch& batch) {
+      if (batch.kernels.size() >= HorizontalFusion::kMaxKernels || batch.key != key) return false;
+      for (const Instruction* b : batch.kernels)
         if (fusion::reaches(entry, b, i) || fusion::reaches(entry, i, b)) return false;
       return true;
     };
-    auto it = std::find_if(batches.begin(), batches.end(), independent);
-    if (it == batches.end()) {
-      batches.push_back({i});
-      keys.push_back(key);
-    } else
-      it->push_back(i);
+    auto it = std::find_if(batches.begin(), batches.end(), joins);
+    if (it == batches.end())
+      batches.push_back({std::move(key), {i}});
+    else
+      it->kernels.push_back(i);
   }
   bool changed = false;
-  for (const auto& batch : batches) {
-    if (batch.size() < 2) continue;
-    fusion::outline(entry, {batch, {}});
+  for (const Batch& batch : batches) {
+    if (batch.kernels.size() < 2) continue;
+    fusion::outline(entry, {batch.kernels, {}});
     changed = true;
   }
   return changed;
