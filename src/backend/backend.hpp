@@ -18,6 +18,14 @@ class GpuContext;
 
 namespace jx::backend {
 
+// Where one compile's native code comes from or goes (the persistent compilation cache): loaded
+// from `load` instead of compiled when set; else compiled, and written to `save` when set. The
+// code is the backend's own: the CPU's relocatable object, the GPU's PTX and launches.
+struct CodeSlot {
+  const std::string* load = nullptr;
+  std::string* save = nullptr;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -25,7 +33,8 @@ class Backend {
 
   // Compiles one program's kernels; `dump_prefix` (may be empty) names its LLVM/PTX dumps.
   virtual void compile(const std::vector<codegen::KernelRequest>& requests,
-                       const std::string& module_name, const std::string& dump_prefix) = 0;
+                       const std::string& module_name, const std::string& dump_prefix,
+                       CodeSlot code) = 0;
   // The thunk of compiled request `index`, over its operands' and outputs' buffers.
   virtual std::unique_ptr<runtime::Thunk> kernel_thunk(std::size_t index,
                                                        std::vector<runtime::Allocation> buffers,

@@ -18,16 +18,20 @@ class CpuBackend : public Backend {
   Device device() const override { return runtime_ ? runtime_->device() : cpu(); }
 
   void compile(const std::vector<codegen::KernelRequest>& requests, const std::string& module_name,
-               const std::string& dump_prefix) override {
+               const std::string& dump_prefix, CodeSlot code) override {
     symbols_.clear();
     for (const codegen::KernelRequest& r : requests) symbols_.push_back(r.symbol);
     if (requests.empty()) return;
+    if (code.load) {
+      code_ = codegen::load_kernels(*code.load, symbols_);
+      return;
+    }
     codegen::CpuCompileOptions options;
     options.module_name = module_name;
     options.dump_prefix = dump_prefix;
     options.precise_math = config().precise_math;
     options.isa = config().cpu_isa;
-    code_ = codegen::compile_kernels(requests, options);
+    code_ = codegen::compile_kernels(requests, options, code.save);
   }
 
   std::unique_ptr<runtime::Thunk> kernel_thunk(std::size_t index,

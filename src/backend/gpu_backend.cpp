@@ -2,7 +2,12 @@
 // driver, which compiles them for the device; large dots through cuBLAS, with their
 // bias and activation through cuBLASLt.
 #include "backend/backend.hpp"
+
+#include <iterator>
+#include <sstream>
+
 #include "codegen/gpu/gpu_compiler.hpp"
+#include "jx/errors.hpp"
 #include "runtime/cuda/context.hpp"
 #include "runtime/gpu/gpu_runtime.hpp"
 #include "runtime/gpu/gpu_thunks.hpp"
@@ -12,6 +17,34 @@ namespace {
 
 using runtime::cuda::GpuContext;
 
+// A PtxModule as the persistent cache keeps it: a line per kernel ("symbol grid block
+// shared_bytes"), an empty line, then the PTX.
+std::string written_code(const codegen::PtxModule& ptx) {
+  std::string out;
+  for (const codegen::GpuKernel& k : ptx.kernels)
+    out += k.symbol + " " + std::to_string(k.launch.grid) + " " + std::to_string(k.launch.block) +
+           " " + std::to_string(k.launch.shared_bytes) + "\n";
+  return out + "\n" + ptx.ptx;
+}
+
+codegen::PtxModule read_code(const std::string& code, std::size_t kernels) {
+  codegen::PtxModule out;
+  std::istringstream in(code);
+  std::string line;
+  while (std::getline(in, line) && !line.empty()) {
+    std::istringstream fields(line);
+    codegen::GpuKernel k;
+    if (!(fields >> k.symbol >> k.launch.grid >> k.launch.block >> k.launch.shared_bytes))
+      throw CompileError("gpu: a cached program's kernel line is malformed: " + line);
+    out.kernels.push_back(std::move(k));
+  }
+  if (out.kernels.size() != kernels)
+    throw CompileError("gpu: a cached program has " + std::to_string(out.kernels.size()) +
+                       " kernels, its HLO " + std::to_string(kernels));
+  out.ptx.assign(std::istreambuf_iterator<char>(in), {});
+  return out;
+}
+
 class GpuBackend : public Backend {
  public:
   explicit GpuBackend(GpuContext& context)
@@ -20,15 +53,21 @@ class GpuBackend : public Backend {
   Device device() const override { return {Platform::gpu, context_.ordinal()}; }
 
   void compile(const std::vector<codegen::KernelRequest>& requests, const std::string& module_name,
-               const std::string& dump_prefix) override {
+               const std::string& dump_prefix, CodeSlot code) override {
     kernels_.clear();
     module_.reset();
     if (requests.empty()) return;
-    codegen::GpuCompileOptions options;
-    options.target = {context_.compute_capability_major(), context_.compute_capability_minor()};
-    options.module_name = module_name;
-    options.dump_prefix = dump_prefix;
-    codegen::PtxModule ptx = codegen::compile_ptx(requests, options);
+    codegen::PtxModule ptx;
+    if (code.load) {
+      ptx = read_code(*code.load, requests.size());
+    } else {
+      codegen::GpuCompileOptions options;
+      options.target = {context_.compute_capability_major(), context_.compute_capability_minor()};
+      options.module_name = module_name;
+      options.dump_prefix = dump_prefix;
+      ptx = codegen::compile_ptx(requests, options);
+      if (code.save) *code.save = written_code(ptx);
+    }
     // Shared by every executable that launches its kernels: unloaded with the last of them.
     module_ = std::make_shared<const runtime::cuda::Module>(context_.load_ptx(ptx.ptx));
     for (const codegen::GpuKernel& k : ptx.kernels)

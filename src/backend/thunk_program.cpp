@@ -65,7 +65,25 @@ std::shared_ptr<const runtime::Executable> build_nested(const hlo::Computation& 
                               parameter_avals(c),
                               result_avals(c),
                               {},
-                              prefix});
+                              prefix,
+                              caller.code});
+}
+
+// The backend compiles a program's kernels, or loads them from spec.code when it replays.
+void compile_kernels(Backend& backend, const std::vector<codegen::KernelRequest>& requests,
+                     const ExecutableSpec& spec) {
+  ProgramCode* code = spec.code;
+  if (code && code->replay) {
+    if (code->next >= code->modules.size())
+      throw CompileError("a cached program holds fewer compiled modules than its HLO needs");
+    backend.compile(requests, spec.name, spec.codegen_dump_prefix,
+                    {.load = &code->modules[code->next++]});
+    return;
+  }
+  std::string compiled;
+  backend.compile(requests, spec.name, spec.codegen_dump_prefix,
+                  {.save = code ? &compiled : nullptr});
+  if (code) code->modules.push_back(std::move(compiled));
 }
 
 // A program's schedule, buffers, and the kernels its instructions compile to.
@@ -116,7 +134,7 @@ std::shared_ptr<const runtime::Executable> build_executable(const hlo::Computati
   std::unique_ptr<Backend> backend = make_backend(spec.device);
   ProgramPlan plan = plan_program(program, spec.donated, spec.device.platform());
   runtime::BufferAssignment& ba = plan.ba;
-  backend->compile(plan.requests, spec.name, spec.codegen_dump_prefix);
+  compile_kernels(*backend, plan.requests, spec);
 
   std::vector<std::unique_ptr<runtime::Thunk>> thunks;
   std::size_t next_kernel = 0;
@@ -137,9 +155,11 @@ std::shared_ptr<const runtime::Executable> build_executable(const hlo::Computati
       continue;
     }
     if (kind == ThunkKind::kWhile) {
+      auto condition = build_nested(*i->called[0], spec);  // in order: spec.code records it
+      auto body = build_nested(*i->called[1], spec);
       thunks.push_back(std::make_unique<runtime::WhileThunk>(
-          i->name, build_nested(*i->called[0], spec), build_nested(*i->called[1], spec),
-          std::move(operands), std::move(outputs), ba.spare_carry.at(i),
+          i->name, std::move(condition), std::move(body), std::move(operands), std::move(outputs),
+          ba.spare_carry.at(i),
           i->attrs.has("known_trip_count") ? std::optional(i->attrs.get_int("known_trip_count"))
                                            : std::nullopt));
       continue;
@@ -210,8 +230,7 @@ passes::PipelineOptions pipeline_options(Platform platform) {
     return fuses_gemm_epilogue(dot, platform);
   };
   if (library_reads_16bit_gemms(platform)) options.library_16bit_gemms = runs_in_library;
-  if (platform == Platform::gpu)
-    options.kernel_batch_key = codegen::gpu_kernel_batch_key;
+  if (platform == Platform::gpu) options.kernel_batch_key = codegen::gpu_kernel_batch_key;
   return options;
 }
 

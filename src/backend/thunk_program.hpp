@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "codegen/gpu/gpu_compiler.hpp"
-#include "jx/shape.hpp"
 #include "jx/device.hpp"
+#include "jx/shape.hpp"
 #include "passes/pipeline.hpp"
 #include "runtime/executable.hpp"
 
@@ -18,6 +18,16 @@ class Computation;
 
 namespace jx::backend {
 
+// A program's native code, one module per backend compile in build order (the entry program's,
+// then those of the programs its loops and conditionals call, depth first): what the persistent
+// compilation cache keeps. A build with `replay` loads modules[next++] instead of compiling;
+// any other appends each compile's code.
+struct ProgramCode {
+  std::vector<std::string> modules;
+  bool replay = false;
+  std::size_t next = 0;
+};
+
 // What one program's executable is built from besides its optimized HLO.
 struct ExecutableSpec {
   Device device;
@@ -25,8 +35,8 @@ struct ExecutableSpec {
   std::vector<ShapedArray> in_avals, out_avals;
   std::vector<bool> donated;        // per parameter: its buffer may become an output's
   std::string codegen_dump_prefix;  // empty: no LLVM or PTX dump
+  ProgramCode* code = nullptr;      // where compiled code is recorded or replayed from, if set
 };
-
 
 // Schedule, buffers, and one thunk per instruction that does work: a kernel for each remaining
 // instruction or fusion, a library GEMM, a host sort, or nested executables for control flow.

@@ -59,8 +59,8 @@ class CheckedBackend : public backend::Backend {
         ledger_(std::move(ledger)) {}
   Device device() const override { return inner_->device(); }
   void compile(const std::vector<codegen::KernelRequest>& requests, const std::string& module_name,
-               const std::string& dump_prefix) override {
-    inner_->compile(requests, module_name, dump_prefix);
+               const std::string& dump_prefix, backend::CodeSlot code) override {
+    inner_->compile(requests, module_name, dump_prefix, code);
   }
   std::unique_ptr<runtime::Thunk> kernel_thunk(std::size_t index,
                                                std::vector<runtime::Allocation> buffers,

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hlo/gemm.hpp"
@@ -61,7 +62,14 @@ class CompiledKernels {
   virtual void* symbol(const std::string& name) const = 0;
 };
 
+// Compiles `kernels` into one object and links it; `object`, when given, receives that
+// relocatable object (ELF), which load_kernels links again in this process or another.
 std::shared_ptr<CompiledKernels> compile_kernels(const std::vector<KernelRequest>& kernels,
-                                                 const CpuCompileOptions& options);
+                                                 const CpuCompileOptions& options,
+                                                 std::string* object = nullptr);
+// Links an object compile_kernels wrote and finds `symbols` (its requests' symbols) in it.
+// Throws jx::CompileError for an object that is not one or lacks a symbol.
+std::shared_ptr<CompiledKernels> load_kernels(std::string_view object,
+                                              const std::vector<std::string>& symbols);
 
 }  // namespace jx::codegen

@@ -1,5 +1,8 @@
-// compile_kernels: one LLVM module per call, optimized with the new pass manager and added to
-// the process-wide ORC LLJIT under its own resource tracker, freed with the CompiledKernels.
+// compile_kernels: one LLVM module per call, optimized with the new pass manager and compiled to
+// a relocatable object on the calling thread, which the process-wide ORC LLJIT links into a
+// JITDylib of its own, removed with the CompiledKernels. load_kernels links such an object again
+// (the persistent compilation cache): kernels keep their own names in their JITDylib, so an object
+// holds no trace of the process that compiled it.
 #define JX_LLVM_JIT
 #include "codegen/llvm_headers.hpp"
 
@@ -45,57 +48,35 @@ llvm::TargetMachine& thread_target_machine(const llvm::orc::JITTargetMachineBuil
   return *tm;
 }
 
-// ORC's compile step on the calling thread's target machine.
-class ThreadCompiler : public llvm::orc::IRCompileLayer::IRCompiler {
- public:
-  explicit ThreadCompiler(llvm::orc::JITTargetMachineBuilder jtmb)
-      : IRCompiler(llvm::orc::irManglingOptionsFromTargetOptions(jtmb.getOptions())),
-        jtmb_(std::move(jtmb)) {}
-  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> operator()(llvm::Module& m) override {
-    return llvm::orc::SimpleCompiler(thread_target_machine(jtmb_))(m);
-  }
-
- private:
-  llvm::orc::JITTargetMachineBuilder jtmb_;
-};
-
 Jit& jit() {
   static Jit* instance = [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
     llvm::InitializeNativeTargetAsmParser();
     auto jtmb = unwrap(llvm::orc::JITTargetMachineBuilder::detectHost(), "detecting the host");
-    // Compiles run on the thread that asks for them, with that thread's target machine, so
-    // threads may compile at once without a dispatcher thread per compile.
+    // Compiles run on the thread that asks for them (compile_kernels), so threads may compile at
+    // once; the JIT only links objects. Its JITDylibs see the process's symbols (libm, memcpy).
     auto epc = unwrap(llvm::orc::SelfExecutorProcessControl::Create(
                           nullptr, std::make_unique<llvm::orc::InPlaceTaskDispatcher>()),
                       "creating the JIT's process control");
-    auto lljit = unwrap(
-        llvm::orc::LLJITBuilder()
-            .setJITTargetMachineBuilder(jtmb)
-            .setExecutorProcessControl(std::move(epc))
-            .setSupportConcurrentCompilation(true)
-            .setCompileFunctionCreator(
-                [](llvm::orc::JITTargetMachineBuilder b)
-                    -> llvm::Expected<std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler>> {
-                  return std::make_unique<ThreadCompiler>(std::move(b));
-                })
-            .create(),
-        "creating the ORC JIT");
-    auto process = unwrap(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
-                              lljit->getDataLayout().getGlobalPrefix()),
-                          "opening the process's symbols");
-    lljit->getMainJITDylib().addGenerator(std::move(process));
+    auto lljit = unwrap(llvm::orc::LLJITBuilder()
+                            .setJITTargetMachineBuilder(jtmb)
+                            .setExecutorProcessControl(std::move(epc))
+                            .setSupportConcurrentCompilation(true)
+                            .create(),
+                        "creating the ORC JIT");
     return new Jit{std::move(lljit), std::move(jtmb)};
   }();
   return *instance;
 }
 
+// One program's kernels: their object linked into a JITDylib of their own, removed with them.
 class OrcKernels : public CompiledKernels {
  public:
-  explicit OrcKernels(llvm::orc::ResourceTrackerSP tracker) : tracker_(std::move(tracker)) {}
+  explicit OrcKernels(llvm::orc::JITDylib& dylib) : dylib_(dylib) {}
   ~OrcKernels() override {
-    if (llvm::Error err = tracker_->remove()) llvm::consumeError(std::move(err));
+    if (llvm::Error err = jit().lljit->getExecutionSession().removeJITDylib(dylib_))
+      llvm::consumeError(std::move(err));
   }
   void* symbol(const std::string& name) const override {
     auto it = symbols_.find(name);
@@ -105,19 +86,34 @@ class OrcKernels : public CompiledKernels {
   void add(const std::string& name, void* address) { symbols_[name] = address; }
 
  private:
-  llvm::orc::ResourceTrackerSP tracker_;
+  llvm::orc::JITDylib& dylib_;
   std::unordered_map<std::string, void*> symbols_;
 };
+
+// Links `object` into a new JITDylib and looks up its kernels `symbols`.
+std::shared_ptr<CompiledKernels> link_object(std::unique_ptr<llvm::MemoryBuffer> object,
+                                             const std::vector<std::string>& symbols,
+                                             const std::string& what) {
+  Jit& j = jit();
+  static std::atomic<std::uint64_t> next_id{0};
+  llvm::Expected<llvm::orc::JITDylib&> created =
+      j.lljit->createJITDylib("jx" + std::to_string(next_id++));
+  if (!created) fail("creating a JITDylib for " + what, created.takeError());
+  llvm::orc::JITDylib& dylib = *created;
+  auto result = std::make_shared<OrcKernels>(dylib);  // from here on, failure frees the code
+  if (llvm::Error err = j.lljit->addObjectFile(dylib, std::move(object)))
+    fail("adding " + what + " to the JIT", std::move(err));
+  for (const std::string& s : symbols)
+    result->add(s, unwrap(j.lljit->lookup(dylib, s), "looking up kernel " + s).toPtr<void*>());
+  return result;
+}
 
 }  // namespace
 
 std::shared_ptr<CompiledKernels> compile_kernels(const std::vector<KernelRequest>& kernels,
-                                                 const CpuCompileOptions& options) {
+                                                 const CpuCompileOptions& options,
+                                                 std::string* object) {
   Jit& j = jit();
-  // Symbols get a per-compile suffix: executables compiled apart may reuse kernel names.
-  static std::atomic<std::uint64_t> next_id{0};
-  std::string suffix = ".jx" + std::to_string(next_id++);
-
   auto ctx = std::make_unique<llvm::LLVMContext>();
   auto module = std::make_unique<llvm::Module>(options.module_name, *ctx);
   llvm::TargetMachine& tm = thread_target_machine(j.jtmb);
@@ -125,13 +121,15 @@ std::shared_ptr<CompiledKernels> compile_kernels(const std::vector<KernelRequest
   module->setTargetTriple(tm.getTargetTriple().str());
 
   const cpu::CpuIsa& isa = cpu::cpu_isa(options.isa);
+  std::vector<std::string> symbols;
   std::unordered_set<std::string> seen;
   for (const KernelRequest& k : kernels) {
     if (!k.root) throw CompileError("codegen: kernel '" + k.symbol + "' has no instruction");
     if (!seen.insert(k.symbol).second)
       throw CompileError("codegen: two kernels named '" + k.symbol + "'");
-    cpu::emit_kernel(*module, k, k.symbol + suffix,
+    cpu::emit_kernel(*module, k, k.symbol,
                      options.math ? *options.math : cpu_math_table(options.precise_math), isa);
+    symbols.push_back(k.symbol);
   }
   // Each function names its features, which both the optimizer's cost model and instruction
   // selection read in place of the target machine's: so --cpu_isa=avx2 compiles for AVX2 on an
@@ -148,16 +146,17 @@ std::shared_ptr<CompiledKernels> compile_kernels(const std::vector<KernelRequest
   optimize_module(*module, tm, options.opt_level);
   if (!options.dump_prefix.empty()) dump_module(*module, options.dump_prefix + ".ir-with-opt.ll");
 
-  llvm::orc::ResourceTrackerSP tracker = j.lljit->getMainJITDylib().createResourceTracker();
-  auto result = std::make_shared<OrcKernels>(tracker);  // from here on, failure frees the code
-  if (llvm::Error err = j.lljit->addIRModule(
-          tracker, llvm::orc::ThreadSafeModule(std::move(module), std::move(ctx))))
-    fail("adding module " + options.module_name + " to the JIT", std::move(err));
-  for (const KernelRequest& k : kernels) {
-    auto address = unwrap(j.lljit->lookup(k.symbol + suffix), "looking up kernel " + k.symbol);
-    result->add(k.symbol, address.toPtr<void*>());
-  }
-  return result;
+  std::unique_ptr<llvm::MemoryBuffer> compiled =
+      unwrap(llvm::orc::SimpleCompiler(tm)(*module), "compiling module " + options.module_name);
+  if (object) object->assign(compiled->getBufferStart(), compiled->getBufferSize());
+  return link_object(std::move(compiled), symbols, "module " + options.module_name);
+}
+
+std::shared_ptr<CompiledKernels> load_kernels(std::string_view object,
+                                              const std::vector<std::string>& symbols) {
+  return link_object(llvm::MemoryBuffer::getMemBufferCopy(
+                         llvm::StringRef(object.data(), object.size()), "cached object"),
+                     symbols, "a cached object");
 }
 
 }  // namespace jx::codegen
