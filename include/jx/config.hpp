@@ -52,7 +52,16 @@ struct Config {
   // (JAX's jax_default_matmul_precision), read when it is traced; empty: none (JAX's None).
   // On the GPU, f32 products below highest let cuBLAS round operands to TF32.
   std::string default_matmul_precision;
-  std::string compilation_cache_dir;  // --compilation_cache_dir=DIR
+  // --compilation_cache_dir=DIR: where compiled programs persist between processes (empty: they
+  // do not). A miss whose optimized HLO was compiled before, by any process sharing DIR, loads its
+  // code instead of compiling it; with JitOptions::persistent_key it skips tracing too.
+  std::string compilation_cache_dir;
+  // --compilation_cache_max_bytes=N: the most the directory holds; past it, the entries used
+  // least recently are removed. 0: no bound.
+  long long compilation_cache_max_bytes = 1LL << 30;
+  // --verify_persistent_cache: a call served by a persistent_key traces anyway and throws
+  // jx::Error when its jaxpr differs from the one stored (the function changed, its key did not).
+  bool verify_persistent_cache = false;
   // --enable_x64: JAX's x64 mode. C++ int and double scalars are weak int64 and float64, int
   // arrays int64, np's default dtypes int64 and float64, random::randint draws int64 and
   // bernoulli compares float64 uniforms. Off (JAX's default mode): int32 and float32. Explicit

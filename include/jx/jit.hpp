@@ -35,13 +35,21 @@ struct JitOptions {
   // jx::device_put), else on the CPU. Arguments elsewhere and uncommitted are copied there;
   // one committed to another device is a jx::ValueError.
   std::optional<Device> device;
+  // With --compilation_cache_dir: names the function across processes. A call whose signature
+  // (and static values, by their printed form) was compiled under this key, by this process or
+  // another, runs the stored program without tracing the function. Change the key when the
+  // function, or a value it closes over, changes (--verify_persistent_cache checks).
+  std::string persistent_key;
   int cache_capacity = 0;  // entries this function keeps (least recently used out); 0: the flag's
   int max_retraces = -1;   // misses after the first before a warning (--strict_retraces: an error)
 };
 
 // A jitted function's cache statistics. Times are totals over every trace and compile, in ms.
+// A miss served by the persistent cache counts in disk_hits: with a persistent_key, instead of a
+// trace and a compile; by its optimized HLO, as a compile whose code was loaded.
 struct CacheInfo {
   std::int64_t hits = 0, misses = 0, traces = 0, compiles = 0, entries = 0, evictions = 0;
+  std::int64_t disk_hits = 0;
   double trace_ms = 0, lower_ms = 0, optimize_ms = 0, codegen_ms = 0;
 };
 
@@ -240,6 +248,8 @@ tree::TreeDef arg_structure(const T& a, bool is_static) {
 
 template <bool kTS, class F, class... Args>
 class JitHandler final : public MissHandler {
+  using Out = out_t<kTS, F, Args...>;
+
  public:
   JitHandler(const F& f, std::uint64_t mask, const Args&... args)
       : f_(f), mask_(mask), args_(args...) {}
@@ -262,8 +272,17 @@ class JitHandler final : public MissHandler {
     std::vector<Array> flat = tree::leaves(out);
     std::vector<Array> holes(flat.size());
     std::size_t pos = 0;
-    out_proto = std::make_shared<const out_t<kTS, F, Args...>>(tree::rebuild(out, holes, pos));
+    out_proto = std::make_shared<const Out>(tree::rebuild(out, holes, pos));
     return flat;
+  }
+
+  tree::TreeDef out_structure(const void* out_proto) const override {
+    return tree_def(*static_cast<const Out*>(out_proto));
+  }
+  std::shared_ptr<const void> proto_from(const tree::TreeDef& structure) const override {
+    std::optional<Out> proto = proto_from_def<Out>(structure);
+    if (!proto) return nullptr;
+    return std::make_shared<const Out>(std::move(*proto));
   }
 
  private:

@@ -5,10 +5,11 @@
 #include <atomic>
 #include <chrono>
 
-#include "backend/thunk_program.hpp"
 #include "api/dump.hpp"
+#include "backend/thunk_program.hpp"
 #include "hlo/cost_analysis.hpp"
 #include "hlo/dot_graph.hpp"
+#include "hlo/ir.hpp"
 #include "jx/config.hpp"
 #include "lower/lower.hpp"
 #include "passes/pipeline.hpp"
@@ -25,6 +26,66 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 int next_module_id() {
   static std::atomic<int> next{1};
   return next++;
+}
+
+void warn(const std::string& message) {
+  const auto& sink = config().log;
+  sink ? sink(message) : detail::log_to_stderr(message);
+}
+
+// The executable of `entry` with its code loaded from `code` (every module of it) instead of
+// compiled.
+std::shared_ptr<const runtime::Executable> build_replayed(const hlo::Computation& entry,
+                                                          ExecutableSpec spec,
+                                                          backend::ProgramCode code) {
+  code.replay = true;
+  code.next = 0;
+  spec.code = &code;
+  std::shared_ptr<const runtime::Executable> exe = backend::build_executable(entry, spec);
+  if (code.next != code.modules.size())
+    throw CompileError("a cached program holds more compiled modules than its HLO needs");
+  return exe;
+}
+
+// The executable of `entry`: with a persistent cache, its code loaded from there when the cache
+// holds this program (a program entry, keyed by its optimized HLO), else compiled and stored.
+// An entry that does not load is a warning and a compile.
+std::shared_ptr<const runtime::Executable> build_cached(const hlo::Computation& entry,
+                                                        ExecutableSpec spec, CompiledProgram& out) {
+  std::shared_ptr<const support::DiskCache> disk = disk_cache();
+  if (!disk) return backend::build_executable(entry, spec);
+  auto stored = std::make_shared<StoredProgram>(
+      StoredProgram{out.hlo_text->get(), spec.in_avals, spec.out_avals, spec.donated, {}});
+  std::string key = program_key(stored->hlo_text, spec);
+  if (std::optional<std::string> bytes = disk->read(key)) {
+    try {
+      stored->code = read_code(*bytes);
+      std::shared_ptr<const runtime::Executable> exe = build_replayed(entry, spec, stored->code);
+      out.code_from_disk = true;
+      out.stored = std::move(stored);
+      return exe;
+    } catch (const Error& e) {
+      warn("jx: ignoring compilation cache entry " + disk->path_of(key) + ": " + e.what() +
+           "; compiling again");
+      stored->code = {};
+    }
+  }
+  spec.code = &stored->code;
+  std::shared_ptr<const runtime::Executable> exe = backend::build_executable(entry, spec);
+  disk->write(key, write_code(stored->code));
+  out.stored = std::move(stored);
+  return exe;
+}
+
+// What a program's executable and analyses add to `out`.
+void describe(const hlo::Module& module, std::shared_ptr<const runtime::Executable> exe,
+              CompiledProgram& out) {
+  out.thunk_sequence = std::make_shared<LazyText>([exe] { return exe->thunk_sequence(); });
+  hlo::HloCost cost = hlo::cost_analysis(module);
+  out.cost = {cost.flops, cost.transcendentals, cost.bytes_accessed};
+  hlo::HloMemory mem = hlo::memory_analysis(module);
+  out.memory = {mem.argument_bytes, mem.output_bytes, exe->arena_bytes()};
+  out.executable = std::move(exe);
 }
 
 // The passes, then the executable of the optimized module's entry, with dumps and analyses:
@@ -51,25 +112,19 @@ CompiledProgram optimize_and_build(std::shared_ptr<hlo::Module> module, int id,
   spec.name = name;
   if (dump_enabled(DumpKind::kLlvm) || dump_enabled(DumpKind::kPtx))
     spec.codegen_dump_prefix = dump_prefix(id, name);
-  std::shared_ptr<const runtime::Executable> exe = backend::build_executable(*module->entry(), spec);
-  out.codegen_ms = ms_since(t0);
-  out.thunk_sequence = std::make_shared<LazyText>([exe] { return exe->thunk_sequence(); });
+  std::shared_ptr<const runtime::Executable> exe = build_cached(*module->entry(), spec, out);
+  (out.code_from_disk ? out.load_ms : out.codegen_ms) = ms_since(t0);
   if (dump_enabled(DumpKind::kThunks))
-    write_dump(id, name, "thunk_sequence.txt", out.thunk_sequence->get());
-
-  hlo::HloCost cost = hlo::cost_analysis(*module);
-  out.cost = {cost.flops, cost.transcendentals, cost.bytes_accessed};
-  hlo::HloMemory mem = hlo::memory_analysis(*module);
-  out.memory = {mem.argument_bytes, mem.output_bytes, exe->arena_bytes()};
-  out.executable = std::move(exe);
+    write_dump(id, name, "thunk_sequence.txt", exe->thunk_sequence());
+  describe(*module, std::move(exe), out);
   return out;
 }
 
 }  // namespace
 
 std::vector<Array> CompiledProgram::operator()(const std::vector<Array>& args) const {
-  if (!jaxpr || jaxpr->consts.empty()) return executable->execute(args);
-  std::vector<Array> all = jaxpr->consts;
+  if (consts.empty()) return executable->execute(args);
+  std::vector<Array> all = consts;
   all.insert(all.end(), args.begin(), args.end());
   return executable->execute(all);
 }
@@ -111,7 +166,7 @@ CompiledProgram compile_program(const LoweredProgram& lowered, const Device& dev
   spec.donated.insert(spec.donated.end(), lowered.donated.begin(), lowered.donated.end());
   CompiledProgram out = optimize_and_build(lower_jaxpr(jaxpr, lowered.name, lowered.jaxpr->consts),
                                            lowered.module_id, lowered.name, std::move(spec));
-  out.jaxpr = lowered.jaxpr;
+  out.consts = lowered.jaxpr->consts;
   return out;
 }
 
@@ -124,6 +179,22 @@ CompiledProgram compile_module(std::shared_ptr<hlo::Module> module, const std::s
   spec.in_avals = backend::parameter_avals(entry);
   spec.out_avals = backend::result_avals(entry);
   return optimize_and_build(std::move(module), next_module_id(), name, std::move(spec));
+}
+
+CompiledProgram load_program(std::shared_ptr<const StoredProgram> stored, std::vector<Array> consts,
+                             const std::string& name, const Device& device) {
+  auto t0 = std::chrono::steady_clock::now();
+  std::shared_ptr<hlo::Module> module = hlo::parse_module(stored->hlo_text);
+  ExecutableSpec spec{device,          name, stored->in_avals, stored->out_avals,
+                      stored->donated, "",   nullptr};
+  CompiledProgram out;
+  out.hlo_text = std::make_shared<LazyText>([stored] { return stored->hlo_text; });
+  describe(*module, build_replayed(*module->entry(), spec, stored->code), out);
+  out.consts = std::move(consts);
+  out.stored = std::move(stored);
+  out.code_from_disk = true;
+  out.load_ms = ms_since(t0);
+  return out;
 }
 
 std::vector<codegen::PtxModule> compile_ptx(const LoweredProgram& lowered,

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <string>
 
+#include "api/persistent_cache.hpp"
 #include "codegen/gpu/gpu_compiler.hpp"
 #include "jaxpr/jaxpr.hpp"
 #include "jx/device.hpp"
@@ -55,13 +56,16 @@ struct MemoryAnalysis {
 // The second half: optimized HLO compiled to native code.
 struct CompiledProgram {
   std::shared_ptr<const runtime::Executable> executable;
-  // Its consts are the leading arguments; null for a program compiled from HLO.
-  std::shared_ptr<const ClosedJaxprData> jaxpr;
+  std::vector<Array> consts;  // the jaxpr's consts: the leading arguments
+  // With a persistent cache (--compilation_cache_dir): the program as a warm entry stores it,
+  // and whether its code came from the cache instead of a compile.
+  std::shared_ptr<const StoredProgram> stored;
+  bool code_from_disk = false;
   std::shared_ptr<const LazyText> hlo_text;        // after optimizations
   std::shared_ptr<const LazyText> thunk_sequence;  // one thunk per line
   CostAnalysis cost;
   MemoryAnalysis memory;
-  double optimize_ms = 0, codegen_ms = 0;
+  double optimize_ms = 0, codegen_ms = 0, load_ms = 0;  // load: reading the persistent cache
 
   // Runs on the user's flat arguments (the consts are prepended here).
   std::vector<Array> operator()(const std::vector<Array>& args) const;
@@ -75,6 +79,11 @@ CompiledProgram compile_program(const LoweredProgram& lowered, const Device& dev
 // root tuple).
 CompiledProgram compile_module(std::shared_ptr<hlo::Module> module, const std::string& name,
                                const Device& device = {});
+
+// The program a warm entry stored, built again: its HLO parsed and its code loaded, with no
+// pass run and nothing compiled. Throws jx::Error when the entry does not build.
+CompiledProgram load_program(std::shared_ptr<const StoredProgram> stored, std::vector<Array> consts,
+                             const std::string& name, const Device& device);
 
 // The optimized HLO `lowered` compiles from on `platform`.
 std::shared_ptr<hlo::Module> optimized_module(const LoweredProgram& lowered, Platform platform);

@@ -9,6 +9,8 @@
 
 #include "api/compile.hpp"
 #include "api/jit_cache.hpp"
+#include "api/persistent_cache.hpp"
+#include "backend/backend.hpp"
 #include "core/array_impl.hpp"
 #include "jx/config.hpp"
 #include "jx/jit.hpp"
@@ -27,8 +29,9 @@ class JitState : public std::enable_shared_from_this<JitState> {
   std::vector<int> static_argnums, donate_argnums;
   std::uint64_t static_mask = 0;
   std::optional<Device> device;
-  int cache_capacity = 0;  // 0: the flag's
-  int max_retraces = -1;   // -1: unbounded
+  std::string persistent_key;  // empty: calls are not kept across processes
+  int cache_capacity = 0;      // 0: the flag's
+  int max_retraces = -1;       // -1: unbounded
 
   std::mutex mu;                            // guards the caches and stats
   api::JitCache cache;                      // programs for the CPU
@@ -235,7 +238,74 @@ void report_miss(JitState& st, std::size_t index, const CacheMiss& m) {
   if (callback) callback(m);
 }
 
-// Traces, lowers and compiles a new signature, then caches it.
+// ---- the persistent cache's warm entries (JitOptions::persistent_key) -----------------------
+
+// What a warm entry is found by: the user's key, the function's program name, the call's
+// signature (structures, avals, static values by their printed form), the flags that change
+// its jaxpr, and the device and target its code runs on.
+std::string warm_key(const JitState& st, const api::Signature& sig, const Device& device) {
+  const Config& cfg = config();
+  std::string key = "warm\n" + st.persistent_key + "\n" + st.program_name + "\n" + device.str() +
+                    " " + backend::code_target(device) + "\n" + api::signature_str(sig) + "\n";
+  for (const tree::TreeDef& t : sig.structures) key += t.str() + "\n";
+  return key + "x64=" + std::to_string(sig.enable_x64) +
+         " matmul_precision=" + cfg.default_matmul_precision +
+         " donate=" + argnums_str(st.donate_argnums) + " static=" + argnums_str(st.static_argnums);
+}
+
+// What --verify_persistent_cache compares: the jaxpr's text and its consts' values.
+std::uint64_t jaxpr_fingerprint(const ClosedJaxprData& j) {
+  std::string text = to_string(j.jaxpr);
+  for (const Array& c : j.consts) {
+    const Buffer& data = concrete_buffer(c, "a persistent cache key");
+    text += c.aval().str();
+    text.append(data.as<char>(), data.nbytes());
+  }
+  return support::fingerprint64(text);
+}
+
+std::optional<api::WarmEntry> read_warm(const support::DiskCache& disk, const std::string& key) {
+  std::optional<std::string> bytes = disk.read(key);
+  if (!bytes) return std::nullopt;
+  try {
+    return api::read_warm_entry(*bytes);
+  } catch (const Error& e) {
+    log("jx: ignoring compilation cache entry " + disk.path_of(key) + ": " + e.what() +
+        "; compiling again");
+    return std::nullopt;
+  }
+}
+
+// The cache entry of a warm entry's program, or null (with a warning) when it does not fit the
+// call or does not build.
+std::shared_ptr<api::CacheEntry> serve_warm(const JitState& st, api::WarmEntry warm,
+                                            const CallArgs& ca, const MissHandler& miss,
+                                            const Device& device, const std::string& path) {
+  auto entry = std::make_shared<api::CacheEntry>();
+  entry->out_proto = miss.proto_from(warm.out_tree);
+  std::vector<ShapedArray> in_avals = avals_of(warm.consts);
+  for (const Array& x : ca.leaves) in_avals.push_back(x.aval());
+  std::string why = !entry->out_proto ? "its output structure " + warm.out_tree.str() +
+                                            " is not one of " + st.trace_name + "'s"
+                    : in_avals != warm.program.in_avals ? "its parameters differ from the call's"
+                                                        : "";
+  try {
+    if (why.empty())
+      entry->program = std::make_shared<const api::CompiledProgram>(
+          api::load_program(std::make_shared<const api::StoredProgram>(std::move(warm.program)),
+                            std::move(warm.consts), st.program_name, device));
+  } catch (const Error& e) {
+    why = e.what();
+  }
+  if (!why.empty()) {
+    log("jx: ignoring compilation cache entry " + path + ": " + why + "; compiling again");
+    return nullptr;
+  }
+  return entry;
+}
+
+// Traces, lowers and compiles a new signature, then caches it. With a persistent_key and a
+// compilation cache, a warm entry stands in for all three, and a compile writes one.
 api::JitCache::EntryPtr compile_miss(JitState& st, const CallArgs& ca, const MissHandler& miss,
                                      const Device& device) {
   const Config& cfg = config();
@@ -243,6 +313,29 @@ api::JitCache::EntryPtr compile_miss(JitState& st, const CallArgs& ca, const Mis
   entry->sig = api::make_signature(ca, api::hash_call(ca), miss.structures());
   CacheMiss record = classify_miss(st, device, ca, entry->sig);
   std::size_t index = admit_miss(st, record);
+
+  std::shared_ptr<const support::DiskCache> disk =
+      st.persistent_key.empty() ? nullptr : api::disk_cache();
+  std::string key = disk ? warm_key(st, entry->sig, device) : "";
+  auto t0 = Clock::now();
+  std::optional<api::WarmEntry> warm = disk ? read_warm(*disk, key) : std::nullopt;
+  auto serve = [&]() -> api::JitCache::EntryPtr {
+    std::shared_ptr<api::CacheEntry> served =
+        serve_warm(st, std::move(*warm), ca, miss, device, disk->path_of(key));
+    warm.reset();
+    if (!served) return nullptr;
+    served->sig = std::move(entry->sig);
+    record.times.load_ms = ms_since(t0);
+    if (cfg.log_compiles)
+      log("jx: loaded " + st.program_name + " for " + api::signature_str(served->sig) +
+          " from the compilation cache in " + fmt_ms(record.times.load_ms) + " ms");
+    report_miss(st, index, record);
+    std::lock_guard lock(st.mu);
+    ++st.stats.disk_hits;
+    return st.cache_for(device).insert(std::move(served), st.capacity());
+  };
+  if (warm && !cfg.verify_persistent_cache)
+    if (api::JitCache::EntryPtr served = serve()) return served;
 
   double trace_ms = 0;
   auto jaxpr = trace_call(st, ca, miss, entry->out_proto, trace_ms);
@@ -252,6 +345,14 @@ api::JitCache::EntryPtr compile_miss(JitState& st, const CallArgs& ca, const Mis
     report_miss(st, index, record);
     return entry;
   }
+  if (warm) {  // --verify_persistent_cache
+    if (warm->jaxpr_fingerprint != jaxpr_fingerprint(*jaxpr))
+      throw Error(st.trace_name + " traced to another jaxpr than the one stored under its " +
+                  "persistent_key '" + st.persistent_key + "' (" + disk->path_of(key) +
+                  "): the function or a value it closes over changed; change the key");
+    t0 = Clock::now();
+    if (api::JitCache::EntryPtr served = serve()) return served;
+  }
   api::LoweredProgram lowered = api::lower_program(jaxpr, st.program_name);
   lowered.donated = donated_leaves(st, ca);
   auto compiled =
@@ -260,21 +361,36 @@ api::JitCache::EntryPtr compile_miss(JitState& st, const CallArgs& ca, const Mis
   {
     std::lock_guard lock(st.mu);
     ++st.stats.compiles;
+    st.stats.disk_hits += compiled->code_from_disk;
     st.stats.lower_ms += lowered.lower_ms;
     st.stats.optimize_ms += compiled->optimize_ms;
     st.stats.codegen_ms += compiled->codegen_ms;
   }
   if (cfg.log_compiles) {
-    double total = trace_ms + lowered.lower_ms + compiled->optimize_ms + compiled->codegen_ms;
+    double total = trace_ms + lowered.lower_ms + compiled->optimize_ms + compiled->codegen_ms +
+                   compiled->load_ms;
     log("jx: compiled " + st.program_name + " for " + api::signature_str(entry->sig) +
         (device == Device{} ? "" : " on " + device.str()) + " in " + fmt_ms(total) + " ms [trace " +
         fmt_ms(trace_ms) + ", lower " + fmt_ms(lowered.lower_ms) + ", optimize " +
-        fmt_ms(compiled->optimize_ms) + ", codegen " + fmt_ms(compiled->codegen_ms) + "]");
+        fmt_ms(compiled->optimize_ms) + ", " +
+        (compiled->code_from_disk ? "load " + fmt_ms(compiled->load_ms)
+                                  : "codegen " + fmt_ms(compiled->codegen_ms)) +
+        "]");
   }
   record.times.lower_ms = lowered.lower_ms;
   record.times.optimize_ms = compiled->optimize_ms;
   record.times.codegen_ms = compiled->codegen_ms;
+  record.times.load_ms = compiled->load_ms;
   report_miss(st, index, record);
+  if (disk && compiled->stored) {
+    try {
+      disk->write(key, api::write_warm_entry({jaxpr_fingerprint(*jaxpr),
+                                              miss.out_structure(entry->out_proto.get()),
+                                              jaxpr->consts, *compiled->stored}));
+    } catch (const Error& e) {
+      log("jx: cannot write compilation cache entry " + disk->path_of(key) + ": " + e.what());
+    }
+  }
   std::lock_guard lock(st.mu);
   return st.cache_for(device).insert(std::move(entry), st.capacity());
 }
@@ -346,6 +462,7 @@ std::shared_ptr<JitState> make_jit_state(const JitOptions& options) {
   st->static_argnums = options.static_argnums;
   st->donate_argnums = options.donate_argnums;
   st->device = options.device;
+  st->persistent_key = options.persistent_key;
   if (options.cache_capacity < 0)
     throw Error("jit: cache_capacity must be positive (0 takes --cache_capacity), got " +
                 std::to_string(options.cache_capacity));

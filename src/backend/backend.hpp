@@ -43,6 +43,9 @@ class Backend {
   // What keeps the compiled code alive, and the device runtime (null for the host).
   virtual std::shared_ptr<const void> code() const = 0;
   virtual std::shared_ptr<const runtime::DeviceRuntime> runtime() const = 0;
+  // What compiled code depends on besides the program (the persistent cache's key): the
+  // target (the CPU's features, a GPU's architecture) and the flags that change code.
+  virtual std::string code_target() const = 0;
 };
 
 // A fresh backend for one program on `device` (compile holds that program's code).
@@ -55,6 +58,9 @@ std::unique_ptr<Backend> make_cpu_backend(
 
 // The GPU's backend over `context` (make_backend uses the process's context of the device).
 std::unique_ptr<Backend> make_gpu_backend(runtime::cuda::GpuContext& context);
+
+// The code_target of `device`'s backend.
+std::string code_target(const Device& device);
 
 // Makes `make_backend` use `factory` for `platform`'s devices (nullptr: the built-in backend).
 using BackendFactory = std::function<std::unique_ptr<Backend>(const Device&)>;

@@ -3,6 +3,7 @@
 
 #include <mutex>
 
+#include "codegen/cpu/cpu_isa.hpp"
 #include "codegen/gpu/gpu_compiler.hpp"
 #include "jx/config.hpp"
 #include "runtime/cuda/context.hpp"
@@ -51,6 +52,14 @@ class CpuBackend : public Backend {
   }
   std::shared_ptr<const runtime::DeviceRuntime> runtime() const override { return runtime_; }
 
+  std::string code_target() const override {
+    const Config& cfg = config();
+    const codegen::cpu::CpuIsa& isa = codegen::cpu::cpu_isa(cfg.cpu_isa);
+    return "cpu " + isa.cpu + " " + isa.features +
+           " precise_math=" + std::to_string(cfg.precise_math) +
+           " parallel_min_bytes=" + std::to_string(cfg.cpu_parallel_min_bytes);
+  }
+
  private:
   std::shared_ptr<const runtime::DeviceRuntime> runtime_;
   std::vector<std::string> symbols_;
@@ -98,6 +107,8 @@ void on_backend_factory_change(std::function<void(Platform)> forget) {
   std::lock_guard lock(factories_mutex);
   change_listeners().push_back(std::move(forget));
 }
+
+std::string code_target(const Device& device) { return make_backend(device)->code_target(); }
 
 std::unique_ptr<Backend> make_backend(const Device& device) {
   {

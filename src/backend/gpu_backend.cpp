@@ -88,6 +88,10 @@ class GpuBackend : public Backend {
 
   std::shared_ptr<const void> code() const override { return module_; }
   std::shared_ptr<const runtime::DeviceRuntime> runtime() const override { return runtime_; }
+  std::string code_target() const override {
+    return "gpu sm_" + std::to_string(context_.compute_capability_major()) +
+           std::to_string(context_.compute_capability_minor());
+  }
 
  private:
   struct Kernel {

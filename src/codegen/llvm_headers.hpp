@@ -40,6 +40,7 @@
 #if defined(JX_LLVM_JIT) && !defined(JX_CODEGEN_LLVM_HEADERS_JIT)
 #define JX_CODEGEN_LLVM_HEADERS_JIT
 
+#include <llvm/Config/llvm-config.h>
 #include <llvm/ExecutionEngine/Orc/CompileUtils.h>
 #include <llvm/ExecutionEngine/Orc/Core.h>
 #include <llvm/ExecutionEngine/Orc/ExecutorProcessControl.h>

@@ -38,6 +38,7 @@ constexpr BoolFlag kBoolFlags[] = {
     {"cpu_flush_denormals", &Config::cpu_flush_denormals},
     {"enable_x64", &Config::enable_x64},
     {"precise_math", &Config::precise_math},
+    {"verify_persistent_cache", &Config::verify_persistent_cache},
 };
 constexpr StringFlag kStringFlags[] = {
     {"dump_to", &Config::dump_to, "DIR"},
@@ -133,6 +134,10 @@ void apply_flag(const std::string& token, Config& c) {
   }
   if (name == "cpu_threads") {
     c.cpu_threads = static_cast<int>(std::min(integer(0, "a non-negative integer"), 1LL << 16));
+    return;
+  }
+  if (name == "compilation_cache_max_bytes") {
+    c.compilation_cache_max_bytes = integer(0, "a non-negative integer");
     return;
   }
   if (name == "cpu_parallel_min_bytes") {

@@ -36,6 +36,8 @@ TEST_CASE("config: defaults", "[jit][config]") {
   CHECK(c.cache_capacity == 64);
   CHECK(c.cpu_flush_denormals);
   CHECK(c.compilation_cache_dir.empty());
+  CHECK(c.compilation_cache_max_bytes == (1LL << 30));
+  CHECK_FALSE(c.verify_persistent_cache);
   CHECK(c.cpu_threads == 0);
   CHECK(c.cpu_isa == "native");
   CHECK_FALSE(c.precise_math);
@@ -50,7 +52,8 @@ TEST_CASE("config: parse_flags sets every flag", "[jit][config]") {
       "--dump_llvm --dump_ptx --dump_dot --log_compiles --explain_cache_misses --strict_retraces "
       "--debug_nans --disable_jit --cache_capacity=8 --compilation_cache_dir=/tmp/cc "
       "--cpu_parallel_min_bytes=0 --cpu_flush_denormals=false --cpu_threads=3 "
-      "--cpu_isa=avx2 --precise_math",
+      "--cpu_isa=avx2 --precise_math --compilation_cache_max_bytes=4096 "
+      "--verify_persistent_cache",
       c);
   CHECK(c.dump_to == "/tmp/jx");
   CHECK(c.dump_jaxpr);
@@ -66,6 +69,8 @@ TEST_CASE("config: parse_flags sets every flag", "[jit][config]") {
   CHECK(c.disable_jit);
   CHECK(c.cache_capacity == 8);
   CHECK(c.compilation_cache_dir == "/tmp/cc");
+  CHECK(c.compilation_cache_max_bytes == 4096);
+  CHECK(c.verify_persistent_cache);
   CHECK(c.cpu_parallel_min_bytes == 0);
   CHECK_FALSE(c.cpu_flush_denormals);
   CHECK(c.cpu_threads == 3);
@@ -109,6 +114,9 @@ TEST_CASE("config: unknown flags and bad values are errors that change nothing",
         "Bad value for --cpu_parallel_min_bytes in JX_FLAGS: '-1' (expected a non-negative "
         "integer)");
   CHECK(c.cpu_parallel_min_bytes == 128 << 10);
+  CHECK(error_of([&] { parse_flags("--compilation_cache_max_bytes=1G", c); }) ==
+        "Bad value for --compilation_cache_max_bytes in JX_FLAGS: '1G' (expected a non-negative "
+        "integer)");
   CHECK(error_of([&] { parse_flags("--cpu_threads=-2", c); }) ==
         "Bad value for --cpu_threads in JX_FLAGS: '-2' (expected a non-negative integer)");
   CHECK(error_of([&] { parse_flags("--cpu_isa=sse9", c); }) ==

@@ -76,6 +76,7 @@ class CheckedBackend : public backend::Backend {
                                           ledger_, device(), &counts_->gemms);
   }
   std::shared_ptr<const void> code() const override { return inner_->code(); }
+  std::string code_target() const override { return inner_->code_target(); }
   std::shared_ptr<const runtime::DeviceRuntime> runtime() const override {
     return inner_->runtime();
   }

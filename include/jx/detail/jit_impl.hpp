@@ -76,6 +76,10 @@ class MissHandler {
   // an output of the same structure (with empty leaves) to rebuild results from.
   virtual std::vector<Array> trace(const std::vector<Array>& leaves,
                                    std::shared_ptr<const void>& out_proto) const = 0;
+  // The structure of an output prototype, and a prototype of a stored structure (null when it
+  // is not one of the function's output type): what a persistent cache entry keeps of it.
+  virtual tree::TreeDef out_structure(const void* out_proto) const = 0;
+  virtual std::shared_ptr<const void> proto_from(const tree::TreeDef& structure) const = 0;
 
  protected:
   ~MissHandler() = default;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -47,6 +48,64 @@ tree::TreeDef tree_def(const T& x) {
     static_assert(sizeof(T) == 0, "not a pytree: use Array, scalars, std containers or JX_PYTREE");
   }
   return t;
+}
+
+// A T of structure `def` whose leaves are empty Arrays: a jitted function's output prototype
+// rebuilt from a stored structure (JitOptions::persistent_key). nullopt when `def` is no
+// structure of T, or T has parts that cannot be made without a value (a struct that is not
+// default-constructible, a scalar, a Static).
+template <class T>
+std::optional<T> proto_from_def(const tree::TreeDef& def) {
+  using Kind = tree::TreeDef::Kind;
+  if constexpr (std::is_same_v<T, Array>) {
+    if (def.kind != Kind::leaf) return std::nullopt;
+    return Array();
+  } else if constexpr (!std::is_default_constructible_v<T> || !tree::is_container_v<T>) {
+    return std::nullopt;
+  } else if constexpr (tree::is_vector<T>::value) {
+    if (def.kind != Kind::list) return std::nullopt;
+    T out;
+    for (const tree::TreeDef& c : def.children) {
+      auto e = proto_from_def<typename T::value_type>(c);
+      if (!e) return std::nullopt;
+      out.push_back(std::move(*e));
+    }
+    return out;
+  } else if constexpr (tree::is_string_map<T>::value) {
+    if (def.kind != Kind::dict || def.keys.size() != def.children.size()) return std::nullopt;
+    T out;
+    for (std::size_t i = 0; i < def.children.size(); ++i) {
+      auto e = proto_from_def<typename T::mapped_type>(def.children[i]);
+      if (!e) return std::nullopt;
+      out.emplace(def.keys[i], std::move(*e));
+    }
+    return out;
+  } else {
+    // A std::array, a tuple, a pair or a struct: a fixed number of children, each filled in.
+    Kind kind = tree::is_std_array<T>::value    ? Kind::array
+                : tree::is_pair<T>::value       ? Kind::pair
+                : tree::is_tuple_like<T>::value ? Kind::tuple
+                                                : Kind::record;
+    T out{};
+    bool ok = def.kind == kind;
+    std::size_t i = 0;
+    auto fill = [&](auto& part) {
+      using Part = std::remove_cvref_t<decltype(part)>;
+      std::optional<Part> e;
+      if (ok && i < def.children.size()) e = proto_from_def<Part>(def.children[i]);
+      ++i;
+      if (e) part = std::move(*e);
+      ok = ok && e.has_value();
+    };
+    if constexpr (tree::is_std_array<T>::value)
+      for (auto& e : out) fill(e);
+    else if constexpr (tree::is_tuple_like<T>::value)
+      std::apply([&](auto&... e) { (fill(e), ...); }, out);
+    else
+      std::apply([&](auto&... e) { (fill(e), ...); }, jx_pytree_fields(out));
+    if (!ok || i != def.children.size()) return std::nullopt;
+    return out;
+  }
 }
 
 // ---- JAX's PyTreeDef notation ----------------------------------------------------------------

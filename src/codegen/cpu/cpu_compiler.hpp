@@ -67,6 +67,9 @@ class CompiledKernels {
 std::shared_ptr<CompiledKernels> compile_kernels(const std::vector<KernelRequest>& kernels,
                                                  const CpuCompileOptions& options,
                                                  std::string* object = nullptr);
+// The version of the LLVM that compiles kernels, "19.1.7".
+std::string llvm_version();
+
 // Links an object compile_kernels wrote and finds `symbols` (its requests' symbols) in it.
 // Throws jx::CompileError for an object that is not one or lacks a symbol.
 std::shared_ptr<CompiledKernels> load_kernels(std::string_view object,

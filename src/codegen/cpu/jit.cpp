@@ -152,6 +152,8 @@ std::shared_ptr<CompiledKernels> compile_kernels(const std::vector<KernelRequest
   return link_object(std::move(compiled), symbols, "module " + options.module_name);
 }
 
+std::string llvm_version() { return LLVM_VERSION_STRING; }
+
 std::shared_ptr<CompiledKernels> load_kernels(std::string_view object,
                                               const std::vector<std::string>& symbols) {
   return link_object(llvm::MemoryBuffer::getMemBufferCopy(
