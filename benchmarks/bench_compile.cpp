@@ -13,12 +13,16 @@
 
 #include <jx/jx.hpp>
 
+#include "bench_programs.hpp"
 #include "bench_stats.hpp"
 
 namespace lax = jx::lax;
 namespace np = jx::np;
 
 namespace {
+
+using bench::chain;
+using bench::count_eqns;
 
 // Wall time, and the process's CPU time: on a loaded machine wall time also counts the waits
 // for a core, CPU time does not, so both are shown.
@@ -37,28 +41,6 @@ using bench::minimum;
 
 // Written after each timed call so that its result is observably used.
 volatile std::int64_t g_sink = 0;
-
-// An elementwise chain of n lax equations on x (sin, mul, add, repeated): exactly n eqns,
-// since lax ops take equal shapes and insert no broadcasts or converts.
-jx::Array chain(const jx::Array& x, int n) {
-  jx::Array y = x;
-  for (int i = 0; i < n; ++i) {
-    if (i % 3 == 0)
-      y = lax::sin(y);
-    else if (i % 3 == 1)
-      y = lax::mul(y, x);
-    else
-      y = lax::add(y, x);
-  }
-  return y;
-}
-
-// Equations in a jaxpr's text: each binds its outputs with " = " (params print as k=v).
-int count_eqns(const std::string& jaxpr) {
-  int n = 0;
-  for (std::size_t p = jaxpr.find(" = "); p != std::string::npos; p = jaxpr.find(" = ", p + 3)) ++n;
-  return n;
-}
 
 jx::Array ramp(std::int64_t n) {
   return lax::iota(jx::float32, {n}) * (1.0f / static_cast<float>(n));
