@@ -1,6 +1,10 @@
 // Recompilation: finding and fixing a retrace. A training step is jitted; the loop feeds it a short
 // last batch and a learning rate that is sometimes a C++ float (weakly typed) and sometimes an
 // array. cache_misses() says why each call compiled; the fixed loop runs under jx::NoRetrace.
+// Last, a persistent compilation cache lets a later process skip tracing and compiling.
+#include <unistd.h>
+
+#include <filesystem>
 #include <iostream>
 #include <vector>
 
@@ -59,6 +63,21 @@ int main() {
   }
   std::cout << "fixed version: " << fixed.cache_misses().size() << " compile, "
             << fixed.cache_info().hits << " hits; loss " << loss(w, x, y) << "\n";
-  bool ok = step.cache_misses().size() == 4 && fixed.cache_misses().size() == 1;
+
+  // 3. Across processes: with a compilation cache and a persistent_key, a later process runs the
+  // step without tracing or compiling it (here a second jit stands in for that process).
+  jx::config().compilation_cache_dir = (std::filesystem::temp_directory_path() /
+                                        ("jx_recompile_example_" + std::to_string(::getpid())))
+                                           .string();
+  jx::JitOptions keyed{.name = "keyed_step", .persistent_key = "update-v1"};
+  jx::jit(update, keyed)(w, full[0].first, full[0].second, np::array(0.1f));
+  auto later = jx::jit(update, keyed);
+  later(w, full[0].first, full[0].second, np::array(0.1f));
+  std::cout << "a later process: " << later.cache_info().traces << " traces, "
+            << later.cache_info().disk_hits << " loaded from the compilation cache\n";
+  std::filesystem::remove_all(jx::config().compilation_cache_dir);
+
+  bool ok = step.cache_misses().size() == 4 && fixed.cache_misses().size() == 1 &&
+            later.cache_info().traces == 0 && later.cache_info().disk_hits == 1;
   return ok ? 0 : 1;
 }
