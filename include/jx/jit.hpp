@@ -346,13 +346,14 @@ class Lowered {
   detail::LoweredCall call_;
 };
 
-// A jitted function. Copies share one cache.
+// A jitted function. Copies share one cache, and so do wrappers of one function pointer or one
+// stateless lambda or functor type with equal options (detail::callable_id).
 template <class F>
 class Jitted {
  public:
   Jitted(F f, const JitOptions& options)
       : f_(std::move(f)),
-        state_(detail::make_jit_state(options)),
+        state_(detail::make_jit_state(options, detail::callable_id(f_))),
         static_mask_(detail::static_mask(*state_)) {}
 
   template <class... Args>

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <tuple>
+#include <typeindex>
 
 #include "api/compile.hpp"
 #include "api/jit_cache.hpp"
@@ -454,7 +456,52 @@ CallArgsLease::~CallArgsLease() {
   call_args_pool.emplace_back(args_);
 }
 
-std::shared_ptr<JitState> make_jit_state(const JitOptions& options) {
+namespace {
+
+// The states of stateless callables (CallableId) by identity and options, kept for the process's
+// life as JAX keeps a function's caches while the function lives; never destroyed, so that no
+// program outlives at exit the runtime it runs on. A replaced backend (tests replace them) takes
+// its programs out of them.
+struct SharedStates {
+  using Key = std::tuple<std::type_index, std::uintptr_t, std::string>;
+  std::mutex mu;
+  std::map<Key, std::shared_ptr<JitState>> by_key;
+};
+
+SharedStates& shared_states() {
+  static auto* states = [] {
+    auto* s = new SharedStates;
+    backend::on_backend_factory_change([s](Platform platform) {
+      std::lock_guard lock(s->mu);
+      for (auto& [key, st] : s->by_key) {
+        std::lock_guard state_lock(st->mu);
+        platform == Platform::cpu ? st->cache.clear() : st->gpu_caches.clear();
+      }
+    });
+    return s;
+  }();
+  return *states;
+}
+
+std::string options_key(const JitOptions& o) {
+  return o.name + "\n" + argnums_str(o.static_argnums) + argnums_str(o.donate_argnums) + "\n" +
+         (o.device ? o.device->str() : "-") + "\n" + o.persistent_key + "\n" +
+         std::to_string(o.cache_capacity) + " " + std::to_string(o.max_retraces);
+}
+
+}  // namespace
+
+std::shared_ptr<JitState> make_jit_state(const JitOptions& options, std::optional<CallableId> id) {
+  if (id) {
+    SharedStates& shared = shared_states();
+    SharedStates::Key key{*id->type, id->address, options_key(options)};
+    std::lock_guard lock(shared.mu);
+    auto it = shared.by_key.find(key);
+    if (it != shared.by_key.end()) return it->second;
+    std::shared_ptr<JitState> st = make_jit_state(options);
+    shared.by_key.emplace(std::move(key), st);
+    return st;
+  }
   auto st = std::make_shared<JitState>();
   st->name = options.name;
   st->program_name = "jit_" + options.name;

@@ -2,6 +2,7 @@
 // capacity, compile log lines and the explanations of cache misses (captured via config().log).
 #include <catch2/catch.hpp>
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -34,6 +35,8 @@ struct LogCapture : ConfigGuard {
 };
 
 Array f32(const Shape& s) { return np::zeros(s); }
+
+Array shared_fn(const Array& x) { return x * 2.0f + 1.0f; }
 
 TEST_CASE("jit cache: cache_info counts hits, misses, traces, compiles and entries", "[jit]") {
   auto f = jit([](const Array& x) { return x + 1.0f; });
@@ -180,6 +183,29 @@ TEST_CASE("jit cache: explain_cache_misses names each differing path", "[jit]") 
     CHECK_THAT(log.lines[0], Catch::Contains("  args[0][9]: f32[1] → f32[2]\n  ... and 2 more"));
     CHECK_THAT(log.lines[0], !Catch::Contains("args[0][10]"));
   }
+}
+
+TEST_CASE("jit cache: wrappers of one function pointer or stateless lambda share a cache",
+          "[jit]") {
+  Array x = np::array({1.0f, 2.0f});
+  for (int i = 0; i < 3; ++i)
+    CHECK(jit(&shared_fn, {.name = "shared"})(x).to_vector<float>() == std::vector<float>{3, 5});
+  CacheInfo info = jit(&shared_fn, {.name = "shared"}).cache_info();
+  CHECK(info.compiles == 1);
+  CHECK(info.hits == 2);
+
+  // Other options, a lambda with captures, a std::function: each a cache of its own.
+  CHECK(jit(&shared_fn, {.name = "other"}).cache_info().compiles == 0);
+  auto stateless = [] { return jit([](const Array& a) { return a - 1.0f; }); };
+  stateless()(x);
+  CHECK(stateless().cache_info().hits + stateless().cache_info().misses == 1);
+  int offset = 1;
+  auto captured = [&offset] { return jit([offset](const Array& a) { return a - offset; }); };
+  captured()(x);
+  CHECK(captured().cache_info().misses == 0);
+  auto wrapped = [] { return jit(std::function<Array(const Array&)>(shared_fn)); };
+  wrapped()(x);
+  CHECK(wrapped().cache_info().misses == 0);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -60,15 +61,22 @@ double chain_oracle(const std::vector<float>& xs) {
 
 const std::vector<float> kInput = {0.5f, -1.0f, 2.0f, 0.25f};
 
+// A jit of `f` with a cache of its own: wrappers of one function or lambda type share theirs, a
+// std::function has no identity. Each stands for a new process.
+template <class F>
+auto fresh_jit(F f, const JitOptions& options = {}) {
+  return jit(std::function(f), options);
+}
+
 TEST_CASE("persistent cache: a fresh jit loads a program compiled before instead of compiling it",
           "[jit][persistent_cache]") {
   CacheDir cache;
-  auto first = jit(chain, {.name = "chain"});
+  auto first = fresh_jit(chain, {.name = "chain"});
   CHECK(first(np::array(kInput)).item<double>() == Approx(chain_oracle(kInput)).epsilon(1e-5));
   CHECK(first.cache_info().disk_hits == 0);
   REQUIRE(cache.entries().size() == 1);
 
-  auto second = jit(chain, {.name = "chain"});  // a new jit: a new process would start so
+  auto second = fresh_jit(chain, {.name = "chain"});
   CHECK(second(np::array(kInput)).item<double>() == Approx(chain_oracle(kInput)).epsilon(1e-5));
   CacheInfo info = second.cache_info();
   CHECK(info.compiles == 1);
@@ -94,8 +102,8 @@ TEST_CASE("persistent cache: loops and conditionals load their nested programs i
   // 5 steps of c -> 2c + 1 from c: 32c + 31; the sum of the input is positive: minus 1.
   std::vector<float> want;
   for (float x : kInput) want.push_back(32 * x + 30);
-  CHECK(jit(f)(np::array(kInput)).to_vector<float>() == want);
-  auto again = jit(f);
+  CHECK(fresh_jit(f)(np::array(kInput)).to_vector<float>() == want);
+  auto again = fresh_jit(f);
   CHECK(again(np::array(kInput)).to_vector<float>() == want);
   CHECK(again.cache_info().disk_hits == 1);
 }
@@ -121,12 +129,12 @@ TEST_CASE("persistent cache: a persistent_key warm start runs the stored program
     CHECK(out.second[0].template item<float>() == 16.0f);
     CHECK(out.second[1].template item<float>() == 5.5f);
   };
-  auto first = jit(step, {.name = "step", .persistent_key = "step-v1"});
+  auto first = fresh_jit(step, {.name = "step", .persistent_key = "step-v1"});
   check(first(p, x, Static<int>{3}));
   CHECK(traced == 1);
   CHECK(cache.entries().size() == 2);  // the program, and the warm entry of this signature
 
-  auto warm = jit(step, {.name = "step", .persistent_key = "step-v1"});
+  auto warm = fresh_jit(step, {.name = "step", .persistent_key = "step-v1"});
   check(warm(p, x, Static<int>{3}));
   CHECK(traced == 1);  // not traced again
   CacheInfo info = warm.cache_info();
@@ -151,9 +159,9 @@ TEST_CASE("persistent cache: a warm start keeps the consts the function closed o
   CacheDir cache;
   Array scale = np::array({2.0f, 3.0f, 4.0f, 5.0f});
   auto f = [&scale](const Array& x) { return x * scale; };
-  CHECK(jit(f, {.persistent_key = "scaled"})(np::ones({4})).to_vector<float>() ==
+  CHECK(fresh_jit(f, {.persistent_key = "scaled"})(np::ones({4})).to_vector<float>() ==
         std::vector<float>{2, 3, 4, 5});
-  auto warm = jit(f, {.persistent_key = "scaled"});
+  auto warm = fresh_jit(f, {.persistent_key = "scaled"});
   CHECK(warm(np::ones({4})).to_vector<float>() == std::vector<float>{2, 3, 4, 5});
   CHECK(warm.cache_info().traces == 0);
 }
@@ -165,21 +173,21 @@ TEST_CASE(
   CacheDir cache;
   auto doubled = [](const Array& x) { return x * 2.0f; };
   auto tripled = [](const Array& x) { return x * 3.0f; };
-  CHECK(jit(doubled, {.persistent_key = "k"})(np::ones({3})).to_vector<float>() ==
+  CHECK(fresh_jit(doubled, {.persistent_key = "k"})(np::ones({3})).to_vector<float>() ==
         std::vector<float>{2, 2, 2});
   // Unverified, the key is trusted: the stored program runs.
-  CHECK(jit(tripled, {.persistent_key = "k"})(np::ones({3})).to_vector<float>() ==
+  CHECK(fresh_jit(tripled, {.persistent_key = "k"})(np::ones({3})).to_vector<float>() ==
         std::vector<float>{2, 2, 2});
 
   config().verify_persistent_cache = true;
-  auto checked = jit(tripled, {.name = "f", .persistent_key = "k"});
+  auto checked = fresh_jit(tripled, {.name = "f", .persistent_key = "k"});
   std::string message = testing::exact_error_of<Error>([&] { checked(np::ones({3})); });
   CHECK_THAT(message, Catch::Matchers::StartsWith("jit(f) traced to another jaxpr than the one "
                                                   "stored under its persistent_key 'k' (") &&
                           Catch::Matchers::EndsWith("): the function or a value it closes over "
                                                     "changed; change the key"));
   // The same function verifies, and is served from the cache after its trace.
-  auto same = jit(doubled, {.persistent_key = "k"});
+  auto same = fresh_jit(doubled, {.persistent_key = "k"});
   CHECK(same(np::ones({3})).to_vector<float>() == std::vector<float>{2, 2, 2});
   CHECK(same.cache_info().traces == 1);
   CHECK(same.cache_info().compiles == 0);
@@ -190,11 +198,11 @@ TEST_CASE(
 // the right values, and writes a good entry again.
 void check_damage(const std::string& reason, void (*damage)(const fs::path&)) {
   CacheDir cache;
-  jit(chain)(np::array(kInput));
+  fresh_jit(chain)(np::array(kInput));
   REQUIRE(cache.entries().size() == 1);
   damage(cache.entries()[0]);
 
-  auto f = jit(chain);
+  auto f = fresh_jit(chain);
   CHECK(f(np::array(kInput)).item<double>() == Approx(chain_oracle(kInput)).epsilon(1e-5));
   CHECK(f.cache_info().disk_hits == 0);
   REQUIRE(cache.log.size() == 1);
@@ -202,7 +210,7 @@ void check_damage(const std::string& reason, void (*damage)(const fs::path&)) {
                                                        cache.entries()[0].string() + ": ") &&
                                Catch::Matchers::Contains(reason) &&
                                Catch::Matchers::EndsWith("; compiling again"));
-  auto again = jit(chain);
+  auto again = fresh_jit(chain);
   CHECK(again(np::array(kInput)).item<double>() == Approx(chain_oracle(kInput)).epsilon(1e-5));
   CHECK(again.cache_info().disk_hits == 1);
   CHECK(cache.log.size() == 1);
@@ -247,9 +255,9 @@ TEST_CASE("persistent cache: a damaged entry is one warning and a compile",
 TEST_CASE("persistent cache: a flag that changes code is part of the key",
           "[jit][persistent_cache]") {
   CacheDir cache;
-  jit(chain)(np::array(kInput));
+  fresh_jit(chain)(np::array(kInput));
   config().precise_math = true;
-  auto precise = jit(chain);
+  auto precise = fresh_jit(chain);
   precise(np::array(kInput));
   CHECK(precise.cache_info().disk_hits == 0);
   CHECK(cache.entries().size() == 2);
@@ -259,7 +267,7 @@ TEST_CASE("persistent cache: --compilation_cache_max_bytes removes the least rec
           "[jit][persistent_cache]") {
   CacheDir cache;
   auto compile = [](std::int64_t n) {
-    auto f = jit(chain);
+    auto f = fresh_jit(chain);
     f(np::ones({n}));
     return f.cache_info().disk_hits;
   };

@@ -4,12 +4,14 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <functional>
 #include <vector>
 
 #include <jx/jx.hpp>
 
 #include "support/config_guard.hpp"
 #include "support/fake_cuda.hpp"
+#include "support/scratch_dir.hpp"
 
 namespace jx::testing {
 namespace {
@@ -138,6 +140,30 @@ TEST_CASE("fake GPU programs: a 16-bit matmul is one cuBLAS GEMM of 16-bit opera
     CHECK(gemms[0].compute_type == runtime::cuda::CUBLAS_COMPUTE_32F);
     CHECK(gpus.fake().violations().empty());
   }
+}
+
+// The persistent compilation cache on a GPU: a program's PTX and launches are stored, and a new
+// jit (a new process) loads them into the driver instead of compiling; its kernels launch as
+// the first program's did.
+TEST_CASE("fake GPU programs: a program's PTX comes back from the persistent cache",
+          "[cuda][fake][devices][persistent_cache]") {
+  ConfigGuard guard;
+  ScratchDir dir;
+  config().compilation_cache_dir = dir.dir.string();
+  FakeCudaGpus gpus;
+  auto program = [](const Array& a, const Array& b) { return np::sin(a) * b + 1.0f; };
+  Array a = device_put(np::ones({1000}), kGpu), b = device_put(np::ones({1000}), kGpu);
+  jit(std::function(program))(a, b);
+  const int launches = gpus.fake().launches();
+  CHECK(launches >= 1);
+  CHECK(dir.files().size() == 1);
+
+  auto loaded = jit(std::function(program));
+  Array out = loaded(a, b);
+  CHECK(out.device() == kGpu);
+  CHECK(loaded.cache_info().disk_hits == 1);
+  CHECK(gpus.fake().launches() == 2 * launches);
+  CHECK(gpus.fake().violations().empty());
 }
 
 }  // namespace

@@ -224,10 +224,7 @@ FakeCudaGpus::FakeCudaGpus() {
       Platform::gpu, [this](const Device& d) { return backend::make_gpu_backend(context(d)); });
 }
 
-FakeCudaGpus::~FakeCudaGpus() {
-  backend::set_backend_factory(Platform::gpu, nullptr);
-  destroy_contexts();
-}
+FakeCudaGpus::~FakeCudaGpus() { destroy_contexts(); }
 
 runtime::cuda::GpuContext& FakeCudaGpus::context(const Device& device) {
   for (const auto& c : contexts_)
@@ -236,6 +233,9 @@ runtime::cuda::GpuContext& FakeCudaGpus::context(const Device& device) {
   return *contexts_.back();
 }
 
-void FakeCudaGpus::destroy_contexts() { contexts_.clear(); }
+void FakeCudaGpus::destroy_contexts() {
+  backend::set_backend_factory(Platform::gpu, nullptr);
+  contexts_.clear();
+}
 
 }  // namespace jx::testing

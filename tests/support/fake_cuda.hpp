@@ -21,7 +21,7 @@ namespace jx::testing {
 struct GemmRecord {
   std::string library;  // "cuBLAS" or "cuBLASLt"
   runtime::cuda::cublasComputeType_t compute_type{};
-  runtime::cuda::cudaDataType_t data_type{};        // of the product
+  runtime::cuda::cudaDataType_t data_type{};          // of the product
   runtime::cuda::cudaDataType_t operand_data_type{};  // of its operands
   int m = 0, n = 0, k = 0, batch = 1;
   unsigned epilogue = 1;  // cuBLASLt's (CUBLASLT_EPILOGUE_DEFAULT for cuBLAS)
@@ -71,7 +71,9 @@ class FakeCudaGpus {
   FakeCuda& fake() { return fake_; }
   // The context of `device` (made on first use), as the backends use it.
   runtime::cuda::GpuContext& context(const Device& device);
-  // Destroys the contexts now (the leak check at the end runs on what they left).
+  // Takes the fake GPUs away now: their backend is replaced, which drops the programs built on
+  // them (jit wrappers of one function share theirs for the process's life), and their contexts
+  // are destroyed. The leak check then runs on what they left.
   void destroy_contexts();
 
  private:

@@ -5,7 +5,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <type_traits>
+#include <typeinfo>
 #include <vector>
 
 #include "jx/array.hpp"
@@ -93,7 +96,28 @@ struct CallResult {
 
 class JitState;  // a jitted function's options, cache and statistics (src/api/jit.cpp)
 
-std::shared_ptr<JitState> make_jit_state(const JitOptions& options);
+// What identifies a stateless callable: its type, and a function pointer's address. jit wrappers
+// of one identity and equal options share their state (cache, statistics, misses), as JAX keys
+// its caches on the function: `for (...) jx::jit(&step)(x)` compiles once. A callable with state
+// (captures) has none: its bytes may hold the address of a variable that a later one reuses, so
+// sharing by them could run a program traced with another closure's values.
+struct CallableId {
+  const std::type_info* type = nullptr;
+  std::uintptr_t address = 0;
+};
+template <class F>
+std::optional<CallableId> callable_id(const F& f) {
+  if constexpr (std::is_pointer_v<F> && std::is_function_v<std::remove_pointer_t<F>>)
+    return CallableId{&typeid(F), reinterpret_cast<std::uintptr_t>(f)};
+  else if constexpr (std::is_empty_v<F> && std::is_trivially_copyable_v<F>)
+    return CallableId{&typeid(F), 0};
+  else
+    return std::nullopt;
+}
+
+// A new state, or with an identity, the state of that callable and options (made on first use).
+std::shared_ptr<JitState> make_jit_state(const JitOptions& options,
+                                         std::optional<CallableId> id = std::nullopt);
 std::uint64_t static_mask(const JitState& state);
 CallResult jit_call(JitState& state, CallArgs& args, const MissHandler& miss);
 CacheInfo cache_info(const JitState& state);
