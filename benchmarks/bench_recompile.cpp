@@ -38,9 +38,9 @@ int run_child(const std::string& mode, int n, const std::string& dir) {
   jx::Array x = np::linspace(0, 1, kLength);
   g_sink = jx::jit([](const jx::Array& a) { return a * 2.0f; })(x).to_vector<float>()[0];
   if (mode != "cold") jx::config().compilation_cache_dir = dir;
-  auto f = jx::jit([n](const jx::Array& a) { return bench::chain(a, n); },
-                   {.name = "chain" + std::to_string(n),
-                    .persistent_key = mode == "warm" ? "chain-v1" : ""});
+  auto f = jx::jit(
+      [n](const jx::Array& a) { return bench::chain(a, n); },
+      {.name = "chain" + std::to_string(n), .persistent_key = mode == "warm" ? "chain-v1" : ""});
   auto t0 = std::chrono::steady_clock::now();
   jx::Array y = f(x);
   g_sink = y.to_vector<float>()[0];
@@ -58,8 +58,8 @@ struct ChildRun {
 
 ChildRun spawn_child(const std::string& self, const std::string& mode, int n,
                      const std::string& dir) {
-  std::string cmd = "'" + self + "' --child=" + mode + " --eqns=" + std::to_string(n) + " '" +
-                    dir + "'";
+  std::string cmd =
+      "'" + self + "' --child=" + mode + " --eqns=" + std::to_string(n) + " '" + dir + "'";
   ChildRun r;
   FILE* out = popen(cmd.c_str(), "r");
   if (!out || std::fscanf(out, "%lf %lld %lld", &r.ms, &r.disk_hits, &r.traces) != 3) {
@@ -115,7 +115,8 @@ InProcess in_process(int n) {
   return {bench::median(hits), bench::median(retraces)};
 }
 
-// A hit with two small arguments: the dispatch alone, the goal of which is 0.2 µs.
+// A hit with two small arguments: the dispatch alone, the goal of which is 0.2 µs (with no
+// profiler trace recording, which costs a hit one relaxed load per thunk).
 double small_hit_us() {
   auto add = jx::jit([](const jx::Array& p, const jx::Array& q) { return p + q; });
   jx::Array a = np::array({1.f, 2.f, 3.f}), b = np::array({4.f, 5.f, 6.f});
@@ -136,12 +137,13 @@ int main(int argc, char** argv) {
     return run_child(std::string(argv[1]).substr(8), std::atoi(argv[2] + 7), argv[3]);
   int runs = argc > 1 ? std::max(1, std::atoi(argv[1])) : 3;
   std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
-  std::filesystem::path root = std::filesystem::temp_directory_path() /
-                               ("jx_bench_recompile_" + std::to_string(::getpid()));
+  std::filesystem::path root =
+      std::filesystem::temp_directory_path() / ("jx_bench_recompile_" + std::to_string(::getpid()));
 
-  std::printf("jx bench_recompile: chains of sin/mul/add on f32[%lld], CPU; first calls in new "
-              "processes (median of %d), in-process times the median of 21 batches\n\n",
-              static_cast<long long>(kLength), runs);
+  std::printf(
+      "jx bench_recompile: chains of sin/mul/add on f32[%lld], CPU; first calls in new "
+      "processes (median of %d), in-process times the median of 21 batches\n\n",
+      static_cast<long long>(kLength), runs);
   std::printf("%6s %11s %11s %11s %9s %12s %10s %10s\n", "eqns", "cold ms", "disk ms", "warm ms",
               "hit us", "retrace ms", "cold/disk", "cold/warm");
   for (int n : {10, 100, 1000}) {
@@ -155,5 +157,13 @@ int main(int argc, char** argv) {
   }
   std::filesystem::remove_all(root);
   std::printf("\nhit with two f32[3] arguments: %.3f us (goal: at most 0.2)\n", small_hit_us());
+  std::string trace = (std::filesystem::temp_directory_path() /
+                       ("jx_bench_recompile_" + std::to_string(::getpid()) + ".json"))
+                          .string();
+  jx::profiler::start_trace(trace);
+  double traced = small_hit_us();
+  jx::profiler::stop_trace();
+  std::filesystem::remove(trace);
+  std::printf("the same while a profiler trace records: %.3f us\n", traced);
   return 0;
 }

@@ -14,6 +14,7 @@
 #include "jx/npz.hpp"
 #include "jx/numpy.hpp"
 #include "jx/optim.hpp"
+#include "jx/profiler.hpp"
 #include "jx/random.hpp"
 #include "jx/shape.hpp"
 #include "jx/transforms.hpp"

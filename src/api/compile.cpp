@@ -13,6 +13,7 @@
 #include "jx/config.hpp"
 #include "lower/lower.hpp"
 #include "passes/pipeline.hpp"
+#include "support/profiler.hpp"
 
 namespace jx::api {
 namespace {
@@ -94,6 +95,7 @@ CompiledProgram optimize_and_build(std::shared_ptr<hlo::Module> module, int id,
                                    const std::string& name, ExecutableSpec spec) {
   CompiledProgram out;
   auto t0 = std::chrono::steady_clock::now();
+  std::optional<profiler::detail::ScopedSpan> span(std::in_place, "optimize", name, "compile");
   passes::PipelineOptions options = backend::pipeline_options(spec.device.platform());
   if (!config().dump_hlo_pass_re.empty() && !config().dump_to.empty()) {
     options.dump_pass_re = config().dump_hlo_pass_re;
@@ -108,6 +110,7 @@ CompiledProgram optimize_and_build(std::shared_ptr<hlo::Module> module, int id,
     write_dump(id, name, "after_optimizations.txt", out.hlo_text->get());
   if (dump_enabled(DumpKind::kDot)) write_dump(id, name, "dot", hlo::to_dot(*module));
 
+  span.emplace("codegen", name, "compile");
   t0 = std::chrono::steady_clock::now();
   spec.name = name;
   if (dump_enabled(DumpKind::kLlvm) || dump_enabled(DumpKind::kPtx))
@@ -139,6 +142,7 @@ std::shared_ptr<hlo::Module> optimized_module(const LoweredProgram& lowered, Pla
 LoweredProgram lower_program(std::shared_ptr<const ClosedJaxprData> jaxpr,
                              const std::string& name) {
   auto t0 = std::chrono::steady_clock::now();
+  profiler::detail::ScopedSpan span("lower", name, "compile");
   LoweredProgram out;
   out.name = name;
   out.module_id = next_module_id();

@@ -18,6 +18,7 @@
 #include "jx/jit.hpp"
 #include "primitives/call.hpp"
 #include "support/format.hpp"
+#include "support/profiler.hpp"
 #include "trace/staging.hpp"
 #include "trace/tracer.hpp"
 
@@ -121,6 +122,7 @@ std::shared_ptr<const ClosedJaxprData> trace_call(JitState& st, const CallArgs& 
     std::lock_guard lock(st.mu);
     ++st.stats.traces;
   }
+  profiler::detail::ScopedSpan span("trace", st.program_name, "compile");
   auto t0 = Clock::now();
   auto fn = [&](const std::vector<Array>& tracers) { return miss.trace(tracers, out_proto); };
   ClosedJaxprData data = trace::trace_to_jaxpr(fn, avals_of(ca.leaves), st.trace_name);
@@ -322,6 +324,7 @@ api::JitCache::EntryPtr compile_miss(JitState& st, const CallArgs& ca, const Mis
   auto t0 = Clock::now();
   std::optional<api::WarmEntry> warm = disk ? read_warm(*disk, key) : std::nullopt;
   auto serve = [&]() -> api::JitCache::EntryPtr {
+    profiler::detail::ScopedSpan span("load", st.program_name, "compile");
     std::shared_ptr<api::CacheEntry> served =
         serve_warm(st, std::move(*warm), ca, miss, device, disk->path_of(key));
     warm.reset();
@@ -339,6 +342,7 @@ api::JitCache::EntryPtr compile_miss(JitState& st, const CallArgs& ca, const Mis
   if (warm && !cfg.verify_persistent_cache)
     if (api::JitCache::EntryPtr served = serve()) return served;
 
+  profiler::detail::ScopedSpan span("compile", st.program_name, "compile");
   double trace_ms = 0;
   auto jaxpr = trace_call(st, ca, miss, entry->out_proto, trace_ms);
   record.times.trace_ms = trace_ms;

@@ -141,8 +141,12 @@ std::shared_ptr<const runtime::Executable> build_executable(const hlo::Computati
   for (const Instruction* i : plan.order) {
     ThunkKind kind = thunk_kind(*i, spec.device.platform());
     if (kind == ThunkKind::kNone) continue;
+    auto add = [&](std::unique_ptr<runtime::Thunk> thunk) {
+      thunk->set_label(i->name);
+      thunks.push_back(std::move(thunk));
+    };
     if (kind == ThunkKind::kGemm) {
-      thunks.push_back(backend->gemm_thunk(library_gemm_of(*i, ba)));
+      add(backend->gemm_thunk(library_gemm_of(*i, ba)));
       continue;
     }
     std::vector<runtime::Allocation> buffers = plan.buffers(i);
@@ -150,14 +154,13 @@ std::shared_ptr<const runtime::Executable> build_executable(const hlo::Computati
     std::vector<runtime::Allocation> operands(buffers.begin(), outputs_at);
     std::vector<runtime::Allocation> outputs(outputs_at, buffers.end());
     if (kind == ThunkKind::kSort) {
-      thunks.push_back(
-          std::make_unique<runtime::SortThunk>(*i, std::move(operands), std::move(outputs)));
+      add(std::make_unique<runtime::SortThunk>(*i, std::move(operands), std::move(outputs)));
       continue;
     }
     if (kind == ThunkKind::kWhile) {
       auto condition = build_nested(*i->called[0], spec);  // in order: spec.code records it
       auto body = build_nested(*i->called[1], spec);
-      thunks.push_back(std::make_unique<runtime::WhileThunk>(
+      add(std::make_unique<runtime::WhileThunk>(
           i->name, std::move(condition), std::move(body), std::move(operands), std::move(outputs),
           ba.spare_carry.at(i),
           i->attrs.has("known_trip_count") ? std::optional(i->attrs.get_int("known_trip_count"))
@@ -169,17 +172,17 @@ std::shared_ptr<const runtime::Executable> build_executable(const hlo::Computati
       for (const hlo::Computation* c : i->called) branches.push_back(build_nested(*c, spec));
       runtime::Allocation index = operands.front();
       operands.erase(operands.begin());
-      thunks.push_back(std::make_unique<runtime::ConditionalThunk>(
-          i->name, std::move(branches), index, std::move(operands), std::move(outputs)));
+      add(std::make_unique<runtime::ConditionalThunk>(i->name, std::move(branches), index,
+                                                      std::move(operands), std::move(outputs)));
       continue;
     }
     // A scatter works in place over its operand: when that is not its own buffer, a copy.
     if (i->opcode == Opcode::kScatter && plan.requests.at(next_kernel).output_aliases.empty())
-      thunks.push_back(std::make_unique<runtime::CopyThunk>(operands[0], outputs[0]));
+      add(std::make_unique<runtime::CopyThunk>(operands[0], outputs[0]));
     const codegen::KernelRequest& req = plan.requests.at(next_kernel);
     JX_CHECK(req.root == i);
     std::int64_t rows = req.partitioned ? codegen::kernel_rows(*i) : 1;
-    thunks.push_back(backend->kernel_thunk(next_kernel++, std::move(buffers), rows));
+    add(backend->kernel_thunk(next_kernel++, std::move(buffers), rows));
   }
   // Outputs that are parameters, constants or repeated values are copied into their buffers.
   for (std::size_t k = 0; k < ba.outputs.size(); ++k) {
@@ -195,8 +198,8 @@ std::shared_ptr<const runtime::Executable> build_executable(const hlo::Computati
   std::vector<Array> constants;
   for (const Instruction* c : ba.constants) constants.push_back(*c->literal);
   return std::make_shared<runtime::Executable>(
-      std::move(thunks), ba.arena_bytes, spec.in_avals, spec.out_avals, std::move(constants),
-      std::move(ba.donations), backend->code(), backend->runtime());
+      spec.name, std::move(thunks), ba.arena_bytes, spec.in_avals, spec.out_avals,
+      std::move(constants), std::move(ba.donations), backend->code(), backend->runtime());
 }
 
 namespace {

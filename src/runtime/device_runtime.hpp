@@ -25,6 +25,8 @@ class DeviceRuntime {
   // supports it and the configuration asks for it (CUDA graphs), else simply called.
   virtual void replay(std::span<void* const> buffers,
                       const std::function<void()>& enqueue) const = 0;
+  // Waits for the work enqueued so far (a profiler trace times each thunk's).
+  virtual void synchronize() const = 0;
 };
 
 }  // namespace jx::runtime

@@ -6,6 +6,7 @@
 #include "core/array_impl.hpp"
 #include "support/check.hpp"
 #include "support/float_environment.hpp"
+#include "support/profiler.hpp"
 
 namespace jx::runtime {
 
@@ -78,12 +79,13 @@ class ScratchLease {
 
 }  // namespace
 
-Executable::Executable(std::vector<std::unique_ptr<Thunk>> thunks, std::int64_t arena_bytes,
-                       std::vector<ShapedArray> in_avals, std::vector<ShapedArray> out_avals,
-                       std::vector<Array> constants, std::vector<std::pair<int, int>> donations,
-                       std::shared_ptr<const void> code,
+Executable::Executable(std::string name, std::vector<std::unique_ptr<Thunk>> thunks,
+                       std::int64_t arena_bytes, std::vector<ShapedArray> in_avals,
+                       std::vector<ShapedArray> out_avals, std::vector<Array> constants,
+                       std::vector<std::pair<int, int>> donations, std::shared_ptr<const void> code,
                        std::shared_ptr<const DeviceRuntime> device)
-    : thunks_(std::move(thunks)),
+    : name_(std::move(name)),
+      thunks_(std::move(thunks)),
       arena_bytes_(arena_bytes),
       in_avals_(std::move(in_avals)),
       out_avals_(std::move(out_avals)),
@@ -111,10 +113,8 @@ void Executable::run_thunks(Scratch& scratch) const {
     auto bytes = static_cast<std::size_t>(arena_bytes_);
     std::shared_ptr<DeviceStorage> arena = bytes > 0 ? device_->allocate(bytes) : nullptr;
     ctx.arena = arena ? static_cast<std::byte*>(arena->data()) : nullptr;
-    auto enqueue = [&] {
-      for (const auto& t : thunks_) t->execute(ctx);
-    };
-    if (!replayable_) return enqueue();
+    auto enqueue = [&] { run_each(ctx); };
+    if (!replayable_ || profiler::detail::active()) return enqueue();
     std::vector<void*> buffers = ctx.parameters;
     buffers.insert(buffers.end(), ctx.outputs.begin(), ctx.outputs.end());
     buffers.push_back(ctx.arena);
@@ -128,7 +128,29 @@ void Executable::run_thunks(Scratch& scratch) const {
     ctx.arena = static_cast<std::byte*>(arena->data());
   }
   detail::ScopedFlushDenormals flush;
-  for (const auto& t : thunks_) t->execute(ctx);
+  run_each(ctx);
+}
+
+// Runs the thunks in order. While a trace records, each is a span named after its instruction,
+// of its kind (the first word of its line), with its program and line as args; on a device
+// each waits for its work, so that the span is the device's time.
+void Executable::run_each(const ExecutionContext& ctx) const {
+  if (!profiler::detail::active()) {
+    for (const auto& t : thunks_) t->execute(ctx);
+    return;
+  }
+  using profiler::detail::json_escape;
+  for (const auto& t : thunks_) {
+    std::int64_t start = profiler::detail::now_ns();
+    t->execute(ctx);
+    if (device_) device_->synchronize();
+    std::int64_t end = profiler::detail::now_ns();
+    std::string line = t->str();
+    std::string kind = line.substr(0, line.find(' '));
+    profiler::detail::record(
+        t->label().empty() ? kind : t->label(), kind, start, end,
+        "\"program\": \"" + json_escape(name_) + "\", \"thunk\": \"" + json_escape(line) + "\"");
+  }
 }
 
 // Arguments on this executable's device are used where they are; any other is copied there

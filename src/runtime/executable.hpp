@@ -15,7 +15,7 @@ struct Scratch;  // per-thread buffers of one execution (executable.cpp)
 
 class Executable {
  public:
-  Executable(std::vector<std::unique_ptr<Thunk>> thunks, std::int64_t arena_bytes,
+  Executable(std::string name, std::vector<std::unique_ptr<Thunk>> thunks, std::int64_t arena_bytes,
              std::vector<ShapedArray> in_avals, std::vector<ShapedArray> out_avals,
              std::vector<Array> constants, std::vector<std::pair<int, int>> donations,
              std::shared_ptr<const void> code,
@@ -39,9 +39,11 @@ class Executable {
 
  private:
   void run_thunks(Scratch& scratch) const;
+  void run_each(const ExecutionContext& ctx) const;
   void execute_on_device(const std::vector<Array>& args, Scratch& scratch,
                          std::vector<Array>& outs) const;
 
+  std::string name_;  // the program's ("jit_f", "jit_f.body"): profiler traces name it
   std::vector<std::unique_ptr<Thunk>> thunks_;
   std::int64_t arena_bytes_;
   std::vector<ShapedArray> in_avals_, out_avals_;

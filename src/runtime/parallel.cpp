@@ -5,11 +5,13 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "jx/config.hpp"
 #include "support/float_environment.hpp"
+#include "support/profiler.hpp"
 
 namespace jx::runtime {
 namespace {
@@ -61,7 +63,11 @@ class Pool {
  public:
   explicit Pool(int workers) {
     threads_ = std::min(workers + 1, 0xffff);
-    for (int w = 1; w < threads_; ++w) std::thread([this] { work(); }).detach();
+    for (int w = 1; w < threads_; ++w)
+      std::thread([this, w] {
+        profiler::detail::name_this_thread("cpu worker " + std::to_string(w));
+        work();
+      }).detach();
   }
 
   // False, having run nothing, while another thread's job holds the pool.

@@ -8,6 +8,7 @@
 #include "core/sort_rows.hpp"
 #include "runtime/parallel.hpp"
 #include "support/check.hpp"
+#include "support/profiler.hpp"
 
 namespace jx::runtime {
 
@@ -40,7 +41,17 @@ void KernelThunk::execute(const ExecutionContext& ctx) const {
   ResolvedBuffers resolved(ctx, buffers_);
   void* const* buffers = resolved.data();
   if (rows_ <= 1) return fn_(buffers, 0, 1);
-  parallel_for(rows_, [&](std::int64_t begin, std::int64_t end) { fn_(buffers, begin, end); });
+  if (!profiler::detail::active())
+    return parallel_for(rows_,
+                        [&](std::int64_t begin, std::int64_t end) { fn_(buffers, begin, end); });
+  // Traced: each thread's share of the rows is a span of its own.
+  parallel_for(rows_, [&](std::int64_t begin, std::int64_t end) {
+    std::int64_t start = profiler::detail::now_ns();
+    fn_(buffers, begin, end);
+    profiler::detail::record(
+        label().empty() ? name_ : label(), "rows", start, profiler::detail::now_ns(),
+        "\"rows\": \"" + std::to_string(begin) + ":" + std::to_string(end) + "\"");
+  });
 }
 
 std::string KernelThunk::str() const {

@@ -72,6 +72,13 @@ class Thunk {
   // Whether it waits for the device to read values back to the host (a loop's condition, a
   // sort): such a sequence cannot be recorded and replayed as a whole.
   virtual bool reads_back() const { return false; }
+  // The HLO instruction it runs ("fusion.3"), as profiler traces name it; empty for a copy of
+  // outputs.
+  const std::string& label() const { return label_; }
+  void set_label(std::string label) { label_ = std::move(label); }
+
+ private:
+  std::string label_;
 };
 
 // A compiled kernel: fn(buffers, begin, end) with the operands' buffers first and the outputs'

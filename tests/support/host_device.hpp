@@ -81,6 +81,7 @@ class HostDeviceRuntime : public runtime::DeviceRuntime {
   void read(void* host_dst, const void* src, std::size_t nbytes) const override;
   void write(void* dst, const void* host_src, std::size_t nbytes) const override;
   void replay(std::span<void* const> buffers, const std::function<void()>& enqueue) const override;
+  void synchronize() const override {}
 
  private:
   Device device_;

@@ -24,6 +24,7 @@ class GpuRuntime : public DeviceRuntime {
   void read(void* host_dst, const void* src, std::size_t nbytes) const override;
   void write(void* dst, const void* host_src, std::size_t nbytes) const override;
   void replay(std::span<void* const> buffers, const std::function<void()>& enqueue) const override;
+  void synchronize() const override { context_.synchronize(); }
 
  private:
   // Graphs hold device addresses: a few buffer sets are kept (a training step's buffers recur
