@@ -22,9 +22,13 @@ struct Config {
   bool log_compiles = false;          // --log_compiles: one line per compile, with stage times
   bool explain_cache_misses = false;  // --explain_cache_misses: why a jitted call retraced
   bool strict_retraces = false;       // --strict_retraces: past JitOptions::max_retraces, throw
-  bool debug_nans = false;            // --debug_nans: a NaN in a jitted output throws jx::Error
-  bool disable_jit = false;           // --disable_jit: jitted functions run eagerly
-  int cache_capacity = 64;            // --cache_capacity=N: entries per jitted function (LRU)
+  // --debug_nans: a NaN made by an eager operation, or in a jitted output, throws
+  // jx::FloatingPointError naming the primitive that made it (a jitted function is run again op
+  // by op to find it, as JAX does). --debug_infs: the same for infinities.
+  bool debug_nans = false;
+  bool debug_infs = false;
+  bool disable_jit = false;  // --disable_jit: jitted functions run eagerly
+  int cache_capacity = 64;   // --cache_capacity=N: entries per jitted function (LRU)
   // --gpu_graphs: a GPU program whose thunks only enqueue work is recorded as a CUDA graph the
   // second time it runs with a given set of buffers and replayed on later runs with the same
   // buffers: one launch instead of one per thunk.

@@ -54,6 +54,13 @@ class RetraceError : public Error {
   using Error::Error;
 };
 
+// A NaN or an infinity made under --debug_nans / --debug_infs (JAX's FloatingPointError):
+// "invalid value (nan) encountered in log", with the equation that made it when known.
+class FloatingPointError : public Error {
+ public:
+  using Error::Error;
+};
+
 // Text that does not parse (jaxpr, HLO) or a backend that cannot compile a program.
 class CompileError : public Error {
  public:

@@ -75,6 +75,64 @@ auto make_jaxpr(F f, std::string name = "f") {
   };
 }
 
+namespace detail {
+// What eval_shape passes f for an argument: a ShapedArray becomes an Array (a tracer of it).
+template <class T>
+struct eval_shape_arg {
+  using type = tree::rebuilt_t<T>;
+};
+template <>
+struct eval_shape_arg<ShapedArray> {
+  using type = Array;
+};
+template <class T>
+using eval_shape_arg_t = typename eval_shape_arg<T>::type;
+template <class T>
+decltype(auto) eval_shape_like(const T& arg) {
+  if constexpr (std::is_same_v<T, ShapedArray>)
+    return Array();  // a leaf to rebuild a tracer into
+  else
+    return (arg);
+}
+}  // namespace detail
+
+// eval_shape(f)(args...): the shapes and dtypes of f's results without computing anything, as
+// jax.eval_shape: f is traced at the arguments' abstract values, and its result comes back with
+// a ShapedArray (shape, dtype, weak type) in place of each leaf. An argument may be a ShapedArray
+// (as JAX's ShapeDtypeStruct) or any pytree of Arrays. A JX_PYTREE struct's fields keep their
+// types, so a result that is one does not compile: return a std container.
+template <class F>
+auto eval_shape(F f) {
+  return [f = std::move(f)](const auto&... args) {
+    using R =
+        std::invoke_result_t<const F&, detail::eval_shape_arg_t<std::decay_t<decltype(args)>>...>;
+    std::vector<ShapedArray> avals;
+    auto add = [&](const auto& a) {
+      if constexpr (std::is_same_v<std::decay_t<decltype(a)>, ShapedArray>)
+        avals.push_back(a);
+      else
+        for (const Array& leaf : tree::leaves(a)) avals.push_back(leaf.aval());
+    };
+    (add(args), ...);
+    std::optional<tree::rebuilt_t<std::decay_t<R>>> like;
+    auto flat_fn = [&](const std::vector<Array>& tracers) {
+      std::size_t pos = 0;
+      auto take = [&](const auto& a) { return tree::rebuild(a, tracers, pos); };
+      std::tuple<decltype(take(detail::eval_shape_like(args)))...> rebuilt{
+          take(detail::eval_shape_like(args))...};
+      auto out = std::apply(f, rebuilt);
+      std::vector<Array> flat = tree::leaves(out), holes(flat.size());
+      std::size_t at = 0;
+      like.emplace(tree::rebuild(out, holes, at));
+      return flat;
+    };
+    std::vector<ShapedArray> outs = detail::make_jaxpr_flat(flat_fn, avals, "f").out_avals();
+    std::size_t pos = 0;
+    auto leaf = [&](std::size_t i) { return outs.at(i); };
+    return tree::rebuild_with(*like, leaf, pos);
+  };
+}
+
 // ---- autodiff ------------------------------------------------------------------------------
 
 // Options of grad, value_and_grad and the Jacobians, as JAX's keyword arguments, combined with

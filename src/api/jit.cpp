@@ -2,7 +2,6 @@
 // statistics, compile logs, cache-miss explanations, and the AOT lower/compile objects.
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <map>
 #include <mutex>
@@ -359,6 +358,7 @@ api::JitCache::EntryPtr compile_miss(JitState& st, const CallArgs& ca, const Mis
     t0 = Clock::now();
     if (api::JitCache::EntryPtr served = serve()) return served;
   }
+  entry->jaxpr = jaxpr;  // for --debug_nans, which runs it op by op
   api::LoweredProgram lowered = api::lower_program(jaxpr, st.program_name);
   lowered.donated = donated_leaves(st, ca);
   auto compiled =
@@ -401,12 +401,26 @@ api::JitCache::EntryPtr compile_miss(JitState& st, const CallArgs& ca, const Mis
   return st.cache_for(device).insert(std::move(entry), st.capacity());
 }
 
-void check_nans(const JitState& st, const std::vector<Array>& outs) {
-  for (const Array& y : outs) {
-    if (!is_floating(y.dtype()) || y.is_tracer()) continue;
-    for (double v : y.to_vector<double>())
-      if (std::isnan(v))
-        throw Error("FloatingPointError: invalid value (nan) encountered in " + st.trace_name);
+// --debug_nans / --debug_infs: an invalid value in a jitted output runs the function again op by
+// op, as JAX does, so that the error names the primitive that made it and its equation; when
+// none does (only the compiled program made it, or an output is such a constant), it names the
+// function.
+void check_outputs(const JitState& st, const api::CacheEntry& entry,
+                   const std::vector<Array>& leaves, const std::vector<Array>& outs) {
+  try {
+    trace::check_invalid_values(outs, st.trace_name);
+  } catch (const FloatingPointError& e) {
+    try {
+      if (entry.jaxpr) eval_jaxpr_naming_equations(entry.jaxpr->jaxpr, entry.jaxpr->consts, leaves);
+    } catch (const FloatingPointError&) {
+      throw;
+    } catch (const Error&) {
+      // The arguments cannot run again (donated ones were deleted): the function is named.
+    }
+    throw FloatingPointError(std::string(e.what()) +
+                             ". Run again op by op (as if not jitted), the function made no "
+                             "invalid value: the compiled program's optimizations may have made "
+                             "it, or an output is such a constant");
   }
 }
 
@@ -569,7 +583,7 @@ CallResult jit_call(JitState& st, CallArgs& ca, const MissHandler& miss) {
   }
   if (!entry) entry = compile_miss(st, ca, miss, device);
   r.outs = run_entry(*entry, ca.leaves);
-  if (cfg.debug_nans) check_nans(st, r.outs);
+  if (cfg.debug_nans || cfg.debug_infs) check_outputs(st, *entry, ca.leaves, r.outs);
   const void* proto = entry->out_proto.get();
   r.out_proto = std::shared_ptr<const void>(std::move(entry), proto);  // keeps the entry alive
   return r;

@@ -58,7 +58,8 @@ std::vector<SignatureDiff> signature_diffs(const Signature& seen, const Signatur
 std::string child_path(const tree::TreeDef& node, std::size_t i, const std::string& prefix);
 
 // One compiled signature. `program` runs it; a function closing over an outer trace's tracer
-// has only `jaxpr`, evaluated (staged) on each call and never cached.
+// has only `jaxpr`, evaluated (staged) on each call and never cached. A program loaded from a
+// persistent cache's warm entry has no jaxpr.
 struct CacheEntry {
   Signature sig;
   std::shared_ptr<const CompiledProgram> program;

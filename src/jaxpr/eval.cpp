@@ -10,18 +10,32 @@
 
 namespace jx {
 
-std::vector<Array> eval_jaxpr(const Jaxpr& jaxpr, const std::vector<Array>& consts,
-                              const std::vector<Array>& args) {
+namespace detail {
+std::string jaxpr_eqn_str(const Jaxpr& jaxpr, std::size_t index);  // printer.cpp
+}  // namespace detail
+
+namespace {
+
+std::vector<Array> evaluate(const Jaxpr& jaxpr, const std::vector<Array>& consts,
+                            const std::vector<Array>& args, bool name_equations) {
   JX_CHECK(consts.size() == jaxpr.constvars.size() && args.size() == jaxpr.invars.size(),
            "eval_jaxpr got " << consts.size() << " consts and " << args.size() << " args");
   std::unordered_map<const VarNode*, Array> env;
   auto read = [&](const Atom& a) { return a.is_literal() ? a.literal : env.at(a.var.get()); };
   for (std::size_t i = 0; i < consts.size(); ++i) env[jaxpr.constvars[i].get()] = consts[i];
   for (std::size_t i = 0; i < args.size(); ++i) env[jaxpr.invars[i].get()] = args[i];
-  for (const auto& eqn : jaxpr.eqns) {
+  for (std::size_t k = 0; k < jaxpr.eqns.size(); ++k) {
+    const Eqn& eqn = jaxpr.eqns[k];
     std::vector<Array> ins;
     for (const auto& a : eqn.inputs) ins.push_back(read(a));
-    std::vector<Array> outs = trace::bind(*eqn.prim, std::move(ins), eqn.params);
+    std::vector<Array> outs;
+    try {
+      outs = trace::bind(*eqn.prim, std::move(ins), eqn.params);
+    } catch (const FloatingPointError& e) {
+      if (!name_equations) throw;
+      throw FloatingPointError(std::string(e.what()) + "\n\nin equation:\n\n" +
+                               detail::jaxpr_eqn_str(jaxpr, k));
+    }
     for (std::size_t i = 0; i < outs.size(); ++i) env[eqn.outvars[i].get()] = outs[i];
   }
   std::vector<Array> outs;
@@ -29,10 +43,21 @@ std::vector<Array> eval_jaxpr(const Jaxpr& jaxpr, const std::vector<Array>& cons
   return outs;
 }
 
+}  // namespace
+
+std::vector<Array> eval_jaxpr(const Jaxpr& jaxpr, const std::vector<Array>& consts,
+                              const std::vector<Array>& args) {
+  return evaluate(jaxpr, consts, args, false);
+}
+
+std::vector<Array> eval_jaxpr_naming_equations(const Jaxpr& jaxpr, const std::vector<Array>& consts,
+                                               const std::vector<Array>& args) {
+  return evaluate(jaxpr, consts, args, true);
+}
+
 namespace detail {
 // From printer.cpp: names as the printout gives them (for messages), and the sub-jaxprs in params.
 std::string jaxpr_var_name(const Jaxpr& jaxpr, const VarNode* v);
-std::string jaxpr_eqn_str(const Jaxpr& jaxpr, std::size_t index);
 std::vector<const Jaxpr*> jaxprs_in_params(const Params& params);
 }  // namespace detail
 

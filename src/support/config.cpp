@@ -33,6 +33,7 @@ constexpr BoolFlag kBoolFlags[] = {
     {"explain_cache_misses", &Config::explain_cache_misses},
     {"strict_retraces", &Config::strict_retraces},
     {"debug_nans", &Config::debug_nans},
+    {"debug_infs", &Config::debug_infs},
     {"disable_jit", &Config::disable_jit},
     {"gpu_graphs", &Config::gpu_graphs},
     {"cpu_flush_denormals", &Config::cpu_flush_denormals},

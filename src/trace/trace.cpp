@@ -1,9 +1,12 @@
 // The trace stack and bind: where every primitive application is routed.
 #include <atomic>
+#include <cmath>
 #include <sstream>
 
 #include "core/array_impl.hpp"
+#include "jx/config.hpp"
 #include "jx/device.hpp"
+#include "jx/errors.hpp"
 #include "support/check.hpp"
 #include "support/float_environment.hpp"
 #include "trace/tracer.hpp"
@@ -89,7 +92,11 @@ std::vector<Array> bind(const Primitive& prim, std::vector<Array> inputs, const 
   std::optional<Device> device = committed_device(inputs, prim.name);
   // On an accelerator, as JAX does: a cached one-primitive program on the inputs' device.
   if (device && device->platform() != Platform::cpu && prim.lower)
-    if (DeviceEagerRun run = device_eager_run.load()) return run(prim, inputs, params, *device);
+    if (DeviceEagerRun run = device_eager_run.load()) {
+      std::vector<Array> outs = run(prim, inputs, params, *device);
+      check_invalid_values(outs, prim.name);
+      return outs;
+    }
   std::vector<Array> outs;
   {
     detail::ScopedFlushDenormals flush;  // as compiled programs compute
@@ -99,10 +106,27 @@ std::vector<Array> bind(const Primitive& prim, std::vector<Array> inputs, const 
   for (std::size_t i = 0; i < outs.size(); ++i)
     JX_CHECK(outs[i].aval() == out_avals[i], prim.name << " impl gave " << outs[i].aval().str()
                                                        << ", abstract_eval " << out_avals[i].str());
+  check_invalid_values(outs, prim.name);
   // Without a device program, results go back where their committed inputs live.
   if (device)
     for (Array& y : outs) y = device_put(y, *device);
   return outs;
+}
+
+void check_invalid_values(const std::vector<Array>& outs, const std::string& where) {
+  const Config& cfg = config();
+  if (!cfg.debug_nans && !cfg.debug_infs) return;
+  for (const Array& y : outs) {
+    if (!is_floating(y.dtype()) || y.is_tracer()) continue;
+    for (double v : y.to_vector<double>()) {
+      const char* kind = cfg.debug_nans && std::isnan(v)   ? "nan"
+                         : cfg.debug_infs && std::isinf(v) ? "inf"
+                                                           : nullptr;
+      if (kind)
+        throw FloatingPointError(std::string("invalid value (") + kind + ") encountered in " +
+                                 where);
+    }
+  }
 }
 
 Array bind1(const Primitive& prim, std::vector<Array> inputs, const Params& params) {

@@ -81,6 +81,11 @@ void set_device_eager_run(DeviceEagerRun run);
 // trace among the inputs' traces; with no trace current, run eagerly: abstract_eval, then impl on
 // the host, or the device's one-primitive program when the inputs are committed to an
 // accelerator. So under jit even a bind of concrete inputs (zeros, iota) is an equation.
+// Under --debug_nans (--debug_infs): throws FloatingPointError "invalid value (nan) encountered
+// in <where>" for the first floating output with a NaN (an infinity). Reads values back from a
+// device.
+void check_invalid_values(const std::vector<Array>& outs, const std::string& where);
+
 std::vector<Array> bind(const Primitive& prim, std::vector<Array> inputs,
                         const Params& params = {});
 Array bind1(const Primitive& prim, std::vector<Array> inputs, const Params& params = {});

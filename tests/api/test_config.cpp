@@ -32,6 +32,7 @@ TEST_CASE("config: defaults", "[jit][config]") {
   CHECK_FALSE(c.explain_cache_misses);
   CHECK_FALSE(c.strict_retraces);
   CHECK_FALSE(c.debug_nans);
+  CHECK_FALSE(c.debug_infs);
   CHECK_FALSE(c.disable_jit);
   CHECK(c.cache_capacity == 64);
   CHECK(c.cpu_flush_denormals);
@@ -50,7 +51,7 @@ TEST_CASE("config: parse_flags sets every flag", "[jit][config]") {
   parse_flags(
       "--dump_to=/tmp/jx --dump_jaxpr --dump_hlo --dump_hlo_pass_re=fusion|dce "
       "--dump_llvm --dump_ptx --dump_dot --log_compiles --explain_cache_misses --strict_retraces "
-      "--debug_nans --disable_jit --cache_capacity=8 --compilation_cache_dir=/tmp/cc "
+      "--debug_nans --debug_infs --disable_jit --cache_capacity=8 --compilation_cache_dir=/tmp/cc "
       "--cpu_parallel_min_bytes=0 --cpu_flush_denormals=false --cpu_threads=3 "
       "--cpu_isa=avx2 --precise_math --compilation_cache_max_bytes=4096 "
       "--verify_persistent_cache",
@@ -66,6 +67,7 @@ TEST_CASE("config: parse_flags sets every flag", "[jit][config]") {
   CHECK(c.explain_cache_misses);
   CHECK(c.strict_retraces);
   CHECK(c.debug_nans);
+  CHECK(c.debug_infs);
   CHECK(c.disable_jit);
   CHECK(c.cache_capacity == 8);
   CHECK(c.compilation_cache_dir == "/tmp/cc");
