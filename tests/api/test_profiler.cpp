@@ -73,12 +73,15 @@ Array step(const Array& x, const Array& w) {
   Array h = np::maximum(np::matmul(x, w), 0.0f);
   return np::sort(np::sum(h * h, 0));
 }
+std::pair<Array, Array> step_inputs() {
+  return {np::reshape(np::linspace(-1, 1, 64 * 32), {64, 32}),
+          np::reshape(np::linspace(0, 1, 32 * 16), {32, 16})};
+}
 
 TEST_CASE("profiler: a trace holds every thunk of each call, the compile's stages and user spans",
           "[profiler]") {
   testing::ScratchDir dir;
-  Array x = np::reshape(np::linspace(-1, 1, 64 * 32), {64, 32});
-  Array w = np::reshape(np::linspace(0, 1, 32 * 16), {32, 16});
+  auto [x, w] = step_inputs();
   auto f = jit(std::function(step), {.name = "step"});
   std::vector<std::string> thunks = lines_of(f.lower(x, w).compile().thunk_sequence());
   REQUIRE(thunks.size() >= 3);
@@ -161,8 +164,7 @@ TEST_CASE(
 TEST_CASE("profiler: summary() ranks the last trace's thunks; nothing is recorded after it stops",
           "[profiler]") {
   testing::ScratchDir dir;
-  Array x = np::reshape(np::linspace(-1, 1, 64 * 32), {64, 32});
-  Array w = np::reshape(np::linspace(0, 1, 32 * 16), {32, 16});
+  auto [x, w] = step_inputs();
   auto f = jit(std::function(step), {.name = "step"});
   f(x, w);
   profiler::start_trace(dir / "t.json");
