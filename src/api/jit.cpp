@@ -17,6 +17,7 @@
 #include "jx/jit.hpp"
 #include "primitives/call.hpp"
 #include "support/format.hpp"
+#include "support/hot_thread_local.hpp"
 #include "support/profiler.hpp"
 #include "trace/staging.hpp"
 #include "trace/tracer.hpp"
@@ -158,7 +159,7 @@ std::function<void(const CacheMiss&)>& miss_callback() {
   return callback;
 }
 std::mutex miss_callback_mu;
-thread_local int no_retrace_depth = 0;
+JX_HOT_THREAD_LOCAL int no_retrace_depth = 0;
 
 // Why a call missed, from the closest signature cached for its device (the most recent on a
 // tie): the first of its differences as the record; with --explain_cache_misses, all of them
@@ -445,7 +446,7 @@ std::vector<Array> run_entry(const api::CacheEntry& e, const std::vector<Array>&
   return eval_jaxpr(e.jaxpr->jaxpr, e.jaxpr->consts, leaves);
 }
 
-thread_local std::vector<std::unique_ptr<CallArgs>> call_args_pool;
+JX_HOT_THREAD_LOCAL std::vector<std::unique_ptr<CallArgs>> call_args_pool;
 
 }  // namespace
 

@@ -5,6 +5,7 @@
 // per-thread free lists: glibc's aligned allocation and release of a few bytes costs more than
 // a whole small jitted call otherwise.
 #include "core/buffer.hpp"
+#include "support/hot_thread_local.hpp"
 
 #include <cstdlib>
 #include <cstring>
@@ -68,8 +69,8 @@ struct SmallBlocks {
 };
 
 // Set when this thread's free lists are gone (thread exit): buffers released later are freed.
-thread_local bool small_blocks_gone = false;
-thread_local SmallBlocks small_blocks;
+JX_HOT_THREAD_LOCAL bool small_blocks_gone = false;
+JX_HOT_THREAD_LOCAL SmallBlocks small_blocks;
 
 SmallBlocks::~SmallBlocks() {
   small_blocks_gone = true;

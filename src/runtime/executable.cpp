@@ -6,6 +6,7 @@
 #include "core/array_impl.hpp"
 #include "support/check.hpp"
 #include "support/float_environment.hpp"
+#include "support/hot_thread_local.hpp"
 #include "support/profiler.hpp"
 
 namespace jx::runtime {
@@ -66,11 +67,11 @@ class ScratchLease {
  private:
   // unique_ptr: a deeper execution may grow the stack while this one holds its scratch.
   static std::vector<std::unique_ptr<Scratch>>& stack_of_thread() {
-    thread_local std::vector<std::unique_ptr<Scratch>> stack;
+    JX_HOT_THREAD_LOCAL std::vector<std::unique_ptr<Scratch>> stack;
     return stack;
   }
   static std::size_t& depth() {
-    thread_local std::size_t d = 0;
+    JX_HOT_THREAD_LOCAL std::size_t d = 0;
     return d;
   }
   std::size_t depth_;

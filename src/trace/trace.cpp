@@ -9,6 +9,7 @@
 #include "jx/errors.hpp"
 #include "support/check.hpp"
 #include "support/float_environment.hpp"
+#include "support/hot_thread_local.hpp"
 #include "trace/tracer.hpp"
 
 namespace jx::trace {
@@ -16,7 +17,7 @@ namespace {
 
 // Traces from outermost to innermost; a null entry is an EvalContext, hiding those below it from
 // binds of concrete inputs.
-thread_local std::vector<std::shared_ptr<Trace>> trace_stack;
+JX_HOT_THREAD_LOCAL std::vector<std::shared_ptr<Trace>> trace_stack;
 std::atomic<DeviceEagerRun> device_eager_run{nullptr};
 
 std::vector<ShapedArray> avals_of(std::span<const Array> xs) {
