@@ -9,6 +9,7 @@ namespace jx {
 
 namespace detail {
 void log_to_stderr(const std::string& message);  // the default log sink: one line to stderr
+void log_message(const std::string& message);    // one message to config().log (or stderr)
 }  // namespace detail
 
 struct Config {

@@ -29,11 +29,6 @@ int next_module_id() {
   return next++;
 }
 
-void warn(const std::string& message) {
-  const auto& sink = config().log;
-  sink ? sink(message) : detail::log_to_stderr(message);
-}
-
 // The executable of `entry` with its code loaded from `code` (every module of it) instead of
 // compiled.
 std::shared_ptr<const runtime::Executable> build_replayed(const hlo::Computation& entry,
@@ -66,8 +61,7 @@ std::shared_ptr<const runtime::Executable> build_cached(const hlo::Computation& 
       out.stored = std::move(stored);
       return exe;
     } catch (const Error& e) {
-      warn("jx: ignoring compilation cache entry " + disk->path_of(key) + ": " + e.what() +
-           "; compiling again");
+      disk->ignore(key, e.what());
       stored->code = {};
     }
   }

@@ -112,13 +112,8 @@ ProgramCache::Program compile(const Key& key) {
       trace::trace_to_jaxpr(one_equation, key.avals, prim.name));
   LoweredProgram lowered = lower_program(jaxpr, prim.name);
   auto program = std::make_shared<const CompiledProgram>(compile_program(lowered, key.device));
-  if (config().log_compiles) {
-    std::string line = "jx: compiled eager " + prim.name + " on " + key.device.str();
-    if (const auto& sink = config().log)
-      sink(line);
-    else
-      detail::log_to_stderr(line);
-  }
+  if (config().log_compiles)
+    detail::log_message("jx: compiled eager " + prim.name + " on " + key.device.str());
   return program;
 }
 

@@ -56,14 +56,6 @@ double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-void log(const std::string& message) {
-  const auto& sink = config().log;
-  if (sink)
-    sink(message);
-  else
-    log_to_stderr(message);
-}
-
 std::string fmt_ms(double ms) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f", ms);
@@ -201,7 +193,7 @@ CacheMiss classify_miss(JitState& st, const Device& device, const CallArgs& ca,
     for (std::size_t i = 0; i < best.size() && i < kMaxShown; ++i) msg += "\n  " + best[i].text;
     if (best.size() > kMaxShown)
       msg += "\n  ... and " + std::to_string(best.size() - kMaxShown) + " more";
-    log(msg);
+    log_message(msg);
   }
   return m;
 }
@@ -223,7 +215,7 @@ std::size_t admit_miss(JitState& st, const CacheMiss& m) {
                     ", more than its max_retraces=" + std::to_string(st.max_retraces) +
                     "; this time: " + m.str();
   if (config().strict_retraces) throw RetraceError(msg);
-  log("jx: " + msg);
+  log_message("jx: " + msg);
   return retraces;
 }
 
@@ -274,8 +266,7 @@ std::optional<api::WarmEntry> read_warm(const support::DiskCache& disk, const st
   try {
     return api::read_warm_entry(*bytes);
   } catch (const Error& e) {
-    log("jx: ignoring compilation cache entry " + disk.path_of(key) + ": " + e.what() +
-        "; compiling again");
+    disk.ignore(key, e.what());
     return std::nullopt;
   }
 }
@@ -284,7 +275,8 @@ std::optional<api::WarmEntry> read_warm(const support::DiskCache& disk, const st
 // call or does not build.
 std::shared_ptr<api::CacheEntry> serve_warm(const JitState& st, api::WarmEntry warm,
                                             const CallArgs& ca, const MissHandler& miss,
-                                            const Device& device, const std::string& path) {
+                                            const Device& device, const support::DiskCache& disk,
+                                            const std::string& key) {
   auto entry = std::make_shared<api::CacheEntry>();
   entry->out_proto = miss.proto_from(warm.out_tree);
   std::vector<ShapedArray> in_avals = avals_of(warm.consts);
@@ -302,7 +294,7 @@ std::shared_ptr<api::CacheEntry> serve_warm(const JitState& st, api::WarmEntry w
     why = e.what();
   }
   if (!why.empty()) {
-    log("jx: ignoring compilation cache entry " + path + ": " + why + "; compiling again");
+    disk.ignore(key, why);
     return nullptr;
   }
   return entry;
@@ -326,14 +318,14 @@ api::JitCache::EntryPtr compile_miss(JitState& st, const CallArgs& ca, const Mis
   auto serve = [&]() -> api::JitCache::EntryPtr {
     profiler::detail::ScopedSpan span("load", st.program_name, "compile");
     std::shared_ptr<api::CacheEntry> served =
-        serve_warm(st, std::move(*warm), ca, miss, device, disk->path_of(key));
+        serve_warm(st, std::move(*warm), ca, miss, device, *disk, key);
     warm.reset();
     if (!served) return nullptr;
     served->sig = std::move(entry->sig);
     record.times.load_ms = ms_since(t0);
     if (cfg.log_compiles)
-      log("jx: loaded " + st.program_name + " for " + api::signature_str(served->sig) +
-          " from the compilation cache in " + fmt_ms(record.times.load_ms) + " ms");
+      log_message("jx: loaded " + st.program_name + " for " + api::signature_str(served->sig) +
+                  " from the compilation cache in " + fmt_ms(record.times.load_ms) + " ms");
     report_miss(st, index, record);
     std::lock_guard lock(st.mu);
     ++st.stats.disk_hits;
@@ -376,13 +368,13 @@ api::JitCache::EntryPtr compile_miss(JitState& st, const CallArgs& ca, const Mis
   if (cfg.log_compiles) {
     double total = trace_ms + lowered.lower_ms + compiled->optimize_ms + compiled->codegen_ms +
                    compiled->load_ms;
-    log("jx: compiled " + st.program_name + " for " + api::signature_str(entry->sig) +
-        (device == Device{} ? "" : " on " + device.str()) + " in " + fmt_ms(total) + " ms [trace " +
-        fmt_ms(trace_ms) + ", lower " + fmt_ms(lowered.lower_ms) + ", optimize " +
-        fmt_ms(compiled->optimize_ms) + ", " +
-        (compiled->code_from_disk ? "load " + fmt_ms(compiled->load_ms)
-                                  : "codegen " + fmt_ms(compiled->codegen_ms)) +
-        "]");
+    log_message("jx: compiled " + st.program_name + " for " + api::signature_str(entry->sig) +
+                (device == Device{} ? "" : " on " + device.str()) + " in " + fmt_ms(total) +
+                " ms [trace " + fmt_ms(trace_ms) + ", lower " + fmt_ms(lowered.lower_ms) +
+                ", optimize " + fmt_ms(compiled->optimize_ms) + ", " +
+                (compiled->code_from_disk ? "load " + fmt_ms(compiled->load_ms)
+                                          : "codegen " + fmt_ms(compiled->codegen_ms)) +
+                "]");
   }
   record.times.lower_ms = lowered.lower_ms;
   record.times.optimize_ms = compiled->optimize_ms;
@@ -395,7 +387,8 @@ api::JitCache::EntryPtr compile_miss(JitState& st, const CallArgs& ca, const Mis
                                               miss.out_structure(entry->out_proto.get()),
                                               jaxpr->consts, *compiled->stored}));
     } catch (const Error& e) {
-      log("jx: cannot write compilation cache entry " + disk->path_of(key) + ": " + e.what());
+      log_message("jx: cannot write compilation cache entry " + disk->path_of(key) + ": " +
+                  e.what());
     }
   }
   std::lock_guard lock(st.mu);

@@ -182,11 +182,7 @@ std::shared_ptr<const support::DiskCache> disk_cache() {
         "jx " JX_VERSION_STRING " (build " + build_id() + "), LLVM " + codegen::llvm_version();
     dir = cfg.compilation_cache_dir;
     max_bytes = cfg.compilation_cache_max_bytes;
-    cache =
-        std::make_shared<const support::DiskCache>(dir, stamp, max_bytes, [](const std::string& m) {
-          const auto& sink = config().log;
-          sink ? sink(m) : detail::log_to_stderr(m);
-        });
+    cache = std::make_shared<const support::DiskCache>(dir, stamp, max_bytes);
   }
   return cache;
 }

@@ -157,6 +157,11 @@ Config from_environment() {
 }  // namespace
 
 namespace detail {
+void log_message(const std::string& message) {
+  const auto& sink = config().log;
+  sink ? sink(message) : log_to_stderr(message);
+}
+
 void log_to_stderr(const std::string& message) {
   std::fwrite(message.data(), 1, message.size(), stderr);
   std::fputc('\n', stderr);

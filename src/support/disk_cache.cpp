@@ -12,6 +12,8 @@
 #include <fstream>
 #include <vector>
 
+#include "jx/config.hpp"
+
 namespace jx::support {
 namespace {
 
@@ -86,12 +88,13 @@ std::uint64_t fingerprint64(std::string_view bytes, std::uint64_t seed) {
   return h;
 }
 
-DiskCache::DiskCache(std::string dir, std::string stamp, std::int64_t max_bytes,
-                     std::function<void(const std::string&)> warn)
-    : dir_(std::move(dir)),
-      stamp_(std::move(stamp)),
-      max_bytes_(max_bytes),
-      warn_(std::move(warn)) {}
+DiskCache::DiskCache(std::string dir, std::string stamp, std::int64_t max_bytes)
+    : dir_(std::move(dir)), stamp_(std::move(stamp)), max_bytes_(max_bytes) {}
+
+void DiskCache::ignore(std::string_view key, const std::string& why) const {
+  detail::log_message("jx: ignoring compilation cache entry " + path_of(key) + ": " + why +
+                      "; compiling again");
+}
 
 std::string DiskCache::path_of(std::string_view key) const {
   // A second fingerprint from another seed: 128 bits, where one would leave collisions likely
@@ -110,7 +113,7 @@ std::optional<std::string> DiskCache::read(std::string_view key) const {
   std::string why;
   std::string_view payload = payload_of(file, stamp_, why);
   if (!why.empty()) {
-    warn_("jx: ignoring compilation cache entry " + path + ": " + why + "; compiling again");
+    ignore(key, why);
     return std::nullopt;
   }
   std::error_code ec;  // another process may have removed it since: then there is no time to set
@@ -133,14 +136,15 @@ void DiskCache::write(std::string_view key, std::string_view payload) const {
     out.close();
     if (!out) {
       fs::remove(temp, ec);
-      warn_("jx: cannot write compilation cache entry " + path + ": " + std::strerror(errno));
+      detail::log_message("jx: cannot write compilation cache entry " + path + ": " +
+                          std::strerror(errno));
       return;
     }
   }
   fs::rename(temp, path, ec);
   if (ec) {
     fs::remove(temp, ec);
-    warn_("jx: cannot write compilation cache entry " + path + ": " + ec.message());
+    detail::log_message("jx: cannot write compilation cache entry " + path + ": " + ec.message());
     return;
   }
   trim(path);

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,9 +17,8 @@ class DiskCache {
  public:
   // Entries in `dir` (made when first written) whose header holds `stamp` (who may read them:
   // the versions of what wrote them); at most `max_bytes` in all (0: no bound). Damage and
-  // failures to write are reported to `warn`, one message each, and are never errors.
-  DiskCache(std::string dir, std::string stamp, std::int64_t max_bytes,
-            std::function<void(const std::string&)> warn);
+  // failures to write are warnings on config().log, one message each, and are never errors.
+  DiskCache(std::string dir, std::string stamp, std::int64_t max_bytes);
 
   // The payload stored under `key`; nullopt when there is none, or when the entry is truncated,
   // changed, not a jx entry or written with another stamp (a warning). A hit makes the entry the
@@ -30,6 +28,9 @@ class DiskCache {
   // see the old entry or the new one; then removes the least recently used entries while the
   // directory holds more than max_bytes.
   void write(std::string_view key, std::string_view payload) const;
+  // Warns that `key`'s entry is not used, and why: what a reader does with an entry it cannot
+  // take (it then compiles, and its write replaces the entry).
+  void ignore(std::string_view key, const std::string& why) const;
   // The file of `key`'s entry: 32 hex digits of its fingerprint, ".jxc".
   std::string path_of(std::string_view key) const;
 
@@ -38,7 +39,6 @@ class DiskCache {
 
   std::string dir_, stamp_;
   std::int64_t max_bytes_;
-  std::function<void(const std::string&)> warn_;
 };
 
 }  // namespace jx::support

@@ -8,11 +8,7 @@ namespace jx::runtime::cuda {
 
 void log_teardown_error(const std::string& message) noexcept {
   try {
-    const auto& sink = config().log;
-    if (sink)
-      sink("jx: " + message);
-    else
-      detail::log_to_stderr("jx: " + message);
+    detail::log_message("jx: " + message);
   } catch (...) {
     // No configuration (a bad JX_FLAGS) or a sink that throws: stderr still works.
     std::fprintf(stderr, "jx: %s\n", message.c_str());
