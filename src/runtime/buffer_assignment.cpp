@@ -71,7 +71,11 @@ std::string Allocation::str() const {
 }
 
 ValueRef source_of(const Instruction* i) {
-  while (i->opcode == Opcode::kGetTupleElement) {
+  while (i->opcode == Opcode::kGetTupleElement || i->opcode == Opcode::kReshape) {
+    if (i->opcode == Opcode::kReshape) {
+      i = i->operands[0];
+      continue;
+    }
     const Instruction* t = i->operands[0];
     auto k = static_cast<int>(i->attrs.get_int("index"));
     // A tuple computed into buffers of its own (not one that only names other values).
@@ -179,7 +183,9 @@ BufferAssignment assign_buffers(const hlo::Computation& entry,
   Arena arena;
   for (std::size_t t = 0; t < order.size(); ++t) {
     const Instruction* i = order[t];
-    if (i->opcode == Opcode::kTuple || i->opcode == Opcode::kGetTupleElement) continue;
+    if (i->opcode == Opcode::kTuple || i->opcode == Opcode::kGetTupleElement ||
+        i->opcode == Opcode::kReshape)
+      continue;
     std::vector<const hlo::HloShape*> shapes = hlo::output_shapes(*i);
     std::vector<ValueRef> values, reused;
     std::vector<int> aliases;

@@ -31,7 +31,7 @@ struct ValueRef {
 };
 
 // The value an instruction stands for: get-tuple-element of a tuple, a multi-output fusion, a
-// sort, a while or a conditional aliases the element.
+// sort, a while or a conditional aliases the element; a reshape aliases its operand.
 ValueRef source_of(const hlo::Instruction* inst);
 
 struct BufferAssignment {

@@ -116,6 +116,35 @@ TEST_CASE("fused jit: a reshape that regroups dims around a unit dim keeps row-m
   CHECK(jit(f)(y).to_vector<float>() == want);
 }
 
+TEST_CASE("fused jit: a reshape names its operand's buffer: no kernel, no copy", "[jit][fusion]") {
+  // The scan is no producer, so the reshape of its result stays outside any fusion: it reads
+  // the scan's output buffer with the output's shape, and the scan writes out0 directly.
+  Array x = np::reshape(np::arange(12.0, float32), {3, 4});
+  auto scanned = jit([](const Array& a) { return np::reshape(lax::cumsum(a, 1), {2, 6}); });
+  auto compiled = scanned.lower(x).compile();
+  INFO(compiled.hlo_text() << compiled.thunk_sequence());
+  ThunkCounts c = count_thunks(compiled.thunk_sequence());
+  REQUIRE(c.kernels == 1);
+  CHECK(kernel_buffers(c.kernel_lines[0]).back() == "out0");
+  CHECK(compiled.thunk_sequence().find("copy") == std::string::npos);
+  CHECK(scanned(x).shape() == Shape{2, 6});
+  CHECK(scanned(x).to_vector<float>() ==
+        std::vector<float>{0, 1, 3, 6, 4, 9, 15, 22, 8, 17, 27, 38});
+  // A reshaped parameter as an output is the parameter copied; a reshaped output as another
+  // output is the first copied.
+  auto both = jit([](const Array& a) {
+    Array e = np::exp(a);
+    return std::vector<Array>{np::reshape(a, {12}), e, np::reshape(e, {4, 3})};
+  });
+  std::vector<Array> got = both(x);
+  CHECK(got[0].to_vector<float>() == x.to_vector<float>());
+  CHECK(got[2].shape() == Shape{4, 3});
+  CHECK(got[2].to_vector<float>() == got[1].to_vector<float>());
+  std::vector<double> want;
+  for (int k = 0; k < 12; ++k) want.push_back(std::exp(k));
+  check_close(got[1], want);
+}
+
 TEST_CASE("fused jit: softmax over rows is one kernel and matches the oracle", "[jit][fusion]") {
   auto softmax = jit(softmax_fn);
   for (auto [rows, cols] : kShapes) {
