@@ -17,6 +17,9 @@ using Values = std::vector<llvm::Value*>;
 constexpr std::int64_t kRun = 4096;
 // A row scan's vector: this many bytes of the compute type, 16 lanes at most.
 constexpr std::size_t kVectorBytes = 64;
+// A row scan's chunk: its operand elements are computed into a stack buffer of this many (a
+// multiple of every vector width, 8 KiB of f64 at most, so it stays in L1) before the scan.
+constexpr std::int64_t kChunk = 1024;
 
 // Whether the combiner is one commutative opcode of both parameters, which the emitters apply
 // to vectors as to scalars.
@@ -115,7 +118,9 @@ class ScanEmitter {
     return b_.CreateLoad(type_, slot);
   }
 
-  // A scan along the last dim.
+  // A scan along the last dim. With a vector combiner, a chunk of kChunk elements at a time:
+  // the operand's elements into a stack buffer (a loop LLVM vectorizes, as any elementwise
+  // kernel), then the buffer scanned a vector at a time into the output while it is in L1.
   void row(const Values& before) {
     auto width = static_cast<unsigned>(
         std::clamp<std::size_t>(kVectorBytes / itemsize(compute_dtype(dtype_)), 2, 16));
@@ -124,42 +129,80 @@ class ScanEmitter {
       return;
     }
     auto* vt = llvm::FixedVectorType::get(type_, width);
+    auto* buffer_type = llvm::ArrayType::get(type_, static_cast<std::uint64_t>(kChunk));
+    llvm::AllocaInst* buffer = em_.entry_alloca(buffer_type, "scan.chunk");
     llvm::AllocaInst* carry = em_.entry_alloca(vt, "scan.carry");
     b_.CreateStore(b_.CreateVectorSplat(width, init_), carry);
-    std::int64_t blocks = n_ / width;
-    emit_for(
-        em_, blocks, "scan.block",
-        [&](llvm::Value* block) {
-          llvm::Value* base = b_.CreateMul(block, em_.i64(width), "", true, true);
-          std::vector<IrIndex> at;
-          llvm::Value* v = llvm::PoisonValue::get(vt);
-          for (unsigned l = 0; l < width; ++l) {
-            at.push_back(
-                index(before, position(b_.CreateAdd(base, em_.i64(l), "", true, true)), {}));
-            v = b_.CreateInsertElement(v, operand_(at.back()), l);
-          }
-          // Lane l becomes x[0] ⊕ ... ⊕ x[l] of the block: lanes from s on take in the lane s
-          // before them, for s = 1, 2, 4, ...
-          for (unsigned s = 1; s < width; s *= 2) {
-            llvm::SmallVector<int, 16> from;
-            llvm::SmallVector<llvm::Constant*, 16> keep;
-            for (unsigned l = 0; l < width; ++l) {
-              from.push_back(l >= s ? static_cast<int>(l - s) : 0);
-              keep.push_back(b_.getInt1(l >= s));
-            }
-            llvm::Value* earlier = b_.CreateShuffleVector(v, from);
-            v = b_.CreateSelect(llvm::ConstantVector::get(keep), em_.apply(f_, {earlier, v}), v);
-          }
-          llvm::Value* result = em_.apply(f_, {b_.CreateLoad(vt, carry), v});
-          for (unsigned l = 0; l < width; ++l)
-            em_.store(dtype_, b_.CreateExtractElement(result, l), out_, at[l].linear);
-          llvm::SmallVector<int, 16> last(width, static_cast<int>(width - 1));
-          b_.CreateStore(b_.CreateShuffleVector(result, last), carry);
+    llvm::Value* row_base = index(before, em_.i64(0), {}).linear;
+    std::int64_t full = n_ / width * width;  // scan positions a vector at a time
+    emit_strided_for(
+        em_, em_.i64(0), em_.i64(full), kChunk, "scan.chunk",
+        [&](llvm::Value* chunk) {
+          llvm::Value* len = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, em_.i64(kChunk),
+                                                      b_.CreateSub(em_.i64(full), chunk));
+          emit_for(em_, em_.i64(0), len, "scan.load", [&](llvm::Value* j) {
+            llvm::Value* k = b_.CreateAdd(chunk, j, "", true, true);
+            b_.CreateStore(operand_(index(before, position(k), {})),
+                           b_.CreateInBoundsGEP(buffer_type, buffer, {em_.i64(0), j}));
+          });
+          emit_strided_for(
+              em_, em_.i64(0), len, width, "scan.vector",
+              [&](llvm::Value* j) {
+                llvm::Value* v = b_.CreateAlignedLoad(
+                    vt, b_.CreateInBoundsGEP(buffer_type, buffer, {em_.i64(0), j}),
+                    llvm::Align(itemsize(dtype_)));
+                llvm::Value* result = em_.apply(f_, {b_.CreateLoad(vt, carry), prefix(v, width)});
+                llvm::SmallVector<int, 16> last(width, static_cast<int>(width - 1));
+                b_.CreateStore(b_.CreateShuffleVector(result, last), carry);
+                // Lane l is scan position chunk + j + l: forward at row_base + that, reversed
+                // mirrored, so the vector lands reversed at the lowest of its addresses.
+                llvm::Value* k = b_.CreateAdd(chunk, j, "", true, true);
+                llvm::Value* first =
+                    reverse_ ? b_.CreateSub(em_.i64(n_ - width), k, "", true, true) : k;
+                store_vector(reverse_ ? reversed(result, width) : result, width,
+                             b_.CreateAdd(row_base, first, "", true, true));
+              },
+              /*vectorize=*/false);
         },
         /*vectorize=*/false);
-    if (n_ % width != 0)
-      sequential(before, em_.i64(blocks * width),
+    if (full < n_)
+      sequential(before, em_.i64(full),
                  b_.CreateExtractElement(b_.CreateLoad(vt, carry), std::uint64_t{0}));
+  }
+
+  // Lane l of v becomes v[0] ⊕ ... ⊕ v[l]: lanes from s on take in the lane s before them, for
+  // s = 1, 2, 4, ...
+  llvm::Value* prefix(llvm::Value* v, unsigned width) {
+    for (unsigned s = 1; s < width; s *= 2) {
+      llvm::SmallVector<int, 16> from;
+      llvm::SmallVector<llvm::Constant*, 16> keep;
+      for (unsigned l = 0; l < width; ++l) {
+        from.push_back(l >= s ? static_cast<int>(l - s) : 0);
+        keep.push_back(b_.getInt1(l >= s));
+      }
+      llvm::Value* earlier = b_.CreateShuffleVector(v, from);
+      v = b_.CreateSelect(llvm::ConstantVector::get(keep), em_.apply(f_, {earlier, v}), v);
+    }
+    return v;
+  }
+
+  llvm::Value* reversed(llvm::Value* v, unsigned width) {
+    llvm::SmallVector<int, 16> lanes;
+    for (unsigned l = 0; l < width; ++l) lanes.push_back(static_cast<int>(width - 1 - l));
+    return b_.CreateShuffleVector(v, lanes);
+  }
+
+  // The lanes of v at out[linear], out[linear + 1], ...: one vector store where the output is
+  // stored as computed, else lane by lane, rounded.
+  void store_vector(llvm::Value* v, unsigned width, llvm::Value* linear) {
+    if (compute_dtype(dtype_) == dtype_) {
+      b_.CreateAlignedStore(v, b_.CreateInBoundsGEP(type_, out_, linear),
+                            llvm::Align(itemsize(dtype_)));
+      return;
+    }
+    for (unsigned l = 0; l < width; ++l)
+      em_.store(dtype_, b_.CreateExtractElement(v, l), out_,
+                b_.CreateAdd(linear, em_.i64(l), "", true, true));
   }
 
   // A scan along a dim with dims after it: for each position of the dims between, runs of up to
