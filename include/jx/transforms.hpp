@@ -1,7 +1,7 @@
 // Transformations of functions: make_jaxpr; autodiff (grad, value_and_grad, jvp, vjp, jacfwd,
-// jacrev, hessian, custom_jvp, custom_vjp); vmap. Arguments and results are pytrees; each transform
-// traces the function to a jaxpr, transforms the jaxpr and runs it, so transforms compose with
-// each other and with jit.
+// jacrev, hessian, custom_jvp, custom_vjp, checkpoint); vmap. Arguments and results are pytrees;
+// each transform traces the function to a jaxpr, transforms the jaxpr and runs it, so transforms
+// compose with each other and with jit.
 #pragma once
 
 #include <algorithm>
@@ -632,6 +632,34 @@ auto custom_vjp(F f, Fwd fwd, Bwd bwd) {
         detail::custom_vjp_call(detail::flat_fn(f, proto, args...), flat_fwd, flat_bwd, leaves);
     return detail::rebuild_from(*proto, outs);
   };
+}
+
+struct CheckpointOptions {
+  // Whether the recomputation is kept apart from the forward pass when both are compiled into
+  // one program (an opt-barrier on its inputs), as JAX's prevent_cse; false lets CSE merge them
+  // back, which keeps the residuals after all (JAX's advice for checkpoint inside scan).
+  bool prevent_cse = true;
+};
+
+// checkpoint(f) (jax.checkpoint, also known as remat): f whose reverse mode stores none of its
+// intermediate values for the backward pass; the backward pass computes them again from f's
+// inputs. Less memory for more compute: checkpointing each layer of a deep model keeps one value
+// per layer alive between the passes instead of all of them. Its value and derivatives are f's.
+template <class F>
+auto checkpoint(F f, CheckpointOptions options = {}) {
+  return [f = std::move(f), options](const auto&... args) {
+    using R = detail::result_t<F, std::decay_t<decltype(args)>...>;
+    std::optional<R> proto;
+    std::vector<std::size_t> begins;
+    std::vector<Array> leaves = detail::flatten_args(begins, args...);
+    std::vector<Array> outs =
+        detail::checkpoint_call(detail::flat_fn(f, proto, args...), leaves, options.prevent_cse);
+    return detail::rebuild_from(*proto, outs);
+  };
+}
+template <class F>
+auto remat(F f, CheckpointOptions options = {}) {
+  return checkpoint(std::move(f), options);
 }
 
 // ---- vmap ----------------------------------------------------------------------------------

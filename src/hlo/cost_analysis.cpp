@@ -9,7 +9,7 @@ namespace {
 // Instructions that move no data of their own.
 bool free_of_bytes(Opcode op) {
   return op == Opcode::kParameter || op == Opcode::kConstant || op == Opcode::kTuple ||
-         op == Opcode::kGetTupleElement;
+         op == Opcode::kGetTupleElement || op == Opcode::kOptimizationBarrier;
 }
 
 double dot_flops(const Instruction& i) {

@@ -155,6 +155,7 @@ const std::unordered_map<Opcode, EvalFn>& table() {
 std::vector<Array> evaluate_elements(const Instruction& inst, std::span<const Array> operands) {
   switch (inst.opcode) {
     case Opcode::kTuple:
+    case Opcode::kOptimizationBarrier:
       return {operands.begin(), operands.end()};
     case Opcode::kSort:
       return eval::sort(inst, operands);

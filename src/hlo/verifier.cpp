@@ -578,6 +578,7 @@ const std::unordered_map<Opcode, Rule>& rules() {
       {Opcode::kConvolution, check_convolution},
       {Opcode::kSort, check_sort},
       {Opcode::kTuple, check_tuple},
+      {Opcode::kOptimizationBarrier, check_tuple},
       {Opcode::kGetTupleElement, check_get_tuple_element},
       {Opcode::kFusion, check_fusion},
       {Opcode::kWhile, check_while},

@@ -1,13 +1,21 @@
-// jit[name jaxpr]: JAX's primitive for a jitted function called under a trace. Its jaxpr takes the
-// operands (closed-over values lead) and has no consts. It runs by evaluating the jaxpr, lowers
-// inline (HLO sees one program), and each transform makes a jit of the transformed jaxpr.
+// The call primitives, whose jaxpr takes the operands (closed-over values lead) and has no
+// consts: each runs by evaluating its jaxpr, lowers inline (HLO sees one program), and each
+// transform binds the same primitive on the transformed jaxpr, its other params kept.
+// - jit[name jaxpr]: JAX's primitive for a jitted function called under a trace.
+// - checkpoint[jaxpr prevent_cse differentiated] (jax.checkpoint, JAX's remat): reverse mode keeps
+//   no residuals of it; the backward pass runs it again from its inputs. Its recomputation
+//   (`differentiated`) lowers behind an opt-barrier, so CSE cannot merge it with the forward pass.
 #include "primitives/call.hpp"
 
 #include <algorithm>
 
+#include "jx/transforms.hpp"
+
+#include "jaxpr/dce.hpp"
 #include "lower/lower.hpp"
 #include "primitives/sub_jaxprs.hpp"
 #include "support/check.hpp"
+#include "trace/staging.hpp"
 #include "trace/tracer.hpp"
 #include "transforms/ad_rules.hpp"
 #include "transforms/batch_rules.hpp"
@@ -18,7 +26,7 @@
 
 namespace jx {
 
-Primitive jit_p("jit");
+Primitive jit_p("jit"), checkpoint_p("checkpoint");
 
 namespace {
 
@@ -29,27 +37,48 @@ using sub::ClosedPtr;
 ClosedPtr body_of(const Params& params) { return params.get("jaxpr").as_jaxpr(); }
 const std::string& name_of(const Params& params) { return params.get("name").as_name(); }
 
-Params jit_params(std::shared_ptr<const ClosedJaxprData> j, const std::string& name) {
-  JX_CHECK(j->consts.empty(), "a jit equation's jaxpr has no consts");
-  return {{"jaxpr", Param::jaxpr(std::move(j))}, {"name", Param::name(name)}};
-}
-
 std::shared_ptr<const ClosedJaxprData> shared(ClosedJaxprData j) {
   return std::make_shared<const ClosedJaxprData>(std::move(j));
 }
 
-std::vector<ShapedArray> jit_abstract_eval(Avals in, const Params& params) {
+// `params` holding the jaxpr j, which has no consts.
+Params with_body(Params params, std::shared_ptr<const ClosedJaxprData> j) {
+  JX_CHECK(j->consts.empty(), "a call equation's jaxpr has no consts");
+  params.set("jaxpr", Param::jaxpr(std::move(j)));
+  return params;
+}
+
+// Binds p on j: its consts become leading operands, so a value it closes over is an explicit
+// input of the equation; a jaxpr without consts is held as it is, so calls of one cached jaxpr
+// share it (and print it once).
+std::vector<Array> bind_call(const Primitive& p, std::shared_ptr<const ClosedJaxprData> j,
+                             const std::vector<Array>& args, const Params& params) {
+  std::vector<Array> ins;
+  if (!j->consts.empty()) j = shared(convert_constvars(*j, ins));
+  ins.insert(ins.end(), args.begin(), args.end());
+  return trace::bind(p, std::move(ins), with_body(params, std::move(j)));
+}
+
+std::vector<ShapedArray> call_abstract_eval(const Primitive& p, Avals in, const Params& params) {
   const Jaxpr& j = body_of(params)->jaxpr;
   std::vector<ShapedArray> operands(in.begin(), in.end());
-  if (!sub::same_types(j.in_avals(), operands))
-    throw TypeError("jit of " + name_of(params) + " takes " + sub::avals_str(j.in_avals()) +
-                    " but the operands are " + sub::avals_str(operands) + ".");
+  if (!sub::same_types(j.in_avals(), operands)) {
+    std::string what = p.name == jit_p.name ? "jit of " + name_of(params) : p.name;
+    throw TypeError(what + " takes " + sub::avals_str(j.in_avals()) + " but the operands are " +
+                    sub::avals_str(operands) + ".");
+  }
   return j.out_avals();
 }
 
-// Forward mode: a jit of the jvp jaxpr, carrying the tangents of the outputs that depend on a
+std::vector<Array> call_impl(Ins in, const Params& params, Avals out) {
+  ClosedPtr body = body_of(params);
+  return sub::with_weak_types(
+      eval_jaxpr(body->jaxpr, body->consts, std::vector<Array>(in.begin(), in.end())), out);
+}
+
+// Forward mode: p of the jvp jaxpr, carrying the tangents of the outputs that depend on a
 // nonzero input tangent.
-JvpResult jit_jvp(Ins primals, Ins tangents, const Params& params) {
+JvpResult call_jvp(const Primitive& p, Ins primals, Ins tangents, const Params& params) {
   ClosedPtr body = body_of(params);
   std::vector<bool> nz;
   std::vector<Array> args(primals.begin(), primals.end());
@@ -66,23 +95,74 @@ JvpResult jit_jvp(Ins primals, Ins tangents, const Params& params) {
     if (out_nz[i]) keep.push_back(m + i);
   }
   std::vector<Array> outs =
-      bind_jit(shared(sub::select_outputs(jvp_jaxpr(*body, nz), keep)), args, name_of(params));
+      bind_call(p, shared(sub::select_outputs(jvp_jaxpr(*body, nz), keep)), args, params);
   JvpResult r{sub::slice(outs, 0, m), std::vector<Array>(m)};
   for (std::size_t i = 0, t = m; i < m; ++i)
     if (out_nz[i]) r.tangents[i] = outs[t++];
   return r;
 }
 
-// Reverse mode, first half: a jit of the known part, returning the residuals too, and a jit of
+// Reverse mode, second half: p of the transposed jaxpr.
+std::vector<Array> call_transpose(const Primitive& p, Ins cts,
+                                  std::span<const LinearOperand> operands, const Params& params) {
+  ClosedPtr body = body_of(params);
+  std::vector<bool> linear;
+  std::vector<Array> ins;
+  for (const LinearOperand& op : operands) {
+    linear.push_back(op.is_linear());
+    if (!linear.back()) ins.push_back(op.value);
+  }
+  std::vector<ShapedArray> out_avals = body->jaxpr.out_avals();
+  for (std::size_t i = 0; i < cts.size(); ++i) ins.push_back(ad::instantiate(cts[i], out_avals[i]));
+  std::vector<Array> outs = bind_call(p, shared(transpose_jaxpr(*body, linear)), ins, params);
+  std::vector<Array> result(operands.size());
+  for (std::size_t k = 0, next = 0; k < operands.size(); ++k)
+    if (linear[k]) result[k] = outs[next++];
+  return result;
+}
+
+// vmap: p of the batched jaxpr; outputs that depend on a batched operand are batched on 0.
+BatchResult call_batch(const Primitive& p, Ins args, std::span<const BatchDim> dims,
+                       const Params& params) {
+  ClosedPtr body = body_of(params);
+  std::vector<bool> batched;
+  for (const BatchDim& d : dims) batched.push_back(d.has_value());
+  std::vector<bool> dependent = sub::dependent_outputs(body->jaxpr, batched);
+  std::vector<BatchDim> out_dims(dependent.size());
+  for (std::size_t i = 0; i < dependent.size(); ++i)
+    if (dependent[i]) out_dims[i] = 0;
+  std::vector<BatchDim> in_dims(dims.begin(), dims.end());
+  ClosedJaxprData vmapped = vmap_jaxpr(*body, in_dims, batching::batch_size(args, dims), out_dims);
+  return {bind_call(p, shared(std::move(vmapped)), {args.begin(), args.end()}, params), out_dims};
+}
+
+// Every rule but partial evaluation, for the call primitive p.
+void define_call(Primitive& p) {
+  p.abstract_eval = [&p](Avals in, const Params& params) {
+    return call_abstract_eval(p, in, params);
+  };
+  p.impl = call_impl;
+  p.jvp = [&p](Ins primals, Ins tangents, const Params& params) {
+    return call_jvp(p, primals, tangents, params);
+  };
+  p.transpose = [&p](Ins cts, std::span<const LinearOperand> operands, const Params& params) {
+    return call_transpose(p, cts, operands, params);
+  };
+  p.batch = [&p](Ins args, std::span<const BatchDim> dims, const Params& params) {
+    return call_batch(p, args, dims, params);
+  };
+  p.text.call_names = true;
+}
+
+// jit's partial evaluation: a jit of the known part, returning the residuals too, and a jit of
 // the unknown part reading them.
 PartialEvalSplit jit_partial_eval(const Eqn& eqn, const std::vector<bool>& unknown_inputs) {
   std::size_t m = eqn.outvars.size();
   PartialEval pe =
       partial_eval_jaxpr(*body_of(eqn.params), unknown_inputs, std::vector<bool>(m, false));
-  const std::string& name = name_of(eqn.params);
   std::vector<ShapedArray> known_avals = pe.known.jaxpr.out_avals();
-  Eqn known{&jit_p, {}, jit_params(shared(std::move(pe.known)), name), {}};
-  Eqn unknown{&jit_p, {}, jit_params(shared(std::move(pe.unknown)), name), {}};
+  Eqn known{&jit_p, {}, with_body(eqn.params, shared(std::move(pe.known))), {}};
+  Eqn unknown{&jit_p, {}, with_body(eqn.params, shared(std::move(pe.unknown))), {}};
   std::vector<Var> residuals;
   for (std::size_t k = known_avals.size() - pe.num_residuals; k < known_avals.size(); ++k) {
     residuals.push_back(new_var(known_avals[k]));
@@ -99,54 +179,59 @@ PartialEvalSplit jit_partial_eval(const Eqn& eqn, const std::vector<bool>& unkno
   return split;
 }
 
-// Reverse mode, second half: a jit of the transposed jaxpr.
-std::vector<Array> jit_transpose(Ins cts, std::span<const LinearOperand> operands,
-                                 const Params& params) {
-  ClosedPtr body = body_of(params);
-  std::vector<bool> linear;
-  std::vector<Array> ins;
-  for (const LinearOperand& op : operands) {
-    linear.push_back(op.is_linear());
-    if (!linear.back()) ins.push_back(op.value);
+// checkpoint's partial evaluation (JAX's remat rule): the known side computes the known outputs
+// and nothing more; the unknown side computes the unknown ones from all the inputs it reads,
+// known inputs included (partial evaluation makes those the residuals), recomputing what the
+// known side computed.
+PartialEvalSplit checkpoint_partial_eval(const Eqn& eqn, const std::vector<bool>& unknown_inputs) {
+  ClosedPtr body = body_of(eqn.params);
+  std::vector<bool> out_unknowns = sub::dependent_outputs(body->jaxpr, unknown_inputs);
+  PartialEvalSplit split{{}, {}, out_unknowns};
+  for (bool side : {false, true}) {
+    std::vector<bool> wanted(out_unknowns.size());
+    for (std::size_t i = 0; i < wanted.size(); ++i) wanted[i] = out_unknowns[i] == side;
+    if (std::none_of(wanted.begin(), wanted.end(), [](bool w) { return w; })) continue;
+    DceResult part = dce_jaxpr(*body, wanted, /*prune_invars=*/true);
+    Params params = with_body(eqn.params, shared(std::move(part.jaxpr)));
+    if (side) params.set("differentiated", Param::boolean(true));
+    Eqn e{&checkpoint_p, {}, std::move(params), {}};
+    for (std::size_t k = 0; k < eqn.inputs.size(); ++k)
+      if (part.used_inputs[k]) e.inputs.push_back(eqn.inputs[k]);
+    for (std::size_t i = 0; i < wanted.size(); ++i)
+      if (wanted[i]) e.outvars.push_back(eqn.outvars[i]);
+    (side ? split.unknown : split.known).push_back(std::move(e));
   }
-  std::vector<ShapedArray> out_avals = body->jaxpr.out_avals();
-  for (std::size_t i = 0; i < cts.size(); ++i) ins.push_back(ad::instantiate(cts[i], out_avals[i]));
-  std::vector<Array> outs = bind_jit(shared(transpose_jaxpr(*body, linear)), ins, name_of(params));
-  std::vector<Array> result(operands.size());
-  for (std::size_t k = 0, next = 0; k < operands.size(); ++k)
-    if (linear[k]) result[k] = outs[next++];
-  return result;
+  return split;
 }
 
-// vmap: a jit of the batched jaxpr; outputs that depend on a batched operand are batched on 0.
-BatchResult jit_batch(Ins args, std::span<const BatchDim> dims, const Params& params) {
-  ClosedPtr body = body_of(params);
-  std::vector<bool> batched;
-  for (const BatchDim& d : dims) batched.push_back(d.has_value());
-  std::vector<bool> dependent = sub::dependent_outputs(body->jaxpr, batched);
-  std::vector<BatchDim> out_dims(dependent.size());
-  for (std::size_t i = 0; i < dependent.size(); ++i)
-    if (dependent[i]) out_dims[i] = 0;
-  std::vector<BatchDim> in_dims(dims.begin(), dims.end());
-  ClosedJaxprData vmapped = vmap_jaxpr(*body, in_dims, batching::batch_size(args, dims), out_dims);
-  return {bind_jit(shared(std::move(vmapped)), {args.begin(), args.end()}, name_of(params)),
-          out_dims};
+// A recomputation reads its operands through an opt-barrier: the values it computes are then
+// no longer the forward pass's to CSE, so they are computed again where the backward pass needs
+// them (JAX's prevent_cse).
+std::vector<hlo::Instruction*> checkpoint_lower(hlo::Builder& b,
+                                                std::span<hlo::Instruction* const> ops,
+                                                const Params& params) {
+  std::vector<hlo::Instruction*> in(ops.begin(), ops.end());
+  if (params.get("prevent_cse").as_bool() && params.get("differentiated").as_bool() &&
+      !in.empty()) {
+    std::vector<hlo::HloShape> shapes;
+    for (hlo::Instruction* op : in) shapes.push_back(op->shape);
+    hlo::Instruction* barrier =
+        b.op(hlo::Opcode::kOptimizationBarrier, hlo::HloShape::tuple(std::move(shapes)), in);
+    for (std::size_t k = 0; k < in.size(); ++k)
+      in[k] = b.get_tuple_element(barrier, static_cast<int>(k));
+  }
+  return lower_jaxpr_inline(b, body_of(params)->jaxpr, in);
 }
 
 const bool kRegistered = [] {
-  jit_p.abstract_eval = jit_abstract_eval;
-  jit_p.impl = [](Ins in, const Params& params, Avals out) {
-    ClosedPtr body = body_of(params);
-    return sub::with_weak_types(
-        eval_jaxpr(body->jaxpr, body->consts, std::vector<Array>(in.begin(), in.end())), out);
-  };
+  define_call(jit_p);
   jit_p.lower = [](hlo::Builder& b, std::span<hlo::Instruction* const> ops, const Params& params,
                    Avals) { return lower_jaxpr_inline(b, body_of(params)->jaxpr, ops); };
-  jit_p.jvp = jit_jvp;
   jit_p.partial_eval = jit_partial_eval;
-  jit_p.transpose = jit_transpose;
-  jit_p.batch = jit_batch;
-  jit_p.text.call_names = true;
+  define_call(checkpoint_p);
+  checkpoint_p.lower = [](hlo::Builder& b, std::span<hlo::Instruction* const> ops,
+                          const Params& params, Avals) { return checkpoint_lower(b, ops, params); };
+  checkpoint_p.partial_eval = checkpoint_partial_eval;
   return true;
 }();
 
@@ -154,10 +239,24 @@ const bool kRegistered = [] {
 
 std::vector<Array> bind_jit(std::shared_ptr<const ClosedJaxprData> j,
                             const std::vector<Array>& args, const std::string& name) {
-  std::vector<Array> ins;
-  if (!j->consts.empty()) j = shared(convert_constvars(*j, ins));
-  ins.insert(ins.end(), args.begin(), args.end());
-  return trace::bind(jit_p, std::move(ins), jit_params(std::move(j), name));
+  return bind_call(jit_p, std::move(j), args, {{"name", Param::name(name)}});
 }
+
+std::vector<Array> bind_checkpoint(std::shared_ptr<const ClosedJaxprData> j,
+                                   const std::vector<Array>& args, bool prevent_cse) {
+  return bind_call(
+      checkpoint_p, std::move(j), args,
+      {{"prevent_cse", Param::boolean(prevent_cse)}, {"differentiated", Param::boolean(false)}});
+}
+
+namespace detail {
+
+std::vector<Array> checkpoint_call(const FlatFn& f, const std::vector<Array>& args,
+                                   bool prevent_cse) {
+  return bind_checkpoint(shared(trace::trace_to_jaxpr(f, avals_of(args), "checkpoint")), args,
+                         prevent_cse);
+}
+
+}  // namespace detail
 
 }  // namespace jx

@@ -1,4 +1,5 @@
-// jit: a jitted function called under a trace, staged as one equation holding its jaxpr.
+// The call primitives: jit (a jitted function called under a trace, staged as one equation
+// holding its jaxpr) and checkpoint (jax.checkpoint: a function whose reverse mode recomputes).
 #pragma once
 
 #include <memory>
@@ -14,5 +15,8 @@ namespace jx {
 // calls of one cached jaxpr share it (and print it once).
 std::vector<Array> bind_jit(std::shared_ptr<const ClosedJaxprData> j,
                             const std::vector<Array>& args, const std::string& name);
+// Binds checkpoint[jaxpr prevent_cse differentiated=False] on `args`, as bind_jit binds jit.
+std::vector<Array> bind_checkpoint(std::shared_ptr<const ClosedJaxprData> j,
+                                   const std::vector<Array>& args, bool prevent_cse);
 
 }  // namespace jx

@@ -80,7 +80,7 @@ ValueRef source_of(const Instruction* i) {
     auto k = static_cast<int>(i->attrs.get_int("index"));
     // A tuple computed into buffers of its own (not one that only names other values).
     if (hlo::runs_as(t->opcode) != hlo::RunsAs::kNothing) return {t, k};
-    if (t->opcode != Opcode::kTuple) break;
+    if (t->opcode != Opcode::kTuple && t->opcode != Opcode::kOptimizationBarrier) break;
     i = t->operands[static_cast<std::size_t>(k)];
   }
   return {i, -1};
@@ -184,7 +184,7 @@ BufferAssignment assign_buffers(const hlo::Computation& entry,
   for (std::size_t t = 0; t < order.size(); ++t) {
     const Instruction* i = order[t];
     if (i->opcode == Opcode::kTuple || i->opcode == Opcode::kGetTupleElement ||
-        i->opcode == Opcode::kReshape)
+        i->opcode == Opcode::kReshape || i->opcode == Opcode::kOptimizationBarrier)
       continue;
     std::vector<const hlo::HloShape*> shapes = hlo::output_shapes(*i);
     std::vector<ValueRef> values, reused;

@@ -31,7 +31,8 @@ struct ValueRef {
 };
 
 // The value an instruction stands for: get-tuple-element of a tuple, a multi-output fusion, a
-// sort, a while or a conditional aliases the element; a reshape aliases its operand.
+// sort, a while or a conditional aliases the element; a reshape aliases its operand, an element
+// of an opt-barrier its operand.
 ValueRef source_of(const hlo::Instruction* inst);
 
 struct BufferAssignment {

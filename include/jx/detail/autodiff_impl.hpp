@@ -69,5 +69,8 @@ std::vector<Array> custom_jvp_call(const FlatFn& f, const FlatFn& jvp,
                                    const std::vector<Array>& args);
 std::vector<Array> custom_vjp_call(const FlatFn& f, const FlatFn& fwd, const FlatFn& bwd,
                                    const std::vector<Array>& args);
+// f bound as one checkpoint equation (jax.checkpoint) on args.
+std::vector<Array> checkpoint_call(const FlatFn& f, const std::vector<Array>& args,
+                                   bool prevent_cse);
 
 }  // namespace jx::detail

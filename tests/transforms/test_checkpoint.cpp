@@ -1,0 +1,132 @@
+// checkpoint (jax.checkpoint): values and derivatives are the function's, in every composition;
+// reverse mode keeps only its inputs and recomputes the rest behind an opt-barrier, which
+// memory_analysis shows on a deep model.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "hlo/ir.hpp"
+#include "jx/jx.hpp"
+
+namespace jx {
+namespace {
+
+Array layer_fn(const Array& x) { return np::sin(np::sin(x)) * x; }
+
+// d/dx sin(sin x)·x = cos(sin x)·cos x·x + sin(sin x)
+double layer_derivative(double x) {
+  return std::cos(std::sin(x)) * std::cos(x) * x + std::sin(std::sin(x));
+}
+
+Array inputs() { return np::linspace(-2, 2, 7).astype(float32); }
+
+TEST_CASE("checkpoint: the function's value and gradient, eager and jitted",
+          "[transforms][checkpoint]") {
+  auto loss = [](const Array& x) { return np::sum(layer_fn(x)); };
+  auto remat_loss = [](const Array& x) { return np::sum(checkpoint(layer_fn)(x)); };
+  Array x = inputs();
+  std::vector<double> xs = x.to_vector<double>();
+  CHECK(remat_loss(x).item<float>() == loss(x).item<float>());
+  for (const Array& g : {grad(remat_loss)(x), jit(grad(remat_loss))(x)}) {
+    std::vector<double> got = g.to_vector<double>();
+    REQUIRE(got.size() == xs.size());
+    for (std::size_t k = 0; k < xs.size(); ++k)
+      CHECK(got[k] == Approx(layer_derivative(xs[k])).epsilon(1e-5).margin(1e-6));
+  }
+  // A pytree in and out, a closed-over value, and both outputs differentiated.
+  Array scale = np::array(std::vector<float>{3.0f});
+  auto pair_fn = checkpoint([&](const Array& a, const std::vector<Array>& bs) {
+    return std::make_pair(np::sin(a) * bs[0] * scale, np::cos(bs[1]));
+  });
+  auto pair_loss = [&](const Array& a, const Array& b) {
+    auto [u, v] = pair_fn(a, std::vector<Array>{b, b});
+    return np::sum(u) + np::sum(v);
+  };
+  std::vector<Array> g = grad(pair_loss, {0, 1})(np::array(0.5f), np::array(0.25f));
+  REQUIRE(g.size() == 2);
+  CHECK(g[0].item<float>() == Approx(std::cos(0.5) * 0.25 * 3).epsilon(1e-6));
+  CHECK(g[1].item<float>() == Approx(std::sin(0.5) * 3 - std::sin(0.25)).epsilon(1e-6));
+}
+
+TEST_CASE("checkpoint: jvp, vmap and second derivatives compose with it",
+          "[transforms][checkpoint]") {
+  Array x = inputs();
+  auto [y, t] = jvp(checkpoint(layer_fn), std::make_tuple(x), std::make_tuple(np::ones_like(x)));
+  CHECK(y.to_vector<float>() == layer_fn(x).to_vector<float>());
+  std::vector<double> xs = x.to_vector<double>(), ts = t.to_vector<double>();
+  for (std::size_t k = 0; k < xs.size(); ++k)
+    CHECK(ts[k] == Approx(layer_derivative(xs[k])).epsilon(1e-5).margin(1e-6));
+  // vmap over rows equals the function on the whole batch.
+  Array batch = np::reshape(np::linspace(-1, 1, 12).astype(float32), {3, 4});
+  CHECK(vmap(checkpoint(layer_fn))(batch).to_vector<float>() == layer_fn(batch).to_vector<float>());
+  // d²/dx² of x³ is 6x, through a checkpoint inside grad inside grad.
+  auto cube = checkpoint([](const Array& a) { return a * a * a; });
+  auto second = grad(grad([&](const Array& a) { return cube(a); }));
+  CHECK(second(np::array(1.5f)).item<float>() == Approx(9.0));
+  CHECK(jit(second)(np::array(-2.0f)).item<float>() == Approx(-12.0));
+}
+
+TEST_CASE("checkpoint: printed as JAX prints it; its recomputation is differentiated",
+          "[transforms][checkpoint]") {
+  Array x = inputs();
+  std::string forward = make_jaxpr(checkpoint(layer_fn))(x).str();
+  INFO(forward);
+  CHECK_THAT(forward, Catch::Contains("checkpoint[") && Catch::Contains("differentiated=False") &&
+                          Catch::Contains("prevent_cse=True"));
+  auto remat_loss = [](const Array& a) { return np::sum(checkpoint(layer_fn)(a)); };
+  std::string backward = make_jaxpr(grad(remat_loss))(x).str();
+  INFO(backward);
+  CHECK_THAT(backward, Catch::Contains("differentiated=True"));
+  // Compiled, the recomputation reads its inputs through an opt-barrier; without prevent_cse
+  // there is none.
+  std::string hlo = jit(grad(remat_loss)).lower(x).compile().hlo_text();
+  CHECK_THAT(hlo, Catch::Contains("opt-barrier"));
+  CHECK(hlo::to_string(*hlo::parse_module(hlo)) == hlo);  // as the compilation cache reads it
+  auto merged_loss = [](const Array& a) {
+    return np::sum(checkpoint(layer_fn, {.prevent_cse = false})(a));
+  };
+  CHECK_THAT(jit(grad(merged_loss)).lower(x).compile().hlo_text(), !Catch::Contains("opt-barrier"));
+}
+
+// A deep model: each layer sin(h @ W). Reverse mode keeps each layer's input and cos(h @ W);
+// checkpointed layers keep only their inputs and compute h @ W and its cosine again.
+TEST_CASE("checkpoint: a checkpointed deep model keeps fewer bytes alive",
+          "[transforms][checkpoint]") {
+  constexpr int kLayers = 8;
+  constexpr std::int64_t kBatch = 64, kWidth = 64;
+  auto model = [](bool remat) {
+    return [remat](const std::vector<Array>& ws, const Array& x) {
+      Array h = x;
+      for (const Array& w : ws) {
+        auto layer = [&w](const Array& a) { return np::sin(np::matmul(a, w)); };
+        h = remat ? checkpoint(layer)(h) : layer(h);
+      }
+      return np::sum(h * h);
+    };
+  };
+  std::vector<Array> ws;
+  for (int l = 0; l < kLayers; ++l)
+    ws.push_back(random::normal(random::key(static_cast<std::uint64_t>(l)), {kWidth, kWidth}) *
+                 0.2f);
+  Array x = random::normal(random::key(99), {kBatch, kWidth});
+  auto plain = jit(grad(model(false)));
+  auto remat = jit(grad(model(true)));
+  MemoryAnalysis kept = plain.lower(ws, x).compile().memory_analysis();
+  MemoryAnalysis recomputed = remat.lower(ws, x).compile().memory_analysis();
+  const std::int64_t activation = kBatch * kWidth * 4;
+  INFO("temp bytes: plain " << kept.temp_bytes << ", checkpointed " << recomputed.temp_bytes);
+  // One activation per layer fewer, at least, stays alive between the passes.
+  CHECK(recomputed.temp_bytes + (kLayers - 2) * activation <= kept.temp_bytes);
+  // The same gradients.
+  std::vector<Array> g1 = plain(ws, x), g2 = remat(ws, x);
+  for (int l = 0; l < kLayers; ++l) {
+    std::vector<float> a = g1[l].to_vector<float>(), b = g2[l].to_vector<float>();
+    for (std::size_t k = 0; k < a.size(); ++k)
+      CHECK(b[k] == Approx(a[k]).epsilon(1e-4).margin(1e-5));
+  }
+}
+
+}  // namespace
+}  // namespace jx
