@@ -75,6 +75,7 @@ class Array {
 
   Array astype(DType dtype) const;
   std::string repr() const;  // NumPy style: Array([1., 2.], dtype=float32)
+  std::string str() const;   // NumPy's str(): [1. 2.]; 0-d as a NumPy scalar, 2.0
 
   // NumPy's indexing, as JAX does it. x[i] indexes axis 0 with an int (negative counts from the
   // end; out of range is jx::IndexError) or an integer array (negative entries count from the

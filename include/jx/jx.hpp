@@ -5,6 +5,7 @@
 #include "jx/config.hpp"
 #include "jx/control_flow.hpp"
 #include "jx/data.hpp"
+#include "jx/debug.hpp"
 #include "jx/device.hpp"
 #include "jx/dtype.hpp"
 #include "jx/errors.hpp"

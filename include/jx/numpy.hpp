@@ -4,10 +4,12 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <source_location>
 #include <string>
 #include <vector>
 
 #include "jx/array.hpp"
+#include "jx/detail/call_site.hpp"
 #include "jx/lax.hpp"  // lax::Precision
 
 namespace jx::np {
@@ -53,31 +55,33 @@ Array eye(std::int64_t n, std::optional<std::int64_t> m = std::nullopt, std::int
           DType dtype = default_float_dtype());
 
 // ---- elementwise -----------------------------------------------------------------------------
+// Those that make NaNs or infinities from finite inputs take the caller's location, which
+// --debug_nans names (detail/call_site.hpp).
 Array negative(const Array& x);
 Array positive(const Array& x);
-Array exp(const Array& x);
+Array exp(const Array& x, std::source_location at = std::source_location::current());
 Array exp2(const Array& x);
-Array log(const Array& x);
-Array log2(const Array& x);
-Array log10(const Array& x);
-Array log1p(const Array& x);
+Array log(const Array& x, std::source_location at = std::source_location::current());
+Array log2(const Array& x, std::source_location at = std::source_location::current());
+Array log10(const Array& x, std::source_location at = std::source_location::current());
+Array log1p(const Array& x, std::source_location at = std::source_location::current());
 Array expm1(const Array& x);
 Array sin(const Array& x);
 Array cos(const Array& x);
 Array tan(const Array& x);
-Array arcsin(const Array& x);
-Array arccos(const Array& x);
+Array arcsin(const Array& x, std::source_location at = std::source_location::current());
+Array arccos(const Array& x, std::source_location at = std::source_location::current());
 Array arctan(const Array& x);
 Array sinh(const Array& x);
 Array cosh(const Array& x);
 Array tanh(const Array& x);
 Array arcsinh(const Array& x);
-Array arccosh(const Array& x);
-Array arctanh(const Array& x);
-Array sqrt(const Array& x);
+Array arccosh(const Array& x, std::source_location at = std::source_location::current());
+Array arctanh(const Array& x, std::source_location at = std::source_location::current());
+Array sqrt(const Array& x, std::source_location at = std::source_location::current());
 Array cbrt(const Array& x);
 Array square(const Array& x);
-Array reciprocal(const Array& x);
+Array reciprocal(const Array& x, std::source_location at = std::source_location::current());
 Array abs(const Array& x);
 Array sign(const Array& x);
 Array floor(const Array& x);
@@ -92,12 +96,18 @@ Array isnan(const Array& x);
 Array add(const Array& x, const Array& y);
 Array subtract(const Array& x, const Array& y);
 Array multiply(const Array& x, const Array& y);
-Array divide(const Array& x, const Array& y);  // true division
-Array true_divide(const Array& x, const Array& y);
-Array floor_divide(const Array& x, const Array& y);
-Array remainder(const Array& x, const Array& y);  // sign of the divisor, as Python's %
+Array divide(const Array& x, const Array& y,
+             std::source_location at = std::source_location::current());  // true division
+Array true_divide(const Array& x, const Array& y,
+                  std::source_location at = std::source_location::current());
+Array floor_divide(const Array& x, const Array& y,
+                   std::source_location at = std::source_location::current());
+Array remainder(const Array& x, const Array& y,
+                std::source_location at =
+                    std::source_location::current());  // sign of the divisor, as Python's %
 Array mod(const Array& x, const Array& y);
-Array power(const Array& x, const Array& y);
+Array power(const Array& x, const Array& y,
+            std::source_location at = std::source_location::current());
 Array maximum(const Array& x, const Array& y);
 Array minimum(const Array& x, const Array& y);
 Array arctan2(const Array& x, const Array& y);

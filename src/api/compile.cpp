@@ -43,13 +43,23 @@ std::shared_ptr<const runtime::Executable> build_replayed(const hlo::Computation
   return exe;
 }
 
+// A program calling host functions names them by their numbers in this process's table, which
+// no other process could load.
+bool calls_host_functions(const hlo::Module& module) {
+  for (const hlo::Computation* c : module.computations())
+    for (const hlo::Instruction* i : c->instructions())
+      if (i->opcode == hlo::Opcode::kHostCallback) return true;
+  return false;
+}
+
 // The executable of `entry`: with a persistent cache, its code loaded from there when the cache
 // holds this program (a program entry, keyed by its optimized HLO), else compiled and stored.
-// An entry that does not load is a warning and a compile.
+// An entry that does not load is a warning and a compile; a program calling host functions is
+// never stored.
 std::shared_ptr<const runtime::Executable> build_cached(const hlo::Computation& entry,
                                                         ExecutableSpec spec, CompiledProgram& out) {
   std::shared_ptr<const support::DiskCache> disk = disk_cache();
-  if (!disk) return backend::build_executable(entry, spec);
+  if (!disk || calls_host_functions(*entry.module())) return backend::build_executable(entry, spec);
   auto stored = std::make_shared<StoredProgram>(
       StoredProgram{out.hlo_text->get(), spec.in_avals, spec.out_avals, spec.donated, {}});
   std::string key = program_key(stored->hlo_text, spec);

@@ -22,14 +22,15 @@ std::vector<ShapedArray> avals_of(const std::vector<const hlo::HloShape*>& shape
 }
 
 // How a program's instruction runs: not at all (it only names buffers), as a library GEMM, as a
-// sort on the host, as nested programs (while, conditional), or as an emitted kernel.
-enum class ThunkKind { kNone, kGemm, kSort, kWhile, kConditional, kKernel };
+// sort or a host function on the host, as nested programs (while, conditional), or as an
+// emitted kernel.
+enum class ThunkKind { kNone, kGemm, kSort, kHostCallback, kWhile, kConditional, kKernel };
 ThunkKind thunk_kind(const Instruction& i, Platform platform) {
   switch (hlo::runs_as(i.opcode)) {
     case hlo::RunsAs::kNothing:
       return ThunkKind::kNone;
     case hlo::RunsAs::kHost:
-      return ThunkKind::kSort;  // sort is the one host opcode
+      return i.opcode == Opcode::kSort ? ThunkKind::kSort : ThunkKind::kHostCallback;
     case hlo::RunsAs::kNested:
       return i.opcode == Opcode::kWhile ? ThunkKind::kWhile : ThunkKind::kConditional;
     case hlo::RunsAs::kLibraryOrKernel:
@@ -155,6 +156,10 @@ std::shared_ptr<const runtime::Executable> build_executable(const hlo::Computati
     std::vector<runtime::Allocation> outputs(outputs_at, buffers.end());
     if (kind == ThunkKind::kSort) {
       add(std::make_unique<runtime::SortThunk>(*i, std::move(operands), std::move(outputs)));
+      continue;
+    }
+    if (kind == ThunkKind::kHostCallback) {
+      add(std::make_unique<runtime::HostCallbackThunk>(*i, std::move(operands)));
       continue;
     }
     if (kind == ThunkKind::kWhile) {

@@ -1,4 +1,5 @@
-// NumPy-style printing: Array([[1., 2.],\n       [3., 4.]], dtype=float32).
+// NumPy-style printing: repr, Array([[1., 2.],\n       [3., 4.]], dtype=float32), and str,
+// [[1. 2.]\n [3. 4.]].
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -103,12 +104,15 @@ class ElementFormatter {
   std::size_t width_ = 0, int_width_ = 0, frac_width_ = 0;
 };
 
+// Nested brackets, as numpy's array2string writes them: repr separates elements with ", " and
+// rows with ",", str with " " and nothing.
 struct Writer {
   const std::vector<double>& values;
   const Shape& shape;
   const ElementFormatter& fmt;
   bool summarize;
   std::size_t indent;  // column where the array's first '[' stands
+  std::string sep, row_sep;
   std::ostringstream os;
 
   void write(std::size_t dim, std::int64_t offset) {
@@ -122,14 +126,10 @@ struct Writer {
       if (summarize && n > 2 * kEdgeItems && i == kEdgeItems) {
         i = n - kEdgeItems;
         if (last_dim) {
-          os << "...,";
-          col += 4;
+          os << "..." << sep;
+          col += 3 + sep.size();
         } else {
-          os << "...,\n" << std::string(indent + dim + 1, ' ');
-        }
-        if (last_dim) {
-          os << ' ';
-          col += 1;
+          os << "..." << row_sep << "\n" << std::string(indent + dim + 1, ' ');
         }
       }
       if (last_dim) {
@@ -141,19 +141,65 @@ struct Writer {
         os << e;
         col += e.size();
         if (i + 1 < n) {
-          os << ", ";
-          col += 2;
+          os << sep;
+          col += sep.size();
         }
       } else {
         write(dim + 1, offset + i * inner);
         if (i + 1 < n)
-          os << ',' << std::string(shape.size() - dim - 1, '\n')
+          os << row_sep << std::string(shape.size() - dim - 1, '\n')
              << std::string(indent + dim + 1, ' ');
       }
     }
     os << ']';
   }
 };
+
+// The values to print and the formatter sized on those shown.
+struct Shown {
+  std::vector<double> all;
+  bool summarize;
+  ElementFormatter fmt;
+};
+Shown shown_values(const Array& x) {
+  std::vector<double> all = x.to_vector<double>();
+  bool summarize = x.size() > kThreshold;
+  std::vector<double> shown;  // values the formatter sizes itself on
+  if (summarize) {
+    // numpy sizes columns on the printed elements only; the edges are a fine approximation.
+    for (std::size_t i = 0; i < all.size(); ++i)
+      if (i < static_cast<std::size_t>(kEdgeItems) || i + kEdgeItems >= all.size())
+        shown.push_back(all[i]);
+  } else {
+    shown = all;
+  }
+  ElementFormatter fmt(shown, x.dtype());
+  return {std::move(all), summarize, std::move(fmt)};
+}
+
+// A 0-d value as str() of a NumPy scalar prints it: shortest digits, "2.0", "nan", "True".
+std::string scalar_str(double v, DType dtype) {
+  if (dtype == bool_) return v != 0 ? "True" : "False";
+  char buf[64];
+  if (!is_floating(dtype)) {
+    bool is_unsigned = dtype == uint8 || dtype == uint16 || dtype == uint32 || dtype == uint64;
+    if (is_unsigned)
+      std::snprintf(buf, sizeof buf, "%llu", static_cast<unsigned long long>(v));
+    else
+      std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
+    return buf;
+  }
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  for (int prec = 1; prec <= 17; ++prec) {
+    std::snprintf(buf, sizeof buf, "%.*g", prec, v);
+    double back = std::strtod(buf, nullptr);
+    if (dtype == float64 ? back == v : static_cast<float>(back) == static_cast<float>(v)) break;
+  }
+  std::string s = buf;
+  if (s.find_first_of(".en") == std::string::npos) s += ".0";
+  return s;
+}
 
 }  // namespace
 
@@ -167,22 +213,23 @@ std::string Array::repr() const {
   std::string suffix = "dtype=" + std::string(dtype_name(dtype()));
   if (weak_type()) suffix += ", weak_type=True";
   if (size() == 0) return "Array([], shape=" + shape_str(shape()) + ", " + suffix + ")";
-  std::vector<double> all = to_vector<double>();
-  bool summarize = size() > kThreshold;
-  std::vector<double> shown;  // values the formatter sizes itself on
-  if (summarize) {
-    // numpy sizes columns on the printed elements only; the edges are a fine approximation.
-    for (std::size_t i = 0; i < all.size(); ++i)
-      if (i < static_cast<std::size_t>(kEdgeItems) || i + kEdgeItems >= all.size())
-        shown.push_back(all[i]);
-  } else {
-    shown = all;
-  }
-  ElementFormatter fmt(shown, dtype());
-  if (ndim() == 0) return "Array(" + fmt(all[0]) + ", " + suffix + ")";
-  Writer w{all, shape(), fmt, summarize, 6, {}};
+  Shown v = shown_values(*this);
+  if (ndim() == 0) return "Array(" + v.fmt(v.all[0]) + ", " + suffix + ")";
+  Writer w{v.all, shape(), v.fmt, v.summarize, 6, ", ", ",", {}};
   w.write(0, 0);
   return "Array(" + w.os.str() + ", " + suffix + ")";
+}
+
+std::string Array::str() const {
+  if (impl_of(*this).tracer) return repr();
+  if (size() == 0)
+    return std::string(static_cast<std::size_t>(ndim()), '[') +
+           std::string(static_cast<std::size_t>(ndim()), ']');
+  Shown v = shown_values(*this);
+  if (ndim() == 0) return scalar_str(v.all[0], dtype());
+  Writer w{v.all, shape(), v.fmt, v.summarize, 0, " ", "", {}};
+  w.write(0, 0);
+  return w.os.str();
 }
 
 std::ostream& operator<<(std::ostream& os, const Array& x) { return os << x.repr(); }

@@ -98,6 +98,9 @@ struct Primitive {
   // Applied under a trace to concrete 0-d inputs only, it runs at once and its result is a
   // literal, not an equation (JAX constant-folds convert_element_type of scalars so).
   bool folds_scalar_constants = false;
+  // Its equations run for their effect (a host callback): dead-code elimination keeps them
+  // though nothing reads their outputs.
+  bool effectful = false;
   ParamsText text;  // absent: the text shows every param
 
   // abstract_eval, then a check that every output can exist: jx::ValueError "array is too big"

@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "core/host_callbacks.hpp"
 #include "hlo/evaluator_internal.hpp"
 #include "hlo/scalar_ops.hpp"
 
@@ -121,29 +122,29 @@ void add_scalar_ops(std::unordered_map<Opcode, EvalFn>& table, std::index_sequen
 const std::unordered_map<Opcode, EvalFn>& table() {
   static const std::unordered_map<Opcode, EvalFn> kTable = [] {
     std::unordered_map<Opcode, EvalFn> t{
-      {Opcode::kConvert, convert},
-      {Opcode::kCompare, compare},
-      {Opcode::kSelect, select},
-      {Opcode::kClamp, clamp},
-      {Opcode::kIota, eval::iota},
-      {Opcode::kBroadcast, eval::broadcast},
-      {Opcode::kReshape, eval::reshape},
-      {Opcode::kTranspose, eval::transpose},
-      {Opcode::kSlice, eval::slice},
-      {Opcode::kDynamicSlice, eval::dynamic_slice},
-      {Opcode::kDynamicUpdateSlice, eval::dynamic_update_slice},
-      {Opcode::kConcatenate, eval::concatenate},
-      {Opcode::kPad, eval::pad},
-      {Opcode::kGather, eval::gather_slices},
-      {Opcode::kScatter, eval::scatter},
-      {Opcode::kReduce, eval::reduce},
-      {Opcode::kReverse, eval::reverse},
-      {Opcode::kReduceWindow, eval::reduce_window},
-      {Opcode::kConvolution, eval::convolution},
-      {Opcode::kArgMax, eval::arg_max},
-      {Opcode::kArgMin, eval::arg_min},
-      {Opcode::kDot, eval::dot},
-      {Opcode::kFusion, eval::fusion},
+        {Opcode::kConvert, convert},
+        {Opcode::kCompare, compare},
+        {Opcode::kSelect, select},
+        {Opcode::kClamp, clamp},
+        {Opcode::kIota, eval::iota},
+        {Opcode::kBroadcast, eval::broadcast},
+        {Opcode::kReshape, eval::reshape},
+        {Opcode::kTranspose, eval::transpose},
+        {Opcode::kSlice, eval::slice},
+        {Opcode::kDynamicSlice, eval::dynamic_slice},
+        {Opcode::kDynamicUpdateSlice, eval::dynamic_update_slice},
+        {Opcode::kConcatenate, eval::concatenate},
+        {Opcode::kPad, eval::pad},
+        {Opcode::kGather, eval::gather_slices},
+        {Opcode::kScatter, eval::scatter},
+        {Opcode::kReduce, eval::reduce},
+        {Opcode::kReverse, eval::reverse},
+        {Opcode::kReduceWindow, eval::reduce_window},
+        {Opcode::kConvolution, eval::convolution},
+        {Opcode::kArgMax, eval::arg_max},
+        {Opcode::kArgMin, eval::arg_min},
+        {Opcode::kDot, eval::dot},
+        {Opcode::kFusion, eval::fusion},
     };
     add_scalar_ops(t, std::make_index_sequence<kNumOpcodes>());
     return t;
@@ -159,6 +160,9 @@ std::vector<Array> evaluate_elements(const Instruction& inst, std::span<const Ar
       return {operands.begin(), operands.end()};
     case Opcode::kSort:
       return eval::sort(inst, operands);
+    case Opcode::kHostCallback:
+      host_callback(inst.attrs.get_int("callback"))({operands.begin(), operands.end()});
+      return {};
     case Opcode::kWhile:
       return eval::while_loop(inst, operands);
     case Opcode::kConditional:

@@ -447,6 +447,11 @@ void check_dot(const Instruction& i) {
   expect_shape(i, i.shape.dtype, out);
 }
 
+void check_host_callback(const Instruction& i) {
+  int_attr(i, "callback");
+  if (i.shape != HloShape::tuple({})) fail(i, "result shape must be (), got " + i.shape.str());
+}
+
 void check_sort(const Instruction& i) {
   if (i.operands.empty()) fail(i, "sort needs at least one operand");
   const HloShape& first = array_operand(i, 0);
@@ -577,6 +582,7 @@ const std::unordered_map<Opcode, Rule>& rules() {
       {Opcode::kDot, check_dot},
       {Opcode::kConvolution, check_convolution},
       {Opcode::kSort, check_sort},
+      {Opcode::kHostCallback, check_host_callback},
       {Opcode::kTuple, check_tuple},
       {Opcode::kOptimizationBarrier, check_tuple},
       {Opcode::kGetTupleElement, check_get_tuple_element},

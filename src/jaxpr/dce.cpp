@@ -20,10 +20,10 @@ DceResult dce_jaxpr(const ClosedJaxprData& j, std::vector<bool> used_outputs, bo
     read(in.outvars[i]);
     out.outvars.push_back(in.outvars[i]);
   }
-  // Backwards: an equation lives if any of its outputs is read; all jaxpr primitives are pure.
+  // Backwards: an equation lives if any of its outputs is read, or if it runs for its effect.
   std::vector<const Eqn*> kept;
   for (auto it = in.eqns.rbegin(); it != in.eqns.rend(); ++it) {
-    bool needed = false;
+    bool needed = it->prim->effectful;
     for (const Var& v : it->outvars) needed = needed || live.count(v.get());
     if (!needed) continue;
     kept.push_back(&*it);

@@ -1,4 +1,5 @@
-// Dead-code elimination on jaxprs: equations none of whose outputs are read are removed.
+// Dead-code elimination on jaxprs: equations none of whose outputs are read are removed, but for
+// effectful ones (host callbacks).
 #pragma once
 
 #include <vector>

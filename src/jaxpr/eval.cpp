@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "jaxpr/jaxpr.hpp"
+#include "jx/detail/call_site.hpp"
 #include "support/check.hpp"
 #include "trace/tracer.hpp"
 
@@ -33,8 +34,10 @@ std::vector<Array> evaluate(const Jaxpr& jaxpr, const std::vector<Array>& consts
       outs = trace::bind(*eqn.prim, std::move(ins), eqn.params);
     } catch (const FloatingPointError& e) {
       if (!name_equations) throw;
-      throw FloatingPointError(std::string(e.what()) + "\n\nin equation:\n\n" +
-                               detail::jaxpr_eqn_str(jaxpr, k));
+      std::string message =
+          std::string(e.what()) + "\n\nin equation:\n\n" + detail::jaxpr_eqn_str(jaxpr, k);
+      if (eqn.source.line() != 0) message += "\n\nstaged at " + detail::source_str(eqn.source);
+      throw FloatingPointError(message);
     }
     for (std::size_t i = 0; i < outs.size(); ++i) env[eqn.outvars[i].get()] = outs[i];
   }

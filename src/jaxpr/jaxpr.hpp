@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <source_location>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +37,9 @@ struct Eqn {
   std::vector<Atom> inputs;
   Params params;
   std::vector<Var> outvars;
+  // The user's call that staged it, where a jx function noted one (detail/call_site.hpp); line
+  // 0 where none did.
+  std::source_location source{};
 };
 
 struct PartialEvalSplit {

@@ -224,7 +224,9 @@ class Parser {
   static std::string dtype_expectation() {
     std::string list;
     for (std::size_t i = 0; i < std::size(kAllDTypes); ++i)
-      list += (i == 0 ? "" : i + 1 == std::size(kAllDTypes) ? " or " : ", ") +
+      list += (i == 0                           ? ""
+               : i + 1 == std::size(kAllDTypes) ? " or "
+                                                : ", ") +
               std::string(dtype_short_name(kAllDTypes[i]));
     return "a dtype (" + list + ")";
   }

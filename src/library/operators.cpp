@@ -6,8 +6,9 @@ namespace jx {
 Array operator+(const Array& a, const Array& b) { return np::add(a, b); }
 Array operator-(const Array& a, const Array& b) { return np::subtract(a, b); }
 Array operator*(const Array& a, const Array& b) { return np::multiply(a, b); }
-Array operator/(const Array& a, const Array& b) { return np::true_divide(a, b); }
-Array operator%(const Array& a, const Array& b) { return np::remainder(a, b); }
+// An operator has no caller's location to give (it takes no more parameters).
+Array operator/(const Array& a, const Array& b) { return np::true_divide(a, b, {}); }
+Array operator%(const Array& a, const Array& b) { return np::remainder(a, b, {}); }
 Array operator-(const Array& a) { return np::negative(a); }
 Array operator~(const Array& a) { return np::bitwise_not(a); }
 Array operator&(const Array& a, const Array& b) { return np::bitwise_and(a, b); }

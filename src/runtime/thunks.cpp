@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/array_impl.hpp"
+#include "core/host_callbacks.hpp"
 #include "core/sort_rows.hpp"
 #include "runtime/parallel.hpp"
 #include "support/check.hpp"
@@ -163,6 +165,30 @@ std::string SortThunk::str() const {
   s += " -> ";
   for (std::size_t i = 0; i < outputs_.size(); ++i) s += (i ? ", " : "") + outputs_[i].str();
   return s + ") dimension=" + std::to_string(dimension_) + " num_keys=" + std::to_string(num_keys_);
+}
+
+HostCallbackThunk::HostCallbackThunk(const hlo::Instruction& call, std::vector<Allocation> operands)
+    : name_(call.name), callback_(call.attrs.get_int("callback")), operands_(std::move(operands)) {
+  JX_CHECK(call.opcode == hlo::Opcode::kHostCallback && operands_.size() == call.operands.size());
+  for (const hlo::Instruction* op : call.operands)
+    avals_.push_back({op->shape.dims, op->shape.dtype, false});
+}
+
+void HostCallbackThunk::execute(const ExecutionContext& ctx) const {
+  std::vector<Array> args;
+  for (std::size_t k = 0; k < operands_.size(); ++k) {
+    Array a = make_array(avals_[k]);
+    auto n = static_cast<std::size_t>(operands_[k].size);
+    if (n > 0) ctx.read(a.impl()->buffer->data(), ctx.resolve(operands_[k]), n);
+    args.push_back(std::move(a));
+  }
+  host_callback(callback_)(args);
+}
+
+std::string HostCallbackThunk::str() const {
+  std::string s = "host-callback " + name_ + "(";
+  for (std::size_t i = 0; i < operands_.size(); ++i) s += (i ? ", " : "") + operands_[i].str();
+  return s + ") callback=" + std::to_string(callback_);
 }
 
 void CopyThunk::execute(const ExecutionContext& ctx) const {

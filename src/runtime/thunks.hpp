@@ -144,6 +144,22 @@ class SortThunk : public Thunk {
   std::vector<Allocation> operands_, outputs_;
 };
 
+// A host-callback: the operands' values, brought to the host where they live on a device, passed
+// to the host function as arrays.
+class HostCallbackThunk : public Thunk {
+ public:
+  HostCallbackThunk(const hlo::Instruction& call, std::vector<Allocation> operands);
+  void execute(const ExecutionContext& ctx) const override;
+  std::string str() const override;
+  bool reads_back() const override { return true; }
+
+ private:
+  std::string name_;
+  std::int64_t callback_;
+  std::vector<ShapedArray> avals_;
+  std::vector<Allocation> operands_;
+};
+
 class CopyThunk : public Thunk {
  public:
   CopyThunk(Allocation src, Allocation dst) : src_(src), dst_(dst) {}

@@ -3,13 +3,15 @@
 #include <algorithm>
 
 #include "core/array_impl.hpp"
+#include "jx/detail/call_site.hpp"
 
 namespace jx::trace {
 namespace {
 
 class StagingTracer : public Tracer {
  public:
-  StagingTracer(std::shared_ptr<Trace> trace, Var var) : Tracer(std::move(trace)), var(std::move(var)) {}
+  StagingTracer(std::shared_ptr<Trace> trace, Var var)
+      : Tracer(std::move(trace)), var(std::move(var)) {}
   Var var;
 };
 
@@ -38,14 +40,15 @@ Atom StagingTrace::to_atom(const Array& x) {
 
 std::vector<Array> StagingTrace::process(const Primitive& prim, std::span<const Array> inputs,
                                          const Params& params) {
-  if (prim.folds_scalar_constants &&
-      std::all_of(inputs.begin(), inputs.end(),
-                  [](const Array& x) { return !x.is_tracer() && x.ndim() == 0; })) {
+  if (prim.folds_scalar_constants && std::all_of(inputs.begin(), inputs.end(), [](const Array& x) {
+        return !x.is_tracer() && x.ndim() == 0;
+      })) {
     EvalContext eager;
     return bind(prim, {inputs.begin(), inputs.end()}, params);
   }
   std::vector<ShapedArray> in_avals;
   Eqn eqn{&prim, {}, params, {}};
+  if (const std::source_location* at = detail::current_call_site()) eqn.source = *at;
   in_avals.reserve(inputs.size());
   eqn.inputs.reserve(inputs.size());
   for (const auto& x : inputs) {

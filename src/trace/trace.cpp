@@ -5,6 +5,7 @@
 
 #include "core/array_impl.hpp"
 #include "jx/config.hpp"
+#include "jx/detail/call_site.hpp"
 #include "jx/device.hpp"
 #include "jx/errors.hpp"
 #include "support/check.hpp"
@@ -123,9 +124,11 @@ void check_invalid_values(const std::vector<Array>& outs, const std::string& whe
       const char* kind = cfg.debug_nans && std::isnan(v)   ? "nan"
                          : cfg.debug_infs && std::isinf(v) ? "inf"
                                                            : nullptr;
-      if (kind)
-        throw FloatingPointError(std::string("invalid value (") + kind + ") encountered in " +
-                                 where);
+      if (!kind) continue;
+      std::string message = std::string("invalid value (") + kind + ") encountered in " + where;
+      if (const std::source_location* at = detail::current_call_site())
+        message += "\n\ncalled at " + detail::source_str(*at);
+      throw FloatingPointError(message);
     }
   }
 }

@@ -18,8 +18,12 @@ using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
 using testing::exact_error_of;
 
+// "this file:line", as the errors name a call.
+std::string here(int line) { return std::string(__FILE__) + ":" + std::to_string(line); }
+
 // 21 equations: six rounds of sin, mul and add keep y in [0.5, 1.5]; then y - 2 < 0, whose log
-// is the first NaN; then a multiply.
+// is the first NaN (on kLogLine); then a multiply.
+constexpr int kLogLine = __LINE__ + 4;
 Array twenty_ops(const Array& x) {
   Array y = x;
   for (int i = 0; i < 6; ++i) y = np::sin(y) * 0.5f + 1.0f;
@@ -38,6 +42,8 @@ TEST_CASE("debug_nans: a NaN in a jitted output names the primitive and its equa
   std::string message = exact_error_of<FloatingPointError>([&] { f(x); });
   CHECK_THAT(message, StartsWith("invalid value (nan) encountered in log\n\nin equation:\n\n"));
   CHECK_THAT(message, Contains(" = log "));
+  // The C++ call that staged it.
+  CHECK_THAT(message, Contains("\n\nstaged at " + here(kLogLine)));
   CHECK(f.cache_info().compiles == 1);  // the op-by-op run compiles nothing
   CHECK_NOTHROW(jit([](const Array& a) { return np::log(a); })(np::array({1.0f})));
 }
@@ -45,11 +51,17 @@ TEST_CASE("debug_nans: a NaN in a jitted output names the primitive and its equa
 TEST_CASE("debug_nans: eager operations check their own results", "[jit][debug_nans]") {
   testing::ConfigGuard guard;
   config().debug_nans = true;
-  CHECK(exact_error_of<FloatingPointError>([] {
-          np::log(np::array({1.0f, -1.0f}));
-        }) == "invalid value (nan) encountered in log");
-  CHECK(exact_error_of<FloatingPointError>([] { np::sqrt(np::array(-4.0)); }) ==
-        "invalid value (nan) encountered in sqrt");
+  const int log_line = __LINE__ + 1;
+  auto log_of_negative = [] { np::log(np::array({1.0f, -1.0f})); };
+  const int sqrt_line = __LINE__ + 1;
+  auto sqrt_of_negative = [] { np::sqrt(np::array(-4.0)); };
+  CHECK(exact_error_of<FloatingPointError>(log_of_negative) ==
+        "invalid value (nan) encountered in log\n\ncalled at " + here(log_line));
+  CHECK(exact_error_of<FloatingPointError>(sqrt_of_negative) ==
+        "invalid value (nan) encountered in sqrt\n\ncalled at " + here(sqrt_line));
+  // An operator has no place for a location: its error names the primitive alone.
+  CHECK(exact_error_of<FloatingPointError>([] { (void)(np::array(0.0f) / np::array(0.0f)); }) ==
+        "invalid value (nan) encountered in div");
   CHECK_NOTHROW(np::array({1, 2}) / np::array({0, 1}));  // integers have no NaN
   CHECK_NOTHROW(np::array(1.0f) / np::array(0.0f));      // an infinity is not a NaN
 }
