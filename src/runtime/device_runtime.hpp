@@ -25,8 +25,12 @@ class DeviceRuntime {
   // supports it and the configuration asks for it (CUDA graphs), else simply called.
   virtual void replay(std::span<void* const> buffers,
                       const std::function<void()>& enqueue) const = 0;
-  // Waits for the work enqueued so far (a profiler trace times each thunk's).
+  // Waits for the work enqueued so far.
   virtual void synchronize() const = 0;
+  // Runs `enqueue` and waits for its work: its time on the device in milliseconds, as the
+  // device measures it where it can (CUDA events), else the host's clock around it and a
+  // synchronize. A profiler trace times each thunk so.
+  virtual double timed_ms(const std::function<void()>& enqueue) const;
 };
 
 }  // namespace jx::runtime

@@ -14,6 +14,7 @@
 #include "jx/jx.hpp"
 #include "support/config_guard.hpp"
 #include "support/error_of.hpp"
+#include "support/fake_cuda.hpp"
 #include "support/json.hpp"
 #include "support/scratch_dir.hpp"
 
@@ -159,6 +160,30 @@ TEST_CASE(
     for (int tid : row_threads) worker = worker || threads[tid].rfind("cpu worker ", 0) == 0;
     CHECK(worker);
   }
+}
+
+// The fake driver's events are kFakeEventMs apart: a span of exactly that long is the device's
+// time for the thunk, which no host clock would give.
+TEST_CASE("profiler: on a GPU each thunk's span is its time on the device, from CUDA events",
+          "[profiler][cuda][fake]") {
+  testing::FakeCudaGpus gpus;
+  testing::ScratchDir dir;
+  auto f = jit([](const Array& a, const Array& b) { return np::sin(a) * b + 1.0f; },
+               {.name = "on_gpu", .device = Device{Platform::gpu, 7}});
+  Array a = np::ones({1000}), b = np::ones({1000});
+  f(a, b);  // compiled before the trace
+  {
+    profiler::Trace trace(dir / "gpu.json");
+    f(a, b);
+  }
+  int spans = 0;
+  for (const Event& e : read_trace(dir / "gpu.json")) {
+    if (e.program != "jit_on_gpu") continue;
+    ++spans;
+    INFO(e.thunk);
+    CHECK(e.dur == Approx(testing::kFakeEventMs * 1000.0));
+  }
+  CHECK(spans >= 1);
 }
 
 TEST_CASE("profiler: summary() ranks the last trace's thunks; nothing is recorded after it stops",

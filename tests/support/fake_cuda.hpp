@@ -61,6 +61,10 @@ class FakeCuda {
 // While alive, programs for GPUs compile with the real GPU backend (PTX, cuBLAS thunks, CUDA
 // graphs) onto one GpuContext per device over a FakeCuda. Destroying it drops the context and
 // then checks the fake: nothing violated, nothing leaked.
+// What cuEventElapsedTime reports between any two events on the fake device: a profiler span
+// of this length is the device's time, not the host's.
+inline constexpr float kFakeEventMs = 0.5f;
+
 class FakeCudaGpus {
  public:
   FakeCudaGpus();

@@ -391,9 +391,11 @@ DriverApi make_driver_api() {
     s.drain(id(stream));  // as the driver does: the work finishes, then the stream goes
     return destroy(id(stream), HandleKind::kStream, "cuStreamDestroy");
   };
-  a.cuEventCreate = [](CUevent* event, unsigned) {
+  a.cuEventCreate = [](CUevent* event, unsigned flags) {
     JX_FAKE_ENTRY("cuEventCreate");
-    *event = s.as_handle<CUevent>(s.make(HandleKind::kEvent));
+    std::uint64_t e = s.make(HandleKind::kEvent);
+    s.handles.at(e).timing = (flags & CU_EVENT_DISABLE_TIMING) == 0;
+    *event = s.as_handle<CUevent>(e);
     return CUDA_SUCCESS;
   };
   a.cuEventDestroy = [](CUevent event) {
@@ -417,6 +419,19 @@ DriverApi make_driver_api() {
     std::uint64_t stream = e->stream;
     if (CUresult r = waitable(s, stream, "cuEventSynchronize")) return r;
     s.drain(stream);
+    return CUDA_SUCCESS;
+  };
+  // Every pair of recorded, completed timing events is kFakeEventMs apart on the fake device.
+  a.cuEventElapsedTime = [](float* ms, CUevent start, CUevent end) {
+    JX_FAKE_ENTRY("cuEventElapsedTime");
+    FakeHandle* a0 = s.live(id(start), HandleKind::kEvent, "cuEventElapsedTime");
+    FakeHandle* a1 = s.live(id(end), HandleKind::kEvent, "cuEventElapsedTime");
+    if (!a0 || !a1 || !a0->timing || !a1->timing) return CUDA_ERROR_INVALID_HANDLE;
+    if (a0->stream == 0 || a1->stream == 0) return CUDA_ERROR_INVALID_HANDLE;  // unrecorded
+    if (FakeHandle* st = s.live(a1->stream, HandleKind::kStream, "cuEventElapsedTime");
+        st && !st->pending.empty())
+      return CUDA_ERROR_NOT_READY;
+    *ms = kFakeEventMs;
     return CUDA_SUCCESS;
   };
   a.cuStreamBeginCapture = begin_capture;

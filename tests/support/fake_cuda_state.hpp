@@ -49,6 +49,7 @@ struct FakeHandle {
   // A module's kernels: name → for each parameter, whether it is 64 bits (an address).
   std::map<std::string, std::vector<bool>> kernels;
   std::uint64_t stream = 0;            // an event's last stream, cuBLAS's stream
+  bool timing = true;                  // an event made without CU_EVENT_DISABLE_TIMING
   std::map<int, std::int64_t> values;  // cuBLASLt descriptors' attributes, by number
   std::deque<FakeOp> pending;          // a stream's enqueued work
   bool capturing = false;

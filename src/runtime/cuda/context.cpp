@@ -247,6 +247,32 @@ void GpuContext::synchronize() {
   check(api_, api_.cuStreamSynchronize(stream_), "cuStreamSynchronize");
 }
 
+double GpuContext::timed_ms(const std::function<void()>& enqueue) {
+  enter();
+  CUevent start = nullptr, end = nullptr;
+  check(api_, api_.cuEventCreate(&start, 0), "cuEventCreate");
+  if (CUresult r = api_.cuEventCreate(&end, 0); r != CUDA_SUCCESS) {
+    check_teardown(api_.cuEventDestroy(start), "cuEventDestroy");
+    check(api_, r, "cuEventCreate");
+  }
+  float ms = 0;
+  try {
+    check(api_, api_.cuEventRecord(start, stream_), "cuEventRecord");
+    enqueue();
+    enter();  // the work may have made another context current
+    check(api_, api_.cuEventRecord(end, stream_), "cuEventRecord");
+    check(api_, api_.cuEventSynchronize(end), "cuEventSynchronize");
+    check(api_, api_.cuEventElapsedTime(&ms, start, end), "cuEventElapsedTime");
+  } catch (...) {
+    check_teardown(api_.cuEventDestroy(start), "cuEventDestroy");
+    check_teardown(api_.cuEventDestroy(end), "cuEventDestroy");
+    throw;
+  }
+  check_teardown(api_.cuEventDestroy(start), "cuEventDestroy");
+  check_teardown(api_.cuEventDestroy(end), "cuEventDestroy");
+  return ms;
+}
+
 Module GpuContext::load_ptx(const std::string& ptx, std::string* info_log) {
   enter();
   std::vector<char> info(16 << 10), error(16 << 10);

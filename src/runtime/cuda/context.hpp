@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -119,6 +120,9 @@ class GpuContext {
   void memset(void* dst, unsigned char value, std::size_t bytes);
   // Waits for everything enqueued so far.
   void synchronize();
+  // Runs `enqueue` between two events on the stream and waits for its work: its time on the
+  // device in milliseconds (the profiler's kernel times).
+  double timed_ms(const std::function<void()>& enqueue);
 
   // Compiles PTX for this device. Throws jx::CompileError with the driver's error log; the info
   // log (ptxas's messages) goes to `info_log` when given.

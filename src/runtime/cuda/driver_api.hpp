@@ -20,6 +20,7 @@ enum CUresult {
   CUDA_ERROR_INVALID_PTX = 218,
   CUDA_ERROR_INVALID_HANDLE = 400,
   CUDA_ERROR_NOT_FOUND = 500,
+  CUDA_ERROR_NOT_READY = 600,
   CUDA_ERROR_ILLEGAL_ADDRESS = 700,
   CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900,
   CUDA_ERROR_UNKNOWN =
@@ -112,6 +113,7 @@ using CUgraphExec = CUgraphExec_st*;
   X(cuEventDestroy, cuEventDestroy_v2, CUresult(CUevent))                                          \
   X(cuEventRecord, cuEventRecord, CUresult(CUevent, CUstream))                                     \
   X(cuEventSynchronize, cuEventSynchronize, CUresult(CUevent))                                     \
+  X(cuEventElapsedTime, cuEventElapsedTime, CUresult(float*, CUevent, CUevent))                    \
   X(cuStreamBeginCapture, cuStreamBeginCapture_v2, CUresult(CUstream, CUstreamCaptureMode))        \
   X(cuStreamEndCapture, cuStreamEndCapture, CUresult(CUstream, CUgraph*))                          \
   X(cuGraphInstantiate, cuGraphInstantiateWithFlags,                                               \

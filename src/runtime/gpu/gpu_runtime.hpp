@@ -25,6 +25,9 @@ class GpuRuntime : public DeviceRuntime {
   void write(void* dst, const void* host_src, std::size_t nbytes) const override;
   void replay(std::span<void* const> buffers, const std::function<void()>& enqueue) const override;
   void synchronize() const override { context_.synchronize(); }
+  double timed_ms(const std::function<void()>& enqueue) const override {
+    return context_.timed_ms(enqueue);
+  }
 
  private:
   // Graphs hold device addresses: a few buffer sets are kept (a training step's buffers recur
