@@ -23,6 +23,12 @@ Array promote_one(const Array& x, Promotion p) {
 Array inexact_unary(const Array& x, Array (*f)(const Array&)) {
   return f(promote_one(x, Promotion::kInexact));
 }
+// The same for a function that makes NaNs or infinities, noting the caller's location.
+Array noted_inexact_unary(const Array& x, Array (*f)(const Array&),
+                          const std::source_location& at) {
+  jx::detail::CallSite site(at);
+  return inexact_unary(x, f);
+}
 
 // Operands of logical ops: bool as is, anything else as x != 0 (JAX's _logical_op).
 Array truthy(const Array& x) { return x.dtype() == bool_ ? x : lax::ne(x, scalar_like(x, 0)); }
@@ -67,43 +73,32 @@ Array integer_power(Array x, Array n) {
 
 Array negative(const Array& x) { return lax::neg(x); }
 Array positive(const Array& x) { return x; }
-Array exp(const Array& x, std::source_location at) {
-  jx::detail::CallSite site(at);
-  return inexact_unary(x, lax::exp);
-}
+Array exp(const Array& x, std::source_location at) { return noted_inexact_unary(x, lax::exp, at); }
 Array exp2(const Array& x) { return inexact_unary(x, lax::exp2); }
-Array log(const Array& x, std::source_location at) {
-  jx::detail::CallSite site(at);
-  return inexact_unary(x, lax::log);
-}
+Array log(const Array& x, std::source_location at) { return noted_inexact_unary(x, lax::log, at); }
 // As jnp.log2 and jnp.log10: the natural log divided by the base's, in x's dtype.
 Array log2(const Array& x, std::source_location at) {
   jx::detail::CallSite site(at);
-
   Array v = promote_one(x, Promotion::kInexact);
   return lax::div(lax::log(v), lax::log(scalar_like(v, 2)));
 }
 Array log10(const Array& x, std::source_location at) {
   jx::detail::CallSite site(at);
-
   Array v = promote_one(x, Promotion::kInexact);
   return lax::div(lax::log(v), lax::log(scalar_like(v, 10)));
 }
 Array log1p(const Array& x, std::source_location at) {
-  jx::detail::CallSite site(at);
-  return inexact_unary(x, lax::log1p);
+  return noted_inexact_unary(x, lax::log1p, at);
 }
 Array expm1(const Array& x) { return inexact_unary(x, lax::expm1); }
 Array sin(const Array& x) { return inexact_unary(x, lax::sin); }
 Array cos(const Array& x) { return inexact_unary(x, lax::cos); }
 Array tan(const Array& x) { return inexact_unary(x, lax::tan); }
 Array arcsin(const Array& x, std::source_location at) {
-  jx::detail::CallSite site(at);
-  return inexact_unary(x, lax::asin);
+  return noted_inexact_unary(x, lax::asin, at);
 }
 Array arccos(const Array& x, std::source_location at) {
-  jx::detail::CallSite site(at);
-  return inexact_unary(x, lax::acos);
+  return noted_inexact_unary(x, lax::acos, at);
 }
 Array arctan(const Array& x) { return inexact_unary(x, lax::atan); }
 Array sinh(const Array& x) { return inexact_unary(x, lax::sinh); }
@@ -111,16 +106,13 @@ Array cosh(const Array& x) { return inexact_unary(x, lax::cosh); }
 Array tanh(const Array& x) { return inexact_unary(x, lax::tanh); }
 Array arcsinh(const Array& x) { return inexact_unary(x, lax::asinh); }
 Array arccosh(const Array& x, std::source_location at) {
-  jx::detail::CallSite site(at);
-  return inexact_unary(x, lax::acosh);
+  return noted_inexact_unary(x, lax::acosh, at);
 }
 Array arctanh(const Array& x, std::source_location at) {
-  jx::detail::CallSite site(at);
-  return inexact_unary(x, lax::atanh);
+  return noted_inexact_unary(x, lax::atanh, at);
 }
 Array sqrt(const Array& x, std::source_location at) {
-  jx::detail::CallSite site(at);
-  return inexact_unary(x, lax::sqrt);
+  return noted_inexact_unary(x, lax::sqrt, at);
 }
 Array cbrt(const Array& x) { return inexact_unary(x, lax::cbrt); }
 
@@ -128,7 +120,6 @@ Array square(const Array& x) { return lax::integer_pow(promote_one(x, Promotion:
 
 Array reciprocal(const Array& x, std::source_location at) {
   jx::detail::CallSite site(at);
-
   return lax::integer_pow(promote_one(x, Promotion::kInexact), -1);
 }
 
@@ -175,19 +166,16 @@ Array multiply(const Array& x, const Array& y) {
 
 Array divide(const Array& x, const Array& y, std::source_location at) {
   jx::detail::CallSite site(at);
-
   return binary("div", x, y, lax::div, Promotion::kInexact);
 }
 Array true_divide(const Array& x, const Array& y, std::source_location at) {
-  jx::detail::CallSite site(at);
-  return divide(x, y);
+  return divide(x, y, at);
 }
 
 // lax::div truncates toward zero; floor division steps down when the signs differ and the
 // division is inexact.
 Array floor_divide(const Array& x, const Array& y, std::source_location at) {
   jx::detail::CallSite site(at);
-
   auto [a, b] = prepare("div", x, y, Promotion::kNumeric);
   if (is_unsigned(a.dtype())) return lax::div(a, b);
   if (!is_integral(a.dtype())) return float_divmod(a, b).first;
@@ -201,7 +189,6 @@ Array floor_divide(const Array& x, const Array& y, std::source_location at) {
 // lax::rem takes the dividend's sign; Python's % takes the divisor's: add b when they differ.
 Array remainder(const Array& x, const Array& y, std::source_location at) {
   jx::detail::CallSite site(at);
-
   auto [a, b] = prepare("rem", x, y, Promotion::kNumeric);
   // As JAX: an integer divisor of 0 becomes 1, so x % 0 is 0 (numpy's answer).
   if (is_integral(b.dtype())) b = select(lax::eq(b, scalar_like(b, 0)), filled_like(b, 1), b);
@@ -217,7 +204,6 @@ Array mod(const Array& x, const Array& y) { return remainder(x, y); }
 
 Array power(const Array& x, const Array& y, std::source_location at) {
   jx::detail::CallSite site(at);
-
   // A concrete integer scalar exponent unrolls into multiplications, for any base (JAX's
   // case 1: exact for integers, and more precise than pow for floats).
   if (!y.is_tracer() && y.ndim() == 0 && is_integral(y.dtype())) {
