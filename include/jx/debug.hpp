@@ -5,7 +5,7 @@
 // Both stage one effectful equation (debug_callback) instead of running at trace time, so they
 // work inside jit, grad, vmap, scan and cond, and run when the program runs: at once eagerly, on
 // every call of a jitted function, in the forward pass only under grad (the backward pass has
-// none), and with the batched values under vmap. They keep their order with each other and
+// none), and once per example under vmap. They keep their order with each other and
 // with the computation they read. On a GPU the values are copied to the host first.
 #pragma once
 

@@ -1,14 +1,14 @@
 // debug_callback[callback effect=Debug]: jax.debug.callback's primitive. It calls a host function
 // (its number in core/host_callbacks.hpp's table) with its operands' values and has no outputs;
 // it is effectful, so dead-code elimination keeps it. Its jvp calls it on the primals (the
-// backward pass never sees it: it has no tangents to transpose), vmap on the batched operands
-// (batch dims first), and it lowers to an HLO host-callback, which the runtime runs as a host
-// thunk in program order.
+// backward pass never sees it: it has no tangents to transpose), vmap once per example, and it
+// lowers to an HLO host-callback, which the runtime runs as a host thunk in program order.
 #include <iostream>
 #include <sstream>
 
 #include "core/host_callbacks.hpp"
 #include "jx/debug.hpp"
+#include "jx/lax.hpp"
 #include "lower/lower.hpp"
 #include "trace/tracer.hpp"
 #include "transforms/batch_rules.hpp"
@@ -23,6 +23,15 @@ using Ins = std::span<const Array>;
 
 std::int64_t callback_of(const Params& params) { return params.get("callback").as_int(); }
 
+// Example i of x batched along dim.
+Array example_of(const Array& x, int dim, std::int64_t i) {
+  std::vector<std::int64_t> start(x.shape().size(), 0), limit = x.shape();
+  auto d = static_cast<std::size_t>(dim);
+  start[d] = i;
+  limit[d] = i + 1;
+  return lax::squeeze(lax::slice(x, start, limit), {dim});
+}
+
 const bool kRegistered = [] {
   debug_callback_p.effectful = true;
   debug_callback_p.abstract_eval = [](std::span<const ShapedArray>, const Params&) {
@@ -36,11 +45,15 @@ const bool kRegistered = [] {
     trace::bind(debug_callback_p, {primals.begin(), primals.end()}, params);
     return JvpResult{};
   };
+  // As JAX's rule: unrolled over the batch, one call per example, in order.
   debug_callback_p.batch = [](Ins args, std::span<const BatchDim> dims, const Params& params) {
-    std::vector<Array> front;
-    for (std::size_t k = 0; k < args.size(); ++k)
-      front.push_back(dims[k] ? batching::move_axis(args[k], *dims[k], 0) : args[k]);
-    trace::bind(debug_callback_p, std::move(front), params);
+    std::int64_t n = batching::batch_size(args, dims);
+    for (std::int64_t i = 0; i < n; ++i) {
+      std::vector<Array> example;
+      for (std::size_t k = 0; k < args.size(); ++k)
+        example.push_back(dims[k] ? example_of(args[k], *dims[k], i) : args[k]);
+      trace::bind(debug_callback_p, std::move(example), params);
+    }
     return BatchResult{};
   };
   debug_callback_p.lower = [](hlo::Builder& b, std::span<hlo::Instruction* const> ops,

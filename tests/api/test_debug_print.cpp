@@ -107,14 +107,19 @@ TEST_CASE("debug::print under grad prints the forward pass's values once", "[deb
   CHECK_THAT(make_jaxpr(grad(loss))(x).str(), Catch::Contains("debug_callback"));
 }
 
-TEST_CASE("debug::print under vmap prints the batched value", "[debug][vmap]") {
-  auto f = [](const Array& a) {
-    debug::print("row {}", a);
-    return a + 1.0f;
+TEST_CASE("debug::print under vmap prints each example's value, in order", "[debug][vmap]") {
+  auto f = [](const Array& a, const Array& b) {
+    debug::print("row {} with {}", a, b);
+    return a + b;
   };
   Array m = np::reshape(floats({1, 2, 3, 4}), {2, 2});
-  CHECK(printed([&] { vmap(f)(m); }) == "row [[1. 2.]\n [3. 4.]]\n");
-  CHECK(printed([&] { jit(vmap(f, 1))(m); }) == "row [[1. 3.]\n [2. 4.]]\n");
+  Array b = np::array(10.0f);
+  CHECK(printed([&] {
+          vmap(f, {0, none})(m, b);
+        }) == "row [1. 2.] with 10.0\nrow [3. 4.] with 10.0\n");
+  CHECK(printed([&] {
+          jit(vmap(f, {1, none}))(m, b);
+        }) == "row [1. 3.] with 10.0\nrow [2. 4.] with 10.0\n");
 }
 
 TEST_CASE("debug::print in scan and cond bodies prints every iteration and the branch taken",
