@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <ostream>
 #include <sstream>
 
@@ -16,6 +18,14 @@ namespace {
 constexpr std::int64_t kThreshold = 1000;  // numpy's print threshold: summarize above it
 constexpr std::int64_t kEdgeItems = 3;
 constexpr std::size_t kLineWidth = 75;
+
+// Whether `text` read as a number and rounded to `dtype` is v (a value of that dtype).
+bool reads_back(const char* text, double v, DType dtype) {
+  double back = std::strtod(text, nullptr);
+  return dispatch(dtype, [&]<class T>() {
+    return static_cast<double>(static_cast<T>(back)) == static_cast<double>(static_cast<T>(v));
+  });
+}
 
 // Formats every element to the same width, as numpy's FloatingFormat (maxprec, precision 8).
 class ElementFormatter {
@@ -94,10 +104,7 @@ class ElementFormatter {
     return {s.substr(0, dot), s.substr(dot)};
   }
 
-  bool round_trips(const char* text, double v) const {
-    double back = std::strtod(text, nullptr);
-    return dtype_ == float32 ? static_cast<float>(back) == static_cast<float>(v) : back == v;
-  }
+  bool round_trips(const char* text, double v) const { return reads_back(text, v, dtype_); }
 
   DType dtype_;
   bool scientific_ = false;
@@ -191,13 +198,18 @@ std::string scalar_str(double v, DType dtype) {
   }
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  for (int prec = 1; prec <= 17; ++prec) {
-    std::snprintf(buf, sizeof buf, "%.*g", prec, v);
-    double back = std::strtod(buf, nullptr);
-    if (dtype == float64 ? back == v : static_cast<float>(back) == static_cast<float>(v)) break;
+  // Python's repr of a float: the fewest digits that read back, positional for exponents in
+  // [-4, 16), else scientific.
+  int prec = 0;
+  for (; prec < 17; ++prec) {
+    std::snprintf(buf, sizeof buf, "%.*e", prec, v);
+    if (reads_back(buf, v, dtype)) break;
   }
+  int exponent = std::atoi(std::strchr(buf, 'e') + 1);
+  if (exponent < -4 || exponent >= 16) return buf;
+  std::snprintf(buf, sizeof buf, "%.*f", std::max(0, prec - exponent), v);
   std::string s = buf;
-  if (s.find_first_of(".en") == std::string::npos) s += ".0";
+  if (s.find('.') == std::string::npos) s += ".0";
   return s;
 }
 

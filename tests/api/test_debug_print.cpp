@@ -43,6 +43,14 @@ TEST_CASE("Array::str prints as NumPy's str()", "[debug]") {
   CHECK(np::array(std::vector<bool>{true, false}).str() == "[ True False]");
   CHECK(np::array(2.0f).str() == "2.0");
   CHECK(np::array(0.1f).str() == "0.1");
+  CHECK(np::array(10.0f).str() == "10.0");
+  CHECK(np::array(-0.0f).str() == "-0.0");
+  CHECK(np::array(1e-5f).str() == "1e-05");
+  CHECK(np::array(1e16).str() == "1e+16");
+  CHECK(np::array(123456.5).str() == "123456.5");
+  // The shortest digits that read back as the dtype's value.
+  CHECK(np::array(0.1f).astype(bfloat16).str() == "0.1");
+  CHECK(floats({0.1f, 2}).astype(bfloat16).str() == "[0.1 2. ]");
   CHECK(np::array(std::int32_t{7}).str() == "7");
   CHECK(np::arange(0, 2000).str() == "[   0    1    2 ... 1997 1998 1999]");
 }
