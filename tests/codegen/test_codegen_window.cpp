@@ -146,10 +146,45 @@ TEST_CASE("codegen: a scan splits over dimension 0, or 1 when it scans dimension
     fn(buffers, 0, 3);
     check_all(out, run<float>(scan, {x.data(), &init}));
   }
-  // A 1-d scan runs whole.
+  // A short 1-d scan runs whole.
   Hlo h0;
   CHECK(kernel_rows(*window_op(h0, float32, {50}, hlo::prefix_scan_window({50}, 0, true),
                                Opcode::kAdd)) == 1);
+}
+
+// A long 1-d scan runs as two parts, in either order or together: the second folds the first's
+// positions into its carry. Integers, so that every order of the folds gives the same values.
+TEST_CASE("codegen: a long 1-d scan splits into two parts that agree with one pass",
+          "[codegen][window]") {
+  const std::int64_t n = 100000 + 37;
+  std::vector<std::int32_t> x;
+  for (std::int64_t k = 0; k < n; ++k) x.push_back(static_cast<std::int32_t>(k * 7 % 11) - 5);
+  for (Opcode op : {Opcode::kAdd, Opcode::kMaximum})
+    for (bool reverse : {false, true}) {
+      INFO((op == Opcode::kAdd ? "add" : "max") << (reverse ? " reversed" : ""));
+      Hlo h;
+      hlo::Instruction* scan =
+          window_op(h, int32, {n}, hlo::prefix_scan_window({n}, 0, reverse), op);
+      REQUIRE(kernel_rows(*scan) == 2);
+      std::int32_t init = 3;
+      std::vector<std::int32_t> want(static_cast<std::size_t>(n));
+      std::int32_t acc = init;
+      for (std::int64_t i = 0; i < n; ++i) {
+        auto k = static_cast<std::size_t>(reverse ? n - 1 - i : i);
+        acc = op == Opcode::kAdd ? acc + x[k] : std::max(acc, x[k]);
+        want[k] = acc;
+      }
+      auto code = compile_kernels({{scan, "kernel", /*partitioned=*/true}}, {});
+      auto fn = reinterpret_cast<KernelFn>(code->symbol("kernel"));
+      std::vector<std::int32_t> second_first(want.size()), both(want.size());
+      void* buffers[] = {x.data(), &init, second_first.data()};
+      fn(buffers, 1, 2);
+      fn(buffers, 0, 1);
+      CHECK(second_first == want);
+      void* together[] = {x.data(), &init, both.data()};
+      fn(together, 0, 2);
+      CHECK(both == want);
+    }
 }
 
 int kernels(const std::string& thunk_sequence) {

@@ -29,12 +29,13 @@ std::int64_t kernel_rows(const Instruction& root) {
   std::optional<Shape> dims = hlo::common_output_dims(root);
   if (!dims || dims->empty()) return 1;
   // A prefix scan along dimension 0 carries its value from row to row: its kernel (of which it
-  // is the only output) splits dimension 1 instead, and runs whole without one.
+  // is the only output) splits dimension 1 instead; without one it runs whole, or as two parts
+  // when it is long (splits_row_scan).
   for (std::size_t k = 0; k < hlo::output_shapes(root).size(); ++k) {
     const Instruction* out =
         root.opcode == Opcode::kFusion ? hlo::fused_output(root, static_cast<int>(k)) : &root;
     if (auto scan = hlo::as_prefix_scan(*out); scan && scan->axis == 0)
-      return dims->size() > 1 ? (*dims)[1] : 1;
+      return dims->size() > 1 ? (*dims)[1] : cpu::splits_row_scan(*out) ? 2 : 1;
   }
   return (*dims)[0];
 }

@@ -1,6 +1,7 @@
 #include "codegen/cpu/prefix_scan.hpp"
 
 #include <algorithm>
+#include <functional>
 
 #include "hlo/window.hpp"
 #include "support/check.hpp"
@@ -20,6 +21,11 @@ constexpr std::size_t kVectorBytes = 64;
 // A row scan's chunk: its operand elements are computed into a stack buffer of this many (a
 // multiple of every vector width, 8 KiB of f64 at most, so it stays in L1) before the scan.
 constexpr std::int64_t kChunk = 1024;
+// A 1-d scan at least this long runs in two parts, one per thread (splits_row_scan).
+constexpr std::int64_t kMinSplitRow = std::int64_t{1} << 16;
+
+// Where a split 1-d scan's second part starts: 2/3 of the way, in whole chunks.
+std::int64_t split_point(std::int64_t n) { return 2 * n / 3 / kChunk * kChunk; }
 
 // Whether the combiner is one commutative opcode of both parameters, which the emitters apply
 // to vectors as to scalars.
@@ -64,10 +70,9 @@ class ScanEmitter {
   }
 
   void emit(const std::optional<OuterRange>& rows) {
-    JX_CHECK(!rows || dims_.size() > 1, "a 1-d scan cannot be split by rows");
-    if (axis_ == 0) {  // rows are a range of dimension 1
+    if (axis_ == 0) {  // rows are a range of dimension 1, or of a 1-d scan's two parts
       if (dims_.size() == 1)
-        row({});
+        row({}, rows);
       else
         runs({}, rows);
       return;
@@ -121,53 +126,114 @@ class ScanEmitter {
   // A scan along the last dim. With a vector combiner, a chunk of kChunk elements at a time:
   // the operand's elements into a stack buffer (a loop LLVM vectorizes, as any elementwise
   // kernel), then the buffer scanned a vector at a time into the output while it is in L1.
-  void row(const Values& before) {
-    auto width = static_cast<unsigned>(
-        std::clamp<std::size_t>(kVectorBytes / itemsize(compute_dtype(dtype_)), 2, 16));
-    if (!vector_combiner(scan_) || n_ < 2 * static_cast<std::int64_t>(width)) {
+  // `parts` (a long 1-d scan, splits_row_scan): part 0 scans positions [0, a) from init; part 1
+  // folds them into its carry first, then scans [a, n). a is 2/3 of n, so that both parts take
+  // about as long: part 0 reads and writes a elements, part 1 reads a and reads and writes the
+  // rest.
+  void row(const Values& before, const std::optional<OuterRange>& parts = std::nullopt) {
+    if (!vector_combiner(scan_) || n_ < 2 * static_cast<std::int64_t>(width())) {
       sequential(before, em_.i64(0), init_);
       return;
     }
-    auto* vt = llvm::FixedVectorType::get(type_, width);
+    std::int64_t full = n_ / width() * width();  // scan positions a vector at a time
+    if (!parts) {
+      llvm::Value* last = vector_scan(before, em_.i64(0), em_.i64(full), init_);
+      if (full < n_) sequential(before, em_.i64(full), last);
+      return;
+    }
+    std::int64_t a = split_point(n_);
+    emit_for(
+        em_, parts->begin, parts->end, "scan.part",
+        [&](llvm::Value* part) {
+          llvm::Value* first = b_.CreateICmpEQ(part, em_.i64(0));
+          llvm::Value* carry = em_.if_else(
+              first, [&] { return init_; },
+              [&] {
+                return em_.apply(f_, {init_, fold(before, em_.i64(0), em_.i64(a))});
+              },
+              "scan.carry_in");
+          llvm::Value* lo = b_.CreateSelect(first, em_.i64(0), em_.i64(a));
+          llvm::Value* hi = b_.CreateSelect(first, em_.i64(a), em_.i64(full));
+          llvm::Value* last = vector_scan(before, lo, hi, carry);
+          if (full < n_)  // constant bounds make a loop that runs at least once
+            em_.if_else(
+                first, [&] { return last; },
+                [&] { return sequential(before, em_.i64(full), last); }, "scan.tail");
+        },
+        /*vectorize=*/false);
+  }
+
+  unsigned width() const {
+    return static_cast<unsigned>(
+        std::clamp<std::size_t>(kVectorBytes / itemsize(compute_dtype(dtype_)), 2, 16));
+  }
+
+  // Calls each(v, k) for the operand's elements at scan positions [lo, hi) (a multiple of
+  // width() long), a vector v of scan positions k.. at a time, a chunk computed at a time.
+  void for_each_vector(const Values& before, llvm::Value* lo, llvm::Value* hi,
+                       const std::function<void(llvm::Value*, llvm::Value*)>& each) {
+    auto* vt = llvm::FixedVectorType::get(type_, width());
     auto* buffer_type = llvm::ArrayType::get(type_, static_cast<std::uint64_t>(kChunk));
     llvm::AllocaInst* buffer = em_.entry_alloca(buffer_type, "scan.chunk");
-    llvm::AllocaInst* carry = em_.entry_alloca(vt, "scan.carry");
-    b_.CreateStore(b_.CreateVectorSplat(width, init_), carry);
-    llvm::Value* row_base = index(before, em_.i64(0), {}).linear;
-    std::int64_t full = n_ / width * width;  // scan positions a vector at a time
     emit_strided_for(
-        em_, em_.i64(0), em_.i64(full), kChunk, "scan.chunk",
+        em_, lo, hi, kChunk, "scan.chunk",
         [&](llvm::Value* chunk) {
           llvm::Value* len = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, em_.i64(kChunk),
-                                                      b_.CreateSub(em_.i64(full), chunk));
+                                                      b_.CreateSub(hi, chunk));
           emit_for(em_, em_.i64(0), len, "scan.load", [&](llvm::Value* j) {
             llvm::Value* k = b_.CreateAdd(chunk, j, "", true, true);
             b_.CreateStore(operand_(index(before, position(k), {})),
                            b_.CreateInBoundsGEP(buffer_type, buffer, {em_.i64(0), j}));
           });
           emit_strided_for(
-              em_, em_.i64(0), len, width, "scan.vector",
+              em_, em_.i64(0), len, width(), "scan.vector",
               [&](llvm::Value* j) {
                 llvm::Value* v = b_.CreateAlignedLoad(
                     vt, b_.CreateInBoundsGEP(buffer_type, buffer, {em_.i64(0), j}),
                     llvm::Align(itemsize(dtype_)));
-                llvm::Value* result = em_.apply(f_, {b_.CreateLoad(vt, carry), prefix(v, width)});
-                llvm::SmallVector<int, 16> last(width, static_cast<int>(width - 1));
-                b_.CreateStore(b_.CreateShuffleVector(result, last), carry);
-                // Lane l is scan position chunk + j + l: forward at row_base + that, reversed
-                // mirrored, so the vector lands reversed at the lowest of its addresses.
-                llvm::Value* k = b_.CreateAdd(chunk, j, "", true, true);
-                llvm::Value* first =
-                    reverse_ ? b_.CreateSub(em_.i64(n_ - width), k, "", true, true) : k;
-                store_vector(reverse_ ? reversed(result, width) : result, width,
-                             b_.CreateAdd(row_base, first, "", true, true));
+                each(v, b_.CreateAdd(chunk, j, "", true, true));
               },
               /*vectorize=*/false);
         },
         /*vectorize=*/false);
-    if (full < n_)
-      sequential(before, em_.i64(full),
-                 b_.CreateExtractElement(b_.CreateLoad(vt, carry), std::uint64_t{0}));
+  }
+
+  // Scans positions [lo, hi) from `carry`, storing every result; the last one.
+  llvm::Value* vector_scan(const Values& before, llvm::Value* lo, llvm::Value* hi,
+                           llvm::Value* carry_in) {
+    unsigned w = width();
+    auto* vt = llvm::FixedVectorType::get(type_, w);
+    llvm::AllocaInst* carry = em_.entry_alloca(vt, "scan.carry");
+    b_.CreateStore(b_.CreateVectorSplat(w, carry_in), carry);
+    llvm::Value* row_base = index(before, em_.i64(0), {}).linear;
+    for_each_vector(before, lo, hi, [&](llvm::Value* v, llvm::Value* k) {
+      llvm::Value* result = em_.apply(f_, {b_.CreateLoad(vt, carry), prefix(v, w)});
+      llvm::SmallVector<int, 16> last(w, static_cast<int>(w - 1));
+      b_.CreateStore(b_.CreateShuffleVector(result, last), carry);
+      // Lane l is scan position k + l: forward at row_base + that, reversed mirrored, so the
+      // vector lands reversed at the lowest of its addresses.
+      llvm::Value* first = reverse_ ? b_.CreateSub(em_.i64(n_ - w), k, "", true, true) : k;
+      store_vector(reverse_ ? reversed(result, w) : result, w,
+                   b_.CreateAdd(row_base, first, "", true, true));
+    });
+    return b_.CreateExtractElement(b_.CreateLoad(vt, carry), std::uint64_t{0});
+  }
+
+  // The operand's elements at scan positions [lo, hi) folded together (lane by lane, then the
+  // lanes in order), at least one vector of them.
+  llvm::Value* fold(const Values& before, llvm::Value* lo, llvm::Value* hi) {
+    unsigned w = width();
+    auto* vt = llvm::FixedVectorType::get(type_, w);
+    llvm::AllocaInst* acc = em_.entry_alloca(vt, "scan.fold");
+    for_each_vector(before, lo, hi, [&](llvm::Value* v, llvm::Value* k) {
+      llvm::Value* so_far = b_.CreateLoad(vt, acc);
+      b_.CreateStore(b_.CreateSelect(b_.CreateICmpEQ(k, lo), v, em_.apply(f_, {so_far, v})), acc);
+    });
+    llvm::Value* lanes = b_.CreateLoad(vt, acc);
+    llvm::Value* total = b_.CreateExtractElement(lanes, std::uint64_t{0});
+    for (unsigned l = 1; l < w; ++l)
+      total = em_.apply(f_, {total, b_.CreateExtractElement(lanes, l)});
+    return total;
   }
 
   // Lane l of v becomes v[0] ⊕ ... ⊕ v[l]: lanes from s on take in the lane s before them, for
@@ -262,6 +328,12 @@ class ScanEmitter {
 };
 
 }  // namespace
+
+bool splits_row_scan(const Instruction& scan) {
+  std::optional<hlo::PrefixScan> p = hlo::as_prefix_scan(scan);
+  return p && scan.shape.dims.size() == 1 && vector_combiner(scan) &&
+         scan.shape.dims[0] >= kMinSplitRow;
+}
 
 void emit_prefix_scan(ElementalEmitter& em, const Instruction& scan,
                       const ElementGenerator& operand, const ElementGenerator& init,
