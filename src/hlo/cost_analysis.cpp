@@ -6,11 +6,9 @@
 namespace jx::hlo {
 namespace {
 
-// Instructions that move no data of their own.
-bool free_of_bytes(Opcode op) {
-  return op == Opcode::kParameter || op == Opcode::kConstant || op == Opcode::kTuple ||
-         op == Opcode::kGetTupleElement || op == Opcode::kOptimizationBarrier;
-}
+// Instructions that move no data of their own: those that only name buffers (a reshape's is
+// its operand's).
+bool free_of_bytes(Opcode op) { return runs_as(op) == RunsAs::kNothing; }
 
 double dot_flops(const Instruction& i) {
   // Every output element (batch × m × n) sums over the contracting dims (k): a multiply and

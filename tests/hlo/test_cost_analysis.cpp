@@ -56,5 +56,20 @@ ENTRY %main.1 (a.2: f64[5,2,3], b.3: f64[5,3,4]) -> f64[5,2,4] {
   CHECK(memory_analysis(*m).output_bytes == 8 * 40);
 }
 
+TEST_CASE("cost analysis: a reshape moves no bytes (it names its operand's buffer)", "[hlo]") {
+  auto m = parse_module(R"(HloModule m
+
+ENTRY %main.1 (a.2: f32[2,3]) -> f32[6] {
+  %a.2 = f32[2,3]{1,0} parameter(0)
+  %n.3 = f32[2,3]{1,0} negate(f32[2,3]{1,0} %a.2)
+  ROOT %r.4 = f32[6]{0} reshape(f32[2,3]{1,0} %n.3)
+}
+)");
+  verify(*m);
+  HloCost cost = cost_analysis(*m);
+  CHECK(cost.flops == 6);
+  CHECK(cost.bytes_accessed == 24 + 24);  // the negate's; none for the reshape
+}
+
 }  // namespace
 }  // namespace jx::hlo
