@@ -190,4 +190,13 @@ std::optional<double> splat(const Instruction* i) {
   return v->to_vector<double>()[0];
 }
 
+std::optional<Opcode> binary_combiner(const Computation& f) {
+  const Instruction* r = f.root();
+  const std::vector<Instruction*>& p = f.parameters();
+  if (!r || p.size() != 2 || r->operands.size() != 2) return std::nullopt;
+  bool both = (r->operands[0] == p[0] && r->operands[1] == p[1]) ||
+              (r->operands[0] == p[1] && r->operands[1] == p[0]);
+  return both ? std::optional(r->opcode) : std::nullopt;
+}
+
 }  // namespace jx::hlo

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "core/dtype_set.hpp"
-#include "support/named_values.hpp"
 #include "jx/array.hpp"
+#include "support/named_values.hpp"
 
 namespace jx::hlo {
 
@@ -156,6 +156,10 @@ class Module {
 // The value every element of `i` has, when `i` is a constant (or a broadcast of one) whose
 // elements all have the same bits; as a double, so the sign of a zero survives.
 std::optional<double> splat(const Instruction* i);
+
+// The opcode a two-parameter computation (a reduction's to_apply) applies to its parameters,
+// when its root is that one opcode of both, in either order; none otherwise.
+std::optional<Opcode> binary_combiner(const Computation& f);
 
 // The computations that run as programs of their own: the entry and, transitively, those a
 // while or conditional calls (not fusion bodies or reduce combiners). Fusion passes and the

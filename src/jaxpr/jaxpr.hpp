@@ -81,11 +81,11 @@ inline const ClosedJaxprData& debug_typecheck(const ClosedJaxprData& j) {
   return j;
 }
 // Runs the jaxpr by binding each equation: eager on concrete inputs, staged under a trace.
-// eval_jaxpr for --debug_nans: a FloatingPointError of an equation's primitive gains that
-// equation, as the jaxpr prints it.
-std::vector<Array> eval_jaxpr_naming_equations(const Jaxpr& jaxpr, const std::vector<Array>& consts,
-                                               const std::vector<Array>& args);
 std::vector<Array> eval_jaxpr(const Jaxpr& jaxpr, const std::vector<Array>& consts,
                               const std::vector<Array>& args);
+// eval_jaxpr for --debug_nans: a FloatingPointError of an equation's primitive gains that
+// equation, as the jaxpr prints it, and the call that staged it where one was noted.
+std::vector<Array> eval_jaxpr_naming_equations(const Jaxpr& jaxpr, const std::vector<Array>& consts,
+                                               const std::vector<Array>& args);
 
 }  // namespace jx

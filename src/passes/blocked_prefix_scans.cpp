@@ -38,14 +38,10 @@ T identity(Opcode combiner) {
 
 // The combiner's opcode, when it is one commutative opcode applied to its two parameters.
 std::optional<Opcode> commutative_combiner(const hlo::Computation& f) {
-  const Instruction* r = f.root();
-  if (!r || r->operands.size() != 2 || f.parameters().size() != 2) return std::nullopt;
-  bool both = (r->operands[0] == f.parameters()[0] && r->operands[1] == f.parameters()[1]) ||
-              (r->operands[0] == f.parameters()[1] && r->operands[1] == f.parameters()[0]);
-  bool commutative = r->opcode == Opcode::kAdd || r->opcode == Opcode::kMultiply ||
-                     r->opcode == Opcode::kMaximum || r->opcode == Opcode::kMinimum;
-  if (!both || !commutative) return std::nullopt;
-  return r->opcode;
+  std::optional<Opcode> op = hlo::binary_combiner(f);
+  bool commutative = op && (*op == Opcode::kAdd || *op == Opcode::kMultiply ||
+                            *op == Opcode::kMaximum || *op == Opcode::kMinimum);
+  return commutative ? op : std::nullopt;
 }
 
 // Whether `init` is a constant x ⊕ init == x holds for (the blocks fold it in more than once).

@@ -63,7 +63,7 @@ std::vector<ShapedArray> call_abstract_eval(const Primitive& p, Avals in, const 
   const Jaxpr& j = body_of(params)->jaxpr;
   std::vector<ShapedArray> operands(in.begin(), in.end());
   if (!sub::same_types(j.in_avals(), operands)) {
-    std::string what = p.name == jit_p.name ? "jit of " + name_of(params) : p.name;
+    std::string what = &p == &jit_p ? "jit of " + name_of(params) : p.name;
     throw TypeError(what + " takes " + sub::avals_str(j.in_avals()) + " but the operands are " +
                     sub::avals_str(operands) + ".");
   }

@@ -58,7 +58,7 @@ class TraceScope {
   TraceScope& operator=(const TraceScope&) = delete;
 };
 int next_trace_level();  // the level a trace pushed now would get
-bool tracing();           // whether a trace is current (and no EvalContext hides it)
+bool tracing();          // whether a trace is current (and no EvalContext hides it)
 
 // Inside an EvalContext, binds whose inputs are all concrete run eagerly again although a trace
 // is current (JAX's eval_context): for work done at trace time on purpose, such as compiling.
@@ -81,13 +81,13 @@ void set_device_eager_run(DeviceEagerRun run);
 // trace among the inputs' traces; with no trace current, run eagerly: abstract_eval, then impl on
 // the host, or the device's one-primitive program when the inputs are committed to an
 // accelerator. So under jit even a bind of concrete inputs (zeros, iota) is an equation.
-// Under --debug_nans (--debug_infs): throws FloatingPointError "invalid value (nan) encountered
-// in <where>" for the first floating output with a NaN (an infinity). Reads values back from a
-// device.
-void check_invalid_values(const std::vector<Array>& outs, const std::string& where);
-
 std::vector<Array> bind(const Primitive& prim, std::vector<Array> inputs,
                         const Params& params = {});
 Array bind1(const Primitive& prim, std::vector<Array> inputs, const Params& params = {});
+
+// Under --debug_nans (--debug_infs): throws FloatingPointError "invalid value (nan) encountered
+// in <where>" for the first floating output with a NaN (an infinity), naming the call a jx
+// function noted (detail/call_site.hpp). Reads values back from a device.
+void check_invalid_values(const std::vector<Array>& outs, const std::string& where);
 
 }  // namespace jx::trace

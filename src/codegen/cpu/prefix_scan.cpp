@@ -31,11 +31,9 @@ std::int64_t split_point(std::int64_t n) { return 2 * n / 3 / kChunk * kChunk; }
 // to vectors as to scalars.
 bool vector_combiner(const Instruction& scan) {
   DType d = scan.shape.dtype;
-  const Instruction* r = scan.called[0]->root();
-  if (d == bool_ || !r || r->operands.size() != 2) return false;
-  const Instruction *a = r->operands[0], *b = r->operands[1];
-  if (a->opcode != Opcode::kParameter || b->opcode != Opcode::kParameter || a == b) return false;
-  switch (r->opcode) {
+  std::optional<Opcode> op = hlo::binary_combiner(*scan.called[0]);
+  if (d == bool_ || !op) return false;
+  switch (*op) {
     case Opcode::kAdd:
     case Opcode::kMultiply:
     case Opcode::kMaximum:
@@ -207,13 +205,13 @@ class ScanEmitter {
     b_.CreateStore(b_.CreateVectorSplat(w, carry_in), carry);
     llvm::Value* row_base = index(before, em_.i64(0), {}).linear;
     for_each_vector(before, lo, hi, [&](llvm::Value* v, llvm::Value* k) {
-      llvm::Value* result = em_.apply(f_, {b_.CreateLoad(vt, carry), prefix(v, w)});
+      llvm::Value* result = em_.apply(f_, {b_.CreateLoad(vt, carry), prefix(v)});
       llvm::SmallVector<int, 16> last(w, static_cast<int>(w - 1));
       b_.CreateStore(b_.CreateShuffleVector(result, last), carry);
       // Lane l is scan position k + l: forward at row_base + that, reversed mirrored, so the
       // vector lands reversed at the lowest of its addresses.
       llvm::Value* first = reverse_ ? b_.CreateSub(em_.i64(n_ - w), k, "", true, true) : k;
-      store_vector(reverse_ ? reversed(result, w) : result, w,
+      store_vector(reverse_ ? reversed(result) : result,
                    b_.CreateAdd(row_base, first, "", true, true));
     });
     return b_.CreateExtractElement(b_.CreateLoad(vt, carry), std::uint64_t{0});
@@ -238,7 +236,8 @@ class ScanEmitter {
 
   // Lane l of v becomes v[0] ⊕ ... ⊕ v[l]: lanes from s on take in the lane s before them, for
   // s = 1, 2, 4, ...
-  llvm::Value* prefix(llvm::Value* v, unsigned width) {
+  llvm::Value* prefix(llvm::Value* v) {
+    unsigned width = this->width();
     for (unsigned s = 1; s < width; s *= 2) {
       llvm::SmallVector<int, 16> from;
       llvm::SmallVector<llvm::Constant*, 16> keep;
@@ -252,7 +251,8 @@ class ScanEmitter {
     return v;
   }
 
-  llvm::Value* reversed(llvm::Value* v, unsigned width) {
+  llvm::Value* reversed(llvm::Value* v) {
+    unsigned width = this->width();
     llvm::SmallVector<int, 16> lanes;
     for (unsigned l = 0; l < width; ++l) lanes.push_back(static_cast<int>(width - 1 - l));
     return b_.CreateShuffleVector(v, lanes);
@@ -260,13 +260,13 @@ class ScanEmitter {
 
   // The lanes of v at out[linear], out[linear + 1], ...: one vector store where the output is
   // stored as computed, else lane by lane, rounded.
-  void store_vector(llvm::Value* v, unsigned width, llvm::Value* linear) {
+  void store_vector(llvm::Value* v, llvm::Value* linear) {
     if (compute_dtype(dtype_) == dtype_) {
       b_.CreateAlignedStore(v, b_.CreateInBoundsGEP(type_, out_, linear),
                             llvm::Align(itemsize(dtype_)));
       return;
     }
-    for (unsigned l = 0; l < width; ++l)
+    for (unsigned l = 0; l < width(); ++l)
       em_.store(dtype_, b_.CreateExtractElement(v, l), out_,
                 b_.CreateAdd(linear, em_.i64(l), "", true, true));
   }
