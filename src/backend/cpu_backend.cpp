@@ -21,7 +21,11 @@ class CpuBackend : public Backend {
   void compile(const std::vector<codegen::KernelRequest>& requests, const std::string& module_name,
                const std::string& dump_prefix, CodeSlot code) override {
     symbols_.clear();
-    for (const codegen::KernelRequest& r : requests) symbols_.push_back(r.symbol);
+    scratch_words_.clear();
+    for (const codegen::KernelRequest& r : requests) {
+      symbols_.push_back(r.symbol);
+      scratch_words_.push_back(codegen::kernel_scratch_words(*r.root));
+    }
     if (requests.empty()) return;
     if (code.load) {
       code_ = codegen::load_kernels(*code.load, symbols_);
@@ -40,7 +44,8 @@ class CpuBackend : public Backend {
                                                std::int64_t rows) const override {
     const std::string& symbol = symbols_.at(index);
     auto fn = reinterpret_cast<runtime::KernelThunk::Fn>(code_->symbol(symbol));
-    return std::make_unique<runtime::KernelThunk>(symbol, fn, std::move(buffers), rows);
+    return std::make_unique<runtime::KernelThunk>(symbol, fn, std::move(buffers), rows,
+                                                  scratch_words_.at(index));
   }
 
   std::unique_ptr<runtime::Thunk> gemm_thunk(runtime::LibraryGemm gemm) const override {
@@ -63,6 +68,7 @@ class CpuBackend : public Backend {
  private:
   std::shared_ptr<const runtime::DeviceRuntime> runtime_;
   std::vector<std::string> symbols_;
+  std::vector<std::int64_t> scratch_words_;  // per kernel (codegen::kernel_scratch_words)
   std::shared_ptr<codegen::CompiledKernels> code_;
 };
 

@@ -239,7 +239,6 @@ passes::PipelineOptions pipeline_options(Platform platform) {
   };
   if (library_reads_16bit_gemms(platform)) options.library_16bit_gemms = runs_in_library;
   if (platform == Platform::gpu) options.kernel_batch_key = codegen::gpu_kernel_batch_key;
-  if (platform == Platform::cpu) options.scan_threads = runtime::parallelism();
   return options;
 }
 

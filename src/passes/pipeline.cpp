@@ -5,7 +5,6 @@
 #include <regex>
 
 #include "passes/algebraic_simplifier.hpp"
-#include "passes/blocked_prefix_scans.hpp"
 #include "passes/constant_folding.hpp"
 #include "passes/convolution_as_gemm.hpp"
 #include "passes/cse.hpp"
@@ -60,12 +59,10 @@ bool PassPipeline::run(hlo::Module& module) {
 // Read top to bottom: each stage is one pipeline.
 void run_pipeline(hlo::Module& module, const PipelineOptions& options) {
   // Rewrites into what the backends run (convolutions as patches and a dot, 16-bit dots in
-  // float32, long scans as blocks for the threads): before simplification, which folds what
-  // they add.
+  // float32): before simplification, which folds what they add.
   PassPipeline widen("widening", options);
   widen.add<ConvolutionAsGemm>();
   widen.add<Upcast16BitDots>(options.library_16bit_gemms);
-  if (options.scan_threads > 1) widen.add<BlockedPrefixScans>(options.scan_threads);
   widen.run(module);
 
   // Simplification, to a fixed point: each pass can expose work for the others (a folded

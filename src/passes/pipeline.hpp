@@ -41,9 +41,6 @@ struct PipelineOptions {
   // it (the GPU): a kernel joins only batches of its key. A reduction batched with kernels of
   // other shapes would run as a loop, one output per thread, serially over the reduced elements.
   std::function<std::string(const hlo::Instruction&)> kernel_batch_key;
-  // How many threads a kernel's rows are split over (the CPU's): a long scan along the last dim
-  // with fewer rows than that becomes blocks that they share (BlockedPrefixScans).
-  int scan_threads = 1;
 };
 
 class PassPipeline {

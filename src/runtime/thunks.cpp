@@ -36,11 +36,16 @@ void ExecutionContext::write(void* dst, const void* host_src, std::size_t nbytes
 }
 
 KernelThunk::KernelThunk(std::string name, Fn fn, std::vector<Allocation> buffers,
-                         std::int64_t rows)
-    : name_(std::move(name)), fn_(fn), buffers_(std::move(buffers)), rows_(rows) {}
+                         std::int64_t rows, std::int64_t scratch_words)
+    : name_(std::move(name)),
+      fn_(fn),
+      buffers_(std::move(buffers)),
+      rows_(rows),
+      scratch_words_(scratch_words) {}
 
 void KernelThunk::execute(const ExecutionContext& ctx) const {
-  ResolvedBuffers resolved(ctx, buffers_);
+  std::vector<std::uint64_t> scratch(static_cast<std::size_t>(scratch_words_));
+  ResolvedBuffers resolved(ctx, buffers_, scratch.empty() ? nullptr : scratch.data());
   void* const* buffers = resolved.data();
   if (rows_ <= 1) return fn_(buffers, 0, 1);
   if (!profiler::detail::active())
@@ -59,7 +64,8 @@ void KernelThunk::execute(const ExecutionContext& ctx) const {
 std::string KernelThunk::str() const {
   std::string s = "kernel " + name_ + "(";
   for (std::size_t i = 0; i < buffers_.size(); ++i) s += (i ? ", " : "") + buffers_[i].str();
-  return s + ")" + (rows_ > 1 ? " rows=" + std::to_string(rows_) + " parallel" : "");
+  return s + ")" + (rows_ > 1 ? " rows=" + std::to_string(rows_) + " parallel" : "") +
+         (scratch_words_ ? " scratch=" + std::to_string(scratch_words_) : "");
 }
 
 namespace {

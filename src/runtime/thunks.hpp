@@ -47,11 +47,14 @@ struct ExecutionContext {
 // or a branch run on every iteration of a loop allocates nothing.
 class ResolvedBuffers {
  public:
-  ResolvedBuffers(const ExecutionContext& ctx, const std::vector<Allocation>& as)
-      : size_(as.size()) {
+  // `extra`, when given, follows them.
+  ResolvedBuffers(const ExecutionContext& ctx, const std::vector<Allocation>& as,
+                  void* extra = nullptr)
+      : size_(as.size() + (extra != nullptr)) {
     if (size_ > std::size(small_)) heap_.resize(size_);
     void** p = data();
-    for (std::size_t i = 0; i < size_; ++i) p[i] = ctx.resolve(as[i]);
+    for (std::size_t i = 0; i < as.size(); ++i) p[i] = ctx.resolve(as[i]);
+    if (extra) p[as.size()] = extra;
   }
   ResolvedBuffers(const ResolvedBuffers&) = delete;
   ResolvedBuffers& operator=(const ResolvedBuffers&) = delete;
@@ -83,10 +86,13 @@ class Thunk {
 
 // A compiled kernel: fn(buffers, begin, end) with the operands' buffers first and the outputs'
 // last. A partitioned kernel (rows > 1) runs its rows split over the thread pool.
+// A kernel's rows split over the CPU's threads; a kernel with scratch gets `scratch_words`
+// zeroed words after its buffers, new for each run (codegen/cpu/cpu_compiler.hpp).
 class KernelThunk : public Thunk {
  public:
   using Fn = void (*)(void* const* buffers, std::int64_t begin, std::int64_t end);
-  KernelThunk(std::string name, Fn fn, std::vector<Allocation> buffers, std::int64_t rows);
+  KernelThunk(std::string name, Fn fn, std::vector<Allocation> buffers, std::int64_t rows,
+              std::int64_t scratch_words = 0);
   void execute(const ExecutionContext& ctx) const override;
   std::string str() const override;
 
@@ -95,6 +101,7 @@ class KernelThunk : public Thunk {
   Fn fn_;
   std::vector<Allocation> buffers_;
   std::int64_t rows_;
+  std::int64_t scratch_words_;
 };
 
 // A batched matrix product through BLAS.

@@ -88,6 +88,8 @@ std::vector<O> run(const hlo::Instruction* root, std::vector<const void*> inputs
   std::vector<void*> buffers;
   for (const void* p : inputs) buffers.push_back(const_cast<void*>(p));
   buffers.push_back(out.data());
+  std::vector<std::uint64_t> scratch(static_cast<std::size_t>(kernel_scratch_words(*root)));
+  if (!scratch.empty()) buffers.push_back(scratch.data());
   kernel_fn(*code, "kernel", root)(buffers.data());
   CHECK(std::memcmp(out.data() + n, guard.data(), guard.size()) == 0);
   out.resize(n);

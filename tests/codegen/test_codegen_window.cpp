@@ -1,7 +1,11 @@
 // CPU codegen of reverse and reduce-window: the window generator against the HLO evaluator, the
 // prefix scan's one pass against the window generator, a scan split over rows, and jitted
 // cumulative reductions (their kernels, and long rows against the eager impl).
+#include <atomic>
+#include <chrono>
+#include <cstring>
 #include <sstream>
+#include <thread>
 
 #include <jx/jx.hpp>
 
@@ -152,39 +156,127 @@ TEST_CASE("codegen: a scan splits over dimension 0, or 1 when it scans dimension
                                Opcode::kAdd)) == 1);
 }
 
-// A long 1-d scan runs as two parts, in either order or together: the second folds the first's
-// positions into its carry. Integers, so that every order of the folds gives the same values.
-TEST_CASE("codegen: a long 1-d scan splits into two parts that agree with one pass",
+// A long scan along the last dim of few rows runs as tiles, which the kernel's calls claim in
+// order from the ticket in its scratch, whatever rows they are given: one call, or several at
+// once on threads of their own, scan every tile, and give the same values bit for bit.
+TEST_CASE("codegen: a tiled scan's calls share its tiles, in one call or several at once",
           "[codegen][window]") {
-  const std::int64_t n = 100000 + 37;
-  std::vector<std::int32_t> x;
-  for (std::int64_t k = 0; k < n; ++k) x.push_back(static_cast<std::int32_t>(k * 7 % 11) - 5);
-  for (Opcode op : {Opcode::kAdd, Opcode::kMaximum})
-    for (bool reverse : {false, true}) {
-      INFO((op == Opcode::kAdd ? "add" : "max") << (reverse ? " reversed" : ""));
-      Hlo h;
-      hlo::Instruction* scan =
-          window_op(h, int32, {n}, hlo::prefix_scan_window({n}, 0, reverse), op);
-      REQUIRE(kernel_rows(*scan) == 2);
-      std::int32_t init = 3;
-      std::vector<std::int32_t> want(static_cast<std::size_t>(n));
-      std::int32_t acc = init;
-      for (std::int64_t i = 0; i < n; ++i) {
-        auto k = static_cast<std::size_t>(reverse ? n - 1 - i : i);
-        acc = op == Opcode::kAdd ? acc + x[k] : std::max(acc, x[k]);
-        want[k] = acc;
+  struct Case {
+    Shape dims;
+    std::int64_t tiles;  // 32768 positions each, the last one ending at the vector positions
+  };
+  for (const Case& c : std::vector<Case>{{{100000 + 37}, 4}, {{3, 65536 + 5}, 6}}) {
+    for (Opcode op : {Opcode::kAdd, Opcode::kMaximum})
+      for (bool reverse : {false, true}) {
+        INFO(shape_str(c.dims) << (op == Opcode::kAdd ? " add" : " max")
+                               << (reverse ? " reversed" : ""));
+        std::int64_t n = c.dims.back(), size = shape_size(c.dims);
+        auto axis = static_cast<int>(c.dims.size()) - 1;
+        Hlo h;
+        hlo::Instruction* scan =
+            window_op(h, int32, c.dims, hlo::prefix_scan_window(c.dims, axis, reverse), op);
+        REQUIRE(kernel_rows(*scan) == c.tiles);
+        REQUIRE(kernel_scratch_words(*scan) == 1 + 2 * c.tiles);
+        std::vector<std::int32_t> x;
+        for (std::int64_t k = 0; k < size; ++k)
+          x.push_back(static_cast<std::int32_t>(k * 7 % 11) - 5);
+        std::int32_t init = 3;
+        std::vector<std::int32_t> want(x.size());
+        for (std::int64_t row = 0; row < size / n; ++row) {
+          std::int32_t acc = init;
+          for (std::int64_t i = 0; i < n; ++i) {
+            auto k = static_cast<std::size_t>(row * n + (reverse ? n - 1 - i : i));
+            acc = op == Opcode::kAdd ? acc + x[k] : std::max(acc, x[k]);
+            want[k] = acc;
+          }
+        }
+        auto code = compile_kernels({{scan, "kernel", /*partitioned=*/true}}, {});
+        auto fn = reinterpret_cast<KernelFn>(code->symbol("kernel"));
+        auto words = static_cast<std::size_t>(kernel_scratch_words(*scan));
+        std::vector<std::int32_t> one_call(x.size()), threads(x.size());
+        std::vector<std::uint64_t> scratch(words);
+        void* alone[] = {x.data(), &init, one_call.data(), scratch.data()};
+        fn(alone, 1, 2);  // one call of one row still scans every tile
+        CHECK(one_call == want);
+        std::vector<std::uint64_t> shared(words);
+        void* together[] = {x.data(), &init, threads.data(), shared.data()};
+        {
+          std::vector<std::jthread> calls;
+          for (std::int64_t t = 0; t < 4; ++t)
+            calls.emplace_back([&, t] { fn(together, t * c.tiles / 4, (t + 1) * c.tiles / 4); });
+        }
+        CHECK(threads == want);
       }
-      auto code = compile_kernels({{scan, "kernel", /*partitioned=*/true}}, {});
-      auto fn = reinterpret_cast<KernelFn>(code->symbol("kernel"));
-      std::vector<std::int32_t> second_first(want.size()), both(want.size());
-      void* buffers[] = {x.data(), &init, second_first.data()};
-      fn(buffers, 1, 2);
-      fn(buffers, 0, 1);
-      CHECK(second_first == want);
-      void* together[] = {x.data(), &init, both.data()};
-      fn(together, 0, 2);
-      CHECK(both == want);
+  }
+  // A tile that starts before the tile ahead of it has published scans alone, waits, and then
+  // combines the prefix into its values. Here the ticket starts at tile 1 and the test
+  // publishes tile 0's prefix (the scratch: ticket, flags, prefixes) while tile 1 waits.
+  for (bool reverse : {false, true}) {
+    INFO((reverse ? "reversed" : "forward") << ", tile 0 published late");
+    const std::int64_t n = 100000 + 37, tile = 32768;
+    Hlo h;
+    hlo::Instruction* scan =
+        window_op(h, int32, {n}, hlo::prefix_scan_window({n}, 0, reverse), Opcode::kAdd);
+    std::int64_t tiles = kernel_rows(*scan);
+    std::vector<std::int32_t> x;
+    for (std::int64_t k = 0; k < n; ++k) x.push_back(static_cast<std::int32_t>(k * 5 % 13) - 6);
+    std::int32_t init = 7, acc = init, tile0 = 0;
+    std::vector<std::int32_t> want(x.size()), got(x.size());
+    for (std::int64_t i = 0; i < n; ++i) {
+      auto k = static_cast<std::size_t>(reverse ? n - 1 - i : i);
+      want[k] = acc += x[k];
+      if (i == tile - 1) tile0 = acc;
     }
+    std::vector<std::uint64_t> scratch(static_cast<std::size_t>(kernel_scratch_words(*scan)));
+    scratch[0] = 1;
+    auto code = compile_kernels({{scan, "kernel", /*partitioned=*/true}}, {});
+    auto fn = reinterpret_cast<KernelFn>(code->symbol("kernel"));
+    void* buffers[] = {x.data(), &init, got.data(), scratch.data()};
+    {
+      std::jthread call([&] { fn(buffers, 0, tiles); });
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      std::memcpy(&scratch[static_cast<std::size_t>(1 + tiles)], &tile0, sizeof tile0);
+      std::atomic_ref<std::uint64_t>(scratch[1]).store(1, std::memory_order_release);
+    }
+    for (std::int64_t i = tile; i < n; ++i) {
+      auto k = static_cast<std::size_t>(reverse ? n - 1 - i : i);
+      INFO("scan position " << i);
+      REQUIRE(got[k] == want[k]);
+    }
+  }
+  // Floats: the tiles' prefixes chain in one order, so a run on threads gives one call's bits.
+  Shape dims{200000};
+  Hlo h;
+  hlo::Instruction* scan =
+      window_op(h, float32, dims, hlo::prefix_scan_window(dims, 0, false), Opcode::kAdd);
+  std::vector<float> x = ramp<float>(dims[0], 0, 1e-5), one_call(x.size()), threads(x.size());
+  float init = 0.5f;
+  auto code = compile_kernels({{scan, "kernel", /*partitioned=*/true}}, {});
+  auto fn = reinterpret_cast<KernelFn>(code->symbol("kernel"));
+  auto words = static_cast<std::size_t>(kernel_scratch_words(*scan));
+  std::vector<std::uint64_t> scratch(words), shared(words);
+  void* alone[] = {x.data(), &init, one_call.data(), scratch.data()};
+  fn(alone, 0, kernel_rows(*scan));
+  void* together[] = {x.data(), &init, threads.data(), shared.data()};
+  {
+    std::jthread other([&] { fn(together, 3, kernel_rows(*scan)); });
+    fn(together, 0, 3);
+  }
+  CHECK(std::memcmp(one_call.data(), threads.data(), x.size() * sizeof(float)) == 0);
+  double sum = init;
+  for (std::size_t k = 0; k < x.size(); ++k) {
+    sum += x[k];
+    INFO("element " << k);
+    REQUIRE(std::abs(one_call[k] - sum) <= 1e-5 * sum);
+  }
+  // Many rows run a row per thread, as do short ones.
+  Hlo many, short_rows;
+  CHECK(kernel_scratch_words(*window_op(many, float32, {16, 70000},
+                                        hlo::prefix_scan_window({16, 70000}, 1, false),
+                                        Opcode::kAdd)) == 0);
+  CHECK(kernel_scratch_words(*window_op(short_rows, float32, {2, 65535},
+                                        hlo::prefix_scan_window({2, 65535}, 1, false),
+                                        Opcode::kAdd)) == 0);
 }
 
 int kernels(const std::string& thunk_sequence) {

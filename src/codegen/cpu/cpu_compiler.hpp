@@ -17,7 +17,9 @@ class MathTable;  // codegen/elemental/math_table.hpp
 // One kernel: computes `root` (an instruction or a fusion of the entry computation) into its
 // output buffers. ABI: void symbol(void* const* buffers, int64_t begin, int64_t end), with
 // buffers = root's operands' buffers, then one buffer per output (a multi-output fusion has
-// one per tuple element). A partitioned kernel computes rows [begin, end) of dimension 0 of its
+// one per tuple element), then, for a kernel with kernel_scratch_words(root) > 0, that many
+// 64-bit words, zero when the run starts and shared by its calls (a tiled scan's tickets and
+// prefixes). A partitioned kernel computes rows [begin, end) of dimension 0 of its
 // outputs (of kernel_rows(root)); any other computes everything and ignores begin and end, so
 // its loops keep constant bounds.
 struct KernelRequest {
@@ -31,8 +33,10 @@ struct KernelRequest {
 
 // How many independent rows a kernel for `root` has: the shared dimension 0 of its outputs, or
 // 1 when they differ or are 0-d; for a prefix scan along dimension 0, its dimension 1 (which its
-// kernel splits instead).
+// kernel splits instead); for a tiled scan, its tiles (codegen/cpu/prefix_scan.hpp).
 std::int64_t kernel_rows(const hlo::Instruction& root);
+// The scratch words a kernel for `root` takes after its buffers; 0 for most.
+std::int64_t kernel_scratch_words(const hlo::Instruction& root);
 
 // How the CPU backend computes a dot. A small or general one: a loop nest per output element,
 // summed in order as the eager evaluator does. A matrix product (hlo::as_gemm) up to 2^28

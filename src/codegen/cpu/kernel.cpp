@@ -24,20 +24,33 @@ namespace jx::codegen {
 using hlo::Instruction;
 using hlo::Opcode;
 
+namespace {
+
+// The prefix scan a kernel computes, if any: the fusion passes keep it its kernel's only output.
+const Instruction* prefix_scan_of(const Instruction& root) {
+  const Instruction* out = root.opcode == Opcode::kFusion ? hlo::fused_output(root, 0) : &root;
+  return hlo::output_shapes(root).size() == 1 && hlo::as_prefix_scan(*out) ? out : nullptr;
+}
+
+}  // namespace
+
 std::int64_t kernel_rows(const Instruction& root) {
   if (root.opcode == Opcode::kScatter) return 1;  // its updates combine in order
   std::optional<Shape> dims = hlo::common_output_dims(root);
   if (!dims || dims->empty()) return 1;
-  // A prefix scan along dimension 0 carries its value from row to row: its kernel (of which it
-  // is the only output) splits dimension 1 instead; without one it runs whole, or as two parts
-  // when it is long (splits_row_scan).
-  for (std::size_t k = 0; k < hlo::output_shapes(root).size(); ++k) {
-    const Instruction* out =
-        root.opcode == Opcode::kFusion ? hlo::fused_output(root, static_cast<int>(k)) : &root;
-    if (auto scan = hlo::as_prefix_scan(*out); scan && scan->axis == 0)
-      return dims->size() > 1 ? (*dims)[1] : cpu::splits_row_scan(*out) ? 2 : 1;
+  // A tiled scan's rows are its tiles. A prefix scan along dimension 0 carries its value from
+  // row to row: its kernel splits dimension 1 instead; without one it runs whole.
+  if (const Instruction* scan = prefix_scan_of(root)) {
+    if (std::int64_t tiles = cpu::scan_tiles(*scan)) return tiles;
+    if (hlo::as_prefix_scan(*scan)->axis == 0) return dims->size() > 1 ? (*dims)[1] : 1;
   }
   return (*dims)[0];
+}
+
+std::int64_t kernel_scratch_words(const Instruction& root) {
+  const Instruction* scan = prefix_scan_of(root);
+  std::int64_t tiles = scan ? cpu::scan_tiles(*scan) : 0;
+  return tiles ? cpu::scan_scratch_words(tiles) : 0;
 }
 
 namespace cpu {
@@ -117,7 +130,9 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
   std::size_t n = root.operands.size();
   BodyArgs args = body_args(n, aliases);
 
-  std::vector<llvm::Type*> body_params(args.count, ptr);
+  // The scratch, when the kernel has one, follows the buffers (cpu_compiler.hpp).
+  bool has_scratch = kernel_scratch_words(root) > 0;
+  std::vector<llvm::Type*> body_params(args.count + has_scratch, ptr);
   body_params.push_back(i64);
   body_params.push_back(i64);
   auto* body = llvm::Function::Create(llvm::FunctionType::get(void_ty, body_params, false),
@@ -142,6 +157,9 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
     call_args[static_cast<std::size_t>(arg)] = b.CreateLoad(
         ptr, b.CreateConstInBoundsGEP1_64(ptr, entry->getArg(0), k), "buffer" + std::to_string(k));
   }
+  if (has_scratch)
+    call_args.push_back(b.CreateLoad(
+        ptr, b.CreateConstInBoundsGEP1_64(ptr, entry->getArg(0), n + shapes.size()), "scratch"));
   call_args.push_back(entry->getArg(1));
   call_args.push_back(entry->getArg(2));
   b.CreateCall(body, call_args);
@@ -150,8 +168,10 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
   b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", body));
   ElementalEmitter em(b, math, elemental_emitters());
   std::optional<OuterRange> rows;
+  unsigned range_arg = args.count + has_scratch;
   if (request.partitioned && kernel_rows(root) > 1)
-    rows = OuterRange{body->getArg(args.count), body->getArg(args.count + 1)};
+    rows = OuterRange{body->getArg(range_arg), body->getArg(range_arg + 1)};
+  llvm::Value* scratch = has_scratch ? body->getArg(args.count) : nullptr;
   auto operand = [&](int k) {
     return body->getArg(static_cast<unsigned>(args.operand_arg[static_cast<std::size_t>(k)]));
   };
@@ -223,8 +243,16 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
     // Outputs that are all column reductions, or all prefix scans, run in row order each.
     bool own_order = false;
     using Kind = std::function<const Instruction*(std::size_t)>;
-    for (auto [is_kind, emit] : {std::pair{Kind(column_reduction), &emit_column_reduction},
-                                 std::pair{Kind(prefix_scan), &emit_prefix_scan}}) {
+    using Emit = std::function<void(ElementalEmitter&, const Instruction&, const ElementGenerator&,
+                                    const ElementGenerator&, llvm::Value*,
+                                    const std::optional<OuterRange>&)>;
+    Emit scan = [scratch](ElementalEmitter& em, const Instruction& r, const ElementGenerator& x,
+                          const ElementGenerator& init, llvm::Value* out,
+                          const std::optional<OuterRange>& rows) {
+      emit_prefix_scan(em, r, x, init, out, rows, scratch);
+    };
+    for (auto [is_kind, emit] : {std::pair{Kind(column_reduction), Emit(&emit_column_reduction)},
+                                 std::pair{Kind(prefix_scan), scan}}) {
       if (own_order || !std::all_of(group.begin(), group.end(), is_kind)) continue;
       for (std::size_t j : group) {
         const Instruction* r = is_kind(j);

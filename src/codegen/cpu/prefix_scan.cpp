@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <functional>
 
+#include <llvm/IR/IntrinsicsX86.h>
+#include <llvm/TargetParser/Triple.h>
+
 #include "hlo/window.hpp"
 #include "support/check.hpp"
 
@@ -21,11 +24,29 @@ constexpr std::size_t kVectorBytes = 64;
 // A row scan's chunk: its operand elements are computed into a stack buffer of this many (a
 // multiple of every vector width, 8 KiB of f64 at most, so it stays in L1) before the scan.
 constexpr std::int64_t kChunk = 1024;
-// A 1-d scan at least this long runs in two parts, one per thread (splits_row_scan).
-constexpr std::int64_t kMinSplitRow = std::int64_t{1} << 16;
+// A tiled scan's tile (scan_tiles): 32768 positions, 128 KiB of f32, which stays in L2 between
+// its fold and its scan.
+constexpr std::int64_t kTile = std::int64_t{1} << 15;
+// Rows at least two tiles long are tiled while there are fewer of them than this (a large
+// CPU's cores); more rows keep every core busy one row at a time.
+constexpr std::int64_t kFewRows = 16;
 
-// Where a split 1-d scan's second part starts: 2/3 of the way, in whole chunks.
-std::int64_t split_point(std::int64_t n) { return 2 * n / 3 / kChunk * kChunk; }
+// The lanes of a row scan's vector of `d`.
+unsigned vector_width(DType d) {
+  return static_cast<unsigned>(
+      std::clamp<std::size_t>(kVectorBytes / itemsize(compute_dtype(d)), 2, 16));
+}
+
+// The positions of a row of n that are scanned a vector at a time, from its start; the rest
+// are scanned one by one.
+std::int64_t vector_positions(std::int64_t n, DType d) {
+  return n / vector_width(d) * vector_width(d);
+}
+
+// The tiles a tiled scan cuts a row of n into (the last one ends at its vector positions).
+std::int64_t tiles_per_row(std::int64_t n, DType d) {
+  return (vector_positions(n, d) + kTile - 1) / kTile;
+}
 
 // Whether the combiner is one commutative opcode of both parameters, which the emitters apply
 // to vectors as to scalars.
@@ -50,13 +71,14 @@ bool vector_combiner(const Instruction& scan) {
 class ScanEmitter {
  public:
   ScanEmitter(ElementalEmitter& em, const Instruction& scan, const ElementGenerator& operand,
-              const ElementGenerator& init, llvm::Value* out)
+              const ElementGenerator& init, llvm::Value* out, llvm::Value* scratch)
       : em_(em),
         b_(em.b()),
         scan_(scan),
         f_(*scan.called[0]),
         operand_(operand),
         out_(out),
+        scratch_(scratch),
         dims_(scan.shape.dims),
         dtype_(scan.shape.dtype),
         type_(em.type(dtype_)),
@@ -68,9 +90,14 @@ class ScanEmitter {
   }
 
   void emit(const std::optional<OuterRange>& rows) {
-    if (axis_ == 0) {  // rows are a range of dimension 1, or of a 1-d scan's two parts
+    if (std::int64_t tiles = scan_tiles(scan_)) {
+      JX_CHECK(scratch_);
+      tiled(tiles);
+      return;
+    }
+    if (axis_ == 0) {  // rows are a range of dimension 1
       if (dims_.size() == 1)
-        row({}, rows);
+        row({});
       else
         runs({}, rows);
       return;
@@ -124,47 +151,152 @@ class ScanEmitter {
   // A scan along the last dim. With a vector combiner, a chunk of kChunk elements at a time:
   // the operand's elements into a stack buffer (a loop LLVM vectorizes, as any elementwise
   // kernel), then the buffer scanned a vector at a time into the output while it is in L1.
-  // `parts` (a long 1-d scan, splits_row_scan): part 0 scans positions [0, a) from init; part 1
-  // folds them into its carry first, then scans [a, n). a is 2/3 of n, so that both parts take
-  // about as long: part 0 reads and writes a elements, part 1 reads a and reads and writes the
-  // rest.
-  void row(const Values& before, const std::optional<OuterRange>& parts = std::nullopt) {
+  void row(const Values& before) {
     if (!vector_combiner(scan_) || n_ < 2 * static_cast<std::int64_t>(width())) {
       sequential(before, em_.i64(0), init_);
       return;
     }
-    std::int64_t full = n_ / width() * width();  // scan positions a vector at a time
-    if (!parts) {
-      llvm::Value* last = vector_scan(before, em_.i64(0), em_.i64(full), init_);
-      if (full < n_) sequential(before, em_.i64(full), last);
-      return;
-    }
-    std::int64_t a = split_point(n_);
-    emit_for(
-        em_, parts->begin, parts->end, "scan.part",
-        [&](llvm::Value* part) {
-          llvm::Value* first = b_.CreateICmpEQ(part, em_.i64(0));
-          llvm::Value* carry = em_.if_else(
-              first, [&] { return init_; },
-              [&] {
-                return em_.apply(f_, {init_, fold(before, em_.i64(0), em_.i64(a))});
-              },
-              "scan.carry_in");
-          llvm::Value* lo = b_.CreateSelect(first, em_.i64(0), em_.i64(a));
-          llvm::Value* hi = b_.CreateSelect(first, em_.i64(a), em_.i64(full));
-          llvm::Value* last = vector_scan(before, lo, hi, carry);
-          if (full < n_)  // constant bounds make a loop that runs at least once
-            em_.if_else(
-                first, [&] { return last; },
-                [&] { return sequential(before, em_.i64(full), last); }, "scan.tail");
+    std::int64_t full = vector_positions(n_, dtype_);
+    llvm::Value* last = vector_scan(before, em_.i64(0), em_.i64(full), init_);
+    if (full < n_) sequential(before, em_.i64(full), last);
+  }
+
+  // A tiled scan (scan_tiles): tiles claimed from the ticket until none is left.
+  void tiled(std::int64_t tiles) {
+    std::int64_t full = vector_positions(n_, dtype_), per_row = tiles_per_row(n_, dtype_);
+    Shape outer(dims_.begin(), dims_.end() - 1);
+    llvm::Type* i64 = b_.getInt64Ty();
+    auto word = [&](llvm::Value* k) { return b_.CreateInBoundsGEP(i64, scratch_, k); };
+    auto flag = [&](llvm::Value* t) { return word(b_.CreateAdd(t, em_.i64(1))); };
+    auto prefix_of = [&](llvm::Value* t) { return word(b_.CreateAdd(t, em_.i64(1 + tiles))); };
+
+    llvm::Function* fn = b_.GetInsertBlock()->getParent();
+    auto* claim = llvm::BasicBlock::Create(em_.ctx(), "scan.claim", fn);
+    auto* tile_bb = llvm::BasicBlock::Create(em_.ctx(), "scan.tile", fn);
+    auto* done = llvm::BasicBlock::Create(em_.ctx(), "scan.done", fn);
+    b_.CreateBr(claim);
+    b_.SetInsertPoint(claim);
+    llvm::Value* t = b_.CreateAtomicRMW(llvm::AtomicRMWInst::Add, word(em_.i64(0)), em_.i64(1),
+                                        llvm::Align(8), llvm::AtomicOrdering::Monotonic);
+    b_.CreateCondBr(b_.CreateICmpULT(t, em_.i64(tiles)), tile_bb, done);
+
+    b_.SetInsertPoint(tile_bb);
+    llvm::Value* in_row = b_.CreateURem(t, em_.i64(per_row), "tile_in_row");
+    Values before = em_.delinearize(b_.CreateUDiv(t, em_.i64(per_row)), outer).dims;
+    llvm::Value* lo = b_.CreateMul(in_row, em_.i64(kTile), "", true, true);
+    llvm::Value* hi = b_.CreateBinaryIntrinsic(
+        llvm::Intrinsic::smin, b_.CreateAdd(lo, em_.i64(kTile), "", true, true), em_.i64(full));
+    llvm::Value* first = b_.CreateICmpEQ(in_row, em_.i64(0));
+    llvm::Value* previous = b_.CreateSub(t, em_.i64(1));
+    // Whether the prefix before the tile is known as it starts: init for a row's first tile,
+    // else whether the tile before has published it (always, when one thread runs them all).
+    llvm::Value* known = em_.if_else(
+        first, [&] { return b_.getTrue(); },
+        [&] {
+          llvm::LoadInst* flag_word =
+              b_.CreateAlignedLoad(b_.getInt64Ty(), flag(previous), llvm::Align(8));
+          flag_word->setAtomic(llvm::AtomicOrdering::Acquire);
+          return b_.CreateICmpNE(flag_word, em_.i64(0));
+        },
+        "scan.known");
+    llvm::Value* early = em_.if_else(
+        first, [&] { return init_; },
+        [&] {
+          return b_.CreateSelect(known, b_.CreateLoad(type_, prefix_of(previous)), identity());
+        },
+        "scan.early");
+    // The tile's own scan, from the identity; each value stored combined with the prefix when
+    // known, else alone, to be combined once the tile before publishes.
+    llvm::Value* own = vector_scan(before, lo, hi, identity(), early);
+    llvm::Value* prefix = em_.if_else(
+        known, [&] { return early; },
+        [&] {
+          await_nonzero(flag(previous));
+          llvm::Value* p = b_.CreateLoad(type_, prefix_of(previous));
+          combine_into_tile(before, lo, hi, p);
+          return p;
+        },
+        "scan.prefix");
+    llvm::Value* inclusive = em_.apply(f_, {prefix, own});
+    llvm::Value* last = b_.CreateICmpEQ(in_row, em_.i64(per_row - 1));
+    emit_if(em_, b_.CreateNot(last), "scan.publish", [&] {
+      b_.CreateStore(inclusive, prefix_of(t));
+      b_.CreateAlignedStore(em_.i64(1), flag(t), llvm::Align(8))
+          ->setAtomic(llvm::AtomicOrdering::Release);
+    });
+    if (full < n_)
+      emit_if(em_, last, "scan.tail", [&] { sequential(before, em_.i64(full), inclusive); });
+    b_.CreateBr(claim);
+    b_.SetInsertPoint(done);
+  }
+
+  // out = prefix ⊕ out at a tile's positions [lo, hi), in L2 since the tile's scan.
+  void combine_into_tile(const Values& before, llvm::Value* lo, llvm::Value* hi,
+                         llvm::Value* prefix) {
+    unsigned w = width();
+    auto* vt = llvm::FixedVectorType::get(type_, w);
+    llvm::Value* splat = b_.CreateVectorSplat(w, prefix);
+    llvm::Value* row_base = index(before, em_.i64(0), {}).linear;
+    // Reversed, scan positions [lo, hi) are addresses [n - hi, n - lo) of the row.
+    llvm::Value* from = reverse_ ? b_.CreateSub(em_.i64(n_), hi, "", true, true) : lo;
+    llvm::Value* to = b_.CreateAdd(from, b_.CreateSub(hi, lo, "", true, true), "", true, true);
+    emit_strided_for(
+        em_, from, to, w, "scan.combine",
+        [&](llvm::Value* k) {
+          llvm::Value* at =
+              b_.CreateInBoundsGEP(type_, out_, b_.CreateAdd(row_base, k, "", true, true));
+          llvm::Value* v = b_.CreateAlignedLoad(vt, at, llvm::Align(itemsize(dtype_)));
+          b_.CreateAlignedStore(em_.apply(f_, {splat, v}), at, llvm::Align(itemsize(dtype_)));
         },
         /*vectorize=*/false);
   }
 
-  unsigned width() const {
-    return static_cast<unsigned>(
-        std::clamp<std::size_t>(kVectorBytes / itemsize(compute_dtype(dtype_)), 2, 16));
+  // The combiner's identity: x ⊕ identity() = x for every x (-0.0 for a float sum, so that
+  // -0.0 stays).
+  llvm::Value* identity() {
+    bool fp = is_floating(dtype_), is_unsigned_int = is_unsigned(dtype_);
+    unsigned bits = type_->getPrimitiveSizeInBits();
+    switch (*hlo::binary_combiner(f_)) {
+      case Opcode::kAdd:
+        return fp ? llvm::ConstantFP::getNegativeZero(type_) : llvm::ConstantInt::get(type_, 0);
+      case Opcode::kMultiply:
+        return fp ? llvm::ConstantFP::get(type_, 1.0) : llvm::ConstantInt::get(type_, 1);
+      case Opcode::kMaximum:
+        return fp ? llvm::ConstantFP::getInfinity(type_, /*Negative=*/true)
+                  : llvm::ConstantInt::get(type_, is_unsigned_int
+                                                      ? llvm::APInt::getMinValue(bits)
+                                                      : llvm::APInt::getSignedMinValue(bits));
+      case Opcode::kMinimum:
+        return fp ? llvm::ConstantFP::getInfinity(type_)
+                  : llvm::ConstantInt::get(type_, is_unsigned_int
+                                                      ? llvm::APInt::getMaxValue(bits)
+                                                      : llvm::APInt::getSignedMaxValue(bits));
+      case Opcode::kAnd:
+        return llvm::ConstantInt::get(type_, llvm::APInt::getAllOnes(bits));
+      default:  // kOr (vector_combiner)
+        return llvm::ConstantInt::get(type_, 0);
+    }
   }
+
+  // Spins until the word at `at` is not 0; what was stored before it is then visible.
+  void await_nonzero(llvm::Value* at) {
+    llvm::Function* fn = b_.GetInsertBlock()->getParent();
+    auto* wait = llvm::BasicBlock::Create(em_.ctx(), "scan.wait", fn);
+    auto* pause = llvm::BasicBlock::Create(em_.ctx(), "scan.pause", fn);
+    auto* ready = llvm::BasicBlock::Create(em_.ctx(), "scan.ready", fn);
+    b_.CreateBr(wait);
+    b_.SetInsertPoint(wait);
+    llvm::LoadInst* word = b_.CreateAlignedLoad(b_.getInt64Ty(), at, llvm::Align(8));
+    word->setAtomic(llvm::AtomicOrdering::Acquire);
+    b_.CreateCondBr(b_.CreateICmpNE(word, em_.i64(0)), ready, pause);
+    b_.SetInsertPoint(pause);
+    if (llvm::Triple(em_.module().getTargetTriple()).isX86())
+      b_.CreateIntrinsic(llvm::Intrinsic::x86_sse2_pause, {}, {});
+    b_.CreateBr(wait);
+    b_.SetInsertPoint(ready);
+  }
+
+  unsigned width() const { return vector_width(dtype_); }
 
   // Calls each(v, k) for the operand's elements at scan positions [lo, hi) (a multiple of
   // width() long), a vector v of scan positions k.. at a time, a chunk computed at a time.
@@ -196,18 +328,21 @@ class ScanEmitter {
         /*vectorize=*/false);
   }
 
-  // Scans positions [lo, hi) from `carry`, storing every result; the last one.
+  // Scans positions [lo, hi) from `carry`, storing every result, or `offset` ⊕ it when given;
+  // the last result (without the offset).
   llvm::Value* vector_scan(const Values& before, llvm::Value* lo, llvm::Value* hi,
-                           llvm::Value* carry_in) {
+                           llvm::Value* carry_in, llvm::Value* offset = nullptr) {
     unsigned w = width();
     auto* vt = llvm::FixedVectorType::get(type_, w);
     llvm::AllocaInst* carry = em_.entry_alloca(vt, "scan.carry");
     b_.CreateStore(b_.CreateVectorSplat(w, carry_in), carry);
+    llvm::Value* offsets = offset ? b_.CreateVectorSplat(w, offset) : nullptr;
     llvm::Value* row_base = index(before, em_.i64(0), {}).linear;
     for_each_vector(before, lo, hi, [&](llvm::Value* v, llvm::Value* k) {
       llvm::Value* result = em_.apply(f_, {b_.CreateLoad(vt, carry), prefix(v)});
       llvm::SmallVector<int, 16> last(w, static_cast<int>(w - 1));
       b_.CreateStore(b_.CreateShuffleVector(result, last), carry);
+      if (offsets) result = em_.apply(f_, {offsets, result});
       // Lane l is scan position k + l: forward at row_base + that, reversed mirrored, so the
       // vector lands reversed at the lowest of its addresses.
       llvm::Value* first = reverse_ ? b_.CreateSub(em_.i64(n_ - w), k, "", true, true) : k;
@@ -215,23 +350,6 @@ class ScanEmitter {
                    b_.CreateAdd(row_base, first, "", true, true));
     });
     return b_.CreateExtractElement(b_.CreateLoad(vt, carry), std::uint64_t{0});
-  }
-
-  // The operand's elements at scan positions [lo, hi) folded together (lane by lane, then the
-  // lanes in order), at least one vector of them.
-  llvm::Value* fold(const Values& before, llvm::Value* lo, llvm::Value* hi) {
-    unsigned w = width();
-    auto* vt = llvm::FixedVectorType::get(type_, w);
-    llvm::AllocaInst* acc = em_.entry_alloca(vt, "scan.fold");
-    for_each_vector(before, lo, hi, [&](llvm::Value* v, llvm::Value* k) {
-      llvm::Value* so_far = b_.CreateLoad(vt, acc);
-      b_.CreateStore(b_.CreateSelect(b_.CreateICmpEQ(k, lo), v, em_.apply(f_, {so_far, v})), acc);
-    });
-    llvm::Value* lanes = b_.CreateLoad(vt, acc);
-    llvm::Value* total = b_.CreateExtractElement(lanes, std::uint64_t{0});
-    for (unsigned l = 1; l < w; ++l)
-      total = em_.apply(f_, {total, b_.CreateExtractElement(lanes, l)});
-    return total;
   }
 
   // Lane l of v becomes v[0] ⊕ ... ⊕ v[l]: lanes from s on take in the lane s before them, for
@@ -318,6 +436,7 @@ class ScanEmitter {
   const hlo::Computation& f_;
   const ElementGenerator& operand_;
   llvm::Value* out_;
+  llvm::Value* scratch_;
   const Shape& dims_;
   DType dtype_;
   llvm::Type* type_;
@@ -329,17 +448,22 @@ class ScanEmitter {
 
 }  // namespace
 
-bool splits_row_scan(const Instruction& scan) {
+std::int64_t scan_tiles(const Instruction& scan) {
   std::optional<hlo::PrefixScan> p = hlo::as_prefix_scan(scan);
-  return p && scan.shape.dims.size() == 1 && vector_combiner(scan) &&
-         scan.shape.dims[0] >= kMinSplitRow;
+  const Shape& dims = scan.shape.dims;
+  if (!p || static_cast<std::size_t>(p->axis) + 1 != dims.size() || !vector_combiner(scan) ||
+      compute_dtype(scan.shape.dtype) != scan.shape.dtype || dims.back() < 2 * kTile)
+    return 0;
+  std::int64_t rows = shape_size(dims) / dims.back();
+  return rows < kFewRows ? rows * tiles_per_row(dims.back(), scan.shape.dtype) : 0;
 }
 
 void emit_prefix_scan(ElementalEmitter& em, const Instruction& scan,
                       const ElementGenerator& operand, const ElementGenerator& init,
-                      llvm::Value* out, const std::optional<OuterRange>& rows) {
+                      llvm::Value* out, const std::optional<OuterRange>& rows,
+                      llvm::Value* scratch) {
   if (scan.shape.size() == 0) return;
-  ScanEmitter(em, scan, operand, init, out).emit(rows);
+  ScanEmitter(em, scan, operand, init, out, scratch).emit(rows);
 }
 
 }  // namespace jx::codegen::cpu

@@ -20,16 +20,30 @@
 
 namespace jx::codegen::cpu {
 
-// Whether `scan` is a 1-d scan long enough to run as two parts, one per thread: the first scans
-// two thirds of the row, the second folds those into its carry and scans the rest, reading
-// them twice but leaving no core idle (kernel_rows gives it 2 rows).
-bool splits_row_scan(const hlo::Instruction& scan);
+// A scan along the last dim with few long rows runs as tiles: its kernel's rows are the tiles
+// (row by row), which its calls claim in order from a ticket in a scratch of 64-bit words, zero
+// at the start of each run, whatever rows they were given: each call scans tiles until none is
+// left. Every tile scans its positions from the combiner's identity and stores each value
+// combined with P, the prefix before the tile (init for a row's first tile): known at the start
+// when the tile before has published it, which it does as soon as it knows its own last value
+// (always, on one thread). Otherwise the tile stores its values alone, waits for P and then
+// combines P into them while they are still in L2. So every core scans at once, each reading
+// the operand and writing the output once. Every tile a call waits for was claimed before by a
+// call that is running, so none deadlocks; each value is P ⊕ (the tile's own scan) either way,
+// so the values do not depend on the threads. Only for values stored as computed (combining P
+// later does not round twice).
+// How many tiles `scan` runs as, or 0 when it is not tiled.
+std::int64_t scan_tiles(const hlo::Instruction& scan);
+// The scratch words a scan of `tiles` tiles uses: its ticket, then per tile a flag (its prefix
+// published) and its prefix.
+inline std::int64_t scan_scratch_words(std::int64_t tiles) { return 1 + 2 * tiles; }
 
 // out = the scan `scan` (hlo::as_prefix_scan holds) of operand, from init. `rows` is a thread's
-// part of dimension 0, of dimension 1 for a scan along dimension 0, or of a split 1-d scan's two
-// parts (see kernel_rows).
+// part of dimension 0, or of dimension 1 for a scan along dimension 0; a tiled scan ignores it
+// and takes `scratch` (scan_scratch_words of it).
 void emit_prefix_scan(ElementalEmitter& em, const hlo::Instruction& scan,
                       const ElementGenerator& operand, const ElementGenerator& init,
-                      llvm::Value* out, const std::optional<OuterRange>& rows);
+                      llvm::Value* out, const std::optional<OuterRange>& rows,
+                      llvm::Value* scratch);
 
 }  // namespace jx::codegen::cpu

@@ -50,6 +50,19 @@ void emit_strided_for(ElementalEmitter& em, llvm::Value* begin, llvm::Value* end
   b.SetInsertPoint(exit_bb);
 }
 
+void emit_if(ElementalEmitter& em, llvm::Value* cond, const std::string& name,
+             const std::function<void()>& then_fn) {
+  // The emitter's if_else scopes what the branch memoizes; its value is unused.
+  llvm::Value* none = em.b().getFalse();
+  em.if_else(
+      cond,
+      [&] {
+        then_fn();
+        return none;
+      },
+      [&] { return none; }, name);
+}
+
 void emit_for(ElementalEmitter& em, llvm::Value* begin, llvm::Value* end, const std::string& name,
               const std::function<void(llvm::Value*)>& body, bool vectorize) {
   emit_strided_for(em, begin, end, 1, name, body, vectorize);

@@ -24,6 +24,10 @@ void emit_strided_for(ElementalEmitter& em, llvm::Value* begin, llvm::Value* end
                       const std::string& name, const std::function<void(llvm::Value*)>& body,
                       bool vectorize = true);
 
+// if (cond) then_fn(). What generators compute inside is not reused after it.
+void emit_if(ElementalEmitter& em, llvm::Value* cond, const std::string& name,
+             const std::function<void()>& then_fn);
+
 // Below this many elements a loop nest is not vectorized: the vector loop would save less run
 // time than it costs to compile (measured: about 5 ms for a 10-op chain with sin on f32[16]).
 inline constexpr std::int64_t kMinVectorizedElements = 64;

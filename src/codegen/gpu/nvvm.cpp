@@ -117,19 +117,6 @@ void mark_kernel(llvm::Function& f, int max_threads) {
   annotate("maxntidx", max_threads);
 }
 
-void emit_if(ElementalEmitter& em, llvm::Value* cond, const std::string& name,
-             const std::function<void()>& then_fn) {
-  // The emitter's if_else scopes what the branch memoizes; its value is unused.
-  llvm::Value* none = em.b().getFalse();
-  em.if_else(
-      cond,
-      [&] {
-        then_fn();
-        return none;
-      },
-      [&] { return none; }, name);
-}
-
 void emit_strided_loop(ElementalEmitter& em, llvm::Value* start, std::int64_t end,
                        std::int64_t step, const std::string& name,
                        const std::function<void(llvm::Value*)>& body) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "codegen/elemental/elemental.hpp"
+#include "codegen/elemental/loops.hpp"
 
 namespace jx::codegen::gpu {
 
@@ -37,10 +38,6 @@ llvm::Value* array_element(ElementalEmitter& em, llvm::GlobalVariable* array, ll
 void fence_device(ElementalEmitter& em);
 // Marks `f` a kernel entry launched with at most `max_threads` threads per block.
 void mark_kernel(llvm::Function& f, int max_threads);
-
-// if (cond) then_fn(). What generators compute inside is not reused after it.
-void emit_if(ElementalEmitter& em, llvm::Value* cond, const std::string& name,
-             const std::function<void()>& then_fn);
 
 // for (i = start; i < end; i += step) body(i) over i64 values, registered as a loop with the
 // emitter, so generators may hoist work out of it. `start` may differ between threads.
