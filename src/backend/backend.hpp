@@ -79,7 +79,9 @@ bool library_gemm_epilogues(Platform platform);
 // library call where library_gemm_epilogues, the CPU's blocked kernel, which applies them as it
 // stores its tiles.
 bool fuses_gemm_epilogue(const hlo::Instruction& dot, Platform platform);
-// Whether its GEMM library reads bf16 and f16 operands of f32 products (cuBLAS, on tensor cores).
-bool library_reads_16bit_gemms(Platform platform);
+// Whether `product`, an f32 product of bf16 or f16 operands, reads them as they are: cuBLAS's
+// (on tensor cores), or the CPU's blocked kernel for bf16 where the CPU multiplies bf16 pairs
+// (AVX-512 BF16). Otherwise they are converted to f32 first (passes::Upcast16BitDots).
+bool reads_16bit_operands(const hlo::Instruction& product, Platform platform);
 
 }  // namespace jx::backend

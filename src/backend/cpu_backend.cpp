@@ -85,7 +85,12 @@ bool fuses_gemm_epilogue(const hlo::Instruction& dot, Platform platform) {
   if (library_gemm_epilogues(platform)) return library_gemm(dot, platform);
   return platform == Platform::cpu && codegen::kernel_applies_gemm_epilogue(dot);
 }
-bool library_reads_16bit_gemms(Platform platform) { return platform == Platform::gpu; }
+bool reads_16bit_operands(const hlo::Instruction& product, Platform platform) {
+  if (platform == Platform::gpu) return library_gemm(product, platform);
+  return product.operands[0]->shape.dtype == bfloat16 &&
+         codegen::cpu::cpu_isa(config().cpu_isa).bf16_pairs &&
+         codegen::dot_strategy(product) == codegen::DotStrategy::kBlockedKernel;
+}
 
 std::unique_ptr<Backend> make_cpu_backend(std::shared_ptr<const runtime::DeviceRuntime> runtime) {
   return std::make_unique<CpuBackend>(std::move(runtime));

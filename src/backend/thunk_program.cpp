@@ -233,11 +233,12 @@ std::vector<codegen::PtxModule> program_ptx(const hlo::Computation& program,
 
 passes::PipelineOptions pipeline_options(Platform platform) {
   passes::PipelineOptions options;
-  auto runs_in_library = [platform](const Instruction& dot) { return library_gemm(dot, platform); };
   options.gemm_epilogues = [platform](const Instruction& dot) {
     return fuses_gemm_epilogue(dot, platform);
   };
-  if (library_reads_16bit_gemms(platform)) options.library_16bit_gemms = runs_in_library;
+  options.reads_16bit_operands = [platform](const Instruction& product) {
+    return reads_16bit_operands(product, platform);
+  };
   if (platform == Platform::gpu) options.kernel_batch_key = codegen::gpu_kernel_batch_key;
   return options;
 }

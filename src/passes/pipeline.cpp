@@ -62,7 +62,7 @@ void run_pipeline(hlo::Module& module, const PipelineOptions& options) {
   // float32): before simplification, which folds what they add.
   PassPipeline widen("widening", options);
   widen.add<ConvolutionAsGemm>();
-  widen.add<Upcast16BitDots>(options.library_16bit_gemms);
+  widen.add<Upcast16BitDots>(options.reads_16bit_operands);
   widen.run(module);
 
   // Simplification, to a fixed point: each pass can expose work for the others (a folded

@@ -34,9 +34,9 @@ struct PipelineOptions {
   // Set for a backend whose GEMMs apply epilogues: which dots' code takes them. Each such dot
   // then takes in its bias and activation (GemmEpilogueFusion).
   std::function<bool(const hlo::Instruction&)> gemm_epilogues;
-  // Set for a backend whose GEMM library reads bf16 and f16 operands (cuBLAS's tensor cores):
-  // which of their f32 products it runs. upcast-16bit-dots leaves those operands as they are.
-  std::function<bool(const hlo::Instruction&)> library_16bit_gemms;
+  // Which f32 products of bf16 or f16 operands the backend runs on those operands as they are
+  // (cuBLAS's tensor cores; the CPU's bf16 pair multiply-adds): upcast-16bit-dots leaves them.
+  std::function<bool(const hlo::Instruction&)> reads_16bit_operands;
   // Set for a backend whose batched kernels keep a cooperative plan only when their members share
   // it (the GPU): a kernel joins only batches of its key. A reduction batched with kernels of
   // other shapes would run as a loop, one output per thread, serially over the reduced elements.

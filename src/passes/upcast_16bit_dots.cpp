@@ -18,12 +18,12 @@ bool Upcast16BitDots::run(hlo::Module& module) {
       hlo::HloShape wide = dot->shape;
       wide.dtype = float32;
       Instruction* product = b.op(Opcode::kDot, wide, dot->operands, dot->attrs);
-      if (!library_reads_16bit_ || !library_reads_16bit_(*product))  // left unreachable
+      if (!reads_16bit_ || !reads_16bit_(*product))  // left unreachable
         product = b.op(Opcode::kDot, wide,
                        {b.convert(dot->operands[0], float32), b.convert(dot->operands[1], float32)},
                        dot->attrs);
-      c->replace_all_uses(dot, dot->shape.dtype == float32 ? product
-                                                            : b.convert(product, dot->shape.dtype));
+      c->replace_all_uses(
+          dot, dot->shape.dtype == float32 ? product : b.convert(product, dot->shape.dtype));
       changed = true;
     }
     if (changed) c->remove_unreachable();

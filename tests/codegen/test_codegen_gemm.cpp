@@ -110,6 +110,52 @@ TEST_CASE("codegen: the blocked matrix kernel against a loop", "[codegen][gemm]"
   }
 }
 
+// An f32 product of bf16 operands, as upcast-16bit-dots leaves it where the CPU multiplies bf16
+// pairs: the kernel packs pairs of contraction steps; with AVX-512 BF16 one instruction
+// multiplies and adds each pair, elsewhere (--cpu_isa=avx2) two f32 multiply-adds do.
+TEST_CASE("codegen: the blocked matrix kernel over bf16 operands against a loop",
+          "[codegen][gemm]") {
+  std::vector<GemmCase> cases = {
+      {0, 64, 64, 32, false},         // whole tiles, whole pairs
+      {0, 33, 37, 19, false},         // odd depth: the last pair half zero; edge tiles
+      {0, 31, 70, 601, false},        // three panel depths, the last odd
+      {0, 45, 70, 31, true},          // lhs stored [k, m]
+      {0, 20, 70, 150, false, true},  // rhs stored [n, k]
+      {3, 20, 17, 33, true, true},    // batched, both transposed
+      {0, 700, 40, 300, false},       // several blocks of rows
+  };
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const GemmCase& c = cases[i];
+    INFO("case " << i);
+    std::int64_t batches = std::max<std::int64_t>(c.batch, 1);
+    std::vector<BFloat16> l, r;
+    for (float v : ramp<float>(batches * c.m * c.k, -2, 0.01)) l.push_back(BFloat16(v));
+    for (float v : ramp<float>(batches * c.k * c.n, 1.5, -0.003)) r.push_back(BFloat16(v));
+    std::vector<float> lf(l.begin(), l.end()), rf(r.begin(), r.end());
+    std::vector<float> want = gemm_oracle(c, lf, rf);  // products of the bf16 values, in double
+    Hlo h;
+    hlo::Instruction* dot = gemm_dot(h, bfloat16, c);
+    dot->shape.dtype = float32;
+    REQUIRE(dot_strategy(*dot) == DotStrategy::kBlockedKernel);
+    for (const char* isa : {"avx2", "native"}) {
+      INFO("--cpu_isa=" << isa);
+      CpuCompileOptions options;
+      options.isa = isa;
+      auto code = compile_kernels({{dot, "kernel", /*partitioned=*/true}}, options);
+      auto fn = reinterpret_cast<KernelFn>(code->symbol("kernel"));
+      std::vector<float> whole(want.size(), -7.f), split(want.size(), -7.f);
+      void* one[] = {l.data(), r.data(), whole.data()};
+      fn(one, 0, kernel_rows(*dot));
+      void* parts[] = {l.data(), r.data(), split.data()};
+      std::int64_t rows = kernel_rows(*dot);
+      for (std::int64_t p = 0; p < 3; ++p) fn(parts, rows * p / 3, rows * (p + 1) / 3);
+      double rtol = std::max(1e-5, 4e-7 * static_cast<double>(c.k));
+      check_all(whole, want, rtol);
+      check_all(split, want, rtol);
+    }
+  }
+}
+
 TEST_CASE("codegen: which dots take the loop nest, the blocked kernel or BLAS", "[codegen][gemm]") {
   auto strategy = [](DType d, const GemmCase& c) {
     Hlo h;
@@ -123,6 +169,16 @@ TEST_CASE("codegen: which dots take the loop nest, the blocked kernel or BLAS", 
   CHECK(strategy(float32, {0, 512, 512, 1024, false}) == DotStrategy::kBlockedKernel);  // 2^28
   CHECK(strategy(float32, {0, 1024, 512, 1024, false}) == DotStrategy::kBlas);          // large
   CHECK(strategy(float32, {512, 64, 64, 256, false}) == DotStrategy::kBlas);            // in all
+  // bf16 operands of an f32 product: the kernel at any size (BLAS has no such product).
+  auto bf16_into_f32 = [](const GemmCase& c) {
+    Hlo h;
+    hlo::Instruction* dot = gemm_dot(h, bfloat16, c);
+    dot->shape.dtype = float32;
+    return dot_strategy(*dot);
+  };
+  CHECK(bf16_into_f32({0, 1024, 1024, 1024, false}) == DotStrategy::kBlockedKernel);
+  CHECK(bf16_into_f32({0, 8, 8, 8, false}) == DotStrategy::kLoopNest);
+  CHECK(strategy(bfloat16, {0, 64, 64, 64, false}) == DotStrategy::kLoopNest);  // bf16 result
 }
 
 }  // namespace

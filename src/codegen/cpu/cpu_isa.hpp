@@ -11,6 +11,7 @@ struct CpuIsa {
   std::string cpu;       // LLVM's name for the host CPU
   std::string features;  // the host's features, "+f" or "-f" each, comma-separated, capped
   unsigned vector_bytes = 16;
+  bool bf16_pairs = false;  // AVX-512 BF16: a multiply-add of bf16 pairs into f32 lanes
 };
 
 // The ISA for --cpu_isa=`flag` (avx2, avx512 or native) on this host: the flag is a maximum, as

@@ -13,6 +13,8 @@
 #include "codegen/cpu/gemm.hpp"
 #include "hlo/gemm.hpp"
 
+#include <llvm/IR/IntrinsicsX86.h>
+
 namespace jx::codegen {
 namespace {
 
@@ -26,8 +28,12 @@ constexpr std::int64_t kMaxBlockedMacs = std::int64_t{1} << 28;
 }  // namespace
 
 DotStrategy gemm_strategy(const hlo::GemmShape& g) {
-  // 16-bit operands reach the CPU as f32 products (upcast-16bit-dots): any other is a loop nest.
-  if (g.operand_dtype != g.dtype || g.m * g.n * g.k < kMinGemmMacs) return DotStrategy::kLoopNest;
+  if (g.m * g.n * g.k < kMinGemmMacs) return DotStrategy::kLoopNest;
+  // An f32 product of bf16 operands (kept so by upcast-16bit-dots where the CPU multiplies bf16
+  // pairs): the kernel at any size, as BLAS has no such product.
+  if (g.operand_dtype == bfloat16 && g.dtype == float32) return DotStrategy::kBlockedKernel;
+  // Other 16-bit operands reach the CPU as f32 products: any other mix is a loop nest.
+  if (g.operand_dtype != g.dtype) return DotStrategy::kLoopNest;
   if (g.macs() > kMaxBlockedMacs) return DotStrategy::kBlas;
   return DotStrategy::kBlockedKernel;
 }
@@ -55,7 +61,9 @@ class GemmEmitter {
         rhs_(rhs),
         out_(out),
         epilogue_(epilogue),
-        elem_(em.type(g.dtype)) {
+        elem_(em.type(g.dtype)),
+        pairs_(g.operand_dtype == bfloat16),
+        bf16_pairs_(isa.bf16_pairs) {
     lanes_ = isa.vector_bytes / static_cast<unsigned>(itemsize(g.dtype));
     vec_ = llvm::FixedVectorType::get(elem_, lanes_);
     // A tile of 6 rows of two vectors (BLIS's 6x16 with AVX2; 6x32 with AVX-512): 12
@@ -67,13 +75,20 @@ class GemmEmitter {
     tile_rows_ = 6;
     // The panel (depth_ rows of the tile's width) fills half of a 32 KiB first-level cache and
     // the block of lhs it meets (block_rows_ rows of depth_) a quarter of a 1 MiB second.
-    std::int64_t tile_width = tile_vectors_ * std::int64_t{isa.vector_bytes};
+    // bf16 operands: pairs of contraction steps, each panel vector two steps of its columns
+    // interleaved (half the bytes per step), depth_ even so that no block splits a pair.
+    std::int64_t operand_bytes = itemsize(g.operand_dtype);
+    std::int64_t tile_width = tile_vectors_ * lanes_ * operand_bytes;
     depth_ = std::min<std::int64_t>(g.k, kPanelBytes / tile_width);
-    block_rows_ = std::max<std::int64_t>(kLhsBlockBytes / (depth_ * itemsize(g.dtype)), 1);
+    if (pairs_ && depth_ < g.k) depth_ = depth_ / 2 * 2;
+    block_rows_ = std::max<std::int64_t>(kLhsBlockBytes / (depth_ * operand_bytes), 1);
     block_rows_ = (block_rows_ + tile_rows_ - 1) / tile_rows_ * tile_rows_;
-    panel_ = em.entry_alloca(
-        llvm::ArrayType::get(elem_, static_cast<std::uint64_t>(depth_) * tile_vectors_ * lanes_),
-        "gemm.panel");
+    panel_elem_ = pairs_ ? b_.getInt16Ty() : elem_;
+    std::int64_t panel_rows = pairs_ ? (depth_ + 1) / 2 * 2 : depth_;
+    panel_ =
+        em.entry_alloca(llvm::ArrayType::get(panel_elem_, static_cast<std::uint64_t>(panel_rows) *
+                                                              tile_vectors_ * lanes_),
+                        "gemm.panel");
     panel_->setAlignment(llvm::Align(isa.vector_bytes));
   }
 
@@ -189,6 +204,7 @@ class GemmEmitter {
   // zero past the right edge: the tiles then load only aligned, whole vectors.
   void pack(llvm::Value* batch, llvm::Value* p0, llvm::Value* depth, llvm::Value* col,
             std::int64_t cols) {
+    if (pairs_) return pack_pairs(batch, p0, depth, col, cols);
     if (!g_.transpose_rhs || cols < lanes_ || depth_ < lanes_)
       return pack_rows(batch, p0, em_.i64(0), depth, col, cols);
     // A transposed rhs holds the panel's columns as rows: square blocks of them are loaded whole
@@ -238,6 +254,53 @@ class GemmEmitter {
           }
         },
         /*vectorize=*/false);
+  }
+
+  // bf16 operands: panel row q holds steps p0 + 2q and p0 + 2q + 1 (zero past the depth) of
+  // the panel's columns interleaved, a vector of 2 x lanes_ at a time, as the pair multiply-add
+  // reads them.
+  void pack_pairs(llvm::Value* batch, llvm::Value* p0, llvm::Value* depth, llvm::Value* col,
+                  std::int64_t cols) {
+    llvm::Type* i16 = b_.getInt16Ty();
+    auto* half = llvm::FixedVectorType::get(i16, lanes_);
+    llvm::Align align(2);
+    llvm::Value* zero = llvm::Constant::getNullValue(half);
+    std::vector<int> interleave;
+    for (unsigned l = 0; l < lanes_; ++l) {
+      interleave.push_back(static_cast<int>(l));
+      interleave.push_back(static_cast<int>(lanes_ + l));
+    }
+    llvm::Value* pairs = b_.CreateLShr(b_.CreateAdd(depth, em_.i64(1)), em_.i64(1));
+    emit_for(
+        em_, em_.i64(0), pairs, "gemm.pack_pairs",
+        [&](llvm::Value* q) {
+          llvm::Value* step = add(p0, mul(q, 2));
+          llvm::Value* second = b_.CreateICmpULT(add(mul(q, 2), em_.i64(1)), depth);
+          for (int v = 0; v < vectors(cols); ++v) {
+            std::int64_t live = v + 1 < vectors(cols) ? lanes_ : last_lanes(cols);
+            llvm::Value* first_col = add(col, em_.i64(std::int64_t{v} * lanes_));
+            // Row `p` of rhs at the vector's columns, where `on`.
+            auto row = [&](llvm::Value* p, llvm::Value* on) {
+              llvm::Value* at = b_.CreateInBoundsGEP(i16, rhs_, rhs_at(batch, p, first_col));
+              llvm::Value* lanes_on = b_.CreateAnd(mask(live), b_.CreateVectorSplat(lanes_, on));
+              if (!g_.transpose_rhs) return b_.CreateMaskedLoad(half, at, align, lanes_on, zero);
+              std::vector<llvm::Constant*> steps;  // the row's elements lie k apart
+              for (unsigned l = 0; l < lanes_; ++l)
+                steps.push_back(em_.i64(std::int64_t{l} * g_.k));
+              llvm::Value* ptrs = b_.CreateInBoundsGEP(i16, at, llvm::ConstantVector::get(steps));
+              return b_.CreateMaskedGather(half, ptrs, align, lanes_on, zero);
+            };
+            llvm::Value* both = b_.CreateShuffleVector(
+                row(step, b_.getTrue()), row(add(step, em_.i64(1)), second), interleave);
+            b_.CreateAlignedStore(both, pair_panel_at(q, v, cols), panel_->getAlign());
+          }
+        },
+        /*vectorize=*/false);
+  }
+  llvm::Value* pair_panel_at(llvm::Value* q, int v, std::int64_t cols) {
+    return b_.CreateInBoundsGEP(panel_elem_, panel_,
+                                add(mul(q, vectors(cols) * std::int64_t{2 * lanes_}),
+                                    em_.i64(std::int64_t{v} * 2 * lanes_)));
   }
 
   // The lanes x lanes block of a transposed rhs at panel rows [p, p + lanes), panel vector v:
@@ -298,28 +361,33 @@ class GemmEmitter {
         acc.push_back(em_.entry_alloca(vec_, "gemm.acc"));
         b_.CreateStore(b_.CreateSelect(first, zero, partial), acc.back());
       }
-    emit_for(
-        em_, em_.i64(0), depth, "gemm.k",
-        [&](llvm::Value* p) {
-          std::vector<llvm::Value*> rhs_row;
-          for (int v = 0; v < n_vec; ++v)
-            rhs_row.push_back(b_.CreateAlignedLoad(vec_, panel_at(p, v, cols), panel_->getAlign()));
-          for (int r = 0; r < rows; ++r) {
-            llvm::Value* x = b_.CreateAlignedLoad(
-                elem_,
-                element(lhs_, lhs_at(batch, row_of[static_cast<std::size_t>(r)], add(p0, p))),
-                align);
-            llvm::Value* xs = b_.CreateVectorSplat(lanes_, x);
-            for (int v = 0; v < n_vec; ++v) {
-              llvm::AllocaInst* a = acc[static_cast<std::size_t>(r * n_vec + v)];
-              b_.CreateStore(b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {vec_},
-                                                {xs, rhs_row[static_cast<std::size_t>(v)],
-                                                 b_.CreateLoad(vec_, a)}),
-                             a);
+    if (pairs_) {
+      pair_steps(batch, row_of, p0, depth, cols, acc);
+    } else {
+      emit_for(
+          em_, em_.i64(0), depth, "gemm.k",
+          [&](llvm::Value* p) {
+            std::vector<llvm::Value*> rhs_row;
+            for (int v = 0; v < n_vec; ++v)
+              rhs_row.push_back(
+                  b_.CreateAlignedLoad(vec_, panel_at(p, v, cols), panel_->getAlign()));
+            for (int r = 0; r < rows; ++r) {
+              llvm::Value* x = b_.CreateAlignedLoad(
+                  elem_,
+                  element(lhs_, lhs_at(batch, row_of[static_cast<std::size_t>(r)], add(p0, p))),
+                  align);
+              llvm::Value* xs = b_.CreateVectorSplat(lanes_, x);
+              for (int v = 0; v < n_vec; ++v) {
+                llvm::AllocaInst* a = acc[static_cast<std::size_t>(r * n_vec + v)];
+                b_.CreateStore(b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {vec_},
+                                                  {xs, rhs_row[static_cast<std::size_t>(v)],
+                                                   b_.CreateLoad(vec_, a)}),
+                               a);
+              }
             }
-          }
-        },
-        /*vectorize=*/false);
+          },
+          /*vectorize=*/false);
+    }
     auto store = [&](bool finish) {
       for (int v = 0; v < n_vec; ++v) {
         bool whole = v + 1 < n_vec || last == lanes_;
@@ -354,6 +422,73 @@ class GemmEmitter {
     b_.SetInsertPoint(stored);
   }
 
+  // The tile's steps over bf16 operands, a pair at a time: each row's two lhs elements,
+  // broadcast as one 32-bit lane, multiply-add the panel row's interleaved pairs into f32 lanes.
+  // An odd depth ends with a pair whose second lhs element is zero (its panel half is too).
+  void pair_steps(llvm::Value* batch, const std::vector<llvm::Value*>& row_of, llvm::Value* p0,
+                  llvm::Value* depth, std::int64_t cols,
+                  const std::vector<llvm::AllocaInst*>& acc) {
+    int n_vec = vectors(cols);
+    llvm::Type* i16 = b_.getInt16Ty();
+    llvm::Type* i32 = b_.getInt32Ty();
+    auto* pair_vec = llvm::FixedVectorType::get(b_.getBFloatTy(), 2 * lanes_);
+    auto step = [&](llvm::Value* q, bool last_alone) {
+      std::vector<llvm::Value*> rhs_row;
+      for (int v = 0; v < n_vec; ++v)
+        rhs_row.push_back(
+            b_.CreateAlignedLoad(pair_vec, pair_panel_at(q, v, cols), panel_->getAlign()));
+      llvm::Value* p = add(p0, mul(q, 2));
+      for (std::size_t r = 0; r < row_of.size(); ++r) {
+        auto lhs_element = [&](llvm::Value* step) {
+          return b_.CreateInBoundsGEP(i16, lhs_, lhs_at(batch, row_of[r], step));
+        };
+        llvm::Value* pair;
+        if (!g_.transpose_lhs && !last_alone) {
+          pair = b_.CreateAlignedLoad(i32, lhs_element(p), llvm::Align(2));
+        } else {
+          pair = b_.CreateZExt(b_.CreateAlignedLoad(i16, lhs_element(p), llvm::Align(2)), i32);
+          if (!last_alone) {
+            llvm::Value* second =
+                b_.CreateAlignedLoad(i16, lhs_element(add(p, em_.i64(1))), llvm::Align(2));
+            pair = b_.CreateOr(pair, b_.CreateShl(b_.CreateZExt(second, i32), 16));
+          }
+        }
+        llvm::Value* xs = b_.CreateBitCast(b_.CreateVectorSplat(lanes_, pair), pair_vec);
+        for (int v = 0; v < n_vec; ++v) {
+          llvm::AllocaInst* a =
+              acc[r * static_cast<std::size_t>(n_vec) + static_cast<std::size_t>(v)];
+          b_.CreateStore(
+              pair_multiply_add(b_.CreateLoad(vec_, a), xs, rhs_row[static_cast<std::size_t>(v)]),
+              a);
+        }
+      }
+    };
+    emit_for(
+        em_, em_.i64(0), b_.CreateLShr(depth, em_.i64(1)), "gemm.k_pairs",
+        [&](llvm::Value* q) { step(q, false); }, /*vectorize=*/false);
+    emit_if(em_, b_.CreateTrunc(depth, b_.getInt1Ty()), "gemm.k_odd",
+            [&] { step(b_.CreateLShr(depth, em_.i64(1)), true); });
+  }
+
+  // acc + x.even · y.even + x.odd · y.odd, lane by lane, for vectors of 2 x lanes_ bf16: one
+  // instruction with AVX-512 BF16 (which adds the odd product first, then the even, and flushes
+  // subnormals); elsewhere the same two multiply-adds in f32.
+  llvm::Value* pair_multiply_add(llvm::Value* acc, llvm::Value* x, llvm::Value* y) {
+    if (bf16_pairs_ && lanes_ == 16)
+      return b_.CreateIntrinsic(llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512, {}, {acc, x, y});
+    auto* wide = llvm::FixedVectorType::get(b_.getFloatTy(), 2 * lanes_);
+    llvm::Value* xw = b_.CreateFPExt(x, wide);
+    llvm::Value* yw = b_.CreateFPExt(y, wide);
+    for (unsigned parity : {1u, 0u}) {
+      std::vector<int> lanes;
+      for (unsigned l = 0; l < lanes_; ++l) lanes.push_back(static_cast<int>(2 * l + parity));
+      acc = b_.CreateIntrinsic(
+          llvm::Intrinsic::fmuladd, {vec_},
+          {b_.CreateShuffleVector(xw, lanes), b_.CreateShuffleVector(yw, lanes), acc});
+    }
+    return acc;
+  }
+
   // activation(sum + bias) of one vector of a finished tile.
   llvm::Value* finished(llvm::Value* sum, llvm::Value* bias) {
     if (bias) sum = b_.CreateFAdd(sum, bias);
@@ -381,6 +516,9 @@ class GemmEmitter {
   llvm::Value *lhs_, *rhs_, *out_;
   TileEpilogue epilogue_;
   llvm::Type* elem_;
+  bool pairs_;       // bf16 operands of an f32 product, multiplied a pair of steps at a time
+  bool bf16_pairs_;  // the CPU's pair multiply-add (CpuIsa::bf16_pairs)
+  llvm::Type* panel_elem_ = nullptr;
   unsigned lanes_ = 0;
   llvm::FixedVectorType* vec_ = nullptr;
   int tile_rows_ = 1, tile_vectors_ = 1;
