@@ -163,24 +163,30 @@ class ScanEmitter {
 
   // A tiled scan (scan_tiles): tiles claimed from the ticket until none is left.
   void tiled(std::int64_t tiles) {
+    tiles_ = tiles;
+    llvm::Value* t = nullptr;  // the tile claimed
+    auto claim = [&] {
+      t = b_.CreateAtomicRMW(llvm::AtomicRMWInst::Add, scratch_word(em_.i64(0)), em_.i64(1),
+                             llvm::Align(8), llvm::AtomicOrdering::Monotonic);
+      return b_.CreateICmpULT(t, em_.i64(tiles));
+    };
+    emit_while(em_, "scan.tiles", claim, [&] { scan_tile(t); });
+  }
+
+  // The scratch (scan_scratch_words): the ticket, then a flag per tile, then a prefix per tile.
+  llvm::Value* scratch_word(llvm::Value* k) {
+    return b_.CreateInBoundsGEP(b_.getInt64Ty(), scratch_, k);
+  }
+  llvm::Value* flag(llvm::Value* t) { return scratch_word(b_.CreateAdd(t, em_.i64(1))); }
+  llvm::Value* prefix_of(llvm::Value* t) {
+    return scratch_word(b_.CreateAdd(t, em_.i64(1 + tiles_)));
+  }
+
+  // Tile t of a tiled scan: its row's scan positions [lo, hi), and the rest of the row when it
+  // is the row's last.
+  void scan_tile(llvm::Value* t) {
     std::int64_t full = vector_positions(n_, dtype_), per_row = tiles_per_row(n_, dtype_);
     Shape outer(dims_.begin(), dims_.end() - 1);
-    llvm::Type* i64 = b_.getInt64Ty();
-    auto word = [&](llvm::Value* k) { return b_.CreateInBoundsGEP(i64, scratch_, k); };
-    auto flag = [&](llvm::Value* t) { return word(b_.CreateAdd(t, em_.i64(1))); };
-    auto prefix_of = [&](llvm::Value* t) { return word(b_.CreateAdd(t, em_.i64(1 + tiles))); };
-
-    llvm::Function* fn = b_.GetInsertBlock()->getParent();
-    auto* claim = llvm::BasicBlock::Create(em_.ctx(), "scan.claim", fn);
-    auto* tile_bb = llvm::BasicBlock::Create(em_.ctx(), "scan.tile", fn);
-    auto* done = llvm::BasicBlock::Create(em_.ctx(), "scan.done", fn);
-    b_.CreateBr(claim);
-    b_.SetInsertPoint(claim);
-    llvm::Value* t = b_.CreateAtomicRMW(llvm::AtomicRMWInst::Add, word(em_.i64(0)), em_.i64(1),
-                                        llvm::Align(8), llvm::AtomicOrdering::Monotonic);
-    b_.CreateCondBr(b_.CreateICmpULT(t, em_.i64(tiles)), tile_bb, done);
-
-    b_.SetInsertPoint(tile_bb);
     llvm::Value* in_row = b_.CreateURem(t, em_.i64(per_row), "tile_in_row");
     Values before = em_.delinearize(b_.CreateUDiv(t, em_.i64(per_row)), outer).dims;
     llvm::Value* lo = b_.CreateMul(in_row, em_.i64(kTile), "", true, true);
@@ -202,7 +208,9 @@ class ScanEmitter {
     llvm::Value* early = em_.if_else(
         first, [&] { return init_; },
         [&] {
-          return b_.CreateSelect(known, b_.CreateLoad(type_, prefix_of(previous)), identity());
+          return em_.if_else(
+              known, [&] { return b_.CreateLoad(type_, prefix_of(previous)); },
+              [&] { return identity(); }, "scan.published");
         },
         "scan.early");
     // The tile's own scan, from the identity; each value stored combined with the prefix when
@@ -226,8 +234,6 @@ class ScanEmitter {
     });
     if (full < n_)
       emit_if(em_, last, "scan.tail", [&] { sequential(before, em_.i64(full), inclusive); });
-    b_.CreateBr(claim);
-    b_.SetInsertPoint(done);
   }
 
   // out = prefix ⊕ out at a tile's positions [lo, hi), in L2 since the tile's scan.
@@ -280,20 +286,15 @@ class ScanEmitter {
 
   // Spins until the word at `at` is not 0; what was stored before it is then visible.
   void await_nonzero(llvm::Value* at) {
-    llvm::Function* fn = b_.GetInsertBlock()->getParent();
-    auto* wait = llvm::BasicBlock::Create(em_.ctx(), "scan.wait", fn);
-    auto* pause = llvm::BasicBlock::Create(em_.ctx(), "scan.pause", fn);
-    auto* ready = llvm::BasicBlock::Create(em_.ctx(), "scan.ready", fn);
-    b_.CreateBr(wait);
-    b_.SetInsertPoint(wait);
-    llvm::LoadInst* word = b_.CreateAlignedLoad(b_.getInt64Ty(), at, llvm::Align(8));
-    word->setAtomic(llvm::AtomicOrdering::Acquire);
-    b_.CreateCondBr(b_.CreateICmpNE(word, em_.i64(0)), ready, pause);
-    b_.SetInsertPoint(pause);
-    if (llvm::Triple(em_.module().getTargetTriple()).isX86())
-      b_.CreateIntrinsic(llvm::Intrinsic::x86_sse2_pause, {}, {});
-    b_.CreateBr(wait);
-    b_.SetInsertPoint(ready);
+    auto unset = [&] {
+      llvm::LoadInst* word = b_.CreateAlignedLoad(b_.getInt64Ty(), at, llvm::Align(8));
+      word->setAtomic(llvm::AtomicOrdering::Acquire);
+      return b_.CreateICmpEQ(word, em_.i64(0));
+    };
+    emit_while(em_, "scan.wait", unset, [&] {
+      if (llvm::Triple(em_.module().getTargetTriple()).isX86())
+        b_.CreateIntrinsic(llvm::Intrinsic::x86_sse2_pause, {}, {});
+    });
   }
 
   unsigned width() const { return vector_width(dtype_); }
@@ -444,6 +445,7 @@ class ScanEmitter {
   std::size_t axis_ = 0;
   bool reverse_ = false;
   std::int64_t n_ = 0;
+  std::int64_t tiles_ = 0;  // of a tiled scan
 };
 
 }  // namespace

@@ -50,6 +50,22 @@ void emit_strided_for(ElementalEmitter& em, llvm::Value* begin, llvm::Value* end
   b.SetInsertPoint(exit_bb);
 }
 
+void emit_while(ElementalEmitter& em, const std::string& name,
+                const std::function<llvm::Value*()>& cond, const std::function<void()>& body) {
+  llvm::IRBuilder<>& b = em.b();
+  llvm::Function* fn = b.GetInsertBlock()->getParent();
+  auto* head = llvm::BasicBlock::Create(b.getContext(), name + ".head", fn);
+  auto* body_bb = llvm::BasicBlock::Create(b.getContext(), name + ".body", fn);
+  auto* exit = llvm::BasicBlock::Create(b.getContext(), name + ".exit", fn);
+  b.CreateBr(head);
+  b.SetInsertPoint(head);
+  b.CreateCondBr(cond(), body_bb, exit);
+  b.SetInsertPoint(body_bb);
+  body();
+  b.CreateBr(head);
+  b.SetInsertPoint(exit);
+}
+
 void emit_if(ElementalEmitter& em, llvm::Value* cond, const std::string& name,
              const std::function<void()>& then_fn) {
   // The emitter's if_else scopes what the branch memoizes; its value is unused.

@@ -24,6 +24,11 @@ void emit_strided_for(ElementalEmitter& em, llvm::Value* begin, llvm::Value* end
                       const std::string& name, const std::function<void(llvm::Value*)>& body,
                       bool vectorize = true);
 
+// while (cond()) body(): cond's code runs first and again after every body, so what it
+// computes is seen by the body of that iteration.
+void emit_while(ElementalEmitter& em, const std::string& name,
+                const std::function<llvm::Value*()>& cond, const std::function<void()>& body);
+
 // if (cond) then_fn(). What generators compute inside is not reused after it.
 void emit_if(ElementalEmitter& em, llvm::Value* cond, const std::string& name,
              const std::function<void()>& then_fn);
