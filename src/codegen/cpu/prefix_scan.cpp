@@ -24,8 +24,8 @@ constexpr std::size_t kVectorBytes = 64;
 // A row scan's chunk: its operand elements are computed into a stack buffer of this many (a
 // multiple of every vector width, 8 KiB of f64 at most, so it stays in L1) before the scan.
 constexpr std::int64_t kChunk = 1024;
-// A tiled scan's tile (scan_tiles): 32768 positions, 128 KiB of f32, which stays in L2 between
-// its fold and its scan.
+// A tiled scan's tile (scan_tiles): 32768 positions, 128 KiB of f32, whose output stays in L2
+// between its scan and the pass that combines the prefix into it.
 constexpr std::int64_t kTile = std::int64_t{1} << 15;
 // Rows at least two tiles long are tiled while there are fewer of them than this (a large
 // CPU's cores); more rows keep every core busy one row at a time.
@@ -178,6 +178,12 @@ class ScanEmitter {
     return b_.CreateInBoundsGEP(b_.getInt64Ty(), scratch_, k);
   }
   llvm::Value* flag(llvm::Value* t) { return scratch_word(b_.CreateAdd(t, em_.i64(1))); }
+  // Whether tile t has published its prefix; if so, the prefix is visible.
+  llvm::Value* published(llvm::Value* t) {
+    llvm::LoadInst* word = b_.CreateAlignedLoad(b_.getInt64Ty(), flag(t), llvm::Align(8));
+    word->setAtomic(llvm::AtomicOrdering::Acquire);
+    return b_.CreateICmpNE(word, em_.i64(0));
+  }
   llvm::Value* prefix_of(llvm::Value* t) {
     return scratch_word(b_.CreateAdd(t, em_.i64(1 + tiles_)));
   }
@@ -197,14 +203,7 @@ class ScanEmitter {
     // Whether the prefix before the tile is known as it starts: init for a row's first tile,
     // else whether the tile before has published it (always, when one thread runs them all).
     llvm::Value* known = em_.if_else(
-        first, [&] { return b_.getTrue(); },
-        [&] {
-          llvm::LoadInst* flag_word =
-              b_.CreateAlignedLoad(b_.getInt64Ty(), flag(previous), llvm::Align(8));
-          flag_word->setAtomic(llvm::AtomicOrdering::Acquire);
-          return b_.CreateICmpNE(flag_word, em_.i64(0));
-        },
-        "scan.known");
+        first, [&] { return b_.getTrue(); }, [&] { return published(previous); }, "scan.known");
     llvm::Value* early = em_.if_else(
         first, [&] { return init_; },
         [&] {
@@ -219,7 +218,7 @@ class ScanEmitter {
     llvm::Value* prefix = em_.if_else(
         known, [&] { return early; },
         [&] {
-          await_nonzero(flag(previous));
+          await_published(previous);
           llvm::Value* p = b_.CreateLoad(type_, prefix_of(previous));
           combine_into_tile(before, lo, hi, p);
           return p;
@@ -284,17 +283,14 @@ class ScanEmitter {
     }
   }
 
-  // Spins until the word at `at` is not 0; what was stored before it is then visible.
-  void await_nonzero(llvm::Value* at) {
-    auto unset = [&] {
-      llvm::LoadInst* word = b_.CreateAlignedLoad(b_.getInt64Ty(), at, llvm::Align(8));
-      word->setAtomic(llvm::AtomicOrdering::Acquire);
-      return b_.CreateICmpEQ(word, em_.i64(0));
-    };
-    emit_while(em_, "scan.wait", unset, [&] {
-      if (llvm::Triple(em_.module().getTargetTriple()).isX86())
-        b_.CreateIntrinsic(llvm::Intrinsic::x86_sse2_pause, {}, {});
-    });
+  // Spins until tile t has published its prefix.
+  void await_published(llvm::Value* t) {
+    emit_while(
+        em_, "scan.wait", [&] { return b_.CreateNot(published(t)); },
+        [&] {
+          if (llvm::Triple(em_.module().getTargetTriple()).isX86())
+            b_.CreateIntrinsic(llvm::Intrinsic::x86_sse2_pause, {}, {});
+        });
   }
 
   unsigned width() const { return vector_width(dtype_); }
