@@ -371,20 +371,11 @@ class GemmEmitter {
             for (int v = 0; v < n_vec; ++v)
               rhs_row.push_back(
                   b_.CreateAlignedLoad(vec_, panel_at(p, v, cols), panel_->getAlign()));
-            for (int r = 0; r < rows; ++r) {
-              llvm::Value* x = b_.CreateAlignedLoad(
-                  elem_,
-                  element(lhs_, lhs_at(batch, row_of[static_cast<std::size_t>(r)], add(p0, p))),
-                  align);
-              llvm::Value* xs = b_.CreateVectorSplat(lanes_, x);
-              for (int v = 0; v < n_vec; ++v) {
-                llvm::AllocaInst* a = acc[static_cast<std::size_t>(r * n_vec + v)];
-                b_.CreateStore(b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {vec_},
-                                                  {xs, rhs_row[static_cast<std::size_t>(v)],
-                                                   b_.CreateLoad(vec_, a)}),
-                               a);
-              }
-            }
+            accumulate(acc, rhs_row, [&](std::size_t r) {
+              return b_.CreateVectorSplat(
+                  lanes_, b_.CreateAlignedLoad(
+                              elem_, element(lhs_, lhs_at(batch, row_of[r], add(p0, p))), align));
+            });
           },
           /*vectorize=*/false);
     }
@@ -438,7 +429,7 @@ class GemmEmitter {
         rhs_row.push_back(
             b_.CreateAlignedLoad(pair_vec, pair_panel_at(q, v, cols), panel_->getAlign()));
       llvm::Value* p = add(p0, mul(q, 2));
-      for (std::size_t r = 0; r < row_of.size(); ++r) {
+      accumulate(acc, rhs_row, [&](std::size_t r) {
         auto lhs_element = [&](llvm::Value* step) {
           return b_.CreateInBoundsGEP(i16, lhs_, lhs_at(batch, row_of[r], step));
         };
@@ -453,21 +444,32 @@ class GemmEmitter {
             pair = b_.CreateOr(pair, b_.CreateShl(b_.CreateZExt(second, i32), 16));
           }
         }
-        llvm::Value* xs = b_.CreateBitCast(b_.CreateVectorSplat(lanes_, pair), pair_vec);
-        for (int v = 0; v < n_vec; ++v) {
-          llvm::AllocaInst* a =
-              acc[r * static_cast<std::size_t>(n_vec) + static_cast<std::size_t>(v)];
-          b_.CreateStore(
-              pair_multiply_add(b_.CreateLoad(vec_, a), xs, rhs_row[static_cast<std::size_t>(v)]),
-              a);
-        }
-      }
+        return b_.CreateBitCast(b_.CreateVectorSplat(lanes_, pair), pair_vec);
+      });
     };
     emit_for(
         em_, em_.i64(0), b_.CreateLShr(depth, em_.i64(1)), "gemm.k_pairs",
         [&](llvm::Value* q) { step(q, false); }, /*vectorize=*/false);
     emit_if(em_, b_.CreateTrunc(depth, b_.getInt1Ty()), "gemm.k_odd",
             [&] { step(b_.CreateLShr(depth, em_.i64(1)), true); });
+  }
+
+  // One step of the tile: each accumulator of row r, vector v, multiply-adds xs_of(r) (a row's
+  // lhs, broadcast) and rhs_row[v] (a vector of the panel's row).
+  void accumulate(const std::vector<llvm::AllocaInst*>& acc,
+                  const std::vector<llvm::Value*>& rhs_row,
+                  const std::function<llvm::Value*(std::size_t)>& xs_of) {
+    for (std::size_t r = 0; r < acc.size() / rhs_row.size(); ++r) {
+      llvm::Value* xs = xs_of(r);
+      for (std::size_t v = 0; v < rhs_row.size(); ++v) {
+        llvm::AllocaInst* a = acc[r * rhs_row.size() + v];
+        llvm::Value* sum = b_.CreateLoad(vec_, a);
+        b_.CreateStore(
+            pairs_ ? pair_multiply_add(sum, xs, rhs_row[v])
+                   : b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {vec_}, {xs, rhs_row[v], sum}),
+            a);
+      }
+    }
   }
 
   // acc + x.even · y.even + x.odd · y.odd, lane by lane, for vectors of 2 x lanes_ bf16: one
