@@ -228,6 +228,16 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
                ? em.generators_of(*root.called[0], params, {r->operands.begin(), r->operands.end()})
                : params;
   };
+  // The kernel operand an output's first operand is, element for element, if it is one.
+  auto buffer_of_operand = [&](const Instruction& r) -> llvm::Value* {
+    const Instruction* x = r.operands[0];
+    int k = 0;
+    if (root.opcode == Opcode::kFusion) {
+      if (x->opcode != Opcode::kParameter) return nullptr;
+      k = static_cast<int>(x->parameter_number);
+    }
+    return x->shape.dims == r.shape.dims && x->shape.dtype == r.shape.dtype ? operand(k) : nullptr;
+  };
   if (const Instruction* c = output(0);
       shapes.size() == 1 && aliases[0] < 0 && is_column_concatenation(*c)) {
     emit_concatenation_by_parts(em, *c, operands_of(c), out, rows);
@@ -246,10 +256,10 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
     using Emit = std::function<void(ElementalEmitter&, const Instruction&, const ElementGenerator&,
                                     const ElementGenerator&, llvm::Value*,
                                     const std::optional<OuterRange>&)>;
-    Emit scan = [scratch](ElementalEmitter& em, const Instruction& r, const ElementGenerator& x,
-                          const ElementGenerator& init, llvm::Value* out,
-                          const std::optional<OuterRange>& rows) {
-      emit_prefix_scan(em, r, x, init, out, rows, scratch);
+    Emit scan = [&](ElementalEmitter& em, const Instruction& r, const ElementGenerator& x,
+                    const ElementGenerator& init, llvm::Value* out,
+                    const std::optional<OuterRange>& rows) {
+      emit_prefix_scan(em, r, x, init, out, rows, scratch, buffer_of_operand(r));
     };
     for (auto [is_kind, emit] : {std::pair{Kind(column_reduction), Emit(&emit_column_reduction)},
                                  std::pair{Kind(prefix_scan), scan}}) {

@@ -71,7 +71,8 @@ bool vector_combiner(const Instruction& scan) {
 class ScanEmitter {
  public:
   ScanEmitter(ElementalEmitter& em, const Instruction& scan, const ElementGenerator& operand,
-              const ElementGenerator& init, llvm::Value* out, llvm::Value* scratch)
+              const ElementGenerator& init, llvm::Value* out, llvm::Value* scratch,
+              llvm::Value* source)
       : em_(em),
         b_(em.b()),
         scan_(scan),
@@ -79,6 +80,7 @@ class ScanEmitter {
         operand_(operand),
         out_(out),
         scratch_(scratch),
+        source_(compute_dtype(scan.shape.dtype) == scan.shape.dtype ? source : nullptr),
         dims_(scan.shape.dims),
         dtype_(scan.shape.dtype),
         type_(em.type(dtype_)),
@@ -296,10 +298,28 @@ class ScanEmitter {
   unsigned width() const { return vector_width(dtype_); }
 
   // Calls each(v, k) for the operand's elements at scan positions [lo, hi) (a multiple of
-  // width() long), a vector v of scan positions k.. at a time, a chunk computed at a time.
+  // width() long), a vector v of scan positions k.. at a time: read from the source where there
+  // is one, else a chunk computed at a time.
   void for_each_vector(const Values& before, llvm::Value* lo, llvm::Value* hi,
                        const std::function<void(llvm::Value*, llvm::Value*)>& each) {
     auto* vt = llvm::FixedVectorType::get(type_, width());
+    if (source_) {
+      llvm::Value* row_base = index(before, em_.i64(0), {}).linear;
+      emit_strided_for(
+          em_, lo, hi, width(), "scan.vector",
+          [&](llvm::Value* k) {
+            // Reversed, the vector of positions k.. lies mirrored at the lowest of its addresses.
+            llvm::Value* first =
+                reverse_ ? b_.CreateSub(em_.i64(n_ - width()), k, "", true, true) : k;
+            llvm::Value* v = b_.CreateAlignedLoad(
+                vt,
+                b_.CreateInBoundsGEP(type_, source_, b_.CreateAdd(row_base, first, "", true, true)),
+                llvm::Align(itemsize(dtype_)));
+            each(reverse_ ? reversed(v) : v, k);
+          },
+          /*vectorize=*/false);
+      return;
+    }
     auto* buffer_type = llvm::ArrayType::get(type_, static_cast<std::uint64_t>(kChunk));
     llvm::AllocaInst* buffer = em_.entry_alloca(buffer_type, "scan.chunk");
     emit_strided_for(
@@ -434,6 +454,7 @@ class ScanEmitter {
   const ElementGenerator& operand_;
   llvm::Value* out_;
   llvm::Value* scratch_;
+  llvm::Value* source_;  // the operand as stored, when a buffer holds it
   const Shape& dims_;
   DType dtype_;
   llvm::Type* type_;
@@ -458,10 +479,10 @@ std::int64_t scan_tiles(const Instruction& scan) {
 
 void emit_prefix_scan(ElementalEmitter& em, const Instruction& scan,
                       const ElementGenerator& operand, const ElementGenerator& init,
-                      llvm::Value* out, const std::optional<OuterRange>& rows,
-                      llvm::Value* scratch) {
+                      llvm::Value* out, const std::optional<OuterRange>& rows, llvm::Value* scratch,
+                      llvm::Value* source) {
   if (scan.shape.size() == 0) return;
-  ScanEmitter(em, scan, operand, init, out, scratch).emit(rows);
+  ScanEmitter(em, scan, operand, init, out, scratch, source).emit(rows);
 }
 
 }  // namespace jx::codegen::cpu

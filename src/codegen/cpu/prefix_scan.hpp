@@ -40,10 +40,12 @@ inline std::int64_t scan_scratch_words(std::int64_t tiles) { return 1 + 2 * tile
 
 // out = the scan `scan` (hlo::as_prefix_scan holds) of operand, from init. `rows` is a thread's
 // part of dimension 0, or of dimension 1 for a scan along dimension 0; a tiled scan ignores it
-// and takes `scratch` (scan_scratch_words of it).
+// and takes `scratch` (scan_scratch_words of it). `source`, when given, is a buffer holding the
+// operand as stored (its shape and dtype), which a scan along the last dim reads a vector at a
+// time instead of computing it into a buffer of its own first.
 void emit_prefix_scan(ElementalEmitter& em, const hlo::Instruction& scan,
                       const ElementGenerator& operand, const ElementGenerator& init,
-                      llvm::Value* out, const std::optional<OuterRange>& rows,
-                      llvm::Value* scratch);
+                      llvm::Value* out, const std::optional<OuterRange>& rows, llvm::Value* scratch,
+                      llvm::Value* source = nullptr);
 
 }  // namespace jx::codegen::cpu
