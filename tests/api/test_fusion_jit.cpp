@@ -576,5 +576,50 @@ TEST_CASE("fused jit: a value copied into every reader, whose reader is copied t
   CHECK(g.to_vector<float>() == std::vector<float>{0.0f, 0.5f, 1.0f, 1.0f});
 }
 
+TEST_CASE("fused jit: y + sum(y * y) over rows, y = exp(x), adds y itself", "[jit][fusion]") {
+  // Both y and y * y are math values a row sum reads; the output's row can hold only one of
+  // them between the sum and the output's loop, and the output reads y.
+  auto f = [](const Array& x) {
+    Array y = np::exp(x);
+    return y + np::sum(y * y, 1, /*keepdims=*/true);
+  };
+  const std::int64_t rows = 3, cols = 37;
+  std::vector<float> xv = uniform(rows * cols, -2, 2, 11);
+  std::vector<double> want(xv.size());
+  for (std::int64_t r = 0; r < rows; ++r) {
+    double sum = 0;
+    for (std::int64_t c = 0; c < cols; ++c) sum += std::exp(2.0 * xv[r * cols + c]);
+    for (std::int64_t c = 0; c < cols; ++c) want[r * cols + c] = std::exp(xv[r * cols + c]) + sum;
+  }
+  check_close(jit(f)(np::array(xv, {rows, cols})), want);
+}
+
+TEST_CASE("fused jit: a deep chain whose every value is read twice, then row-reduced, is one kernel",
+          "[jit][fusion]") {
+  // y <- sin(y) / 2 + tanh(y) / 4, forty times, then y + sum(y * y) over each row. Each value
+  // has two readers, so the paths from x to the root double with every step: compiling must
+  // look at each value once, not at each path.
+  constexpr int kSteps = 40;
+  auto f = [](const Array& x) {
+    Array y = x;
+    for (int k = 0; k < kSteps; ++k) y = np::sin(y) * 0.5f + np::tanh(y) * 0.25f;
+    return y + np::sum(y * y, 1, /*keepdims=*/true);
+  };
+  const std::int64_t rows = 4, cols = 40;
+  std::vector<float> xv = uniform(rows * cols, -3, 3, 7);
+  auto compiled = jit(f).lower(np::array(xv, {rows, cols})).compile();
+  INFO(compiled.thunk_sequence());
+  CHECK(count_thunks(compiled.thunk_sequence()).kernels == 1);
+  std::vector<double> want(xv.begin(), xv.end());
+  for (double& y : want)
+    for (int k = 0; k < kSteps; ++k) y = std::sin(y) * 0.5 + std::tanh(y) * 0.25;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    double sum = 0;
+    for (std::int64_t c = 0; c < cols; ++c) sum += want[r * cols + c] * want[r * cols + c];
+    for (std::int64_t c = 0; c < cols; ++c) want[r * cols + c] += sum;
+  }
+  check_close(compiled(np::array(xv, {rows, cols})), want, 1e-5, 1e-6);
+}
+
 }  // namespace
 }  // namespace jx

@@ -1,5 +1,6 @@
 #include "codegen/cpu/row_stash.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <unordered_set>
 
@@ -30,16 +31,18 @@ bool reduces_trailing_rows(const Instruction& r) {
 }
 
 // Whether every read of `v` is a row reduction's, or an elementwise op's of the output's shape
-// whose own reads are the same.
+// whose own reads are the same. Each user is followed once (`seen`): paths through a shared
+// value would otherwise multiply with every level.
 bool read_in_place(const hlo::Computation& c, const Instruction* v, const Shape& dims,
-                   bool& reduced) {
+                   bool& reduced, std::unordered_set<const Instruction*>& seen) {
   for (const Instruction* u : c.users(v)) {
     if (reduces_trailing_rows(*u) && u->operands[0] == v) {
       reduced = true;
       continue;
     }
     if (!hlo::has_trait(u->opcode, hlo::kElementwise) || u->shape.dims != dims) return false;
-    if (u != c.root() && !read_in_place(c, u, dims, reduced)) return false;
+    if (u != c.root() && seen.insert(u).second && !read_in_place(c, u, dims, reduced, seen))
+      return false;
   }
   return true;
 }
@@ -55,12 +58,21 @@ ElementalEmitter::GivenGenerators stash_row_values(ElementalEmitter& em,
     return given;
   const hlo::Computation& c = *fusion.called[0];
   const hlo::HloShape& shape = fusion.shape;
-  for (const Instruction* v : c.instructions()) {
+  // The output's row holds one value per element, so one value is stashed: the last that
+  // qualifies, which the output reads other than through the sum (a value only the sum reads
+  // is computed once anyway). Values before it are computed in the sum's loop as it is.
+  std::vector<Instruction*> order = c.instructions();
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const Instruction* v = *it;
     bool reduced = false;
-    std::unordered_set<const Instruction*> seen;
+    std::unordered_set<const Instruction*> operands_seen, users_seen;
+    std::vector<Instruction*> users = c.users(v);
     if (v == c.root() || !hlo::has_trait(v->opcode, hlo::kElementwise) ||
-        v->shape.dims != shape.dims || v->shape.dtype != shape.dtype || !holds_math(v, seen) ||
-        !read_in_place(c, v, shape.dims, reduced) || !reduced)
+        v->shape.dims != shape.dims || v->shape.dtype != shape.dtype ||
+        std::all_of(users.begin(), users.end(),
+                    [](const Instruction* u) { return reduces_trailing_rows(*u); }) ||
+        !holds_math(v, operands_seen) || !read_in_place(c, v, shape.dims, reduced, users_seen) ||
+        !reduced)
       continue;
     ElementGenerator compute = em.generators_of(c, params, {v}).front();
     given[v] = [&em, compute, out, shape](const IrIndex& index) {
@@ -70,6 +82,7 @@ ElementalEmitter::GivenGenerators stash_row_values(ElementalEmitter& em,
       em.store(shape.dtype, value, out, at);
       return value;
     };
+    break;
   }
   return given;
 }

@@ -10,10 +10,11 @@
 
 namespace jx::codegen::cpu {
 
-// Generators standing in for such values of `fusion` (one output, not written over an operand,
-// into `out`), or none when no value qualifies: one with the output's shape and dtype that holds
-// a math function, is reduced over trailing dims (never dim 0, so that each thread's rows are its
-// own) and is otherwise read only through elementwise ops at the output's own index.
+// A generator standing in for one such value of `fusion` (one output, not written over an
+// operand, into `out`), or none when no value qualifies: one with the output's shape and dtype
+// that holds a math function, is reduced over trailing dims (never dim 0, so that each thread's
+// rows are its own), is otherwise read only through elementwise ops at the output's own index,
+// and not only by the reduction. Of several, the last in the fusion's order.
 ElementalEmitter::GivenGenerators stash_row_values(ElementalEmitter& em,
                                                    const hlo::Instruction& fusion,
                                                    const std::vector<ElementGenerator>& params,
