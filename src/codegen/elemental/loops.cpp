@@ -1,21 +1,30 @@
 // Counted loops and loop nests, emitted bottom-tested.
 #include "codegen/elemental/loops.hpp"
 
+#include <llvm/TargetParser/Triple.h>
+
 namespace jx::codegen {
 
 namespace {
 
 // Loop metadata: never unroll; no vectorizing unless `vectorize` (then LLVM decides). A short
 // loop of constant trip count would otherwise be unrolled whole and its copies SLP-vectorized,
-// which costs far more compile time than the loop vectorizer (which still interleaves long
-// loops) and runs no faster.
-llvm::MDNode* loop_metadata(llvm::LLVMContext& ctx, bool vectorize) {
+// which costs far more compile time than the loop vectorizer and runs no faster. Not unrolling
+// also keeps the vectorizer from interleaving, except where asked to: a reduction's loop
+// (`interleave`) carries its accumulator from one vector to the next, so it runs four vectors
+// at a time on four accumulators, as many as keep a max's or an add's latency covered.
+llvm::MDNode* loop_metadata(llvm::LLVMContext& ctx, bool vectorize, bool interleave) {
+  auto hint = [&](const char* name, llvm::Constant* value) {
+    return llvm::MDNode::get(
+        ctx, {llvm::MDString::get(ctx, name), llvm::ConstantAsMetadata::get(value)});
+  };
   std::vector<llvm::Metadata*> ops{
       nullptr, llvm::MDNode::get(ctx, llvm::MDString::get(ctx, "llvm.loop.unroll.disable"))};
   if (!vectorize)
+    ops.push_back(hint("llvm.loop.vectorize.enable", llvm::ConstantInt::getFalse(ctx)));
+  else if (interleave)
     ops.push_back(
-        llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.vectorize.enable"),
-                                llvm::ConstantAsMetadata::get(llvm::ConstantInt::getFalse(ctx))}));
+        hint("llvm.loop.interleave.count", llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), 4)));
   llvm::MDNode* id = llvm::MDNode::getDistinct(ctx, ops);
   id->replaceOperandWith(0, id);  // a loop ID names itself
   return id;
@@ -45,7 +54,10 @@ void emit_strided_for(ElementalEmitter& em, llvm::Value* begin, llvm::Value* end
   llvm::Value* next = b.CreateAdd(i, b.getInt64(static_cast<std::uint64_t>(step)), name + ".next",
                                   /*HasNUW=*/true, /*HasNSW=*/true);
   llvm::BranchInst* latch = b.CreateCondBr(b.CreateICmpSLT(next, end), loop_bb, exit_bb);
-  latch->setMetadata(llvm::LLVMContext::MD_loop, loop_metadata(b.getContext(), vectorize));
+  // A GPU thread's loops have no vectors to fill: interleaving would only lengthen them.
+  bool interleave = em.reducing() && !llvm::Triple(em.module().getTargetTriple()).isNVPTX();
+  latch->setMetadata(llvm::LLVMContext::MD_loop,
+                     loop_metadata(b.getContext(), vectorize, interleave));
   i->addIncoming(next, b.GetInsertBlock());
   b.SetInsertPoint(exit_bb);
 }
