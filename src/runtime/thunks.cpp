@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "core/array_impl.hpp"
 #include "core/host_callbacks.hpp"
@@ -112,15 +113,26 @@ void GemmThunk::execute(const ExecutionContext& ctx) const {
   auto lda = static_cast<int>(g.transpose_lhs ? g.m : g.k);
   auto ldb = static_cast<int>(g.transpose_rhs ? g.k : g.n);
   auto m = static_cast<int>(g.m), n = static_cast<int>(g.n), k = static_cast<int>(g.k);
-  std::size_t es = itemsize(g.dtype);
+  std::size_t es = itemsize(g.dtype), operand_es = itemsize(g.operand_dtype);
+  // 16-bit operands of an f32 product (a plan made for a GPU library) are widened first.
+  std::vector<float> wide_a, wide_b;
+  auto f32_operand = [&](std::byte* x, std::int64_t size, std::vector<float>& wide) {
+    if (g.operand_dtype == g.dtype) return reinterpret_cast<float*>(x);
+    wide.resize(static_cast<std::size_t>(size));
+    for (std::int64_t j = 0; j < size; ++j)
+      wide[static_cast<std::size_t>(j)] =
+          g.operand_dtype == bfloat16 ? static_cast<float>(reinterpret_cast<BFloat16*>(x)[j])
+                                      : static_cast<float>(reinterpret_cast<Float16*>(x)[j]);
+    return wide.data();
+  };
   for (std::int64_t i = 0; i < g.batch; ++i) {
-    std::byte* ai = a + i * g.m * g.k * es;
-    std::byte* bi = b + i * g.k * g.n * es;
+    std::byte* ai = a + i * g.m * g.k * operand_es;
+    std::byte* bi = b + i * g.k * g.n * operand_es;
     std::byte* ci = c + i * g.m * g.n * es;
     if (g.dtype == float32) {
       auto* out = reinterpret_cast<float*>(ci);
-      cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, reinterpret_cast<float*>(ai), lda,
-                  reinterpret_cast<float*>(bi), ldb, 0.0f, out, n);
+      cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, f32_operand(ai, g.m * g.k, wide_a), lda,
+                  f32_operand(bi, g.k * g.n, wide_b), ldb, 0.0f, out, n);
       if (gemm_.has_epilogue())
         apply_epilogue(out, static_cast<const float*>(bias), gemm_.activation, g.m, g.n);
     } else {
