@@ -35,8 +35,6 @@ ThunkKind thunk_kind(const Instruction& i, Platform platform) {
       return i.opcode == Opcode::kWhile ? ThunkKind::kWhile : ThunkKind::kConditional;
     case hlo::RunsAs::kLibraryOrKernel:
       return library_gemm(i, platform) ? ThunkKind::kGemm : ThunkKind::kKernel;
-    case hlo::RunsAs::kRewritten:
-      throw CompileError(i.name + " should have been rewritten into other opcodes before codegen");
     case hlo::RunsAs::kKernel:
       break;
   }
@@ -240,6 +238,7 @@ passes::PipelineOptions pipeline_options(Platform platform) {
     return reads_16bit_operands(product, platform);
   };
   if (platform == Platform::gpu) options.kernel_batch_key = codegen::gpu_kernel_batch_key;
+  options.implicit_gemm_convolutions = platform == Platform::cpu;
   return options;
 }
 

@@ -105,4 +105,32 @@ ConvGeometry convolution_geometry(const Instruction& conv) {
   return *g;
 }
 
+std::optional<ImplicitGemm> as_implicit_gemm(const Instruction& conv) {
+  if (conv.opcode != Opcode::kConvolution || conv.shape.dtype != float32 ||
+      conv.operands[0]->shape.dtype != float32 || conv.operands[1]->shape.dtype != float32)
+    return std::nullopt;
+  ConvGeometry g = convolution_geometry(conv);
+  auto r = static_cast<std::int64_t>(g.lhs_spec.size());
+  std::vector<std::int64_t> image = {0, r - 1}, kernel = {r - 1, r - 2};
+  for (std::int64_t d = 0; d + 2 < r; ++d) image.push_back(d + 1), kernel.push_back(d);
+  if (g.lhs_spec != image || g.out_spec != image || g.rhs_spec != kernel ||
+      g.feature_group_count != 1 || g.batch_group_count != 1)
+    return std::nullopt;
+  for (std::size_t d = 0; d < g.spatial(); ++d)
+    if (g.strides[d] != 1 || g.lhs_dilation[d] != 1 || g.rhs_dilation[d] != 1 ||
+        g.padding[d] != std::pair<std::int64_t, std::int64_t>{0, 0})
+      return std::nullopt;
+  const Shape &lhs = conv.operands[0]->shape.dims, &rhs = conv.operands[1]->shape.dims,
+              &out = conv.shape.dims;
+  ImplicitGemm c;
+  c.channels = lhs.back();
+  c.in_spatial.assign(lhs.begin() + 1, lhs.end() - 1);
+  c.out_spatial.assign(out.begin() + 1, out.end() - 1);
+  c.window.assign(rhs.begin(), rhs.end() - 2);
+  c.shape.m = out.front() * shape_size(c.out_spatial);
+  c.shape.k = shape_size(c.window) * c.channels;
+  c.shape.n = out.back();
+  return c;
+}
+
 }  // namespace jx::hlo

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/conv_map.hpp"
+#include "hlo/gemm.hpp"
 #include "hlo/ir.hpp"
 
 namespace jx::hlo {
@@ -14,6 +15,18 @@ namespace jx::hlo {
 Attrs convolution_attrs(const ConvGeometry& g, const Shape& rhs_dims);
 // jx::CompileError naming the instruction when an attribute is missing or malformed.
 ConvGeometry convolution_geometry(const Instruction& conv);
+
+// A convolution the CPU's matrix kernel computes without patches (an implicit GEMM): float32,
+// lhs and out (batch, spatial..., feature) and rhs (spatial..., in, out) in memory order, unit
+// strides and dilations, no padding, one group. The product's rows are out's (batch, position)
+// and its columns out's features; its contraction runs over (tap, in feature), so the lhs
+// element of row r at step p is lhs's feature p % C at r's window origin moved by tap p / C.
+struct ImplicitGemm {
+  GemmShape shape;            // m = batch · positions, k = taps · channels, n = out features
+  std::int64_t channels = 0;  // C, lhs's features (contiguous in lhs)
+  Shape in_spatial, out_spatial, window;
+};
+std::optional<ImplicitGemm> as_implicit_gemm(const Instruction& conv);
 
 // "b01f_01io->b01f" for specs (0, 3, 1, 2), (3, 2, 0, 1), (0, 3, 1, 2); and back (nullopt when
 // the text is not one).

@@ -1,6 +1,7 @@
 // Flop, transcendental and byte counts per instruction, summed over the entry computation.
 #include "hlo/cost_analysis.hpp"
 
+#include "hlo/convolution.hpp"
 #include "hlo/window.hpp"
 
 namespace jx::hlo {
@@ -42,8 +43,7 @@ void add_control_flow_cost(const Instruction& i, HloCost& cost) {
 
 void add_cost(const Instruction& i, HloCost& cost) {
   if (i.opcode == Opcode::kFusion) return add_fusion_cost(i, cost);
-  if (runs_as(i.opcode) == RunsAs::kNested)
-    return add_control_flow_cost(i, cost);
+  if (runs_as(i.opcode) == RunsAs::kNested) return add_control_flow_cost(i, cost);
   auto out = static_cast<double>(i.shape.is_tuple ? 0 : i.shape.size());
   if (has_trait(i.opcode, kElementwise)) {
     (has_trait(i.opcode, kTranscendental) ? cost.transcendentals : cost.flops) += out;
@@ -57,6 +57,12 @@ void add_cost(const Instruction& i, HloCost& cost) {
     cost.flops += static_cast<double>(i.operands[0]->shape.size());
   } else if (i.opcode == Opcode::kDot) {
     cost.flops += dot_flops(i);
+  } else if (i.opcode == Opcode::kConvolution) {
+    // Each output element sums over its group's kernel: in features per group times taps.
+    const Shape& rhs = i.operands[1]->shape.dims;
+    double per_output = static_cast<double>(shape_size(rhs)) /
+                        static_cast<double>(rhs[convolution_geometry(i).rhs_spec[0]]);
+    cost.flops += 2.0 * static_cast<double>(i.shape.size()) * per_output;
   }
   if (free_of_bytes(i.opcode)) return;
   double bytes = static_cast<double>(i.shape.byte_size());

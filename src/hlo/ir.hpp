@@ -28,7 +28,7 @@ enum Trait : unsigned {
   kCallsComputations = 128,
   kOwnKernel = 256,
 };
-enum class RunsAs { kNothing, kKernel, kLibraryOrKernel, kHost, kNested, kRewritten };
+enum class RunsAs { kNothing, kKernel, kLibraryOrKernel, kHost, kNested };
 
 enum class Opcode {
 #define JX_HLO_OPCODE(e, name, arity, dtypes, runs_as, traits) e,

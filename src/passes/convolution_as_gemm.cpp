@@ -19,6 +19,9 @@ std::int64_t product(const Ints& v) {
 
 // Above this many pieces on both sides, patches come from one gather, not a concatenation.
 constexpr std::int64_t kMaxSlices = 64;
+// Implicit GEMMs (hlo::as_implicit_gemm) for at least this many input features: each tap's run
+// of channels is an inner loop of the matrix kernel, too short below a vector.
+constexpr std::int64_t kMinImplicitChannels = 16;
 
 // Calls f(index) for every multi-index of `dims`, in row-major order.
 template <class F>
@@ -35,8 +38,12 @@ void for_each_index(const Ints& dims, F f) {
 
 class Rewriter {
  public:
-  Rewriter(hlo::Builder& b, const Instruction& conv)
-      : b_(b), conv_(conv), g_(hlo::convolution_geometry(conv)), dtype_(conv.shape.dtype) {}
+  Rewriter(hlo::Builder& b, Instruction& conv, bool implicit_gemms)
+      : b_(b),
+        conv_(conv),
+        g_(hlo::convolution_geometry(conv)),
+        dtype_(conv.shape.dtype),
+        implicit_gemms_(implicit_gemms) {}
 
   Instruction* rewrite() {
     const Shape &lhs = conv_.operands[0]->shape.dims, &rhs = conv_.operands[1]->shape.dims;
@@ -49,6 +56,9 @@ class Rewriter {
     }
     taps_ = product(window_), positions_ = product(out_spatial_);
     if (conv_.shape.size() == 0 || taps_ * in_features_ == 0) return zeros();
+    // One already in that form stays.
+    if (implicit_gemms_ && fits_implicit_gemm())
+      return hlo::as_implicit_gemm(conv_) ? &conv_ : implicit_gemm();
     transposed_ = batch_innermost();
     return to_out_layout(products(patches(), kernel()));
   }
@@ -64,6 +74,44 @@ class Rewriter {
     for (std::size_t d = 2; d < g_.lhs_spec.size(); ++d)
       if (g_.lhs_spec[d] > g_.lhs_spec[0] || g_.lhs_spec[d] < g_.lhs_spec[1]) return false;
     return g_.lhs_spec[1] < g_.lhs_spec[0];
+  }
+
+  // Whether the convolution, once its lhs is padded and its operands are laid out as the CPU's
+  // matrix kernel reads them, is an implicit GEMM worth computing as one.
+  bool fits_implicit_gemm() const {
+    if (dtype_ != float32 || g_.feature_group_count > 1 || g_.batch_group_count > 1 ||
+        in_features_ < kMinImplicitChannels)
+      return false;
+    for (std::size_t d = 0; d < g_.spatial(); ++d)
+      if (g_.strides[d] != 1 || g_.lhs_dilation[d] != 1 || g_.rhs_dilation[d] != 1 ||
+          g_.padding[d].first < 0 || g_.padding[d].second < 0)
+        return false;
+    return true;
+  }
+
+  // The convolution the matrix kernel computes in place: lhs padded as (batch, spatial...,
+  // features), rhs as (spatial..., in, out), out as (batch, spatial..., features), then put
+  // back in out's layout.
+  Instruction* implicit_gemm() {
+    Instruction* x = padded_input();
+    Ints perm(g_.rhs_spec.begin() + 2, g_.rhs_spec.end());
+    perm.insert(perm.end(), {g_.rhs_spec[1], g_.rhs_spec[0]});
+    Instruction* w = transpose(conv_.operands[1], perm);
+    auto n = static_cast<std::int64_t>(g_.spatial());
+    ConvGeometry c;
+    c.lhs_spec = {0, n + 1}, c.rhs_spec = {n + 1, n};
+    for (std::int64_t d = 0; d < n; ++d) c.lhs_spec.push_back(d + 1), c.rhs_spec.push_back(d);
+    c.out_spec = c.lhs_spec;
+    c.strides = c.lhs_dilation = c.rhs_dilation = Ints(g_.spatial(), 1);
+    c.padding = PadPairs(g_.spatial(), {0, 0});
+    hlo::Attrs a = hlo::convolution_attrs(c, w->shape.dims);
+    if (conv_.attrs.has("operand_precision"))
+      a.set("operand_precision", conv_.attrs.get_string("operand_precision"));
+    Shape dims = {batch_};
+    dims.insert(dims.end(), out_spatial_.begin(), out_spatial_.end());
+    dims.push_back(out_features_);
+    return to_out_layout(
+        b_.op(Opcode::kConvolution, hlo::HloShape::array(dtype_, dims), {x, w}, std::move(a)));
   }
 
   Instruction* transpose(Instruction* x, const Ints& perm) {
@@ -261,13 +309,14 @@ class Rewriter {
   }
 
   hlo::Builder& b_;
-  const Instruction& conv_;
+  Instruction& conv_;
   ConvGeometry g_;
   DType dtype_;
   std::int64_t batch_ = 0, features_ = 0, in_features_ = 0, out_features_ = 0;
   std::int64_t taps_ = 0, positions_ = 0;
   Ints window_, out_spatial_;
   bool transposed_ = false;
+  bool implicit_gemms_;
 };
 
 }  // namespace
@@ -279,7 +328,9 @@ bool ConvolutionAsGemm::run(hlo::Module& module) {
     bool here = false;
     for (Instruction* conv : c->instructions()) {
       if (conv->opcode != Opcode::kConvolution) continue;
-      c->replace_all_uses(conv, Rewriter(b, *conv).rewrite());
+      Instruction* replacement = Rewriter(b, *conv, implicit_gemms_).rewrite();
+      if (replacement == conv) continue;
+      c->replace_all_uses(conv, replacement);
       here = true;
     }
     if (here) c->remove_unreachable();

@@ -14,8 +14,16 @@ namespace jx::passes {
 
 class ConvolutionAsGemm final : public Pass {
  public:
+  // With `implicit_gemms` (the CPU), a float32 convolution of unit strides and dilations, one
+  // group, a window of few taps and enough input features becomes instead a convolution the
+  // matrix kernel computes in place (hlo::as_implicit_gemm), no patches written: its lhs padded
+  // and its operands and output transposed to the layouts that kernel reads and writes.
+  explicit ConvolutionAsGemm(bool implicit_gemms = false) : implicit_gemms_(implicit_gemms) {}
   std::string name() const override { return "convolution-as-gemm"; }
   bool run(hlo::Module& module) override;
+
+ private:
+  bool implicit_gemms_;
 };
 
 }  // namespace jx::passes

@@ -58,10 +58,10 @@ bool PassPipeline::run(hlo::Module& module) {
 
 // Read top to bottom: each stage is one pipeline.
 void run_pipeline(hlo::Module& module, const PipelineOptions& options) {
-  // Rewrites into what the backends run (convolutions as patches and a dot, 16-bit dots in
-  // float32): before simplification, which folds what they add.
+  // Rewrites into what the backends run (convolutions as patches and a dot or as the CPU's
+  // implicit GEMMs, 16-bit dots in float32): before simplification, which folds what they add.
   PassPipeline widen("widening", options);
-  widen.add<ConvolutionAsGemm>();
+  widen.add<ConvolutionAsGemm>(options.implicit_gemm_convolutions);
   widen.add<Upcast16BitDots>(options.reads_16bit_operands);
   widen.run(module);
 

@@ -37,6 +37,9 @@ struct PipelineOptions {
   // Which f32 products of bf16 or f16 operands the backend runs on those operands as they are
   // (cuBLAS's tensor cores; the CPU's bf16 pair multiply-adds): upcast-16bit-dots leaves them.
   std::function<bool(const hlo::Instruction&)> reads_16bit_operands;
+  // Set for a backend whose matrix kernel computes convolutions in place (the CPU): the ones it
+  // takes stay convolutions (ConvolutionAsGemm).
+  bool implicit_gemm_convolutions = false;
   // Set for a backend whose batched kernels keep a cooperative plan only when their members share
   // it (the GPU): a kernel joins only batches of its key. A reduction batched with kernels of
   // other shapes would run as a loop, one output per thread, serially over the reduced elements.

@@ -150,6 +150,16 @@ const bool kRows = add_rows({
              {{1, 1}, {{0, 0}, {0, 0}}, {1, 1}, {1, 1}}),
     conv_row("no_spatial", {{{3, 4}, {2, 4}}}, {{}, {}, {}, {}}),
     conv_row("window_larger_than_input", {{{1, 1, 2}, {1, 1, 3}}}, {{1}, {{0, 0}}, {1}, {1}}),
+    // 16 input features and more: float32 runs these on the CPU as implicit GEMMs (no patches),
+    // and with 16 batch or out features their kernel or input gradients too.
+    conv_row("implicit_nhwc_same", {{{2, 5, 6, 16}, {3, 3, 16, 17}}},
+             {{1, 1}, {{1, 1}, {1, 1}}, {1, 1}, {1, 1}, "NHWC", "HWIO", "NHWC"}),
+    conv_row("implicit_nchw_uneven_padding", {{{16, 16, 4, 5}, {16, 16, 3, 2}}},
+             {{1, 1}, {{1, 0}, {0, 2}}, {1, 1}, {1, 1}}),
+    conv_row("implicit_1d", {{{2, 16, 7}, {3, 16, 3}}}, {{1}, {{2, 0}}, {1}, {1}}),
+    conv_row(
+        "implicit_3d", {{{1, 3, 3, 2, 16}, {2, 2, 2, 16, 2}}},
+        {{1, 1, 1}, {{1, 0}, {0, 1}, {1, 1}}, {1, 1, 1}, {1, 1, 1}, "N012C", "012IO", "N012C"}),
 });
 
 // ---- values that pin the semantics down by hand ----
@@ -206,6 +216,29 @@ TEST_CASE("conv_general_dilated: jaxpr text as JAX prints it", "[conv]") {
         "      window_strides=(2, 2)\n"
         "    ] a b\n"
         "  in (c,) }");
+}
+
+TEST_CASE("jit on the CPU: a float32 convolution of 16 or more input features stays one",
+          "[conv]") {
+  // Computed by the matrix kernel reading its image in place: the lhs padded, no patches, no dot;
+  // with 16 batch and out features, both gradients too. Fewer features go through patches.
+  auto conv = [](const Array& x, const Array& w) {
+    return lax::conv_general_dilated(x, w, {1, 1}, "SAME", {}, {}, {"NHWC", "HWIO", "NHWC"});
+  };
+  auto loss = [&](const Array& x, const Array& w) { return np::sum(conv(x, w) * conv(x, w)); };
+  auto grads = [&](const Array& x, const Array& w) {
+    return grad(loss, std::vector<int>{0, 1})(x, w);
+  };
+  Array x = np::ones({16, 6, 5, 16}), w = np::ones({3, 3, 16, 16});
+  std::string forward = jit(conv).lower(x, w).compile().hlo_text();
+  INFO(forward);
+  CHECK_THAT(forward, Catch::Contains("dim_labels=b01f_01io->b01f"));
+  CHECK_THAT(forward, !Catch::Contains(" dot("));
+  std::string backward = jit(grads).lower(x, w).compile().hlo_text();
+  INFO(backward);
+  CHECK_THAT(backward, !Catch::Contains(" dot("));
+  Array few = np::ones({2, 6, 5, 3}), w3 = np::ones({3, 3, 3, 4});
+  CHECK_THAT(jit(conv).lower(few, w3).compile().hlo_text(), Catch::Contains(" dot("));
 }
 
 // ---- errors, typed and worded as JAX's ----

@@ -53,7 +53,8 @@ namespace {
 class GemmEmitter {
  public:
   GemmEmitter(ElementalEmitter& em, const CpuIsa& isa, const hlo::GemmShape& g, llvm::Value* lhs,
-              llvm::Value* rhs, llvm::Value* out, const TileEpilogue& epilogue)
+              llvm::Value* rhs, llvm::Value* out, const TileEpilogue& epilogue,
+              const hlo::ImplicitGemm* conv = nullptr)
       : em_(em),
         b_(em.b()),
         g_(g),
@@ -64,6 +65,7 @@ class GemmEmitter {
         elem_(em.type(g.dtype)),
         pairs_(g.operand_dtype == bfloat16),
         bf16_pairs_(isa.bf16_pairs) {
+    if (conv) conv_ = *conv;
     lanes_ = isa.vector_bytes / static_cast<unsigned>(itemsize(g.dtype));
     vec_ = llvm::FixedVectorType::get(elem_, lanes_);
     // A tile of 6 rows of two vectors (BLIS's 6x16 with AVX2; 6x32 with AVX-512): 12
@@ -81,6 +83,16 @@ class GemmEmitter {
     std::int64_t tile_width = tile_vectors_ * lanes_ * operand_bytes;
     depth_ = std::min<std::int64_t>(g.k, kPanelBytes / tile_width);
     if (pairs_ && depth_ < g.k) depth_ = depth_ / 2 * 2;
+    // A convolution's blocks hold whole taps, or whole parts of one: each block's steps are then
+    // runs of a tap's channels, contiguous in the image.
+    if (conv_) {
+      std::int64_t c = conv_->channels;
+      if (depth_ >= c) {
+        depth_ = depth_ / c * c;
+      } else {
+        while (c % depth_) --depth_;
+      }
+    }
     block_rows_ = std::max<std::int64_t>(kLhsBlockBytes / (depth_ * operand_bytes), 1);
     block_rows_ = (block_rows_ + tile_rows_ - 1) / tile_rows_ * tile_rows_;
     panel_elem_ = pairs_ ? b_.getInt16Ty() : elem_;
@@ -363,6 +375,8 @@ class GemmEmitter {
       }
     if (pairs_) {
       pair_steps(batch, row_of, p0, depth, cols, acc);
+    } else if (conv_) {
+      tap_steps(row_of, p0, depth, cols, acc);
     } else {
       emit_for(
           em_, em_.i64(0), depth, "gemm.k",
@@ -454,6 +468,70 @@ class GemmEmitter {
             [&] { step(b_.CreateLShr(depth, em_.i64(1)), true); });
   }
 
+  // The tile's steps of a convolution, a run of one tap's channels at a time: each row's lhs
+  // elements are the run's channels at the row's window origin moved by the tap.
+  void tap_steps(const std::vector<llvm::Value*>& row_of, llvm::Value* p0, llvm::Value* depth,
+                 std::int64_t cols, const std::vector<llvm::AllocaInst*>& acc) {
+    std::int64_t run = std::min(depth_, conv_->channels);
+    std::vector<llvm::Value*> origin;
+    for (llvm::Value* row : row_of) origin.push_back(window_origin(row));
+    llvm::Align align(itemsize(g_.dtype));
+    llvm::Value* runs = b_.CreateUDiv(depth, em_.i64(run));
+    emit_for(
+        em_, em_.i64(0), runs, "gemm.taps",
+        [&](llvm::Value* s) {
+          llvm::Value* first = mul(s, run);  // the run's first step in the block
+          llvm::Value* p = add(p0, first);
+          llvm::Value* channel = b_.CreateURem(p, em_.i64(conv_->channels));
+          llvm::Value* shift = add(tap_offset(b_.CreateUDiv(p, em_.i64(conv_->channels))), channel);
+          std::vector<llvm::Value*> start;
+          for (llvm::Value* o : origin) start.push_back(element(lhs_, add(o, shift)));
+          emit_for(
+              em_, em_.i64(0), em_.i64(run), "gemm.k",
+              [&](llvm::Value* j) {
+                std::vector<llvm::Value*> rhs_row;
+                for (int v = 0; v < vectors(cols); ++v)
+                  rhs_row.push_back(b_.CreateAlignedLoad(vec_, panel_at(add(first, j), v, cols),
+                                                         panel_->getAlign()));
+                accumulate(acc, rhs_row, [&](std::size_t r) {
+                  return b_.CreateVectorSplat(
+                      lanes_, b_.CreateAlignedLoad(elem_, element(start[r], j), align));
+                });
+              },
+              /*vectorize=*/false);
+        },
+        /*vectorize=*/false);
+  }
+
+  // Where out row `row`'s window starts in lhs (elements): its batch and positions, in lhs's
+  // (batch, spatial..., channel) layout.
+  llvm::Value* window_origin(llvm::Value* row) {
+    const Shape& out = conv_->out_spatial;
+    llvm::Value* origin = em_.i64(0);
+    std::int64_t in_stride = conv_->channels, out_stride = 1;
+    for (std::size_t d = out.size(); d-- > 0;) {
+      llvm::Value* o = b_.CreateURem(b_.CreateUDiv(row, em_.i64(out_stride)), em_.i64(out[d]));
+      origin = add(origin, mul(o, in_stride));
+      out_stride *= out[d];
+      in_stride *= conv_->in_spatial[d];
+    }
+    return add(origin, mul(b_.CreateUDiv(row, em_.i64(out_stride)), in_stride));
+  }
+
+  // How far tap t (row-major over the window) moves a window's origin in lhs (elements).
+  llvm::Value* tap_offset(llvm::Value* t) {
+    const Shape& window = conv_->window;
+    llvm::Value* offset = em_.i64(0);
+    std::int64_t in_stride = conv_->channels, tap_stride = 1;
+    for (std::size_t d = window.size(); d-- > 0;) {
+      llvm::Value* k = b_.CreateURem(b_.CreateUDiv(t, em_.i64(tap_stride)), em_.i64(window[d]));
+      offset = add(offset, mul(k, in_stride));
+      tap_stride *= window[d];
+      in_stride *= conv_->in_spatial[d];
+    }
+    return offset;
+  }
+
   // One step of the tile: each accumulator of row r, vector v, multiply-adds xs_of(r) (a row's
   // lhs, broadcast) and rhs_row[v] (a vector of the panel's row).
   void accumulate(const std::vector<llvm::AllocaInst*>& acc,
@@ -525,10 +603,22 @@ class GemmEmitter {
   llvm::FixedVectorType* vec_ = nullptr;
   int tile_rows_ = 1, tile_vectors_ = 1;
   std::int64_t depth_ = 1, block_rows_ = 1;
-  llvm::AllocaInst* panel_ = nullptr;  // depth_ rows of tile_vectors_ vectors
+  llvm::AllocaInst* panel_ = nullptr;      // depth_ rows of tile_vectors_ vectors
+  std::optional<hlo::ImplicitGemm> conv_;  // a convolution's lhs geometry, when it is one
 };
 
 }  // namespace
+
+void emit_implicit_gemm(ElementalEmitter& em, const CpuIsa& isa, const hlo::ImplicitGemm& conv,
+                        llvm::Value* lhs, llvm::Value* rhs, llvm::Value* out,
+                        const std::optional<OuterRange>& rows) {
+  GemmEmitter gemm(em, isa, conv.shape, lhs, rhs, out, {}, &conv);
+  if (!rows) return gemm.emit(em.i64(0), em.i64(1), em.i64(0), em.i64(conv.shape.m));
+  std::int64_t positions = shape_size(conv.out_spatial);
+  auto& b = em.b();
+  gemm.emit(em.i64(0), em.i64(1), b.CreateMul(rows->begin, em.i64(positions)),
+            b.CreateMul(rows->end, em.i64(positions)));
+}
 
 void emit_blocked_gemm(ElementalEmitter& em, const CpuIsa& isa, const hlo::GemmShape& g,
                        const Shape& out_dims, llvm::Value* lhs, llvm::Value* rhs, llvm::Value* out,

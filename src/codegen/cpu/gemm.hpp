@@ -7,6 +7,7 @@
 #include "codegen/cpu/cpu_isa.hpp"
 #include "codegen/elemental/elemental.hpp"
 #include "codegen/elemental/loops.hpp"
+#include "hlo/convolution.hpp"
 #include "hlo/gemm.hpp"
 
 namespace jx::codegen::cpu {
@@ -24,5 +25,11 @@ struct TileEpilogue {
 void emit_blocked_gemm(ElementalEmitter& em, const CpuIsa& isa, const hlo::GemmShape& g,
                        const Shape& out_dims, llvm::Value* lhs, llvm::Value* rhs, llvm::Value* out,
                        const std::optional<OuterRange>& rows, const TileEpilogue& epilogue = {});
+
+// out = the convolution `conv` (hlo::as_implicit_gemm) of lhs and rhs: the same kernel, its
+// lhs elements read where they lie in the image, a tap's channels at a time; `rows` are images.
+void emit_implicit_gemm(ElementalEmitter& em, const CpuIsa& isa, const hlo::ImplicitGemm& conv,
+                        llvm::Value* lhs, llvm::Value* rhs, llvm::Value* out,
+                        const std::optional<OuterRange>& rows);
 
 }  // namespace jx::codegen::cpu

@@ -184,6 +184,14 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
     b.CreateRetVoid();
     return;
   }
+  if (root.opcode == Opcode::kConvolution) {
+    std::optional<hlo::ImplicitGemm> conv = hlo::as_implicit_gemm(root);
+    if (!conv) fail(root, "is not a convolution the matrix kernel computes in place");
+    if (aliases[0] >= 0) fail(root, "a convolution cannot overwrite its operand");
+    emit_implicit_gemm(em, isa, *conv, operand(0), operand(1), out, rows);
+    b.CreateRetVoid();
+    return;
+  }
   std::vector<ElementGenerator> params;
   for (std::size_t k = 0; k < n; ++k) {
     const hlo::HloShape& shape = root.operands[k]->shape;

@@ -351,8 +351,6 @@ void check_emittable(const hlo::Instruction& root, const std::string& target) {
       return fail(op + " runs on the host, not as a kernel");
     case hlo::RunsAs::kNested:
       return fail(op + " runs as nested programs, not as a kernel");
-    case hlo::RunsAs::kRewritten:
-      return fail(op + " is rewritten into other opcodes before codegen");
     case hlo::RunsAs::kKernel:
     case hlo::RunsAs::kLibraryOrKernel:
       break;

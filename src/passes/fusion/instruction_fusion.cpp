@@ -133,8 +133,13 @@ Access combine(const Access& x, const Access& y) {
   return c;
 }
 
+// A dot or convolution is a library call or a kernel of its own (hlo::RunsAs).
+bool own_kernel(const Instruction& i) {
+  return hlo::runs_as(i.opcode) == hlo::RunsAs::kLibraryOrKernel;
+}
+
 bool can_root(const Instruction& i) {
-  if (i.opcode == Opcode::kConstant || i.opcode == Opcode::kDot) return false;
+  if (i.opcode == Opcode::kConstant || own_kernel(i)) return false;
   return hlo::has_trait(i.opcode, hlo::kFusible) || hlo::loops_per_element(i.opcode);
 }
 
@@ -142,7 +147,7 @@ bool can_join(const Instruction& p) {
   if (p.opcode == Opcode::kConstant) return p.shape.size() <= InstructionFusion::kMaxFusedConstant;
   // A prefix scan is a kernel's own output, computed in one pass: read through a generator, each
   // element would fold up to its whole row again.
-  if (p.opcode == Opcode::kDot || hlo::as_prefix_scan(p)) return false;
+  if (own_kernel(p) || hlo::as_prefix_scan(p)) return false;
   return hlo::has_trait(p.opcode, hlo::kFusible) || hlo::loops_per_element(p.opcode);
 }
 
