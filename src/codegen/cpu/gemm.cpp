@@ -104,17 +104,25 @@ class GemmEmitter {
     panel_->setAlignment(llvm::Align(isa.vector_bytes));
   }
 
-  // Rows [row_begin, row_end) of products [batch_begin, batch_end).
+  // Rows [row_begin, row_end) of products [batch_begin, batch_end). Each block of the
+  // contraction passes over every block of rows, whose share of lhs differs from one block of
+  // the contraction to the next; but a convolution's taps all read one region of its image (the
+  // windows overlap), so there each block of rows keeps that region and its block of out in the
+  // second-level cache while every block of the contraction passes.
   void emit(llvm::Value* batch_begin, llvm::Value* batch_end, llvm::Value* row_begin,
             llvm::Value* row_end) {
     for_range(batch_begin, batch_end, "gemm.batch", [&](llvm::Value* batch) {
-      // One copy of the code serves every block, the last (shorter) one too.
-      std::int64_t blocks = (g_.k + depth_ - 1) / depth_;
-      for_range(em_.i64(0), em_.i64(blocks), "gemm.depth", [&](llvm::Value* q) {
-        llvm::Value* p0 = mul(q, depth_);
-        llvm::Value* depth = b_.CreateIntrinsic(llvm::Intrinsic::umin, {b_.getInt64Ty()},
-                                                {em_.i64(depth_), b_.CreateSub(em_.i64(g_.k), p0)});
-        depth_block(batch, p0, depth, row_begin, row_end);
+      if (!conv_) {
+        depth_blocks([&](llvm::Value* p0, llvm::Value* depth) {
+          row_blocks(row_begin, row_end, [&](llvm::Value* begin, llvm::Value* end) {
+            row_block(batch, p0, depth, begin, end);
+          });
+        });
+        return;
+      }
+      row_blocks(row_begin, row_end, [&](llvm::Value* begin, llvm::Value* end) {
+        depth_blocks(
+            [&](llvm::Value* p0, llvm::Value* depth) { row_block(batch, p0, depth, begin, end); });
       });
     });
   }
@@ -157,23 +165,32 @@ class GemmEmitter {
     emit_for(em_, begin, end, name, body, /*vectorize=*/false);
   }
 
-  // Contraction steps [p0, p0 + depth) of rows [row_begin, row_end), all columns: a block of
-  // rows at a time, so that their share of lhs stays in the second-level cache while every
-  // panel passes over it.
-  void depth_block(llvm::Value* batch, llvm::Value* p0, llvm::Value* depth, llvm::Value* row_begin,
-                   llvm::Value* row_end) {
+  // f(p0, depth) for the contraction's blocks of depth_ steps (one copy of the code serves every
+  // block, the last, shorter one too).
+  void depth_blocks(const std::function<void(llvm::Value*, llvm::Value*)>& f) {
+    std::int64_t blocks = (g_.k + depth_ - 1) / depth_;
+    for_range(em_.i64(0), em_.i64(blocks), "gemm.depth", [&](llvm::Value* q) {
+      llvm::Value* p0 = mul(q, depth_);
+      f(p0, b_.CreateIntrinsic(llvm::Intrinsic::umin, {b_.getInt64Ty()},
+                               {em_.i64(depth_), b_.CreateSub(em_.i64(g_.k), p0)}));
+    });
+  }
+
+  // f(begin, end) for rows [row_begin, row_end) a block of block_rows_ at a time, whose share
+  // of lhs stays in the second-level cache while every panel passes over it.
+  void row_blocks(llvm::Value* row_begin, llvm::Value* row_end,
+                  const std::function<void(llvm::Value*, llvm::Value*)>& f) {
     llvm::Value* blocks = b_.CreateUDiv(
         add(b_.CreateSub(row_end, row_begin), em_.i64(block_rows_ - 1)), em_.i64(block_rows_));
     for_range(em_.i64(0), blocks, "gemm.row_blocks", [&](llvm::Value* q) {
       llvm::Value* begin = add(row_begin, mul(q, block_rows_));
-      llvm::Value* end = b_.CreateIntrinsic(llvm::Intrinsic::umin, {b_.getInt64Ty()},
-                                            {add(begin, em_.i64(block_rows_)), row_end});
-      row_block(batch, p0, depth, begin, end);
+      f(begin, b_.CreateIntrinsic(llvm::Intrinsic::umin, {b_.getInt64Ty()},
+                                  {add(begin, em_.i64(block_rows_)), row_end}));
     });
   }
 
-  // The same for rows [row_begin, row_end) of one block: a panel of full-width tiles at a time,
-  // then one narrower panel for the rest.
+  // Contraction steps [p0, p0 + depth) of rows [row_begin, row_end) of one block, all columns: a
+  // panel of full-width tiles at a time, then one narrower panel for the rest.
   void row_block(llvm::Value* batch, llvm::Value* p0, llvm::Value* depth, llvm::Value* row_begin,
                  llvm::Value* row_end) {
     std::int64_t width = tile_vectors_ * static_cast<std::int64_t>(lanes_);
