@@ -229,14 +229,28 @@ TEST_CASE("jit on the CPU: a float32 convolution of 16 or more input features st
   auto grads = [&](const Array& x, const Array& w) {
     return grad(loss, std::vector<int>{0, 1})(x, w);
   };
-  Array x = np::ones({16, 6, 5, 16}), w = np::ones({3, 3, 16, 16});
+  // Integers in [-2, 2]: every sum is exact in float32, so jit and the eager impl (which
+  // convolves element by element) agree bit for bit.
+  auto ints = [](const Shape& dims, int seed) {
+    std::vector<float> v;
+    for (std::int64_t k = 0; k < shape_size(dims); ++k)
+      v.push_back(static_cast<float>((k * 7 + seed) % 5 - 2));
+    return np::array(v, dims);
+  };
+  Array x = ints({16, 6, 5, 16}, 1), w = ints({3, 3, 16, 16}, 3);
   std::string forward = jit(conv).lower(x, w).compile().hlo_text();
   INFO(forward);
   CHECK_THAT(forward, Catch::Contains("dim_labels=b01f_01io->b01f"));
   CHECK_THAT(forward, !Catch::Contains(" dot("));
+  CHECK(jit(conv)(x, w).to_vector<float>() == conv(x, w).to_vector<float>());
   std::string backward = jit(grads).lower(x, w).compile().hlo_text();
   INFO(backward);
   CHECK_THAT(backward, !Catch::Contains(" dot("));
+  std::vector<Array> jitted = jit(grads)(x, w), eager = grads(x, w);
+  for (std::size_t k = 0; k < 2; ++k) {
+    INFO((k == 0 ? "input" : "kernel") << " gradient");
+    CHECK(jitted[k].to_vector<float>() == eager[k].to_vector<float>());
+  }
   Array few = np::ones({2, 6, 5, 3}), w3 = np::ones({3, 3, 3, 4});
   CHECK_THAT(jit(conv).lower(few, w3).compile().hlo_text(), Catch::Contains(" dot("));
 }

@@ -520,30 +520,26 @@ class GemmEmitter {
         /*vectorize=*/false);
   }
 
-  // Where out row `row`'s window starts in lhs (elements): its batch and positions, in lhs's
-  // (batch, spatial..., channel) layout.
+  // Where out row `row`'s window starts in lhs (elements): its image, then its position.
   llvm::Value* window_origin(llvm::Value* row) {
-    const Shape& out = conv_->out_spatial;
-    llvm::Value* origin = em_.i64(0);
-    std::int64_t in_stride = conv_->channels, out_stride = 1;
-    for (std::size_t d = out.size(); d-- > 0;) {
-      llvm::Value* o = b_.CreateURem(b_.CreateUDiv(row, em_.i64(out_stride)), em_.i64(out[d]));
-      origin = add(origin, mul(o, in_stride));
-      out_stride *= out[d];
-      in_stride *= conv_->in_spatial[d];
-    }
-    return add(origin, mul(b_.CreateUDiv(row, em_.i64(out_stride)), in_stride));
+    std::int64_t positions = shape_size(conv_->out_spatial);
+    std::int64_t image = conv_->channels * shape_size(conv_->in_spatial);
+    return add(mul(b_.CreateUDiv(row, em_.i64(positions)), image),
+               image_offset(row, conv_->out_spatial));
   }
 
   // How far tap t (row-major over the window) moves a window's origin in lhs (elements).
-  llvm::Value* tap_offset(llvm::Value* t) {
-    const Shape& window = conv_->window;
+  llvm::Value* tap_offset(llvm::Value* t) { return image_offset(t, conv_->window); }
+
+  // Σ_d i_d · (lhs's stride along spatial dim d), in elements, for (i_d) the row-major
+  // multi-index of `linear` over `grid` (a size per spatial dim; what is left over is dropped).
+  llvm::Value* image_offset(llvm::Value* linear, const Shape& grid) {
     llvm::Value* offset = em_.i64(0);
-    std::int64_t in_stride = conv_->channels, tap_stride = 1;
-    for (std::size_t d = window.size(); d-- > 0;) {
-      llvm::Value* k = b_.CreateURem(b_.CreateUDiv(t, em_.i64(tap_stride)), em_.i64(window[d]));
-      offset = add(offset, mul(k, in_stride));
-      tap_stride *= window[d];
+    std::int64_t in_stride = conv_->channels, stride = 1;
+    for (std::size_t d = grid.size(); d-- > 0;) {
+      llvm::Value* i = b_.CreateURem(b_.CreateUDiv(linear, em_.i64(stride)), em_.i64(grid[d]));
+      offset = add(offset, mul(i, in_stride));
+      stride *= grid[d];
       in_stride *= conv_->in_spatial[d];
     }
     return offset;

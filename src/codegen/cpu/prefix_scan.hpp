@@ -5,9 +5,10 @@
 // updated a contiguous run at a time (so the loop vectorizes), each element in scan order: the
 // generator's folds exactly. Along the last dim each row is scanned alone; a row of at least a
 // vector's length whose combiner is one commutative opcode (add, multiply, maximum, minimum, and,
-// or) is scanned a chunk at a time: the chunk's operand elements computed into a stack buffer (a
-// loop LLVM vectorizes), then scanned from there a vector at a time: a prefix inside the vector
-// in log2(width) steps, then the running value combined in, stored as one vector. That
+// or) is scanned a vector at a time, read from the operand's buffer when a kernel parameter is
+// the operand, else a chunk at a time computed into a stack buffer first (a loop LLVM
+// vectorizes): a prefix inside the vector in log2(width) steps, then the running value combined
+// in, stored as one vector. That
 // reassociates, as reduce's generator lets LLVM reassociate float sums: each output is init ⊕ (its
 // block's carry) ⊕ (a tree over its block), so float sums may differ from the sequential order by
 // rounding; it is what brings a long row to memory speed instead of one dependent add per element.
