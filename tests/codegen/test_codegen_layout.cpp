@@ -47,21 +47,39 @@ TEST_CASE("codegen: reshape keeps row-major order", "[codegen]") {
 }
 
 TEST_CASE("codegen: transpose by a permutation", "[codegen]") {
-  Shape xs = {2, 3, 4};
-  Ints perm = {2, 0, 1};
-  Shape os = {4, 2, 3};
-  std::vector<double> x = ramp<double>(24);
-  std::vector<double> want(24);
-  Ints xst = strides_of(xs), ost = strides_of(os);
-  for_each(xs, [&](const Ints& i) {
-    Ints o(3);
-    for (std::size_t k = 0; k < 3; ++k) o[k] = i[static_cast<std::size_t>(perm[k])];
-    want[static_cast<std::size_t>(offset(o, ost))] = x[static_cast<std::size_t>(offset(i, xst))];
-  });
-  Hlo h;
-  auto* t = h.op(Opcode::kTranspose, float64, os, {h.param(0, float64, xs)},
-                 attrs({{"dimensions", perm}}));
-  check_all(run<double>(t, {x.data()}), want);
+  // Permutations that move the last dim are written in 16 x 16 tiles (kernel.cpp): tiles cut at
+  // both ends, and a kernel called for a few rows of dim 0 at a time.
+  struct Case {
+    Shape xs;
+    Ints perm;
+  };
+  for (const Case& c : std::vector<Case>{{{2, 3, 4}, {2, 0, 1}},
+                                         {{37, 5, 20}, {2, 1, 0}},
+                                         {{3, 40, 18}, {0, 2, 1}},
+                                         {{6, 7}, {0, 1}}}) {
+    INFO("shape " << shape_str(c.xs) << " perm " << c.perm[0] << c.perm[1]
+                  << (c.perm.size() > 2 ? std::to_string(c.perm[2]) : ""));
+    Shape os;
+    for (std::int64_t p : c.perm) os.push_back(c.xs[static_cast<std::size_t>(p)]);
+    std::vector<double> x = ramp<double>(shape_size(c.xs));
+    std::vector<double> want(x.size());
+    Ints xst = strides_of(c.xs), ost = strides_of(os);
+    for_each(c.xs, [&](const Ints& i) {
+      Ints o(i.size());
+      for (std::size_t k = 0; k < i.size(); ++k) o[k] = i[static_cast<std::size_t>(c.perm[k])];
+      want[static_cast<std::size_t>(offset(o, ost))] = x[static_cast<std::size_t>(offset(i, xst))];
+    });
+    Hlo h;
+    auto* t = h.op(Opcode::kTranspose, float64, os, {h.param(0, float64, c.xs)},
+                   attrs({{"dimensions", c.perm}}));
+    check_all(run<double>(t, {x.data()}), want);
+    auto code = compile_kernels({{t, "kernel", /*partitioned=*/true}}, {});
+    auto fn = reinterpret_cast<KernelFn>(code->symbol("kernel"));
+    std::vector<double> parts(x.size());
+    void* buffers[] = {x.data(), parts.data()};
+    for (std::int64_t row = 0; row < os[0]; row += 3) fn(buffers, row, std::min(row + 3, os[0]));
+    check_all(parts, want);
+  }
 }
 
 TEST_CASE("codegen: slice with strides", "[codegen]") {

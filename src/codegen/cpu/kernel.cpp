@@ -102,6 +102,26 @@ BodyArgs body_args(std::size_t num_operands, const std::vector<int>& aliases) {
   return a;
 }
 
+// A transposed output is written in tiles of this many elements along each of two dims.
+constexpr std::int64_t kTransposeTile = 16;
+
+// The dim of `out` that its operand's last dim becomes, when `out` is a transpose of a parameter
+// that moves that dim away from the last (seen through what keeps each dim where it is: pads,
+// conversions and other unary elementwise ops); its loop nest is then tiled across it.
+std::optional<std::size_t> transposed_dim(const Instruction& out) {
+  const Instruction* i = &out;
+  while (i->opcode == Opcode::kPad || (hlo::has_trait(i->opcode, hlo::kElementwise) &&
+                                       i->operands.size() == 1 && i->opcode != Opcode::kTranspose))
+    i = i->operands[0];
+  if (i->opcode != Opcode::kTranspose || i->operands[0]->opcode != Opcode::kParameter)
+    return std::nullopt;
+  const std::vector<std::int64_t>& perm = i->attrs.get_ints("dimensions");
+  auto last = static_cast<std::int64_t>(perm.size()) - 1;
+  if (perm.empty() || perm.back() == last) return std::nullopt;
+  auto d = static_cast<std::size_t>(std::find(perm.begin(), perm.end(), last) - perm.begin());
+  return i->shape.dims[d] > 1 && i->shape.dims.back() > 1 ? std::optional(d) : std::nullopt;
+}
+
 // What the blocked matrix kernel computes for `root`, if anything: a dot (lhs and rhs its
 // operands, no epilogue), or a dense layer's dot and epilogue.
 std::optional<hlo::GemmEpilogue> blocked_gemm(const Instruction& root) {
@@ -281,19 +301,23 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
       own_order = true;
     }
     if (own_order) continue;
-    emit_loop_nest(
-        em, dims, "out" + std::to_string(k),
-        [&](const IrIndex& index) {
-          // Every value before any store: an output may overwrite an operand others read.
-          std::vector<std::pair<std::size_t, llvm::Value*>> values;
-          for (std::size_t j = k; j < shapes.size(); ++j)
-            if (!done[j] && shapes[j]->dims == dims) values.emplace_back(j, gens[j](index));
-          for (auto [j, value] : values) {
-            llvm::Value* out = body->getArg(static_cast<unsigned>(args.output_arg[j]));
-            em.store(shapes[j]->dtype, value, out, em.linear_index(index, dims));
-          }
-        },
-        rows);
+    auto store_outputs = [&](const IrIndex& index) {
+      // Every value before any store: an output may overwrite an operand others read.
+      std::vector<std::pair<std::size_t, llvm::Value*>> values;
+      for (std::size_t j = k; j < shapes.size(); ++j)
+        if (!done[j] && shapes[j]->dims == dims) values.emplace_back(j, gens[j](index));
+      for (auto [j, value] : values) {
+        llvm::Value* out = body->getArg(static_cast<unsigned>(args.output_arg[j]));
+        em.store(shapes[j]->dtype, value, out, em.linear_index(index, dims));
+      }
+    };
+    std::optional<std::size_t> across =
+        shapes.size() == 1 && aliases[0] < 0 ? transposed_dim(*output(0)) : std::nullopt;
+    if (across)
+      emit_tiled_loop_nest(em, dims, *across, kTransposeTile, "out" + std::to_string(k),
+                           store_outputs, rows);
+    else
+      emit_loop_nest(em, dims, "out" + std::to_string(k), store_outputs, rows);
     for (std::size_t j = k; j < shapes.size(); ++j)
       if (shapes[j]->dims == dims) done[j] = true;
   }

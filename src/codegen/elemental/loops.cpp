@@ -129,4 +129,66 @@ void emit_loop_nest(ElementalEmitter& em, const Shape& shape, const std::string&
   level(0, em.i64(0));
 }
 
+void emit_tiled_loop_nest(ElementalEmitter& em, const Shape& shape, std::size_t d,
+                          std::int64_t tile, const std::string& name,
+                          const std::function<void(const IrIndex&)>& body,
+                          const std::optional<OuterRange>& outer) {
+  if (shape_size(shape) == 0) return;
+  auto& b = em.b();
+  std::size_t last = shape.size() - 1;
+  std::vector<llvm::Value*> dims(shape.size()), starts(shape.size());
+  auto begin = [&](std::size_t k) { return k == 0 && outer ? outer->begin : em.i64(0); };
+  auto end = [&](std::size_t k) { return k == 0 && outer ? outer->end : em.i64(shape[k]); };
+  // The run of dim k within its tile, from starts[k].
+  auto run = [&](std::size_t k, const std::function<void()>& inner, bool vectorize) {
+    llvm::Value* stop = b.CreateBinaryIntrinsic(
+        llvm::Intrinsic::smin, b.CreateAdd(starts[k], em.i64(tile), "", true, true), end(k));
+    emit_for(
+        em, starts[k], stop, name + ".run" + std::to_string(k),
+        [&](llvm::Value* i) {
+          dims[k] = i;
+          inner();
+        },
+        vectorize);
+  };
+  std::function<void(std::size_t)> level = [&](std::size_t k) {
+    if (k == shape.size()) {
+      run(
+          d,
+          [&] {
+            run(
+                last,
+                [&] {
+                  body(IrIndex{dims, em.linear_index({dims, nullptr}, shape)});
+                },
+                true);
+          },
+          false);
+      return;
+    }
+    std::string loop_name = name + "." + std::to_string(k);
+    if (k == d || k == last) {
+      emit_strided_for(
+          em, begin(k), end(k), tile, loop_name + ".tiles",
+          [&](llvm::Value* i) {
+            starts[k] = i;
+            level(k + 1);
+          },
+          /*vectorize=*/false);
+    } else if (shape[k] == 1 && !(k == 0 && outer)) {
+      dims[k] = em.i64(0);
+      level(k + 1);
+    } else {
+      emit_for(
+          em, begin(k), end(k), loop_name,
+          [&](llvm::Value* i) {
+            dims[k] = i;
+            level(k + 1);
+          },
+          /*vectorize=*/false);
+    }
+  };
+  level(0);
+}
+
 }  // namespace jx::codegen

@@ -50,4 +50,13 @@ void emit_loop_nest(ElementalEmitter& em, const Shape& shape, const std::string&
                     const std::function<void(const IrIndex&)>& body,
                     const std::optional<OuterRange>& outer = std::nullopt);
 
+// The same indices with dim `d` (not the last) and the last dim cut into tiles of `tile`: the
+// tiles' loops in the dims' places, then d's run within a tile, then the last dim's run
+// innermost. A transpose that brings its operand's last dim to d reads each operand line within
+// one tile, from the first-level cache, where the plain nest reads a line per element.
+void emit_tiled_loop_nest(ElementalEmitter& em, const Shape& shape, std::size_t d,
+                          std::int64_t tile, const std::string& name,
+                          const std::function<void(const IrIndex&)>& body,
+                          const std::optional<OuterRange>& outer = std::nullopt);
+
 }  // namespace jx::codegen
