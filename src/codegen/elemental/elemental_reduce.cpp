@@ -1,8 +1,9 @@
 // Reductions as generators: for one output element, a loop nest over the reduced dims folds the
 // elements into an accumulator by emitting reduce's to_apply computation; argmax/argmin carry a
 // value and an index; reduce-window folds the elements of one window (a loop over the window per
-// output element, as the HLO evaluator does; codegen/cpu/prefix_scan.cpp computes a cumulative
-// window in one pass instead). Semantics follow src/primitives/reduce.cpp.
+// output element, as the HLO evaluator does, written out for a small window;
+// codegen/cpu/prefix_scan.cpp computes a cumulative window in one pass instead). Semantics follow
+// src/primitives/reduce.cpp.
 #include <algorithm>
 #include <string>
 
@@ -84,6 +85,9 @@ ElementGenerator emit_reduce(ElementalEmitter& em, const Instruction& inst, cons
 
 // out[i] = init folded with the operand elements under window i, in row-major window order;
 // positions in the padding or between base-dilated elements hold none (hlo/window.hpp).
+// Windows of at most this many positions are folded in straight-line code.
+constexpr std::int64_t kUnrolledWindowTaps = 16;
+
 ElementGenerator emit_reduce_window(ElementalEmitter& em, const Instruction& inst,
                                     const Gens& ops) {
   const Shape& x = inst.operands[0]->shape.dims;
@@ -100,16 +104,20 @@ ElementGenerator emit_reduce_window(ElementalEmitter& em, const Instruction& ins
     llvm::Type* type = em.type(inst.shape.dtype);
     llvm::AllocaInst* acc = em.entry_alloca(type, "acc");
     b.CreateStore(ops[1](em.scalar_index()), acc);
-    emit_loop_nest(em, window_shape, "window", [&](const IrIndex& w) {
+    // Without padding or base dilation every window position is an operand element.
+    bool checked = std::any_of(window.begin(), window.end(), [](const hlo::WindowDim& wd) {
+      return wd.pad_lo != 0 || wd.pad_hi != 0 || wd.base_dilation != 1;
+    });
+    // acc ⊕= the operand element at window position w, if there is one.
+    auto tap = [&](const std::vector<llvm::Value*>& w) {
       llvm::Value* inside = b.getTrue();
       std::vector<llvm::Value*> dims;
       for (std::size_t d = 0; d < x.size(); ++d) {
         const hlo::WindowDim& wd = window[d];
         // pos = out * stride + w * window_dilation - pad_lo, in the dilated operand.
-        llvm::Value* pos =
-            b.CreateSub(b.CreateAdd(b.CreateMul(out.dims[d], em.i64(wd.stride)),
-                                    b.CreateMul(w.dims[d], em.i64(wd.window_dilation))),
-                        em.i64(wd.pad_lo));
+        llvm::Value* pos = b.CreateSub(b.CreateAdd(b.CreateMul(out.dims[d], em.i64(wd.stride)),
+                                                   b.CreateMul(w[d], em.i64(wd.window_dilation))),
+                                       em.i64(wd.pad_lo));
         std::int64_t dilated = x[d] == 0 ? 0 : (x[d] - 1) * wd.base_dilation + 1;
         inside = b.CreateAnd(inside, b.CreateICmpULT(pos, em.i64(dilated)));  // 0 <= pos < dilated
         if (wd.base_dilation > 1) {
@@ -119,15 +127,32 @@ ElementGenerator emit_reduce_window(ElementalEmitter& em, const Instruction& ins
         }
         dims.push_back(pos);
       }
-      llvm::Value* folded = em.if_else(
-          inside,
-          [&] {
-            llvm::Value* element = ops[0](IrIndex{dims, nullptr});
-            return em.apply(*inst.called[0], {b.CreateLoad(type, acc), element});
-          },
-          [&] { return b.CreateLoad(type, acc); }, "window.inside");
-      b.CreateStore(folded, acc);
-    });
+      auto fold = [&] {
+        llvm::Value* element = ops[0](IrIndex{dims, nullptr});
+        return em.apply(*inst.called[0], {b.CreateLoad(type, acc), element});
+      };
+      b.CreateStore(
+          checked ? em.if_else(
+                        inside, fold, [&] { return b.CreateLoad(type, acc); }, "window.inside")
+                  : fold(),
+          acc);
+    };
+    // A small window's taps are written out, so the loop over the output stays the innermost
+    // one and vectorizes (a 2x2 pool along the features, say).
+    if (shape_size(window_shape) <= kUnrolledWindowTaps) {
+      std::vector<std::int64_t> w(window_shape.size(), 0);
+      for (std::int64_t n = shape_size(window_shape); n > 0; --n) {
+        std::vector<llvm::Value*> position;
+        for (std::int64_t k : w) position.push_back(em.i64(k));
+        tap(position);
+        for (std::size_t d = w.size(); d-- > 0;) {
+          if (++w[d] < window_shape[d]) break;
+          w[d] = 0;
+        }
+      }
+    } else {
+      emit_loop_nest(em, window_shape, "window", [&](const IrIndex& w) { tap(w.dims); });
+    }
     return b.CreateLoad(type, acc, "reduced");
   };
   return [&em, &inst, at](const IrIndex& out) { return em.hoisted(inst, out, at); };
