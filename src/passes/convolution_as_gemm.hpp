@@ -1,11 +1,11 @@
-// Convolution as GEMM: every HLO convolution becomes patches and a dot, so a convolution runs
-// on the backend's GEMM (the blocked kernel, BLAS, cuBLAS) with the patch extraction fused into
-// one loop kernel. lhs goes to (batch, spatial..., feature) and is padded (lhs dilation as
-// interior padding); the patches are a [batch · positions, taps · features] matrix (im2col),
-// built from strided slices, one per tap or one per window, whichever are fewer (a forward
-// convolution has few taps, a kernel gradient few windows), or, when both are many, one gather.
-// The kernel goes to [taps · in features, out features]; groups become a dot batch dim. A 1×1
-// window at stride 1 needs no patches.
+// Convolution as GEMM: every HLO convolution becomes patches and a dot (or, for the CPU, the
+// implicit GEMM described below), so a convolution runs on the backend's GEMM (the blocked
+// kernel, BLAS, cuBLAS) with the patch extraction fused into one loop kernel. lhs goes to (batch,
+// spatial..., feature) and is padded (lhs dilation as interior padding); the patches are a [batch ·
+// positions, taps · features] matrix (im2col), built from strided slices, one per tap or one per
+// window, whichever are fewer (a forward convolution has few taps, a kernel gradient few windows),
+// or, when both are many, one gather. The kernel goes to [taps · in features, out features]; groups
+// become a dot batch dim. A 1×1 window at stride 1 needs no patches.
 #pragma once
 
 #include "passes/pass.hpp"
