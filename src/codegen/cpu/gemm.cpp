@@ -228,6 +228,13 @@ class GemmEmitter {
   llvm::Value* panel_at(llvm::Value* p, int v, std::int64_t cols) {
     return panel_at(p, em_.i64(v), cols);
   }
+  // Panel row p, a vector at a time.
+  std::vector<llvm::Value*> panel_row(llvm::Value* p, std::int64_t cols) {
+    std::vector<llvm::Value*> row;
+    for (int v = 0; v < vectors(cols); ++v)
+      row.push_back(b_.CreateAlignedLoad(vec_, panel_at(p, v, cols), panel_->getAlign()));
+    return row;
+  }
 
   // Copies rhs[p0 : p0 + depth, col : col + cols] into the panel, row after row of whole vectors,
   // zero past the right edge: the tiles then load only aligned, whole vectors.
@@ -398,11 +405,7 @@ class GemmEmitter {
       emit_for(
           em_, em_.i64(0), depth, "gemm.k",
           [&](llvm::Value* p) {
-            std::vector<llvm::Value*> rhs_row;
-            for (int v = 0; v < n_vec; ++v)
-              rhs_row.push_back(
-                  b_.CreateAlignedLoad(vec_, panel_at(p, v, cols), panel_->getAlign()));
-            accumulate(acc, rhs_row, [&](std::size_t r) {
+            accumulate(acc, panel_row(p, cols), [&](std::size_t r) {
               return b_.CreateVectorSplat(
                   lanes_, b_.CreateAlignedLoad(
                               elem_, element(lhs_, lhs_at(batch, row_of[r], add(p0, p))), align));
@@ -506,11 +509,7 @@ class GemmEmitter {
           emit_for(
               em_, em_.i64(0), em_.i64(run), "gemm.k",
               [&](llvm::Value* j) {
-                std::vector<llvm::Value*> rhs_row;
-                for (int v = 0; v < vectors(cols); ++v)
-                  rhs_row.push_back(b_.CreateAlignedLoad(vec_, panel_at(add(first, j), v, cols),
-                                                         panel_->getAlign()));
-                accumulate(acc, rhs_row, [&](std::size_t r) {
+                accumulate(acc, panel_row(add(first, j), cols), [&](std::size_t r) {
                   return b_.CreateVectorSplat(
                       lanes_, b_.CreateAlignedLoad(elem_, element(start[r], j), align));
                 });
