@@ -5,6 +5,7 @@
 #include "core/array_impl.hpp"
 #include "hlo/builder.hpp"
 #include "hlo/convolution.hpp"
+#include "support/multi_index.hpp"
 
 namespace jx::passes {
 namespace {
@@ -13,28 +14,11 @@ using hlo::Instruction;
 using hlo::Opcode;
 using Ints = std::vector<std::int64_t>;
 
-std::int64_t product(const Ints& v) {
-  return std::accumulate(v.begin(), v.end(), std::int64_t{1}, std::multiplies<>());
-}
-
 // Above this many pieces on both sides, patches come from one gather, not a concatenation.
 constexpr std::int64_t kMaxSlices = 64;
 // Implicit GEMMs (hlo::as_implicit_gemm) for at least this many input features: each tap's run
 // of channels is an inner loop of the matrix kernel, too short below a vector.
 constexpr std::int64_t kMinImplicitChannels = 16;
-
-// Calls f(index) for every multi-index of `dims`, in row-major order.
-template <class F>
-void for_each_index(const Ints& dims, F f) {
-  Ints at(dims.size(), 0);
-  for (std::int64_t n = product(dims); n > 0; --n) {
-    f(static_cast<const Ints&>(at));
-    for (std::size_t d = dims.size(); d-- > 0;) {
-      if (++at[d] < dims[d]) break;
-      at[d] = 0;
-    }
-  }
-}
 
 class Rewriter {
  public:
@@ -54,7 +38,7 @@ class Rewriter {
       window_.push_back(rhs[g_.rhs_spec[d + 2]]);
       out_spatial_.push_back(conv_.shape.dims[g_.out_spec[d + 2]]);
     }
-    taps_ = product(window_), positions_ = product(out_spatial_);
+    taps_ = shape_size(window_), positions_ = shape_size(out_spatial_);
     if (conv_.shape.size() == 0 || taps_ * in_features_ == 0) return zeros();
     // One already in that form stays.
     if (implicit_gemms_ && fits_implicit_gemm())
@@ -173,7 +157,7 @@ class Rewriter {
     const Ints& col_grid = transposed_ ? out_spatial_ : window_;
     const Ints& row_step = transposed_ ? g_.rhs_dilation : g_.strides;
     const Ints& col_step = transposed_ ? g_.strides : g_.rhs_dilation;
-    std::int64_t rows = product(row_grid), cols = product(col_grid);
+    std::int64_t rows = shape_size(row_grid), cols = shape_size(col_grid);
     if (direct) return b_.reshape(x, {lead * rows, cols * trail});
     if (std::min(taps_, positions_) > kMaxSlices) return gathered_patches(x, spatial);
     bool by_columns = cols <= rows;
@@ -213,7 +197,7 @@ class Rewriter {
   // The (untransposed) matrix as one gather whose indices are a constant table: for windows of
   // many taps at many positions, where a concatenation of slices would have too many operands.
   Instruction* gathered_patches(Instruction* x, const Ints& spatial) {
-    std::int64_t points = product(spatial);
+    std::int64_t points = shape_size(spatial);
     x = b_.reshape(x, {batch_, points, features_});
     // The flat padded position of tap k of window o: Σ_d (o_d · stride + k_d · dilation) · step_d.
     DType index_type = points <= std::numeric_limits<std::int32_t>::max() ? int32 : int64;

@@ -11,6 +11,7 @@
 #include "codegen/elemental/loops.hpp"
 #include "hlo/window.hpp"
 #include "jx/errors.hpp"
+#include "support/multi_index.hpp"
 
 namespace jx::codegen {
 namespace {
@@ -140,16 +141,11 @@ ElementGenerator emit_reduce_window(ElementalEmitter& em, const Instruction& ins
     // A small window's taps are written out, so the loop over the output stays the innermost
     // one and vectorizes (a 2x2 pool along the features, say).
     if (shape_size(window_shape) <= kUnrolledWindowTaps) {
-      std::vector<std::int64_t> w(window_shape.size(), 0);
-      for (std::int64_t n = shape_size(window_shape); n > 0; --n) {
+      for_each_index(window_shape, [&](const std::vector<std::int64_t>& w) {
         std::vector<llvm::Value*> position;
         for (std::int64_t k : w) position.push_back(em.i64(k));
         tap(position);
-        for (std::size_t d = w.size(); d-- > 0;) {
-          if (++w[d] < window_shape[d]) break;
-          w[d] = 0;
-        }
-      }
+      });
     } else {
       emit_loop_nest(em, window_shape, "window", [&](const IrIndex& w) { tap(w.dims); });
     }
