@@ -3,6 +3,7 @@
 #include "backend/thunk_program.hpp"
 
 #include "backend/backend.hpp"
+#include "hlo/convolution.hpp"
 #include "hlo/fusion.hpp"
 #include "runtime/buffer_assignment.hpp"
 #include "runtime/control_flow_thunks.hpp"
@@ -114,6 +115,7 @@ ProgramPlan plan_program(const hlo::Computation& program, const std::vector<bool
     for (const runtime::Allocation& a : plan.buffers(i)) bytes += a.size;
     if (auto g = hlo::as_gemm(*i)) bytes = std::max(bytes, 4 * g->macs());
     if (auto e = hlo::as_gemm_epilogue(*i)) bytes = std::max(bytes, 4 * e->shape.macs());
+    if (auto c = hlo::as_implicit_gemm(*i)) bytes = std::max(bytes, 4 * c->shape.macs());
     return runtime::split_pays(codegen::kernel_rows(*i), bytes);
   };
   for (const Instruction* i : plan.order) {

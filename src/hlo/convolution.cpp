@@ -1,5 +1,7 @@
 #include "hlo/convolution.hpp"
 
+#include <algorithm>
+
 #include "hlo/window.hpp"
 
 namespace jx::hlo {
@@ -105,32 +107,49 @@ ConvGeometry convolution_geometry(const Instruction& conv) {
   return *g;
 }
 
+std::optional<ImplicitGemm> implicit_gemm(const ConvGeometry& g, const Shape& lhs, const Shape& rhs,
+                                          const Shape& out) {
+  auto last = static_cast<std::int64_t>(lhs.size()) - 1;
+  if (g.feature_group_count != 1 || g.batch_group_count != 1 || g.out_spec[1] != last ||
+      g.rhs_spec[0] != last)
+    return std::nullopt;
+  for (std::size_t d = 0; d < g.spatial(); ++d)
+    if (g.lhs_dilation[d] != 1 || g.padding[d] != std::pair<std::int64_t, std::int64_t>{0, 0})
+      return std::nullopt;
+  std::vector<std::int64_t> lhs_strides(lhs.size(), 1);
+  for (std::size_t d = lhs.size(); d-- > 1;) lhs_strides[d - 1] = lhs_strides[d] * lhs[d];
+  auto stride_of = [&](std::int64_t lhs_dim) {
+    return lhs_strides[static_cast<std::size_t>(lhs_dim)];
+  };
+  // Where dim `dim` of an operand is in its spec: 0 and 1 (batch and feature, or out and in
+  // features), or 2 + d for spatial dim d.
+  auto label = [](const std::vector<std::int64_t>& spec, std::int64_t dim) {
+    return static_cast<std::size_t>(std::find(spec.begin(), spec.end(), dim) - spec.begin());
+  };
+  ImplicitGemm c;
+  c.shape.n = out.back();
+  for (std::int64_t dim = 0; dim < last; ++dim) {
+    std::size_t k = label(g.out_spec, dim);
+    c.rows.push_back(
+        {out[static_cast<std::size_t>(dim)],
+         k == 0 ? stride_of(g.lhs_spec[0]) : stride_of(g.lhs_spec[k]) * g.strides[k - 2]});
+    k = label(g.rhs_spec, dim);
+    c.steps.push_back(
+        {rhs[static_cast<std::size_t>(dim)],
+         k == 1 ? stride_of(g.lhs_spec[1]) : stride_of(g.lhs_spec[k]) * g.rhs_dilation[k - 2]});
+  }
+  c.shape.m = c.shape.k = 1;
+  for (const ImplicitGemm::Axis& a : c.rows) c.shape.m *= a.size;
+  for (const ImplicitGemm::Axis& a : c.steps) c.shape.k *= a.size;
+  return c;
+}
+
 std::optional<ImplicitGemm> as_implicit_gemm(const Instruction& conv) {
   if (conv.opcode != Opcode::kConvolution || conv.shape.dtype != float32 ||
       conv.operands[0]->shape.dtype != float32 || conv.operands[1]->shape.dtype != float32)
     return std::nullopt;
-  ConvGeometry g = convolution_geometry(conv);
-  auto r = static_cast<std::int64_t>(g.lhs_spec.size());
-  std::vector<std::int64_t> image = {0, r - 1}, kernel = {r - 1, r - 2};
-  for (std::int64_t d = 0; d + 2 < r; ++d) image.push_back(d + 1), kernel.push_back(d);
-  if (g.lhs_spec != image || g.out_spec != image || g.rhs_spec != kernel ||
-      g.feature_group_count != 1 || g.batch_group_count != 1)
-    return std::nullopt;
-  for (std::size_t d = 0; d < g.spatial(); ++d)
-    if (g.strides[d] != 1 || g.lhs_dilation[d] != 1 || g.rhs_dilation[d] != 1 ||
-        g.padding[d] != std::pair<std::int64_t, std::int64_t>{0, 0})
-      return std::nullopt;
-  const Shape &lhs = conv.operands[0]->shape.dims, &rhs = conv.operands[1]->shape.dims,
-              &out = conv.shape.dims;
-  ImplicitGemm c;
-  c.channels = lhs.back();
-  c.in_spatial.assign(lhs.begin() + 1, lhs.end() - 1);
-  c.out_spatial.assign(out.begin() + 1, out.end() - 1);
-  c.window.assign(rhs.begin(), rhs.end() - 2);
-  c.shape.m = out.front() * shape_size(c.out_spatial);
-  c.shape.k = shape_size(c.window) * c.channels;
-  c.shape.n = out.back();
-  return c;
+  return implicit_gemm(convolution_geometry(conv), conv.operands[0]->shape.dims,
+                       conv.operands[1]->shape.dims, conv.shape.dims);
 }
 
 }  // namespace jx::hlo

@@ -17,15 +17,25 @@ Attrs convolution_attrs(const ConvGeometry& g, const Shape& rhs_dims);
 ConvGeometry convolution_geometry(const Instruction& conv);
 
 // A convolution the CPU's matrix kernel computes without patches (an implicit GEMM): float32,
-// lhs and out (batch, spatial..., feature) and rhs (spatial..., in, out) in memory order, unit
-// strides and dilations, no padding, one group. The product's rows are out's (batch, position)
-// and its columns out's features; its contraction runs over (tap, in feature), so the lhs
-// element of row r at step p is lhs's feature p % C at r's window origin moved by tap p / C.
+// one group, no padding and no lhs dilation (the pass pads lhs), out's feature dim innermost in
+// out and rhs's out-feature dim innermost in rhs. out is then a product A · R: R is rhs as a
+// [k, n] matrix, its rows rhs's other dims in memory order; out's rows are out's other dims in
+// memory order. A's element (r, p) lies in lhs at row_offset(r) + step_offset(p), each the sum
+// over its index's axes (row-major) of the axis index times the axis's stride in lhs: a forward
+// convolution's rows are (image, position...) and its steps (tap..., channel); a kernel
+// gradient's rows are (tap..., in feature) and its steps (image, position...), read in lhs's own
+// layout either way. The contraction runs along the last step axis in runs.
 struct ImplicitGemm {
-  GemmShape shape;            // m = batch · positions, k = taps · channels, n = out features
-  std::int64_t channels = 0;  // C, lhs's features (contiguous in lhs)
-  Shape in_spatial, out_spatial, window;
+  struct Axis {
+    std::int64_t size = 1, lhs_stride = 0;
+  };
+  GemmShape shape;  // m = Π rows' sizes, k = Π steps' sizes, n = out features
+  std::vector<Axis> rows, steps;
+  const Axis& run() const { return steps.back(); }
 };
+// The implicit GEMM of a convolution of geometry g and those operand and output dims, if it is one.
+std::optional<ImplicitGemm> implicit_gemm(const ConvGeometry& g, const Shape& lhs, const Shape& rhs,
+                                          const Shape& out);
 std::optional<ImplicitGemm> as_implicit_gemm(const Instruction& conv);
 
 // "b01f_01io->b01f" for specs (0, 3, 1, 2), (3, 2, 0, 1), (0, 3, 1, 2); and back (nullopt when

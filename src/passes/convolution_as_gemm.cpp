@@ -1,5 +1,6 @@
 #include "passes/convolution_as_gemm.hpp"
 
+#include <algorithm>
 #include <numeric>
 
 #include "core/array_impl.hpp"
@@ -16,9 +17,10 @@ using Ints = std::vector<std::int64_t>;
 
 // Above this many pieces on both sides, patches come from one gather, not a concatenation.
 constexpr std::int64_t kMaxSlices = 64;
-// Implicit GEMMs (hlo::as_implicit_gemm) for at least this many input features: each tap's run
-// of channels is an inner loop of the matrix kernel, too short below a vector.
-constexpr std::int64_t kMinImplicitChannels = 16;
+// Implicit GEMMs (hlo::as_implicit_gemm) for at least this many input features, and runs of
+// at least kMinRun steps: each run is an inner loop of the matrix kernel, after a computation of
+// where it starts.
+constexpr std::int64_t kMinImplicitChannels = 16, kMinRun = 8;
 
 class Rewriter {
  public:
@@ -41,8 +43,10 @@ class Rewriter {
     taps_ = shape_size(window_), positions_ = shape_size(out_spatial_);
     if (conv_.shape.size() == 0 || taps_ * in_features_ == 0) return zeros();
     // One already in that form stays.
-    if (implicit_gemms_ && fits_implicit_gemm())
-      return hlo::as_implicit_gemm(conv_) ? &conv_ : implicit_gemm();
+    if (implicit_gemms_ && fits_implicit_gemm()) {
+      if (hlo::as_implicit_gemm(conv_)) return &conv_;
+      if (Instruction* in_place = implicit_gemm()) return in_place;
+    }
     transposed_ = batch_innermost();
     return to_out_layout(products(patches(), kernel()));
   }
@@ -60,53 +64,72 @@ class Rewriter {
     return g_.lhs_spec[1] < g_.lhs_spec[0];
   }
 
-  // Whether the convolution, once its lhs is padded and its operands are laid out as the CPU's
-  // matrix kernel reads them, is an implicit GEMM worth computing as one.
+  // Whether the convolution could be an implicit GEMM worth computing as one: float32, one
+  // group, enough input features (implicit_gemm() checks its runs).
   bool fits_implicit_gemm() const {
     if (dtype_ != float32 || g_.feature_group_count > 1 || g_.batch_group_count > 1 ||
         in_features_ < kMinImplicitChannels)
       return false;
     for (std::size_t d = 0; d < g_.spatial(); ++d)
-      if (g_.strides[d] != 1 || g_.lhs_dilation[d] != 1 || g_.rhs_dilation[d] != 1 ||
-          g_.padding[d].first < 0 || g_.padding[d].second < 0)
-        return false;
+      if (g_.padding[d].first < 0 || g_.padding[d].second < 0) return false;
     return true;
   }
 
-  // The convolution the matrix kernel computes in place: lhs padded as (batch, spatial...,
-  // features), rhs as (spatial..., in, out), out as (batch, spatial..., features), then put
-  // back in out's layout.
+  // The convolution the matrix kernel computes in place (hlo::implicit_gemm): lhs padded in its
+  // own layout, rhs and out with their out features innermost (rhs, when it is not, as
+  // (spatial..., in, out)), then out put back in its layout. nullptr when its runs would be
+  // shorter than kMinRun steps.
   Instruction* implicit_gemm() {
-    Instruction* x = padded_input();
-    Ints perm(g_.rhs_spec.begin() + 2, g_.rhs_spec.end());
-    perm.insert(perm.end(), {g_.rhs_spec[1], g_.rhs_spec[0]});
-    Instruction* w = transpose(conv_.operands[1], perm);
-    auto n = static_cast<std::int64_t>(g_.spatial());
-    ConvGeometry c;
-    c.lhs_spec = {0, n + 1}, c.rhs_spec = {n + 1, n};
-    for (std::int64_t d = 0; d < n; ++d) c.lhs_spec.push_back(d + 1), c.rhs_spec.push_back(d);
-    c.out_spec = c.lhs_spec;
-    c.strides = c.lhs_dilation = c.rhs_dilation = Ints(g_.spatial(), 1);
-    c.padding = PadPairs(g_.spatial(), {0, 0});
-    hlo::Attrs a = hlo::convolution_attrs(c, w->shape.dims);
+    auto rank = static_cast<std::int64_t>(g_.lhs_spec.size());
+    std::size_t n = g_.spatial();
+    ConvGeometry c = g_;
+    c.padding = PadPairs(n, {0, 0});
+    c.lhs_dilation = Ints(n, 1);
+    Ints rhs_perm(g_.rhs_spec.begin() + 2, g_.rhs_spec.end());
+    rhs_perm.insert(rhs_perm.end(), {g_.rhs_spec[1], g_.rhs_spec[0]});
+    if (g_.rhs_spec[0] == rank - 1) std::iota(rhs_perm.begin(), rhs_perm.end(), 0);
+    Ints out_perm;  // the product's dims, as out's
+    for (std::int64_t dim = 0; dim < rank; ++dim)
+      if (dim != g_.out_spec[1]) out_perm.push_back(dim);
+    out_perm.push_back(g_.out_spec[1]);
+    auto position = [](const Ints& perm, std::int64_t dim) {
+      return static_cast<std::int64_t>(std::find(perm.begin(), perm.end(), dim) - perm.begin());
+    };
+    for (std::size_t k = 0; k < g_.rhs_spec.size(); ++k) {
+      c.rhs_spec[k] = position(rhs_perm, g_.rhs_spec[k]);
+      c.out_spec[k] = position(out_perm, g_.out_spec[k]);
+    }
+    Shape lhs_dims = padded_dims(conv_.operands[0]->shape.dims, g_.lhs_spec);
+    Shape rhs_dims = permuted(conv_.operands[1]->shape.dims, rhs_perm);
+    Shape out_dims = permuted(conv_.shape.dims, out_perm);
+    std::optional<hlo::ImplicitGemm> gemm = hlo::implicit_gemm(c, lhs_dims, rhs_dims, out_dims);
+    if (!gemm || gemm->run().size < kMinRun) return nullptr;
+    Instruction* x = padded(conv_.operands[0], g_.lhs_spec);
+    Instruction* w = transpose(conv_.operands[1], rhs_perm);
+    hlo::Attrs a = hlo::convolution_attrs(c, rhs_dims);
     if (conv_.attrs.has("operand_precision"))
       a.set("operand_precision", conv_.attrs.get_string("operand_precision"));
-    Shape dims = {batch_};
-    dims.insert(dims.end(), out_spatial_.begin(), out_spatial_.end());
-    dims.push_back(out_features_);
-    return to_out_layout(
-        b_.op(Opcode::kConvolution, hlo::HloShape::array(dtype_, dims), {x, w}, std::move(a)));
+    Instruction* out =
+        b_.op(Opcode::kConvolution, hlo::HloShape::array(dtype_, out_dims), {x, w}, std::move(a));
+    Ints back;
+    for (std::int64_t dim = 0; dim < rank; ++dim) back.push_back(position(out_perm, dim));
+    return transpose(out, back);
+  }
+
+  static Shape permuted(const Shape& dims, const Ints& perm) {
+    Shape out;
+    for (std::int64_t p : perm) out.push_back(dims[static_cast<std::size_t>(p)]);
+    return out;
   }
 
   Instruction* transpose(Instruction* x, const Ints& perm) {
     Ints iota(perm.size());
     std::iota(iota.begin(), iota.end(), 0);
     if (perm == iota) return x;
-    Shape dims;
-    for (std::int64_t p : perm) dims.push_back(x->shape.dims[p]);
     hlo::Attrs a;
     a.set("dimensions", perm);
-    return b_.op(Opcode::kTranspose, hlo::HloShape::array(dtype_, dims), {x}, std::move(a));
+    return b_.op(Opcode::kTranspose, hlo::HloShape::array(dtype_, permuted(x->shape.dims, perm)),
+                 {x}, std::move(a));
   }
 
   Instruction* zeros() {
@@ -120,23 +143,36 @@ class Rewriter {
     Ints perm = {lead};
     perm.insert(perm.end(), g_.lhs_spec.begin() + 2, g_.lhs_spec.end());
     perm.push_back(trail);
-    Instruction* x = transpose(conv_.operands[0], perm);
-    Ints config = {0, 0, 0};
-    Shape dims = {x->shape.dims.front()};
+    Ints spec(perm.size());  // where the transposed lhs has its batch, feature and spatial dims
+    std::iota(spec.begin() + 2, spec.end(), 1);
+    spec[0] = transposed_ ? static_cast<std::int64_t>(perm.size()) - 1 : 0;
+    spec[1] = transposed_ ? 0 : static_cast<std::int64_t>(perm.size()) - 1;
+    return padded(transpose(conv_.operands[0], perm), spec);
+  }
+
+  // The dims of an lhs of `dims` whose spatial dims are where spec says, padded and dilated.
+  Shape padded_dims(Shape dims, const Ints& spec) const {
+    for (std::size_t d = 0; d < g_.spatial(); ++d) {
+      auto& size = dims[static_cast<std::size_t>(spec[d + 2])];
+      size = g_.padding[d].first + g_.padding[d].second + dilate_dim(size, g_.lhs_dilation[d]);
+    }
+    return dims;
+  }
+
+  // x, an lhs whose spatial dims are where spec says, padded and dilated.
+  Instruction* padded(Instruction* x, const Ints& spec) {
+    Ints config(3 * x->shape.dims.size(), 0);
     bool any = false;
     for (std::size_t d = 0; d < g_.spatial(); ++d) {
-      auto [lo, hi] = g_.padding[d];
-      std::int64_t interior = g_.lhs_dilation[d] - 1, size = x->shape.dims[d + 1];
-      config.insert(config.end(), {lo, hi, interior});
-      dims.push_back(lo + hi + dilate_dim(size, g_.lhs_dilation[d]));
-      any = any || lo || hi || interior;
+      auto at = 3 * static_cast<std::size_t>(spec[d + 2]);
+      config[at] = g_.padding[d].first, config[at + 1] = g_.padding[d].second;
+      config[at + 2] = g_.lhs_dilation[d] - 1;
+      any = any || config[at] || config[at + 1] || config[at + 2];
     }
-    config.insert(config.end(), {0, 0, 0});
-    dims.push_back(x->shape.dims.back());
     if (!any) return x;
     hlo::Attrs a;
     a.set("padding", config);
-    return b_.op(Opcode::kPad, hlo::HloShape::array(dtype_, dims),
+    return b_.op(Opcode::kPad, hlo::HloShape::array(dtype_, padded_dims(x->shape.dims, spec)),
                  {x, b_.constant(make_scalar(0, dtype_))}, std::move(a));
   }
 

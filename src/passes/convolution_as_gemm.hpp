@@ -14,10 +14,11 @@ namespace jx::passes {
 
 class ConvolutionAsGemm final : public Pass {
  public:
-  // With `implicit_gemms` (the CPU), a float32 convolution of unit strides and dilations, one
-  // group, a window of few taps and enough input features becomes instead a convolution the
-  // matrix kernel computes in place (hlo::as_implicit_gemm), no patches written: its lhs padded
-  // and its operands and output transposed to the layouts that kernel reads and writes.
+  // With `implicit_gemms` (the CPU), a float32 convolution of one group and enough input
+  // features becomes instead a convolution the matrix kernel computes in place
+  // (hlo::as_implicit_gemm), no patches written: its lhs padded (and dilated) in its own
+  // layout, its rhs and output transposed to have their out features innermost where they do
+  // not. A forward convolution and both its gradients read their large operands where they lie.
   explicit ConvolutionAsGemm(bool implicit_gemms = false) : implicit_gemms_(implicit_gemms) {}
   std::string name() const override { return "convolution-as-gemm"; }
   bool run(hlo::Module& module) override;

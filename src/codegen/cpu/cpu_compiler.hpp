@@ -33,7 +33,8 @@ struct KernelRequest {
 
 // How many independent rows a kernel for `root` has: the shared dimension 0 of its outputs, or
 // 1 when they differ or are 0-d; for a prefix scan along dimension 0, its dimension 1 (which its
-// kernel splits instead); for a tiled scan, its tiles (codegen/cpu/prefix_scan.hpp).
+// kernel splits instead); for a tiled scan, its tiles (codegen/cpu/prefix_scan.hpp); for an
+// implicit-GEMM convolution, its product's rows (hlo::as_implicit_gemm).
 std::int64_t kernel_rows(const hlo::Instruction& root);
 // The scratch words a kernel for `root` takes after its buffers; 0 for most.
 std::int64_t kernel_scratch_words(const hlo::Instruction& root);

@@ -83,10 +83,9 @@ class GemmEmitter {
     std::int64_t tile_width = tile_vectors_ * lanes_ * operand_bytes;
     depth_ = std::min<std::int64_t>(g.k, kPanelBytes / tile_width);
     if (pairs_ && depth_ < g.k) depth_ = depth_ / 2 * 2;
-    // A convolution's blocks hold whole taps, or whole parts of one: each block's steps are then
-    // runs of a tap's channels, contiguous in the image.
+    // A convolution's blocks hold whole runs (of its last step axis), or whole parts of one.
     if (conv_) {
-      std::int64_t c = conv_->channels;
+      std::int64_t c = conv_->run().size;
       if (depth_ >= c) {
         depth_ = depth_ / c * c;
       } else {
@@ -400,7 +399,7 @@ class GemmEmitter {
     if (pairs_) {
       pair_steps(batch, row_of, p0, depth, cols, acc);
     } else if (conv_) {
-      tap_steps(row_of, p0, depth, cols, acc);
+      run_steps(row_of, p0, depth, cols, acc);
     } else {
       emit_for(
           em_, em_.i64(0), depth, "gemm.k",
@@ -488,30 +487,29 @@ class GemmEmitter {
             [&] { step(b_.CreateLShr(depth, em_.i64(1)), true); });
   }
 
-  // The tile's steps of a convolution, a run of one tap's channels at a time: each row's lhs
-  // elements are the run's channels at the row's window origin moved by the tap.
-  void tap_steps(const std::vector<llvm::Value*>& row_of, llvm::Value* p0, llvm::Value* depth,
+  // The tile's steps of a convolution, a run at a time: each row's lhs elements start at the
+  // row's offset moved by the run's first step, and follow the run's stride.
+  void run_steps(const std::vector<llvm::Value*>& row_of, llvm::Value* p0, llvm::Value* depth,
                  std::int64_t cols, const std::vector<llvm::AllocaInst*>& acc) {
-    std::int64_t run = std::min(depth_, conv_->channels);
+    std::int64_t run = std::min(depth_, conv_->run().size);
     std::vector<llvm::Value*> origin;
-    for (llvm::Value* row : row_of) origin.push_back(window_origin(row));
+    for (llvm::Value* row : row_of) origin.push_back(lhs_offset(row, conv_->rows));
     llvm::Align align(itemsize(g_.dtype));
     llvm::Value* runs = b_.CreateUDiv(depth, em_.i64(run));
     emit_for(
-        em_, em_.i64(0), runs, "gemm.taps",
+        em_, em_.i64(0), runs, "gemm.runs",
         [&](llvm::Value* s) {
           llvm::Value* first = mul(s, run);  // the run's first step in the block
-          llvm::Value* p = add(p0, first);
-          llvm::Value* channel = b_.CreateURem(p, em_.i64(conv_->channels));
-          llvm::Value* shift = add(tap_offset(b_.CreateUDiv(p, em_.i64(conv_->channels))), channel);
+          llvm::Value* shift = lhs_offset(add(p0, first), conv_->steps);
           std::vector<llvm::Value*> start;
           for (llvm::Value* o : origin) start.push_back(element(lhs_, add(o, shift)));
           emit_for(
               em_, em_.i64(0), em_.i64(run), "gemm.k",
               [&](llvm::Value* j) {
+                llvm::Value* along = mul(j, conv_->run().lhs_stride);
                 accumulate(acc, panel_row(add(first, j), cols), [&](std::size_t r) {
                   return b_.CreateVectorSplat(
-                      lanes_, b_.CreateAlignedLoad(elem_, element(start[r], j), align));
+                      lanes_, b_.CreateAlignedLoad(elem_, element(start[r], along), align));
                 });
               },
               /*vectorize=*/false);
@@ -519,27 +517,16 @@ class GemmEmitter {
         /*vectorize=*/false);
   }
 
-  // Where out row `row`'s window starts in lhs (elements): its image, then its position.
-  llvm::Value* window_origin(llvm::Value* row) {
-    std::int64_t positions = shape_size(conv_->out_spatial);
-    std::int64_t image = conv_->channels * shape_size(conv_->in_spatial);
-    return add(mul(b_.CreateUDiv(row, em_.i64(positions)), image),
-               image_offset(row, conv_->out_spatial));
-  }
-
-  // How far tap t (row-major over the window) moves a window's origin in lhs (elements).
-  llvm::Value* tap_offset(llvm::Value* t) { return image_offset(t, conv_->window); }
-
-  // Σ_d i_d · (lhs's stride along spatial dim d), in elements, for (i_d) the row-major
-  // multi-index of `linear` over `grid` (a size per spatial dim; what is left over is dropped).
-  llvm::Value* image_offset(llvm::Value* linear, const Shape& grid) {
+  // Σ_a i_a · axes[a].lhs_stride, in elements, for (i_a) the row-major multi-index of `linear`
+  // over the axes' sizes.
+  llvm::Value* lhs_offset(llvm::Value* linear, const std::vector<hlo::ImplicitGemm::Axis>& axes) {
     llvm::Value* offset = em_.i64(0);
-    std::int64_t in_stride = conv_->channels, stride = 1;
-    for (std::size_t d = grid.size(); d-- > 0;) {
-      llvm::Value* i = b_.CreateURem(b_.CreateUDiv(linear, em_.i64(stride)), em_.i64(grid[d]));
-      offset = add(offset, mul(i, in_stride));
-      stride *= grid[d];
-      in_stride *= conv_->in_spatial[d];
+    std::int64_t stride = 1;
+    for (std::size_t a = axes.size(); a-- > 0;) {
+      llvm::Value* i = b_.CreateUDiv(linear, em_.i64(stride));
+      if (a > 0) i = b_.CreateURem(i, em_.i64(axes[a].size));
+      offset = add(offset, mul(i, axes[a].lhs_stride));
+      stride *= axes[a].size;
     }
     return offset;
   }
@@ -626,10 +613,7 @@ void emit_implicit_gemm(ElementalEmitter& em, const CpuIsa& isa, const hlo::Impl
                         const std::optional<OuterRange>& rows) {
   GemmEmitter gemm(em, isa, conv.shape, lhs, rhs, out, {}, &conv);
   if (!rows) return gemm.emit(em.i64(0), em.i64(1), em.i64(0), em.i64(conv.shape.m));
-  std::int64_t positions = shape_size(conv.out_spatial);
-  auto& b = em.b();
-  gemm.emit(em.i64(0), em.i64(1), b.CreateMul(rows->begin, em.i64(positions)),
-            b.CreateMul(rows->end, em.i64(positions)));
+  gemm.emit(em.i64(0), em.i64(1), rows->begin, rows->end);
 }
 
 void emit_blocked_gemm(ElementalEmitter& em, const CpuIsa& isa, const hlo::GemmShape& g,

@@ -27,7 +27,7 @@ void emit_blocked_gemm(ElementalEmitter& em, const CpuIsa& isa, const hlo::GemmS
                        const std::optional<OuterRange>& rows, const TileEpilogue& epilogue = {});
 
 // out = the convolution `conv` (hlo::as_implicit_gemm) of lhs and rhs: the same kernel, its
-// lhs elements read where they lie in the image, a tap's channels at a time; `rows` are images.
+// lhs elements read where they lie in lhs, a run at a time; `rows` are the product's rows.
 void emit_implicit_gemm(ElementalEmitter& em, const CpuIsa& isa, const hlo::ImplicitGemm& conv,
                         llvm::Value* lhs, llvm::Value* rhs, llvm::Value* out,
                         const std::optional<OuterRange>& rows);

@@ -36,6 +36,7 @@ const Instruction* prefix_scan_of(const Instruction& root) {
 
 std::int64_t kernel_rows(const Instruction& root) {
   if (root.opcode == Opcode::kScatter) return 1;  // its updates combine in order
+  if (auto conv = hlo::as_implicit_gemm(root)) return conv->shape.m;
   std::optional<Shape> dims = hlo::common_output_dims(root);
   if (!dims || dims->empty()) return 1;
   // A tiled scan's rows are its tiles. A prefix scan along dimension 0 carries its value from
