@@ -143,9 +143,11 @@ int parallelism() {
 }
 
 // The threshold, Config::cpu_parallel_min_bytes, is where splitting starts to pay: bench_fusion
-// times an elementwise kernel both ways across sizes (docs/performance.md).
+// times an elementwise kernel both ways across sizes (docs/performance.md). The cores, not
+// parallelism(): --cpu_threads is read as each kernel runs, so a kernel compiled under one
+// thread still splits when the threads are raised.
 bool split_pays(std::int64_t rows, std::int64_t bytes) {
-  return rows > 1 && bytes >= config().cpu_parallel_min_bytes && parallelism() > 1;
+  return rows > 1 && bytes >= config().cpu_parallel_min_bytes && cores() > 1;
 }
 
 void parallel_for(std::int64_t rows, const RowFn& fn) {

@@ -16,7 +16,8 @@ void parallel_for(std::int64_t rows, const std::function<void(std::int64_t, std:
 int parallelism();
 
 // Whether splitting a kernel of `rows` rows touching `bytes` (read and written) over the pool
-// pays; otherwise it runs whole on the calling thread.
+// pays on this machine (it has more than one core); otherwise it runs whole on the calling
+// thread. Decided when compiling; how many threads take the rows is decided as it runs.
 bool split_pays(std::int64_t rows, std::int64_t bytes);
 
 }  // namespace jx::runtime

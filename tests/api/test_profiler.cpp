@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "jx/jx.hpp"
@@ -160,6 +161,27 @@ TEST_CASE(
     for (int tid : row_threads) worker = worker || threads[tid].rfind("cpu worker ", 0) == 0;
     CHECK(worker);
   }
+}
+
+TEST_CASE("profiler: a kernel compiled under --cpu_threads=1 splits its rows once raised",
+          "[profiler]") {
+  if (std::thread::hardware_concurrency() < 2) return;  // one core: nothing splits
+  testing::ConfigGuard guard;
+  testing::ScratchDir dir;
+  // A stateless function's programs are shared by every jit of it, whatever the flag said
+  // when they compiled: the flag decides only how many threads take the rows.
+  auto twice = [](const Array& a) { return np::tanh(a) * 2.0f; };
+  Array big = np::ones({1024, 1024});
+  config().cpu_threads = 1;
+  jit(twice)(big);
+  config().cpu_threads = 0;
+  profiler::start_trace(dir / "raised.json");
+  jit(twice)(big);
+  profiler::stop_trace();
+  // Rows spans come only from a kernel compiled to split (its thunk has rows).
+  int rows = 0;
+  for (const Event& e : read_trace(dir / "raised.json")) rows += e.cat == "rows";
+  CHECK(rows >= 1);
 }
 
 // The fake driver's events are kFakeEventMs apart: a span of exactly that long is the device's
