@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "codegen/cpu/cpu_isa.hpp"
 #include "jx/jx.hpp"
 #include "runtime/parallel.hpp"
 #include "support/config_guard.hpp"
@@ -304,8 +305,10 @@ TEST_CASE(
     }
 }
 
-TEST_CASE("fused jit: products up to 2^28 multiply-adds are kernels, larger ones BLAS calls",
-          "[jit][fusion]") {
+TEST_CASE(
+    "fused jit: products up to 2^28 multiply-adds are kernels, larger ones BLAS calls unless "
+    "the kernel's 512-bit vectors run at full rate",
+    "[jit][fusion]") {
   // lhs = u·v^T + s·t^T, so each product's oracle costs O(k·n): out = u·(v^T rhs) + s·(t^T rhs).
   const std::int64_t m = 1024, k = 1024;
   std::vector<float> u = uniform(m, -1, 1, 21), v = uniform(k, -1, 1, 22),
@@ -317,10 +320,15 @@ TEST_CASE("fused jit: products up to 2^28 multiply-adds are kernels, larger ones
           u[static_cast<std::size_t>(i)] * v[static_cast<std::size_t>(p)] +
           s[static_cast<std::size_t>(i)] * t[static_cast<std::size_t>(p)];
   Array a = np::array(lhs, {m, k});
-  for (auto [n, rhs_transposed, blas] :
-       {std::tuple{std::int64_t{512}, false, true}, std::tuple{std::int64_t{512}, true, true},
-        std::tuple{std::int64_t{256}, true, false}}) {
-    INFO("n = " << n << (rhs_transposed ? ", rhs stored [n, k]" : ""));
+  for (auto [isa, n, rhs_transposed, large] :
+       {std::tuple{"avx2", std::int64_t{512}, false, true},
+        std::tuple{"avx2", std::int64_t{512}, true, true},
+        std::tuple{"avx2", std::int64_t{256}, true, false},
+        std::tuple{"native", std::int64_t{512}, true, true}}) {
+    INFO("--cpu_isa=" << isa << ", n = " << n << (rhs_transposed ? ", rhs stored [n, k]" : ""));
+    testing::ConfigGuard guard;
+    config().cpu_isa = isa;
+    bool blas = large && !codegen::cpu::cpu_isa(isa).full_width_512;
     std::vector<float> rhs = uniform(k * n, -1, 1, 25);
     auto at = [&](std::int64_t p, std::int64_t j) {
       return double(rhs[static_cast<std::size_t>(rhs_transposed ? j * k + p : p * n + j)]);
@@ -594,8 +602,9 @@ TEST_CASE("fused jit: y + sum(y * y) over rows, y = exp(x), adds y itself", "[ji
   check_close(jit(f)(np::array(xv, {rows, cols})), want);
 }
 
-TEST_CASE("fused jit: a deep chain whose every value is read twice, then row-reduced, is one kernel",
-          "[jit][fusion]") {
+TEST_CASE(
+    "fused jit: a deep chain whose every value is read twice, then row-reduced, is one kernel",
+    "[jit][fusion]") {
   // y <- sin(y) / 2 + tanh(y) / 4, forty times, then y + sum(y * y) over each row. Each value
   // has two readers, so the paths from x to the root double with every step: compiling must
   // look at each value once, not at each path.

@@ -2,7 +2,9 @@
 // tiles in both directions, contractions of several panel depths, transposed operands, batch
 // dims, f32 and f64, whole and split into row ranges as the thread pool runs it; and which dots
 // take which strategy.
+#include "codegen/cpu/cpu_isa.hpp"
 #include "codegen_testing.hpp"
+#include "support/config_guard.hpp"
 
 namespace jx::codegen::testing {
 namespace {
@@ -167,8 +169,17 @@ TEST_CASE("codegen: which dots take the loop nest, the blocked kernel or BLAS", 
   CHECK(strategy(float64, {4, 64, 64, 64, true}) == DotStrategy::kBlockedKernel);
   CHECK(strategy(float32, {0, 128, 512, 512, false, true}) == DotStrategy::kBlockedKernel);
   CHECK(strategy(float32, {0, 512, 512, 1024, false}) == DotStrategy::kBlockedKernel);  // 2^28
-  CHECK(strategy(float32, {0, 1024, 512, 1024, false}) == DotStrategy::kBlas);          // large
-  CHECK(strategy(float32, {512, 64, 64, 256, false}) == DotStrategy::kBlas);            // in all
+  // Larger: BLAS, unless 512-bit vectors run at full rate.
+  for (const char* isa : {"avx2", "native"}) {
+    INFO("--cpu_isa=" << isa);
+    jx::testing::ConfigGuard guard;
+    config().cpu_isa = isa;
+    DotStrategy large =
+        cpu::cpu_isa(isa).full_width_512 ? DotStrategy::kBlockedKernel : DotStrategy::kBlas;
+    CHECK(strategy(float32, {0, 1024, 512, 1024, false}) == large);
+    CHECK(strategy(float32, {512, 64, 64, 256, false}) == large);  // in all
+  }
+  CHECK(cpu::cpu_isa("avx2").full_width_512 == false);
   // bf16 operands of an f32 product: the kernel at any size (BLAS has no such product).
   auto bf16_into_f32 = [](const GemmCase& c) {
     Hlo h;

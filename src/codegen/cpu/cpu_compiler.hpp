@@ -43,7 +43,8 @@ std::int64_t kernel_scratch_words(const hlo::Instruction& root);
 // summed in order as the eager evaluator does. A matrix product (hlo::as_gemm) up to 2^28
 // multiply-adds: a packed, register-blocked kernel of our own (gemm.cpp), which beats BLAS's
 // fixed cost and threading there and runs on jx's own threads. Larger ones: a BLAS call (a
-// GemmThunk, not a kernel).
+// GemmThunk, not a kernel), unless the kernel's 512-bit vectors run at full rate
+// (CpuIsa::full_width_512): then the kernel at any size.
 enum class DotStrategy { kLoopNest, kBlockedKernel, kBlas };
 DotStrategy dot_strategy(const hlo::Instruction& dot);
 DotStrategy gemm_strategy(const hlo::GemmShape& gemm);

@@ -34,6 +34,7 @@ CpuIsa resolve(bool cap_at_avx2) {
   for (const std::string& f : features) isa.features += (isa.features.empty() ? "" : ",") + f;
   isa.name = avx512 ? "avx512" : avx2 ? "avx2" : "sse";
   isa.vector_bytes = avx512 ? 64 : avx2 ? 32 : 16;
+  isa.full_width_512 = avx512 && isa.cpu != "znver4";
   return isa;
 }
 

@@ -12,6 +12,7 @@
 #include "codegen/cpu/cpu_compiler.hpp"
 #include "codegen/cpu/gemm.hpp"
 #include "hlo/gemm.hpp"
+#include "jx/config.hpp"
 
 #include <llvm/IR/IntrinsicsX86.h>
 
@@ -20,9 +21,11 @@ namespace {
 
 // Below this many multiply-adds per product the element loop nest beats any kernel's setup.
 constexpr std::int64_t kMinGemmMacs = 16 * 16 * 16;
-// Above this many in all, BLAS is faster: it packs each block of lhs once, where the kernel
-// packs rhs again for every block of rows. Timed against OpenBLAS (docs/performance.md): the
-// kernel is 1.03-1.25x faster up to 2^28 multiply-adds, and on one core 0.85x at 2048^3.
+// Above this many in all, BLAS is as fast or faster, unless the kernel's vectors are 512-bit
+// ones at full rate, where it runs twice as fast as OpenBLAS's 256-bit kernels at any size.
+// Timed against OpenBLAS (docs/performance.md): up to 2^28 multiply-adds the kernel is
+// 1.0-1.25x faster with 256-bit vectors (AVX2, or AVX-512 on Zen 4); above, 0.94-0.98x with
+// AVX2 on Zen 5, and on Zen 4 on one core 0.85x at 2048^3.
 constexpr std::int64_t kMaxBlockedMacs = std::int64_t{1} << 28;
 
 }  // namespace
@@ -34,7 +37,8 @@ DotStrategy gemm_strategy(const hlo::GemmShape& g) {
   if (g.operand_dtype == bfloat16 && g.dtype == float32) return DotStrategy::kBlockedKernel;
   // Other 16-bit operands reach the CPU as f32 products: any other mix is a loop nest.
   if (g.operand_dtype != g.dtype) return DotStrategy::kLoopNest;
-  if (g.macs() > kMaxBlockedMacs) return DotStrategy::kBlas;
+  if (g.macs() > kMaxBlockedMacs && !cpu::cpu_isa(config().cpu_isa).full_width_512)
+    return DotStrategy::kBlas;
   return DotStrategy::kBlockedKernel;
 }
 
