@@ -565,7 +565,8 @@ void dense_bf16_case(std::int64_t n, int threads, int scale, std::vector<TargetR
 }
 
 // Matrix products up to and past the size where jx stops emitting its own kernel and calls BLAS
-// (2^28 multiply-adds, codegen/cpu/gemm.cpp): jit(matmul) against cblas_sgemm alone.
+// (2^28 multiply-adds, unless 512-bit vectors run at full rate: codegen/cpu/gemm.cpp):
+// jit(matmul) against cblas_sgemm alone; "(BLAS)" marks the products jx hands to BLAS.
 void products_case(int threads, int scale) {
   std::printf(
       "Matrix products jit(matmul)(a, b) vs cblas_sgemm alone (a: f32[m,k], b: f32[k,n])\n");
@@ -581,6 +582,7 @@ void products_case(int threads, int scale) {
     std::vector<float> bh = random_vector(static_cast<std::size_t>(k * n), 61, -1, 1, threads);
     std::vector<float> c(static_cast<std::size_t>(m * n));
     jx::Array a = np::array(ah, jx::Shape{m, k}), b = np::array(bh, jx::Shape{k, n});
+    bool blas = f.lower(a, b).compile().thunk_sequence().rfind("gemm ", 0) == 0;
     Timing tj = time_calls([&] { g_sink = static_cast<double>(f(a, b).size()); }, scale);
     Timing ts = time_calls(
         [&] {
@@ -593,7 +595,7 @@ void products_case(int threads, int scale) {
     std::printf("  %6lld x%4lld x%4lld %10.2f %12.1f %12.1f %7.2fx%s\n", static_cast<long long>(m),
                 static_cast<long long>(n), static_cast<long long>(k), m * n * k / 1e6,
                 tj.median_ms * 1e3, ts.median_ms * 1e3, tj.median_ms / ts.median_ms,
-                m * n * k > (std::int64_t{1} << 28) ? "  (BLAS)" : "");
+                blas ? "  (BLAS)" : "");
   }
   std::printf("\n");
 }
