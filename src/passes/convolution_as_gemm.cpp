@@ -44,7 +44,8 @@ class Rewriter {
     if (conv_.shape.size() == 0 || taps_ * in_features_ == 0) return zeros();
     // One already in that form stays.
     if (implicit_gemms_ && fits_implicit_gemm()) {
-      if (hlo::as_implicit_gemm(conv_)) return &conv_;
+      std::optional<hlo::ImplicitGemm> already = hlo::as_implicit_gemm(conv_);
+      if (already && already->run().size >= kMinRun) return &conv_;
       if (Instruction* in_place = implicit_gemm()) return in_place;
     }
     transposed_ = batch_innermost();
