@@ -146,6 +146,43 @@ TEST_CASE("fused jit: a reshape names its operand's buffer: no kernel, no copy",
   check_close(got[1], want);
 }
 
+TEST_CASE("fused jit: a reshape roots no kernel: a pooled map flattened is a pool's kernel",
+          "[jit][fusion]") {
+  // relu(x + b), 2x2 max pools, flattened as a dense layer reads it: one kernel looping over the
+  // pool's dims (its root the pool, not a reshape that would split a flat index per element),
+  // and the reshape naming its buffer.
+  const std::int64_t n = 2, hw = 4, c = 3;
+  std::vector<float> xv = uniform(n * hw * hw * c, -1, 1, 31), bv = {0.25f, -0.5f, 0.0f};
+  Array x = np::array(xv, {n, hw, hw, c}), b = np::array(bv);
+  auto flat = jit([](const Array& a, const Array& bias) {
+    Array pooled = nn::max_pool(nn::relu(a + bias), {2, 2}, {2, 2});
+    return np::reshape(pooled, {pooled.shape()[0], -1});
+  });
+  auto compiled = flat.lower(x, b).compile();
+  std::string hlo = compiled.hlo_text();
+  INFO(hlo << compiled.thunk_sequence());
+  CHECK(count_thunks(compiled.thunk_sequence()).kernels == 1);
+  CHECK(hlo.find("= f32[2,2,2,3]{3,2,1,0} fusion(") != std::string::npos);
+  CHECK(hlo.find("= f32[2,12]{1,0} fusion(") == std::string::npos);
+  std::vector<double> want;
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t y = 0; y < hw / 2; ++y)
+      for (std::int64_t z = 0; z < hw / 2; ++z)
+        for (std::int64_t f = 0; f < c; ++f) {
+          double m = -INFINITY;
+          for (std::int64_t dy = 0; dy < 2; ++dy)
+            for (std::int64_t dz = 0; dz < 2; ++dz) {
+              auto at = ((i * hw + 2 * y + dy) * hw + 2 * z + dz) * c + f;
+              m = std::max(m, std::max(0.0, double(xv[static_cast<std::size_t>(at)]) +
+                                                bv[static_cast<std::size_t>(f)]));
+            }
+          want.push_back(m);
+        }
+  Array got = flat(x, b);
+  CHECK(got.shape() == Shape{n, hw / 2 * hw / 2 * c});
+  check_close(got, want, 0, 0);
+}
+
 TEST_CASE("fused jit: softmax over rows is one kernel and matches the oracle", "[jit][fusion]") {
   auto softmax = jit(softmax_fn);
   for (auto [rows, cols] : kShapes) {

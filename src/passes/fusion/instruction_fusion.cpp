@@ -140,6 +140,11 @@ bool own_kernel(const Instruction& i) {
 
 bool can_root(const Instruction& i) {
   if (i.opcode == Opcode::kConstant || own_kernel(i)) return false;
+  // A reshape outside a kernel runs nothing (buffer assignment gives it its operand's buffer).
+  // Rooting a kernel it would only make the kernel loop over its own dims, whose flat index its
+  // operand's generators must split again per element: a pool flattened for a dense layer ran
+  // 20x slower so than as a pool.
+  if (i.opcode == Opcode::kReshape) return false;
   return hlo::has_trait(i.opcode, hlo::kFusible) || hlo::loops_per_element(i.opcode);
 }
 
@@ -254,11 +259,12 @@ bool fuse_program(hlo::Computation& entry) {
   };
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     Instruction* root = *it;
-    if (grouped.count(root) || !can_root(*root)) continue;
+    if (grouped.count(root)) continue;
     if (copied_by_all(root)) {
       dead.insert(root);
       continue;
     }
+    if (!can_root(*root)) continue;
     Group g = GroupBuilder(entry, position, duplicates, grouped).build(root);
     for (Instruction* m : g.members)
       if (!g.duplicated.count(m)) grouped.insert(m);
