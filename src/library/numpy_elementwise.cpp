@@ -67,6 +67,13 @@ Array integer_power(Array x, Array n) {
   return acc;
 }
 
+// As jnp.log2 and jnp.log10: the natural log divided by the base's, in x's dtype.
+Array log_base(const Array& x, int base, std::source_location at) {
+  jx::detail::CallSite site(at);
+  Array v = promote_one(x, Promotion::kInexact);
+  return lax::div(lax::log(v), lax::log(scalar_like(v, base)));
+}
+
 }  // namespace
 
 // ---- unary ---------------------------------------------------------------------------------
@@ -76,17 +83,8 @@ Array positive(const Array& x) { return x; }
 Array exp(const Array& x, std::source_location at) { return noted_inexact_unary(x, lax::exp, at); }
 Array exp2(const Array& x) { return inexact_unary(x, lax::exp2); }
 Array log(const Array& x, std::source_location at) { return noted_inexact_unary(x, lax::log, at); }
-// As jnp.log2 and jnp.log10: the natural log divided by the base's, in x's dtype.
-Array log2(const Array& x, std::source_location at) {
-  jx::detail::CallSite site(at);
-  Array v = promote_one(x, Promotion::kInexact);
-  return lax::div(lax::log(v), lax::log(scalar_like(v, 2)));
-}
-Array log10(const Array& x, std::source_location at) {
-  jx::detail::CallSite site(at);
-  Array v = promote_one(x, Promotion::kInexact);
-  return lax::div(lax::log(v), lax::log(scalar_like(v, 10)));
-}
+Array log2(const Array& x, std::source_location at) { return log_base(x, 2, at); }
+Array log10(const Array& x, std::source_location at) { return log_base(x, 10, at); }
 Array log1p(const Array& x, std::source_location at) {
   return noted_inexact_unary(x, lax::log1p, at);
 }
