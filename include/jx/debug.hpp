@@ -26,6 +26,8 @@ void debug_callback(HostFn fn, const std::vector<Array>& leaves);
 // {{ and }} by braces: Python's str.format as jax.debug.print uses it. jx::IndexError for a
 // missing argument, jx::ValueError for a malformed field.
 std::string format(const std::string& fmt, const std::vector<Array>& values);
+// format's errors for `count` values, without formatting any.
+void check_format(const std::string& fmt, std::size_t count);
 // Writes a line and a newline to stdout, flushed (print's output).
 void print_line(const std::string& line);
 
@@ -53,7 +55,7 @@ void callback(F fn, const Args&... args) {
 template <class... Args>
 void print(const std::string& fmt, const Args&... args) {
   std::vector<Array> values{Array(args)...};
-  detail::format(fmt, std::vector<Array>(values.size(), Array(0.0f)));  // fails now, not later
+  detail::check_format(fmt, values.size());  // fails now, not when the program runs
   detail::debug_callback(
       [fmt](const std::vector<Array>& xs) { detail::print_line(detail::format(fmt, xs)); }, values);
 }

@@ -3,6 +3,7 @@
 // it is effectful, so dead-code elimination keeps it. Its jvp calls it on the primals (the
 // backward pass never sees it: it has no tangents to transpose), vmap once per example, and it
 // lowers to an HLO host-callback, which the runtime runs as a host thunk in program order.
+#include <functional>
 #include <iostream>
 #include <sstream>
 
@@ -77,7 +78,11 @@ void debug_callback(HostFn fn, const std::vector<Array>& leaves) {
                {"effect", Param::name("Debug")}});
 }
 
-std::string format(const std::string& fmt, const std::vector<Array>& values) {
+namespace {
+
+// fmt with its fields replaced by field(k), k < count (format's rules and errors).
+std::string format_fields(const std::string& fmt, std::size_t count,
+                          const std::function<std::string(std::size_t)>& field_value) {
   std::ostringstream out;
   std::size_t next = 0;
   bool numbered = false, automatic = false;
@@ -115,13 +120,23 @@ std::string format(const std::string& fmt, const std::vector<Array>& values) {
       numbered = true;
       k = std::stoul(field);
     }
-    if (k >= values.size())
+    if (k >= count)
       throw IndexError("Replacement index " + std::to_string(k) +
                        " out of range for positional args tuple");
-    out << values[k].str();
+    out << field_value(k);
     i = close;
   }
   return out.str();
+}
+
+}  // namespace
+
+std::string format(const std::string& fmt, const std::vector<Array>& values) {
+  return format_fields(fmt, values.size(), [&](std::size_t k) { return values[k].str(); });
+}
+
+void check_format(const std::string& fmt, std::size_t count) {
+  format_fields(fmt, count, [](std::size_t) { return std::string(); });
 }
 
 void print_line(const std::string& line) { std::cout << line << std::endl; }

@@ -74,6 +74,13 @@ TEST_CASE("debug::print: eager values, Python's format fields", "[debug]") {
     INFO(format);
     CHECK(error_of<ValueError>([&] { debug::print(format, x); }) == message);
   }
+  // Under jit too, when it traces: not when the program runs.
+  auto traced = jit([](const Array& a) {
+    debug::print("{} {}", a);
+    return a;
+  });
+  CHECK(error_of<IndexError>([&] { traced.lower(x); }) ==
+        "Replacement index 1 out of range for positional args tuple");
 }
 
 TEST_CASE("debug::print under jit prints each run's values, in order, and never at trace time",
