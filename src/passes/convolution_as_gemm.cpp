@@ -86,9 +86,12 @@ class Rewriter {
     ConvGeometry c = g_;
     c.padding = PadPairs(n, {0, 0});
     c.lhs_dilation = Ints(n, 1);
-    Ints rhs_perm(g_.rhs_spec.begin() + 2, g_.rhs_spec.end());
-    rhs_perm.insert(rhs_perm.end(), {g_.rhs_spec[1], g_.rhs_spec[0]});
-    if (g_.rhs_spec[0] == rank - 1) std::iota(rhs_perm.begin(), rhs_perm.end(), 0);
+    Ints rhs_perm(static_cast<std::size_t>(rank));
+    std::iota(rhs_perm.begin(), rhs_perm.end(), 0);
+    if (g_.rhs_spec[0] != rank - 1) {  // (spatial..., in, out)
+      rhs_perm.assign(g_.rhs_spec.begin() + 2, g_.rhs_spec.end());
+      rhs_perm.insert(rhs_perm.end(), {g_.rhs_spec[1], g_.rhs_spec[0]});
+    }
     Ints out_perm;  // the product's dims, as out's
     for (std::int64_t dim = 0; dim < rank; ++dim)
       if (dim != g_.out_spec[1]) out_perm.push_back(dim);

@@ -616,8 +616,8 @@ void emit_implicit_gemm(ElementalEmitter& em, const CpuIsa& isa, const hlo::Impl
                         llvm::Value* lhs, llvm::Value* rhs, llvm::Value* out,
                         const std::optional<OuterRange>& rows) {
   GemmEmitter gemm(em, isa, conv.shape, lhs, rhs, out, {}, &conv);
-  if (!rows) return gemm.emit(em.i64(0), em.i64(1), em.i64(0), em.i64(conv.shape.m));
-  gemm.emit(em.i64(0), em.i64(1), rows->begin, rows->end);
+  gemm.emit(em.i64(0), em.i64(1), rows ? rows->begin : em.i64(0),
+            rows ? rows->end : em.i64(conv.shape.m));
 }
 
 void emit_blocked_gemm(ElementalEmitter& em, const CpuIsa& isa, const hlo::GemmShape& g,

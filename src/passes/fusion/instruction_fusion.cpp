@@ -143,7 +143,7 @@ bool can_root(const Instruction& i) {
   // A reshape outside a kernel runs nothing (buffer assignment gives it its operand's buffer).
   // Rooting a kernel it would only make the kernel loop over its own dims, whose flat index its
   // operand's generators must split again per element: a pool flattened for a dense layer ran
-  // 20x slower so than as a pool.
+  // 20x slower than the pool alone.
   if (i.opcode == Opcode::kReshape) return false;
   return hlo::has_trait(i.opcode, hlo::kFusible) || hlo::loops_per_element(i.opcode);
 }
