@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "api/dump.hpp"
+#include "backend/backend.hpp"
 #include "backend/thunk_program.hpp"
 #include "hlo/cost_analysis.hpp"
 #include "hlo/dot_graph.hpp"
@@ -100,7 +101,8 @@ CompiledProgram optimize_and_build(std::shared_ptr<hlo::Module> module, int id,
   CompiledProgram out;
   auto t0 = std::chrono::steady_clock::now();
   std::optional<profiler::detail::ScopedSpan> span(std::in_place, "optimize", name, "compile");
-  passes::PipelineOptions options = backend::pipeline_options(spec.device.platform());
+  passes::PipelineOptions options =
+      backend::pipeline_options(spec.device.platform(), backend::dnn_convolutions(spec.device));
   if (!config().dump_hlo_pass_re.empty() && !config().dump_to.empty()) {
     options.dump_pass_re = config().dump_hlo_pass_re;
     options.dump = [&](const std::string& pass, const std::string& text) {

@@ -40,6 +40,12 @@ class Backend {
                                                        std::vector<runtime::Allocation> buffers,
                                                        std::int64_t rows) const = 0;
   virtual std::unique_ptr<runtime::Thunk> gemm_thunk(runtime::LibraryGemm gemm) const = 0;
+  // The thunk of a convolution the backend's DNN library computes (where dnn_convolutions()).
+  virtual std::unique_ptr<runtime::Thunk> convolution_thunk(
+      runtime::LibraryConvolution conv) const = 0;
+  // Whether convolutions run through a DNN library here (cuDNN, where it loads): the pipeline
+  // then keeps those the library computes (passes::PipelineOptions::dnn_convolutions).
+  virtual bool dnn_convolutions() const = 0;
   // What keeps the compiled code alive, and the device runtime (null for the host).
   virtual std::shared_ptr<const void> code() const = 0;
   virtual std::shared_ptr<const runtime::DeviceRuntime> runtime() const = 0;
@@ -61,6 +67,8 @@ std::unique_ptr<Backend> make_gpu_backend(runtime::cuda::GpuContext& context);
 
 // The code_target of `device`'s backend.
 std::string code_target(const Device& device);
+// Whether `device`'s backend runs convolutions through a DNN library (Backend::dnn_convolutions).
+bool dnn_convolutions(const Device& device);
 
 // Makes `make_backend` use `factory` for `platform`'s devices (nullptr: the built-in backend).
 using BackendFactory = std::function<std::unique_ptr<Backend>(const Device&)>;
@@ -70,6 +78,9 @@ void set_backend_factory(Platform platform, BackendFactory factory);
 // platform's backends (the eager operations' cache) drops them with the backend that built them.
 void on_backend_factory_change(std::function<void(Platform)> forget);
 
+// Whether `conv` runs through `platform`'s DNN library (cuDNN) instead of as a kernel: on the GPU,
+// one in the library's form (the pipeline leaves no other convolution there).
+bool library_convolution(const hlo::Instruction& conv, Platform platform);
 // Whether `dot` runs as a library GEMM (BLAS, cuBLAS) on `platform` instead of a kernel.
 bool library_gemm(const hlo::Instruction& dot, Platform platform);
 // Whether `platform`'s GEMM library applies a bias and an activation as it writes (cuBLASLt):

@@ -7,6 +7,7 @@
 #include "codegen/gpu/gpu_compiler.hpp"
 #include "jx/config.hpp"
 #include "runtime/cuda/context.hpp"
+#include "support/check.hpp"
 
 namespace jx::backend {
 
@@ -48,6 +49,12 @@ class CpuBackend : public Backend {
                                                   scratch_words_.at(index));
   }
 
+  std::unique_ptr<runtime::Thunk> convolution_thunk(runtime::LibraryConvolution) const override {
+    JX_CHECK(false, "the CPU computes its convolutions in kernels");
+    return nullptr;
+  }
+  bool dnn_convolutions() const override { return false; }
+
   std::unique_ptr<runtime::Thunk> gemm_thunk(runtime::LibraryGemm gemm) const override {
     return std::make_unique<runtime::GemmThunk>(std::move(gemm));
   }
@@ -73,6 +80,10 @@ class CpuBackend : public Backend {
 };
 
 }  // namespace
+
+bool library_convolution(const hlo::Instruction& conv, Platform platform) {
+  return platform == Platform::gpu && conv.opcode == hlo::Opcode::kConvolution;
+}
 
 bool library_gemm(const hlo::Instruction& dot, Platform platform) {
   if (platform == Platform::gpu) return codegen::gpu_dot_uses_cublas(dot);
@@ -120,6 +131,7 @@ void on_backend_factory_change(std::function<void(Platform)> forget) {
 }
 
 std::string code_target(const Device& device) { return make_backend(device)->code_target(); }
+bool dnn_convolutions(const Device& device) { return make_backend(device)->dnn_convolutions(); }
 
 std::unique_ptr<Backend> make_backend(const Device& device) {
   {

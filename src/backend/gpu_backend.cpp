@@ -1,6 +1,6 @@
 // The GPU backend: kernels compiled to PTX with LLVM's NVPTX target and loaded by the CUDA
 // driver, which compiles them for the device; large dots through cuBLAS, with their
-// bias and activation through cuBLASLt.
+// bias and activation through cuBLASLt; convolutions through cuDNN where it loads.
 #include "backend/backend.hpp"
 
 #include <iterator>
@@ -86,11 +86,19 @@ class GpuBackend : public Backend {
     return std::make_unique<runtime::gpu::CublasGemmThunk>(context_, std::move(gemm));
   }
 
+  std::unique_ptr<runtime::Thunk> convolution_thunk(
+      runtime::LibraryConvolution conv) const override {
+    return std::make_unique<runtime::gpu::CudnnConvolutionThunk>(context_, std::move(conv));
+  }
+  bool dnn_convolutions() const override { return context_.has_cudnn(); }
+
   std::shared_ptr<const void> code() const override { return module_; }
   std::shared_ptr<const runtime::DeviceRuntime> runtime() const override { return runtime_; }
   std::string code_target() const override {
+    // With cuDNN, a program keeps convolutions that are patches and GEMMs without it.
     return "gpu sm_" + std::to_string(context_.compute_capability_major()) +
-           std::to_string(context_.compute_capability_minor());
+           std::to_string(context_.compute_capability_minor()) +
+           (context_.has_cudnn() ? " cudnn" : "");
   }
 
  private:

@@ -25,7 +25,16 @@ std::vector<ShapedArray> avals_of(const std::vector<const hlo::HloShape*>& shape
 // How a program's instruction runs: not at all (it only names buffers), as a library GEMM, as a
 // sort or a host function on the host, as nested programs (while, conditional), or as an
 // emitted kernel.
-enum class ThunkKind { kNone, kGemm, kSort, kHostCallback, kWhile, kConditional, kKernel };
+enum class ThunkKind {
+  kNone,
+  kGemm,
+  kConvolution,
+  kSort,
+  kHostCallback,
+  kWhile,
+  kConditional,
+  kKernel
+};
 ThunkKind thunk_kind(const Instruction& i, Platform platform) {
   switch (hlo::runs_as(i.opcode)) {
     case hlo::RunsAs::kNothing:
@@ -35,6 +44,7 @@ ThunkKind thunk_kind(const Instruction& i, Platform platform) {
     case hlo::RunsAs::kNested:
       return i.opcode == Opcode::kWhile ? ThunkKind::kWhile : ThunkKind::kConditional;
     case hlo::RunsAs::kLibraryOrKernel:
+      if (library_convolution(i, platform)) return ThunkKind::kConvolution;
       return library_gemm(i, platform) ? ThunkKind::kGemm : ThunkKind::kKernel;
     case hlo::RunsAs::kKernel:
       break;
@@ -150,6 +160,11 @@ std::shared_ptr<const runtime::Executable> build_executable(const hlo::Computati
       add(backend->gemm_thunk(library_gemm_of(*i, ba)));
       continue;
     }
+    if (kind == ThunkKind::kConvolution) {
+      add(backend->convolution_thunk({i->name, *hlo::as_dnn_convolution(*i), ba.at(i->operands[0]),
+                                      ba.at(i->operands[1]), ba.at(i)}));
+      continue;
+    }
     std::vector<runtime::Allocation> buffers = plan.buffers(i);
     auto outputs_at = buffers.begin() + static_cast<std::ptrdiff_t>(i->operands.size());
     std::vector<runtime::Allocation> operands(buffers.begin(), outputs_at);
@@ -231,7 +246,7 @@ std::vector<codegen::PtxModule> program_ptx(const hlo::Computation& program,
   return out;
 }
 
-passes::PipelineOptions pipeline_options(Platform platform) {
+passes::PipelineOptions pipeline_options(Platform platform, bool dnn_convolutions) {
   passes::PipelineOptions options;
   options.gemm_epilogues = [platform](const Instruction& dot) {
     return fuses_gemm_epilogue(dot, platform);
@@ -241,6 +256,7 @@ passes::PipelineOptions pipeline_options(Platform platform) {
   };
   if (platform == Platform::gpu) options.kernel_batch_key = codegen::gpu_kernel_batch_key;
   options.implicit_gemm_convolutions = platform == Platform::cpu;
+  options.dnn_convolutions = dnn_convolutions;
   return options;
 }
 

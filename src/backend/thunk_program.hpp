@@ -49,8 +49,9 @@ std::vector<codegen::PtxModule> program_ptx(const hlo::Computation& program,
                                             const std::string& name,
                                             const codegen::GpuCompileOptions& options);
 
-// The pass pipeline's options for `platform` (which dots its GEMM library takes), with no dumps.
-passes::PipelineOptions pipeline_options(Platform platform);
+// The pass pipeline's options for `platform` (which dots its GEMM library takes), with no dumps;
+// `dnn_convolutions` where its backend runs convolutions through a library (dnn_convolutions).
+passes::PipelineOptions pipeline_options(Platform platform, bool dnn_convolutions = false);
 
 // A computation's parameter and result types, as an Executable's in and out avals.
 std::vector<ShapedArray> parameter_avals(const hlo::Computation& c);

@@ -152,4 +152,51 @@ std::optional<ImplicitGemm> as_implicit_gemm(const Instruction& conv) {
                        conv.operands[1]->shape.dims, conv.shape.dims);
 }
 
+bool fits_dnn_convolution(const ConvGeometry& g, DType dtype) {
+  if ((dtype != float32 && dtype != float64) || g.spatial() < 2 || g.spatial() > 3 ||
+      g.batch_group_count != 1)
+    return false;
+  for (std::size_t d = 0; d < g.spatial(); ++d)
+    if (g.lhs_dilation[d] != 1 || g.padding[d].first < 0 || g.padding[d].second < 0) return false;
+  return true;
+}
+
+std::optional<DnnConvolution> as_dnn_convolution(const Instruction& conv) {
+  if (conv.opcode != Opcode::kConvolution) return std::nullopt;
+  DType dtype = conv.shape.dtype;
+  if (conv.operands[0]->shape.dtype != dtype || conv.operands[1]->shape.dtype != dtype)
+    return std::nullopt;
+  ConvGeometry g = convolution_geometry(conv);
+  if (!fits_dnn_convolution(g, dtype)) return std::nullopt;
+  const std::size_t n = g.spatial();
+  // The specs of each layout: (0, 1, 2, ...) features second; features last (0, n + 1, 1, ...).
+  std::vector<std::int64_t> second(n + 2), last(n + 2);
+  for (std::size_t k = 0; k < n + 2; ++k) second[k] = static_cast<std::int64_t>(k);
+  last[0] = 0, last[1] = static_cast<std::int64_t>(n + 1);
+  for (std::size_t d = 0; d < n; ++d) last[d + 2] = static_cast<std::int64_t>(d + 1);
+  const bool features_last = g.lhs_spec == last;
+  const std::vector<std::int64_t>& spec = features_last ? last : second;
+  if (g.lhs_spec != spec || g.rhs_spec != spec || g.out_spec != spec) return std::nullopt;
+  DnnConvolution c;
+  c.dtype = dtype;
+  c.precision = operand_precision(conv);
+  c.features_last = features_last;
+  c.groups = g.feature_group_count;
+  auto canonical = [&](const Shape& dims) {
+    Shape out;
+    for (std::int64_t dim : spec) out.push_back(dims[static_cast<std::size_t>(dim)]);
+    return out;
+  };
+  c.lhs = canonical(conv.operands[0]->shape.dims);
+  c.rhs = canonical(conv.operands[1]->shape.dims);
+  c.out = canonical(conv.shape.dims);
+  for (std::size_t d = 0; d < n; ++d) {
+    if (g.padding[d].first != g.padding[d].second) return std::nullopt;
+    c.padding.push_back(g.padding[d].first);
+    c.strides.push_back(g.strides[d]);
+    c.rhs_dilation.push_back(g.rhs_dilation[d]);
+  }
+  return c;
+}
+
 }  // namespace jx::hlo

@@ -38,6 +38,26 @@ std::optional<ImplicitGemm> implicit_gemm(const ConvGeometry& g, const Shape& lh
                                           const Shape& out);
 std::optional<ImplicitGemm> as_implicit_gemm(const Instruction& conv);
 
+// A convolution as a DNN library (cuDNN) computes it: f32 or f64, 2 or 3 spatial dims, one batch
+// group, no lhs dilation, the same non-negative padding on both sides of each spatial dim, and
+// lhs, rhs and out each in one of the library's layouts, the same for all three: features second
+// (lhs and out (batch, feature, spatial...), rhs (out, in, spatial...): NCHW) or features last
+// (lhs and out (batch, spatial..., feature), rhs (out, spatial..., in): NHWC).
+struct DnnConvolution {
+  DType dtype = float32;
+  GemmPrecision precision = GemmPrecision::kDefault;
+  bool features_last = false;
+  // In (batch, feature, spatial...) order for lhs and out, (out, in, spatial...) for rhs,
+  // whatever the layout.
+  Shape lhs, rhs, out;
+  std::vector<std::int64_t> padding, strides, rhs_dilation;  // one per spatial dim
+  std::int64_t groups = 1;
+};
+// Whether a convolution of this geometry, dtype and rank is one the library computes once its
+// operands are in its layouts and its padding made even (passes::ConvolutionAsGemm does both).
+bool fits_dnn_convolution(const ConvGeometry& g, DType dtype);
+std::optional<DnnConvolution> as_dnn_convolution(const Instruction& conv);
+
 // "b01f_01io->b01f" for specs (0, 3, 1, 2), (3, 2, 0, 1), (0, 3, 1, 2); and back (nullopt when
 // the text is not one).
 std::string dim_labels(const ConvGeometry& g);

@@ -2,6 +2,14 @@
 
 namespace jx::hlo {
 
+GemmPrecision operand_precision(const Instruction& product) {
+  if (!product.attrs.has("operand_precision")) return GemmPrecision::kDefault;
+  const std::string& p = product.attrs.get_string("operand_precision");
+  return p == "highest" ? GemmPrecision::kHighest
+         : p == "high"  ? GemmPrecision::kHigh
+                        : GemmPrecision::kDefault;
+}
+
 std::optional<GemmShape> as_gemm(const Instruction& dot) {
   if (dot.opcode != Opcode::kDot) return std::nullopt;
   const HloShape& lhs = dot.operands[0]->shape;
@@ -23,12 +31,7 @@ std::optional<GemmShape> as_gemm(const Instruction& dot) {
   GemmShape g;
   g.dtype = dt;
   g.operand_dtype = lhs.dtype;
-  if (dot.attrs.has("operand_precision")) {
-    const std::string& p = dot.attrs.get_string("operand_precision");
-    g.precision = p == "highest" ? GemmPrecision::kHighest
-                  : p == "high"  ? GemmPrecision::kHigh
-                                 : GemmPrecision::kDefault;
-  }
+  g.precision = operand_precision(dot);
   for (std::int64_t i = 0; i < nb; ++i) g.batch *= lhs.dims[i];
   g.transpose_lhs = lc[0] == nb;
   g.transpose_rhs = rc[0] == nb + 1;

@@ -13,6 +13,7 @@ namespace jx::hlo {
 // JAX's lax.Precision of a dot, from its HLO attribute operand_precision (absent: kDefault).
 // Only the GPU reads it: below kHighest, cuBLAS may round f32 operands to TF32.
 enum class GemmPrecision { kDefault, kHigh, kHighest };
+GemmPrecision operand_precision(const Instruction& product);  // of a dot or a convolution
 
 // out[b] = op(lhs[b]) · op(rhs[b]), row-major, b over the flattened batch dims.
 struct GemmShape {

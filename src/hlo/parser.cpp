@@ -150,9 +150,12 @@ class Parser {
   void expect_word(std::string_view w) {
     if (!accept_word(w)) expected("'" + std::string(w) + "'");
   }
-  std::string name(const std::string& what) {
+  // A name; with `leading_digit`, a run of name characters that may start with a digit (the
+  // labels of a convolution's kernel gradient: 01io->01bf).
+  std::string name(const std::string& what, bool leading_digit = false) {
     skip_ws();
-    if (pos_ >= s_.size() || !is_name_start(s_[pos_])) expected(what);
+    if (pos_ >= s_.size() || !(leading_digit ? is_name_char : is_name_start)(s_[pos_]))
+      expected(what);
     std::size_t start = pos_;
     while (pos_ < s_.size() && is_name_char(s_[pos_])) ++pos_;
     return std::string(s_.substr(start, pos_ - start));
@@ -408,10 +411,10 @@ class Parser {
     if (key == "slice") return inst->attrs.set(key, slice_attr());
     if (key == "padding") return inst->attrs.set(key, padding_attr());
     if (key == "window") return inst->attrs.set(key, window_attr());
-    if (key == "dim_labels") {  // b01f_01io->b01f: a name, "->", a name
-      std::string labels = name("dim_labels");
+    if (key == "dim_labels") {  // b01f_01io->b01f: labels, "->", labels
+      std::string labels = name("dim_labels", true);
       expect('>');
-      return inst->attrs.set(key, labels + ">" + name("dim_labels"));
+      return inst->attrs.set(key, labels + ">" + name("dim_labels", true));
     }
     char c = peek();
     if (c == '{') return inst->attrs.set(key, int_list());

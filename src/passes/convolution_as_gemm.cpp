@@ -24,12 +24,13 @@ constexpr std::int64_t kMinImplicitChannels = 16, kMinRun = 8;
 
 class Rewriter {
  public:
-  Rewriter(hlo::Builder& b, Instruction& conv, bool implicit_gemms)
+  Rewriter(hlo::Builder& b, Instruction& conv, bool implicit_gemms, bool dnn_library)
       : b_(b),
         conv_(conv),
         g_(hlo::convolution_geometry(conv)),
         dtype_(conv.shape.dtype),
-        implicit_gemms_(implicit_gemms) {}
+        implicit_gemms_(implicit_gemms),
+        dnn_library_(dnn_library) {}
 
   Instruction* rewrite() {
     const Shape &lhs = conv_.operands[0]->shape.dims, &rhs = conv_.operands[1]->shape.dims;
@@ -42,6 +43,10 @@ class Rewriter {
     }
     taps_ = shape_size(window_), positions_ = shape_size(out_spatial_);
     if (conv_.shape.size() == 0 || taps_ * in_features_ == 0) return zeros();
+    // A kernel gradient, whose window is as large as the image, is one GEMM of the patches of
+    // its few windows.
+    if (dnn_library_ && hlo::fits_dnn_convolution(g_, dtype_) && taps_ <= positions_)
+      return hlo::as_dnn_convolution(conv_) ? &conv_ : dnn_convolution();
     // One already in that form stays.
     if (implicit_gemms_ && fits_implicit_gemm()) {
       std::optional<hlo::ImplicitGemm> already = hlo::as_implicit_gemm(conv_);
@@ -120,6 +125,51 @@ class Rewriter {
     return transpose(out, back);
   }
 
+  // The convolution in the DNN library's layouts (hlo::DnnConvolution), with the features where
+  // lhs has them: last when they follow its spatial dims, else second. The even part of the
+  // padding is the library's; lhs is padded by what is left on one side.
+  Instruction* dnn_convolution() {
+    const std::size_t n = g_.spatial();
+    const bool last = std::all_of(g_.lhs_spec.begin() + 2, g_.lhs_spec.end(),
+                                  [&](std::int64_t dim) { return dim < g_.lhs_spec[1]; });
+    Ints slots(n + 2);  // the spec slots in the layout's order
+    std::iota(slots.begin(), slots.end(), 0);
+    if (last) std::rotate(slots.begin() + 1, slots.begin() + 2, slots.end());
+    auto perm = [&](const Ints& spec) {
+      Ints out;
+      for (std::int64_t k : slots) out.push_back(spec[static_cast<std::size_t>(k)]);
+      return out;
+    };
+    ConvGeometry c = g_;
+    for (std::size_t k = 0; k < n + 2; ++k)
+      c.lhs_spec[static_cast<std::size_t>(slots[k])] = static_cast<std::int64_t>(k);
+    c.rhs_spec = c.out_spec = c.lhs_spec;
+    PadPairs uneven(n);
+    for (std::size_t d = 0; d < n; ++d) {
+      auto [lo, hi] = g_.padding[d];
+      c.padding[d] = {std::min(lo, hi), std::min(lo, hi)};
+      uneven[d] = {lo - c.padding[d].first, hi - c.padding[d].second};
+    }
+    Instruction* x = padded(transpose(conv_.operands[0], perm(g_.lhs_spec)), c.lhs_spec, uneven,
+                            g_.lhs_dilation);
+    Instruction* w = transpose(conv_.operands[1], perm(g_.rhs_spec));
+    Ints out_perm = perm(g_.out_spec);
+    hlo::Attrs a = hlo::convolution_attrs(c, w->shape.dims);
+    if (conv_.attrs.has("operand_precision"))
+      a.set("operand_precision", conv_.attrs.get_string("operand_precision"));
+    Instruction* out = b_.op(Opcode::kConvolution,
+                             hlo::HloShape::array(dtype_, permuted(conv_.shape.dims, out_perm)),
+                             {x, w}, std::move(a));
+    return transpose(out, inverse(out_perm));
+  }
+
+  static Ints inverse(const Ints& perm) {
+    Ints out(perm.size());
+    for (std::size_t k = 0; k < perm.size(); ++k)
+      out[static_cast<std::size_t>(perm[k])] = static_cast<std::int64_t>(k);
+    return out;
+  }
+
   static Shape permuted(const Shape& dims, const Ints& perm) {
     Shape out;
     for (std::int64_t p : perm) out.push_back(dims[static_cast<std::size_t>(p)]);
@@ -154,29 +204,39 @@ class Rewriter {
     return padded(transpose(conv_.operands[0], perm), spec);
   }
 
-  // The dims of an lhs of `dims` whose spatial dims are where spec says, padded and dilated.
+  // The dims of an lhs of `dims` whose spatial dims are where spec says, dilated and padded:
+  // by the convolution's lhs dilation and padding unless others are given.
   Shape padded_dims(Shape dims, const Ints& spec) const {
-    for (std::size_t d = 0; d < g_.spatial(); ++d) {
+    return padded_dims(std::move(dims), spec, g_.padding, g_.lhs_dilation);
+  }
+  static Shape padded_dims(Shape dims, const Ints& spec, const PadPairs& pads,
+                           const Ints& dilation) {
+    for (std::size_t d = 0; d < pads.size(); ++d) {
       auto& size = dims[static_cast<std::size_t>(spec[d + 2])];
-      size = g_.padding[d].first + g_.padding[d].second + dilate_dim(size, g_.lhs_dilation[d]);
+      size = pads[d].first + pads[d].second + dilate_dim(size, dilation[d]);
     }
     return dims;
   }
 
-  // x, an lhs whose spatial dims are where spec says, padded and dilated.
+  // x, an lhs whose spatial dims are where spec says, dilated and padded.
   Instruction* padded(Instruction* x, const Ints& spec) {
+    return padded(x, spec, g_.padding, g_.lhs_dilation);
+  }
+  Instruction* padded(Instruction* x, const Ints& spec, const PadPairs& pads,
+                      const Ints& dilation) {
     Ints config(3 * x->shape.dims.size(), 0);
     bool any = false;
-    for (std::size_t d = 0; d < g_.spatial(); ++d) {
+    for (std::size_t d = 0; d < pads.size(); ++d) {
       auto at = 3 * static_cast<std::size_t>(spec[d + 2]);
-      config[at] = g_.padding[d].first, config[at + 1] = g_.padding[d].second;
-      config[at + 2] = g_.lhs_dilation[d] - 1;
+      config[at] = pads[d].first, config[at + 1] = pads[d].second;
+      config[at + 2] = dilation[d] - 1;
       any = any || config[at] || config[at + 1] || config[at + 2];
     }
     if (!any) return x;
     hlo::Attrs a;
     a.set("padding", config);
-    return b_.op(Opcode::kPad, hlo::HloShape::array(dtype_, padded_dims(x->shape.dims, spec)),
+    return b_.op(Opcode::kPad,
+                 hlo::HloShape::array(dtype_, padded_dims(x->shape.dims, spec, pads, dilation)),
                  {x, b_.constant(make_scalar(0, dtype_))}, std::move(a));
   }
 
@@ -340,7 +400,7 @@ class Rewriter {
   std::int64_t taps_ = 0, positions_ = 0;
   Ints window_, out_spatial_;
   bool transposed_ = false;
-  bool implicit_gemms_;
+  bool implicit_gemms_, dnn_library_;
 };
 
 }  // namespace
@@ -352,7 +412,7 @@ bool ConvolutionAsGemm::run(hlo::Module& module) {
     bool here = false;
     for (Instruction* conv : c->instructions()) {
       if (conv->opcode != Opcode::kConvolution) continue;
-      Instruction* replacement = Rewriter(b, *conv, implicit_gemms_).rewrite();
+      Instruction* replacement = Rewriter(b, *conv, implicit_gemms_, dnn_library_).rewrite();
       if (replacement == conv) continue;
       c->replace_all_uses(conv, replacement);
       here = true;

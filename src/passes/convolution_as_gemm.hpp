@@ -19,12 +19,18 @@ class ConvolutionAsGemm final : public Pass {
   // (hlo::as_implicit_gemm), no patches written: its lhs padded (and dilated) in its own
   // layout, its rhs and output transposed to have their out features innermost where they do
   // not. A forward convolution and both its gradients read their large operands where they lie.
-  explicit ConvolutionAsGemm(bool implicit_gemms = false) : implicit_gemms_(implicit_gemms) {}
+  //
+  // With `dnn_library` (a GPU with cuDNN), a convolution the library computes
+  // (hlo::fits_dnn_convolution) whose window is no larger than its output stays one, its operands
+  // and output transposed into the library's layouts and its uneven padding applied to lhs
+  // (hlo::as_dnn_convolution). A kernel gradient still becomes patches and a dot.
+  explicit ConvolutionAsGemm(bool implicit_gemms = false, bool dnn_library = false)
+      : implicit_gemms_(implicit_gemms), dnn_library_(dnn_library) {}
   std::string name() const override { return "convolution-as-gemm"; }
   bool run(hlo::Module& module) override;
 
  private:
-  bool implicit_gemms_;
+  bool implicit_gemms_, dnn_library_;
 };
 
 }  // namespace jx::passes

@@ -61,7 +61,7 @@ void run_pipeline(hlo::Module& module, const PipelineOptions& options) {
   // Rewrites into what the backends run (convolutions as patches and a dot or as the CPU's
   // implicit GEMMs, 16-bit dots in float32): before simplification, which folds what they add.
   PassPipeline widen("widening", options);
-  widen.add<ConvolutionAsGemm>(options.implicit_gemm_convolutions);
+  widen.add<ConvolutionAsGemm>(options.implicit_gemm_convolutions, options.dnn_convolutions);
   widen.add<Upcast16BitDots>(options.reads_16bit_operands);
   widen.run(module);
 

@@ -40,6 +40,9 @@ struct PipelineOptions {
   // Set for a backend whose matrix kernel computes convolutions in place (the CPU): the ones it
   // takes stay convolutions (ConvolutionAsGemm).
   bool implicit_gemm_convolutions = false;
+  // Set for a backend that runs convolutions through a DNN library (a GPU with cuDNN): the ones
+  // the library computes stay convolutions, in its layouts (ConvolutionAsGemm).
+  bool dnn_convolutions = false;
   // Set for a backend whose batched kernels keep a cooperative plan only when their members share
   // it (the GPU): a kernel joins only batches of its key. A reduction batched with kernels of
   // other shapes would run as a loop, one output per thread, serially over the reduced elements.

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "hlo/convolution.hpp"
 #include "hlo/gemm.hpp"
 #include "runtime/buffer_assignment.hpp"
 #include "runtime/device_runtime.hpp"
@@ -118,6 +119,17 @@ struct LibraryGemm {
   bool has_epilogue() const { return bias || activation != hlo::GemmActivation::kNone; }
   // "name(lhs, rhs, out) f32 batch=1 m=.. n=.. k=..", then " lhs^T", " rhs^T", " bias=<buffer>"
   // and " relu" or " gelu" where they apply.
+  std::string str() const;
+};
+
+// A convolution through a DNN library (cuDNN): out = conv(lhs, rhs) in the library's layouts.
+struct LibraryConvolution {
+  std::string name;
+  hlo::DnnConvolution conv;
+  Allocation lhs, rhs, out;
+  // "name(lhs, rhs, out) f32 NHWC lhs=[8, 3, 32, 32] rhs=[16, 3, 3, 3] out=[8, 16, 32, 32]
+  // pad=1,1 stride=1,1 dilation=1,1", then " groups=2" where there are several: dims in
+  // (batch, feature, spatial...) order whatever the layout.
   std::string str() const;
 };
 

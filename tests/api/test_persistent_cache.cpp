@@ -108,6 +108,31 @@ TEST_CASE("persistent cache: loops and conditionals load their nested programs i
   CHECK(again.cache_info().disk_hits == 1);
 }
 
+// A warm start parses the stored HLO: a kernel gradient's convolution prints dim_labels whose
+// output labels start with a digit (...->01bf), which failed to parse back.
+TEST_CASE("persistent cache: a warm start loads a convolution's kernel gradient",
+          "[jit][persistent_cache]") {
+  CacheDir cache;
+  auto dw = [](const Array& x, const Array& w) {
+    return grad(
+        [](const Array& a, const Array& b) {
+          return np::sum(
+              lax::conv_general_dilated(a, b, {1, 1}, "SAME", {}, {}, {"NHWC", "HWIO", "NHWC"}));
+        },
+        1)(x, w);
+  };
+  Array x = random::normal(random::key(1), {16, 8, 8, 4});
+  Array w = random::normal(random::key(2), {3, 3, 4, 4});
+  auto first = fresh_jit(dw, {.persistent_key = "dw-v1"});
+  std::vector<float> want = first(x, w).to_vector<float>();
+  CHECK(first.lower(x, w).compile().hlo_text().find("->01bf") != std::string::npos);
+  auto warm = fresh_jit(dw, {.persistent_key = "dw-v1"});
+  CHECK(warm(x, w).to_vector<float>() == want);
+  CHECK(warm.cache_info().traces == 0);
+  CHECK(warm.cache_info().disk_hits == 1);
+  CHECK(cache.log.empty());
+}
+
 TEST_CASE("persistent cache: a persistent_key warm start runs the stored program without tracing",
           "[jit][persistent_cache]") {
   CacheDir cache;

@@ -6,6 +6,7 @@
 
 #include <jx/jx.hpp>
 
+#include "hlo/convolution.hpp"
 #include "hlo/evaluator.hpp"
 #include "hlo/hlo_testing.hpp"
 #include "passes/convolution_as_gemm.hpp"
@@ -70,11 +71,16 @@ void check_rewrite(const Shape& lhs, const Shape& rhs, const Shape& out, const s
 }
 
 TEST_CASE("convolution-as-gemm: the dim_labels attribute prints and parses back", "[passes]") {
-  auto module = hlo::parse_module(conv_module(
-      {1, 5, 5, 3}, {3, 3, 3, 4}, {1, 3, 3, 4},
-      "window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=b01f_01io->b01f"));
+  auto module = hlo::parse_module(
+      conv_module({1, 5, 5, 3}, {3, 3, 3, 4}, {1, 3, 3, 4},
+                  "window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=b01f_01io->b01f"));
   hlo::testing::check_round_trip(*module);
   CHECK(hlo::to_string(*module).find("dim_labels=b01f_01io->b01f") != std::string::npos);
+  // A kernel gradient's: its output's labels start with a spatial dim.
+  module = hlo::parse_module(conv_module({4, 6, 6, 2}, {4, 5, 5, 3}, {2, 2, 2, 3},
+                                         "window={size=5x5}, dim_labels=f01b_i01o->01bf"));
+  hlo::testing::check_round_trip(*module);
+  CHECK(hlo::to_string(*module).find("dim_labels=f01b_i01o->01bf") != std::string::npos);
 }
 
 TEST_CASE("convolution-as-gemm: NHWC, strided and padded", "[passes]") {
@@ -117,6 +123,75 @@ TEST_CASE("convolution-as-gemm: few windows of many taps, and many of many", "[p
   // 70 taps at 131 positions: too many slices either way, so one gather.
   check_rewrite({1, 200, 2}, {70, 2, 1}, {1, 131, 1}, "window={size=70}, dim_labels=b0f_0io->b0f",
                 Patches::kGather);
+}
+
+// With a DNN library: a convolution stays one, in the library's layouts (hlo::as_dnn_convolution),
+// computing the same values.
+std::string check_dnn_rewrite(const Shape& lhs, const Shape& rhs, const Shape& out,
+                              const std::string& attrs) {
+  std::string text = conv_module(lhs, rhs, out, attrs);
+  INFO(text);
+  auto module = hlo::parse_module(text);
+  hlo::verify(*module);
+  std::mt19937 rng(11);
+  std::vector<Array> args = {random_array(lhs, rng), random_array(rhs, rng)};
+  std::vector<float> before = hlo::evaluate(*module->entry(), args).to_vector<float>();
+  ConvolutionAsGemm pass(false, true);
+  pass.run(*module);
+  hlo::verify(*module);
+  std::string rewritten = hlo::to_string(*module);
+  INFO(rewritten);
+  CHECK(rewritten.find(" dot(") == std::string::npos);
+  int convolutions = 0;
+  for (const hlo::Instruction* i : module->entry()->instructions())
+    if (i->opcode == hlo::Opcode::kConvolution) {
+      ++convolutions;
+      CHECK(hlo::as_dnn_convolution(*i).has_value());
+    }
+  CHECK(convolutions == 1);
+  CHECK_FALSE(ConvolutionAsGemm(false, true).run(*module));  // already in the library's form
+  std::vector<float> after = hlo::evaluate(*module->entry(), args).to_vector<float>();
+  REQUIRE(after.size() == before.size());
+  for (std::size_t k = 0; k < after.size(); ++k) CHECK(after[k] == Approx(before[k]).margin(1e-5));
+  return rewritten;
+}
+
+TEST_CASE("convolution-as-gemm: for a DNN library, a convolution in its layouts", "[passes]") {
+  // NCHW / OIHW / NCHW with even padding: as it is.
+  std::string same = check_dnn_rewrite({2, 3, 7, 6}, {4, 3, 3, 3}, {2, 4, 7, 6},
+                                       "window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01");
+  CHECK(same.find(" transpose(") == std::string::npos);
+  CHECK(same.find(" pad(") == std::string::npos);
+  // NHWC / HWIO / NHWC, strided and dilated, padded (0, 1) and (1, 2): the kernel goes to
+  // (out, spatial..., in), lhs is padded by the uneven part, and the library pads (0, 1).
+  std::string nhwc = check_dnn_rewrite(
+      {2, 9, 8, 4}, {2, 3, 4, 6}, {2, 5, 4, 6},
+      "window={size=2x3 stride=2x2 pad=0_1x1_2 rhs_dilate=1x2}, dim_labels=b01f_01io->b01f");
+  CHECK(nhwc.find("pad=0_0x1_1") != std::string::npos);
+  CHECK(nhwc.find("dim_labels=b01f_o01i->b01f") != std::string::npos);
+  // Feature groups, the output in another layout than lhs (transposed back).
+  check_dnn_rewrite({2, 4, 6, 6}, {6, 2, 3, 3}, {2, 6, 6, 6},
+                    "window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->b01f, "
+                    "feature_group_count=2");
+}
+
+TEST_CASE("convolution-as-gemm: for a DNN library, what it does not take is patches", "[passes]") {
+  auto rewritten = [](const Shape& lhs, const Shape& rhs, const Shape& out,
+                      const std::string& attrs) {
+    auto module = hlo::parse_module(conv_module(lhs, rhs, out, attrs));
+    hlo::verify(*module);
+    ConvolutionAsGemm(false, true).run(*module);
+    return hlo::to_string(*module);
+  };
+  // 1-D; lhs dilation; a window larger than the output (a kernel gradient's).
+  CHECK(rewritten({2, 9, 3}, {3, 3, 4}, {2, 7, 4}, "window={size=3}, dim_labels=b0f_0io->b0f")
+            .find("convolution(") == std::string::npos);
+  CHECK(rewritten({1, 4, 4, 2}, {3, 3, 2, 2}, {1, 9, 9, 2},
+                  "window={size=3x3 pad=2_2x2_2 lhs_dilate=2x2}, dim_labels=b01f_01io->b01f")
+            .find("convolution(") == std::string::npos);
+  CHECK(rewritten({4, 6, 6, 2}, {4, 5, 5, 3}, {2, 2, 2, 3},
+                  "window={size=5x5}, dim_labels=f01b_i01o->01bf")
+            .find("convolution(") == std::string::npos);
 }
 
 }  // namespace

@@ -51,6 +51,14 @@ const char* kind_name(HandleKind kind) {
       return "cuBLASLt layout";
     case HandleKind::kLtPreference:
       return "cuBLASLt preference";
+    case HandleKind::kCudnn:
+      return "cuDNN handle";
+    case HandleKind::kCudnnTensor:
+      return "cuDNN tensor descriptor";
+    case HandleKind::kCudnnFilter:
+      return "cuDNN filter descriptor";
+    case HandleKind::kCudnnConvolution:
+      return "cuDNN convolution descriptor";
   }
   return "handle";
 }
@@ -169,7 +177,8 @@ FakeCuda::~FakeCuda() {
 }
 
 runtime::cuda::CudaLibraries FakeCuda::libraries() const {
-  return {&fake_driver_api(), &fake_cublas_api, &fake_cublas_lt_api};
+  return {&fake_driver_api(), &fake_cublas_api, &fake_cublas_lt_api,
+          state_->cudnn_missing ? &missing_cudnn_api : &fake_cudnn_api};
 }
 
 std::vector<std::string> FakeCuda::violations() const {
@@ -202,6 +211,16 @@ std::vector<std::string> FakeCuda::leaks() const {
 std::vector<GemmRecord> FakeCuda::gemms() const {
   std::lock_guard lock(state_->mutex);
   return state_->gemms;
+}
+
+std::vector<ConvolutionRecord> FakeCuda::convolutions() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->convolutions;
+}
+
+void FakeCuda::remove_cudnn() {
+  std::lock_guard lock(state_->mutex);
+  state_->cudnn_missing = true;
 }
 
 int FakeCuda::launches() const {

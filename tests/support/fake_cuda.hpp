@@ -1,10 +1,10 @@
-// A strict stand-in for the CUDA driver, cuBLAS and cuBLASLt, in host memory, so that the GPU
-// runtime's own code (GpuContext, the GPU backend, its thunks, CUDA graphs) runs without a GPU.
+// A strict stand-in for the CUDA driver, cuBLAS, cuBLASLt and cuDNN, in host memory, so that the
+// GPU runtime's own code (GpuContext, the GPU backend, its thunks, CUDA graphs) runs without a GPU.
 // Device memory is host memory; work enqueued on a stream runs when the host waits for it, not
-// before; GEMMs compute (and are recorded); kernels are checked but not run (PTX cannot run
-// here). Every handle is tracked: a use after release, a double release, a launch, copy or GEMM
-// outside live memory, or a wait on a stream being captured is a violation, answered with the
-// error code the real driver gives and recorded; so is whatever is still live at the end.
+// before; GEMMs and convolutions compute (and are recorded); kernels are checked but not run (PTX
+// cannot run here). Every handle is tracked: a use after release, a double release, a launch, copy
+// or GEMM outside live memory, or a wait on a stream being captured is a violation, answered with
+// the error code the real driver gives and recorded; so is whatever is still live at the end.
 #pragma once
 
 #include <functional>
@@ -25,6 +25,16 @@ struct GemmRecord {
   runtime::cuda::cudaDataType_t operand_data_type{};  // of its operands
   int m = 0, n = 0, k = 0, batch = 1;
   unsigned epilogue = 1;  // cuBLASLt's (CUBLASLT_EPILOGUE_DEFAULT for cuBLAS)
+};
+
+// One cuDNN forward convolution as the library ran it: the algorithm and math type it ran with,
+// its groups, the filter's format and the (batch, feature, spatial...) dims of x, w and y.
+struct ConvolutionRecord {
+  int algo = -1;
+  runtime::cuda::cudnnMathType_t math{};
+  int groups = 1;
+  runtime::cuda::cudnnTensorFormat_t format{};
+  std::vector<int> x_dims, w_dims, y_dims;
 };
 
 struct FakeCudaState;
@@ -49,6 +59,9 @@ class FakeCuda {
   std::vector<std::string> leaks() const;
 
   std::vector<GemmRecord> gemms() const;
+  std::vector<ConvolutionRecord> convolutions() const;
+  // From now on, contexts made over libraries() find no cuDNN, as a machine without it.
+  void remove_cudnn();
   int launches() const;  // kernel launches enqueued
   int graph_launches() const;
   // Makes the next call of `entry` ("cuModuleUnload") return `result` and do nothing else.

@@ -1,5 +1,6 @@
-// FakeCuda's books, shared by its driver (fake_cuda_driver.cpp) and its cuBLAS and cuBLASLt
-// (fake_cublas.cpp): handles, memory, streams of pending work, captured graphs, violations.
+// FakeCuda's books, shared by its driver (fake_cuda_driver.cpp), its cuBLAS and cuBLASLt
+// (fake_cublas.cpp) and its cuDNN (fake_cudnn.cpp): handles, memory, streams of pending work,
+// captured graphs, violations.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +36,10 @@ enum class HandleKind {
   kLtMatmulDesc,
   kLtLayout,
   kLtPreference,
+  kCudnn,
+  kCudnnTensor,
+  kCudnnFilter,
+  kCudnnConvolution,
 };
 const char* kind_name(HandleKind kind);
 
@@ -48,10 +53,11 @@ struct FakeHandle {
   std::vector<FakeOp> ops;  // a graph's or executable graph's work
   // A module's kernels: name → for each parameter, whether it is 64 bits (an address).
   std::map<std::string, std::vector<bool>> kernels;
-  std::uint64_t stream = 0;            // an event's last stream, cuBLAS's stream
-  bool timing = true;                  // an event made without CU_EVENT_DISABLE_TIMING
-  std::map<int, std::int64_t> values;  // cuBLASLt descriptors' attributes, by number
-  std::deque<FakeOp> pending;          // a stream's enqueued work
+  std::uint64_t stream = 0;                        // an event's last stream, cuBLAS's stream
+  bool timing = true;                              // an event made without CU_EVENT_DISABLE_TIMING
+  std::map<int, std::int64_t> values;              // cuBLASLt descriptors' attributes, by number
+  std::map<std::string, std::vector<int>> arrays;  // cuDNN descriptors' values, by name
+  std::deque<FakeOp> pending;                      // a stream's enqueued work
   bool capturing = false;
   std::vector<FakeOp> captured;
   int refs = 0;  // a primary context's retains
@@ -71,6 +77,8 @@ struct FakeCudaState {
   std::map<int, std::uint64_t> primary_contexts;  // by device
   std::vector<std::string> violations;
   std::vector<GemmRecord> gemms;
+  std::vector<ConvolutionRecord> convolutions;
+  bool cudnn_missing = false;
   int launches = 0, graph_launches = 0;
   std::uint64_t next_memory_id = 1;
   std::map<std::string, int> failures;  // injected: entry → result
@@ -117,5 +125,7 @@ FakeCudaState& active_fake();  // the live FakeCuda's state; fails the test when
 const runtime::cuda::DriverApi& fake_driver_api();
 const runtime::cuda::CublasApi& fake_cublas_api();
 const runtime::cuda::CublasLtApi& fake_cublas_lt_api();
+const runtime::cuda::CudnnApi& fake_cudnn_api();     // fake_cudnn.cpp
+const runtime::cuda::CudnnApi& missing_cudnn_api();  // throws cuDNN's "unavailable" error
 
 }  // namespace jx::testing

@@ -75,6 +75,11 @@ class CheckedBackend : public backend::Backend {
     return std::make_unique<CheckedThunk>(inner_->gemm_thunk(std::move(gemm)), std::move(buffers),
                                           ledger_, device(), &counts_->gemms);
   }
+  std::unique_ptr<runtime::Thunk> convolution_thunk(
+      runtime::LibraryConvolution conv) const override {
+    return inner_->convolution_thunk(std::move(conv));
+  }
+  bool dnn_convolutions() const override { return inner_->dnn_convolutions(); }
   std::shared_ptr<const void> code() const override { return inner_->code(); }
   std::string code_target() const override { return inner_->code_target(); }
   std::shared_ptr<const runtime::DeviceRuntime> runtime() const override {

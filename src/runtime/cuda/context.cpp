@@ -20,15 +20,15 @@ namespace {
 
 // Uploads larger than this go through staging in chunks rather than pinning as much host memory.
 constexpr std::size_t kMaxStagingBytes = std::size_t{64} << 20;
-// cuBLAS's and cuBLASLt's scratch: what cuBLAS asks for on Hopper (less elsewhere). Owning it
-// keeps cuBLAS from allocating, which graph capture would not allow.
-constexpr std::size_t kCublasWorkspaceBytes = std::size_t{32} << 20;
+// cuBLAS's, cuBLASLt's and cuDNN's scratch: what cuBLAS asks for on Hopper (less elsewhere).
+// Owning it keeps the libraries from allocating, which graph capture would not allow.
+constexpr std::size_t kWorkspaceBytes = std::size_t{32} << 20;
 
 CUdeviceptr device_ptr(const void* p) { return reinterpret_cast<CUdeviceptr>(p); }
 
 }  // namespace
 
-CudaLibraries process_libraries() { return {&driver(), &cublas, &cublas_lt}; }
+CudaLibraries process_libraries() { return {&driver(), &cublas, &cublas_lt, &cudnn}; }
 
 void ModuleTraits::release(GpuContext& context, CUmodule module) noexcept {
   context.release_module(module);
@@ -72,7 +72,7 @@ GpuContext::GpuContext(const CudaLibraries& libraries, int ordinal)
 
 GpuContext::~GpuContext() {
   current_for_release();
-  // cuBLAS's handles first: they may hold work on the stream and memory of their own.
+  // The libraries' handles first: they may hold work on the stream and memory of their own.
   if (cublas_) {
     cublasStatus_t status = libraries_.cublas().cublasDestroy(cublas_);
     if (status != CUBLAS_STATUS_SUCCESS)
@@ -84,6 +84,11 @@ GpuContext::~GpuContext() {
     if (status != CUBLAS_STATUS_SUCCESS)
       record_teardown_error("cuBLASLt error in cublasLtDestroy: " +
                             describe(libraries_.cublas_lt(), status));
+  }
+  if (cudnn_) {
+    cudnnStatus_t status = libraries_.cudnn().cudnnDestroy(cudnn_);
+    if (status != CUDNN_STATUS_SUCCESS)
+      record_teardown_error("cuDNN error in cudnnDestroy: " + describe(libraries_.cudnn(), status));
   }
   release(workspace_);
   try {
@@ -311,7 +316,7 @@ void GpuContext::launch(CUfunction function, Dim3 grid, Dim3 block, unsigned sha
 }
 
 void* GpuContext::workspace_locked() {
-  if (!workspace_) workspace_ = allocator_.allocate(kCublasWorkspaceBytes);
+  if (!workspace_) workspace_ = allocator_.allocate(kWorkspaceBytes);
   return workspace_;
 }
 
@@ -322,7 +327,7 @@ cublasHandle_t GpuContext::cublas_handle() {
   cublasHandle_t handle = nullptr;
   check(api, api.cublasCreate(&handle), "cublasCreate");
   check(api, api.cublasSetStream(handle, stream_), "cublasSetStream");
-  check(api, api.cublasSetWorkspace(handle, workspace_locked(), kCublasWorkspaceBytes),
+  check(api, api.cublasSetWorkspace(handle, workspace_locked(), kWorkspaceBytes),
         "cublasSetWorkspace");
   return cublas_ = handle;
 }
@@ -364,7 +369,49 @@ void GpuContext::gemm_epilogue(const hlo::GemmShape& shape, const void* lhs, con
     workspace = workspace_locked();
   }
   gemm_lt(libraries_.cublas_lt(), handle, stream_, shape, activation, bias, lhs, rhs, out,
-          workspace, kCublasWorkspaceBytes);
+          workspace, kWorkspaceBytes);
+}
+
+bool GpuContext::has_cudnn() {
+  enter();
+  {
+    std::lock_guard lock(mutex_);
+    if (cudnn_checked_) return cudnn_ != nullptr;
+  }
+  try {
+    cudnn_handle();
+  } catch (const Error&) {
+    // Missing or unusable: convolutions become patches and cuBLAS GEMMs instead.
+  }
+  std::lock_guard lock(mutex_);
+  cudnn_checked_ = true;
+  return cudnn_ != nullptr;
+}
+
+cudnnHandle_t GpuContext::cudnn_handle() {
+  std::lock_guard lock(mutex_);
+  if (cudnn_) return cudnn_;
+  if (!libraries_.cudnn) throw Error("cuDNN unavailable: this context has no cuDNN");
+  const CudnnApi& api = libraries_.cudnn();
+  cudnnHandle_t handle = nullptr;
+  check(api, api.cudnnCreate(&handle), "cudnnCreate");
+  if (cudnnStatus_t status = api.cudnnSetStream(handle, stream_); status != CUDNN_STATUS_SUCCESS) {
+    api.cudnnDestroy(handle);
+    check(api, status, "cudnnSetStream");
+  }
+  return cudnn_ = handle;
+}
+
+void GpuContext::convolve(const hlo::DnnConvolution& conv, const void* lhs, const void* rhs,
+                          void* out) {
+  enter();
+  cudnnHandle_t handle = cudnn_handle();
+  void* workspace;
+  {
+    std::lock_guard lock(mutex_);
+    workspace = workspace_locked();
+  }
+  cuda::convolve(libraries_.cudnn(), handle, conv, lhs, rhs, out, workspace, kWorkspaceBytes);
 }
 
 void GpuContext::begin_capture() {

@@ -1,5 +1,6 @@
 // One GPU as jx uses it: the device's primary context, one stream that all work goes to, a
-// caching allocator, pinned staging for uploads, PTX modules and launches, cuBLAS, CUDA graphs.
+// caching allocator, pinned staging for uploads, PTX modules and launches, cuBLAS, cuDNN, CUDA
+// graphs.
 #pragma once
 
 #include <atomic>
@@ -13,6 +14,7 @@
 #include "runtime/cuda/caching_allocator.hpp"
 #include "runtime/cuda/cublas_api.hpp"
 #include "runtime/cuda/cublas_lt.hpp"
+#include "runtime/cuda/cudnn.hpp"
 #include "runtime/cuda/driver_api.hpp"
 
 namespace jx::runtime::cuda {
@@ -27,9 +29,11 @@ struct CudaLibraries {
   const DriverApi* driver = nullptr;
   const CublasApi& (*cublas)() = nullptr;       // throws "cuBLAS unavailable: ..." when missing
   const CublasLtApi& (*cublas_lt)() = nullptr;  // throws "cuBLASLt unavailable: ..."
+  const CudnnApi& (*cudnn)() = nullptr;         // throws "cuDNN unavailable: ..."; optional
 };
 
-// driver(), cublas() and cublas_lt(). Throws the driver's "CUDA backend unavailable: ...".
+// driver(), cublas(), cublas_lt() and cudnn(). Throws the driver's "CUDA backend unavailable:
+// ...".
 CudaLibraries process_libraries();
 
 class GpuContext;
@@ -139,6 +143,13 @@ class GpuContext {
   void gemm_epilogue(const hlo::GemmShape& shape, const void* lhs, const void* rhs, void* out,
                      GemmActivation activation, const void* bias);
 
+  // Whether cuDNN loads and makes a handle on this device (asked once): convolutions then run
+  // through it (convolve), and become patches and GEMMs where it does not.
+  bool has_cudnn();
+  // out = conv(lhs, rhs) in cuDNN's layouts (cuDNN; throws its "unavailable" error where it is
+  // missing).
+  void convolve(const hlo::DnnConvolution& conv, const void* lhs, const void* rhs, void* out);
+
   // Records what is enqueued between begin_capture and end_capture as a CUDA graph, instead of
   // running it; replay runs it again. The graph holds the device addresses it was captured with:
   // those buffers must stay allocated, and unused by others, while it may run.
@@ -162,6 +173,7 @@ class GpuContext {
   void raw_free(void* ptr);
   cublasHandle_t cublas_handle();
   cublasLtHandle_t cublas_lt_handle();
+  cudnnHandle_t cudnn_handle();
   void* workspace_locked();
 
   CudaLibraries libraries_;
@@ -188,7 +200,9 @@ class GpuContext {
   CUevent staging_free_ = nullptr;  // recorded after the last upload from staging
   cublasHandle_t cublas_ = nullptr;
   cublasLtHandle_t cublas_lt_ = nullptr;
-  void* workspace_ = nullptr;  // cuBLAS's and cuBLASLt's, both working in stream order
+  cudnnHandle_t cudnn_ = nullptr;
+  bool cudnn_checked_ = false;  // has_cudnn asked
+  void* workspace_ = nullptr;   // the libraries', all working in stream order
 };
 
 // The context of GPU `ordinal` over the process's libraries, made on first use and never

@@ -36,4 +36,9 @@ void CublasGemmThunk::execute(const ExecutionContext& ctx) const {
                          g.bias ? ctx.resolve(*g.bias) : nullptr);
 }
 
+void CudnnConvolutionThunk::execute(const ExecutionContext& ctx) const {
+  context_.convolve(conv_.conv, ctx.resolve(conv_.lhs), ctx.resolve(conv_.rhs),
+                    ctx.resolve(conv_.out));
+}
+
 }  // namespace jx::runtime::gpu

@@ -49,4 +49,17 @@ class CublasGemmThunk : public Thunk {
   LibraryGemm gemm_;
 };
 
+// The convolution through cuDNN.
+class CudnnConvolutionThunk : public Thunk {
+ public:
+  CudnnConvolutionThunk(cuda::GpuContext& context, LibraryConvolution conv)
+      : context_(context), conv_(std::move(conv)) {}
+  void execute(const ExecutionContext& ctx) const override;
+  std::string str() const override { return "cudnn convolution " + conv_.str(); }
+
+ private:
+  cuda::GpuContext& context_;
+  LibraryConvolution conv_;
+};
+
 }  // namespace jx::runtime::gpu
