@@ -42,32 +42,45 @@ Array random_array(const Shape& s, std::mt19937& rng) {
   return literal(v, s);
 }
 
-// The module's value before and after the pass, on random operands.
+// The module of one convolution, random operands, and its value before a pass: after it,
+// rewritten() is the module's text, its values checked against before's.
+struct Rewrite {
+  std::shared_ptr<hlo::Module> module;
+  std::vector<Array> args;
+  std::vector<float> before;
+
+  Rewrite(const Shape& lhs, const Shape& rhs, const Shape& out, const std::string& attrs)
+      : module(hlo::parse_module(conv_module(lhs, rhs, out, attrs))) {
+    hlo::verify(*module);
+    std::mt19937 rng(7);
+    args = {random_array(lhs, rng), random_array(rhs, rng)};
+    before = hlo::evaluate(*module->entry(), args).to_vector<float>();
+  }
+  std::string rewritten() const {
+    hlo::verify(*module);
+    std::vector<float> after = hlo::evaluate(*module->entry(), args).to_vector<float>();
+    REQUIRE(after.size() == before.size());
+    for (std::size_t k = 0; k < after.size(); ++k)
+      CHECK(after[k] == Approx(before[k]).margin(1e-5));
+    return hlo::to_string(*module);
+  }
+};
+
 // How the patches are built: by strided slices (one per tap or per window), by one gather, or
 // not at all (the input is the patch matrix).
 enum class Patches { kSlices, kGather, kNone };
 
 void check_rewrite(const Shape& lhs, const Shape& rhs, const Shape& out, const std::string& attrs,
                    Patches patches = Patches::kSlices) {
-  std::string text = conv_module(lhs, rhs, out, attrs);
-  INFO(text);
-  auto module = hlo::parse_module(text);
-  hlo::verify(*module);
-  std::mt19937 rng(7);
-  std::vector<Array> args = {random_array(lhs, rng), random_array(rhs, rng)};
-  std::vector<float> before = hlo::evaluate(*module->entry(), args).to_vector<float>();
-  ConvolutionAsGemm pass;
-  CHECK(pass.run(*module));
-  hlo::verify(*module);
-  std::string rewritten = hlo::to_string(*module);
+  INFO(conv_module(lhs, rhs, out, attrs));
+  Rewrite r(lhs, rhs, out, attrs);
+  CHECK(ConvolutionAsGemm().run(*r.module));
+  std::string rewritten = r.rewritten();
   INFO(rewritten);
   CHECK(rewritten.find("convolution(") == std::string::npos);
   CHECK(rewritten.find(" dot(") != std::string::npos);
   CHECK((rewritten.find(" gather(") != std::string::npos) == (patches == Patches::kGather));
   CHECK((rewritten.find(" slice(") != std::string::npos) == (patches == Patches::kSlices));
-  std::vector<float> after = hlo::evaluate(*module->entry(), args).to_vector<float>();
-  REQUIRE(after.size() == before.size());
-  for (std::size_t k = 0; k < after.size(); ++k) CHECK(after[k] == Approx(before[k]).margin(1e-5));
 }
 
 TEST_CASE("convolution-as-gemm: the dim_labels attribute prints and parses back", "[passes]") {
@@ -129,30 +142,20 @@ TEST_CASE("convolution-as-gemm: few windows of many taps, and many of many", "[p
 // computing the same values.
 std::string check_dnn_rewrite(const Shape& lhs, const Shape& rhs, const Shape& out,
                               const std::string& attrs) {
-  std::string text = conv_module(lhs, rhs, out, attrs);
-  INFO(text);
-  auto module = hlo::parse_module(text);
-  hlo::verify(*module);
-  std::mt19937 rng(11);
-  std::vector<Array> args = {random_array(lhs, rng), random_array(rhs, rng)};
-  std::vector<float> before = hlo::evaluate(*module->entry(), args).to_vector<float>();
-  ConvolutionAsGemm pass(false, true);
-  pass.run(*module);
-  hlo::verify(*module);
-  std::string rewritten = hlo::to_string(*module);
+  INFO(conv_module(lhs, rhs, out, attrs));
+  Rewrite r(lhs, rhs, out, attrs);
+  ConvolutionAsGemm(false, true).run(*r.module);
+  std::string rewritten = r.rewritten();
   INFO(rewritten);
   CHECK(rewritten.find(" dot(") == std::string::npos);
   int convolutions = 0;
-  for (const hlo::Instruction* i : module->entry()->instructions())
+  for (const hlo::Instruction* i : r.module->entry()->instructions())
     if (i->opcode == hlo::Opcode::kConvolution) {
       ++convolutions;
       CHECK(hlo::as_dnn_convolution(*i).has_value());
     }
   CHECK(convolutions == 1);
-  CHECK_FALSE(ConvolutionAsGemm(false, true).run(*module));  // already in the library's form
-  std::vector<float> after = hlo::evaluate(*module->entry(), args).to_vector<float>();
-  REQUIRE(after.size() == before.size());
-  for (std::size_t k = 0; k < after.size(); ++k) CHECK(after[k] == Approx(before[k]).margin(1e-5));
+  CHECK_FALSE(ConvolutionAsGemm(false, true).run(*r.module));  // already in the library's form
   return rewritten;
 }
 

@@ -12,16 +12,6 @@ namespace {
 
 using namespace runtime::cuda;
 
-#define JX_FAKE_BLAS_ENTRY(entry)   \
-  FakeCudaState& s = active_fake(); \
-  std::lock_guard lock(s.mutex)
-
-template <class T>
-std::uint64_t id(T handle) {
-  return FakeCudaState::id_of(handle);
-}
-std::uintptr_t addr(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
-
 std::size_t element_size(cudaDataType_t type) {
   return type == CUDA_R_64F ? 8 : type == CUDA_R_32F ? 4 : 2;
 }
@@ -84,8 +74,9 @@ cublasStatus_t enqueue_product(FakeCudaState& s, const Product& p, std::uint64_t
   bool f32 = p.type == CUDA_R_32F;
   bool sixteen_bit = p.in_type == CUDA_R_16F || p.in_type == CUDA_R_16BF;
   bool compute_ok = sixteen_bit ? compute == CUBLAS_COMPUTE_32F
-                    : f32 ? (compute == CUBLAS_COMPUTE_32F || compute == CUBLAS_COMPUTE_32F_FAST_TF32)
-                          : compute == CUBLAS_COMPUTE_64F;
+                    : f32
+                        ? (compute == CUBLAS_COMPUTE_32F || compute == CUBLAS_COMPUTE_32F_FAST_TF32)
+                        : compute == CUBLAS_COMPUTE_64F;
   if (!compute_ok)
     return s.violate(CUBLAS_STATUS_NOT_SUPPORTED, std::string(entry) + ": compute type " +
                                                       std::to_string(compute) +
@@ -110,9 +101,12 @@ cublasStatus_t enqueue_product(FakeCudaState& s, const Product& p, std::uint64_t
     op.touches.push_back({addr(p.bias), bytes});
   }
   op.run = [p, f32] {
-    if (p.in_type == CUDA_R_16BF) p.run<float, BFloat16>();
-    else if (p.in_type == CUDA_R_16F) p.run<float, Float16>();
-    else f32 ? p.run<float>() : p.run<double>();
+    if (p.in_type == CUDA_R_16BF)
+      p.run<float, BFloat16>();
+    else if (p.in_type == CUDA_R_16F)
+      p.run<float, Float16>();
+    else
+      f32 ? p.run<float>() : p.run<double>();
   };
   if (!s.enqueue(stream, std::move(op), entry)) return CUBLAS_STATUS_EXECUTION_FAILED;
   s.gemms.push_back({std::string(entry).rfind("cublasLt", 0) == 0 ? "cuBLASLt" : "cuBLAS", compute,
@@ -130,7 +124,7 @@ cublasStatus_t gemm_ex(cublasHandle_t handle, cublasOperation_t transa, cublasOp
                        long long stride_b, const void* beta, void* c, cudaDataType_t ct, int ldc,
                        long long stride_c, int batch, cublasComputeType_t compute,
                        cublasGemmAlgo_t) {
-  JX_FAKE_BLAS_ENTRY("cublasGemmStridedBatchedEx");
+  JX_FAKE_LIBRARY_ENTRY;
   FakeHandle* h = s.live(id(handle), HandleKind::kCublas, "cublasGemmStridedBatchedEx");
   if (!h) return CUBLAS_STATUS_NOT_INITIALIZED;
   bool sixteen_bit_inputs = (at == CUDA_R_16F || at == CUDA_R_16BF) && ct == CUDA_R_32F;
@@ -173,7 +167,7 @@ cublasStatus_t lt_matmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, con
                          cublasLtMatrixLayout_t bl, const void* beta, const void* c,
                          cublasLtMatrixLayout_t cl, void* d, cublasLtMatrixLayout_t dl,
                          const cublasLtMatmulAlgo_t*, void*, std::size_t, cudaStream_t stream) {
-  JX_FAKE_BLAS_ENTRY("cublasLtMatmul");
+  JX_FAKE_LIBRARY_ENTRY;
   const char* entry = "cublasLtMatmul";
   FakeHandle* h = s.live(id(handle), HandleKind::kCublasLt, entry);
   FakeHandle* md = s.live(id(desc), HandleKind::kLtMatmulDesc, entry);
@@ -209,7 +203,7 @@ cublasStatus_t lt_matmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, con
 // Creates a handle of `kind` in *out, with `values` set.
 template <class T>
 cublasStatus_t create(T* out, HandleKind kind, std::map<int, std::int64_t> values = {}) {
-  JX_FAKE_BLAS_ENTRY("create");
+  JX_FAKE_LIBRARY_ENTRY;
   std::uint64_t h = s.make(kind);
   s.handles[h].values = std::move(values);
   *out = s.as_handle<T>(h);
@@ -218,7 +212,7 @@ cublasStatus_t create(T* out, HandleKind kind, std::map<int, std::int64_t> value
 
 template <class T>
 cublasStatus_t destroy(T handle, HandleKind kind, const char* entry) {
-  JX_FAKE_BLAS_ENTRY(entry);
+  JX_FAKE_LIBRARY_ENTRY;
   FakeHandle* h = s.live(id(handle), kind, entry);
   if (!h) return CUBLAS_STATUS_NOT_INITIALIZED;
   h->live = false;
@@ -228,7 +222,7 @@ cublasStatus_t destroy(T handle, HandleKind kind, const char* entry) {
 template <class T>
 cublasStatus_t set_value(T handle, HandleKind kind, int attribute, const void* buffer,
                          std::size_t bytes, const char* entry) {
-  JX_FAKE_BLAS_ENTRY(entry);
+  JX_FAKE_LIBRARY_ENTRY;
   FakeHandle* h = s.live(id(handle), kind, entry);
   if (!h) return CUBLAS_STATUS_NOT_INITIALIZED;
   h->values[attribute] = value_of(buffer, bytes);
@@ -259,7 +253,7 @@ CublasApi make_cublas_api() {
     return destroy(h, HandleKind::kCublas, "cublasDestroy");
   };
   a.cublasSetStream = [](cublasHandle_t handle, cudaStream_t stream) {
-    JX_FAKE_BLAS_ENTRY("cublasSetStream");
+    JX_FAKE_LIBRARY_ENTRY;
     FakeHandle* h = s.live(id(handle), HandleKind::kCublas, "cublasSetStream");
     if (!h || !s.live(id(stream), HandleKind::kStream, "cublasSetStream"))
       return CUBLAS_STATUS_NOT_INITIALIZED;
@@ -267,7 +261,7 @@ CublasApi make_cublas_api() {
     return CUBLAS_STATUS_SUCCESS;
   };
   a.cublasSetWorkspace = [](cublasHandle_t handle, void* workspace, std::size_t bytes) {
-    JX_FAKE_BLAS_ENTRY("cublasSetWorkspace");
+    JX_FAKE_LIBRARY_ENTRY;
     if (!s.live(id(handle), HandleKind::kCublas, "cublasSetWorkspace"))
       return CUBLAS_STATUS_NOT_INITIALIZED;
     return s.in_live_memory(addr(workspace), bytes, false, "cublasSetWorkspace", "the workspace")
@@ -335,7 +329,7 @@ CublasLtApi make_cublas_lt_api() {
                                         cublasLtMatrixLayout_t, cublasLtMatrixLayout_t,
                                         cublasLtMatmulPreference_t preference, int requested,
                                         cublasLtMatmulHeuristicResult_t* results, int* found) {
-    JX_FAKE_BLAS_ENTRY("cublasLtMatmulAlgoGetHeuristic");
+    JX_FAKE_LIBRARY_ENTRY;
     const char* entry = "cublasLtMatmulAlgoGetHeuristic";
     if (!s.live(id(handle), HandleKind::kCublasLt, entry) ||
         !s.live(id(desc), HandleKind::kLtMatmulDesc, entry) ||

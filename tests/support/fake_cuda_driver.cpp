@@ -41,10 +41,6 @@ const std::pair<const char*, const char*>* error_text(CUresult r) {
 }
 
 std::uintptr_t address(CUdeviceptr p) { return static_cast<std::uintptr_t>(p); }
-template <class T>
-std::uint64_t id(T handle) {
-  return FakeCudaState::id_of(handle);
-}
 
 // The kernels of a PTX module: each .entry's parameters, marking the 64-bit ones (addresses).
 std::map<std::string, std::vector<bool>> ptx_kernels(const std::string& ptx) {

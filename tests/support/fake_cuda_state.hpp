@@ -119,6 +119,18 @@ struct FakeCudaState {
 
 std::string hex(std::uintptr_t address);  // "0x7f..."
 
+// A library handle's number, and an address as a number: what the fake libraries' books key on.
+template <class T>
+std::uint64_t id(T handle) {
+  return FakeCudaState::id_of(handle);
+}
+inline std::uintptr_t addr(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
+
+// How a fake library's entry point starts: the books locked, as `s`.
+#define JX_FAKE_LIBRARY_ENTRY       \
+  FakeCudaState& s = active_fake(); \
+  std::lock_guard lock(s.mutex)
+
 FakeCudaState& active_fake();  // the live FakeCuda's state; fails the test when there is none
 
 // The tables FakeCuda hands out (fake_cuda_driver.cpp, fake_cublas.cpp).

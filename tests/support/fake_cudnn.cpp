@@ -12,16 +12,6 @@ namespace {
 
 using namespace runtime::cuda;
 
-#define JX_FAKE_DNN_ENTRY(entry)    \
-  FakeCudaState& s = active_fake(); \
-  std::lock_guard lock(s.mutex)
-
-template <class T>
-std::uint64_t id(T handle) {
-  return FakeCudaState::id_of(handle);
-}
-std::uintptr_t addr(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
-
 // What the fake's algorithm ranking offers, best first: an algorithm whose workspace no caller
 // has (jx must pass it over), one on the tensor cores unless the math is FMA, and one without a
 // workspace.
@@ -39,14 +29,14 @@ std::size_t workspace_of(int algo) {
 
 template <class T>
 cudnnStatus_t create(T* out, HandleKind kind) {
-  JX_FAKE_DNN_ENTRY("create");
+  JX_FAKE_LIBRARY_ENTRY;
   *out = s.as_handle<T>(s.make(kind));
   return CUDNN_STATUS_SUCCESS;
 }
 
 template <class T>
 cudnnStatus_t destroy(T handle, HandleKind kind, const char* entry) {
-  JX_FAKE_DNN_ENTRY(entry);
+  JX_FAKE_LIBRARY_ENTRY;
   FakeHandle* h = s.live(id(handle), kind, entry);
   if (!h) return CUDNN_STATUS_BAD_PARAM;
   h->live = false;
@@ -135,7 +125,7 @@ cudnnStatus_t forward(cudnnHandle_t handle, const void* alpha, cudnnTensorDescri
                       void* workspace, std::size_t workspace_bytes, const void* beta,
                       cudnnTensorDescriptor_t y_desc, void* y) {
   const char* entry = "cudnnConvolutionForward";
-  JX_FAKE_DNN_ENTRY(entry);
+  JX_FAKE_LIBRARY_ENTRY;
   FakeHandle* h = s.live(id(handle), HandleKind::kCudnn, entry);
   FakeHandle* xd = s.live(id(x_desc), HandleKind::kCudnnTensor, entry);
   FakeHandle* wd = s.live(id(w_desc), HandleKind::kCudnnFilter, entry);
@@ -212,7 +202,7 @@ CudnnApi make_cudnn_api() {
   a.cudnnCreate = [](cudnnHandle_t* h) { return create(h, HandleKind::kCudnn); };
   a.cudnnDestroy = [](cudnnHandle_t h) { return destroy(h, HandleKind::kCudnn, "cudnnDestroy"); };
   a.cudnnSetStream = [](cudnnHandle_t handle, cudaStream_t stream) {
-    JX_FAKE_DNN_ENTRY("cudnnSetStream");
+    JX_FAKE_LIBRARY_ENTRY;
     FakeHandle* h = s.live(id(handle), HandleKind::kCudnn, "cudnnSetStream");
     if (!h || !s.live(id(stream), HandleKind::kStream, "cudnnSetStream"))
       return CUDNN_STATUS_BAD_PARAM;
@@ -228,7 +218,7 @@ CudnnApi make_cudnn_api() {
   };
   a.cudnnSetTensorNdDescriptor = [](cudnnTensorDescriptor_t d, cudnnDataType_t type, int n,
                                     const int* dims, const int* strides) {
-    JX_FAKE_DNN_ENTRY("cudnnSetTensorNdDescriptor");
+    JX_FAKE_LIBRARY_ENTRY;
     FakeHandle* h = s.live(id(d), HandleKind::kCudnnTensor, "cudnnSetTensorNdDescriptor");
     if (!h) return CUDNN_STATUS_BAD_PARAM;
     if (n < 4 || n > 5 || std::any_of(dims, dims + n, [](int v) { return v < 1; }) ||
@@ -247,7 +237,7 @@ CudnnApi make_cudnn_api() {
   };
   a.cudnnSetFilterNdDescriptor = [](cudnnFilterDescriptor_t d, cudnnDataType_t type,
                                     cudnnTensorFormat_t format, int n, const int* dims) {
-    JX_FAKE_DNN_ENTRY("cudnnSetFilterNdDescriptor");
+    JX_FAKE_LIBRARY_ENTRY;
     FakeHandle* h = s.live(id(d), HandleKind::kCudnnFilter, "cudnnSetFilterNdDescriptor");
     if (!h) return CUDNN_STATUS_BAD_PARAM;
     if (n < 4 || n > 5 || std::any_of(dims, dims + n, [](int v) { return v < 1; }))
@@ -266,7 +256,7 @@ CudnnApi make_cudnn_api() {
                                          const int* stride, const int* dilation,
                                          cudnnConvolutionMode_t mode, cudnnDataType_t type) {
     const char* entry = "cudnnSetConvolutionNdDescriptor";
-    JX_FAKE_DNN_ENTRY(entry);
+    JX_FAKE_LIBRARY_ENTRY;
     FakeHandle* h = s.live(id(d), HandleKind::kCudnnConvolution, entry);
     if (!h) return CUDNN_STATUS_BAD_PARAM;
     if (mode != CUDNN_CROSS_CORRELATION)
@@ -284,14 +274,14 @@ CudnnApi make_cudnn_api() {
     return CUDNN_STATUS_SUCCESS;
   };
   a.cudnnSetConvolutionGroupCount = [](cudnnConvolutionDescriptor_t d, int groups) {
-    JX_FAKE_DNN_ENTRY("cudnnSetConvolutionGroupCount");
+    JX_FAKE_LIBRARY_ENTRY;
     FakeHandle* h = s.live(id(d), HandleKind::kCudnnConvolution, "cudnnSetConvolutionGroupCount");
     if (!h || groups < 1) return CUDNN_STATUS_BAD_PARAM;
     h->arrays["groups"] = {groups};
     return CUDNN_STATUS_SUCCESS;
   };
   a.cudnnSetConvolutionMathType = [](cudnnConvolutionDescriptor_t d, cudnnMathType_t math) {
-    JX_FAKE_DNN_ENTRY("cudnnSetConvolutionMathType");
+    JX_FAKE_LIBRARY_ENTRY;
     FakeHandle* h = s.live(id(d), HandleKind::kCudnnConvolution, "cudnnSetConvolutionMathType");
     if (!h) return CUDNN_STATUS_BAD_PARAM;
     h->arrays["math"] = {math};
@@ -302,7 +292,7 @@ CudnnApi make_cudnn_api() {
          cudnnConvolutionDescriptor_t conv, cudnnTensorDescriptor_t y, int requested, int* found,
          cudnnConvolutionFwdAlgoPerf_t* results) {
         const char* entry = "cudnnGetConvolutionForwardAlgorithm_v7";
-        JX_FAKE_DNN_ENTRY(entry);
+        JX_FAKE_LIBRARY_ENTRY;
         FakeHandle* cd = s.live(id(conv), HandleKind::kCudnnConvolution, entry);
         if (!s.live(id(handle), HandleKind::kCudnn, entry) ||
             !s.live(id(x), HandleKind::kCudnnTensor, entry) ||

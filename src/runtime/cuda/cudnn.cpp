@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <numeric>
+#include <utility>
 
 #include "hlo/convolution.hpp"
 #include "jx/errors.hpp"
@@ -72,7 +73,11 @@ class Descriptor {
       : destroy_(destroy) {
     check(api, create(&handle_), what);
   }
-  ~Descriptor() { destroy_(handle_); }
+  Descriptor(Descriptor&& other) noexcept
+      : destroy_(other.destroy_), handle_(std::exchange(other.handle_, nullptr)) {}
+  ~Descriptor() {
+    if (handle_) destroy_(handle_);
+  }
   Descriptor(const Descriptor&) = delete;
   Descriptor& operator=(const Descriptor&) = delete;
   Handle get() const { return handle_; }
@@ -81,6 +86,19 @@ class Descriptor {
   cudnnStatus_t (*destroy_)(Handle);
   Handle handle_ = nullptr;
 };
+
+Descriptor<cudnnTensorDescriptor_t> tensor_descriptor(const CudnnApi& api, cudnnDataType_t type,
+                                                      const std::vector<int>& dims,
+                                                      const std::vector<int>& strides) {
+  Descriptor<cudnnTensorDescriptor_t> d(api, api.cudnnCreateTensorDescriptor,
+                                        api.cudnnDestroyTensorDescriptor,
+                                        "cudnnCreateTensorDescriptor");
+  check(api,
+        api.cudnnSetTensorNdDescriptor(d.get(), type, static_cast<int>(dims.size()), dims.data(),
+                                       strides.data()),
+        "cudnnSetTensorNdDescriptor");
+  return d;
+}
 
 }  // namespace
 
@@ -108,26 +126,16 @@ void convolve(const CudnnApi& api, cudnnHandle_t handle, const hlo::DnnConvoluti
   if (shape_size(conv.out) == 0) return;
   const CudnnConvolutionCall c = cudnn_convolution_call(conv);
   const int rank = static_cast<int>(c.x_dims.size());
-  Descriptor<cudnnTensorDescriptor_t> x_desc(api, api.cudnnCreateTensorDescriptor,
-                                             api.cudnnDestroyTensorDescriptor,
-                                             "cudnnCreateTensorDescriptor");
-  Descriptor<cudnnTensorDescriptor_t> y_desc(api, api.cudnnCreateTensorDescriptor,
-                                             api.cudnnDestroyTensorDescriptor,
-                                             "cudnnCreateTensorDescriptor");
+  Descriptor<cudnnTensorDescriptor_t> x_desc =
+      tensor_descriptor(api, c.type, c.x_dims, c.x_strides);
+  Descriptor<cudnnTensorDescriptor_t> y_desc =
+      tensor_descriptor(api, c.type, c.y_dims, c.y_strides);
   Descriptor<cudnnFilterDescriptor_t> w_desc(api, api.cudnnCreateFilterDescriptor,
                                              api.cudnnDestroyFilterDescriptor,
                                              "cudnnCreateFilterDescriptor");
   Descriptor<cudnnConvolutionDescriptor_t> conv_desc(api, api.cudnnCreateConvolutionDescriptor,
                                                      api.cudnnDestroyConvolutionDescriptor,
                                                      "cudnnCreateConvolutionDescriptor");
-  check(api,
-        api.cudnnSetTensorNdDescriptor(x_desc.get(), c.type, rank, c.x_dims.data(),
-                                       c.x_strides.data()),
-        "cudnnSetTensorNdDescriptor");
-  check(api,
-        api.cudnnSetTensorNdDescriptor(y_desc.get(), c.type, rank, c.y_dims.data(),
-                                       c.y_strides.data()),
-        "cudnnSetTensorNdDescriptor");
   check(api, api.cudnnSetFilterNdDescriptor(w_desc.get(), c.type, c.format, rank, c.w_dims.data()),
         "cudnnSetFilterNdDescriptor");
   check(api,
