@@ -75,17 +75,23 @@ class GemmEmitter {
     // A tile of 6 rows of two vectors (BLIS's 6x16 with AVX2; 6x32 with AVX-512): 12
     // accumulators, the panel's row and a broadcast in 15 registers. AVX-512's 32 registers
     // would hold 14x32, which ran slower on a core that splits 512-bit operations in two
-    // (Zen 4: 34-38 against 43-50 GMAC/s on one core at n = 1024 and 2048).
+    // (Zen 4: 34-38 against 43-50 GMAC/s on one core at n = 1024 and 2048). Where 512-bit
+    // operations run at full rate, 6 rows of four vectors (24 accumulators, 29 registers): each
+    // broadcast of lhs feeds four multiply-adds, and a convolution of 64 out features reads its
+    // image once (Zen 5: 118-122 against 115-121 GMAC/s at n = 1024, 119 against 116 at 2048).
     auto needed = static_cast<int>((g.n + lanes_ - 1) / lanes_);
-    tile_vectors_ = std::clamp(needed, 1, 2);
+    tile_vectors_ = std::clamp(needed, 1, isa.full_width_512 && !pairs_ ? 4 : 2);
     tile_rows_ = 6;
-    // The panel (depth_ rows of the tile's width) fills half of a 32 KiB first-level cache and
-    // the block of lhs it meets (block_rows_ rows of depth_) a quarter of a 1 MiB second.
+    // The panel (depth_ rows of the tile's width) fills half of a 32 KiB first-level cache, two
+    // thirds of a 48 KiB one for the wide tile (whose cores have one: half of it ran 5% slower at
+    // n = 2048, 40 KiB 20%), and the block of lhs it meets (block_rows_ rows of depth_) a quarter
+    // of a 1 MiB second.
     // bf16 operands: pairs of contraction steps, each panel vector two steps of its columns
     // interleaved (half the bytes per step), depth_ even so that no block splits a pair.
     std::int64_t operand_bytes = itemsize(g.operand_dtype);
     std::int64_t tile_width = tile_vectors_ * lanes_ * operand_bytes;
-    depth_ = std::min<std::int64_t>(g.k, kPanelBytes / tile_width);
+    std::int64_t panel_bytes = tile_vectors_ > 2 ? 2 * kPanelBytes : kPanelBytes;
+    depth_ = std::min<std::int64_t>(g.k, panel_bytes / tile_width);
     if (pairs_ && depth_ < g.k) depth_ = depth_ / 2 * 2;
     // A convolution's blocks hold whole runs (of its last step axis), or whole parts of one.
     if (conv_) {
