@@ -259,4 +259,35 @@ TEST_CASE("dumps: the scope restores the configuration and removes its directory
 }
 
 }  // namespace
+// A softmax reads each row from memory for its max, then computes exp and the sum from the
+// cache: that loop prefetches the next row, a cache line at a time (16 floats), in chunks of
+// 256 elements around the vectorized loop (ElementalEmitter::RowPrefetch).
+TEST_CASE("dumps: a row softmax's kernel prefetches its next row as it computes this one",
+          "[dumps][fusion]") {
+  auto softmax = [](const Array& x) {
+    Array e = np::exp(x - np::max(x, -1, true));
+    return e / np::sum(e, -1, true);
+  };
+  auto ir_of = [&](const std::string& name, const Array& x) {
+    DumpScope scope("--dump_llvm");
+    std::vector<float> got = jit(std::function(softmax), {.name = name})(x).to_vector<float>();
+    // Each row sums to 1 (the values have oracle tests of their own).
+    const std::int64_t cols = x.shape()[1];
+    for (std::int64_t r = 0; r < x.shape()[0]; ++r) {
+      double sum = 0;
+      for (std::int64_t c = 0; c < cols; ++c) sum += got[static_cast<std::size_t>(r * cols + c)];
+      CHECK(sum == Approx(1).epsilon(1e-5));
+    }
+    return read(scope.files(name).at("ir-no-opt.ll"));
+  };
+  Array x = random::normal(random::key(0), {4, 1024});
+  std::string ir = ir_of("rows", x);
+  // One prefetch a line of a chunk; the next row lies 1024 elements on.
+  CHECK(count(ir, "call void @llvm.prefetch") == 16);
+  CHECK(ir.find("reduce.chunk") != std::string::npos);
+  // A row of fewer than two chunks is not worth it.
+  CHECK(count(ir_of("short_rows", random::normal(random::key(1), {4, 384})),
+              "call void @llvm.prefetch") == 0);
+}
+
 }  // namespace jx

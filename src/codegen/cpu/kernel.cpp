@@ -228,7 +228,11 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
   }
   std::vector<ElementGenerator> gens;
   ElementalEmitter::GivenGenerators stashed;
-  if (shapes.size() == 1 && aliases[0] < 0) stashed = stash_row_values(em, root, params, out);
+  if (shapes.size() == 1 && aliases[0] < 0) {
+    std::vector<llvm::Value*> buffers;
+    for (std::size_t k = 0; k < n; ++k) buffers.push_back(operand(static_cast<int>(k)));
+    stashed = stash_row_values(em, root, params, buffers, out);
+  }
   if (!stashed.empty())
     gens = em.generators_of(*root.called[0], params, {root.called[0]->root()}, stashed);
   else if (root.opcode == Opcode::kFusion)

@@ -10,6 +10,8 @@ namespace {
 using hlo::Instruction;
 using hlo::Opcode;
 
+constexpr std::int64_t kCacheLine = 64;
+
 // Whether computing `i` evaluates a math function (exp, log, tanh...) inside the fusion.
 bool holds_math(const Instruction* i, std::unordered_set<const Instruction*>& seen) {
   if (!seen.insert(i).second) return false;
@@ -47,11 +49,41 @@ bool read_in_place(const hlo::Computation& c, const Instruction* v, const Shape&
   return true;
 }
 
+// Prefetches of a chunk of the next row, one a cache line, in the kernel's operands that have
+// the fusion's shape (what the stashed value is computed from, row by row).
+ElementalEmitter::RowPrefetch next_row_prefetch(ElementalEmitter& em,
+                                                const hlo::Instruction& fusion,
+                                                const std::vector<llvm::Value*>& buffers,
+                                                const Instruction& reduce) {
+  std::int64_t row = 1;
+  for (std::int64_t d : split_reduce_dims(reduce).reduced)
+    row *= reduce.operands[0]->shape.dims[static_cast<std::size_t>(d)];
+  std::vector<std::pair<llvm::Value*, DType>> streams;
+  for (std::size_t k = 0; k < buffers.size(); ++k)
+    if (fusion.operands[k]->shape.dims == fusion.shape.dims)
+      streams.emplace_back(buffers[k], fusion.operands[k]->shape.dtype);
+  return [&em, streams, row](llvm::Value* first, std::int64_t count) {
+    llvm::IRBuilder<>& b = em.b();
+    llvm::Value* next = b.CreateAdd(first, em.i64(row));
+    for (auto [base, dtype] : streams) {
+      std::int64_t per_line = kCacheLine / itemsize(dtype);
+      for (std::int64_t e = 0; e < count; e += per_line) {
+        // Past the last row this addresses no element: a prefetch of it is a no-op.
+        llvm::Value* at =
+            b.CreateGEP(storage_type(em.ctx(), dtype), base, b.CreateAdd(next, em.i64(e)));
+        b.CreateIntrinsic(llvm::Intrinsic::prefetch, {at->getType()},
+                          {at, b.getInt32(0), b.getInt32(3), b.getInt32(1)});
+      }
+    }
+  };
+}
+
 }  // namespace
 
 ElementalEmitter::GivenGenerators stash_row_values(ElementalEmitter& em,
                                                    const hlo::Instruction& fusion,
                                                    const std::vector<ElementGenerator>& params,
+                                                   const std::vector<llvm::Value*>& buffers,
                                                    llvm::Value* out) {
   ElementalEmitter::GivenGenerators given;
   if (fusion.opcode != Opcode::kFusion || fusion.shape.is_tuple || fusion.shape.rank() < 2)
@@ -82,6 +114,9 @@ ElementalEmitter::GivenGenerators stash_row_values(ElementalEmitter& em,
       em.store(shape.dtype, value, out, at);
       return value;
     };
+    for (const Instruction* u : users)
+      if (reduces_trailing_rows(*u) && u->operands[0] == v)
+        em.prefetch_rows_in(*u, next_row_prefetch(em, fusion, buffers, *u));
     break;
   }
   return given;

@@ -1,7 +1,9 @@
 // A value a fusion both sums over each row and reads at each output element, computed once: a
 // softmax's exp(x - max), which the row's sum reads and the output divides by that sum. As the
 // sum's loop computes the value it stores it into the output's row, which the kernel writes
-// only after the sum, and the output's loop reads it back instead of computing it again.
+// only after the sum, and the output's loop reads it back instead of computing it again. That
+// loop also prefetches the next row of the kernel's operands of the output's shape: the row it
+// computes from is in the cache, the next one is not (ElementalEmitter::RowPrefetch).
 #pragma once
 
 #include <vector>
@@ -14,10 +16,12 @@ namespace jx::codegen::cpu {
 // operand, into `out`), or none when no value qualifies: one with the output's shape and dtype
 // that holds a math function, is reduced over trailing dims (never dim 0, so that each thread's
 // rows are its own), is otherwise read only through elementwise ops at the output's own index,
-// and not only by the reduction. Of several, the last in the fusion's order.
+// and not only by the reduction. Of several, the last in the fusion's order. `buffers` are the
+// fusion's operands, as `params` read them.
 ElementalEmitter::GivenGenerators stash_row_values(ElementalEmitter& em,
                                                    const hlo::Instruction& fusion,
                                                    const std::vector<ElementGenerator>& params,
+                                                   const std::vector<llvm::Value*>& buffers,
                                                    llvm::Value* out);
 
 }  // namespace jx::codegen::cpu

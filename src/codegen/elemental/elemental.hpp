@@ -140,6 +140,21 @@ class ElementalEmitter {
   llvm::Value* hoisted(const hlo::Instruction& inst, const IrIndex& index,
                        const std::function<llvm::Value*(const IrIndex&)>& compute);
 
+  // A row kernel's prefetch of its next rows: in the loop of `reduce` (one over the trailing
+  // dims of its operand), prefetch(first, count) runs before each chunk of `count` elements it
+  // folds, `first` the chunk's linear index in the operand. A kernel that reads each row from
+  // memory in one pass and computes from the cache in the next (a softmax's max, then its exp
+  // and sum) then fetches the next row while it computes this one. The loop vectorizer does not
+  // widen a loop holding a prefetch, so it sits in a loop of chunks around the folding one.
+  using RowPrefetch = std::function<void(llvm::Value* first, std::int64_t count)>;
+  void prefetch_rows_in(const hlo::Instruction& reduce, RowPrefetch prefetch) {
+    row_prefetches_[&reduce] = std::move(prefetch);
+  }
+  const RowPrefetch* row_prefetch(const hlo::Instruction& reduce) const {
+    auto it = row_prefetches_.find(&reduce);
+    return it == row_prefetches_.end() ? nullptr : &it->second;
+  }
+
   // Whether the loop over the elements a reduce folds is being emitted (between a
   // ReductionScope's construction and destruction).
   bool reducing() const { return reductions_ > 0; }
@@ -168,6 +183,7 @@ class ElementalEmitter {
   std::vector<Loop> loops_;
   int branch_depth_ = 0;  // inside if_else: values computed here may not dominate later uses
   int reductions_ = 0;    // open ReductionScopes
+  std::unordered_map<const hlo::Instruction*, RowPrefetch> row_prefetches_;
   std::vector<std::vector<MemoKey>> branch_scopes_;  // memo entries made in each open branch
   std::map<MemoKey, llvm::Value*> memo_;
 };

@@ -44,6 +44,9 @@ ReduceSplit split_reduce_dims(const Instruction& inst) {
 
 namespace {
 
+// Elements a row prefetch covers at a time (ElementalEmitter::RowPrefetch): 1 KiB of float32.
+constexpr std::int64_t kPrefetchChunk = 256;
+
 ElementGenerator emit_reduce(ElementalEmitter& em, const Instruction& inst, const Gens& ops) {
   const Shape& x = inst.operands[0]->shape.dims;
   ReduceSplit s = split_reduce_dims(inst);
@@ -63,7 +66,7 @@ ElementGenerator emit_reduce(ElementalEmitter& em, const Instruction& inst, cons
     llvm::Value* base = trailing ? b.CreateMul(em.linear_index(out, inst.shape.dims),
                                                em.i64(shape_size(reduced_shape)), "", true, true)
                                  : nullptr;
-    emit_loop_nest(em, reduced_shape, "reduce", [&](const IrIndex& r) {
+    auto fold = [&](const IrIndex& r) {
       IrIndex xi{std::vector<llvm::Value*>(x.size()), nullptr};
       for (std::size_t k = 0; k < s.kept.size(); ++k)
         xi.dims[static_cast<std::size_t>(s.kept[k])] = out.dims[k];
@@ -78,7 +81,25 @@ ElementGenerator emit_reduce(ElementalEmitter& em, const Instruction& inst, cons
       b.setFastMathFlags(reassociate);
       llvm::Value* combined = em.apply(*inst.called[0], {b.CreateLoad(type, acc), element});
       b.CreateStore(combined, acc);
-    });
+    };
+    const ElementalEmitter::RowPrefetch* prefetch = em.row_prefetch(inst);
+    std::int64_t n = shape_size(reduced_shape);
+    if (!prefetch || !trailing || reduced_shape.size() != 1 || n % kPrefetchChunk != 0 ||
+        n < 2 * kPrefetchChunk) {
+      emit_loop_nest(em, reduced_shape, "reduce", fold);
+      return b.CreateLoad(type, acc, "reduced");
+    }
+    emit_for(
+        em, n / kPrefetchChunk, "reduce.chunk",
+        [&](llvm::Value* chunk) {
+          llvm::Value* first = b.CreateMul(chunk, em.i64(kPrefetchChunk), "", true, true);
+          (*prefetch)(b.CreateAdd(base, first, "", true, true), kPrefetchChunk);
+          emit_for(em, kPrefetchChunk, "reduce", [&](llvm::Value* k) {
+            llvm::Value* r = b.CreateAdd(first, k, "", true, true);
+            fold({{r}, r});
+          });
+        },
+        /*vectorize=*/false);
     return b.CreateLoad(type, acc, "reduced");
   };
   return [&em, &inst, at](const IrIndex& out) { return em.hoisted(inst, out, at); };
