@@ -161,8 +161,10 @@ std::shared_ptr<const runtime::Executable> build_executable(const hlo::Computati
       continue;
     }
     if (kind == ThunkKind::kConvolution) {
-      add(backend->convolution_thunk({i->name, *hlo::as_dnn_convolution(*i), ba.at(i->operands[0]),
-                                      ba.at(i->operands[1]), ba.at(i)}));
+      std::optional<hlo::DnnConvolution> conv = hlo::as_dnn_convolution(*i);
+      JX_CHECK(conv, "convolution " << i->name << " is not in the DNN library's form");
+      add(backend->convolution_thunk(
+          {i->name, *conv, ba.at(i->operands[0]), ba.at(i->operands[1]), ba.at(i)}));
       continue;
     }
     std::vector<runtime::Allocation> buffers = plan.buffers(i);

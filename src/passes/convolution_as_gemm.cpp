@@ -43,8 +43,9 @@ class Rewriter {
     }
     taps_ = shape_size(window_), positions_ = shape_size(out_spatial_);
     if (conv_.shape.size() == 0 || taps_ * in_features_ == 0) return zeros();
-    // A kernel gradient, whose window is as large as the image, is one GEMM of the patches of
-    // its few windows.
+    // One the DNN library computes stays a convolution, in its layouts; but not one whose window
+    // is larger than its output: a kernel gradient, whose window is the image, is one GEMM of the
+    // patches of its few windows.
     if (dnn_library_ && hlo::fits_dnn_convolution(g_, dtype_) && taps_ <= positions_)
       return hlo::as_dnn_convolution(conv_) ? &conv_ : dnn_convolution();
     // One already in that form stays.
