@@ -228,6 +228,10 @@ void conv(const jx::Device& gpu, const std::vector<PeerTimes>& peers) {
         [conv_of](const Array& a, const Array& b) { return np::sum(conv_of(a, b)); })(xs, ws);
   });
   double flops = 2.0 * batch * hw * hw * in * out * 9;
+  // cuDNN where libcudnn.so.9 loads; else patches and a cuBLAS GEMM.
+  bool cudnn = forward.lower(x, w).compile().thunk_sequence().find("cudnn convolution") !=
+               std::string::npos;
+  std::printf("convolutions through %s\n", cudnn ? "cuDNN" : "patches and cuBLAS (no cuDNN)");
   auto time_case = [&](const char* what, const char* peer_case, double case_flops,
                        const std::function<void()>& f) {
     auto samples = bench::sample_interleaved({f}, 1);
