@@ -114,7 +114,7 @@ std::optional<ImplicitGemm> implicit_gemm(const ConvGeometry& g, const Shape& lh
       g.rhs_spec[0] != last)
     return std::nullopt;
   for (std::size_t d = 0; d < g.spatial(); ++d)
-    if (g.lhs_dilation[d] != 1 || g.padding[d] != std::pair<std::int64_t, std::int64_t>{0, 0})
+    if (g.lhs_dilation[d] != 1 || g.padding[d].first < 0 || g.padding[d].second < 0)
       return std::nullopt;
   std::vector<std::int64_t> lhs_strides(lhs.size(), 1);
   for (std::size_t d = lhs.size(); d-- > 1;) lhs_strides[d - 1] = lhs_strides[d] * lhs[d];
@@ -141,6 +141,21 @@ std::optional<ImplicitGemm> implicit_gemm(const ConvGeometry& g, const Shape& lh
   c.shape.m = c.shape.k = 1;
   for (const ImplicitGemm::Axis& a : c.rows) c.shape.m *= a.size;
   for (const ImplicitGemm::Axis& a : c.steps) c.shape.k *= a.size;
+  for (std::size_t d = 0; d < g.spatial(); ++d) {
+    auto [lo, hi] = g.padding[d];
+    if (lo == 0 && hi == 0) continue;
+    ImplicitGemm::Bound bound{static_cast<std::size_t>(g.out_spec[d + 2]),
+                              static_cast<std::size_t>(g.rhs_spec[d + 2]),
+                              g.strides[d],
+                              g.rhs_dilation[d],
+                              lo,
+                              lhs[static_cast<std::size_t>(g.lhs_spec[d + 2])]};
+    // A run along a padded dim would be part padding; one of strided elements would need as
+    // many zeros to read instead.
+    if (bound.step + 1 == c.steps.size() || c.run().lhs_stride != 1) return std::nullopt;
+    c.bounds.push_back(bound);
+    c.lhs_origin -= lo * stride_of(g.lhs_spec[d + 2]);
+  }
   return c;
 }
 

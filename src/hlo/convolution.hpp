@@ -17,20 +17,30 @@ Attrs convolution_attrs(const ConvGeometry& g, const Shape& rhs_dims);
 ConvGeometry convolution_geometry(const Instruction& conv);
 
 // A convolution the CPU's matrix kernel computes without patches (an implicit GEMM): float32,
-// one group, no padding and no lhs dilation (the pass pads lhs), out's feature dim innermost in
-// out and rhs's out-feature dim innermost in rhs. out is then a product A · R: R is rhs as a
-// [k, n] matrix, its rows rhs's other dims in memory order; out's rows are out's other dims in
-// memory order. A's element (r, p) lies in lhs at row_offset(r) + step_offset(p), each the sum
-// over its index's axes (row-major) of the axis index times the axis's stride in lhs: a forward
-// convolution's rows are (image, position...) and its steps (tap..., channel); a kernel
+// one group, no lhs dilation (the pass dilates lhs), out's feature dim innermost in out and rhs's
+// out-feature dim innermost in rhs; padding (never negative) only where a run is all padding or
+// none of it, and runs of adjacent elements (else the pass pads lhs). out is then a product A · R:
+// R is rhs as a [k, n] matrix, its rows rhs's other dims in memory order; out's rows are out's
+// other dims in memory order. A's element (r, p) lies in lhs at row_offset(r) + step_offset(p),
+// each the sum over its index's axes (row-major) of the axis index times the axis's stride in lhs:
+// a forward convolution's rows are (image, position...) and its steps (tap..., channel); a kernel
 // gradient's rows are (tap..., in feature) and its steps (image, position...), read in lhs's own
 // layout either way. The contraction runs along the last step axis in runs.
 struct ImplicitGemm {
   struct Axis {
     std::int64_t size = 1, lhs_stride = 0;
   };
+  // A padded spatial dim of lhs: element (r, p) lies at position i·stride + j·dilation - lo
+  // along it, i its index along rows axis `row`, j along steps axis `step`; outside [0, size) it
+  // is padding, a zero. (Its offset still counts -lo·stride in lhs: lhs_origin.)
+  struct Bound {
+    std::size_t row = 0, step = 0;
+    std::int64_t stride = 1, dilation = 1, lo = 0, size = 0;
+  };
   GemmShape shape;  // m = Π rows' sizes, k = Π steps' sizes, n = out features
   std::vector<Axis> rows, steps;
+  std::vector<Bound> bounds;
+  std::int64_t lhs_origin = 0;  // where (0, 0) lies in lhs: before it, with padding
   const Axis& run() const { return steps.back(); }
 };
 // The implicit GEMM of a convolution of geometry g and those operand and output dims, if it is one.

@@ -83,15 +83,13 @@ class Rewriter {
   }
 
   // The convolution the matrix kernel computes in place (hlo::implicit_gemm): lhs padded in its
-  // own layout, rhs and out with their out features innermost (rhs, when it is not, as
-  // (spatial..., in, out)), then out put back in its layout. nullptr when its runs would be
-  // shorter than kMinRun steps.
+  // own layout (or its padding left to the kernel, where hlo::ImplicitGemm's bounds allow), rhs
+  // and out with their out features innermost (rhs, when it is not, as (spatial..., in, out)),
+  // then out put back in its layout. nullptr when its runs would be shorter than kMinRun steps.
   Instruction* implicit_gemm() {
     auto rank = static_cast<std::int64_t>(g_.lhs_spec.size());
     std::size_t n = g_.spatial();
     ConvGeometry c = g_;
-    c.padding = PadPairs(n, {0, 0});
-    c.lhs_dilation = Ints(n, 1);
     Ints rhs_perm(static_cast<std::size_t>(rank));
     std::iota(rhs_perm.begin(), rhs_perm.end(), 0);
     if (g_.rhs_spec[0] != rank - 1) {  // (spatial..., in, out)
@@ -109,12 +107,19 @@ class Rewriter {
       c.rhs_spec[k] = position(rhs_perm, g_.rhs_spec[k]);
       c.out_spec[k] = position(out_perm, g_.out_spec[k]);
     }
-    Shape lhs_dims = padded_dims(conv_.operands[0]->shape.dims, g_.lhs_spec);
     Shape rhs_dims = permuted(conv_.operands[1]->shape.dims, rhs_perm);
     Shape out_dims = permuted(conv_.shape.dims, out_perm);
-    std::optional<hlo::ImplicitGemm> gemm = hlo::implicit_gemm(c, lhs_dims, rhs_dims, out_dims);
+    Instruction* x = conv_.operands[0];
+    std::optional<hlo::ImplicitGemm> gemm =
+        hlo::implicit_gemm(c, x->shape.dims, rhs_dims, out_dims);
+    const bool pad_lhs = !gemm;
+    if (pad_lhs) {
+      c.padding = PadPairs(n, {0, 0});
+      c.lhs_dilation = Ints(n, 1);
+      gemm = hlo::implicit_gemm(c, padded_dims(x->shape.dims, g_.lhs_spec), rhs_dims, out_dims);
+    }
     if (!gemm || gemm->run().size < kMinRun) return nullptr;
-    Instruction* x = padded(conv_.operands[0], g_.lhs_spec);
+    if (pad_lhs) x = padded(x, g_.lhs_spec);
     Instruction* w = transpose(conv_.operands[1], rhs_perm);
     hlo::Attrs a = hlo::convolution_attrs(c, rhs_dims);
     if (conv_.attrs.has("operand_precision"))

@@ -16,9 +16,10 @@ class ConvolutionAsGemm final : public Pass {
  public:
   // With `implicit_gemms` (the CPU), a float32 convolution of one group and enough input
   // features becomes instead a convolution the matrix kernel computes in place
-  // (hlo::as_implicit_gemm), no patches written: its lhs padded (and dilated) in its own
-  // layout, its rhs and output transposed to have their out features innermost where they do
-  // not. A forward convolution and both its gradients read their large operands where they lie.
+  // (hlo::as_implicit_gemm), no patches written: its padding left to the kernel where each run
+  // is all padding or none (hlo::ImplicitGemm::Bound), else its lhs padded (and dilated) in its
+  // own layout; its rhs and output transposed to have their out features innermost where they
+  // do not. A forward convolution and both its gradients read their large operands where they lie.
   //
   // With `dnn_library` (a GPU with cuDNN), a convolution the library computes
   // (hlo::fits_dnn_convolution) whose window is no larger than its output stays one, its operands

@@ -224,10 +224,11 @@ TEST_CASE("conv_general_dilated: jaxpr text as JAX prints it", "[conv]") {
 
 TEST_CASE("jit on the CPU: a float32 convolution of 16 or more input features stays one",
           "[conv]") {
-  // Computed by the matrix kernel reading its image in place: the lhs padded, no patches, no dot;
-  // with 16 batch and out features, both gradients too, and neither moves x's features first
-  // (no f32[24, ...]): the kernel gradient reads x in its own layout. Fewer features go
-  // through patches.
+  // Computed by the matrix kernel reading its image in place: no patches, no dot, and no pad
+  // either (a run of channels is all padding or none: the kernel reads zeros for it); with 16
+  // batch and out features, both gradients too, and neither moves x's features first (no
+  // f32[24, ...]): the kernel gradient reads x in its own layout, padded (its runs, along
+  // positions, would cross the padding). Fewer features go through patches.
   auto conv = [](const Array& x, const Array& w) {
     return lax::conv_general_dilated(x, w, {1, 1}, "SAME", {}, {}, {"NHWC", "HWIO", "NHWC"});
   };
@@ -248,11 +249,18 @@ TEST_CASE("jit on the CPU: a float32 convolution of 16 or more input features st
   INFO(forward);
   CHECK_THAT(forward, Catch::Contains("dim_labels=b01f_01io->b01f"));
   CHECK_THAT(forward, !Catch::Contains(" dot("));
+  CHECK_THAT(forward, !Catch::Contains(" pad("));
+  CHECK_THAT(forward, Catch::Contains("pad=1_1x1_1"));
   CHECK(jit(conv)(x, w).to_vector<float>() == conv(x, w).to_vector<float>());
   std::string backward = jit(grads).lower(x, w).compile().hlo_text();
   INFO(backward);
   CHECK_THAT(backward, !Catch::Contains(" dot("));
   CHECK_THAT(backward, !Catch::Contains("f32[24,"));
+  std::size_t pads = 0;
+  for (auto at = backward.find(" pad("); at != std::string::npos;
+       at = backward.find(" pad(", at + 1))
+    ++pads;
+  CHECK(pads == 1);  // x's, for the kernel gradient; the cotangent's padding is the kernel's
   std::vector<Array> jitted = jit(grads)(x, w), eager = grads(x, w);
   for (std::size_t k = 0; k < 2; ++k) {
     INFO((k == 0 ? "input" : "kernel") << " gradient");

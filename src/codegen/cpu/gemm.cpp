@@ -502,17 +502,49 @@ class GemmEmitter {
   void run_steps(const std::vector<llvm::Value*>& row_of, llvm::Value* p0, llvm::Value* depth,
                  std::int64_t cols, const std::vector<llvm::AllocaInst*>& acc) {
     std::int64_t run = std::min(depth_, conv_->run().size);
+    const std::vector<hlo::ImplicitGemm::Bound>& bounds = conv_->bounds;
     std::vector<llvm::Value*> origin;
-    for (llvm::Value* row : row_of) origin.push_back(lhs_offset(row, conv_->rows));
+    std::vector<std::vector<llvm::Value*>> at_row(row_of.size());  // [row][bound]: i · stride
+    for (std::size_t r = 0; r < row_of.size(); ++r) {
+      // Signed: with padding an offset may be negative.
+      origin.push_back(
+          b_.CreateNSWAdd(lhs_offset(row_of[r], conv_->rows), em_.i64(conv_->lhs_origin)));
+      for (const hlo::ImplicitGemm::Bound& bound : bounds)
+        at_row[r].push_back(mul(axis_index(row_of[r], conv_->rows, bound.row), bound.stride));
+    }
+    // A run in the padding reads zeros instead.
+    llvm::AllocaInst* zeros = nullptr;
+    if (!bounds.empty()) {
+      zeros = em_.entry_alloca(llvm::ArrayType::get(elem_, static_cast<std::uint64_t>(run)),
+                               "gemm.zeros");
+      llvm::IRBuilderBase::InsertPointGuard guard(b_);  // zeroed once, in the entry block
+      b_.SetInsertPoint(zeros->getNextNode());
+      b_.CreateMemSet(zeros, b_.getInt8(0), static_cast<std::uint64_t>(run * itemsize(g_.dtype)),
+                      llvm::MaybeAlign(itemsize(g_.dtype)));
+    }
     llvm::Align align(itemsize(g_.dtype));
     llvm::Value* runs = b_.CreateUDiv(depth, em_.i64(run));
     emit_for(
         em_, em_.i64(0), runs, "gemm.runs",
         [&](llvm::Value* s) {
           llvm::Value* first = mul(s, run);  // the run's first step in the block
-          llvm::Value* shift = lhs_offset(add(p0, first), conv_->steps);
+          llvm::Value* step = add(p0, first);
+          llvm::Value* shift = lhs_offset(step, conv_->steps);
+          std::vector<llvm::Value*> at_step;  // per bound: j · dilation - lo
+          for (const hlo::ImplicitGemm::Bound& bound : bounds)
+            at_step.push_back(
+                b_.CreateSub(mul(axis_index(step, conv_->steps, bound.step), bound.dilation),
+                             em_.i64(bound.lo)));
           std::vector<llvm::Value*> start;
-          for (llvm::Value* o : origin) start.push_back(element(lhs_, add(o, shift)));
+          for (std::size_t r = 0; r < origin.size(); ++r) {
+            // Outside lhs the offset may point before it: the GEP is chosen only when inside.
+            llvm::Value* at = b_.CreateGEP(elem_, lhs_, b_.CreateNSWAdd(origin[r], shift));
+            llvm::Value* inside = b_.getTrue();
+            for (std::size_t k = 0; k < bounds.size(); ++k)
+              inside = b_.CreateAnd(inside, b_.CreateICmpULT(b_.CreateAdd(at_row[r][k], at_step[k]),
+                                                             em_.i64(bounds[k].size)));
+            start.push_back(zeros ? b_.CreateSelect(inside, at, zeros) : at);
+          }
           emit_for(
               em_, em_.i64(0), em_.i64(run), "gemm.k",
               [&](llvm::Value* j) {
@@ -529,6 +561,15 @@ class GemmEmitter {
 
   // Σ_a i_a · axes[a].lhs_stride, in elements, for (i_a) the row-major multi-index of `linear`
   // over the axes' sizes.
+  // The index along axes[a] of the multi-index `linear` is (row-major) over `axes`.
+  llvm::Value* axis_index(llvm::Value* linear, const std::vector<hlo::ImplicitGemm::Axis>& axes,
+                          std::size_t a) {
+    std::int64_t after = 1;
+    for (std::size_t k = a + 1; k < axes.size(); ++k) after *= axes[k].size;
+    llvm::Value* i = b_.CreateUDiv(linear, em_.i64(after));
+    return a > 0 ? b_.CreateURem(i, em_.i64(axes[a].size)) : i;
+  }
+
   llvm::Value* lhs_offset(llvm::Value* linear, const std::vector<hlo::ImplicitGemm::Axis>& axes) {
     llvm::Value* offset = em_.i64(0);
     std::int64_t stride = 1;
