@@ -78,12 +78,13 @@ class GemmEmitter {
     // (Zen 4: 34-38 against 43-50 GMAC/s on one core at n = 1024 and 2048). Where 512-bit
     // operations run at full rate, 6 rows of four vectors (24 accumulators, 29 registers): each
     // broadcast of lhs feeds four multiply-adds, and a convolution of 64 out features reads its
-    // image once (Zen 5: 118-122 against 115-121 GMAC/s at n = 1024, 119 against 116 at 2048).
+    // image once (Zen 5, one core: 122-125 against 119-122 GMAC/s at n = 1024, 119-120 against
+    // 116 at 2048).
     auto needed = static_cast<int>((g.n + lanes_ - 1) / lanes_);
     tile_vectors_ = std::clamp(needed, 1, isa.full_width_512 && !pairs_ ? 4 : 2);
     tile_rows_ = 6;
     // The panel (depth_ rows of the tile's width) fills half of a 32 KiB first-level cache, two
-    // thirds of a 48 KiB one for the wide tile (whose cores have one: half of it ran 5% slower at
+    // thirds of a 48 KiB one for the wide tile (whose cores have one: half of it ran 1-7% slower at
     // n = 2048, 40 KiB 20%), and the block of lhs it meets (block_rows_ rows of depth_) a quarter
     // of a 1 MiB second.
     // bf16 operands: pairs of contraction steps, each panel vector two steps of its columns
