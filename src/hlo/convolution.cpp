@@ -167,6 +167,13 @@ std::optional<ImplicitGemm> as_implicit_gemm(const Instruction& conv) {
                        conv.operands[1]->shape.dims, conv.shape.dims);
 }
 
+std::vector<std::int64_t> dnn_layout(std::size_t spatial, bool features_last) {
+  std::vector<std::int64_t> spec(spatial + 2);
+  for (std::size_t k = 0; k < spec.size(); ++k) spec[k] = static_cast<std::int64_t>(k);
+  if (features_last) std::rotate(spec.begin() + 1, spec.end() - 1, spec.end());
+  return spec;
+}
+
 bool fits_dnn_convolution(const ConvGeometry& g, DType dtype) {
   if ((dtype != float32 && dtype != float64) || g.spatial() < 2 || g.spatial() > 3 ||
       g.batch_group_count != 1)
@@ -184,13 +191,8 @@ std::optional<DnnConvolution> as_dnn_convolution(const Instruction& conv) {
   ConvGeometry g = convolution_geometry(conv);
   if (!fits_dnn_convolution(g, dtype)) return std::nullopt;
   const std::size_t n = g.spatial();
-  // The specs of each layout: (0, 1, 2, ...) features second; features last (0, n + 1, 1, ...).
-  std::vector<std::int64_t> second(n + 2), last(n + 2);
-  for (std::size_t k = 0; k < n + 2; ++k) second[k] = static_cast<std::int64_t>(k);
-  last[0] = 0, last[1] = static_cast<std::int64_t>(n + 1);
-  for (std::size_t d = 0; d < n; ++d) last[d + 2] = static_cast<std::int64_t>(d + 1);
-  const bool features_last = g.lhs_spec == last;
-  const std::vector<std::int64_t>& spec = features_last ? last : second;
+  const bool features_last = g.lhs_spec == dnn_layout(n, true);
+  const std::vector<std::int64_t> spec = dnn_layout(n, features_last);
   if (g.lhs_spec != spec || g.rhs_spec != spec || g.out_spec != spec) return std::nullopt;
   DnnConvolution c;
   c.dtype = dtype;

@@ -63,6 +63,10 @@ struct DnnConvolution {
   std::vector<std::int64_t> padding, strides, rhs_dilation;  // one per spatial dim
   std::int64_t groups = 1;
 };
+// The spec of the library's layout for `spatial` dims, the same for lhs, rhs and out: features
+// second (0, 1, 2, ...) or last (0, spatial + 1, 1, ..., spatial); element k is where the spec's
+// slot k lies among the dims.
+std::vector<std::int64_t> dnn_layout(std::size_t spatial, bool features_last);
 // Whether a convolution of this geometry, dtype and rank is one the library computes once its
 // operands are in its layouts and its padding made even (passes::ConvolutionAsGemm does both).
 bool fits_dnn_convolution(const ConvGeometry& g, DType dtype);

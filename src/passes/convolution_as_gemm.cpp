@@ -120,12 +120,7 @@ class Rewriter {
     }
     if (!gemm || gemm->run().size < kMinRun) return nullptr;
     if (pad_lhs) x = padded(x, g_.lhs_spec);
-    Instruction* w = transpose(conv_.operands[1], rhs_perm);
-    hlo::Attrs a = hlo::convolution_attrs(c, rhs_dims);
-    if (conv_.attrs.has("operand_precision"))
-      a.set("operand_precision", conv_.attrs.get_string("operand_precision"));
-    Instruction* out =
-        b_.op(Opcode::kConvolution, hlo::HloShape::array(dtype_, out_dims), {x, w}, std::move(a));
+    Instruction* out = convolution(c, x, transpose(conv_.operands[1], rhs_perm), out_dims);
     Ints back;
     for (std::int64_t dim = 0; dim < rank; ++dim) back.push_back(position(out_perm, dim));
     return transpose(out, back);
@@ -138,18 +133,14 @@ class Rewriter {
     const std::size_t n = g_.spatial();
     const bool last = std::all_of(g_.lhs_spec.begin() + 2, g_.lhs_spec.end(),
                                   [&](std::int64_t dim) { return dim < g_.lhs_spec[1]; });
-    Ints slots(n + 2);  // the spec slots in the layout's order
-    std::iota(slots.begin(), slots.end(), 0);
-    if (last) std::rotate(slots.begin() + 1, slots.begin() + 2, slots.end());
-    auto perm = [&](const Ints& spec) {
-      Ints out;
-      for (std::int64_t k : slots) out.push_back(spec[static_cast<std::size_t>(k)]);
+    const Ints layout = hlo::dnn_layout(n, last);
+    auto perm = [&](const Ints& spec) {  // an operand's dims in the layout's order
+      Ints out(n + 2);
+      for (std::size_t k = 0; k < n + 2; ++k) out[static_cast<std::size_t>(layout[k])] = spec[k];
       return out;
     };
     ConvGeometry c = g_;
-    for (std::size_t k = 0; k < n + 2; ++k)
-      c.lhs_spec[static_cast<std::size_t>(slots[k])] = static_cast<std::int64_t>(k);
-    c.rhs_spec = c.out_spec = c.lhs_spec;
+    c.lhs_spec = c.rhs_spec = c.out_spec = layout;
     PadPairs uneven(n);
     for (std::size_t d = 0; d < n; ++d) {
       auto [lo, hi] = g_.padding[d];
@@ -160,13 +151,22 @@ class Rewriter {
                             g_.lhs_dilation);
     Instruction* w = transpose(conv_.operands[1], perm(g_.rhs_spec));
     Ints out_perm = perm(g_.out_spec);
+    Instruction* out = convolution(c, x, w, permuted(conv_.shape.dims, out_perm));
+    return transpose(out, inverse(out_perm));
+  }
+
+  // A convolution of geometry c, dims `out`, in the convolution's dtype and precision.
+  Instruction* convolution(const ConvGeometry& c, Instruction* x, Instruction* w, Shape out) {
     hlo::Attrs a = hlo::convolution_attrs(c, w->shape.dims);
+    keep_precision(a);
+    return b_.op(Opcode::kConvolution, hlo::HloShape::array(dtype_, std::move(out)), {x, w},
+                 std::move(a));
+  }
+
+  // The convolution's lax.Precision, on what replaces it.
+  void keep_precision(hlo::Attrs& a) const {
     if (conv_.attrs.has("operand_precision"))
       a.set("operand_precision", conv_.attrs.get_string("operand_precision"));
-    Instruction* out = b_.op(Opcode::kConvolution,
-                             hlo::HloShape::array(dtype_, permuted(conv_.shape.dims, out_perm)),
-                             {x, w}, std::move(a));
-    return transpose(out, inverse(out_perm));
   }
 
   static Ints inverse(const Ints& perm) {
@@ -351,8 +351,7 @@ class Rewriter {
     a.set("rhs_batch_dims", batched ? Ints{0} : Ints{});
     a.set("lhs_contracting_dims", Ints{lhs_contracting});
     a.set("rhs_contracting_dims", Ints{batched ? 1 : 0});
-    if (conv_.attrs.has("operand_precision"))
-      a.set("operand_precision", conv_.attrs.get_string("operand_precision"));
+    keep_precision(a);
     return b_.op(Opcode::kDot, hlo::HloShape::array(dtype_, std::move(dims)), {lhs, rhs},
                  std::move(a));
   }

@@ -11,6 +11,7 @@
 #include "core/sort_rows.hpp"
 #include "runtime/parallel.hpp"
 #include "support/check.hpp"
+#include "support/format.hpp"
 #include "support/profiler.hpp"
 
 namespace jx::runtime {
@@ -90,17 +91,13 @@ void apply_epilogue(T* out, const T* bias, hlo::GemmActivation activation, std::
 }  // namespace
 
 std::string LibraryConvolution::str() const {
-  auto list = [](const std::vector<std::int64_t>& v, const char* sep) {
-    std::string out;
-    for (std::size_t k = 0; k < v.size(); ++k) out += (k ? sep : "") + std::to_string(v[k]);
-    return out;
-  };
+  using jx::detail::join;
   std::string s = name + "(" + lhs.str() + ", " + rhs.str() + ", " + out.str() + ") " +
                   std::string(dtype_name(conv.dtype)) + (conv.features_last ? " NHWC" : " NCHW") +
-                  " lhs=[" + list(conv.lhs, ", ") + "] rhs=[" + list(conv.rhs, ", ") + "] out=[" +
-                  list(conv.out, ", ") + "] pad=" + list(conv.padding, ",") +
-                  " stride=" + list(conv.strides, ",") +
-                  " dilation=" + list(conv.rhs_dilation, ",");
+                  " lhs=[" + join(conv.lhs, ", ") + "] rhs=[" + join(conv.rhs, ", ") + "] out=[" +
+                  join(conv.out, ", ") + "] pad=" + join(conv.padding, ",") +
+                  " stride=" + join(conv.strides, ",") +
+                  " dilation=" + join(conv.rhs_dilation, ",");
   return conv.groups > 1 ? s + " groups=" + std::to_string(conv.groups) : s;
 }
 

@@ -560,9 +560,7 @@ class GemmEmitter {
         /*vectorize=*/false);
   }
 
-  // Σ_a i_a · axes[a].lhs_stride, in elements, for (i_a) the row-major multi-index of `linear`
-  // over the axes' sizes.
-  // The index along axes[a] of the multi-index `linear` is (row-major) over `axes`.
+  // i_a, for (i_a) the row-major multi-index of `linear` over the axes' sizes.
   llvm::Value* axis_index(llvm::Value* linear, const std::vector<hlo::ImplicitGemm::Axis>& axes,
                           std::size_t a) {
     std::int64_t after = 1;
@@ -571,15 +569,11 @@ class GemmEmitter {
     return a > 0 ? b_.CreateURem(i, em_.i64(axes[a].size)) : i;
   }
 
+  // Σ_a i_a · axes[a].lhs_stride, in elements (i_a as axis_index gives them).
   llvm::Value* lhs_offset(llvm::Value* linear, const std::vector<hlo::ImplicitGemm::Axis>& axes) {
     llvm::Value* offset = em_.i64(0);
-    std::int64_t stride = 1;
-    for (std::size_t a = axes.size(); a-- > 0;) {
-      llvm::Value* i = b_.CreateUDiv(linear, em_.i64(stride));
-      if (a > 0) i = b_.CreateURem(i, em_.i64(axes[a].size));
-      offset = add(offset, mul(i, axes[a].lhs_stride));
-      stride *= axes[a].size;
-    }
+    for (std::size_t a = 0; a < axes.size(); ++a)
+      offset = add(offset, mul(axis_index(linear, axes, a), axes[a].lhs_stride));
     return offset;
   }
 

@@ -213,10 +213,11 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
     b.CreateRetVoid();
     return;
   }
+  std::vector<llvm::Value*> buffers;
   std::vector<ElementGenerator> params;
   for (std::size_t k = 0; k < n; ++k) {
     const hlo::HloShape& shape = root.operands[k]->shape;
-    llvm::Value* arg = operand(static_cast<int>(k));
+    llvm::Value* arg = buffers.emplace_back(operand(static_cast<int>(k)));
     params.push_back([&em, arg, shape](const IrIndex& i) {
       return em.load(shape.dtype, arg, em.linear_index(i, shape.dims), "x");
     });
@@ -228,11 +229,8 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
   }
   std::vector<ElementGenerator> gens;
   ElementalEmitter::GivenGenerators stashed;
-  if (shapes.size() == 1 && aliases[0] < 0) {
-    std::vector<llvm::Value*> buffers;
-    for (std::size_t k = 0; k < n; ++k) buffers.push_back(operand(static_cast<int>(k)));
+  if (shapes.size() == 1 && aliases[0] < 0)
     stashed = stash_row_values(em, root, params, buffers, out);
-  }
   if (!stashed.empty())
     gens = em.generators_of(*root.called[0], params, {root.called[0]->root()}, stashed);
   else if (root.opcode == Opcode::kFusion)

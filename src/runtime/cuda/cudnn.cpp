@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <numeric>
 #include <utility>
 
 #include "hlo/convolution.hpp"
@@ -50,16 +49,16 @@ std::vector<int> ints(const std::vector<std::int64_t>& v) {
   return out;
 }
 
-// The strides of (batch, feature, spatial...) dims stored features second or last.
+// The strides of (batch, feature, spatial...) dims stored in the library's layout
+// (hlo::dnn_layout): each the product of the dims stored inside it.
 std::vector<int> layout_strides(const std::vector<int>& dims, bool features_last) {
-  std::vector<std::size_t> order(dims.size());  // dims from outermost to innermost in memory
-  std::iota(order.begin(), order.end(), 0);
-  if (features_last) std::rotate(order.begin() + 1, order.begin() + 2, order.end());
+  std::vector<std::int64_t> at = hlo::dnn_layout(dims.size() - 2, features_last);
   std::vector<int> strides(dims.size());
-  std::int64_t stride = 1;
-  for (std::size_t k = order.size(); k-- > 0;) {
-    strides[order[k]] = as_int(stride);
-    stride *= std::max(dims[order[k]], 1);
+  for (std::size_t k = 0; k < dims.size(); ++k) {
+    std::int64_t stride = 1;
+    for (std::size_t j = 0; j < dims.size(); ++j)
+      if (at[j] > at[k]) stride *= std::max(dims[j], 1);
+    strides[k] = as_int(stride);
   }
   return strides;
 }
