@@ -2,6 +2,7 @@
 // (jaxpr and HLO parse and print identically), plus --dump_hlo_pass_re and the narrowing flags.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/cpu/cpu_isa.hpp"
 #include "hlo/ir.hpp"
 #include "jaxpr/jaxpr.hpp"
 #include "jx/config.hpp"
@@ -288,6 +290,73 @@ TEST_CASE("dumps: a row softmax's kernel prefetches its next row as it computes 
   // A row of fewer than two chunks is not worth it.
   CHECK(count(ir_of("short_rows", random::normal(random::key(1), {4, 384})),
               "call void @llvm.prefetch") == 0);
+}
+
+// An output larger than the last-level cache is written with non-temporal stores, from a vector
+// loop that starts at a cache line (codegen/cpu/streaming_stores.hpp); a smaller one, or one
+// whose rows do not all start at a cache line, is stored as usual.
+TEST_CASE("dumps: an output larger than the last-level cache is stored past the caches",
+          "[dumps][fusion]") {
+  auto affine = [](const Array& x) { return x * 2.0f + 1.0f; };
+  auto ir_of = [&](const std::string& name, const Shape& shape) {
+    std::vector<float> values(static_cast<std::size_t>(shape_size(shape)));
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i % 1000);
+    DumpScope scope("--dump_llvm");
+    std::vector<float> got =
+        jit(std::function(affine), {.name = name})(np::array(values, shape)).to_vector<float>();
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < values.size(); ++i) wrong += got[i] != values[i] * 2.0f + 1.0f;
+    CHECK(wrong == 0);
+    return read(scope.files(name).at("ir-with-opt.ll"));
+  };
+  const std::int64_t cache = codegen::cpu::cpu_isa(config().cpu_isa).last_level_cache;
+  // Past the cache by a length no multiple of a line, so both threads' ranges start and end
+  // inside a line.
+  std::string ir = ir_of("large", {cache / 4 + 1003});
+  CHECK(ir.find("!nontemporal") != std::string::npos);
+  CHECK(ir.find("call void @llvm.x86.sse.sfence()") != std::string::npos);
+  CHECK(ir_of("small", {4099}).find("!nontemporal") == std::string::npos);
+  CHECK(ir_of("rows_off_lines", {cache / 4000 + 1, 1000}).find("!nontemporal") ==
+        std::string::npos);
+}
+
+// A softmax whose output streams stashes each row's exp on the stack, not in the output's row,
+// so that the output is written once, past the caches; a row longer than the stash's 16 KiB
+// stays stashed in the output, written as usual.
+TEST_CASE("dumps: a streamed softmax stashes its rows on the stack", "[dumps][fusion]") {
+  auto softmax = [](const Array& x) {
+    Array e = np::exp(x - np::max(x, -1, true));
+    return e / np::sum(e, -1, true);
+  };
+  auto ir_of = [&](const std::string& name, std::int64_t cols) {
+    const std::int64_t cache = codegen::cpu::cpu_isa(config().cpu_isa).last_level_cache;
+    const std::int64_t rows = cache / 4 / cols + 3;
+    std::vector<float> x(static_cast<std::size_t>(rows * cols));
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 97) / 8.0f;
+    DumpScope scope("--dump_llvm");
+    std::vector<float> got =
+        jit(std::function(softmax), {.name = name})(np::array(x, {rows, cols})).to_vector<float>();
+    // Every element against a double-precision oracle.
+    double worst = 0;
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const float* row = x.data() + r * cols;
+      double max = *std::max_element(row, row + cols), sum = 0;
+      for (std::int64_t c = 0; c < cols; ++c) sum += std::exp(double(row[c]) - max);
+      for (std::int64_t c = 0; c < cols; ++c) {
+        double want = std::exp(double(row[c]) - max) / sum;
+        worst =
+            std::max(worst, std::abs(got[static_cast<std::size_t>(r * cols + c)] - want) / want);
+      }
+    }
+    CHECK(worst < 2e-6);
+    return read(scope.files(name).at("ir-with-opt.ll"));
+  };
+  std::string ir = ir_of("streamed", 4096);
+  CHECK(ir.find("%stash") != std::string::npos);
+  CHECK(ir.find("!nontemporal") != std::string::npos);
+  std::string long_rows = ir_of("long_rows", 8192);
+  CHECK(long_rows.find("%stash") == std::string::npos);
+  CHECK(long_rows.find("!nontemporal") == std::string::npos);
 }
 
 }  // namespace jx

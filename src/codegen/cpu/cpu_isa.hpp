@@ -1,6 +1,7 @@
 // What the CPU JIT compiles for: the host's CPU and features, capped by --cpu_isa.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -15,6 +16,8 @@ struct CpuIsa {
   // AVX-512 on a core that multiply-adds 512-bit vectors at full rate, not as two 256-bit halves
   // as Zen 4 does (there 512-bit code runs at AVX2's rate).
   bool full_width_512 = false;
+  // The host's last-level cache, bytes (a default of 32 MiB where the host does not say).
+  std::int64_t last_level_cache = std::int64_t{32} << 20;
 };
 
 // The ISA for --cpu_isa=`flag` (avx2, avx512 or native) on this host: the flag is a maximum, as

@@ -13,6 +13,7 @@
 #include "codegen/cpu/cpu_compiler.hpp"
 #include "codegen/cpu/cpu_isa.hpp"
 #include "codegen/cpu/kernel.hpp"
+#include "codegen/cpu/streaming_stores.hpp"
 #include "codegen/elemental/math_table.hpp"
 #include "codegen/optimize.hpp"
 #include "jx/errors.hpp"
@@ -144,6 +145,7 @@ std::shared_ptr<CompiledKernels> compile_kernels(const std::vector<KernelRequest
   if (!options.dump_prefix.empty()) dump_module(*module, options.dump_prefix + ".ir-no-opt.ll");
   verify_module(*module);
   optimize_module(*module, tm, options.opt_level);
+  cpu::emit_streaming_stores(*module);
   if (!options.dump_prefix.empty()) dump_module(*module, options.dump_prefix + ".ir-with-opt.ll");
 
   std::unique_ptr<llvm::MemoryBuffer> compiled =

@@ -13,7 +13,9 @@
 #include "codegen/cpu/prefix_scan.hpp"
 #include "codegen/cpu/row_stash.hpp"
 #include "codegen/cpu/scatter.hpp"
+#include "codegen/cpu/streaming_stores.hpp"
 #include "codegen/elemental/loops.hpp"
+#include "core/buffer.hpp"
 #include "hlo/fusion.hpp"
 #include "hlo/gemm.hpp"
 #include "hlo/window.hpp"
@@ -172,11 +174,14 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
   entry->setDoesNotThrow();
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
   std::vector<llvm::Value*> call_args(args.count);
+  std::vector<llvm::LoadInst*> output_buffers(shapes.size(), nullptr);  // not in place
   for (std::size_t k = 0; k < n + shapes.size(); ++k) {
     int arg = k < n ? args.operand_arg[k] : args.output_arg[k - n];
     if (k >= n && aliases[k - n] >= 0) continue;
-    call_args[static_cast<std::size_t>(arg)] = b.CreateLoad(
+    llvm::LoadInst* buffer = b.CreateLoad(
         ptr, b.CreateConstInBoundsGEP1_64(ptr, entry->getArg(0), k), "buffer" + std::to_string(k));
+    call_args[static_cast<std::size_t>(arg)] = buffer;
+    if (k >= n) output_buffers[k - n] = buffer;
   }
   if (has_scratch)
     call_args.push_back(b.CreateLoad(
@@ -227,10 +232,20 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
     b.CreateRetVoid();
     return;
   }
+  // Whether output j may stream: written here once, in order, and so large that it leaves
+  // the caches. Its vector loops then start at a cache line, which the optimizer can tell when
+  // every row does.
+  auto may_stream = [&](std::size_t j) {
+    const Shape& dims = shapes[j]->dims;
+    auto line = static_cast<std::int64_t>(Buffer::kAlignment) / itemsize(shapes[j]->dtype);
+    return output_buffers[j] && streams(isa, shape_size(dims) * itemsize(shapes[j]->dtype)) &&
+           (dims.size() == 1 || dims.back() % line == 0);
+  };
   std::vector<ElementGenerator> gens;
-  ElementalEmitter::GivenGenerators stashed;
+  RowStash stash;
   if (shapes.size() == 1 && aliases[0] < 0)
-    stashed = stash_row_values(em, root, params, buffers, out);
+    stash = stash_row_values(em, root, params, buffers, out, may_stream(0));
+  const ElementalEmitter::GivenGenerators& stashed = stash.values;
   if (!stashed.empty())
     gens = em.generators_of(*root.called[0], params, {root.called[0]->root()}, stashed);
   else if (root.opcode == Opcode::kFusion)
@@ -316,11 +331,18 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
     };
     std::optional<std::size_t> across =
         shapes.size() == 1 && aliases[0] < 0 ? transposed_dim(*output(0)) : std::nullopt;
-    if (across)
+    if (across) {
       emit_tiled_loop_nest(em, dims, *across, kTransposeTile, "out" + std::to_string(k),
                            store_outputs, rows);
-    else
-      emit_loop_nest(em, dims, "out" + std::to_string(k), store_outputs, rows);
+    } else {
+      std::int64_t aligned = 1;
+      for (std::size_t j : group) {
+        if (stash.in_output || !may_stream(j)) continue;
+        mark_streaming(*output_buffers[j]);
+        aligned = std::max<std::int64_t>(aligned, Buffer::kAlignment / itemsize(shapes[j]->dtype));
+      }
+      emit_loop_nest(em, dims, "out" + std::to_string(k), store_outputs, rows, aligned);
+    }
     for (std::size_t j = k; j < shapes.size(); ++j)
       if (shapes[j]->dims == dims) done[j] = true;
   }

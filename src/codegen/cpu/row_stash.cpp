@@ -11,6 +11,9 @@ using hlo::Instruction;
 using hlo::Opcode;
 
 constexpr std::int64_t kCacheLine = 64;
+// The longest row stashed on the stack: with the row it is computed from, a third of a 48 KiB
+// first-level cache each.
+constexpr std::int64_t kMaxStackRowBytes = 16 << 10;
 
 // Whether computing `i` evaluates a math function (exp, log, tanh...) inside the fusion.
 bool holds_math(const Instruction* i, std::unordered_set<const Instruction*>& seen) {
@@ -33,17 +36,18 @@ bool reduces_trailing_rows(const Instruction& r) {
 }
 
 // Whether every read of `v` is a row reduction's, or an elementwise op's of the output's shape
-// whose own reads are the same. Each user is followed once (`seen`): paths through a shared
-// value would otherwise multiply with every level.
+// whose own reads are the same. `kept` becomes the fewest leading dims a reduction reached keeps
+// (it stays at the rank when none is). Each user is followed once (`seen`): paths through a
+// shared value would otherwise multiply with every level.
 bool read_in_place(const hlo::Computation& c, const Instruction* v, const Shape& dims,
-                   bool& reduced, std::unordered_set<const Instruction*>& seen) {
+                   std::size_t& kept, std::unordered_set<const Instruction*>& seen) {
   for (const Instruction* u : c.users(v)) {
     if (reduces_trailing_rows(*u) && u->operands[0] == v) {
-      reduced = true;
+      kept = std::min(kept, static_cast<std::size_t>(u->shape.rank()));
       continue;
     }
     if (!hlo::has_trait(u->opcode, hlo::kElementwise) || u->shape.dims != dims) return false;
-    if (u != c.root() && seen.insert(u).second && !read_in_place(c, u, dims, reduced, seen))
+    if (u != c.root() && seen.insert(u).second && !read_in_place(c, u, dims, kept, seen))
       return false;
   }
   return true;
@@ -80,14 +84,13 @@ ElementalEmitter::RowPrefetch next_row_prefetch(ElementalEmitter& em,
 
 }  // namespace
 
-ElementalEmitter::GivenGenerators stash_row_values(ElementalEmitter& em,
-                                                   const hlo::Instruction& fusion,
-                                                   const std::vector<ElementGenerator>& params,
-                                                   const std::vector<llvm::Value*>& buffers,
-                                                   llvm::Value* out) {
-  ElementalEmitter::GivenGenerators given;
+RowStash stash_row_values(ElementalEmitter& em, const hlo::Instruction& fusion,
+                          const std::vector<ElementGenerator>& params,
+                          const std::vector<llvm::Value*>& buffers, llvm::Value* out,
+                          bool out_streams) {
+  RowStash stash;
   if (fusion.opcode != Opcode::kFusion || fusion.shape.is_tuple || fusion.shape.rank() < 2)
-    return given;
+    return stash;
   const hlo::Computation& c = *fusion.called[0];
   const hlo::HloShape& shape = fusion.shape;
   // The output's row holds one value per element, so one value is stashed: the last that
@@ -96,30 +99,48 @@ ElementalEmitter::GivenGenerators stash_row_values(ElementalEmitter& em,
   std::vector<Instruction*> order = c.instructions();
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const Instruction* v = *it;
-    bool reduced = false;
+    std::size_t kept = shape.dims.size();
     std::unordered_set<const Instruction*> operands_seen, users_seen;
     std::vector<Instruction*> users = c.users(v);
     if (v == c.root() || !hlo::has_trait(v->opcode, hlo::kElementwise) ||
         v->shape.dims != shape.dims || v->shape.dtype != shape.dtype ||
         std::all_of(users.begin(), users.end(),
                     [](const Instruction* u) { return reduces_trailing_rows(*u); }) ||
-        !holds_math(v, operands_seen) || !read_in_place(c, v, shape.dims, reduced, users_seen) ||
-        !reduced)
+        !holds_math(v, operands_seen) || !read_in_place(c, v, shape.dims, kept, users_seen) ||
+        kept == shape.dims.size())
       continue;
+    // Where the value lies: the output's element, or its place on the stack in the row of the
+    // dims the reductions reduce.
+    Shape row(shape.dims.begin() + static_cast<std::ptrdiff_t>(kept), shape.dims.end());
+    llvm::Value* stack = nullptr;
+    if (out_streams && shape_size(row) * itemsize(shape.dtype) <= kMaxStackRowBytes) {
+      llvm::AllocaInst* slot =
+          em.entry_alloca(llvm::ArrayType::get(storage_type(em.ctx(), shape.dtype),
+                                               static_cast<std::uint64_t>(shape_size(row))),
+                          "stash");
+      slot->setAlignment(llvm::Align(kCacheLine));
+      stack = slot;
+    }
+    auto place = [&em, stack, out, shape, row, kept](const IrIndex& index) {
+      if (!stack) return std::pair{out, em.linear_index(index, shape.dims)};
+      IrIndex in_row{{index.dims.begin() + static_cast<std::ptrdiff_t>(kept), index.dims.end()}};
+      return std::pair{stack, em.linear_index(in_row, row)};
+    };
     ElementGenerator compute = em.generators_of(c, params, {v}).front();
-    given[v] = [&em, compute, out, shape](const IrIndex& index) {
-      llvm::Value* at = em.linear_index(index, shape.dims);
-      if (!em.reducing()) return em.load(shape.dtype, out, at, "stashed");
+    stash.values[v] = [&em, compute, place, dtype = shape.dtype](const IrIndex& index) {
+      auto [base, at] = place(index);
+      if (!em.reducing()) return em.load(dtype, base, at, "stashed");
       llvm::Value* value = compute(index);
-      em.store(shape.dtype, value, out, at);
+      em.store(dtype, value, base, at);
       return value;
     };
+    stash.in_output = !stack;
     for (const Instruction* u : users)
       if (reduces_trailing_rows(*u) && u->operands[0] == v)
         em.prefetch_rows_in(*u, next_row_prefetch(em, fusion, buffers, *u));
     break;
   }
-  return given;
+  return stash;
 }
 
 }  // namespace jx::codegen::cpu

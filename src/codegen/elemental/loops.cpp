@@ -30,6 +30,28 @@ llvm::MDNode* loop_metadata(llvm::LLVMContext& ctx, bool vectorize, bool interle
   return id;
 }
 
+// emit_for over [begin, end) whose vectorized part runs from the first multiple of `aligned`
+// to the last, scalar loops taking the rest; ranges that fold to empty constants get no loop.
+void emit_aligned_for(ElementalEmitter& em, llvm::Value* begin, llvm::Value* end,
+                      std::int64_t aligned, const std::string& name,
+                      const std::function<void(llvm::Value*)>& body) {
+  auto& b = em.b();
+  auto loop = [&](llvm::Value* from, llvm::Value* to, const std::string& part, bool vectorize) {
+    auto* cf = llvm::dyn_cast<llvm::ConstantInt>(from);
+    auto* ct = llvm::dyn_cast<llvm::ConstantInt>(to);
+    if (cf && ct && cf->getSExtValue() >= ct->getSExtValue()) return;
+    emit_for(em, from, to, name + part, body, vectorize);
+  };
+  llvm::Value* mask = em.i64(-aligned);
+  // A masked value, so that its trailing zeros are known to the optimizer.
+  llvm::Value* start = b.CreateAnd(b.CreateAdd(begin, em.i64(aligned - 1), "", true, true), mask);
+  llvm::Value* stop = b.CreateAnd(end, mask);
+  llvm::Value* head_end = b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, start, end);
+  loop(begin, head_end, ".head", false);
+  loop(start, stop, "", true);
+  loop(b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, head_end, stop), end, ".tail", false);
+}
+
 }  // namespace
 
 void emit_strided_for(ElementalEmitter& em, llvm::Value* begin, llvm::Value* end, std::int64_t step,
@@ -103,7 +125,7 @@ void emit_for(ElementalEmitter& em, std::int64_t n, const std::string& name,
 
 void emit_loop_nest(ElementalEmitter& em, const Shape& shape, const std::string& name,
                     const std::function<void(const IrIndex&)>& body,
-                    const std::optional<OuterRange>& outer) {
+                    const std::optional<OuterRange>& outer, std::int64_t aligned) {
   if (shape_size(shape) == 0) return;
   bool vectorize = outer || shape_size(shape) >= kMinVectorizedElements;
   std::vector<llvm::Value*> dims(shape.size());
@@ -119,7 +141,10 @@ void emit_loop_nest(ElementalEmitter& em, const Shape& shape, const std::string&
             b.CreateAdd(b.CreateMul(linear, em.i64(shape[d]), "", true, true), i, "", true, true));
     };
     std::string loop_name = name + "." + std::to_string(d);
-    if (d == 0 && outer)
+    if (aligned > 1 && vectorize && d + 1 == shape.size())
+      emit_aligned_for(em, d == 0 && outer ? outer->begin : em.i64(0),
+                       d == 0 && outer ? outer->end : em.i64(shape[d]), aligned, loop_name, inner);
+    else if (d == 0 && outer)
       emit_for(em, outer->begin, outer->end, loop_name, inner, vectorize);
     else if (shape[d] == 1)
       inner(em.i64(0));
