@@ -1,11 +1,11 @@
 // The register-blocked matrix kernel for all but the largest dots, and the choice between it, the
 // element loop nest (dot.cpp) and BLAS. The contraction is cut into blocks of depth_ steps and
-// the rows into blocks of block_rows_; for each, a panel of rhs (its rows of two vectors of
-// columns, transposed here when rhs is stored transposed) is packed into contiguous whole
-// vectors, and every tile of out, 6 rows by 2 vectors, adds its share in registers: each step
-// loads the panel row's 2 vectors, broadcasts 6 lhs elements and issues 12 independent
-// multiply-adds, enough to cover the FMA latency on both ports. The last block of the
-// contraction may apply a dense layer's bias and activation as it stores a tile.
+// the rows into blocks of block_rows_; for each, a panel of rhs (its rows of two or four vectors
+// of columns, transposed here when rhs is stored transposed) is packed into contiguous whole
+// vectors, and every tile of out, 6 rows by 2 vectors (or 4), adds its share in registers: each
+// step loads the panel row's vectors, broadcasts 6 lhs elements and issues 12 (or 24)
+// independent multiply-adds, enough to cover the FMA latency on both ports. The last block of
+// the contraction may apply a dense layer's bias and activation as it stores a tile.
 #include <algorithm>
 #include <optional>
 
@@ -83,15 +83,23 @@ class GemmEmitter {
     auto needed = static_cast<int>((g.n + lanes_ - 1) / lanes_);
     tile_vectors_ = std::clamp(needed, 1, isa.full_width_512 && !pairs_ ? 4 : 2);
     tile_rows_ = 6;
-    // The panel (depth_ rows of the tile's width) fills half of a 32 KiB first-level cache, two
-    // thirds of a 48 KiB one for the wide tile (whose cores have one: half of it ran 1-7% slower at
-    // n = 2048, 40 KiB 20%), and the block of lhs it meets (block_rows_ rows of depth_) a quarter
-    // of a 1 MiB second.
+    // The panel (depth_ rows of the tile's width) fills half of a 32 KiB first-level cache, and
+    // the block of lhs it meets (block_rows_ rows of depth_) a quarter of a 1 MiB second. The
+    // wide tile's product keeps its panel in the second-level cache instead, a quarter of 1 MiB
+    // (1024 steps at 64 columns, 8 times the 128 of two thirds of a 48 KiB first level), and
+    // passes every row over it (lhs then streams from the third level): each tile loads and
+    // stores its share of out 8 times less often, while the second level feeds the panel's 4
+    // vectors a step. Zen 5, one core, GMAC/s: n = 1024 120-121 -> 126, 2048 116-117 -> 124-125;
+    // two cores at 2048 235 -> 243-244. A convolution's wide tile keeps a first-level panel of
+    // two thirds of 48 KiB (its row blocks keep their image in the second level).
     // bf16 operands: pairs of contraction steps, each panel vector two steps of its columns
     // interleaved (half the bytes per step), depth_ even so that no block splits a pair.
     std::int64_t operand_bytes = itemsize(g.operand_dtype);
     std::int64_t tile_width = tile_vectors_ * lanes_ * operand_bytes;
-    std::int64_t panel_bytes = tile_vectors_ > 2 ? 2 * kPanelBytes : kPanelBytes;
+    bool panel_in_l2 = tile_vectors_ > 2 && !conv;
+    std::int64_t panel_bytes = panel_in_l2         ? kL2PanelBytes
+                               : tile_vectors_ > 2 ? 2 * kPanelBytes
+                                                   : kPanelBytes;
     depth_ = std::min<std::int64_t>(g.k, panel_bytes / tile_width);
     if (pairs_ && depth_ < g.k) depth_ = depth_ / 2 * 2;
     // A convolution's blocks hold whole runs (of its last step axis), or whole parts of one.
@@ -103,8 +111,9 @@ class GemmEmitter {
         while (c % depth_) --depth_;
       }
     }
-    block_rows_ = std::max<std::int64_t>(kLhsBlockBytes / (depth_ * operand_bytes), 1);
-    block_rows_ = (block_rows_ + tile_rows_ - 1) / tile_rows_ * tile_rows_;
+    block_rows_ = panel_in_l2 ? g.m : kLhsBlockBytes / (depth_ * operand_bytes);
+    block_rows_ =
+        (std::max<std::int64_t>(block_rows_, 1) + tile_rows_ - 1) / tile_rows_ * tile_rows_;
     panel_elem_ = pairs_ ? b_.getInt16Ty() : elem_;
     std::int64_t panel_rows = pairs_ ? (depth_ + 1) / 2 * 2 : depth_;
     panel_ =
@@ -140,7 +149,8 @@ class GemmEmitter {
  private:
   // Products over depth_ of the contraction at a time: the rhs panel of that depth, packed, stays
   // in the first-level cache while every row tile reads it.
-  static constexpr std::int64_t kPanelBytes = 16 << 10, kLhsBlockBytes = 256 << 10;
+  static constexpr std::int64_t kPanelBytes = 16 << 10, kL2PanelBytes = 256 << 10,
+                                kLhsBlockBytes = 256 << 10;
 
   llvm::Value* add(llvm::Value* a, llvm::Value* c) { return b_.CreateAdd(a, c, "", true, true); }
   llvm::Value* mul(llvm::Value* a, std::int64_t c) {

@@ -141,6 +141,9 @@ std::shared_ptr<CompiledKernels> compile_kernels(const std::vector<KernelRequest
     // LLVM keeps to 256-bit vectors on AVX-512 hosts by default (older cores downclocked on
     // 512-bit code); kernels are throughput loops, where twice the lanes pay on current ones.
     if (isa.name == "avx512") f.addFnAttr("prefer-vector-width", "512");
+    // A kernel's frame may hold a GEMM panel of hundreds of KiB: touching it a page at a time
+    // makes a stack too small for it fault at its guard page, rather than write past it.
+    f.addFnAttr("probe-stack", "inline-asm");
   }
   if (!options.dump_prefix.empty()) dump_module(*module, options.dump_prefix + ".ir-no-opt.ll");
   verify_module(*module);
