@@ -103,6 +103,9 @@ TEST_CASE("codegen: the blocked matrix kernel against a loop", "[codegen][gemm]"
       {2, 19, 35, 260, false, true},   // batched
       {0, 700, 40, 300, false},        // several blocks of rows and of depth
       {0, 530, 33, 600, true, true},   // the same, both transposed
+      // the wide tile's second-level panel: three depths, the last partial; then two
+      {0, 19, 70, 2100, false},
+      {0, 13, 70, 1100, true, true},
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     INFO("case " << i);
