@@ -89,7 +89,7 @@ class GemmEmitter {
     // (1024 steps at 64 columns, 8 times the 128 of two thirds of a 48 KiB first level), and
     // passes every row over it (lhs then streams from the third level): each tile loads and
     // stores its share of out 8 times less often, while the second level feeds the panel's 4
-    // vectors a step. Zen 5, one core, GMAC/s: n = 1024 120-121 -> 126, 2048 116-117 -> 124-125;
+    // vectors a step. Zen 5, one core, GMAC/s: n = 1024 120-121 -> 126, 2048 116-117 -> 124-127;
     // two cores at 2048 235 -> 243-244. A convolution's wide tile keeps a first-level panel of
     // two thirds of 48 KiB (its row blocks keep their image in the second level).
     // bf16 operands: pairs of contraction steps, each panel vector two steps of its columns
@@ -148,7 +148,7 @@ class GemmEmitter {
 
  private:
   // Products over depth_ of the contraction at a time: the rhs panel of that depth, packed, stays
-  // in the first-level cache while every row tile reads it.
+  // in the first-level cache (the wide tile's in the second) while every row tile reads it.
   static constexpr std::int64_t kPanelBytes = 16 << 10, kL2PanelBytes = 256 << 10,
                                 kLhsBlockBytes = 256 << 10;
 
