@@ -2,6 +2,7 @@
 
 #include <cstdint>
 
+#include "core/buffer.hpp"
 #include "support/check.hpp"
 
 namespace jx::runtime {
@@ -42,7 +43,8 @@ void WhileThunk::execute(const ExecutionContext& ctx) const {
   std::vector<void*> outputs = resolve_all(ctx, carry_);
   std::vector<void*> current = outputs, next = resolve_all(ctx, spare_);
   copy_all(ctx, resolve_all(ctx, init_), current, carry_);
-  bool more = false;
+  // A kernel's buffer, aligned as every other (KernelThunk::execute).
+  alignas(Buffer::kAlignment) bool more = false;
   // On a device the condition writes its flag there, and each step waits to read it.
   std::shared_ptr<DeviceStorage> device_flag = ctx.device ? ctx.device->allocate(1) : nullptr;
   void* flag = device_flag ? device_flag->data() : &more;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/array_impl.hpp"
+#include "core/buffer.hpp"
 #include "core/host_callbacks.hpp"
 #include "core/sort_rows.hpp"
 #include "runtime/parallel.hpp"
@@ -49,6 +50,10 @@ void KernelThunk::execute(const ExecutionContext& ctx) const {
   std::vector<std::uint64_t> scratch(static_cast<std::size_t>(scratch_words_));
   ResolvedBuffers resolved(ctx, buffers_, scratch.empty() ? nullptr : scratch.data());
   void* const* buffers = resolved.data();
+  // Every buffer is 64-byte aligned, as a kernel storing a large output with aligned vector
+  // stores takes it to be (codegen/cpu/streaming_stores.hpp).
+  for (std::size_t k = 0; k < buffers_.size(); ++k)
+    JX_CHECK(reinterpret_cast<std::uintptr_t>(buffers[k]) % Buffer::kAlignment == 0);
   if (rows_ <= 1) return fn_(buffers, 0, 1);
   if (!profiler::detail::active())
     return parallel_for(rows_,
