@@ -1,5 +1,6 @@
 // CPU codegen of reduce (to_apply emitted through the element generators), argmax/argmin and
 // dot with generic dimension numbers, against explicit loops.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -97,6 +98,68 @@ TEST_CASE("codegen: reduce max/min propagate NaN - pred and/or - u32 and s64 wra
   std::int64_t s0 = 0;
   auto* ss = h.b.reduce(h.param(12, int64, {3}), h.param(13, int64, {}), {0}, Opcode::kAdd);
   CHECK(run<std::int64_t>(ss, {s.data(), &s0}) == std::vector<std::int64_t>{INT64_MAX - 4});
+}
+
+// IEEE maximum and minimum: NaN if either is, and -0 below +0.
+template <class T>
+T ieee_max(T a, T b) {
+  if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
+  if (a == 0 && b == 0) return std::signbit(a) ? b : a;
+  return std::max(a, b);
+}
+template <class T>
+T ieee_min(T a, T b) {
+  return -ieee_max(-a, -b);
+}
+
+// A row of 100 takes the vectorized fold, which leaves the sign of a zero open and folds a zero
+// result again: each row below ends at a zero of a known sign, or at NaN.
+template <class T>
+void check_long_extreme_rows(Opcode op) {
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  const bool is_max = op == Opcode::kMaximum;
+  const T sign = is_max ? T(1) : T(-1);  // rows for min are the max rows negated
+  constexpr std::int64_t kRows = 6, kCols = 100;
+  std::vector<T> x(static_cast<std::size_t>(kRows * kCols));
+  for (std::int64_t c = 0; c < kCols; ++c) {
+    T below = -sign * T(1 + c % 7);  // below zero for max, above for min
+    auto at = [&](std::int64_t r) -> T& { return x[static_cast<std::size_t>(r * kCols + c)]; };
+    at(0) = c == 31 ? T(0) : c == 64 ? -T(0) : below;  // both zeros: +0 for max, -0 for min
+    at(1) = -sign * T(0);                              // only the zero the other way
+    at(2) = c == 90 ? -sign * T(0) : below;            // one zero, the other way
+    at(3) = c == 70 ? nan : T(c);                      // a NaN
+    at(4) = T(c) * sign - T(3);                        // no zero
+    at(5) = below;
+  }
+  for (T init : {sign * -std::numeric_limits<T>::infinity(), T(0)}) {
+    INFO("init " << init);
+    Hlo h;
+    auto* r = h.b.reduce(h.param(0, dtype_of<T>(), {kRows, kCols}), h.param(1, dtype_of<T>(), {}),
+                         {1}, op);
+    std::vector<T> got = run<T>(r, {x.data(), &init});
+    for (std::int64_t row = 0; row < kRows; ++row) {
+      T want = init;
+      for (std::int64_t c = 0; c < kCols; ++c) {
+        T v = x[static_cast<std::size_t>(row * kCols + c)];
+        want = is_max ? ieee_max(want, v) : ieee_min(want, v);
+      }
+      INFO("row " << row << ": " << got[static_cast<std::size_t>(row)] << ", want " << want);
+      T g = got[static_cast<std::size_t>(row)];
+      CHECK(std::isnan(g) == std::isnan(want));
+      if (!std::isnan(want)) {
+        CHECK(g == want);
+        CHECK(std::signbit(g) == std::signbit(want));
+      }
+    }
+  }
+}
+
+TEST_CASE("codegen: a long float max or min reduction gives IEEE's NaN and sign of zero",
+          "[codegen]") {
+  for (Opcode op : {Opcode::kMaximum, Opcode::kMinimum}) {
+    check_long_extreme_rows<float>(op);
+    check_long_extreme_rows<double>(op);
+  }
 }
 
 TEST_CASE("codegen: reduce emits a multi-instruction to_apply with a constant", "[codegen]") {
