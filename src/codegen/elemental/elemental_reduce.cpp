@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 
+#include <llvm/TargetParser/Triple.h>
+
 #include "codegen/elemental/elemental.hpp"
 #include "codegen/elemental/loops.hpp"
 #include "hlo/window.hpp"
@@ -48,13 +50,14 @@ namespace {
 // Elements a row prefetch covers at a time (ElementalEmitter::RowPrefetch): 1 KiB of float32.
 constexpr std::int64_t kPrefetchChunk = 256;
 
-// Whether `inst` is a float maximum or minimum over enough elements to vectorize: it folds with
-// the sign of a zero left open (three vector instructions on x86, where IEEE maximum takes six),
-// and a zero result is folded again, exactly.
-bool folds_zero_sign_later(const Instruction& inst, std::int64_t elements) {
+// Whether `inst` is a float maximum or minimum over enough elements to vectorize on a CPU: it
+// folds with the sign of a zero left open (three vector instructions on x86, where IEEE maximum
+// takes six), and a zero result is folded again, exactly. A GPU has the exact instruction.
+bool folds_zero_sign_later(ElementalEmitter& em, const Instruction& inst, std::int64_t elements) {
   std::optional<Opcode> op = hlo::binary_combiner(*inst.called[0]);
   return is_floating(inst.shape.dtype) && elements >= kMinVectorizedElements &&
-         (op == Opcode::kMaximum || op == Opcode::kMinimum);
+         (op == Opcode::kMaximum || op == Opcode::kMinimum) &&
+         !llvm::Triple(em.module().getTargetTriple()).isNVPTX();
 }
 
 ElementGenerator emit_reduce(ElementalEmitter& em, const Instruction& inst, const Gens& ops) {
@@ -113,7 +116,7 @@ ElementGenerator emit_reduce(ElementalEmitter& em, const Instruction& inst, cons
           },
           /*vectorize=*/false);
     };
-    bool zero_sign_later = folds_zero_sign_later(inst, n);
+    bool zero_sign_later = folds_zero_sign_later(em, inst, n);
     loop(zero_sign_later);
     if (zero_sign_later) {
       llvm::Value* zero = b.CreateFCmpOEQ(b.CreateLoad(type, acc), llvm::ConstantFP::get(type, 0));
