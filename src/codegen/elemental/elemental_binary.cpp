@@ -132,8 +132,8 @@ llvm::Value* emit_shift(ElementalEmitter& em, const Instruction& inst, Values v)
     case Opcode::kShiftRightLogical:
       return b.CreateSelect(out_of_range, llvm::ConstantInt::get(t, 0), b.CreateLShr(v[0], amount));
     default:  // arithmetic: shifting by bits - 1 leaves the sign everywhere
-      return b.CreateAShr(v[0], b.CreateSelect(out_of_range, llvm::ConstantInt::get(t, bits - 1),
-                                               amount));
+      return b.CreateAShr(
+          v[0], b.CreateSelect(out_of_range, llvm::ConstantInt::get(t, bits - 1), amount));
   }
 }
 

@@ -120,9 +120,12 @@ ElementGenerator emit_reduce(ElementalEmitter& em, const Instruction& inst, cons
     loop(zero_sign_later);
     if (zero_sign_later) {
       llvm::Value* zero = b.CreateFCmpOEQ(b.CreateLoad(type, acc), llvm::ConstantFP::get(type, 0));
+      // Rare: a scalar loop, which compiles in a fraction of a vector one's time.
       emit_if(em, zero, "reduce.zero", [&] {
         b.CreateStore(ops[1](em.scalar_index()), acc);
-        loop(false);
+        emit_loop_nest(
+            em, reduced_shape, "reduce.exact", [&](const IrIndex& r) { fold(r, false); },
+            std::nullopt, 1, /*vectorizable=*/false);
       });
     }
     return b.CreateLoad(type, acc, "reduced");

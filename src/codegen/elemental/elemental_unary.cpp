@@ -179,7 +179,8 @@ llvm::Value* emit_convert(llvm::IRBuilder<>& b, llvm::Value* v, DType from, DTyp
   // which holds every other source exactly).
   if (k16BitFloating.contains(to) && (from == int64 || from == uint64))
     return int64_round_to_odd_f32(b, v, from == int64);
-  if (k16BitFloating.contains(to) && from != bool_ && from != float32 && !k16BitFloating.contains(from)) {
+  if (k16BitFloating.contains(to) && from != bool_ && from != float32 &&
+      !k16BitFloating.contains(from)) {
     llvm::Value* wide = emit_convert(b, v, from, float64);
     return round_to_odd_f32(b, wide);
   }

@@ -49,10 +49,11 @@ struct OuterRange {
 // the innermost loop's vectorized part starts and ends at multiples of it, scalar loops taking
 // the iterations before and after: where the innermost dimension's size is a multiple too, the
 // vector loop's linear indices are then known multiples of `aligned` (streaming_stores.hpp).
+// Without `vectorizable`, no loop is vectorized (for code that rarely runs).
 void emit_loop_nest(ElementalEmitter& em, const Shape& shape, const std::string& name,
                     const std::function<void(const IrIndex&)>& body,
-                    const std::optional<OuterRange>& outer = std::nullopt,
-                    std::int64_t aligned = 1);
+                    const std::optional<OuterRange>& outer = std::nullopt, std::int64_t aligned = 1,
+                    bool vectorizable = true);
 
 // The same indices with dim `d` (not the last) and the last dim cut into tiles of `tile`: the
 // tiles' loops in the dims' places, then d's run within a tile, then the last dim's run
