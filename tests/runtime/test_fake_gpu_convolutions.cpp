@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,14 @@ void check_close(const std::vector<float>& got, const std::vector<float>& want) 
   }
 }
 
+// f(a, b) on the GPU against f(a, b) on the CPU.
+void check_gpu_against_cpu(const std::function<Array(const Array&, const Array&)>& f,
+                           const Array& a, const Array& b) {
+  std::vector<float> want = jit(f)(a, b).to_vector<float>();
+  check_close(jit(f, {.device = kGpu})(device_put(a, kGpu), device_put(b, kGpu)).to_vector<float>(),
+              want);
+}
+
 int count(const std::string& text, const std::string& what) {
   int n = 0;
   for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
@@ -46,10 +55,7 @@ TEST_CASE("fake GPU convolutions: one in cuDNN's layout is one cuDNN call with t
     auto f = [](const Array& a, const Array& b) {
       return lax::conv_general_dilated(a, b, {1, 2}, {{1, 1}, {2, 2}}, {}, {1, 2});
     };
-    std::vector<float> want = jit(f)(x, w).to_vector<float>();
-    check_close(
-        jit(f, {.device = kGpu})(device_put(x, kGpu), device_put(w, kGpu)).to_vector<float>(),
-        want);
+    check_gpu_against_cpu(f, x, w);
     CHECK(gpus.fake().launches() == 0);
     REQUIRE(gpus.fake().convolutions().size() == 1);
     ConvolutionRecord c = gpus.fake().convolutions()[0];
@@ -69,10 +75,7 @@ TEST_CASE("fake GPU convolutions: one in cuDNN's layout is one cuDNN call with t
       return lax::conv_general_dilated(a, b, {1, 1}, {{1, 1}, {1, 1}}, {}, {}, {}, 2, 1,
                                        lax::Precision::kHighest);
     };
-    std::vector<float> want = jit(f)(x, w).to_vector<float>();
-    check_close(
-        jit(f, {.device = kGpu})(device_put(x, kGpu), device_put(w, kGpu)).to_vector<float>(),
-        want);
+    check_gpu_against_cpu(f, x, w);
     REQUIRE(gpus.fake().convolutions().size() == 1);
     CHECK(gpus.fake().convolutions()[0].groups == 2);
     CHECK(gpus.fake().convolutions()[0].math == CUDNN_FMA_MATH);
@@ -83,10 +86,7 @@ TEST_CASE("fake GPU convolutions: one in cuDNN's layout is one cuDNN call with t
     auto f = [](const Array& a, const Array& b) {
       return lax::conv_general_dilated(a, b, {2, 2}, "VALID", {}, {}, {"NHWC", "OHWI", "NHWC"});
     };
-    std::vector<float> want = jit(f)(xh, w).to_vector<float>();
-    check_close(
-        jit(f, {.device = kGpu})(device_put(xh, kGpu), device_put(w, kGpu)).to_vector<float>(),
-        want);
+    check_gpu_against_cpu(f, xh, w);
     CHECK(gpus.fake().launches() == 0);
     REQUIRE(gpus.fake().convolutions().size() == 1);
     CHECK(gpus.fake().convolutions()[0].format == CUDNN_TENSOR_NHWC);

@@ -175,12 +175,11 @@ class GemmEmitter {
     return b_.CreateInBoundsGEP(elem_, base, offset);
   }
 
-  // emit_for, skipping a range that folded to an empty constant one.
+  // emit_for, with no loop for a range that folded to one constant iteration.
   void for_range(llvm::Value* begin, llvm::Value* end, const std::string& name,
                  const std::function<void(llvm::Value*)>& body) {
     auto* cb = llvm::dyn_cast<llvm::ConstantInt>(begin);
     auto* ce = llvm::dyn_cast<llvm::ConstantInt>(end);
-    if (cb && ce && cb->getSExtValue() >= ce->getSExtValue()) return;
     if (cb && ce && cb->getSExtValue() + 1 == ce->getSExtValue()) return body(begin);
     emit_for(em_, begin, end, name, body, /*vectorize=*/false);
   }

@@ -235,11 +235,13 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
   // Whether output j may stream: written here once, in order, and so large that it leaves
   // the caches. Its vector loops then start at a cache line, which the optimizer can tell when
   // every row does.
+  auto line = [&](std::size_t j) {  // output j's elements in a cache line
+    return static_cast<std::int64_t>(Buffer::kAlignment / itemsize(shapes[j]->dtype));
+  };
   auto may_stream = [&](std::size_t j) {
     const Shape& dims = shapes[j]->dims;
-    auto line = static_cast<std::int64_t>(Buffer::kAlignment) / itemsize(shapes[j]->dtype);
     return output_buffers[j] && streams(isa, shape_size(dims) * itemsize(shapes[j]->dtype)) &&
-           (dims.size() == 1 || dims.back() % line == 0);
+           (dims.size() == 1 || dims.back() % line(j) == 0);
   };
   std::vector<ElementGenerator> gens;
   RowStash stash;
@@ -339,7 +341,7 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
       for (std::size_t j : group) {
         if (stash.in_output || !may_stream(j)) continue;
         mark_streaming(*output_buffers[j]);
-        aligned = std::max<std::int64_t>(aligned, Buffer::kAlignment / itemsize(shapes[j]->dtype));
+        aligned = std::max(aligned, line(j));
       }
       emit_loop_nest(em, dims, "out" + std::to_string(k), store_outputs, rows, aligned);
     }

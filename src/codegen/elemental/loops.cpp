@@ -31,25 +31,20 @@ llvm::MDNode* loop_metadata(llvm::LLVMContext& ctx, bool vectorize, bool interle
 }
 
 // emit_for over [begin, end) whose vectorized part runs from the first multiple of `aligned`
-// to the last, scalar loops taking the rest; ranges that fold to empty constants get no loop.
+// to the last, scalar loops taking the rest.
 void emit_aligned_for(ElementalEmitter& em, llvm::Value* begin, llvm::Value* end,
                       std::int64_t aligned, const std::string& name,
                       const std::function<void(llvm::Value*)>& body) {
   auto& b = em.b();
-  auto loop = [&](llvm::Value* from, llvm::Value* to, const std::string& part, bool vectorize) {
-    auto* cf = llvm::dyn_cast<llvm::ConstantInt>(from);
-    auto* ct = llvm::dyn_cast<llvm::ConstantInt>(to);
-    if (cf && ct && cf->getSExtValue() >= ct->getSExtValue()) return;
-    emit_for(em, from, to, name + part, body, vectorize);
-  };
   llvm::Value* mask = em.i64(-aligned);
   // A masked value, so that its trailing zeros are known to the optimizer.
   llvm::Value* start = b.CreateAnd(b.CreateAdd(begin, em.i64(aligned - 1), "", true, true), mask);
   llvm::Value* stop = b.CreateAnd(end, mask);
   llvm::Value* head_end = b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, start, end);
-  loop(begin, head_end, ".head", false);
-  loop(start, stop, "", true);
-  loop(b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, head_end, stop), end, ".tail", false);
+  emit_for(em, begin, head_end, name + ".head", body, /*vectorize=*/false);
+  emit_for(em, start, stop, name, body);
+  emit_for(em, b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, head_end, stop), end, name + ".tail",
+           body, /*vectorize=*/false);
 }
 
 }  // namespace
@@ -57,6 +52,9 @@ void emit_aligned_for(ElementalEmitter& em, llvm::Value* begin, llvm::Value* end
 void emit_strided_for(ElementalEmitter& em, llvm::Value* begin, llvm::Value* end, std::int64_t step,
                       const std::string& name, const std::function<void(llvm::Value*)>& body,
                       bool vectorize) {
+  auto* first = llvm::dyn_cast<llvm::ConstantInt>(begin);
+  auto* last = llvm::dyn_cast<llvm::ConstantInt>(end);
+  if (first && last && first->getSExtValue() >= last->getSExtValue()) return;
   llvm::IRBuilder<>& b = em.b();
   llvm::Function* fn = b.GetInsertBlock()->getParent();
   llvm::BasicBlock* preheader = b.GetInsertBlock();
