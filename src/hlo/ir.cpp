@@ -199,4 +199,20 @@ std::optional<Opcode> binary_combiner(const Computation& f) {
   return both ? std::optional(r->opcode) : std::nullopt;
 }
 
+bool never_positive(const Instruction& x) {
+  if (x.opcode != Opcode::kSubtract || x.operands[1]->opcode != Opcode::kBroadcast) return false;
+  const Instruction* a = x.operands[0];
+  const Instruction& broadcast = *x.operands[1];
+  const Instruction& m = *broadcast.operands[0];
+  if (m.opcode != Opcode::kReduce || m.operands.size() != 2 || m.operands[0] != a ||
+      binary_combiner(*m.called[0]) != Opcode::kMaximum)
+    return false;
+  // The broadcast puts m's dims, a's kept ones in order, back where they were in a.
+  const std::vector<std::int64_t>& reduced = m.attrs.get_ints("dimensions");
+  std::vector<std::int64_t> kept;
+  for (std::int64_t d = 0; d < a->shape.rank(); ++d)
+    if (std::find(reduced.begin(), reduced.end(), d) == reduced.end()) kept.push_back(d);
+  return broadcast.attrs.get_ints("dimensions") == kept;
+}
+
 }  // namespace jx::hlo

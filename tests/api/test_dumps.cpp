@@ -22,6 +22,7 @@
 #include "jx/config.hpp"
 #include "jx/jx.hpp"
 #include "library/numpy_testing.hpp"
+#include "support/config_guard.hpp"
 
 namespace jx {
 namespace {
@@ -290,6 +291,25 @@ TEST_CASE("dumps: a row softmax's kernel prefetches its next row as it computes 
   // A row of fewer than two chunks is not worth it.
   CHECK(count(ir_of("short_rows", random::normal(random::key(1), {4, 384})),
               "call void @llvm.prefetch") == 0);
+}
+
+// exp of a softmax's shifted logits takes the fast form that handles no overflow (the one whose
+// exponent conversion is frozen, vector_math.cpp); exp of a difference that may be positive keeps
+// the overflow handling.
+TEST_CASE("dumps: exp of a softmax's shifted logits handles no overflow", "[dumps][fusion]") {
+  using Fn = std::function<Array(const Array&)>;
+  auto ir_of = [](const std::string& name, const Fn& f, const Array& x) {
+    testing::ConfigGuard fast;
+    config().precise_math = false;
+    DumpScope scope("--dump_llvm");
+    jit(f, {.name = name})(x).block_until_ready();
+    return read(scope.files(name).at("ir-no-opt.ll"));
+  };
+  Array x = random::normal(random::key(0), {4, 256});
+  Fn shifted = [](const Array& a) { return np::exp(a - np::max(a, 1, true)); };
+  Fn halved = [](const Array& a) { return np::exp(a - np::max(a, 1, true) / 2.0f); };
+  CHECK(ir_of("shifted", shifted, x).find(" freeze ") != std::string::npos);
+  CHECK(ir_of("halved", halved, x).find(" freeze ") == std::string::npos);
 }
 
 // An output larger than the last-level cache is written with non-temporal stores, from a vector

@@ -343,6 +343,49 @@ TEST_CASE("vector math: fast float32 special values are exact", "[codegen][vecto
   fast("logistic", logistic_, {{kInfF, 1}, {-kInfF, 0}, {kNaNF, kNaNF}, {0, 0.5f}, {kMax, 1}});
 }
 
+// exp(a - max(a)) over an axis, the max broadcast back (a softmax's shifted logits), is never of
+// a positive number: it takes a fast form without overflow handling (hlo::never_positive). Its
+// values are the fast exp's of the same differences, computed where the max is not in sight.
+TEST_CASE("vector math: exp of shifted logits equals the fast exp of the same differences",
+          "[codegen][vector_math]") {
+  testing::ConfigGuard fast;
+  config().precise_math = false;
+  const std::int64_t cols = 80;  // a vector loop and a remainder
+  std::vector<float> x;
+  for (std::int64_t c = 0; c < cols; ++c) x.push_back(-120.0f + 1.6f * static_cast<float>(c));
+  for (std::int64_t c = 0; c < cols; ++c) x.push_back(c % 3 ? -kInfF : 0.5f);
+  for (std::int64_t c = 0; c < cols; ++c) x.push_back(c == 7 ? kInfF : 1.0f);
+  for (std::int64_t c = 0; c < cols; ++c) x.push_back(c == 9 ? kNaNF : -0.0f);
+  for (std::int64_t c = 0; c < cols; ++c) x.push_back(-kInfF);
+  Array a = np::array(x, {5, cols});
+  auto shifted = jit([](const Array& a) { return np::exp(a - np::max(a, 1, true)); });
+  auto differences = jit([](const Array& a) { return a - np::max(a, 1, true); });
+  auto exp = jit([](const Array& d) { return np::exp(d); });
+  std::vector<float> got = shifted(a).to_vector<float>();
+  std::vector<float> want = exp(differences(a)).to_vector<float>();
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) differ += !identical(got[i], want[i]);
+  CHECK(differ == 0);
+  CHECK(got[cols - 1] == 1.0f);          // the row's max
+  CHECK(got[0] == 0.0f);                 // e^-126.4
+  CHECK(std::isnan(got[2 * cols + 7]));  // inf - inf
+  CHECK(std::isnan(got[3 * cols]));      // a NaN row
+  CHECK(std::isnan(got[4 * cols]));      // -inf - -inf
+
+  // A difference from another array's max, or from the max of the wrong rows, may be positive:
+  // those overflow to infinity as exp does.
+  auto other = jit([](const Array& a, const Array& b) { return np::exp(a - np::max(b, 1, true)); });
+  std::vector<float> big = other(np::array(std::vector<float>{100, 0}, {1, 2}),
+                                 np::array(std::vector<float>{0, 0}, {1, 2}))
+                               .to_vector<float>();
+  CHECK(big == std::vector<float>({kInfF, 1}));
+  // Row maxes [100, 0] subtracted along the columns: x[0, 1] - 0 = 100.
+  auto across = jit([](const Array& a) { return np::exp(a - np::max(a, 1)); });
+  std::vector<float> crossed =
+      across(np::array(std::vector<float>{0, 100, 0, 0}, {2, 2})).to_vector<float>();
+  CHECK(crossed == std::vector<float>({0, kInfF, 0, 1}));
+}
+
 TEST_CASE("vector math: sin and cos stay finite in [-1, 1] past the reduction's range",
           "[codegen][vector_math]") {
   std::vector<float> xs;

@@ -55,6 +55,8 @@ constexpr MathOp kMathOps[] = {
 
 llvm::Value* emit_math(ElementalEmitter& em, const Instruction& inst, Values x) {
   require_float(inst);
+  if (inst.opcode == Opcode::kExp && hlo::never_positive(*inst.operands[0]))
+    return em.math().call(em.b(), MathFn::kExpNonPositive, x);
   for (const MathOp& m : kMathOps)
     if (m.op == inst.opcode) return em.math().call(em.b(), m.fn, x);
   throw CompileError("codegen: no math function for " + std::string(hlo::info(inst.opcode).name));
@@ -72,7 +74,7 @@ llvm::Value* emit_logistic(ElementalEmitter& em, const Instruction& inst, Values
   llvm::Type* t = x[0]->getType();
   llvm::Value* one = llvm::ConstantFP::get(t, 1.0);
   llvm::Value* a = em.math().call(b, MathFn::kFabs, x);
-  llvm::Value* e = em.math().call(b, MathFn::kExp, {b.CreateFNeg(a)});
+  llvm::Value* e = em.math().call(b, MathFn::kExpNonPositive, {b.CreateFNeg(a)});
   llvm::Value* numerator =
       b.CreateSelect(b.CreateFCmpOGE(x[0], llvm::ConstantFP::get(t, 0.0)), one, e);
   return b.CreateFDiv(numerator, b.CreateFAdd(one, e));

@@ -64,12 +64,12 @@ class Ir {
   // min/max that return the other operand for a NaN.
   Value* minnum(Value* x, Value* y) { return b_.CreateMinNum(x, y); }
   Value* maxnum(Value* x, Value* y) { return b_.CreateMaxNum(x, y); }
-  // x within [lo, hi], NaN kept: a compare and a select each, which x86 takes as one min or max
-  // whose NaN operand wins (minnum and maxnum drop NaN, costing a test and a blend to restore).
-  Value* clamp(Value* x, double lo, double hi) {
-    Value* below_hi = select(gt(x, c(hi)), c(hi), x);
-    return select(lt(below_hi, c(lo)), c(lo), below_hi);
-  }
+  // max(x, lo) and min(x, hi) that keep NaN: a compare and a select, which x86 takes as one max
+  // or min whose NaN operand wins (maxnum and minnum drop NaN, costing a test and a blend to
+  // restore).
+  Value* at_least(Value* x, double lo) { return select(lt(x, c(lo)), c(lo), x); }
+  Value* at_most(Value* x, double hi) { return select(gt(x, c(hi)), c(hi), x); }
+  Value* clamp(Value* x, double lo, double hi) { return at_least(at_most(x, hi), lo); }
   Value* copysign(Value* mag, Value* sign) { return b_.CreateCopySign(mag, sign); }
   Value* select(Value* cond, Value* t, Value* f) { return b_.CreateSelect(cond, t, f); }
 

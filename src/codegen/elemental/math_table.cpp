@@ -51,6 +51,8 @@ const MathTable& cpu_math_table(bool precise) {
       MathTable()
           .set(MathFn::kExp,
                {.intrinsic = I::exp, .emit_f32 = vm::exp_f32, .emit_f64 = vm::exp_f64})
+          .set(MathFn::kExpNonPositive,
+               {.intrinsic = I::exp, .emit_f32 = vm::exp_f32, .emit_f64 = vm::exp_f64})
           .set(MathFn::kLog,
                {.intrinsic = I::log, .emit_f32 = vm::log_f32, .emit_f64 = vm::log_f64})
           .set(MathFn::kLog1p, {.f32 = "log1pf", .f64 = "log1p"})
@@ -84,6 +86,9 @@ const MathTable& cpu_math_table(bool precise) {
       MathTable(precise_table)
           .set(MathFn::kExp,
                {.intrinsic = I::exp, .emit_f32 = vm::fast_exp_f32, .emit_f64 = vm::exp_f64})
+          .set(MathFn::kExpNonPositive, {.intrinsic = I::exp,
+                                         .emit_f32 = vm::fast_exp_nonpositive_f32,
+                                         .emit_f64 = vm::exp_f64})
           .set(MathFn::kTanh, {.f32 = "tanhf", .f64 = "tanh", .emit_f32 = vm::fast_tanh_f32})
           .set(MathFn::kErf, {.f32 = "erff", .f64 = "erf", .emit_f32 = vm::fast_erf_f32});
   return precise ? precise_table : fast_table;

@@ -12,6 +12,7 @@ namespace jx::codegen {
 
 enum class MathFn {
   kExp,
+  kExpNonPositive,  // e^x where the caller knows x <= 0 (or NaN): nothing overflows
   kLog,
   kLog1p,
   kExpm1,

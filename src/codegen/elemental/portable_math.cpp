@@ -15,6 +15,7 @@ const MathTable& portable_math_table() {
   static const MathTable table =
       MathTable()
           .set(MathFn::kExp, {.emit_f32 = vm::exp_f32, .emit_f64 = vm::exp_f64})
+          .set(MathFn::kExpNonPositive, {.emit_f32 = vm::exp_f32, .emit_f64 = vm::exp_f64})
           .set(MathFn::kLog, {.emit_f32 = vm::log_f32, .emit_f64 = vm::log_f64})
           .set(MathFn::kLog1p, {.emit_f32 = pm::log1p_f32, .emit_f64 = pm::log1p_f64})
           .set(MathFn::kExpm1, {.emit_f32 = pm::expm1_f32, .emit_f64 = pm::expm1_f64})

@@ -17,6 +17,7 @@ llvm::Value* tanh_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<llvm::Value*> args);
 llvm::Value* erf_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<llvm::Value*> args);
 // The fast forms, with XLA:CPU's accuracy (a few ULP) and a fraction of the work.
 llvm::Value* fast_exp_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<llvm::Value*> args);
+llvm::Value* fast_exp_nonpositive_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<llvm::Value*> args);
 llvm::Value* fast_tanh_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<llvm::Value*> args);
 llvm::Value* fast_erf_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<llvm::Value*> args);
 llvm::Value* sin_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<llvm::Value*> args);

@@ -30,6 +30,7 @@ const MathTable& libdevice_math_table() {
   static const MathTable table =
       MathTable()
           .set(MathFn::kExp, {.f32 = "__nv_expf", .f64 = "__nv_exp"})
+          .set(MathFn::kExpNonPositive, {.f32 = "__nv_expf", .f64 = "__nv_exp"})
           .set(MathFn::kLog, {.f32 = "__nv_logf", .f64 = "__nv_log"})
           .set(MathFn::kLog1p, {.f32 = "__nv_log1pf", .f64 = "__nv_log1p"})
           .set(MathFn::kExpm1, {.f32 = "__nv_expm1f", .f64 = "__nv_expm1"})
