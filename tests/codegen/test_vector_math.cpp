@@ -329,6 +329,8 @@ TEST_CASE("vector math: fast float32 special values are exact", "[codegen][vecto
         {-kTrueMin, -kTrueMin},
         {1e-5f, 1e-5f},
         {9.01091385f, 1},
+        {std::nextafter(9.01091385f, 10.0f), 1},  // past the clamp
+        {-std::nextafter(9.01091385f, 10.0f), -1},
         {20, 1},
         {-kMax, -1}});
   fast("erf", erf_,
@@ -338,6 +340,8 @@ TEST_CASE("vector math: fast float32 special values are exact", "[codegen][vecto
         {0, 0},
         {-0.0f, -0.0f},
         {3.9192059f, 1},
+        {std::nextafter(3.9192059f, 4.0f), 1},  // past the clamp
+        {-std::nextafter(3.9192059f, 4.0f), -1},
         {10, 1},
         {-kMax, -1}});
   fast("logistic", logistic_, {{kInfF, 1}, {-kInfF, 0}, {kNaNF, kNaNF}, {0, 0.5f}, {kMax, 1}});
