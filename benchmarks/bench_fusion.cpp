@@ -68,10 +68,9 @@ using bench::load_average;
 // ---- data ------------------------------------------------------------------------------------
 
 // Runs f(begin, end) over [0, n) split into one contiguous chunk per thread. Chunks are
-// multiples of 16 elements: whole cache lines of floats. Every chunk gets a new thread, the
-// caller only waits: Linux often starts a new thread on its parent's core and leaves it there for
-// milliseconds, so a chunk run by the caller shared that core (the triad ran at 0.6 of its
-// bandwidth).
+// multiples of 16 elements: whole cache lines of floats. Every chunk gets a new thread bound to a
+// core of its own (bench::bind_to_cpu), the caller only waiting: Linux often starts a new thread
+// on its parent's core and leaves it there for milliseconds.
 template <class F>
 void parallel_for(std::size_t n, int threads, const F& f) {
   std::size_t chunk = (n + threads - 1) / threads;
@@ -79,7 +78,11 @@ void parallel_for(std::size_t n, int threads, const F& f) {
   std::vector<std::thread> team;
   for (int t = 0; t < threads; ++t) {
     std::size_t begin = std::min(n, t * chunk), end = std::min(n, begin + chunk);
-    if (begin < end) team.emplace_back(std::cref(f), begin, end);
+    if (begin < end)
+      team.emplace_back([&f, t, begin, end] {
+        bench::bind_to_cpu(t);
+        f(begin, end);
+      });
   }
   for (std::thread& t : team) t.join();
 }

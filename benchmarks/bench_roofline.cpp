@@ -63,8 +63,8 @@ double fma_rate(long iterations) {
 }
 
 // The best of several runs on one thread, and on `threads` at once (per thread). Each runs on a
-// new thread while the caller waits: Linux often starts a new thread on its parent's core and
-// leaves it there for milliseconds, which would lower the peak the ratios are held to.
+// new thread bound to a core of its own while the caller waits (bench::bind_to_cpu): unbound,
+// two could share a core, which would lower the peak the ratios are held to.
 double fma_peak(int threads, int scale) {
   const long iterations = 50'000'000L * scale;
   double best = 0;
@@ -72,7 +72,10 @@ double fma_peak(int threads, int scale) {
     std::vector<double> rates(static_cast<std::size_t>(threads));
     std::vector<std::thread> pool;
     for (int t = 0; t < threads; ++t)
-      pool.emplace_back([&, t] { rates[static_cast<std::size_t>(t)] = fma_rate(iterations); });
+      pool.emplace_back([&, t] {
+        bench::bind_to_cpu(t);
+        rates[static_cast<std::size_t>(t)] = fma_rate(iterations);
+      });
     for (std::thread& t : pool) t.join();
     double slowest = *std::min_element(rates.begin(), rates.end());
     best = std::max(best, slowest);
