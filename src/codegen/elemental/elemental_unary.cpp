@@ -74,7 +74,7 @@ llvm::Value* emit_logistic(ElementalEmitter& em, const Instruction& inst, Values
   llvm::Type* t = x[0]->getType();
   llvm::Value* one = llvm::ConstantFP::get(t, 1.0);
   llvm::Value* a = em.math().call(b, MathFn::kFabs, x);
-  llvm::Value* e = em.math().call(b, MathFn::kExpNonPositive, {b.CreateFNeg(a)});
+  llvm::Value* e = em.math().call(b, MathFn::kExp, {b.CreateFNeg(a)});
   llvm::Value* numerator =
       b.CreateSelect(b.CreateFCmpOGE(x[0], llvm::ConstantFP::get(t, 0.0)), one, e);
   return b.CreateFDiv(numerator, b.CreateFAdd(one, e));
