@@ -200,7 +200,10 @@ std::optional<Opcode> binary_combiner(const Computation& f) {
 }
 
 bool never_positive(const Instruction& x) {
-  if (x.opcode != Opcode::kSubtract || x.operands[1]->opcode != Opcode::kBroadcast) return false;
+  // Floats only: an integer difference may wrap.
+  if (x.opcode != Opcode::kSubtract || !is_floating(x.shape.dtype) ||
+      x.operands[1]->opcode != Opcode::kBroadcast)
+    return false;
   const Instruction* a = x.operands[0];
   const Instruction& broadcast = *x.operands[1];
   const Instruction& m = *broadcast.operands[0];

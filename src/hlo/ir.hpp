@@ -161,8 +161,8 @@ std::optional<double> splat(const Instruction* i);
 // when its root is that one opcode of both, in either order; none otherwise.
 std::optional<Opcode> binary_combiner(const Computation& f);
 
-// Whether every element of `x` is known to be at most 0 (or NaN): x = a - m, m a maximum of a
-// itself over some dims, broadcast back over them (a softmax's shifted logits).
+// Whether every element of the float array `x` is known to be at most 0 (or NaN): x = a - m, m a
+// maximum of a itself over some dims, broadcast back over them (a softmax's shifted logits).
 bool never_positive(const Instruction& x);
 
 // The computations that run as programs of their own: the entry and, transitively, those a

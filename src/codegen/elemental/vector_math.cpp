@@ -206,10 +206,10 @@ constexpr double kFastErfP[] = {1.60229874f,    0.270336181f,    0.0748987198f,
 constexpr double kFastErfQ[] = {1.42000031f,  0.712911785f,   0.16201885f,
                                 0.021253245f, 0.00165051676f, 5.41002337e-05f};
 
-// f(x) for an odd f, from the rational of x² given, within [-1, 1]. Past the clamp x² is capped
-// at its square: x times the rational there only grows past its value at the clamp, which is 1 or
-// more, and the final clamp gives ±1 (one instruction, where clamping x took two). The caps keep
-// NaN, which the arithmetic carries through, and the final product keeps -0 (f(-0) = -0).
+// f(x) for an odd f, from the rational of x² given, within [-1, 1]. x² is capped at the clamp's
+// square: past the clamp, x times the rational there only grows past its value at the clamp,
+// which is 1 or more, and the final clamp gives ±1 (one instruction, where clamping x took two).
+// The caps keep NaN, which the arithmetic carries through, and the final product keeps -0.
 Value* odd_rational(Ir& ir, Value* x, double clamp, std::span<const double> p,
                     std::span<const double> q, bool divide_first) {
   Value* x2 = ir.at_most(ir.mul(x, x), static_cast<float>(clamp * clamp));
