@@ -340,6 +340,40 @@ TEST_CASE("dumps: an output larger than the last-level cache is stored past the 
         std::string::npos);
 }
 
+// A cumulative sum along dimension 0 writes its output once, a run of a row at a time: larger than
+// the last-level cache, it streams. Its threads' parts of the columns are rounded down to a cache
+// line (1040 columns split in two: 520 and 520, run as 512 and 528); a row that is no whole number
+// of lines does not stream.
+TEST_CASE("dumps: a long cumulative sum down the columns is stored past the caches",
+          "[dumps][fusion]") {
+  auto ir_of = [&](const std::string& name, std::int64_t cols) {
+    const std::int64_t cache = codegen::cpu::cpu_isa(config().cpu_isa).last_level_cache;
+    const std::int64_t rows = cache / 4 / cols + 3;
+    std::vector<float> x(static_cast<std::size_t>(rows * cols));
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(int(i % 7) - 3);
+    DumpScope scope("--dump_llvm");
+    auto cumsum = [](const Array& a) { return lax::cumsum(a, 0); };
+    std::vector<float> got =
+        jit(std::function(cumsum), {.name = name})(np::array(x, {rows, cols})).to_vector<float>();
+    // Small integers: every partial sum is exact.
+    std::size_t wrong = 0;
+    for (std::int64_t c = 0; c < cols; ++c) {
+      float sum = 0;
+      for (std::int64_t r = 0; r < rows; ++r) {
+        std::size_t i = static_cast<std::size_t>(r * cols + c);
+        sum += x[i];
+        wrong += got[i] != sum;
+      }
+    }
+    CHECK(wrong == 0);
+    return read(scope.files(name).at("ir-with-opt.ll"));
+  };
+  std::string ir = ir_of("lines", 1040);
+  CHECK(ir.find("!nontemporal") != std::string::npos);
+  CHECK(ir.find("call void @llvm.x86.sse.sfence()") != std::string::npos);
+  CHECK(ir_of("off_lines", 1001).find("!nontemporal") == std::string::npos);
+}
+
 // A softmax whose output streams stashes each row's exp on the stack, not in the output's row,
 // so that the output is written once, past the caches; a row longer than the stash's 16 KiB
 // stays stashed in the output, written as usual.

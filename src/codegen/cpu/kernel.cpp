@@ -307,7 +307,15 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
     Emit scan = [&](ElementalEmitter& em, const Instruction& r, const ElementGenerator& x,
                     const ElementGenerator& init, llvm::Value* out,
                     const std::optional<OuterRange>& rows) {
-      emit_prefix_scan(em, r, x, init, out, rows, scratch, buffer_of_operand(r));
+      // A scan in runs writes its output once, in order: it streams as a loop nest's would.
+      std::int64_t aligned = 1;
+      std::size_t j = 0;
+      while (output(j) != &r) ++j;
+      if (scans_in_runs(r) && may_stream(j)) {
+        mark_streaming(*output_buffers[j]);
+        aligned = line(j);
+      }
+      emit_prefix_scan(em, r, x, init, out, rows, scratch, buffer_of_operand(r), aligned);
     };
     for (auto [is_kind, emit] : {std::pair{Kind(column_reduction), Emit(&emit_column_reduction)},
                                  std::pair{Kind(prefix_scan), scan}}) {

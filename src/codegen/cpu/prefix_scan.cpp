@@ -72,7 +72,7 @@ class ScanEmitter {
  public:
   ScanEmitter(ElementalEmitter& em, const Instruction& scan, const ElementGenerator& operand,
               const ElementGenerator& init, llvm::Value* out, llvm::Value* scratch,
-              llvm::Value* source)
+              llvm::Value* source, std::int64_t aligned)
       : em_(em),
         b_(em.b()),
         scan_(scan),
@@ -84,7 +84,8 @@ class ScanEmitter {
         dims_(scan.shape.dims),
         dtype_(scan.shape.dtype),
         type_(em.type(dtype_)),
-        init_(init(em.scalar_index())) {
+        init_(init(em.scalar_index())),
+        aligned_(aligned) {
     hlo::PrefixScan p = *hlo::as_prefix_scan(scan);
     axis_ = static_cast<std::size_t>(p.axis);
     reverse_ = p.reverse;
@@ -415,10 +416,12 @@ class ScanEmitter {
     auto* array = llvm::ArrayType::get(type_, static_cast<std::uint64_t>(run));
     llvm::AllocaInst* acc = em_.entry_alloca(array, "scan.accs");
     auto slot = [&](llvm::Value* j) { return b_.CreateInBoundsGEP(array, acc, {em_.i64(0), j}); };
-    // Without dims between, the range is one of the last dim.
+    // Without dims between, the range is one of the last dim. Its ends rounded down to a
+    // multiple of aligned_ still cover the dim (m is one), and make every run start there.
     bool ranged_last = range && middle.empty();
-    llvm::Value* first = ranged_last ? range->begin : em_.i64(0);
-    llvm::Value* last = ranged_last ? range->end : em_.i64(m);
+    auto rounded = [&](llvm::Value* k) { return b_.CreateAnd(k, em_.i64(-aligned_)); };
+    llvm::Value* first = ranged_last ? rounded(range->begin) : em_.i64(0);
+    llvm::Value* last = ranged_last ? rounded(range->end) : em_.i64(m);
     auto scan_runs = [&](const IrIndex& mid) {
       emit_strided_for(
           em_, first, last, run, "scan.run",
@@ -463,6 +466,7 @@ class ScanEmitter {
   bool reverse_ = false;
   std::int64_t n_ = 0;
   std::int64_t tiles_ = 0;  // of a tiled scan
+  std::int64_t aligned_ = 1;
 };
 
 }  // namespace
@@ -477,12 +481,17 @@ std::int64_t scan_tiles(const Instruction& scan) {
   return rows < kFewRows ? rows * tiles_per_row(dims.back(), scan.shape.dtype) : 0;
 }
 
+bool scans_in_runs(const Instruction& scan) {
+  std::optional<hlo::PrefixScan> p = hlo::as_prefix_scan(scan);
+  return p && static_cast<std::size_t>(p->axis) + 1 < scan.shape.dims.size();
+}
+
 void emit_prefix_scan(ElementalEmitter& em, const Instruction& scan,
                       const ElementGenerator& operand, const ElementGenerator& init,
                       llvm::Value* out, const std::optional<OuterRange>& rows, llvm::Value* scratch,
-                      llvm::Value* source) {
+                      llvm::Value* source, std::int64_t aligned) {
   if (scan.shape.size() == 0) return;
-  ScanEmitter(em, scan, operand, init, out, scratch, source).emit(rows);
+  ScanEmitter(em, scan, operand, init, out, scratch, source, aligned).emit(rows);
 }
 
 }  // namespace jx::codegen::cpu

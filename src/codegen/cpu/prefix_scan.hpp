@@ -39,14 +39,20 @@ std::int64_t scan_tiles(const hlo::Instruction& scan);
 // published) and its prefix.
 inline std::int64_t scan_scratch_words(std::int64_t tiles) { return 1 + 2 * tiles; }
 
+// Whether `scan` runs along a dim with dims after it: it writes its output once, in order, a
+// contiguous run at a time (so the output may stream, streaming_stores.hpp).
+bool scans_in_runs(const hlo::Instruction& scan);
+
 // out = the scan `scan` (hlo::as_prefix_scan holds) of operand, from init. `rows` is a thread's
 // part of dimension 0, or of dimension 1 for a scan along dimension 0; a tiled scan ignores it
 // and takes `scratch` (scan_scratch_words of it). `source`, when given, is a buffer holding the
 // operand as stored (its shape and dtype), which a scan along the last dim reads a vector at a
-// time instead of computing it into a buffer of its own first.
+// time instead of computing it into a buffer of its own first. With `aligned` (a power of two
+// dividing the last dim) a scan in runs starts every run at a multiple of it, rounding the ends
+// of a thread's part of the last dim down to one.
 void emit_prefix_scan(ElementalEmitter& em, const hlo::Instruction& scan,
                       const ElementGenerator& operand, const ElementGenerator& init,
                       llvm::Value* out, const std::optional<OuterRange>& rows, llvm::Value* scratch,
-                      llvm::Value* source = nullptr);
+                      llvm::Value* source = nullptr, std::int64_t aligned = 1);
 
 }  // namespace jx::codegen::cpu
