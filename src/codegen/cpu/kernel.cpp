@@ -301,29 +301,33 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
     // Outputs that are all column reductions, or all prefix scans, run in row order each.
     bool own_order = false;
     using Kind = std::function<const Instruction*(std::size_t)>;
-    using Emit = std::function<void(ElementalEmitter&, const Instruction&, const ElementGenerator&,
-                                    const ElementGenerator&, llvm::Value*,
-                                    const std::optional<OuterRange>&)>;
-    Emit scan = [&](ElementalEmitter& em, const Instruction& r, const ElementGenerator& x,
-                    const ElementGenerator& init, llvm::Value* out,
-                    const std::optional<OuterRange>& rows) {
+    // Emits output j, the instruction r of operands x and init.
+    using Emit = std::function<void(std::size_t j, const Instruction& r, const ElementGenerator& x,
+                                    const ElementGenerator& init)>;
+    auto out_arg = [&](std::size_t j) {
+      return body->getArg(static_cast<unsigned>(args.output_arg[j]));
+    };
+    Emit reduce_columns = [&](std::size_t j, const Instruction& r, const ElementGenerator& x,
+                              const ElementGenerator& init) {
+      emit_column_reduction(em, r, x, init, out_arg(j), rows);
+    };
+    Emit scan = [&](std::size_t j, const Instruction& r, const ElementGenerator& x,
+                    const ElementGenerator& init) {
       // A scan in runs writes its output once, in order: it streams as a loop nest's would.
       std::int64_t aligned = 1;
-      std::size_t j = 0;
-      while (output(j) != &r) ++j;
       if (scans_in_runs(r) && may_stream(j)) {
         mark_streaming(*output_buffers[j]);
         aligned = line(j);
       }
-      emit_prefix_scan(em, r, x, init, out, rows, scratch, buffer_of_operand(r), aligned);
+      emit_prefix_scan(em, r, x, init, out_arg(j), rows, scratch, buffer_of_operand(r), aligned);
     };
-    for (auto [is_kind, emit] : {std::pair{Kind(column_reduction), Emit(&emit_column_reduction)},
-                                 std::pair{Kind(prefix_scan), scan}}) {
+    for (auto [is_kind, emit] :
+         {std::pair{Kind(column_reduction), reduce_columns}, std::pair{Kind(prefix_scan), scan}}) {
       if (own_order || !std::all_of(group.begin(), group.end(), is_kind)) continue;
       for (std::size_t j : group) {
         const Instruction* r = is_kind(j);
         std::vector<ElementGenerator> in = operands_of(r);
-        emit(em, *r, in[0], in[1], body->getArg(static_cast<unsigned>(args.output_arg[j])), rows);
+        emit(j, *r, in[0], in[1]);
         done[j] = true;
       }
       own_order = true;
@@ -334,10 +338,8 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
       std::vector<std::pair<std::size_t, llvm::Value*>> values;
       for (std::size_t j = k; j < shapes.size(); ++j)
         if (!done[j] && shapes[j]->dims == dims) values.emplace_back(j, gens[j](index));
-      for (auto [j, value] : values) {
-        llvm::Value* out = body->getArg(static_cast<unsigned>(args.output_arg[j]));
-        em.store(shapes[j]->dtype, value, out, em.linear_index(index, dims));
-      }
+      for (auto [j, value] : values)
+        em.store(shapes[j]->dtype, value, out_arg(j), em.linear_index(index, dims));
     };
     std::optional<std::size_t> across =
         shapes.size() == 1 && aliases[0] < 0 ? transposed_dim(*output(0)) : std::nullopt;
