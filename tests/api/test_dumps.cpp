@@ -342,8 +342,8 @@ TEST_CASE("dumps: an output larger than the last-level cache is stored past the 
 
 // A cumulative sum along dimension 0 writes its output once, a run of a row at a time: larger than
 // the last-level cache, it streams. Its threads' parts of the columns are rounded down to a cache
-// line (1040 columns split in two: 520 and 520, run as 512 and 528); a row that is no whole number
-// of lines does not stream.
+// line (on two threads, 1040 columns split as 520 and 520 run as 512 and 528); a row that is no
+// whole number of lines does not stream.
 TEST_CASE("dumps: a long cumulative sum down the columns is stored past the caches",
           "[dumps][fusion]") {
   auto ir_of = [&](const std::string& name, std::int64_t cols) {
