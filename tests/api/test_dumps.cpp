@@ -293,23 +293,45 @@ TEST_CASE("dumps: a row softmax's kernel prefetches its next row as it computes 
               "call void @llvm.prefetch") == 0);
 }
 
-// exp of a softmax's shifted logits takes the fast form that handles no overflow (the one whose
-// exponent conversion is frozen, vector_math.cpp); exp of a difference that may be positive keeps
-// the overflow handling.
+// exp of a softmax's shifted logits takes the fast form that handles no overflow; exp of a
+// difference that may be positive keeps the overflow handling. The portable form's exponent
+// conversion is then frozen (vector_math.cpp); on AVX-512, where exp scales by vscalef, its
+// argument is not clamped at 89 (past which exp overflows). There the clamped calls to jx_ldexp
+// are gone after optimization, vscalef in their place.
 TEST_CASE("dumps: exp of a softmax's shifted logits handles no overflow", "[dumps][fusion]") {
   using Fn = std::function<Array(const Array&)>;
-  auto ir_of = [](const std::string& name, const Fn& f, const Array& x) {
+  // The IR before and after optimization.
+  auto ir_of = [](const std::string& name, const Fn& f, const Array& x, const char* isa) {
     testing::ConfigGuard fast;
     config().precise_math = false;
+    config().cpu_isa = isa;
     DumpScope scope("--dump_llvm");
     jit(f, {.name = name})(x).block_until_ready();
-    return read(scope.files(name).at("ir-no-opt.ll"));
+    auto files = scope.files(name);
+    return std::pair(read(files.at("ir-no-opt.ll")), read(files.at("ir-with-opt.ll")));
   };
   Array x = random::normal(random::key(0), {4, 256});
   Fn shifted = [](const Array& a) { return np::exp(a - np::max(a, 1, true)); };
   Fn halved = [](const Array& a) { return np::exp(a - np::max(a, 1, true) / 2.0f); };
-  CHECK(ir_of("shifted", shifted, x).find(" freeze ") != std::string::npos);
-  CHECK(ir_of("halved", halved, x).find(" freeze ") == std::string::npos);
+  for (const char* isa : {"avx2", "native"}) {
+    INFO("--cpu_isa=" << isa);
+    auto has = [](const std::string& ir, const char* text) {
+      return ir.find(text) != std::string::npos;
+    };
+    std::string shifted_ir = ir_of("shifted", shifted, x, isa).first;
+    auto [halved_ir, optimized] = ir_of("halved", halved, x, isa);
+    if (codegen::cpu::cpu_isa(isa).name == "avx512") {
+      CHECK_FALSE(has(shifted_ir, "8.900000e+01"));
+      CHECK(has(halved_ir, "8.900000e+01"));
+      CHECK(has(shifted_ir, "@jx_ldexp_f32("));
+      CHECK(has(optimized, "@llvm.x86.avx512.mask.scalef.ps.512("));
+      CHECK_FALSE(has(optimized, "jx_ldexp"));
+    } else {
+      CHECK(has(shifted_ir, " freeze "));
+      CHECK_FALSE(has(halved_ir, " freeze "));
+      CHECK_FALSE(has(shifted_ir, "jx_ldexp"));
+    }
+  }
 }
 
 // An output larger than the last-level cache is written with non-temporal stores, from a vector

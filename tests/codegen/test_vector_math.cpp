@@ -15,6 +15,7 @@
 
 #include <jx/jx.hpp>
 
+#include "codegen/cpu/cpu_isa.hpp"
 #include "support/config_guard.hpp"
 #include "support/float_ulps.hpp"
 
@@ -197,6 +198,33 @@ TEST_CASE("vector math: the fast float32 forms within their ULP bounds over a sw
   }
 }
 
+// The fast exp is the precise one with a cheaper scaling by 2^n: the same values wherever the
+// result is normal. The portable fast form flushes subnormal results to 0; with AVX-512's
+// vscalef, which rounds y·2^n once, the two are one form and agree there too.
+TEST_CASE("vector math: the fast exp has the precise exp's values", "[codegen][vector_math]") {
+  std::vector<float> xs = sweep_f32(110.0f, 1 << 18);
+  for (int k = 0; k <= 30000; ++k) {  // densely where results turn subnormal and overflow
+    xs.push_back(-80.0f - 30.0f * static_cast<float>(k) / 30000);
+    xs.push_back(85.0f + 5.0f * static_cast<float>(k) / 30000);
+  }
+  for (const char* isa : {"avx2", "native"}) {
+    testing::ConfigGuard guard;
+    config().cpu_isa = isa;
+    bool vscalef = codegen::cpu::cpu_isa(isa).name == "avx512";
+    std::vector<float> fast = run_jit(exp_, xs, /*precise=*/false);
+    std::vector<float> precise = run_jit(exp_, xs, /*precise=*/true);
+    std::int64_t differ = 0, subnormal = 0;
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      bool flushed = !vscalef && std::fpclassify(precise[i]) == FP_SUBNORMAL;
+      subnormal += std::fpclassify(precise[i]) == FP_SUBNORMAL;
+      differ += !identical(fast[i], flushed ? 0.0f : precise[i]);
+    }
+    INFO("--cpu_isa=" << isa);
+    CHECK(subnormal > 1000);
+    CHECK(differ == 0);
+  }
+}
+
 // Every float32 input in each function's range: about 15 minutes, so hidden; run with
 // `jx_tests "[vector_math_exhaustive]"`.
 TEST_CASE("vector math: float32 functions within their ULP bounds on every input",
@@ -306,19 +334,28 @@ TEST_CASE("vector math: fast float32 special values are exact", "[codegen][vecto
   auto fast = [](const char* name, UnaryFn fn, const std::vector<Special>& cases) {
     check_specials(name, fn, cases, /*precise=*/false);
   };
-  fast("exp", exp_,
-       {{kInfF, kInfF},
-        {-kInfF, 0},
-        {kNaNF, kNaNF},
-        {0, 1},
-        {-0.0f, 1},
-        {88.7f, std::exp(88.7f)},
-        {88.73f, kInfF},
-        {1000, kInfF},
-        {kMax, kInfF},
-        {-87.34f, 0},
-        {-1000, 0},
-        {-kMax, 0}});
+  // Below the normal range the portable form gives 0, as flushing a subnormal result does; with
+  // AVX-512's vscalef it is the precise form and gives the subnormal.
+  for (const char* isa : {"avx2", "native"}) {
+    testing::ConfigGuard guard;
+    config().cpu_isa = isa;
+    bool vscalef = codegen::cpu::cpu_isa(isa).name == "avx512";
+    INFO("--cpu_isa=" << isa);
+    fast("exp", exp_,
+         {{kInfF, kInfF},
+          {-kInfF, 0},
+          {kNaNF, kNaNF},
+          {0, 1},
+          {-0.0f, 1},
+          {88.7f, std::exp(88.7f)},
+          {88.73f, kInfF},
+          {1000, kInfF},
+          {kMax, kInfF},
+          {-87.34f, vscalef ? 0x1.fe3c6p-127f : 0},
+          {-103.9f, vscalef ? kTrueMin : 0},
+          {-1000, 0},
+          {-kMax, 0}});
+  }
   fast("tanh", tanh_,
        {{kInfF, 1},
         {-kInfF, -1},

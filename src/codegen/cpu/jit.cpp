@@ -14,6 +14,7 @@
 #include "codegen/cpu/cpu_isa.hpp"
 #include "codegen/cpu/kernel.hpp"
 #include "codegen/cpu/streaming_stores.hpp"
+#include "codegen/cpu/x86_ldexp.hpp"
 #include "codegen/elemental/math_table.hpp"
 #include "codegen/optimize.hpp"
 #include "jx/errors.hpp"
@@ -128,8 +129,10 @@ std::shared_ptr<CompiledKernels> compile_kernels(const std::vector<KernelRequest
     if (!k.root) throw CompileError("codegen: kernel '" + k.symbol + "' has no instruction");
     if (!seen.insert(k.symbol).second)
       throw CompileError("codegen: two kernels named '" + k.symbol + "'");
-    cpu::emit_kernel(*module, k, k.symbol,
-                     options.math ? *options.math : cpu_math_table(options.precise_math), isa);
+    cpu::emit_kernel(
+        *module, k, k.symbol,
+        options.math ? *options.math : cpu_math_table(options.precise_math, isa.name == "avx512"),
+        isa);
     symbols.push_back(k.symbol);
   }
   // Each function names its features, which both the optimizer's cost model and instruction
@@ -148,6 +151,7 @@ std::shared_ptr<CompiledKernels> compile_kernels(const std::vector<KernelRequest
   if (!options.dump_prefix.empty()) dump_module(*module, options.dump_prefix + ".ir-no-opt.ll");
   verify_module(*module);
   optimize_module(*module, tm, options.opt_level);
+  cpu::lower_ldexp_calls(*module);
   cpu::emit_streaming_stores(*module);
   if (!options.dump_prefix.empty()) dump_module(*module, options.dump_prefix + ".ir-with-opt.ll");
 

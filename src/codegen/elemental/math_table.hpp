@@ -72,7 +72,7 @@ class MathTable {
 };
 
 // The CPU's table: float32 exp, tanh and erf in their fast forms, or with `precise` their 1-ULP
-// forms (--precise_math).
-const MathTable& cpu_math_table(bool precise);
+// forms (--precise_math). With `ldexp`, exp scales by ldexp (ldexp.hpp), which the target lowers.
+const MathTable& cpu_math_table(bool precise, bool ldexp);
 
 }  // namespace jx::codegen

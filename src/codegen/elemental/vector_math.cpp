@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "codegen/elemental/float_ir.hpp"
+#include "codegen/elemental/ldexp.hpp"
 
 namespace jx::codegen::vector_math {
 namespace {
@@ -97,6 +98,16 @@ Value* fast_exp_nonpositive_impl(Ir& ir, Value* x) {
   // n is NaN where x is, and its conversion poison: frozen, it is some integer, and e is NaN.
   Value* y = ir.mul(e, ir.pow2(ir.builder().CreateFreeze(ir.fp_to_int(n))));
   return ir.select(ir.lt(x, ir.c(kNormalLo)), ir.c(0.0), y);
+}
+
+// Where the target has a once-rounded ldexp (ldexp.hpp): the clamp keeps n in range, NaN passes
+// it, and ldexp rounds y·2^n to a subnormal, 0 or infinity where the result is one. The same
+// values as exp_impl's; the fast forms' too where they flush subnormal results. Where x is known
+// to be at most 0 (or NaN), the upper clamp goes.
+Value* exp_ldexp_impl(Ir& ir, Value* x, const ExpParams& p, bool nonpositive) {
+  Value* xc = nonpositive ? ir.at_least(x, p.lo) : ir.clamp(x, p.lo, p.hi);
+  auto [y, n] = exp_reduced(ir, xc, p);
+  return emit_ldexp(ir.builder(), y, n);
 }
 
 // ---- log
@@ -276,6 +287,18 @@ Value* fast_exp_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args) {
 }
 Value* fast_exp_nonpositive_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args) {
   return emit(b, args, fast_exp_nonpositive_impl);
+}
+Value* exp_ldexp_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args) {
+  return emit(b, args, [](Ir& ir, Value* x) { return exp_ldexp_impl(ir, x, kExpF32, false); });
+}
+Value* exp_ldexp_f64(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args) {
+  return emit(b, args, [](Ir& ir, Value* x) { return exp_ldexp_impl(ir, x, kExpF64, false); });
+}
+Value* exp_nonpositive_ldexp_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args) {
+  return emit(b, args, [](Ir& ir, Value* x) { return exp_ldexp_impl(ir, x, kExpF32, true); });
+}
+Value* exp_nonpositive_ldexp_f64(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args) {
+  return emit(b, args, [](Ir& ir, Value* x) { return exp_ldexp_impl(ir, x, kExpF64, true); });
 }
 Value* log_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<Value*> args) {
   return emit(b, args, [](Ir& ir, Value* x) { return log_impl(ir, x, kLogF32); });
