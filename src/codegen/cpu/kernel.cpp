@@ -247,6 +247,12 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
   RowStash stash;
   if (shapes.size() == 1 && aliases[0] < 0)
     stash = stash_row_values(em, root, params, buffers, out, may_stream(0));
+  if (stash.behind) {
+    mark_streaming(*output_buffers[0]);
+    emit_rows_behind(em, stash, root, params, out, rows);
+    b.CreateRetVoid();
+    return;
+  }
   const ElementalEmitter::GivenGenerators& stashed = stash.values;
   if (!stashed.empty())
     gens = em.generators_of(*root.called[0], params, {root.called[0]->root()}, stashed);

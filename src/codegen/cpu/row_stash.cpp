@@ -55,10 +55,10 @@ bool read_in_place(const hlo::Computation& c, const Instruction* v, const Shape&
 
 // Prefetches of a chunk of the next row, one a cache line, in the kernel's operands that have
 // the fusion's shape (what the stashed value is computed from, row by row).
-ElementalEmitter::RowPrefetch next_row_prefetch(ElementalEmitter& em,
-                                                const hlo::Instruction& fusion,
-                                                const std::vector<llvm::Value*>& buffers,
-                                                const Instruction& reduce) {
+ElementalEmitter::RowChunkHook next_row_prefetch(ElementalEmitter& em,
+                                                 const hlo::Instruction& fusion,
+                                                 const std::vector<llvm::Value*>& buffers,
+                                                 const Instruction& reduce) {
   std::int64_t row = 1;
   for (std::int64_t d : split_reduce_dims(reduce).reduced)
     row *= reduce.operands[0]->shape.dims[static_cast<std::size_t>(d)];
@@ -80,6 +80,21 @@ ElementalEmitter::RowPrefetch next_row_prefetch(ElementalEmitter& em,
       }
     }
   };
+}
+
+// Whether the output can be written a row behind: every reduction of the fusion folds rows
+// (the same leading dims kept), so that one value each stands for a finished row, and the one
+// that reads `v` does so in chunks.
+bool rows_behind(const hlo::Computation& c, const Instruction* v, std::size_t kept,
+                 const Instruction*& chunked) {
+  chunked = nullptr;
+  for (const Instruction* i : c.instructions()) {
+    if (i->opcode != Opcode::kReduce) continue;
+    if (!reduces_trailing_rows(*i) || static_cast<std::size_t>(i->shape.rank()) != kept)
+      return false;
+    if (i->operands[0] == v && !chunked) chunked = i;
+  }
+  return chunked && folds_in_row_chunks(*chunked);
 }
 
 }  // namespace
@@ -110,37 +125,129 @@ RowStash stash_row_values(ElementalEmitter& em, const hlo::Instruction& fusion,
         kept == shape.dims.size())
       continue;
     // Where the value lies: the output's element, or its place on the stack in the row of the
-    // dims the reductions reduce.
+    // dims the reductions reduce, in one of two rows when the output is written a row behind
+    // (rows alternate between them).
     Shape row(shape.dims.begin() + static_cast<std::ptrdiff_t>(kept), shape.dims.end());
+    Shape leading(shape.dims.begin(), shape.dims.begin() + static_cast<std::ptrdiff_t>(kept));
+    const Instruction* chunked = nullptr;
+    bool on_stack = out_streams && shape_size(row) * itemsize(shape.dtype) <= kMaxStackRowBytes;
+    bool behind = on_stack && rows_behind(c, v, kept, chunked);
     llvm::Value* stack = nullptr;
-    if (out_streams && shape_size(row) * itemsize(shape.dtype) <= kMaxStackRowBytes) {
-      llvm::AllocaInst* slot =
-          em.entry_alloca(llvm::ArrayType::get(storage_type(em.ctx(), shape.dtype),
-                                               static_cast<std::uint64_t>(shape_size(row))),
-                          "stash");
+    if (on_stack) {
+      llvm::AllocaInst* slot = em.entry_alloca(
+          llvm::ArrayType::get(storage_type(em.ctx(), shape.dtype),
+                               static_cast<std::uint64_t>(shape_size(row) * (behind ? 2 : 1))),
+          "stash");
       slot->setAlignment(llvm::Align(kCacheLine));
       stack = slot;
     }
-    auto place = [&em, stack, out, shape, row, kept](const IrIndex& index) {
+    auto place = [&em, stack, out, shape, row, leading, kept, behind](const IrIndex& index) {
       if (!stack) return std::pair{out, em.linear_index(index, shape.dims)};
-      IrIndex in_row{{index.dims.begin() + static_cast<std::ptrdiff_t>(kept), index.dims.end()}};
-      return std::pair{stack, em.linear_index(in_row, row)};
+      auto split = index.dims.begin() + static_cast<std::ptrdiff_t>(kept);
+      llvm::Value* at = em.linear_index(IrIndex{{split, index.dims.end()}}, row);
+      if (behind) {
+        llvm::IRBuilder<>& b = em.b();
+        llvm::Value* r = em.linear_index(IrIndex{{index.dims.begin(), split}}, leading);
+        llvm::Value* half = b.CreateMul(b.CreateAnd(r, em.i64(1)), em.i64(shape_size(row)));
+        at = b.CreateAdd(at, half, "", true, true);
+      }
+      return std::pair{stack, at};
     };
     ElementGenerator compute = em.generators_of(c, params, {v}).front();
-    stash.values[v] = [&em, compute, place, dtype = shape.dtype](const IrIndex& index) {
+    DType dtype = shape.dtype;
+    auto load = [&em, place, dtype](const IrIndex& index) {
       auto [base, at] = place(index);
-      if (!em.reducing()) return em.load(dtype, base, at, "stashed");
+      return em.load(dtype, base, at, "stashed");
+    };
+    stash.values[v] = [&em, compute, place, load, dtype](const IrIndex& index) {
+      if (!em.reducing()) return load(index);
       llvm::Value* value = compute(index);
+      auto [base, at] = place(index);
       em.store(dtype, value, base, at);
       return value;
     };
     stash.in_output = !stack;
+    if (behind) {
+      stash.behind = RowStash::Behind{v, load, kept, chunked,
+                                      next_row_prefetch(em, fusion, buffers, *chunked)};
+      break;
+    }
     for (const Instruction* u : users)
       if (reduces_trailing_rows(*u) && u->operands[0] == v)
-        em.prefetch_rows_in(*u, next_row_prefetch(em, fusion, buffers, *u));
+        em.hook_row_chunks(*u, next_row_prefetch(em, fusion, buffers, *u));
     break;
   }
   return stash;
+}
+
+}  // namespace jx::codegen::cpu
+
+namespace jx::codegen::cpu {
+
+void emit_rows_behind(ElementalEmitter& em, const RowStash& stash, const hlo::Instruction& fusion,
+                      const std::vector<ElementGenerator>& params, llvm::Value* out,
+                      const std::optional<OuterRange>& rows) {
+  const RowStash::Behind& behind = *stash.behind;
+  llvm::IRBuilder<>& b = em.b();
+  const hlo::Computation& c = *fusion.called[0];
+  const Shape& dims = fusion.shape.dims;
+  DType dtype = fusion.shape.dtype;
+  if (shape_size(dims) == 0) return;
+  // The rows are the leading dims' indices, in order; a thread's are its range of dim 0's.
+  Shape leading(dims.begin(), dims.begin() + static_cast<std::ptrdiff_t>(behind.kept));
+  std::int64_t row_size = dims.back();  // the reduced dim: the last alone (folds_in_row_chunks)
+  std::int64_t rows_per_index = shape_size(leading) / dims[0];
+  auto row_at = [&](llvm::Value* index_of_dim0) {
+    return b.CreateMul(index_of_dim0, em.i64(rows_per_index), "", true, true);
+  };
+  llvm::Value* first_row = rows ? row_at(rows->begin) : em.i64(0);
+  llvm::Value* end_row = rows ? row_at(rows->end) : em.i64(shape_size(leading));
+
+  // The reductions, which compute the stashed value as they go, and a slot each for their value
+  // at the last finished row, from which that row's output is computed.
+  std::vector<const Instruction*> reductions;
+  for (const Instruction* i : c.instructions())
+    if (i->opcode == Opcode::kReduce) reductions.push_back(i);
+  std::vector<ElementGenerator> reduced = em.generators_of(c, params, reductions, stash.values);
+  ElementalEmitter::GivenGenerators finished{{behind.value, behind.load}};
+  std::vector<llvm::AllocaInst*> slots;
+  for (const Instruction* r : reductions) {
+    llvm::Type* type = em.type(r->shape.dtype);
+    llvm::AllocaInst* slot = slots.emplace_back(em.entry_alloca(type, "finished"));
+    finished[r] = [&b, type, slot](const IrIndex&) { return b.CreateLoad(type, slot); };
+  }
+  ElementGenerator output = em.generators_of(c, params, {c.root()}, finished).front();
+  // Elements [first, first + count) of the finished row r.
+  auto write = [&em, &b, output, leading, row_size, dtype, out](llvm::Value* r, llvm::Value* first,
+                                                                std::int64_t count) {
+    IrIndex row_index = em.delinearize(r, leading);
+    llvm::Value* row_start = b.CreateMul(r, em.i64(row_size), "", true, true);
+    emit_for(em, count, "behind", [&](llvm::Value* k) {
+      llvm::Value* j = b.CreateAdd(first, k, "", true, true);
+      IrIndex index{row_index.dims, b.CreateAdd(row_start, j, "", true, true)};
+      index.dims.push_back(j);
+      em.store(dtype, output(index), out, index.linear);
+    });
+  };
+  em.hook_row_chunks(*behind.chunked, [&em, &b, prefetch = behind.prefetch, write, first_row,
+                                       row_size](llvm::Value* first, std::int64_t count) {
+    prefetch(first, count);
+    llvm::Value* r = b.CreateUDiv(first, em.i64(row_size));
+    llvm::Value* in_row = b.CreateURem(first, em.i64(row_size));
+    emit_if(em, b.CreateICmpUGT(r, first_row), "behind",
+            [&] { write(b.CreateSub(r, em.i64(1), "", true, true), in_row, count); });
+  });
+  emit_for(
+      em, first_row, end_row, "rows",
+      [&](llvm::Value* r) {
+        IrIndex index = em.delinearize(r, leading);
+        std::vector<llvm::Value*> values;
+        for (const ElementGenerator& g : reduced) values.push_back(g(index));
+        for (std::size_t k = 0; k < values.size(); ++k) b.CreateStore(values[k], slots[k]);
+      },
+      /*vectorize=*/false);
+  emit_if(em, b.CreateICmpUGT(end_row, first_row), "last_row",
+          [&] { write(b.CreateSub(end_row, em.i64(1), "", true, true), em.i64(0), row_size); });
 }
 
 }  // namespace jx::codegen::cpu

@@ -65,6 +65,11 @@ struct ReduceSplit {
   std::vector<std::int64_t> kept, reduced;
 };
 ReduceSplit split_reduce_dims(const hlo::Instruction& reduce);
+// Whether the loop of `reduce` folds its operand's rows in chunks, calling a RowChunkHook
+// (ElementalEmitter::hook_row_chunks) before each: it reduces the last dim alone, a multiple of
+// kRowChunk of at least two chunks.
+bool folds_in_row_chunks(const hlo::Instruction& reduce);
+inline constexpr std::int64_t kRowChunk = 256;  // 1 KiB of float32
 
 // LLVM types of jx dtypes: in registers pred is i1, in memory one byte.
 llvm::Type* ir_type(llvm::LLVMContext& ctx, DType d);
@@ -140,19 +145,20 @@ class ElementalEmitter {
   llvm::Value* hoisted(const hlo::Instruction& inst, const IrIndex& index,
                        const std::function<llvm::Value*(const IrIndex&)>& compute);
 
-  // A row kernel's prefetch of its next rows: in the loop of `reduce` (one over the trailing
-  // dims of its operand), prefetch(first, count) runs before each chunk of `count` elements it
-  // folds, `first` the chunk's linear index in the operand. A kernel that reads each row from
-  // memory in one pass and computes from the cache in the next (a softmax's max, then its exp
-  // and sum) then fetches the next row while it computes this one. The loop vectorizer does not
-  // widen a loop holding a prefetch, so it sits in a loop of chunks around the folding one.
-  using RowPrefetch = std::function<void(llvm::Value* first, std::int64_t count)>;
-  void prefetch_rows_in(const hlo::Instruction& reduce, RowPrefetch prefetch) {
-    row_prefetches_[&reduce] = std::move(prefetch);
+  // Work a row kernel interleaves with a reduction's loop (one over the trailing dim of its
+  // operand, folds_in_row_chunks): hook(first, count) runs before each chunk of `count`
+  // elements it folds, `first` the chunk's linear index in the operand. A kernel that reads each
+  // row from memory in one pass and computes from the cache in the next (a softmax's max, then
+  // its exp and sum) prefetches the next row there, and one that stashes the row writes the
+  // last row's output there (cpu/row_stash.hpp). The loop vectorizer does not widen a loop
+  // holding a prefetch, so the chunks are a loop around the folding one.
+  using RowChunkHook = std::function<void(llvm::Value* first, std::int64_t count)>;
+  void hook_row_chunks(const hlo::Instruction& reduce, RowChunkHook hook) {
+    row_chunk_hooks_[&reduce] = std::move(hook);
   }
-  const RowPrefetch* row_prefetch(const hlo::Instruction& reduce) const {
-    auto it = row_prefetches_.find(&reduce);
-    return it == row_prefetches_.end() ? nullptr : &it->second;
+  const RowChunkHook* row_chunk_hook(const hlo::Instruction& reduce) const {
+    auto it = row_chunk_hooks_.find(&reduce);
+    return it == row_chunk_hooks_.end() ? nullptr : &it->second;
   }
 
   // Whether the loop over the elements a reduce folds is being emitted (between a
@@ -183,7 +189,7 @@ class ElementalEmitter {
   std::vector<Loop> loops_;
   int branch_depth_ = 0;  // inside if_else: values computed here may not dominate later uses
   int reductions_ = 0;    // open ReductionScopes
-  std::unordered_map<const hlo::Instruction*, RowPrefetch> row_prefetches_;
+  std::unordered_map<const hlo::Instruction*, RowChunkHook> row_chunk_hooks_;
   std::vector<std::vector<MemoKey>> branch_scopes_;  // memo entries made in each open branch
   std::map<MemoKey, llvm::Value*> memo_;
 };

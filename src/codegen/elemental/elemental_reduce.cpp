@@ -45,10 +45,15 @@ ReduceSplit split_reduce_dims(const Instruction& inst) {
   return s;
 }
 
-namespace {
+bool folds_in_row_chunks(const Instruction& reduce) {
+  ReduceSplit s = split_reduce_dims(reduce);
+  auto rank = static_cast<std::int64_t>(reduce.operands[0]->shape.rank());
+  if (s.reduced.size() != 1 || s.reduced[0] != rank - 1) return false;
+  std::int64_t n = reduce.operands[0]->shape.dims.back();
+  return n % kRowChunk == 0 && n >= 2 * kRowChunk;
+}
 
-// Elements a row prefetch covers at a time (ElementalEmitter::RowPrefetch): 1 KiB of float32.
-constexpr std::int64_t kPrefetchChunk = 256;
+namespace {
 
 // Whether `inst` is a float maximum or minimum over enough elements to vectorize on a CPU: it
 // folds with the sign of a zero left open (three vector instructions on x86, where IEEE maximum
@@ -96,20 +101,19 @@ ElementGenerator emit_reduce(ElementalEmitter& em, const Instruction& inst, cons
       llvm::Value* combined = em.apply(*inst.called[0], {b.CreateLoad(type, acc), element});
       b.CreateStore(combined, acc);
     };
-    const ElementalEmitter::RowPrefetch* prefetch = em.row_prefetch(inst);
+    const ElementalEmitter::RowChunkHook* hook = em.row_chunk_hook(inst);
     std::int64_t n = shape_size(reduced_shape);
     // The loop over the reduced elements, folding each into acc.
     auto loop = [&](bool any_zero_sign) {
       auto fold_at = [&](const IrIndex& r) { fold(r, any_zero_sign); };
-      if (!prefetch || !trailing || reduced_shape.size() != 1 || n % kPrefetchChunk != 0 ||
-          n < 2 * kPrefetchChunk)
+      if (!hook || !folds_in_row_chunks(inst))
         return emit_loop_nest(em, reduced_shape, "reduce", fold_at);
       emit_for(
-          em, n / kPrefetchChunk, "reduce.chunk",
+          em, n / kRowChunk, "reduce.chunk",
           [&](llvm::Value* chunk) {
-            llvm::Value* first = b.CreateMul(chunk, em.i64(kPrefetchChunk), "", true, true);
-            (*prefetch)(b.CreateAdd(base, first, "", true, true), kPrefetchChunk);
-            emit_for(em, kPrefetchChunk, "reduce", [&](llvm::Value* k) {
+            llvm::Value* first = b.CreateMul(chunk, em.i64(kRowChunk), "", true, true);
+            (*hook)(b.CreateAdd(base, first, "", true, true), kRowChunk);
+            emit_for(em, kRowChunk, "reduce", [&](llvm::Value* k) {
               llvm::Value* r = b.CreateAdd(first, k, "", true, true);
               fold_at({{r}, r});
             });
