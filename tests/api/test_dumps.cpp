@@ -265,7 +265,7 @@ TEST_CASE("dumps: the scope restores the configuration and removes its directory
 }  // namespace
 // A softmax reads each row from memory for its max, then computes exp and the sum from the
 // cache: that loop prefetches the next row, a cache line at a time (16 floats), in chunks of
-// 256 elements around the vectorized loop (ElementalEmitter::RowPrefetch).
+// 256 elements around the vectorized loop (ElementalEmitter::RowChunkHook).
 TEST_CASE("dumps: a row softmax's kernel prefetches its next row as it computes this one",
           "[dumps][fusion]") {
   auto softmax = [](const Array& x) {

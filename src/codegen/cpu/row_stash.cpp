@@ -82,19 +82,18 @@ ElementalEmitter::RowChunkHook next_row_prefetch(ElementalEmitter& em,
   };
 }
 
-// Whether the output can be written a row behind: every reduction of the fusion folds rows
-// (the same leading dims kept), so that one value each stands for a finished row, and the one
-// that reads `v` does so in chunks.
-bool rows_behind(const hlo::Computation& c, const Instruction* v, std::size_t kept,
-                 const Instruction*& chunked) {
-  chunked = nullptr;
+// The reduction in whose chunks the output can be written a row behind, or none: every reduction
+// of the fusion folds rows (the same leading dims kept), so that one value each stands for a
+// finished row, and the first that reads `v` folds in chunks.
+const Instruction* behind_in(const hlo::Computation& c, const Instruction* v, std::size_t kept) {
+  const Instruction* chunked = nullptr;
   for (const Instruction* i : c.instructions()) {
     if (i->opcode != Opcode::kReduce) continue;
     if (!reduces_trailing_rows(*i) || static_cast<std::size_t>(i->shape.rank()) != kept)
-      return false;
+      return nullptr;
     if (i->operands[0] == v && !chunked) chunked = i;
   }
-  return chunked && folds_in_row_chunks(*chunked);
+  return chunked && folds_in_row_chunks(*chunked) ? chunked : nullptr;
 }
 
 }  // namespace
@@ -129,9 +128,9 @@ RowStash stash_row_values(ElementalEmitter& em, const hlo::Instruction& fusion,
     // (rows alternate between them).
     Shape row(shape.dims.begin() + static_cast<std::ptrdiff_t>(kept), shape.dims.end());
     Shape leading(shape.dims.begin(), shape.dims.begin() + static_cast<std::ptrdiff_t>(kept));
-    const Instruction* chunked = nullptr;
     bool on_stack = out_streams && shape_size(row) * itemsize(shape.dtype) <= kMaxStackRowBytes;
-    bool behind = on_stack && rows_behind(c, v, kept, chunked);
+    const Instruction* chunked = on_stack ? behind_in(c, v, kept) : nullptr;
+    bool behind = chunked != nullptr;
     llvm::Value* stack = nullptr;
     if (on_stack) {
       llvm::AllocaInst* slot = em.entry_alloca(
@@ -180,10 +179,6 @@ RowStash stash_row_values(ElementalEmitter& em, const hlo::Instruction& fusion,
   return stash;
 }
 
-}  // namespace jx::codegen::cpu
-
-namespace jx::codegen::cpu {
-
 void emit_rows_behind(ElementalEmitter& em, const RowStash& stash, const hlo::Instruction& fusion,
                       const std::vector<ElementGenerator>& params, llvm::Value* out,
                       const std::optional<OuterRange>& rows) {
@@ -192,7 +187,7 @@ void emit_rows_behind(ElementalEmitter& em, const RowStash& stash, const hlo::In
   const hlo::Computation& c = *fusion.called[0];
   const Shape& dims = fusion.shape.dims;
   DType dtype = fusion.shape.dtype;
-  if (shape_size(dims) == 0) return;
+  if (shape_size(dims) == 0) return;  // nothing to write, and dim 0 may be 0
   // The rows are the leading dims' indices, in order; a thread's are its range of dim 0's.
   Shape leading(dims.begin(), dims.begin() + static_cast<std::ptrdiff_t>(behind.kept));
   std::int64_t row_size = dims.back();  // the reduced dim: the last alone (folds_in_row_chunks)
