@@ -17,9 +17,9 @@ std::string type_suffix(llvm::Type* type) {
 }
 
 // The declaration of jx_ldexp_<type>: no memory, no side effects, so that the optimizer moves,
-// merges and drops calls as it would an arithmetic instruction. A vector variant is new only
-// until the first call; unused until the vectorizer calls it, it is kept from dead-code
-// elimination as LLVM keeps its vector libraries' mappings.
+// merges and drops calls as it would an arithmetic instruction. Nothing calls a vector variant
+// until the vectorizer does, so it is listed in llvm.compiler.used, which keeps dead-code
+// elimination from dropping it (as LLVM keeps its vector libraries' variants).
 llvm::Function* declare(llvm::Module& module, llvm::Type* type) {
   std::string name = std::string(kLdexpPrefix) + type_suffix(type);
   if (llvm::Function* f = module.getFunction(name)) return f;
