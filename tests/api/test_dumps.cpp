@@ -364,37 +364,45 @@ TEST_CASE("dumps: an output larger than the last-level cache is stored past the 
 }
 
 // A cumulative sum along dimension 0 writes its output once, a run of a row at a time: larger than
-// the last-level cache, it streams. Its threads' parts of the columns are rounded down to a cache
-// line (on two threads, 1040 columns split as 520 and 520 run as 512 and 528); a row that is no
-// whole number of lines does not stream.
+// the last-level cache, it streams, and prefetches its operand's runs two rows ahead (the last row
+// where fewer are left; in reverse, rows before). Its threads' parts of the columns are rounded
+// down to a cache line (on two threads, 1040 columns split as 520 and 520 run as 512 and 528); a
+// row that is no whole number of lines does not stream.
 TEST_CASE("dumps: a long cumulative sum down the columns is stored past the caches",
           "[dumps][fusion]") {
-  auto ir_of = [&](const std::string& name, std::int64_t cols) {
+  auto ir_of = [&](const std::string& name, std::int64_t cols, bool reverse) {
     const std::int64_t cache = codegen::cpu::cpu_isa(config().cpu_isa).last_level_cache;
     const std::int64_t rows = cache / 4 / cols + 3;
     std::vector<float> x(static_cast<std::size_t>(rows * cols));
     for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(int(i % 7) - 3);
     DumpScope scope("--dump_llvm");
-    auto cumsum = [](const Array& a) { return lax::cumsum(a, 0); };
+    auto cumsum = [reverse](const Array& a) { return lax::cumsum(a, 0, reverse); };
     std::vector<float> got =
         jit(std::function(cumsum), {.name = name})(np::array(x, {rows, cols})).to_vector<float>();
     // Small integers: every partial sum is exact.
     std::size_t wrong = 0;
     for (std::int64_t c = 0; c < cols; ++c) {
       float sum = 0;
-      for (std::int64_t r = 0; r < rows; ++r) {
+      for (std::int64_t k = 0; k < rows; ++k) {
+        std::int64_t r = reverse ? rows - 1 - k : k;
         std::size_t i = static_cast<std::size_t>(r * cols + c);
         sum += x[i];
         wrong += got[i] != sum;
       }
     }
+    INFO(name);
     CHECK(wrong == 0);
     return read(scope.files(name).at("ir-with-opt.ll"));
   };
-  std::string ir = ir_of("lines", 1040);
-  CHECK(ir.find("!nontemporal") != std::string::npos);
-  CHECK(ir.find("call void @llvm.x86.sse.sfence()") != std::string::npos);
-  CHECK(ir_of("off_lines", 1001).find("!nontemporal") == std::string::npos);
+  for (bool reverse : {false, true}) {
+    std::string ir = ir_of(reverse ? "lines_reversed" : "lines", 1040, reverse);
+    CHECK(ir.find("!nontemporal") != std::string::npos);
+    CHECK(ir.find("call void @llvm.x86.sse.sfence()") != std::string::npos);
+    CHECK(ir.find("@llvm.prefetch") != std::string::npos);
+  }
+  std::string off_lines = ir_of("off_lines", 1001, false);
+  CHECK(off_lines.find("!nontemporal") == std::string::npos);
+  CHECK(off_lines.find("@llvm.prefetch") == std::string::npos);
 }
 
 // A softmax whose output streams stashes each row's exp on the stack, not in the output's row,

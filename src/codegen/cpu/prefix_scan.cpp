@@ -6,6 +6,7 @@
 #include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/TargetParser/Triple.h>
 
+#include "core/buffer.hpp"
 #include "hlo/window.hpp"
 #include "support/check.hpp"
 
@@ -19,6 +20,10 @@ using Values = std::vector<llvm::Value*>;
 // Accumulators of one run along the last dim: a stack array of this many elements at most
 // (16 KiB of float), so that each step along the axis reads a long contiguous stretch.
 constexpr std::int64_t kRun = 4096;
+// A run of a scan that streams prefetches its operand's run this many positions ahead along the
+// axis: a run is a short stretch at a long stride, which the hardware prefetchers follow late
+// (cumsum of f32[4096, 4096] along axis 0 on two threads, 8 KiB runs: 10% faster at 1 to 3).
+constexpr std::int64_t kRunPrefetchAhead = 2;
 // A row scan's vector: this many bytes of the compute type, 16 lanes at most.
 constexpr std::size_t kVectorBytes = 64;
 // A row scan's chunk: its operand elements are computed into a stack buffer of this many (a
@@ -407,6 +412,27 @@ class ScanEmitter {
                 b_.CreateAdd(linear, em_.i64(l), "", true, true));
   }
 
+  // Prefetches of the operand's run at [j0, j0 + len) of the last dim kRunPrefetchAhead
+  // positions past the k-th along the axis (the last position where fewer are left), a cache
+  // line at a time, in a loop of its own: a prefetch keeps a loop from vectorizing.
+  void prefetch_run(const Values& before, llvm::Value* k, const Values& middle, llvm::Value* j0,
+                    llvm::Value* len) {
+    llvm::Value* ahead = b_.CreateBinaryIntrinsic(
+        llvm::Intrinsic::umin, b_.CreateAdd(k, em_.i64(kRunPrefetchAhead)), em_.i64(n_ - 1));
+    Values after = middle;
+    after.push_back(j0);
+    llvm::Value* start = index(before, position(ahead), after).linear;
+    emit_strided_for(
+        em_, em_.i64(0), len, Buffer::kAlignment / itemsize(dtype_), "scan.prefetch",
+        [&](llvm::Value* e) {
+          llvm::Value* at =
+              b_.CreateInBoundsGEP(type_, source_, b_.CreateAdd(start, e, "", true, true));
+          b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {at->getType()},
+                             {at, b_.getInt32(0), b_.getInt32(3), b_.getInt32(1)});
+        },
+        /*vectorize=*/false);
+  }
+
   // A scan along a dim with dims after it: for each position of the dims between, runs of up to
   // kRun along the last dim, each with a row of accumulators updated a position at a time.
   // `range` limits the first dim after the axis (a thread's part).
@@ -436,6 +462,7 @@ class ScanEmitter {
                 em_, n_, "scan",
                 [&](llvm::Value* k) {
                   llvm::Value* pos = position(k);
+                  if (source_ && aligned_ > 1) prefetch_run(before, k, mid.dims, j0, len);
                   emit_for(em_, em_.i64(0), len, "scan.lane", [&](llvm::Value* j) {
                     Values after = mid.dims;
                     after.push_back(b_.CreateAdd(j0, j, "", true, true));
