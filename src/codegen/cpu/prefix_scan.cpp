@@ -425,10 +425,8 @@ class ScanEmitter {
     emit_strided_for(
         em_, em_.i64(0), len, Buffer::kAlignment / itemsize(dtype_), "scan.prefetch",
         [&](llvm::Value* e) {
-          llvm::Value* at =
-              b_.CreateInBoundsGEP(type_, source_, b_.CreateAdd(start, e, "", true, true));
-          b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {at->getType()},
-                             {at, b_.getInt32(0), b_.getInt32(3), b_.getInt32(1)});
+          em_.prefetch(
+              b_.CreateInBoundsGEP(type_, source_, b_.CreateAdd(start, e, "", true, true)));
         },
         /*vectorize=*/false);
   }

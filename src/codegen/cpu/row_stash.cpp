@@ -73,10 +73,7 @@ ElementalEmitter::RowChunkHook next_row_prefetch(ElementalEmitter& em,
       std::int64_t per_line = kCacheLine / itemsize(dtype);
       for (std::int64_t e = 0; e < count; e += per_line) {
         // Past the last row this addresses no element: a prefetch of it is a no-op.
-        llvm::Value* at =
-            b.CreateGEP(storage_type(em.ctx(), dtype), base, b.CreateAdd(next, em.i64(e)));
-        b.CreateIntrinsic(llvm::Intrinsic::prefetch, {at->getType()},
-                          {at, b.getInt32(0), b.getInt32(3), b.getInt32(1)});
+        em.prefetch(b.CreateGEP(storage_type(em.ctx(), dtype), base, b.CreateAdd(next, em.i64(e))));
       }
     }
   };

@@ -10,7 +10,7 @@
 // the output is written a row behind (emit_rows_behind): the sum's loop over row r writes row
 // r - 1 a chunk at a time, from the other of two stashed rows, so that the output's stores stream
 // out while the row computes rather than in a burst that stalls the core once the write-combining
-// buffers fill (softmax of f32[4096, 4096] on two cores: 3-8% faster, docs/performance.md).
+// buffers fill (softmax of f32[4096, 4096] on two cores: 5-11% faster, docs/performance.md).
 #pragma once
 
 #include <optional>
