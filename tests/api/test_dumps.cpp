@@ -478,4 +478,57 @@ TEST_CASE("dumps: a streamed softmax stashes its rows on the stack", "[dumps][fu
   CHECK_FALSE(has(long_rows, "!nontemporal"));
 }
 
+// A vectorized elementwise loop runs as many iterations side by side as give every step of its
+// body's longest chain of dependent float operations 8 independent ones
+// (codegen/elemental/interleave.hpp): 8 for a chain of products, 4 for two sums of two products
+// added (7 operations, 3 in a chain); a reduction's loop keeps its 4 accumulators.
+TEST_CASE("dumps: a loop of dependent operations runs more iterations side by side",
+          "[dumps][fusion]") {
+  using Fn = std::function<Array(const Array&, const Array&, const Array&, const Array&)>;
+  const std::int64_t n = 4099;
+  std::vector<std::vector<float>> in(4, std::vector<float>(n));
+  for (std::size_t k = 0; k < in.size(); ++k)
+    for (std::size_t i = 0; i < in[k].size(); ++i)
+      in[k][i] = static_cast<float>((i * (k + 3)) % 17) / 4.0f - 2.0f;
+  // f's values and the interleave counts its kernels' loops ask for.
+  auto run = [&](const std::string& name, const Fn& f) {
+    DumpScope scope("--dump_llvm");
+    std::vector<Array> args;
+    for (const auto& v : in) args.push_back(np::array(v, {n}));
+    std::vector<float> got =
+        jit(f, {.name = name})(args[0], args[1], args[2], args[3]).to_vector<float>();
+    std::string ir = read(scope.files(name).at("ir-no-opt.ll"));
+    std::set<int> counts;
+    std::regex hint("\"llvm\\.loop\\.interleave\\.count\", i32 ([0-9]+)");
+    for (std::sregex_iterator it(ir.begin(), ir.end(), hint), end; it != end; ++it)
+      counts.insert(std::stoi((*it)[1]));
+    return std::pair(got, counts);
+  };
+  // Elementwise results are the same float computation done here, in the same order.
+  auto wrong = [&](const std::vector<float>& got, float (*host)(float, float, float, float)) {
+    std::size_t count = 0;
+    for (std::size_t i = 0; i < got.size(); ++i)
+      count += got[i] != host(in[0][i], in[1][i], in[2][i], in[3][i]);
+    return count;
+  };
+  auto [chain, chain_counts] = run("chain", [](const Array& a, const Array& b, const Array& c,
+                                               const Array& d) { return a * b * c * d; });
+  CHECK(wrong(chain, [](float a, float b, float c, float d) { return a * b * c * d; }) == 0);
+  CHECK(chain_counts == std::set{8});
+  auto [wide, wide_counts] =
+      run("wide", [](const Array& a, const Array& b, const Array& c, const Array& d) {
+        return (a * b + c * d) + (a * c + b * d);
+      });
+  CHECK(wrong(wide, [](float a, float b, float c, float d) {
+          return (a * b + c * d) + (a * c + b * d);
+        }) == 0);
+  CHECK(wide_counts == std::set{4});
+  auto [dot, dot_counts] = run("sum", [](const Array& a, const Array& b, const Array&,
+                                         const Array&) { return np::sum(a * b); });
+  double want = 0;
+  for (std::size_t i = 0; i < in[0].size(); ++i) want += double(in[0][i]) * in[1][i];
+  CHECK(dot.at(0) == Approx(want).epsilon(1e-6));
+  CHECK(dot_counts.count(4) == 1);
+}
+
 }  // namespace jx

@@ -3,17 +3,22 @@
 
 #include <llvm/TargetParser/Triple.h>
 
+#include "codegen/elemental/interleave.hpp"
+
 namespace jx::codegen {
 
 namespace {
 
+// A reduction's loop carries its accumulator from one vector to the next, so it runs this many
+// vectors at a time on as many accumulators, enough to keep a max's or an add's latency covered
+// (and the order of its sums fixed).
+constexpr int kReductionInterleave = 4;
+
 // Loop metadata: never unroll; no vectorizing unless `vectorize` (then LLVM decides). A short
 // loop of constant trip count would otherwise be unrolled whole and its copies SLP-vectorized,
 // which costs far more compile time than the loop vectorizer and runs no faster. Not unrolling
-// also keeps the vectorizer from interleaving, except where asked to: a reduction's loop
-// (`interleave`) carries its accumulator from one vector to the next, so it runs four vectors
-// at a time on four accumulators, as many as keep a max's or an add's latency covered.
-llvm::MDNode* loop_metadata(llvm::LLVMContext& ctx, bool vectorize, bool interleave) {
+// also keeps the vectorizer from interleaving, except `interleave` iterations where more than 1.
+llvm::MDNode* loop_metadata(llvm::LLVMContext& ctx, bool vectorize, int interleave) {
   auto hint = [&](const char* name, llvm::Constant* value) {
     return llvm::MDNode::get(
         ctx, {llvm::MDString::get(ctx, name), llvm::ConstantAsMetadata::get(value)});
@@ -22,9 +27,9 @@ llvm::MDNode* loop_metadata(llvm::LLVMContext& ctx, bool vectorize, bool interle
       nullptr, llvm::MDNode::get(ctx, llvm::MDString::get(ctx, "llvm.loop.unroll.disable"))};
   if (!vectorize)
     ops.push_back(hint("llvm.loop.vectorize.enable", llvm::ConstantInt::getFalse(ctx)));
-  else if (interleave)
-    ops.push_back(
-        hint("llvm.loop.interleave.count", llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), 4)));
+  else if (interleave > 1)
+    ops.push_back(hint("llvm.loop.interleave.count",
+                       llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), interleave)));
   llvm::MDNode* id = llvm::MDNode::getDistinct(ctx, ops);
   id->replaceOperandWith(0, id);  // a loop ID names itself
   return id;
@@ -70,12 +75,18 @@ void emit_strided_for(ElementalEmitter& em, llvm::Value* begin, llvm::Value* end
   em.push_loop(i, entry);
   body(i);
   em.pop_loop();
+  // The body's blocks: the loop's first, then those created since the exit (appended in order).
+  std::vector<llvm::BasicBlock*> body_blocks{loop_bb};
+  for (auto it = std::next(exit_bb->getIterator()); it != fn->end(); ++it)
+    body_blocks.push_back(&*it);
   // i < end and step are far below 2^62, so the sum cannot wrap.
   llvm::Value* next = b.CreateAdd(i, b.getInt64(static_cast<std::uint64_t>(step)), name + ".next",
                                   /*HasNUW=*/true, /*HasNSW=*/true);
   llvm::BranchInst* latch = b.CreateCondBr(b.CreateICmpSLT(next, end), loop_bb, exit_bb);
   // A GPU thread's loops have no vectors to fill: interleaving would only lengthen them.
-  bool interleave = em.reducing() && !llvm::Triple(em.module().getTargetTriple()).isNVPTX();
+  int interleave = 1;
+  if (vectorize && !llvm::Triple(em.module().getTargetTriple()).isNVPTX())
+    interleave = em.reducing() ? kReductionInterleave : interleave_count(body_blocks);
   latch->setMetadata(llvm::LLVMContext::MD_loop,
                      loop_metadata(b.getContext(), vectorize, interleave));
   i->addIncoming(next, b.GetInsertBlock());

@@ -14,7 +14,8 @@ namespace jx::codegen {
 
 // for (i = begin; i < end; ++i) body(i), with i an i64. Constant bounds that give no iteration
 // emit nothing; other bounds are checked before entering. Loops are never unrolled, and
-// vectorized only when `vectorize` (a reduction's four vectors at a time).
+// vectorized only when `vectorize`: a reduction's four vectors at a time, an elementwise body's
+// as many as interleave_count gives (interleave.hpp).
 void emit_for(ElementalEmitter& em, llvm::Value* begin, llvm::Value* end, const std::string& name,
               const std::function<void(llvm::Value*)>& body, bool vectorize = true);
 void emit_for(ElementalEmitter& em, std::int64_t n, const std::string& name,
