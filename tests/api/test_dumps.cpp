@@ -478,6 +478,72 @@ TEST_CASE("dumps: a streamed softmax stashes its rows on the stack", "[dumps][fu
   CHECK_FALSE(has(long_rows, "!nontemporal"));
 }
 
+// A streamed row kernel with nothing to stash writes its output a row behind too, computing it
+// again from the operands' previous row (row_stash.hpp): log-softmax, a layer norm. An output
+// that reads a row's reduction at another row (here the max of the rows reversed) is written
+// after its reductions instead, since the rows' writes read each reduction's value for their
+// own row.
+TEST_CASE("dumps: a streamed row kernel with nothing to stash writes a row behind",
+          "[dumps][fusion]") {
+  using Fn = std::function<Array(const Array&)>;
+  using Oracle = std::function<double(const std::vector<double>& row_stats, double x)>;
+  const std::int64_t cache = codegen::cpu::cpu_isa(config().cpu_isa).last_level_cache;
+  const std::int64_t cols = 2048, rows = cache / 4 / cols + 3;
+  std::vector<float> x(static_cast<std::size_t>(rows * cols));
+  // Rows of different maxima, means and variances.
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    std::size_t r = i / cols;
+    x[i] = static_cast<float>((i * 7) % 101) / static_cast<float>(16 + r % 5) + (r % 13) * 0.25f;
+  }
+  // Each row's max, log of the sum of exp(x - max), mean and variance.
+  std::vector<std::vector<double>> stats;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const float* row = x.data() + r * cols;
+    double max = *std::max_element(row, row + cols), sum = 0, mean = 0, square = 0;
+    for (std::int64_t c = 0; c < cols; ++c) {
+      sum += std::exp(row[c] - max);
+      mean += row[c];
+      square += double(row[c]) * row[c];
+    }
+    mean /= cols;
+    stats.push_back({max, std::log(sum), mean, square / cols - mean * mean});
+  }
+  auto ir_of = [&](const std::string& name, const Fn& f, const Oracle& want, bool reversed) {
+    DumpScope scope("--dump_llvm");
+    std::vector<float> got = jit(f, {.name = name})(np::array(x, {rows, cols})).to_vector<float>();
+    double worst = 0;
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t c = 0; c < cols; ++c) {
+        auto i = static_cast<std::size_t>(r * cols + c);
+        double w = want(stats[static_cast<std::size_t>(reversed ? rows - 1 - r : r)], x[i]);
+        worst = std::max(worst, std::abs(got[i] - w) / std::max(std::abs(w), 1.0));
+      }
+    INFO(name);
+    CHECK(worst < 1e-5);
+    return read(scope.files(name).at("ir-with-opt.ll"));
+  };
+  auto has = [](const std::string& ir, const char* text) {
+    return ir.find(text) != std::string::npos;
+  };
+  std::string log_softmax = ir_of(
+      "log_softmax", [](const Array& a) { return nn::log_softmax(a); },
+      [](const std::vector<double>& s, double v) { return v - s[0] - s[1]; }, false);
+  std::string layer_norm = ir_of(
+      "layer_norm", [](const Array& a) { return nn::layer_norm(nn::layer_norm_init(2048), a); },
+      [](const std::vector<double>& s, double v) { return (v - s[2]) / std::sqrt(s[3] + 1e-6); },
+      false);
+  for (const std::string* ir : {&log_softmax, &layer_norm}) {
+    CHECK(has(*ir, "behind"));
+    CHECK(has(*ir, "!nontemporal"));
+    CHECK(has(*ir, "@llvm.prefetch"));
+    CHECK_FALSE(has(*ir, "%stash"));
+  }
+  std::string reversed = ir_of(
+      "reversed_max", [](const Array& a) { return a - np::flip(np::max(a, -1, true), 0); },
+      [](const std::vector<double>& s, double v) { return v - s[0]; }, true);
+  CHECK_FALSE(has(reversed, "behind"));
+}
+
 // A vectorized elementwise loop runs as many iterations side by side as give every step of its
 // body's longest chain of dependent float operations 8 independent ones
 // (codegen/elemental/interleave.hpp): 8 for a chain of products, 4 for two sums of two products

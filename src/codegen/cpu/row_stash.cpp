@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace jx::codegen::cpu {
@@ -79,18 +80,63 @@ ElementalEmitter::RowChunkHook next_row_prefetch(ElementalEmitter& em,
   };
 }
 
-// The reduction in whose chunks the output can be written a row behind, or none: every reduction
-// of the fusion folds rows (the same leading dims kept), so that one value each stands for a
-// finished row, and the first that reads `v` folds in chunks.
+// Whether `i` reads its operands at its own index's first `kept` coordinates: elementwise, a
+// broadcast that keeps them in place, a reshape of whole rows.
+bool keeps_rows(const Instruction& i, std::size_t kept) {
+  if (hlo::has_trait(i.opcode, hlo::kElementwise)) return true;
+  const Shape& from = i.operands[0]->shape.dims;
+  const Shape& to = i.shape.dims;
+  if (from.size() < kept || to.size() < kept) return false;
+  if (i.opcode == Opcode::kBroadcast) {
+    const std::vector<std::int64_t>& dims = i.attrs.get_ints("dimensions");
+    for (std::size_t k = 0; k < kept; ++k)
+      if (dims[k] != static_cast<std::int64_t>(k)) return false;
+    return true;
+  }
+  // Row-major, equal leading dims leave equal rows behind them.
+  return i.opcode == Opcode::kReshape && std::equal(from.begin(), from.begin() + kept, to.begin());
+}
+
+// Whether `i` reads each reduction under it at its own row (first `kept` coordinates): every
+// instruction between them keeps rows. `below` memoizes whether a reduction lies under each.
+bool reads_reductions_in_row(const Instruction* i, std::size_t kept,
+                             std::unordered_map<const Instruction*, bool>& below) {
+  if (auto it = below.find(i); it != below.end()) return true;  // checked already
+  bool any = i->opcode == Opcode::kReduce;
+  if (!any) {
+    for (const Instruction* o : i->operands) {
+      if (!reads_reductions_in_row(o, kept, below)) return false;
+      any = any || below.at(o);
+    }
+    if (any && !keeps_rows(*i, kept)) return false;
+  }
+  below[i] = any;
+  return true;
+}
+
+// Whether the fusion's output can be written a row behind: every reduction folds rows, keeping
+// the `kept` leading dims, and the output reads each at its own row, since the rows' writes
+// read each reduction's value for the finished row from one slot.
+bool writes_behind(const hlo::Computation& c, std::size_t kept) {
+  for (const Instruction* i : c.instructions())
+    if (i->opcode == Opcode::kReduce &&
+        (!reduces_trailing_rows(*i) || static_cast<std::size_t>(i->shape.rank()) != kept))
+      return false;
+  std::unordered_map<const Instruction*, bool> below;
+  return reads_reductions_in_row(c.root(), kept, below);
+}
+
+// The reduction in whose chunks the output can be written a row behind, or none: the first that
+// reads `v` (nullptr: the last of any that folds rows of the output's shape), which folds in
+// chunks, where the output can be written behind at all.
 const Instruction* behind_in(const hlo::Computation& c, const Instruction* v, std::size_t kept) {
   const Instruction* chunked = nullptr;
   for (const Instruction* i : c.instructions()) {
-    if (i->opcode != Opcode::kReduce) continue;
-    if (!reduces_trailing_rows(*i) || static_cast<std::size_t>(i->shape.rank()) != kept)
-      return nullptr;
-    if (i->operands[0] == v && !chunked) chunked = i;
+    if (i->opcode != Opcode::kReduce || !folds_in_row_chunks(*i)) continue;
+    if (v ? i->operands[0] == v && !chunked : i->operands[0]->shape.dims == c.root()->shape.dims)
+      chunked = i;
   }
-  return chunked && folds_in_row_chunks(*chunked) ? chunked : nullptr;
+  return chunked && writes_behind(c, kept) ? chunked : nullptr;
 }
 
 }  // namespace
@@ -173,6 +219,14 @@ RowStash stash_row_values(ElementalEmitter& em, const hlo::Instruction& fusion,
         em.hook_row_chunks(*u, next_row_prefetch(em, fusion, buffers, *u));
     break;
   }
+  // Nothing to stash: a streamed output is written a row behind all the same, from the operands'
+  // row, which the reductions have just read into the cache.
+  std::size_t kept = shape.dims.size() - 1;
+  if (stash.values.empty() && out_streams &&
+      shape.dims.back() * itemsize(shape.dtype) <= kMaxStackRowBytes)
+    if (const Instruction* chunked = behind_in(c, nullptr, kept))
+      stash.behind = RowStash::Behind{nullptr, nullptr, kept, chunked,
+                                      next_row_prefetch(em, fusion, buffers, *chunked)};
   return stash;
 }
 
@@ -201,7 +255,8 @@ void emit_rows_behind(ElementalEmitter& em, const RowStash& stash, const hlo::In
   for (const Instruction* i : c.instructions())
     if (i->opcode == Opcode::kReduce) reductions.push_back(i);
   std::vector<ElementGenerator> reduced = em.generators_of(c, params, reductions, stash.values);
-  ElementalEmitter::GivenGenerators finished{{behind.value, behind.load}};
+  ElementalEmitter::GivenGenerators finished;
+  if (behind.value) finished[behind.value] = behind.load;
   std::vector<llvm::AllocaInst*> slots;
   for (const Instruction* r : reductions) {
     llvm::Type* type = em.type(r->shape.dtype);
