@@ -448,6 +448,62 @@ ThunkCounts softmax_case(const Triad& triad, int threads, int scale, std::vector
   return k;
 }
 
+// log-softmax and a layer norm over the same rows: row kernels with nothing to stash, whose
+// output is written a row behind. Reported against the floor; the oracle sums in double.
+void row_norms_case(const Triad& triad, int threads, int scale, std::vector<TargetRow>& rows) {
+  std::printf("log_softmax and layer_norm on f32[%lld,%lld] in [-4, 4)\n",
+              static_cast<long long>(kSoftmaxRows), static_cast<long long>(kSoftmaxCols));
+  std::vector<float> host = random_vector(kSoftmaxRows * kSoftmaxCols, 21, -4, 4, threads);
+  jx::Array x = np::array(host, jx::Shape{kSoftmaxRows, kSoftmaxCols});
+  const int features = static_cast<int>(kSoftmaxCols);
+  using Oracle = std::function<double(const float* row, double v)>;
+  auto log_softmax_of = [](const float* row, double v) {
+    double m = *std::max_element(row, row + kSoftmaxCols), s = 0;
+    for (std::int64_t j = 0; j < kSoftmaxCols; ++j) s += std::exp(row[j] - m);
+    return v - m - std::log(s);
+  };
+  auto layer_norm_of = [](const float* row, double v) {
+    double mean = 0, square = 0;
+    for (std::int64_t j = 0; j < kSoftmaxCols; ++j) {
+      mean += row[j];
+      square += double(row[j]) * row[j];
+    }
+    mean /= kSoftmaxCols;
+    return (v - mean) / std::sqrt(square / kSoftmaxCols - mean * mean + 1e-6);
+  };
+  auto one = [&](const char* name, const std::function<jx::Array(const jx::Array&)>& fn,
+                 const Oracle& oracle) {
+    auto f = jx::jit(fn, {.name = name});
+    auto [tj, triad_t] = triad.time_with([&] { g_sink = static_cast<double>(f(x).size()); }, scale);
+    print_timing(("jx: jit(" + std::string(name) + ")(x)").c_str(), tj);
+    // Every 64th row against the oracle, to within float32 rounding of values up to ~10.
+    std::vector<float> y = f(x).to_vector<float>();
+    double worst = 0;
+    for (std::int64_t r = 0; r < kSoftmaxRows; r += 64) {
+      const float* row = host.data() + r * kSoftmaxCols;
+      for (std::int64_t j = 0; j < kSoftmaxCols; ++j) {
+        double want = oracle(row, row[j]);
+        worst = std::max(worst, std::abs(y[static_cast<std::size_t>(r * kSoftmaxCols + j)] - want));
+      }
+    }
+    std::printf("  jx vs loop oracle (every 64th row): max |difference| %.3g\n", worst);
+    if (!(worst <= 1e-4))
+      fail(std::string(name) + ": jx differs from the oracle by " + fmt("%.3g", worst));
+    double bytes = 2.0 * sizeof(float) * kSoftmaxRows * kSoftmaxCols;  // read x, write y
+    rows.push_back(
+        floor_row(std::string(name) + ": floor / jx", bytes, tj, triad_t, kInTurn, Cmp::kNone, 0));
+  };
+  one(
+      "log_softmax", [](const jx::Array& a) { return jx::nn::log_softmax(a); }, log_softmax_of);
+  one(
+      "layer_norm",
+      [features](const jx::Array& a) {
+        return jx::nn::layer_norm(jx::nn::layer_norm_init(features), a);
+      },
+      layer_norm_of);
+  std::printf("\n");
+}
+
 // ---- 4. dense layer --------------------------------------------------------------------------
 
 jx::Array relu(const jx::Array& x) { return np::maximum(x, 0.0f); }
@@ -873,6 +929,7 @@ int main(int argc, char** argv) {
   std::vector<TargetRow> rows;
   ThunkCounts gelu_k = gelu_case(triad, threads, scale, rows);
   ThunkCounts softmax_k = softmax_case(triad, threads, scale, rows);
+  row_norms_case(triad, threads, scale, rows);
   for (std::int64_t n : {512, 1024, 2048}) dense_case(n, threads, scale, rows);
   bf16_chain_case(triad, threads, scale, rows);
   cumsum_case(triad, threads, scale, rows);
