@@ -101,7 +101,8 @@ bool keeps_rows(const Instruction& i, std::size_t kept) {
 // instruction between them keeps rows. `below` memoizes whether a reduction lies under each.
 bool reads_reductions_in_row(const Instruction* i, std::size_t kept,
                              std::unordered_map<const Instruction*, bool>& below) {
-  if (auto it = below.find(i); it != below.end()) return true;  // checked already
+  // Checked already (a failed check ends the walk).
+  if (below.count(i) != 0) return true;
   bool any = i->opcode == Opcode::kReduce;
   if (!any) {
     for (const Instruction* o : i->operands) {
@@ -220,7 +221,8 @@ RowStash stash_row_values(ElementalEmitter& em, const hlo::Instruction& fusion,
     break;
   }
   // Nothing to stash: a streamed output is written a row behind all the same, from the operands'
-  // row, which the reductions have just read into the cache.
+  // row, which the reductions have just read into the cache (where a row of the output's size
+  // stays, as a stashed one does).
   std::size_t kept = shape.dims.size() - 1;
   if (stash.values.empty() && out_streams &&
       shape.dims.back() * itemsize(shape.dtype) <= kMaxStackRowBytes)

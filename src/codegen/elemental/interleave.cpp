@@ -43,7 +43,7 @@ bool holds_a_loop(llvm::ArrayRef<llvm::BasicBlock*> body) {
 int interleave_count(llvm::ArrayRef<llvm::BasicBlock*> body) {
   if (holds_a_loop(body)) return 1;
   // The longest chain ending at each value, in floating-point operations; values from before the
-  // loop, and the induction variable's next value, start chains.
+  // loop start chains.
   std::unordered_map<const llvm::Value*, int> chain;
   int operations = 0, longest = 0;
   for (llvm::BasicBlock* block : body) {

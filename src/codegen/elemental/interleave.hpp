@@ -1,7 +1,7 @@
 // How many iterations of a vectorized elementwise loop run side by side (LLVM's interleave
 // count). A core starts a floating-point operation on each of its pipes every cycle and finishes
 // it a few cycles later, so it needs pipes × latency independent operations at hand to stay busy.
-// An iteration whose operations mostly depend on one another (gelu: 24 operations, 17 in a chain)
+// An iteration whose operations mostly depend on one another (gelu: 22 operations, 18 in a chain)
 // has too few, and the out-of-order window cannot find enough in the iterations after it: the
 // loop runs at its chain's latency instead of its operations' throughput. Interleaving k
 // iterations puts k independent operations at every step of the chain. Measured on one core

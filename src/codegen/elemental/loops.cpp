@@ -75,18 +75,19 @@ void emit_strided_for(ElementalEmitter& em, llvm::Value* begin, llvm::Value* end
   em.push_loop(i, entry);
   body(i);
   em.pop_loop();
-  // The body's blocks: the loop's first, then those created since the exit (appended in order).
-  std::vector<llvm::BasicBlock*> body_blocks{loop_bb};
-  for (auto it = std::next(exit_bb->getIterator()); it != fn->end(); ++it)
-    body_blocks.push_back(&*it);
+  // A GPU thread's loops have no vectors to fill: interleaving would only lengthen them.
+  int interleave = 1;
+  if (vectorize && !llvm::Triple(em.module().getTargetTriple()).isNVPTX()) {
+    // The body's blocks: the loop's first, then those created since the exit (appended in order).
+    std::vector<llvm::BasicBlock*> body_blocks{loop_bb};
+    for (auto it = std::next(exit_bb->getIterator()); it != fn->end(); ++it)
+      body_blocks.push_back(&*it);
+    interleave = em.reducing() ? kReductionInterleave : interleave_count(body_blocks);
+  }
   // i < end and step are far below 2^62, so the sum cannot wrap.
   llvm::Value* next = b.CreateAdd(i, b.getInt64(static_cast<std::uint64_t>(step)), name + ".next",
                                   /*HasNUW=*/true, /*HasNSW=*/true);
   llvm::BranchInst* latch = b.CreateCondBr(b.CreateICmpSLT(next, end), loop_bb, exit_bb);
-  // A GPU thread's loops have no vectors to fill: interleaving would only lengthen them.
-  int interleave = 1;
-  if (vectorize && !llvm::Triple(em.module().getTargetTriple()).isNVPTX())
-    interleave = em.reducing() ? kReductionInterleave : interleave_count(body_blocks);
   latch->setMetadata(llvm::LLVMContext::MD_loop,
                      loop_metadata(b.getContext(), vectorize, interleave));
   i->addIncoming(next, b.GetInsertBlock());
