@@ -405,6 +405,36 @@ TEST_CASE("dumps: a long cumulative sum down the columns is stored past the cach
   CHECK(off_lines.find("@llvm.prefetch") == std::string::npos);
 }
 
+// A long 1-d cumulative sum runs as tiles (codegen/cpu/prefix_scan.hpp), each written once, so
+// past the caches when it outgrows them: a tile that starts before the prefix before it is known
+// scans without storing, waits for it, and scans again, storing. Reversed, the stores fall on
+// lines where the length is a multiple of a line's elements.
+TEST_CASE("dumps: a long 1-d cumulative sum is stored past the caches", "[dumps][fusion]") {
+  const std::int64_t cache = codegen::cpu::cpu_isa(config().cpu_isa).last_level_cache;
+  for (auto [n, reverse] :
+       {std::pair{cache / 4 + 1003, false}, std::pair{cache / 4 + 1008, true}}) {
+    std::vector<float> x(static_cast<std::size_t>(n));
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(int(i % 7) - 3);
+    DumpScope scope("--dump_llvm");
+    auto cumsum = [reverse](const Array& a) { return lax::cumsum(a, 0, reverse); };
+    std::vector<float> got =
+        jit(std::function(cumsum), {.name = "tiles"})(np::array(x, {n})).to_vector<float>();
+    // Small integers: every partial sum is exact.
+    std::size_t wrong = 0;
+    float sum = 0;
+    for (std::int64_t k = 0; k < n; ++k) {
+      auto i = static_cast<std::size_t>(reverse ? n - 1 - k : k);
+      sum += x[i];
+      wrong += got[i] != sum;
+    }
+    INFO((reverse ? "reversed" : "forward"));
+    CHECK(wrong == 0);
+    std::string ir = read(scope.files("tiles").at("ir-with-opt.ll"));
+    CHECK(ir.find("!nontemporal") != std::string::npos);
+    CHECK(ir.find("call void @llvm.x86.sse.sfence()") != std::string::npos);
+  }
+}
+
 // A softmax whose output streams stashes each row's exp on the stack, not in the output's row,
 // so that the output is written once, past the caches. Where its rows fold in chunks (a multiple
 // of 256 elements), it writes each row's output in the next row's sum loop, from the other of two

@@ -208,9 +208,10 @@ TEST_CASE("codegen: a tiled scan's calls share its tiles, in one call or several
         CHECK(threads == want);
       }
   }
-  // A tile that starts before the tile ahead of it has published scans alone, waits, and then
-  // combines the prefix into its values. Here the ticket starts at tile 1 and the test
-  // publishes tile 0's prefix (the scratch: ticket, flags, prefixes) while tile 1 waits.
+  // A tile that starts before the tile ahead of it has published scans without storing, waits,
+  // and then scans again, storing each value with the prefix. Here the ticket starts at tile 1
+  // and the test publishes tile 0's prefix (the scratch: ticket, flags, prefixes) while tile 1
+  // waits.
   for (bool reverse : {false, true}) {
     INFO((reverse ? "reversed" : "forward") << ", tile 0 published late");
     const std::int64_t n = 100000 + 37, tile = 32768;

@@ -319,9 +319,9 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
     };
     Emit scan = [&](std::size_t j, const Instruction& r, const ElementGenerator& x,
                     const ElementGenerator& init) {
-      // A scan in runs writes its output once, in order: it streams as a loop nest's would.
+      // A scan in runs, or in tiles, writes its output once: it streams as a loop nest's would.
       std::int64_t aligned = 1;
-      if (scans_in_runs(r) && may_stream(j)) {
+      if ((scans_in_runs(r) || scan_tiles(r) > 0) && may_stream(j)) {
         mark_streaming(*output_buffers[j]);
         aligned = line(j);
       }

@@ -220,16 +220,18 @@ class ScanEmitter {
               [&] { return identity(); }, "scan.published");
         },
         "scan.early");
-    // The tile's own scan, from the identity; each value stored combined with the prefix when
-    // known, else alone, to be combined once the tile before publishes.
-    llvm::Value* own = vector_scan(before, lo, hi, identity(), early);
+    // The tile's own scan, from the identity: each value stored combined with the prefix when
+    // that is known, else no value stored, only the last kept (the read brings the tile's operand
+    // into L2 for the second scan below). The same code either way, so the same last value.
+    llvm::Value* own = em_.if_else(
+        known, [&] { return vector_scan(before, lo, hi, identity(), early); },
+        [&] { return vector_scan(before, lo, hi, identity(), nullptr, /*stores=*/false); },
+        "scan.own");
     llvm::Value* prefix = em_.if_else(
         known, [&] { return early; },
         [&] {
           await_published(previous);
-          llvm::Value* p = b_.CreateLoad(type_, prefix_of(previous));
-          combine_into_tile(before, lo, hi, p);
-          return p;
+          return b_.CreateLoad(type_, prefix_of(previous));
         },
         "scan.prefix");
     llvm::Value* inclusive = em_.apply(f_, {prefix, own});
@@ -239,29 +241,11 @@ class ScanEmitter {
       b_.CreateAlignedStore(em_.i64(1), flag(t), llvm::Align(8))
           ->setAtomic(llvm::AtomicOrdering::Release);
     });
+    // Published first, so that the tile after need not wait for this one's stores.
+    emit_if(em_, b_.CreateNot(known), "scan.store",
+            [&] { vector_scan(before, lo, hi, identity(), prefix); });
     if (full < n_)
       emit_if(em_, last, "scan.tail", [&] { sequential(before, em_.i64(full), inclusive); });
-  }
-
-  // out = prefix ⊕ out at a tile's positions [lo, hi), in L2 since the tile's scan.
-  void combine_into_tile(const Values& before, llvm::Value* lo, llvm::Value* hi,
-                         llvm::Value* prefix) {
-    unsigned w = width();
-    auto* vt = llvm::FixedVectorType::get(type_, w);
-    llvm::Value* splat = b_.CreateVectorSplat(w, prefix);
-    llvm::Value* row_base = index(before, em_.i64(0), {}).linear;
-    // Reversed, scan positions [lo, hi) are addresses [n - hi, n - lo) of the row.
-    llvm::Value* from = reverse_ ? b_.CreateSub(em_.i64(n_), hi, "", true, true) : lo;
-    llvm::Value* to = b_.CreateAdd(from, b_.CreateSub(hi, lo, "", true, true), "", true, true);
-    emit_strided_for(
-        em_, from, to, w, "scan.combine",
-        [&](llvm::Value* k) {
-          llvm::Value* at =
-              b_.CreateInBoundsGEP(type_, out_, b_.CreateAdd(row_base, k, "", true, true));
-          llvm::Value* v = b_.CreateAlignedLoad(vt, at, llvm::Align(itemsize(dtype_)));
-          b_.CreateAlignedStore(em_.apply(f_, {splat, v}), at, llvm::Align(itemsize(dtype_)));
-        },
-        /*vectorize=*/false);
   }
 
   // The combiner's identity: x ⊕ identity() = x for every x (-0.0 for a float sum, so that
@@ -351,10 +335,11 @@ class ScanEmitter {
         /*vectorize=*/false);
   }
 
-  // Scans positions [lo, hi) from `carry`, storing every result, or `offset` ⊕ it when given;
-  // the last result (without the offset).
+  // Scans positions [lo, hi) from `carry`, storing every result, or `offset` ⊕ it when given
+  // (nothing without `stores`); the last result (without the offset).
   llvm::Value* vector_scan(const Values& before, llvm::Value* lo, llvm::Value* hi,
-                           llvm::Value* carry_in, llvm::Value* offset = nullptr) {
+                           llvm::Value* carry_in, llvm::Value* offset = nullptr,
+                           bool stores = true) {
     unsigned w = width();
     llvm::AllocaInst* carry = em_.entry_alloca(type_, "scan.carry");
     b_.CreateStore(carry_in, carry);
@@ -367,6 +352,7 @@ class ScanEmitter {
       // The next carry is the last lane's value, c ⊕ p's last lane: computed as a scalar, it
       // keeps the broadcast off the loop's chain of carries (one operation a vector).
       b_.CreateStore(em_.apply(f_, {c, b_.CreateExtractElement(p, std::uint64_t{w - 1})}), carry);
+      if (!stores) return;
       if (offsets) result = em_.apply(f_, {offsets, result});
       // Lane l is scan position k + l: forward at row_base + that, reversed mirrored, so the
       // vector lands reversed at the lowest of its addresses.
