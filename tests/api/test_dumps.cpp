@@ -577,7 +577,8 @@ TEST_CASE("dumps: a streamed row kernel with nothing to stash writes a row behin
 // A vectorized elementwise loop runs as many iterations side by side as give every step of its
 // body's longest chain of dependent float operations 8 independent ones
 // (codegen/elemental/interleave.hpp): 8 for a chain of products, 4 for two sums of two products
-// added (7 operations, 3 in a chain); a reduction's loop keeps its 4 accumulators.
+// added (7 operations, 3 in a chain); a reduction's loop keeps its 4 accumulators. Fewer where
+// the copies would pass 1024 operations or a copy would have under 256 iterations.
 TEST_CASE("dumps: a loop of dependent operations runs more iterations side by side",
           "[dumps][fusion]") {
   using Fn = std::function<Array(const Array&, const Array&, const Array&, const Array&)>;
@@ -620,6 +621,30 @@ TEST_CASE("dumps: a loop of dependent operations runs more iterations side by si
           return (a * b + c * d) + (a * c + b * d);
         }) == 0);
   CHECK(wide_counts == std::set{4});
+  // 600 operations in one chain: one copy is all the budget allows.
+  auto [long_chain, long_counts] =
+      run("long_chain", [](const Array& a, const Array& b, const Array&, const Array&) {
+        Array y = a;
+        for (int k = 0; k < 300; ++k) y = y * 0.5f + b;
+        return y;
+      });
+  double worst = 0;
+  for (std::size_t i = 0; i < long_chain.size(); ++i) {
+    double y = in[0][i];
+    for (int k = 0; k < 300; ++k) y = y * 0.5 + in[1][i];
+    worst = std::max(worst, std::abs(long_chain[i] - y));
+  }
+  CHECK(worst < 1e-5);
+  CHECK(long_counts.empty());
+  // 1000 iterations: two copies of 256 or more.
+  auto [short_chain, short_counts] =
+      run("short_loop", [n](const Array& a, const Array& b, const Array& c, const Array& d) {
+        auto head = [n](const Array& x) { return lax::slice(x, {0}, {n - 3099}); };
+        return head(a) * head(b) * head(c) * head(d);
+      });
+  CHECK(short_chain.size() == 1000);
+  CHECK(wrong(short_chain, [](float a, float b, float c, float d) { return a * b * c * d; }) == 0);
+  CHECK(short_counts == std::set{2});
   auto [dot, dot_counts] = run("sum", [](const Array& a, const Array& b, const Array&,
                                          const Array&) { return np::sum(a * b); });
   double want = 0;

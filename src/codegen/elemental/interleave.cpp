@@ -9,9 +9,13 @@ namespace {
 
 // Independent operations a core needs at hand to keep its floating-point pipes busy: 2 pipes
 // starting one each cycle, each result ready 4 cycles later (a multiply-add on x86 and AArch64
-// cores alike); the count's bound keeps a long body's copies within compile time.
+// cores alike).
 constexpr int kOperationsInFlight = 2 * 4;
 constexpr int kMaxInterleave = 8;
+// What the copies may hold in all, since each costs compile time (more than in proportion, for a
+// long body), and the iterations a copy needs to pay for itself (16 vectors of 16 lanes).
+constexpr std::int64_t kMaxInterleavedOperations = 1024;
+constexpr std::int64_t kTripsPerCopy = 256;
 
 // Whether `inst` occupies a floating-point pipe for a full operation: arithmetic, a comparison, a
 // conversion or a call (exp's ldexp, the intrinsics) giving floats. Moves of bits (bitcasts,
@@ -40,7 +44,7 @@ bool holds_a_loop(llvm::ArrayRef<llvm::BasicBlock*> body) {
 
 }  // namespace
 
-int interleave_count(llvm::ArrayRef<llvm::BasicBlock*> body) {
+int interleave_count(llvm::ArrayRef<llvm::BasicBlock*> body, std::optional<std::int64_t> trips) {
   if (holds_a_loop(body)) return 1;
   // The longest chain ending at each value, in floating-point operations; values from before the
   // loop start chains.
@@ -59,8 +63,14 @@ int interleave_count(llvm::ArrayRef<llvm::BasicBlock*> body) {
     }
   }
   if (operations == 0) return 1;
+  auto affordable = [&](int next) {
+    return next * operations <= kMaxInterleavedOperations &&
+           (!trips || next * kTripsPerCopy <= *trips);
+  };
   int count = 1;
-  while (count < kMaxInterleave && count * operations < kOperationsInFlight * longest) count *= 2;
+  while (count < kMaxInterleave && count * operations < kOperationsInFlight * longest &&
+         affordable(2 * count))
+    count *= 2;
   return count;
 }
 

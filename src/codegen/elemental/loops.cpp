@@ -82,7 +82,9 @@ void emit_strided_for(ElementalEmitter& em, llvm::Value* begin, llvm::Value* end
     std::vector<llvm::BasicBlock*> body_blocks{loop_bb};
     for (auto it = std::next(exit_bb->getIterator()); it != fn->end(); ++it)
       body_blocks.push_back(&*it);
-    interleave = em.reducing() ? kReductionInterleave : interleave_count(body_blocks);
+    std::optional<std::int64_t> trips;
+    if (first && last) trips = (last->getSExtValue() - first->getSExtValue() + step - 1) / step;
+    interleave = em.reducing() ? kReductionInterleave : interleave_count(body_blocks, trips);
   }
   // i < end and step are far below 2^62, so the sum cannot wrap.
   llvm::Value* next = b.CreateAdd(i, b.getInt64(static_cast<std::uint64_t>(step)), name + ".next",
