@@ -262,6 +262,53 @@ ENTRY %main.1 (x.2: f32[8]) -> (f32[8]{0}, f32[8]{0}, f32[8]{0}, f32[8]{0}, f32[
   CHECK(count_op(*m, "negate") == 5);
 }
 
+TEST_CASE("instruction fusion: a value a dot reads is loaded, not recomputed, by other kernels",
+          "[passes][fusion]") {
+  // relu(x + y) is written for the dot whatever the groups: the reduction reads that buffer
+  // instead of x and y. The widened bf16 value is copied into the reduction, which reads 2
+  // bytes an element instead of 4.
+  auto m = fused<InstructionFusion>(
+      R"(HloModule m, entry_computation_layout={(f32[4,8]{1,0}, f32[4,8]{1,0}, f32[8,2]{1,0}, bf16[4,8]{1,0})->(f32[4,2]{1,0}, f32[8]{0}, f32[4,2]{1,0}, f32[8]{0})}
+
+%add.1 (a.2: f32[], b.3: f32[]) -> f32[] {
+  %a.2 = f32[] parameter(0)
+  %b.3 = f32[] parameter(1)
+  ROOT %s.4 = f32[] add(f32[] %a.2, f32[] %b.3)
+}
+
+ENTRY %main.5 (x.6: f32[4,8], y.7: f32[4,8], w.8: f32[8,2], h.9: bf16[4,8]) -> (f32[4,2]{1,0}, f32[8]{0}, f32[4,2]{1,0}, f32[8]{0}) {
+  %x.6 = f32[4,8]{1,0} parameter(0)
+  %y.7 = f32[4,8]{1,0} parameter(1)
+  %w.8 = f32[8,2]{1,0} parameter(2)
+  %h.9 = bf16[4,8]{1,0} parameter(3)
+  %a.10 = f32[4,8]{1,0} add(f32[4,8]{1,0} %x.6, f32[4,8]{1,0} %y.7)
+  %zero.11 = f32[] constant(0)
+  %zeros.12 = f32[4,8]{1,0} broadcast(f32[] %zero.11), dimensions={}
+  %r.13 = f32[4,8]{1,0} maximum(f32[4,8]{1,0} %a.10, f32[4,8]{1,0} %zeros.12)
+  %d.14 = f32[4,2]{1,0} dot(f32[4,8]{1,0} %r.13, f32[8,2]{1,0} %w.8), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %s.15 = f32[8]{0} reduce(f32[4,8]{1,0} %r.13, f32[] %zero.11), dimensions={0}, to_apply=%add.1
+  %c.16 = f32[4,8]{1,0} convert(bf16[4,8]{1,0} %h.9)
+  %e.17 = f32[4,2]{1,0} dot(f32[4,8]{1,0} %c.16, f32[8,2]{1,0} %w.8), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %t.18 = f32[8]{0} reduce(f32[4,8]{1,0} %c.16, f32[] %zero.11), dimensions={0}, to_apply=%add.1
+  ROOT %out.19 = (f32[4,2]{1,0}, f32[8]{0}, f32[4,2]{1,0}, f32[8]{0}) tuple(f32[4,2]{1,0} %d.14, f32[8]{0} %s.15, f32[4,2]{1,0} %e.17, f32[8]{0} %t.18)
+}
+)");
+  const Instruction* relu = find(*m, "d.14")->operands[0];
+  REQUIRE(relu->opcode == Opcode::kFusion);
+  CHECK(ops_of(*relu) == std::vector<std::string>{"add", "constant", "broadcast", "maximum"});
+  const Instruction* sum = find(*m, "out.19")->operands[1];
+  REQUIRE(sum->opcode == Opcode::kFusion);
+  CHECK(!has(ops_of(*sum), "maximum"));
+  CHECK(sum->operands[0] == relu);
+  CHECK(count_op(*m, "add") == 1);  // the reduction's combiner is a computation of its own
+
+  const Instruction* widened_sum = find(*m, "out.19")->operands[3];
+  REQUIRE(widened_sum->opcode == Opcode::kFusion);
+  CHECK(has(ops_of(*widened_sum), "convert"));
+  CHECK(widened_sum->operands[0] == find(*m, "h.9"));
+  CHECK(count_op(*m, "convert") == 2);
+}
+
 TEST_CASE("instruction fusion: a broadcast scalar constant joins every user, however many",
           "[passes][fusion]") {
   // relu's zeros, read by five kernels: each reads an immediate, and no array of zeros is left.

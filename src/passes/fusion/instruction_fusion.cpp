@@ -162,6 +162,24 @@ bool is_immediate(const Instruction& i) {
   return c.opcode == Opcode::kConstant && c.shape.rank() == 0;
 }
 
+// Whether `p` reaches memory whatever the groups: a user of it joins no group (a dot or a
+// convolution reads its operands from buffers), or it is the program's result.
+bool materialized_anyway(const hlo::Computation& entry, const Instruction& p) {
+  if (&p == entry.root()) return true;
+  for (const Instruction* u : entry.users(&p))
+    if (!can_root(*u) && !can_join(*u)) return true;
+  return false;
+}
+
+// Whether a copy of `p` reads fewer bytes than p's own buffer holds (a broadcast, a widening
+// convert): then a group that recomputes p reads less than one that loads it.
+bool reads_less_than_it_writes(const Instruction& p) {
+  std::int64_t read = 0;
+  for (const Instruction* o : p.operands)
+    if (!is_immediate(*o)) read += o->shape.byte_size();
+  return read < p.shape.byte_size();
+}
+
 // Grows the group rooted at `root`: candidates are taken latest first, so all of a candidate's
 // users inside the group are known when it is judged.
 class GroupBuilder {
@@ -216,6 +234,10 @@ class GroupBuilder {
     if (!all_users_inside) {
       if (fusion::is_expensive(p->opcode) ||
           (duplicates_[p] >= InstructionFusion::kMaxDuplication && !is_immediate(*p)))
+        return;
+      // Its buffer is written anyway: reading it costs no more than recomputing p from its
+      // operands, and spares recomputing whatever else the copy would pull in behind p.
+      if (!is_immediate(*p) && materialized_anyway(entry_, *p) && !reads_less_than_it_writes(*p))
         return;
       ++duplicates_[p];
       g.duplicated.insert(p);

@@ -10,7 +10,9 @@
 //     (exp, divide, ...) or loop op never sits behind a broadcast that repeats its elements;
 //   - all their users are in the group, or they are cheap (no expensive op) and are then
 //     duplicated into at most kMaxDuplication groups, keeping the original for other users;
-//     a scalar constant and its broadcasts are immediates, duplicated into every group.
+//     a scalar constant and its broadcasts are immediates, duplicated into every group;
+//   - but a value that reaches memory anyway (a dot or a convolution reads it, or it is the
+//     result) is read from there by other groups, unless a copy reads fewer bytes than it.
 // Dots never join: large ones are BLAS calls whose epilogues become their own loop fusion.
 #pragma once
 
