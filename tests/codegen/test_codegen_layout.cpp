@@ -162,6 +162,47 @@ TEST_CASE("codegen: concatenate with an empty operand", "[codegen]") {
         std::vector<std::uint32_t>{1, 2, 3, 4, 5, 6});
 }
 
+TEST_CASE("codegen: concatenate along an inner dim, whole and a few rows at a time", "[codegen]") {
+  // Written row by row of the dims before the concatenated one, each operand's block in turn
+  // (kernel.cpp); the kernel also runs for two rows of dim 0 at a time.
+  for (std::int64_t dim : {1, 2}) {
+    INFO("dim " << dim);
+    std::vector<Shape> parts = dim == 1 ? std::vector<Shape>{{5, 3, 4}, {5, 2, 4}, {5, 1, 4}}
+                                        : std::vector<Shape>{{5, 3, 1}, {5, 3, 6}, {5, 3, 2}};
+    Shape os = parts[0];
+    os[static_cast<std::size_t>(dim)] = 0;
+    for (const Shape& p : parts)
+      os[static_cast<std::size_t>(dim)] += p[static_cast<std::size_t>(dim)];
+    std::vector<std::vector<double>> xs;
+    std::vector<double> want(static_cast<std::size_t>(shape_size(os)));
+    Hlo h;
+    std::vector<hlo::Instruction*> operands;
+    std::int64_t at = 0;
+    for (std::size_t k = 0; k < parts.size(); ++k) {
+      std::vector<double>& x = xs.emplace_back(ramp<double>(shape_size(parts[k])));
+      for (double& v : x) v += 100.0 * static_cast<double>(k);
+      Ints xst = strides_of(parts[k]), ost = strides_of(os);
+      for_each(parts[k], [&](const Ints& i) {
+        Ints o = i;
+        o[static_cast<std::size_t>(dim)] += at;
+        want[static_cast<std::size_t>(offset(o, ost))] =
+            x[static_cast<std::size_t>(offset(i, xst))];
+      });
+      at += parts[k][static_cast<std::size_t>(dim)];
+      operands.push_back(h.param(static_cast<int>(k), float64, parts[k]));
+    }
+    auto* cat =
+        h.op(Opcode::kConcatenate, float64, os, operands, attrs({{"dimensions", Ints{dim}}}));
+    check_all(run<double>(cat, {xs[0].data(), xs[1].data(), xs[2].data()}), want);
+    auto code = compile_kernels({{cat, "kernel", /*partitioned=*/true}}, {});
+    auto fn = reinterpret_cast<KernelFn>(code->symbol("kernel"));
+    std::vector<double> got(want.size());
+    void* buffers[] = {xs[0].data(), xs[1].data(), xs[2].data(), got.data()};
+    for (std::int64_t row = 0; row < os[0]; row += 2) fn(buffers, row, std::min(row + 2, os[0]));
+    check_all(got, want);
+  }
+}
+
 // The pad oracle scatters: every operand element lands at low + i * (interior + 1) if inside.
 std::vector<float> pad_oracle(const std::vector<float>& x, const Shape& xs, const Ints& cfg,
                               const Shape& os, float value) {

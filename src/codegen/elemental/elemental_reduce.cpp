@@ -129,7 +129,7 @@ ElementGenerator emit_reduce(ElementalEmitter& em, const Instruction& inst, cons
         b.CreateStore(ops[1](em.scalar_index()), acc);
         emit_loop_nest(
             em, reduced_shape, "reduce.exact", [&](const IrIndex& r) { fold(r, false); },
-            std::nullopt, 1, /*vectorizable=*/false);
+            std::nullopt, 1, Vectorize::kNo);
       });
     }
     return b.CreateLoad(type, acc, "reduced");

@@ -138,9 +138,11 @@ void emit_for(ElementalEmitter& em, std::int64_t n, const std::string& name,
 void emit_loop_nest(ElementalEmitter& em, const Shape& shape, const std::string& name,
                     const std::function<void(const IrIndex&)>& body,
                     const std::optional<OuterRange>& outer, std::int64_t aligned,
-                    bool vectorizable) {
+                    Vectorize vectorize_as) {
   if (shape_size(shape) == 0) return;
-  bool vectorize = vectorizable && (outer || shape_size(shape) >= kMinVectorizedElements);
+  bool vectorize =
+      vectorize_as == Vectorize::kYes || (vectorize_as == Vectorize::kIfLarge &&
+                                          (outer || shape_size(shape) >= kMinVectorizedElements));
   std::vector<llvm::Value*> dims(shape.size());
   std::function<void(std::size_t, llvm::Value*)> level = [&](std::size_t d, llvm::Value* linear) {
     if (d == shape.size()) {

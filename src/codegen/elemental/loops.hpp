@@ -44,17 +44,21 @@ struct OuterRange {
   llvm::Value* end;
 };
 
+// Whether a loop nest's innermost loop is vectorized: kIfLarge when it has a range (its size is
+// known only as it runs) or at least kMinVectorizedElements elements; kNo for code that rarely
+// runs; kYes for a nest run many times inside other loops.
+enum class Vectorize { kIfLarge, kYes, kNo };
+
 // body(index) for every index of `shape` in row-major order, the innermost dimension innermost;
 // nothing for a shape with a 0-sized dimension. Size-1 dimensions get no loop (unless ranged).
 // The index carries its linear form, computed incrementally. With `aligned` (a power of two),
 // the innermost loop's vectorized part starts and ends at multiples of it, scalar loops taking
 // the iterations before and after: where the innermost dimension's size is a multiple too, the
 // vector loop's linear indices are then known multiples of `aligned` (streaming_stores.hpp).
-// Without `vectorizable`, no loop is vectorized (for code that rarely runs).
 void emit_loop_nest(ElementalEmitter& em, const Shape& shape, const std::string& name,
                     const std::function<void(const IrIndex&)>& body,
                     const std::optional<OuterRange>& outer = std::nullopt, std::int64_t aligned = 1,
-                    bool vectorizable = true);
+                    Vectorize vectorize = Vectorize::kIfLarge);
 
 // The same indices with dim `d` (not the last) and the last dim cut into tiles of `tile`: the
 // tiles' loops in the dims' places, then d's run within a tile, then the last dim's run
