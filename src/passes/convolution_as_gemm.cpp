@@ -285,16 +285,20 @@ class Rewriter {
       hlo::Attrs a;
       a.set("slice", slice);
       Instruction* piece = b_.op(Opcode::kSlice, hlo::HloShape::array(dtype_, dims), {x}, a);
-      // A column group's piece is a block of columns of the matrix itself, so the matrix is
-      // their concatenation (which codegen writes piece by piece); a row group's piece holds
+      // A column group's piece is a block of columns of the matrix, [lead, span..., trail]:
+      // the matrix is their concatenation along the last dim, which keeps the row's dims so
+      // that no kernel splits a flat row index into them again. A row group's piece holds
       // every lead-th row.
-      pieces.push_back(by_columns ? b_.reshape(piece, {lead * rows, trail})
-                                  : b_.reshape(piece, {lead, 1, cols, trail}));
+      pieces.push_back(by_columns ? piece : b_.reshape(piece, {lead, 1, cols, trail}));
     });
     if (pieces.size() == 1) return b_.reshape(pieces[0], {lead * rows, cols * trail});
+    Shape joined = {lead, rows, cols, trail};
+    if (by_columns) {
+      joined = pieces[0]->shape.dims;
+      joined.back() = cols * trail;
+    }
     hlo::Attrs a;
-    a.set("dimensions", Ints{1});
-    Shape joined = by_columns ? Shape{lead * rows, cols * trail} : Shape{lead, rows, cols, trail};
+    a.set("dimensions", Ints{by_columns ? static_cast<std::int64_t>(joined.size()) - 1 : 1});
     return b_.reshape(
         b_.op(Opcode::kConcatenate, hlo::HloShape::array(dtype_, joined), pieces, std::move(a)),
         {lead * rows, cols * trail});

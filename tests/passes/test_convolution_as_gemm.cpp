@@ -101,6 +101,19 @@ TEST_CASE("convolution-as-gemm: NHWC, strided and padded", "[passes]") {
                 "window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=b01f_01io->b01f");
 }
 
+TEST_CASE("convolution-as-gemm: tap by tap, the patches keep the input's dims", "[passes]") {
+  // 9 taps at 2 x 3 x 3 positions: the 9 slices side by side along the features, [2, 3, 3, 27],
+  // so a kernel writing them never splits a flat row index into (batch, y, x).
+  Rewrite r({2, 5, 5, 3}, {3, 3, 3, 4}, {2, 3, 3, 4},
+            "window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=b01f_01io->b01f");
+  CHECK(ConvolutionAsGemm().run(*r.module));
+  std::string rewritten = r.rewritten();
+  INFO(rewritten);
+  CHECK(rewritten.find("f32[2,3,3,27]{3,2,1,0} concatenate(f32[2,3,3,3]{3,2,1,0} %") !=
+        std::string::npos);
+  CHECK(rewritten.find("dimensions={3}") != std::string::npos);
+}
+
 TEST_CASE("convolution-as-gemm: NCHW with dilations and negative padding", "[passes]") {
   // lhs dilation 2: 4 → 7, padded -1 and 2 → 8; the window 2 dilated by 2 spans 3: 6 outputs.
   check_rewrite({1, 2, 4, 3}, {3, 2, 2, 1}, {1, 3, 6, 3},
