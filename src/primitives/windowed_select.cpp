@@ -158,6 +158,46 @@ Array gather_by_taps(const Array& t, const Array& x, SelectPrim select, const hl
   return choose(xs, ts, select).payload;
 }
 
+// Whether the windows tile the padded operand (stride = size, no dilation): each position lies
+// in at most one window, at one tap (max-pooling's usual 2x2 at stride 2).
+bool tiles(const hlo::Window& window) {
+  return std::all_of(window.begin(), window.end(), [](const hlo::WindowDim& w) {
+    return w.stride == w.size && w.base_dilation == 1 && w.window_dilation == 1;
+  });
+}
+
+// Tiling windows' scatter: each position's share computed where it lies, as the source of its
+// window where the window chose its tap, on the windows laid out [windows_0, size_0, windows_1,
+// size_1, ...], merged back into the operand's dims and cut to them (the padding's positions
+// dropped, positions past the last window zero). One choice per position, where the taps'
+// scatter evaluates every tap's.
+Array scatter_tiled(const Array& s, const Array& chosen, const Shape& operand,
+                    const hlo::Window& window) {
+  Shape tiled, merged;
+  Ints window_dims;
+  for (std::size_t d = 0; d < window.size(); ++d) {
+    window_dims.push_back(static_cast<std::int64_t>(tiled.size()));
+    tiled.insert(tiled.end(), {s.shape()[d], window[d].size});
+    merged.push_back(s.shape()[d] * window[d].size);
+  }
+  // The tap each position lies at, numbered row-major over the window as `choose` numbers them.
+  Array tap = zeros(tiled, int32);
+  std::int64_t weight = 1;
+  for (std::size_t d = window.size(); d-- > 0;) {
+    if (window[d].size > 1)
+      tap = lax::add(tap, lax::mul(lax::iota(int32, tiled, window_dims[d] + 1),
+                                   make_scalar(static_cast<double>(weight), int32)));
+    weight *= window[d].size;
+  }
+  Array mine =
+      lax::select_n(lax::eq(lax::broadcast_in_dim(chosen, tiled, window_dims), tap),
+                    {zeros(tiled, s.dtype()), lax::broadcast_in_dim(s, tiled, window_dims)});
+  lax::PaddingConfig config;
+  for (std::size_t d = 0; d < window.size(); ++d)
+    config.push_back({-window[d].pad_lo, operand[d] + window[d].pad_lo - merged[d], 0});
+  return lax::pad(lax::reshape(mine, merged), make_scalar(0, s.dtype()), config);
+}
+
 // Each tap's share (the source where the window chose that tap) padded back onto the operand
 // positions the tap read: interior padding undoes the stride, the low pad is the tap's offset
 // less the operand's padding (negative crops what fell in the padding). No base dilation.
@@ -168,6 +208,7 @@ Array scatter_by_taps(const Array& s, const Array& x, SelectPrim select,
   if (shape_size(windows) == 0 || x.size() == 0) return result;
   std::vector<Array> xs = window_taps(x, identity_of(select_identity(select), x.dtype()), window);
   Array chosen = choose(xs, {}, select).tap;
+  if (tiles(window)) return scatter_tiled(s, chosen, x.shape(), window);
   Array none = zeros(windows, s.dtype());
   Shape sizes;
   for (const hlo::WindowDim& w : window) sizes.push_back(w.size);

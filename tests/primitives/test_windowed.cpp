@@ -173,6 +173,11 @@ const std::vector<Win> kWindows = {
     {"2d_window_dilation", {6, 5}, {2, 2}, {1, 1}, {{0, 0}, {1, 0}}, {1, 1}, {2, 2}},
     {"3d_dilated", {2, 4, 5}, {1, 2, 3}, {1, 2, 2}, {{0, 0}, {1, 1}, {1, 0}}, {1, 1, 2}, {1, 2, 1}},
     {"3d", {2, 4, 5}, {2, 2, 2}, {1, 1, 2}, {{0, 1}, {1, 0}, {0, 1}}},
+    // Windows that tile the operand (stride = size): a position past the last window, padding
+    // on either side, a negative pad cropping the first position.
+    {"2d_tiled", {7, 6}, {2, 2}, {2, 2}, {{0, 0}, {0, 0}}},
+    {"3d_tiled_padded", {2, 5, 6}, {1, 2, 3}, {1, 2, 3}, {{0, 0}, {1, 0}, {0, 2}}},
+    {"1d_tiled_negative_pad", {7}, {2}, {2}, {{-1, 0}}},
 };
 
 using ReduceFn = Array (*)(const Array&, const Ints&, const Ints&, const PadPairs&, const Ints&,
