@@ -248,6 +248,11 @@ std::vector<codegen::PtxModule> program_ptx(const hlo::Computation& program,
   return out;
 }
 
+// A CPU kernel batched with others runs on one thread. One reading more than this takes far
+// longer than a launch (a bias gradient summing a layer's activations: 12.8 MB in a CNN's step)
+// and runs split over the threads alone.
+constexpr std::int64_t kCpuMaxBatchedReadBytes = 64 << 10;
+
 passes::PipelineOptions pipeline_options(Platform platform, bool dnn_convolutions) {
   passes::PipelineOptions options;
   options.gemm_epilogues = [platform](const Instruction& dot) {
@@ -257,6 +262,7 @@ passes::PipelineOptions pipeline_options(Platform platform, bool dnn_convolution
     return reads_16bit_operands(product, platform);
   };
   if (platform == Platform::gpu) options.kernel_batch_key = codegen::gpu_kernel_batch_key;
+  if (platform == Platform::cpu) options.max_batched_read_bytes = kCpuMaxBatchedReadBytes;
   options.implicit_gemm_convolutions = platform == Platform::cpu;
   options.dnn_convolutions = dnn_convolutions;
   return options;

@@ -83,7 +83,7 @@ void run_pipeline(hlo::Module& module, const PipelineOptions& options) {
   fuse.add<FusionMerger>();
   if (options.gemm_epilogues) fuse.add<GemmEpilogueFusion>(options.gemm_epilogues);
   fuse.add<MultiOutputFusion>();
-  fuse.add<HorizontalFusion>(options.kernel_batch_key);
+  fuse.add<HorizontalFusion>(options.kernel_batch_key, options.max_batched_read_bytes);
   fuse.add<Dce>();
   fuse.run(module);
 }

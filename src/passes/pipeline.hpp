@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,6 +48,9 @@ struct PipelineOptions {
   // it (the GPU): a kernel joins only batches of its key. A reduction batched with kernels of
   // other shapes would run as a loop, one output per thread, serially over the reduced elements.
   std::function<std::string(const hlo::Instruction&)> kernel_batch_key;
+  // Set for a backend that splits a kernel over threads only when it runs alone (the CPU): a
+  // kernel reading more bytes than this is not batched (HorizontalFusion).
+  std::int64_t max_batched_read_bytes = std::numeric_limits<std::int64_t>::max();
 };
 
 class PassPipeline {

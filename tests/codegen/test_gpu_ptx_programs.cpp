@@ -23,6 +23,8 @@ struct FusedProgram {
   // Kernels the GPU runs apart that the CPU fuses: its blocked matrix kernel applies a dense
   // layer's bias and activation, where the GPU's dot kernel (without cuBLAS) does not; small
   // reductions of different shapes, which the CPU batches into one launch, keep their blocks.
+  // Less those the CPU runs apart and the GPU batches: reductions reading more than the CPU
+  // batches (passes::PipelineOptions::max_batched_read_bytes), each split over its threads.
   int gpu_extra_kernels = 0;
 };
 
@@ -111,7 +113,9 @@ std::vector<FusedProgram> fused_programs() {
        [](const V& a) {
          return V{np::sum(a[0]), np::sum(a[0] * a[0])};
        },
-       {kShuffle, kBarrier, "atom.global.add.u32", "membar.gl"}},
+       {kShuffle, kBarrier, "atom.global.add.u32", "membar.gl"},
+       float32,
+       -1},
       // A training step's bias gradients and loss: column sums of two widths and a full sum.
       {"column sums of two widths and a full sum, kept apart",
        {{1024, 96}, {1024, 10}},
@@ -120,7 +124,7 @@ std::vector<FusedProgram> fused_programs() {
        },
        {kBarrier, kShared},
        float32,
-       2},
+       1},
       {"int64 column sums and scaled column means",
        {{100, 70}},
        [](const V& a) {

@@ -352,6 +352,16 @@ TEST_CASE("horizontal fusion: a dependent pair or a big kernel is left alone", "
   }
 }
 
+TEST_CASE("horizontal fusion: under a read bound, a kernel reading more is left alone",
+          "[passes][fusion]") {
+  // exp reads 32 bytes, sine 24: a bound of 31 bytes leaves exp alone, 32 batches both.
+  std::string text = independent_text(8);
+  auto [changed, out] = run_pass<HorizontalFusion>(text, nullptr, 31);
+  CHECK_FALSE(changed);
+  CHECK(out == text);
+  CHECK(run_pass<HorizontalFusion>(text, nullptr, 32).first);
+}
+
 TEST_CASE("horizontal fusion: a batch holds at most kMaxKernels kernels", "[passes][fusion]") {
   static_assert(HorizontalFusion::kMaxKernels == 16);
   // 17 negates of x: one batch of 16, and one kernel left over.

@@ -1,6 +1,6 @@
 // Column reductions on the CPU: a reduce of every dim but the last (a bias gradient's sum over
-// the batch) computed a row of its operand at a time into the output, so that the inner loop
-// runs along contiguous memory and vectorizes. The generator's order (one output element at a
+// the batch) computed a few rows of its operand at a time into the output, so that the inner
+// loop runs along contiguous memory and vectorizes. The generator's order (one output element at a
 // time, a stride of a whole row between its elements) reads memory a row's length apart.
 #pragma once
 
@@ -14,8 +14,15 @@ namespace jx::codegen::cpu {
 // A reduce over an operand of rank 2 or more keeping only its last dim.
 bool is_column_reduction(const hlo::Instruction& reduce);
 
-// out[j] = init, then out[j] = out[j] op operand[i..., j] for every row i... in order: the
-// generator's sums exactly. `columns` limits j to a range (a thread's part); absent: all.
+// Rows are folded kColumnRowGroup at a time: their values at a column combined pairwise, then
+// into out[j]. Row by row, out[j]'s chain through memory (a store forwarded to the next row's
+// load, then the combiner: about 12 cycles) bounded the loop, whatever the width: f32[100352,
+// 32] summed at 41 GB/s, one thread as fast as two.
+inline constexpr std::int64_t kColumnRowGroup = 8;
+
+// out[j] = init, then out[j] op= each group of rows' combined values at column j, in order,
+// then the rows left over one by one: the same order on any number of threads. `columns`
+// limits j to a range (a thread's part); absent: all.
 void emit_column_reduction(ElementalEmitter& em, const hlo::Instruction& reduce,
                            const ElementGenerator& operand, const ElementGenerator& init,
                            llvm::Value* out, const std::optional<OuterRange>& columns);

@@ -11,9 +11,16 @@ using hlo::Instruction;
 
 namespace {
 
+std::int64_t bytes_read(const Instruction& kernel) {
+  std::int64_t read = 0;
+  for (const Instruction* x : kernel.operands) read += x->shape.byte_size();
+  return read;
+}
+
 // Batches the small independent kernels of one program computation.
 bool fuse_program(hlo::Computation& entry,
-                  const std::function<std::string(const hlo::Instruction&)>& batch_key) {
+                  const std::function<std::string(const hlo::Instruction&)>& batch_key,
+                  std::int64_t max_read_bytes) {
   struct Batch {
     std::string key;
     std::vector<Instruction*> kernels;
@@ -21,7 +28,7 @@ bool fuse_program(hlo::Computation& entry,
   std::vector<Batch> batches;
   for (Instruction* i : entry.instructions()) {
     if (!fusion::is_kernel(*i) || i->shape.byte_size() > HorizontalFusion::kMaxBytes ||
-        fusion::computes_prefix_scan(*i))
+        bytes_read(*i) > max_read_bytes || fusion::computes_prefix_scan(*i))
       continue;
     std::string key = batch_key ? batch_key(*i) : std::string();
     auto joins = [&](const Batch& batch) {
@@ -50,7 +57,7 @@ bool fuse_program(hlo::Computation& entry,
 bool HorizontalFusion::run(hlo::Module& module) {
   bool changed = false;
   for (hlo::Computation* c : hlo::program_computations(module))
-    changed |= fuse_program(*c, batch_key_);
+    changed |= fuse_program(*c, batch_key_, max_read_bytes_);
   return changed;
 }
 
