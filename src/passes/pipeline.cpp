@@ -9,6 +9,7 @@
 #include "passes/convolution_as_gemm.hpp"
 #include "passes/cse.hpp"
 #include "passes/dce.hpp"
+#include "passes/dot_canonicalizer.hpp"
 #include "passes/fusion/fusion_merger.hpp"
 #include "passes/fusion/gemm_epilogue_fusion.hpp"
 #include "passes/fusion/horizontal_fusion.hpp"
@@ -62,6 +63,7 @@ void run_pipeline(hlo::Module& module, const PipelineOptions& options) {
   // implicit GEMMs, 16-bit dots in float32): before simplification, which folds what they add.
   PassPipeline widen("widening", options);
   widen.add<ConvolutionAsGemm>(options.implicit_gemm_convolutions, options.dnn_convolutions);
+  widen.add<DotCanonicalizer>();
   widen.add<Upcast16BitDots>(options.reads_16bit_operands);
   widen.run(module);
 

@@ -1,0 +1,134 @@
+#include "passes/dot_canonicalizer.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include "core/dtype_set.hpp"
+#include "hlo/builder.hpp"
+
+namespace jx::passes {
+namespace {
+
+using hlo::Instruction;
+using hlo::Opcode;
+using Ints = std::vector<std::int64_t>;
+
+// One operand's dims by role, each list in the order the product pairs or emits them.
+struct Roles {
+  Ints batch, contracting, free;
+};
+
+Roles roles(std::int64_t rank, Ints batch, Ints contracting) {
+  Roles r{std::move(batch), std::move(contracting), {}};
+  for (std::int64_t d = 0; d < rank; ++d)
+    if (std::find(r.batch.begin(), r.batch.end(), d) == r.batch.end() &&
+        std::find(r.contracting.begin(), r.contracting.end(), d) == r.contracting.end())
+      r.free.push_back(d);
+  return r;
+}
+
+Ints concat(Ints a, const Ints& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+std::int64_t size_of(const Shape& dims, const Ints& which) {
+  std::int64_t n = 1;
+  for (std::int64_t d : which) n *= dims[static_cast<std::size_t>(d)];
+  return n;
+}
+
+// x as [batch..., first, second], `first` and `second` each a list of dims flattened into one:
+// a transpose (none when the dims are in that order already), then a reshape.
+Instruction* arranged(hlo::Builder& b, Instruction* x, const Roles& r, const Ints& first,
+                      const Ints& second) {
+  Ints perm = concat(concat(r.batch, first), second);
+  const Shape& dims = x->shape.dims;
+  Shape moved;
+  for (std::int64_t d : perm) moved.push_back(dims[static_cast<std::size_t>(d)]);
+  Ints identity(perm.size());
+  std::iota(identity.begin(), identity.end(), 0);
+  if (perm != identity) {
+    hlo::Attrs a;
+    a.set("dimensions", perm);
+    x = b.op(Opcode::kTranspose, hlo::HloShape::array(x->shape.dtype, moved), {x}, std::move(a));
+  }
+  Shape flat(moved.begin(), moved.begin() + static_cast<std::ptrdiff_t>(r.batch.size()));
+  flat.push_back(size_of(dims, first));
+  flat.push_back(size_of(dims, second));
+  return flat == moved ? x : b.reshape(x, flat);
+}
+
+// Whether an operand whose dims other than its batch dims are `first` and `second` holds them in
+// that order.
+bool in_order(const Ints& first, const Ints& second) {
+  Ints rest = concat(first, second);
+  std::sort(rest.begin(), rest.end());
+  return rest == concat(first, second);
+}
+
+// Whether the operand is [batch..., a, b] with its batch dims in order and one dim each of the
+// others: what hlo::as_gemm reads.
+bool is_matrix(const Roles& r) {
+  for (std::size_t d = 0; d < r.batch.size(); ++d)
+    if (r.batch[d] != static_cast<std::int64_t>(d)) return false;
+  return r.contracting.size() == 1 && r.free.size() == 1;
+}
+
+// The dot as a canonical one, or nullptr where it is one already or has an operand with no free
+// dims.
+Instruction* canonical(hlo::Builder& b, Instruction& dot) {
+  Instruction* lhs = dot.operands[0];
+  Instruction* rhs = dot.operands[1];
+  Roles l = roles(lhs->shape.rank(), dot.attrs.get_ints("lhs_batch_dims"),
+                  dot.attrs.get_ints("lhs_contracting_dims"));
+  Roles r = roles(rhs->shape.rank(), dot.attrs.get_ints("rhs_batch_dims"),
+                  dot.attrs.get_ints("rhs_contracting_dims"));
+  if (l.free.empty() || r.free.empty() || (is_matrix(l) && is_matrix(r))) return nullptr;
+  // lhs as [batch, m, k], or [batch, k, m] where it holds them so; rhs as [batch, k, n] or
+  // [batch, n, k].
+  bool lhs_km = in_order(l.contracting, l.free) && !in_order(l.free, l.contracting);
+  bool rhs_nk = in_order(r.free, r.contracting) && !in_order(r.contracting, r.free);
+  Instruction* x = lhs_km ? arranged(b, lhs, l, l.contracting, l.free)
+                          : arranged(b, lhs, l, l.free, l.contracting);
+  Instruction* y = rhs_nk ? arranged(b, rhs, r, r.free, r.contracting)
+                          : arranged(b, rhs, r, r.contracting, r.free);
+  auto nb = static_cast<std::int64_t>(l.batch.size());
+  Ints batch(static_cast<std::size_t>(nb));
+  std::iota(batch.begin(), batch.end(), 0);
+  hlo::Attrs a = dot.attrs;
+  a.set("lhs_batch_dims", batch);
+  a.set("rhs_batch_dims", batch);
+  a.set("lhs_contracting_dims", Ints{lhs_km ? nb : nb + 1});
+  a.set("rhs_contracting_dims", Ints{rhs_nk ? nb + 1 : nb});
+  Shape out(dot.shape.dims.begin(), dot.shape.dims.begin() + nb);
+  out.push_back(size_of(lhs->shape.dims, l.free));
+  out.push_back(size_of(rhs->shape.dims, r.free));
+  Instruction* product =
+      b.op(Opcode::kDot, hlo::HloShape::array(dot.shape.dtype, out), {x, y}, std::move(a));
+  return out == dot.shape.dims ? product : b.reshape(product, dot.shape.dims);
+}
+
+}  // namespace
+
+bool DotCanonicalizer::run(hlo::Module& module) {
+  bool changed = false;
+  for (hlo::Computation* c : module.computations()) {
+    hlo::Builder b(c);
+    bool here = false;
+    for (Instruction* dot : c->instructions()) {
+      if (dot->opcode != Opcode::kDot) continue;
+      DType in = dot->operands[0]->shape.dtype;
+      if (!kFloating.contains(in) || dot->operands[1]->shape.dtype != in) continue;
+      Instruction* replacement = canonical(b, *dot);
+      if (!replacement) continue;
+      c->replace_all_uses(dot, replacement);
+      here = true;
+    }
+    if (here) c->remove_unreachable();
+    changed = changed || here;
+  }
+  return changed;
+}
+
+}  // namespace jx::passes
