@@ -1,4 +1,7 @@
 // np linear algebra: matmul, dot and outer, each one dot_general (or one multiply).
+#include <algorithm>
+#include <numeric>
+
 #include "library/numpy_support.hpp"
 
 namespace jx::np {
@@ -17,8 +20,11 @@ Shape concat(Shape a, const Shape& b) {
 
 }  // namespace
 
-// numpy's matmul: a 1-d operand contracts its only axis (the added unit dim never appears);
-// stacks of matrices broadcast their batch dims, which become dot_general's batch dims.
+// numpy's matmul as JAX computes it: batch dims both operands have (of one size, or 1 on one
+// side) are dot_general's batch dims; a batch dim only one operand has, or of size 1 on the
+// other (squeezed there), is a free dim of that operand, so a stack of matrices times one matrix
+// is one product of the stacked rows, never the matrix broadcast. The result is transposed to
+// numpy's order. A 1-d operand contracts its only axis (the added unit dim never appears).
 Array matmul(const Array& a, const Array& b, std::optional<lax::Precision> precision) {
   for (int i = 0; i < 2; ++i) {
     const Array& x = i == 0 ? a : b;
@@ -26,23 +32,55 @@ Array matmul(const Array& a, const Array& b, std::optional<lax::Precision> preci
       throw ShapeError("matmul input operand " + std::to_string(i) +
                        " must have ndim at least 1, but it has ndim " + std::to_string(x.ndim()));
   }
-  std::int64_t na = a.ndim(), nb = b.ndim();
-  if (na == 1 || nb == 1) {
-    // A vector has no batch dims; the matrix side's batch dims stay free dims of the result.
-    Dims lhs = {na - 1}, rhs = {nb == 1 ? 0 : nb - 2};
-    return promoted_dot(a, b, {lhs, rhs, {}, {}}, precision);
+  const bool a_matrix = a.ndim() > 1, b_matrix = b.ndim() > 1;
+  Shape a_batch = a_matrix ? batch_shape(a) : Shape{},
+        b_batch = b_matrix ? batch_shape(b) : Shape{};
+  const std::size_t n = std::max(a_batch.size(), b_batch.size());
+  // Batch dim i of each operand, counted from the right: absent (-1) where it has fewer.
+  auto at = [n](const Shape& s, std::size_t i) {
+    return i + s.size() < n ? std::int64_t{-1} : s[i + s.size() - n];
+  };
+  Dims a_squeeze, b_squeeze, a_dims, b_dims, batch, a_other, b_other;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::int64_t sa = at(a_batch, i), sb = at(b_batch, i);
+    auto d = static_cast<std::int64_t>(i);
+    auto here = [&](const Dims& other, const Dims& squeezed) {
+      return static_cast<std::int64_t>(batch.size() + other.size() + squeezed.size());
+    };
+    if (sa < 0) {
+      b_other.push_back(d);
+    } else if (sb < 0) {
+      a_other.push_back(d);
+    } else if (sa == 1) {
+      a_squeeze.push_back(here(a_other, a_squeeze));
+      b_other.push_back(d);
+    } else if (sb == 1) {
+      b_squeeze.push_back(here(b_other, b_squeeze));
+      a_other.push_back(d);
+    } else if (sa == sb) {
+      a_dims.push_back(here(a_other, {}));
+      b_dims.push_back(here(b_other, {}));
+      batch.push_back(d);
+    } else {
+      throw ShapeError("Incompatible shapes for matmul arguments: " + shape_str(a.shape()) +
+                       " and " + shape_str(b.shape()));
+    }
   }
-  std::optional<Shape> batch = detail::try_broadcast_shapes({batch_shape(a), batch_shape(b)});
-  if (!batch)
-    throw ShapeError("Incompatible shapes for matmul arguments: " + shape_str(a.shape()) + " and " +
-                     shape_str(b.shape()));
-  auto last2 = [](const Array& x) { return Shape(x.shape().end() - 2, x.shape().end()); };
-  Array x = detail::broadcast_to_shape(a, concat(*batch, last2(a)));
-  Array y = detail::broadcast_to_shape(b, concat(*batch, last2(b)));
-  auto k = static_cast<std::int64_t>(batch->size());
-  Dims batch_dims(k);
-  for (std::int64_t i = 0; i < k; ++i) batch_dims[i] = i;
-  return promoted_dot(x, y, {{k + 1}, {k}, batch_dims, batch_dims}, precision);
+  auto nd = static_cast<std::int64_t>(n);
+  if (a_matrix) a_other.push_back(nd);
+  if (b_matrix) b_other.push_back(nd + (a_matrix ? 1 : 0));
+  Dims order = concat(concat(batch, a_other), b_other), perm(order.size());
+  std::iota(perm.begin(), perm.end(), 0);
+  std::sort(perm.begin(), perm.end(), [&](std::int64_t x, std::int64_t y) {
+    return order[static_cast<std::size_t>(x)] < order[static_cast<std::size_t>(y)];
+  });
+  Array x = a_squeeze.empty() ? a : lax::squeeze(a, a_squeeze);
+  Array y = b_squeeze.empty() ? b : lax::squeeze(b, b_squeeze);
+  Array out = promoted_dot(
+      x, y, {{x.ndim() - 1}, {y.ndim() - 1 - (b_matrix ? 1 : 0)}, a_dims, b_dims}, precision);
+  Dims identity(perm.size());
+  std::iota(identity.begin(), identity.end(), 0);
+  return perm == identity ? out : lax::transpose(out, perm);
 }
 
 // numpy's dot: a scalar scales; otherwise a's last axis meets b's only axis (b 1-d) or b's
