@@ -31,6 +31,7 @@
 
 #include "bench_machine.hpp"
 #include "bench_stats.hpp"
+#include "bench_versus.hpp"
 
 #if JX_HAVE_TORCH
 #include <torch/torch.h>
@@ -49,7 +50,9 @@ JX_PYTREE(Cnn, conv1, conv2, hidden, out)
 
 namespace {
 
-volatile double g_sink = 0;  // written after timed calls so that their results are used
+using bench::Case;
+using bench::g_sink;
+using bench::uniform;
 
 // (a): the single convolution.
 constexpr int kB = 64, kHW = 32, kC = 64, kK = 3;
@@ -74,34 +77,11 @@ double step_flops() {
   return 3 * (conv1 + conv2 + dense) - conv1;
 }
 
-std::vector<float> uniform(std::mt19937& gen, std::size_t n, float lo, float hi) {
-  std::uniform_real_distribution<float> d(lo, hi);
-  std::vector<float> v(n);
-  for (float& e : v) e = d(gen);
-  return v;
-}
-
 #if JX_HAVE_TORCH
-[[noreturn]] void fail(const std::string& what) {
-  std::fprintf(stderr, "bench_conv: %s\n", what.c_str());
-  std::exit(EXIT_FAILURE);
-}
-
-double max_rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
-  double scale = 0, worst = 0;
-  for (float v : b) scale = std::max(scale, double(std::abs(v)));
-  for (std::size_t i = 0; i < a.size(); ++i)
-    worst = std::max(worst, std::abs(double(a[i]) - double(b[i])) / scale);
-  return worst;
-}
-
 void check(const char* what, double rel) {
-  bool ok = rel <= kTolerance;
-  std::printf("  %-56s max rel diff %.2g  %s\n", what, rel, ok ? "OK" : "WRONG");
-  if (!ok) fail(std::string(what) + ": jx and libtorch differ (WRONG)");
+  bench::check_agreement("bench_conv", what, rel, kTolerance);
 }
 #endif
-
 
 // ---- the host data every framework starts from -------------------------------------------------
 
@@ -283,66 +263,6 @@ class TorchStep {
 };
 #endif
 
-// ---- the GEMM rate -----------------------------------------------------------------------------
-
-// GFLOP/s of OpenBLAS's sgemm on n x n matrices: the median of kGemmReps calls after a warm-up.
-double gemm_gflops(int n) {
-  std::mt19937 gen(3);
-  std::vector<float> a = uniform(gen, std::size_t(n) * n, -1, 1), b = a, c(a.size());
-  auto call = [&] {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n,
-                0.0f, c.data(), n);
-  };
-  call();
-  std::vector<double> ms;
-  for (int r = 0; r < kGemmReps; ++r) {
-    auto t0 = std::chrono::steady_clock::now();
-    call();
-    ms.push_back(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  g_sink = c[0];
-  return 2.0 * n * n * n / (bench::median(ms) * 1e6);
-}
-
-// ---- the report --------------------------------------------------------------------------------
-
-struct Case {
-  std::string name;
-  double flops;
-  std::function<void()> call;
-};
-
-// Times each group (a framework's cases) in turns, the frameworks alternating
-// (bench::sample_rotating); returns each case's timing, per group.
-std::vector<std::vector<bench::Timing>> time_rotation(const std::vector<std::vector<Case>>& groups,
-                                                      int scale) {
-  std::vector<std::vector<std::function<void()>>> calls;
-  for (const auto& g : groups) {
-    calls.emplace_back();
-    for (const Case& c : g) calls.back().push_back(c.call);
-  }
-  auto samples = bench::sample_rotating(calls, scale, kRounds);
-  std::vector<std::vector<bench::Timing>> out(groups.size());
-  for (std::size_t g = 0; g < groups.size(); ++g)
-    for (std::size_t c = 0; c < groups[g].size(); ++c)
-      out[g].push_back(bench::summarize(samples[g][c]));
-  return out;
-}
-
-void print_row(const Case& c, const bench::Timing& t, double gemm) {
-  double gflops = c.flops / (t.median_ms * 1e6);
-  std::printf("  %-50s %9.2f ms (best %.2f, %3d calls) %7.1f GFLOP/s %5.0f%% of GEMM\n",
-              c.name.c_str(), t.median_ms, t.min_ms, t.reps, gflops, 100 * gflops / gemm);
-}
-
-#if JX_HAVE_TORCH
-void print_ratio(const char* what, const bench::Timing& torch_t, const bench::Timing& jx_t) {
-  std::printf("  %-50s %6.2fx  (best %.2fx)\n", what, torch_t.median_ms / jx_t.median_ms,
-              torch_t.min_ms / jx_t.min_ms);
-}
-#endif
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -372,7 +292,7 @@ int main(int argc, char** argv) {
       "interleaved in %d turns of >= %.1f s in all (x%d), the frameworks alternating\n\n",
       bench::kMinReps, kRounds, bench::kMinMeasureMs / 1e3, scale);
 
-  const double gemm = gemm_gflops(kGemmN);
+  const double gemm = bench::gemm_gflops(kGemmN, kGemmReps);
   std::printf("GEMM reference: OpenBLAS cblas_sgemm %dx%dx%d: %.1f GFLOP/s (median of %d)\n\n",
               kGemmN, kGemmN, kGemmN, gemm, kGemmReps);
 
@@ -409,16 +329,16 @@ int main(int argc, char** argv) {
   };
   std::printf("Correctness (untimed): jx against libtorch\n");
   check("(a) forward",
-        max_rel_diff(jx_forward(x, w).to_vector<float>(), nhwc_values(torch_forward())));
+        bench::max_rel_diff(jx_forward(x, w).to_vector<float>(), nhwc_values(torch_forward())));
   {
     auto [y, dx, dw] = jx_backward(x, w, ct);
     auto [ty, tdx, tdw] = torch_backward();
-    check("(a) input gradient", max_rel_diff(dx.to_vector<float>(), nhwc_values(tdx)));
+    check("(a) input gradient", bench::max_rel_diff(dx.to_vector<float>(), nhwc_values(tdx)));
     torch::Tensor tdw_hwio = tdw.permute({2, 3, 1, 0}).contiguous();
     check("(a) kernel gradient",
-          max_rel_diff(dw.to_vector<float>(),
-                       std::vector<float>(tdw_hwio.data_ptr<float>(),
-                                          tdw_hwio.data_ptr<float>() + tdw_hwio.numel())));
+          bench::max_rel_diff(dw.to_vector<float>(),
+                              std::vector<float>(tdw_hwio.data_ptr<float>(),
+                                                 tdw_hwio.data_ptr<float>() + tdw_hwio.numel())));
   }
   conv_groups.push_back({{"libtorch: conv2d, channels_last", kConvFlops,
                           [&] { g_sink = double(torch_forward().numel()); }},
@@ -446,22 +366,22 @@ int main(int argc, char** argv) {
                           [&] { g_sink = tos.step(); }}});
 #endif
 
-  auto conv_t = time_rotation(conv_groups, scale);
+  auto conv_t = bench::time_rotation(conv_groups, scale, kRounds);
   std::printf("(a) 3x3 conv, %.2f GFLOP forward, %.2f with both gradients\n", kConvFlops / 1e9,
               3 * kConvFlops / 1e9);
   for (std::size_t g = 0; g < conv_groups.size(); ++g)
     for (std::size_t c = 0; c < conv_groups[g].size(); ++c)
-      print_row(conv_groups[g][c], conv_t[g][c], gemm);
-  auto step_t = time_rotation(step_groups, scale);
+      bench::print_row(conv_groups[g][c], conv_t[g][c], gemm);
+  auto step_t = bench::time_rotation(step_groups, scale, kRounds);
   std::printf("(b) fashion_cnn train step, batch %d, %.2f GFLOP\n", kStepBatch, step_flops() / 1e9);
   for (std::size_t g = 0; g < step_groups.size(); ++g)
-    print_row(step_groups[g][0], step_t[g][0], gemm);
+    bench::print_row(step_groups[g][0], step_t[g][0], gemm);
 
   std::printf("\nRatios: libtorch's time / jx's (above 1: jx is faster)\n");
 #if JX_HAVE_TORCH
-  print_ratio("(a) forward", conv_t[1][0], conv_t[0][0]);
-  print_ratio("(a) forward + both gradients", conv_t[1][1], conv_t[0][1]);
-  print_ratio("(b) train step", step_t[1][0], step_t[0][0]);
+  bench::print_ratio("(a) forward", conv_t[1][0], conv_t[0][0]);
+  bench::print_ratio("(a) forward + both gradients", conv_t[1][1], conv_t[0][1]);
+  bench::print_ratio("(b) train step", step_t[1][0], step_t[0][0]);
 #else
   std::printf("  libtorch not installed: no ratios\n");
 #endif

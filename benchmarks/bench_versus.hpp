@@ -1,0 +1,102 @@
+// What bench_conv and bench_transformer share: jx against libtorch eager in one run, each case
+// checked to compute the same values, timed in turns (the frameworks alternating), and reported
+// as wall ms, GFLOP/s and a share of the machine's GEMM rate (OpenBLAS's sgemm).
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <cblas.h>
+
+#include "bench_stats.hpp"
+
+namespace bench {
+
+inline volatile double g_sink = 0;  // written after timed calls so that their results are used
+
+inline std::vector<float> uniform(std::mt19937& gen, std::size_t n, float lo, float hi) {
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (float& e : v) e = d(gen);
+  return v;
+}
+
+// The largest difference between a and b relative to b's largest magnitude.
+inline double max_rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  double scale = 0, worst = 0;
+  for (float v : b) scale = std::max(scale, double(std::abs(v)));
+  for (std::size_t i = 0; i < a.size(); ++i)
+    worst = std::max(worst, std::abs(double(a[i]) - double(b[i])) / scale);
+  return worst;
+}
+
+// Prints the comparison; exits with an error (the benchmark's only one) when it fails.
+inline void check_agreement(const char* program, const char* what, double rel, double tolerance) {
+  bool ok = rel <= tolerance;
+  std::printf("  %-56s max rel diff %.2g  %s\n", what, rel, ok ? "OK" : "WRONG");
+  if (ok) return;
+  std::fprintf(stderr, "%s: %s: jx and libtorch differ (WRONG)\n", program, what);
+  std::exit(EXIT_FAILURE);
+}
+
+// GFLOP/s of OpenBLAS's sgemm on n x n matrices: the median of `reps` calls after a warm-up.
+inline double gemm_gflops(int n, int reps) {
+  std::mt19937 gen(3);
+  std::vector<float> a = uniform(gen, std::size_t(n) * n, -1, 1), b = a, c(a.size());
+  auto call = [&] {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n,
+                0.0f, c.data(), n);
+  };
+  call();
+  std::vector<double> ms;
+  for (int r = 0; r < reps; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    call();
+    ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  g_sink = c[0];
+  return 2.0 * n * n * n / (median(ms) * 1e6);
+}
+
+struct Case {
+  std::string name;
+  double flops;
+  std::function<void()> call;
+};
+
+// Times each group (a framework's cases) in `rounds` turns, the frameworks alternating
+// (sample_rotating); returns each case's timing, per group.
+inline std::vector<std::vector<Timing>> time_rotation(const std::vector<std::vector<Case>>& groups,
+                                                      int scale, int rounds) {
+  std::vector<std::vector<std::function<void()>>> calls;
+  for (const auto& g : groups) {
+    calls.emplace_back();
+    for (const Case& c : g) calls.back().push_back(c.call);
+  }
+  auto samples = sample_rotating(calls, scale, rounds);
+  std::vector<std::vector<Timing>> out(groups.size());
+  for (std::size_t g = 0; g < groups.size(); ++g)
+    for (std::size_t c = 0; c < groups[g].size(); ++c) out[g].push_back(summarize(samples[g][c]));
+  return out;
+}
+
+inline void print_row(const Case& c, const Timing& t, double gemm) {
+  double gflops = c.flops / (t.median_ms * 1e6);
+  std::printf("  %-50s %9.2f ms (best %.2f, %3d calls) %7.1f GFLOP/s %5.0f%% of GEMM\n",
+              c.name.c_str(), t.median_ms, t.min_ms, t.reps, gflops, 100 * gflops / gemm);
+}
+
+inline void print_ratio(const char* what, const Timing& other, const Timing& jx) {
+  std::printf("  %-50s %6.2fx  (best %.2fx)\n", what, other.median_ms / jx.median_ms,
+              other.min_ms / jx.min_ms);
+}
+
+}  // namespace bench
