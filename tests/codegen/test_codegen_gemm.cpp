@@ -106,6 +106,9 @@ TEST_CASE("codegen: the blocked matrix kernel against a loop", "[codegen][gemm]"
       // the wide tile's second-level panel: three depths, the last partial; then two
       {0, 19, 70, 2100, false},
       {0, 13, 70, 1100, true, true},
+      // lhs stored [k, m] with rows 4 KiB apart: blocks of 128 steps (64 in double), the last
+      // partial
+      {0, 1024, 40, 300, true},
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     INFO("case " << i);
