@@ -309,6 +309,37 @@ ENTRY %main.5 (x.6: f32[4,8], y.7: f32[4,8], w.8: f32[8,2], h.9: bf16[4,8]) -> (
   CHECK(count_op(*m, "convert") == 2);
 }
 
+TEST_CASE("instruction fusion: a value a dot reads through a reshape is loaded too",
+          "[passes][fusion]") {
+  // A reshape outside a kernel is its operand's buffer: x * y is written for the dot all the same.
+  auto m = fused<InstructionFusion>(
+      R"(HloModule m, entry_computation_layout={(f32[2,4,8]{2,1,0}, f32[2,4,8]{2,1,0}, f32[8,2]{1,0})->(f32[8,2]{1,0}, f32[8]{0})}
+
+%add.1 (a.2: f32[], b.3: f32[]) -> f32[] {
+  %a.2 = f32[] parameter(0)
+  %b.3 = f32[] parameter(1)
+  ROOT %s.4 = f32[] add(f32[] %a.2, f32[] %b.3)
+}
+
+ENTRY %main.5 (x.6: f32[2,4,8], y.7: f32[2,4,8], w.8: f32[8,2]) -> (f32[8,2]{1,0}, f32[8]{0}) {
+  %x.6 = f32[2,4,8]{2,1,0} parameter(0)
+  %y.7 = f32[2,4,8]{2,1,0} parameter(1)
+  %w.8 = f32[8,2]{1,0} parameter(2)
+  %v.9 = f32[2,4,8]{2,1,0} multiply(f32[2,4,8]{2,1,0} %x.6, f32[2,4,8]{2,1,0} %y.7)
+  %r.10 = f32[8,8]{1,0} reshape(f32[2,4,8]{2,1,0} %v.9)
+  %d.11 = f32[8,2]{1,0} dot(f32[8,8]{1,0} %r.10, f32[8,2]{1,0} %w.8), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %zero.12 = f32[] constant(0)
+  %s.13 = f32[8]{0} reduce(f32[2,4,8]{2,1,0} %v.9, f32[] %zero.12), dimensions={0,1}, to_apply=%add.1
+  ROOT %out.14 = (f32[8,2]{1,0}, f32[8]{0}) tuple(f32[8,2]{1,0} %d.11, f32[8]{0} %s.13)
+}
+)");
+  const Instruction* sum = find(*m, "out.14")->operands[1];
+  REQUIRE(sum->opcode == Opcode::kFusion);
+  CHECK(!has(ops_of(*sum), "multiply"));
+  CHECK(sum->operands[0] == find(*m, "v.9"));
+  CHECK(count_op(*m, "multiply") == 1);
+}
+
 TEST_CASE("instruction fusion: a broadcast scalar constant joins every user, however many",
           "[passes][fusion]") {
   // relu's zeros, read by five kernels: each reads an immediate, and no array of zeros is left.

@@ -163,11 +163,14 @@ bool is_immediate(const Instruction& i) {
 }
 
 // Whether `p` reaches memory whatever the groups: a user of it joins no group (a dot or a
-// convolution reads its operands from buffers), or it is the program's result.
+// convolution reads its operands from buffers), directly or through reshapes (which outside a
+// kernel are their operand's buffer), or it is the program's result.
 bool materialized_anyway(const hlo::Computation& entry, const Instruction& p) {
   if (&p == entry.root()) return true;
   for (const Instruction* u : entry.users(&p))
-    if (!can_root(*u) && !can_join(*u)) return true;
+    if ((!can_root(*u) && !can_join(*u)) ||
+        (u->opcode == Opcode::kReshape && materialized_anyway(entry, *u)))
+      return true;
   return false;
 }
 

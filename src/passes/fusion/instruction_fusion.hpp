@@ -11,8 +11,9 @@
 //   - all their users are in the group, or they are cheap (no expensive op) and are then
 //     duplicated into at most kMaxDuplication groups, keeping the original for other users;
 //     a scalar constant and its broadcasts are immediates, duplicated into every group;
-//   - but a value that reaches memory anyway (a dot or a convolution reads it, or it is the
-//     result) is read from there by other groups, unless a copy reads fewer bytes than it.
+//   - but a value that reaches memory anyway (a dot or a convolution reads it, directly or
+//     through reshapes, or it is the result) is read from there by other groups, unless a
+//     copy reads fewer bytes than it.
 // Dots never join: large ones are BLAS calls whose epilogues become their own loop fusion.
 #pragma once
 
