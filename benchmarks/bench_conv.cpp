@@ -140,41 +140,14 @@ Array loss(const Cnn& p, const Array& pixels, const Array& labels) {
   return np::mean(nn::softmax_cross_entropy(logits(p, pixels), labels));
 }
 
-using Opt = decltype(jx::optim::adam(1e-3));
-using OptState = decltype(std::declval<const Opt&>().init(std::declval<const Cnn&>()));
+Cnn jx_model(const HostStep& h) {
+  return {nn::Conv{np::array(h.w1, {3, 3, 1, 32}), np::array(h.b1)},
+          nn::Conv{np::array(h.w2, {3, 3, 32, 64}), np::array(h.b2)},
+          nn::Dense{np::array(h.w3, {kFlat, kHidden}), np::array(h.b3)},
+          nn::Dense{np::array(h.w4, {kHidden, kClasses}), np::array(h.b4)}};
+}
 
-struct TrainStep {
-  Opt opt;
-  std::tuple<Cnn, OptState, Array> operator()(const Cnn& p, const OptState& s, const Array& x,
-                                              const Array& y) const {
-    auto [l, g] = jx::value_and_grad(loss)(p, x, y);
-    auto [u, s2] = opt.update(g, s, p);
-    return {jx::optim::apply_updates(p, u), std::move(s2), l};
-  }
-};
-
-struct JxStep {
-  Opt opt = jx::optim::adam(kLr);
-  Cnn params;
-  OptState state;
-  Array x, y;
-  jx::Jitted<TrainStep> step_fn{TrainStep{opt}, {.donate_argnums = {0, 1}, .name = "train_step"}};
-
-  explicit JxStep(const HostStep& h)
-      : params{nn::Conv{np::array(h.w1, {3, 3, 1, 32}), np::array(h.b1)},
-               nn::Conv{np::array(h.w2, {3, 3, 32, 64}), np::array(h.b2)},
-               nn::Dense{np::array(h.w3, {kFlat, kHidden}), np::array(h.b3)},
-               nn::Dense{np::array(h.w4, {kHidden, kClasses}), np::array(h.b4)}},
-        state(opt.init(params)),
-        x(np::array(h.pixels, {kStepBatch, 784})),
-        y(np::array(h.labels)) {}
-
-  double step() {
-    auto [p, s, l] = step_fn(params, state, x, y);
-    params = std::move(p), state = std::move(s);
-    return l.item<double>();
-  }
-};
+using JxStep = bench::JxAdamStep<Cnn, loss>;
 
 // ---- libtorch ----------------------------------------------------------------------------------
 
@@ -348,7 +321,7 @@ int main(int argc, char** argv) {
 
   // ---- (b) the train step ----
   const HostStep hs = make_host_step();
-  JxStep jxs(hs);
+  JxStep jxs(jx_model(hs), np::array(hs.pixels, {kStepBatch, 784}), np::array(hs.labels), kLr);
 #if JX_HAVE_TORCH
   TorchStep tos(hs);
   double worst = 0;

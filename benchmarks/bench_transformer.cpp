@@ -118,43 +118,16 @@ Array loss(const Transformer& m, const Array& tokens, const Array& labels) {
   return np::mean(nn::softmax_cross_entropy(logits(m, tokens), np::reshape(labels, {-1})));
 }
 
-using Opt = decltype(jx::optim::adam(1e-3));
-using OptState = decltype(std::declval<const Opt&>().init(std::declval<const Transformer&>()));
+Transformer jx_model(const HostModel& h) {
+  return {np::array(h.embedding, {kVocab, kWidth}),
+          Block{nn::layer_norm_init(kWidth), nn::layer_norm_init(kWidth),
+                np::array(h.wqkv, {kWidth, 3 * kWidth}), np::array(h.wo, {kWidth, kWidth}),
+                np::array(h.w1, {kWidth, 4 * kWidth}), np::array(h.b1),
+                np::array(h.w2, {4 * kWidth, kWidth}), np::array(h.b2)},
+          np::array(h.unembedding, {kWidth, kVocab})};
+}
 
-struct TrainStep {
-  Opt opt;
-  std::tuple<Transformer, OptState, Array> operator()(const Transformer& p, const OptState& s,
-                                                      const Array& x, const Array& y) const {
-    auto [l, g] = jx::value_and_grad(loss)(p, x, y);
-    auto [u, s2] = opt.update(g, s, p);
-    return {jx::optim::apply_updates(p, u), std::move(s2), l};
-  }
-};
-
-struct JxStep {
-  Opt opt = jx::optim::adam(kLr);
-  Transformer params;
-  OptState state;
-  Array tokens, labels;
-  jx::Jitted<TrainStep> step_fn{TrainStep{opt}, {.donate_argnums = {0, 1}, .name = "train_step"}};
-
-  explicit JxStep(const HostModel& h)
-      : params{np::array(h.embedding, {kVocab, kWidth}),
-               Block{nn::layer_norm_init(kWidth), nn::layer_norm_init(kWidth),
-                     np::array(h.wqkv, {kWidth, 3 * kWidth}), np::array(h.wo, {kWidth, kWidth}),
-                     np::array(h.w1, {kWidth, 4 * kWidth}), np::array(h.b1),
-                     np::array(h.w2, {4 * kWidth, kWidth}), np::array(h.b2)},
-               np::array(h.unembedding, {kWidth, kVocab})},
-        state(opt.init(params)),
-        tokens(np::array(h.tokens, {kBatch, kTokens})),
-        labels(np::array(h.labels, {kBatch, kTokens})) {}
-
-  double step() {
-    auto [p, s, l] = step_fn(params, state, tokens, labels);
-    params = std::move(p), state = std::move(s);
-    return l.item<double>();
-  }
-};
+using JxStep = bench::JxAdamStep<Transformer, loss>;
 
 // ---- libtorch ----------------------------------------------------------------------------------
 
@@ -262,7 +235,8 @@ int main(int argc, char** argv) {
               kGemmN, kGemmN, kGemmN, gemm, kGemmReps);
 
   const HostModel h = make_host_model();
-  JxStep jxs(h);
+  JxStep jxs(jx_model(h), np::array(h.tokens, {kBatch, kTokens}),
+             np::array(h.labels, {kBatch, kTokens}), kLr);
   std::vector<std::vector<Case>> groups = {{{"jx: jit(value_and_grad + adam + apply_updates)",
                                              step_flops(), [&] { g_sink = jxs.step(); }}}};
 #if JX_HAVE_TORCH

@@ -11,9 +11,13 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include <cblas.h>
+
+#include <jx/jx.hpp>
 
 #include "bench_stats.hpp"
 
@@ -98,5 +102,45 @@ inline void print_ratio(const char* what, const Timing& other, const Timing& jx)
   std::printf("  %-50s %6.2fx  (best %.2fx)\n", what, other.median_ms / jx.median_ms,
               other.min_ms / jx.min_ms);
 }
+
+// jx's side of a train step: one jit of value_and_grad(Loss) and Adam's update, parameters and
+// optimizer state donated, on fixed data.
+template <class Model, jx::Array (*Loss)(const Model&, const jx::Array&, const jx::Array&)>
+class JxAdamStep {
+  using Opt = decltype(jx::optim::adam(1e-3));
+  using State = decltype(std::declval<const Opt&>().init(std::declval<const Model&>()));
+  struct Step {
+    Opt opt;
+    std::tuple<Model, State, jx::Array> operator()(const Model& p, const State& s,
+                                                   const jx::Array& x, const jx::Array& y) const {
+      auto [l, g] = jx::value_and_grad(Loss)(p, x, y);
+      auto [u, s2] = opt.update(g, s, p);
+      return {jx::optim::apply_updates(p, u), std::move(s2), l};
+    }
+  };
+
+ public:
+  JxAdamStep(Model params, jx::Array x, jx::Array y, double lr)
+      : opt_(jx::optim::adam(lr)),
+        params_(std::move(params)),
+        state_(opt_.init(params_)),
+        x_(std::move(x)),
+        y_(std::move(y)),
+        step_(Step{opt_}, {.donate_argnums = {0, 1}, .name = "train_step"}) {}
+
+  double step() {  // the loss before the update
+    auto [p, s, l] = step_(params_, state_, x_, y_);
+    params_ = std::move(p), state_ = std::move(s);
+    const jx::Array& loss = l;
+    return loss.item<double>();
+  }
+
+ private:
+  Opt opt_;
+  Model params_;
+  State state_;
+  jx::Array x_, y_;
+  jx::Jitted<Step> step_;
+};
 
 }  // namespace bench
