@@ -241,33 +241,17 @@ class TorchStep {
 int main(int argc, char** argv) {
   const int scale = argc > 1 ? std::max(1, std::atoi(argv[1])) : 1;
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
-  const int threads = std::max(1, bench::affinity_cpus());
-  openblas_set_num_threads(threads);
-#if JX_HAVE_TORCH
-  torch::set_num_threads(threads);
-#endif
   std::printf(
       "jx bench_conv: (a) 3x3 conv, batch %d, %dx%d, %d -> %d channels, NHWC, stride 1, "
       "SAME; (b) the fashion_cnn train step, batch %d, Adam; f32\n",
       kB, kHW, kHW, kC, kC, kStepBatch);
-  std::printf("machine: nproc %d, hardware threads %d, %s; load average %s\n", threads,
-              bench::hardware_threads(), bench::cpu_model().c_str(), bench::load_average().c_str());
-  std::printf("OpenBLAS %s (kernels: %s), %d threads", openblas_get_config(),
-              openblas_get_corename(), threads);
-#if JX_HAVE_TORCH
-  std::printf("; libtorch %s, %d threads, oneDNN (mkldnn) %s", TORCH_VERSION, at::get_num_threads(),
-              at::hasMKLDNN() ? "available" : "not built in");
-#else
-  std::printf("; libtorch not installed (its comparison is left out)");
-#endif
+  bench::share_threads();
   std::printf(
-      "\nwall ms: median over >= %d calls of each case, each framework's cases "
+      "wall ms: median over >= %d calls of each case, each framework's cases "
       "interleaved in %d turns of >= %.1f s in all (x%d), the frameworks alternating\n\n",
       bench::kMinReps, kRounds, bench::kMinMeasureMs / 1e3, scale);
 
   const double gemm = bench::gemm_gflops(kGemmN, kGemmReps);
-  std::printf("GEMM reference: OpenBLAS cblas_sgemm %dx%dx%d: %.1f GFLOP/s (median of %d)\n\n",
-              kGemmN, kGemmN, kGemmN, gemm, kGemmReps);
 
   // ---- (a) one convolution ----
   const HostConv hc = make_host_conv();
@@ -324,11 +308,7 @@ int main(int argc, char** argv) {
   JxStep jxs(jx_model(hs), np::array(hs.pixels, {kStepBatch, 784}), np::array(hs.labels), kLr);
 #if JX_HAVE_TORCH
   TorchStep tos(hs);
-  double worst = 0;
-  for (int s = 0; s < 3; ++s) {
-    double a = jxs.step(), b = tos.step();
-    worst = std::max(worst, std::abs(a - b) / std::abs(b));
-  }
+  double worst = bench::loss_agreement(jxs, tos, 3);
   check("(b) train step: losses of 3 steps from the same start", worst);
   std::printf("\n");
 #endif

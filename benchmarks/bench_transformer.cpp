@@ -209,30 +209,17 @@ class TorchStep {
 int main(int argc, char** argv) {
   const int scale = argc > 1 ? std::max(1, std::atoi(argv[1])) : 1;
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
-  const int threads = std::max(1, bench::affinity_cpus());
-  openblas_set_num_threads(threads);
-#if JX_HAVE_TORCH
-  torch::set_num_threads(threads);
-#endif
   std::printf(
       "jx bench_transformer: a transformer block's train step, %d sequences of %d tokens, width "
       "%d, %d heads, MLP %d wide, %d tokens in the vocabulary, Adam; f32\n",
       kBatch, kTokens, kWidth, kHeads, 4 * kWidth, kVocab);
-  std::printf("machine: nproc %d, hardware threads %d, %s; load average %s\n", threads,
-              bench::hardware_threads(), bench::cpu_model().c_str(), bench::load_average().c_str());
-#if JX_HAVE_TORCH
-  std::printf("libtorch %s, %d threads", TORCH_VERSION, at::get_num_threads());
-#else
-  std::printf("libtorch not installed (its comparison is left out)");
-#endif
+  bench::share_threads();
   std::printf(
-      "\nwall ms: median over >= %d steps of each framework, in %d turns of >= %.1f s in all "
+      "wall ms: median over >= %d steps of each framework, in %d turns of >= %.1f s in all "
       "(x%d), the frameworks alternating\n\n",
       bench::kMinReps, kRounds, bench::kMinMeasureMs / 1e3, scale);
 
   const double gemm = bench::gemm_gflops(kGemmN, kGemmReps);
-  std::printf("GEMM reference: OpenBLAS cblas_sgemm %dx%dx%d: %.1f GFLOP/s (median of %d)\n\n",
-              kGemmN, kGemmN, kGemmN, gemm, kGemmReps);
 
   const HostModel h = make_host_model();
   JxStep jxs(jx_model(h), np::array(h.tokens, {kBatch, kTokens}),
@@ -241,11 +228,7 @@ int main(int argc, char** argv) {
                                              step_flops(), [&] { g_sink = jxs.step(); }}}};
 #if JX_HAVE_TORCH
   TorchStep tos(h);
-  double worst = 0;
-  for (int s = 0; s < 3; ++s) {
-    double a = jxs.step(), b = tos.step();
-    worst = std::max(worst, std::abs(a - b) / std::abs(b));
-  }
+  double worst = bench::loss_agreement(jxs, tos, 3);
   std::printf("Correctness (untimed): jx against libtorch\n");
   bench::check_agreement("bench_transformer", "losses of 3 steps from the same start", worst,
                          kTolerance);

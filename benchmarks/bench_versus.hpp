@@ -19,7 +19,12 @@
 
 #include <jx/jx.hpp>
 
+#include "bench_machine.hpp"
 #include "bench_stats.hpp"
+
+#if JX_HAVE_TORCH
+#include <torch/torch.h>
+#endif
 
 namespace bench {
 
@@ -50,7 +55,39 @@ inline void check_agreement(const char* program, const char* what, double rel, d
   std::exit(EXIT_FAILURE);
 }
 
-// GFLOP/s of OpenBLAS's sgemm on n x n matrices: the median of `reps` calls after a warm-up.
+// Gives OpenBLAS and libtorch the threads jx has (the CPUs this process may run on) and prints
+// the machine and the libraries; returns the threads.
+inline int share_threads() {
+  const int threads = std::max(1, affinity_cpus());
+  openblas_set_num_threads(threads);
+  std::printf("machine: nproc %d, hardware threads %d, %s; load average %s\n", threads,
+              hardware_threads(), cpu_model().c_str(), load_average().c_str());
+  std::printf("OpenBLAS %s (kernels: %s), %d threads", openblas_get_config(),
+              openblas_get_corename(), threads);
+#if JX_HAVE_TORCH
+  torch::set_num_threads(threads);
+  std::printf("; libtorch %s, %d threads, oneDNN (mkldnn) %s\n", TORCH_VERSION,
+              at::get_num_threads(), at::hasMKLDNN() ? "available" : "not built in");
+#else
+  std::printf("; libtorch not installed (its comparison is left out)\n");
+#endif
+  return threads;
+}
+
+// The largest difference between the losses of `steps` steps of each train step (a `step()`
+// returning the loss), from the same start, relative to b's.
+template <class A, class B>
+double loss_agreement(A& a, B& b, int steps) {
+  double worst = 0;
+  for (int s = 0; s < steps; ++s) {
+    double x = a.step(), y = b.step();
+    worst = std::max(worst, std::abs(x - y) / std::abs(y));
+  }
+  return worst;
+}
+
+// GFLOP/s of OpenBLAS's sgemm on n x n matrices: the median of `reps` calls after a warm-up,
+// printed as the GEMM reference.
 inline double gemm_gflops(int n, int reps) {
   std::mt19937 gen(3);
   std::vector<float> a = uniform(gen, std::size_t(n) * n, -1, 1), b = a, c(a.size());
@@ -67,7 +104,10 @@ inline double gemm_gflops(int n, int reps) {
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   g_sink = c[0];
-  return 2.0 * n * n * n / (median(ms) * 1e6);
+  double gflops = 2.0 * n * n * n / (median(ms) * 1e6);
+  std::printf("GEMM reference: OpenBLAS cblas_sgemm %dx%dx%d: %.1f GFLOP/s (median of %d)\n\n", n,
+              n, n, gflops, reps);
+  return gflops;
 }
 
 struct Case {
