@@ -108,10 +108,24 @@ Instruction* simplify_reshape(Instruction& i, hlo::Builder& b) {
   return nullptr;
 }
 
+// Whether the transpose keeps its operand's dims of more than one element in order: then it
+// moves only size-1 dims, and is a reshape.
+bool moves_only_unit_dims(const Instruction& transpose) {
+  const Shape& x = transpose.operands[0]->shape.dims;
+  std::int64_t last = -1;
+  for (std::int64_t d : transpose.attrs.get_ints("dimensions")) {
+    if (x[static_cast<std::size_t>(d)] == 1) continue;
+    if (d < last) return false;
+    last = d;
+  }
+  return true;
+}
+
 Instruction* simplify_transpose(Instruction& i, hlo::Builder& b) {
   Instruction* x = i.operands[0];
   const Ints& perm = i.attrs.get_ints("dimensions");
   if (is_identity(perm)) return x;
+  if (moves_only_unit_dims(i)) return b.reshape(x, i.shape.dims);
   if (x->opcode != Opcode::kTranspose) return nullptr;
   // Result dim k is x's dim perm[k], which is x's operand's dim inner[perm[k]].
   const Ints& inner = x->attrs.get_ints("dimensions");

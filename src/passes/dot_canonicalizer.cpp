@@ -80,10 +80,16 @@ bool is_matrix(const Roles& r) {
 Instruction* canonical(hlo::Builder& b, Instruction& dot) {
   Instruction* lhs = dot.operands[0];
   Instruction* rhs = dot.operands[1];
-  Roles l = roles(lhs->shape.rank(), dot.attrs.get_ints("lhs_batch_dims"),
-                  dot.attrs.get_ints("lhs_contracting_dims"));
-  Roles r = roles(rhs->shape.rank(), dot.attrs.get_ints("rhs_batch_dims"),
-                  dot.attrs.get_ints("rhs_contracting_dims"));
+  // A batch dim of size 1 is a free dim of each side: the product's rows then split over the
+  // threads, which take a batched product's batch entries.
+  Ints lb, rb;
+  const Ints &lhs_batch = dot.attrs.get_ints("lhs_batch_dims"),
+             &rhs_batch = dot.attrs.get_ints("rhs_batch_dims");
+  for (std::size_t i = 0; i < lhs_batch.size(); ++i)
+    if (lhs->shape.dims[static_cast<std::size_t>(lhs_batch[i])] != 1)
+      lb.push_back(lhs_batch[i]), rb.push_back(rhs_batch[i]);
+  Roles l = roles(lhs->shape.rank(), lb, dot.attrs.get_ints("lhs_contracting_dims"));
+  Roles r = roles(rhs->shape.rank(), rb, dot.attrs.get_ints("rhs_contracting_dims"));
   if (l.free.empty() || r.free.empty() || (is_matrix(l) && is_matrix(r))) return nullptr;
   // lhs as [batch, m, k], or [batch, k, m] where it holds them so; rhs as [batch, k, n] or
   // [batch, n, k].
@@ -101,7 +107,8 @@ Instruction* canonical(hlo::Builder& b, Instruction& dot) {
   a.set("rhs_batch_dims", batch);
   a.set("lhs_contracting_dims", Ints{lhs_km ? nb : nb + 1});
   a.set("rhs_contracting_dims", Ints{rhs_nk ? nb + 1 : nb});
-  Shape out(dot.shape.dims.begin(), dot.shape.dims.begin() + nb);
+  Shape out;
+  for (std::int64_t d : l.batch) out.push_back(lhs->shape.dims[static_cast<std::size_t>(d)]);
   out.push_back(size_of(lhs->shape.dims, l.free));
   out.push_back(size_of(rhs->shape.dims, r.free));
   Instruction* product =

@@ -5,7 +5,9 @@
 // GEMMs read either), and reshaped to one free and one contracting dim; the product is reshaped
 // back to dot_general's (batch, lhs free, rhs free) dims. The GEMM paths (the CPU's blocked
 // kernel, BLAS, cuBLAS) then take it, where the elemental dot would compute one output element at
-// a time. A dot with an operand of no free dims (a matrix-vector product) is left as it is.
+// a time. Batch dims of size 1 become free dims (a batched product splits over the threads by
+// its batch entries). A dot with an operand of no free dims (a matrix-vector product) is left as
+// it is.
 #pragma once
 
 #include "passes/pass.hpp"

@@ -81,6 +81,22 @@ TEST_CASE("dot canonicalizer: batch dims not leading in order", "[passes]") {
                   1);
 }
 
+TEST_CASE("dot canonicalizer: a batch dim of size 1 becomes a free dim", "[passes]") {
+  // [1, 3, 4] x [1, 4, 5]: one product of 3 rows, not a batch of one (threads split a batched
+  // product by its batch entries). rhs's free dims (0, 2) around its contracting dim 1 take a
+  // transpose of a size-1 dim, which the simplifier makes a reshape.
+  std::string text = check_canonical({1, 3, 4}, {1, 4, 5}, {1, 3, 5},
+                                     "lhs_batch_dims={0}, lhs_contracting_dims={2}, "
+                                     "rhs_batch_dims={0}, rhs_contracting_dims={1}",
+                                     1);
+  CHECK(text.find("lhs_batch_dims={}") != std::string::npos);
+  // With another batch dim: only the size-1 one leaves the batch.
+  check_canonical({2, 1, 3, 4}, {2, 1, 4, 5}, {2, 1, 3, 5},
+                  "lhs_batch_dims={0,1}, lhs_contracting_dims={3}, rhs_batch_dims={0,1}, "
+                  "rhs_contracting_dims={2}",
+                  1);
+}
+
 TEST_CASE("dot canonicalizer: several free or contracting dims are flattened", "[passes]") {
   // A stack of rows times a matrix: lhs reshaped to [12, 5], no transpose.
   std::string text = check_canonical({3, 4, 5}, {5, 6}, {3, 4, 6},
