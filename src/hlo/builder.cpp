@@ -58,6 +58,20 @@ Instruction* Builder::reshape(Instruction* x, const Shape& dims) {
   return op(Opcode::kReshape, HloShape::array(x->shape.dtype, dims), {x});
 }
 
+Instruction* Builder::transpose(Instruction* x, const std::vector<std::int64_t>& permutation) {
+  Shape dims;
+  bool identity = true;
+  for (std::size_t k = 0; k < permutation.size(); ++k) {
+    dims.push_back(x->shape.dims[static_cast<std::size_t>(permutation[k])]);
+    identity = identity && permutation[k] == static_cast<std::int64_t>(k);
+  }
+  if (identity) return x;
+  Attrs a;
+  a.set("dimensions", permutation);
+  return op(Opcode::kTranspose, HloShape::array(x->shape.dtype, std::move(dims)), {x},
+            std::move(a));
+}
+
 Instruction* Builder::reduce(Instruction* x, Instruction* init,
                              const std::vector<std::int64_t>& dims, Opcode combiner) {
   Shape out;

@@ -26,6 +26,9 @@ class Builder {
   Instruction* broadcast(Instruction* x, const Shape& dims,
                          const std::vector<std::int64_t>& broadcast_dimensions);
   Instruction* reshape(Instruction* x, const Shape& dims);
+  // x's dims in the order `permutation` gives (result dim k is x's dim permutation[k]); x itself
+  // for the identity.
+  Instruction* transpose(Instruction* x, const std::vector<std::int64_t>& permutation);
   // A reduction whose combiner is one binary opcode (add, multiply, maximum, minimum, and, or).
   Instruction* reduce(Instruction* x, Instruction* init, const std::vector<std::int64_t>& dims,
                       Opcode combiner);

@@ -120,10 +120,10 @@ class Rewriter {
     }
     if (!gemm || gemm->run().size < kMinRun) return nullptr;
     if (pad_lhs) x = padded(x, g_.lhs_spec);
-    Instruction* out = convolution(c, x, transpose(conv_.operands[1], rhs_perm), out_dims);
+    Instruction* out = convolution(c, x, b_.transpose(conv_.operands[1], rhs_perm), out_dims);
     Ints back;
     for (std::int64_t dim = 0; dim < rank; ++dim) back.push_back(position(out_perm, dim));
-    return transpose(out, back);
+    return b_.transpose(out, back);
   }
 
   // The convolution in the DNN library's layouts (hlo::DnnConvolution), with the features where
@@ -147,12 +147,12 @@ class Rewriter {
       c.padding[d] = {std::min(lo, hi), std::min(lo, hi)};
       uneven[d] = {lo - c.padding[d].first, hi - c.padding[d].second};
     }
-    Instruction* x = padded(transpose(conv_.operands[0], perm(g_.lhs_spec)), c.lhs_spec, uneven,
+    Instruction* x = padded(b_.transpose(conv_.operands[0], perm(g_.lhs_spec)), c.lhs_spec, uneven,
                             g_.lhs_dilation);
-    Instruction* w = transpose(conv_.operands[1], perm(g_.rhs_spec));
+    Instruction* w = b_.transpose(conv_.operands[1], perm(g_.rhs_spec));
     Ints out_perm = perm(g_.out_spec);
     Instruction* out = convolution(c, x, w, permuted(conv_.shape.dims, out_perm));
-    return transpose(out, inverse(out_perm));
+    return b_.transpose(out, inverse(out_perm));
   }
 
   // A convolution of geometry c, dims `out`, in the convolution's dtype and precision.
@@ -182,16 +182,6 @@ class Rewriter {
     return out;
   }
 
-  Instruction* transpose(Instruction* x, const Ints& perm) {
-    Ints iota(perm.size());
-    std::iota(iota.begin(), iota.end(), 0);
-    if (perm == iota) return x;
-    hlo::Attrs a;
-    a.set("dimensions", perm);
-    return b_.op(Opcode::kTranspose, hlo::HloShape::array(dtype_, permuted(x->shape.dims, perm)),
-                 {x}, std::move(a));
-  }
-
   Instruction* zeros() {
     return b_.broadcast(b_.constant(make_scalar(0, dtype_)), conv_.shape.dims, {});
   }
@@ -207,7 +197,7 @@ class Rewriter {
     std::iota(spec.begin() + 2, spec.end(), 1);
     spec[0] = transposed_ ? static_cast<std::int64_t>(perm.size()) - 1 : 0;
     spec[1] = transposed_ ? 0 : static_cast<std::int64_t>(perm.size()) - 1;
-    return padded(transpose(conv_.operands[0], perm), spec);
+    return padded(b_.transpose(conv_.operands[0], perm), spec);
   }
 
   // The dims of an lhs of `dims` whose spatial dims are where spec says, dilated and padded:
@@ -345,7 +335,7 @@ class Rewriter {
     Ints perm(g_.rhs_spec.begin() + 2, g_.rhs_spec.end());
     perm.insert(transposed_ ? perm.begin() : perm.end(), g_.rhs_spec[1]);
     perm.push_back(g_.rhs_spec[0]);
-    return b_.reshape(transpose(conv_.operands[1], perm), {taps_ * in_features_, out_features_});
+    return b_.reshape(b_.transpose(conv_.operands[1], perm), {taps_ * in_features_, out_features_});
   }
 
   Instruction* dot(Instruction* lhs, Instruction* rhs, Shape dims, bool batched,
@@ -366,7 +356,7 @@ class Rewriter {
     if (transposed_) {  // [positions · batch, out features], rows back to (batch, positions)
       Instruction* out = dot(patches, kernel, {rows, out_features_}, false, 0);
       out = b_.reshape(out, {positions_, batch_, out_features_});
-      return b_.reshape(transpose(out, {1, 0, 2}), {rows, out_features_});
+      return b_.reshape(b_.transpose(out, {1, 0, 2}), {rows, out_features_});
     }
     if (g_.feature_group_count == 1 && g_.batch_group_count == 1)
       return dot(patches, kernel, {rows, out_features_}, false, 1);
@@ -374,11 +364,11 @@ class Rewriter {
     std::int64_t per_group = out_features_ / groups;
     // kernel [taps · in, groups · per_group] → [groups, taps · in, per_group]
     kernel = b_.reshape(kernel, {taps_ * in_features_, groups, per_group});
-    kernel = transpose(kernel, {1, 0, 2});
+    kernel = b_.transpose(kernel, {1, 0, 2});
     if (g_.feature_group_count > 1) {
       // patches [rows, taps, groups, in] → [groups, rows, taps · in]
       patches = b_.reshape(patches, {rows, taps_, groups, in_features_});
-      patches = transpose(patches, {2, 0, 1, 3});
+      patches = b_.transpose(patches, {2, 0, 1, 3});
       patches = b_.reshape(patches, {groups, rows, taps_ * in_features_});
     } else {
       // The lhs batch is group-major: patches [groups · rows', taps · in] → [groups, rows', ...]
@@ -386,7 +376,7 @@ class Rewriter {
       patches = b_.reshape(patches, {groups, rows, taps_ * in_features_});
     }
     Instruction* out = dot(patches, kernel, {groups, rows, per_group}, true, 2);
-    return b_.reshape(transpose(out, {1, 0, 2}), {rows, out_features_});
+    return b_.reshape(b_.transpose(out, {1, 0, 2}), {rows, out_features_});
   }
 
   Instruction* to_out_layout(Instruction* rows) {
@@ -398,7 +388,7 @@ class Rewriter {
     perm[g_.out_spec[0]] = 0;
     perm[g_.out_spec[1]] = static_cast<std::int64_t>(n + 1);
     for (std::size_t d = 0; d < n; ++d) perm[g_.out_spec[d + 2]] = static_cast<std::int64_t>(d + 1);
-    return transpose(b_.reshape(rows, canonical), perm);
+    return b_.transpose(b_.reshape(rows, canonical), perm);
   }
 
   hlo::Builder& b_;

@@ -42,21 +42,12 @@ std::int64_t size_of(const Shape& dims, const Ints& which) {
 // a transpose (none when the dims are in that order already), then a reshape.
 Instruction* arranged(hlo::Builder& b, Instruction* x, const Roles& r, const Ints& first,
                       const Ints& second) {
-  Ints perm = concat(concat(r.batch, first), second);
   const Shape& dims = x->shape.dims;
-  Shape moved;
-  for (std::int64_t d : perm) moved.push_back(dims[static_cast<std::size_t>(d)]);
-  Ints identity(perm.size());
-  std::iota(identity.begin(), identity.end(), 0);
-  if (perm != identity) {
-    hlo::Attrs a;
-    a.set("dimensions", perm);
-    x = b.op(Opcode::kTranspose, hlo::HloShape::array(x->shape.dtype, moved), {x}, std::move(a));
-  }
-  Shape flat(moved.begin(), moved.begin() + static_cast<std::ptrdiff_t>(r.batch.size()));
+  Shape flat;
+  for (std::int64_t d : r.batch) flat.push_back(dims[static_cast<std::size_t>(d)]);
   flat.push_back(size_of(dims, first));
   flat.push_back(size_of(dims, second));
-  return flat == moved ? x : b.reshape(x, flat);
+  return b.reshape(b.transpose(x, concat(concat(r.batch, first), second)), flat);
 }
 
 // Whether an operand whose dims other than its batch dims are `first` and `second` holds them in
