@@ -405,21 +405,9 @@ class Rewriter {
 }  // namespace
 
 bool ConvolutionAsGemm::run(hlo::Module& module) {
-  bool changed = false;
-  for (hlo::Computation* c : module.computations()) {
-    hlo::Builder b(c);
-    bool here = false;
-    for (Instruction* conv : c->instructions()) {
-      if (conv->opcode != Opcode::kConvolution) continue;
-      Instruction* replacement = Rewriter(b, *conv, implicit_gemms_, dnn_library_).rewrite();
-      if (replacement == conv) continue;
-      c->replace_all_uses(conv, replacement);
-      here = true;
-    }
-    if (here) c->remove_unreachable();
-    changed = changed || here;
-  }
-  return changed;
+  return replace_each(module, Opcode::kConvolution, [&](hlo::Builder& b, Instruction& conv) {
+    return Rewriter(b, conv, implicit_gemms_, dnn_library_).rewrite();
+  });
 }
 
 }  // namespace jx::passes

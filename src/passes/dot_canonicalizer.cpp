@@ -110,23 +110,11 @@ Instruction* canonical(hlo::Builder& b, Instruction& dot) {
 }  // namespace
 
 bool DotCanonicalizer::run(hlo::Module& module) {
-  bool changed = false;
-  for (hlo::Computation* c : module.computations()) {
-    hlo::Builder b(c);
-    bool here = false;
-    for (Instruction* dot : c->instructions()) {
-      if (dot->opcode != Opcode::kDot) continue;
-      DType in = dot->operands[0]->shape.dtype;
-      if (!kFloating.contains(in) || dot->operands[1]->shape.dtype != in) continue;
-      Instruction* replacement = canonical(b, *dot);
-      if (!replacement) continue;
-      c->replace_all_uses(dot, replacement);
-      here = true;
-    }
-    if (here) c->remove_unreachable();
-    changed = changed || here;
-  }
-  return changed;
+  return replace_each(module, Opcode::kDot, [](hlo::Builder& b, Instruction& dot) {
+    DType in = dot.operands[0]->shape.dtype;
+    bool floating = kFloating.contains(in) && dot.operands[1]->shape.dtype == in;
+    return floating ? canonical(b, dot) : nullptr;
+  });
 }
 
 }  // namespace jx::passes
