@@ -116,6 +116,7 @@ struct ProgramPlan {
 ProgramPlan plan_program(const hlo::Computation& program, const std::vector<bool>& donated,
                          Platform platform) {
   ProgramPlan plan{program.instructions(), {}, {}};
+  runtime::defer_overwrites_of_donated(program, plan.order, donated);
   plan.ba = runtime::assign_buffers(program, plan.order, donated);
   // A matrix kernel is compute-bound: it splits as a streaming kernel of 4 bytes per
   // multiply-add would (both take about as long; bench_fusion).

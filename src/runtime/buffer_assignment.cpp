@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "core/buffer.hpp"
 #include "hlo/fusion.hpp"
@@ -119,42 +120,91 @@ int in_place_operand(const Instruction* i, int element, const hlo::HloShape& sha
   return -1;
 }
 
+bool is_donated(const Instruction& parameter, const std::vector<bool>& donated) {
+  auto n = static_cast<std::size_t>(parameter.parameter_number);
+  return n < donated.size() && donated[n];
+}
+
+const hlo::HloShape& value_shape(const ValueRef& v) {
+  return *hlo::output_shapes(*v.inst)[static_cast<std::size_t>(std::max(v.element, 0))];
+}
+
+// The values `i` computes into buffers of its own: its elements if it is a tuple, else itself.
+std::vector<ValueRef> values_of(const Instruction* i) {
+  if (!i->shape.is_tuple) return {{i, -1}};
+  std::vector<ValueRef> values;
+  for (std::size_t e = 0; e < i->shape.tuple_shapes.size(); ++e)
+    values.push_back({i, static_cast<int>(e)});
+  return values;
+}
+
 // Values that can live in an output's buffer before the output is computed there: donated
 // parameters, and temporaries (a GEMM's result before its epilogue) whose last reader is the
-// kernel that computes the output in place. Returns value → output number.
-std::map<const Instruction*, int> match_early_outputs(
-    const std::vector<Instruction*>& order, const std::vector<bool>& donated,
-    const std::vector<ValueRef>& outputs, const std::map<ValueRef, std::size_t>& last_use) {
-  std::map<const Instruction*, int> out;
-  std::vector<bool> taken(outputs.size(), false);
-  std::map<const Instruction*, std::size_t> position;
-  for (std::size_t t = 0; t < order.size(); ++t) position[order[t]] = t;
-  auto candidate = [&](const Instruction* v) {
-    if (v->shape.is_tuple || v->opcode == Opcode::kConstant || v->opcode == Opcode::kTuple ||
-        v->opcode == Opcode::kGetTupleElement ||
-        std::find(outputs.begin(), outputs.end(), ValueRef{v, -1}) != outputs.end())
-      return false;
-    if (v->opcode != Opcode::kParameter) return true;
-    auto n = static_cast<std::size_t>(v->parameter_number);
-    return n < donated.size() && donated[n];
+// kernel that computes the output in place; then, in turn, values whose last reader computes
+// such a value over them (the zeros a scatter adds into). Returns value → output number.
+std::map<ValueRef, int> match_early_outputs(const std::vector<Instruction*>& order,
+                                            const std::vector<bool>& donated,
+                                            const std::vector<ValueRef>& outputs,
+                                            const std::map<ValueRef, std::size_t>& last_use) {
+  std::map<ValueRef, int> out;
+  std::vector<ValueRef> candidates;
+  for (const Instruction* i : order) {
+    if (i->opcode == Opcode::kConstant || i->opcode == Opcode::kTuple ||
+        i->opcode == Opcode::kGetTupleElement || i->opcode == Opcode::kReshape ||
+        (i->shape.is_tuple && hlo::runs_as(i->opcode) == hlo::RunsAs::kNothing))
+      continue;
+    if (i->opcode == Opcode::kParameter && !is_donated(*i, donated)) continue;
+    for (const ValueRef& v : values_of(i))
+      if (last_use.count(v) && std::find(outputs.begin(), outputs.end(), v) == outputs.end())
+        candidates.push_back(v);
+  }
+  // `v` may live in `w`'s buffer if `w` is computed over it by v's last reader.
+  auto may_become = [&](const ValueRef& v, const ValueRef& w) {
+    int element = std::max(w.element, 0);
+    return order[last_use.at(v)] == w.inst && value_shape(w) == value_shape(v) &&
+           overwritable_operand(w.inst, v, element) >= 0;
   };
-  for (const Instruction* v : order) {
-    if (!candidate(v) || !last_use.count({v, -1})) continue;
-    std::size_t last = last_use.at({v, -1});
+  std::vector<bool> taken(outputs.size(), false);
+  for (const ValueRef& v : candidates)
     for (std::size_t k = 0; k < outputs.size(); ++k) {
-      const Instruction* producer = outputs[k].inst;
-      int element = std::max(outputs[k].element, 0);
-      if (taken[k] || position.at(producer) != last ||
-          std::count(outputs.begin(), outputs.end(), outputs[k]) > 1 ||
-          *hlo::output_shapes(*producer)[static_cast<std::size_t>(element)] != v->shape ||
-          overwritable_operand(producer, {v, -1}, element) < 0)
+      if (taken[k] || std::count(outputs.begin(), outputs.end(), outputs[k]) > 1 ||
+          !may_become(v, outputs[k]))
         continue;
       out[v] = static_cast<int>(k);
       taken[k] = true;
       break;
     }
+  std::set<ValueRef> overwritten;
+  for (auto v = candidates.rbegin(); v != candidates.rend(); ++v) {
+    if (out.count(*v)) continue;
+    for (const ValueRef& w : values_of(order[last_use.at(*v)])) {
+      auto early = out.find(w);
+      if (early == out.end() || overwritten.count(w) || !may_become(*v, w)) continue;
+      out[*v] = early->second;
+      overwritten.insert(w);
+      break;
+    }
   }
   return out;
+}
+
+// The values the entry computation returns, in output order.
+std::vector<ValueRef> entry_outputs(const hlo::Computation& entry) {
+  const Instruction* root = entry.root();
+  if (root->opcode != Opcode::kTuple) return {source_of(root)};
+  std::vector<ValueRef> outputs;
+  for (const Instruction* e : root->operands) outputs.push_back(source_of(e));
+  return outputs;
+}
+
+// The operand of `i` already in output `k`'s buffer (the kernel works in place), or -1.
+int operand_in_output(const Instruction* i, const std::map<ValueRef, int>& early, int k) {
+  int alias = -1;
+  for (std::size_t j = 0; j < i->operands.size(); ++j) {
+    auto d = early.find(source_of(i->operands[j]));
+    if (d != early.end() && d->second == k) alias = static_cast<int>(j);
+  }
+  return alias;
 }
 
 }  // namespace
@@ -163,22 +213,17 @@ BufferAssignment assign_buffers(const hlo::Computation& entry,
                                 const std::vector<Instruction*>& order,
                                 const std::vector<bool>& donated) {
   BufferAssignment ba;
-  const Instruction* root = entry.root();
-  if (root->opcode == Opcode::kTuple)
-    for (const Instruction* e : root->operands) ba.outputs.push_back(source_of(e));
-  else
-    ba.outputs.push_back(source_of(root));
+  ba.outputs = entry_outputs(entry);
 
   // Last use of each value (by position in `order`); outputs live to the end.
   std::map<ValueRef, std::size_t> last_use;
   for (std::size_t t = 0; t < order.size(); ++t)
     for (const Instruction* op : order[t]->operands) last_use[source_of(op)] = t;
   for (const ValueRef& v : ba.outputs) last_use[v] = order.size();
-  std::map<const Instruction*, int> early =
-      match_early_outputs(order, donated, ba.outputs, last_use);
+  std::map<ValueRef, int> early = match_early_outputs(order, donated, ba.outputs, last_use);
   for (const auto& [v, k] : early)
-    if (v->opcode == Opcode::kParameter)
-      ba.donations.push_back({static_cast<int>(v->parameter_number), k});
+    if (v.inst->opcode == Opcode::kParameter)
+      ba.donations.push_back({static_cast<int>(v.inst->parameter_number), k});
 
   Arena arena;
   for (std::size_t t = 0; t < order.size(); ++t) {
@@ -195,9 +240,10 @@ BufferAssignment assign_buffers(const hlo::Computation& entry,
       Allocation a;
       a.size = shapes[e]->byte_size();
       int alias = -1;
-      if (auto d = early.find(i); d != early.end()) {
+      if (auto d = early.find(v); d != early.end()) {
         a.kind = Allocation::Kind::kOutput;
         a.index = d->second;
+        alias = operand_in_output(i, early, a.index);
       } else if (i->opcode == Opcode::kParameter) {
         a.kind = Allocation::Kind::kParameter;
         a.index = static_cast<int>(i->parameter_number);
@@ -209,11 +255,7 @@ BufferAssignment assign_buffers(const hlo::Computation& entry,
                  it != ba.outputs.end()) {
         a.kind = Allocation::Kind::kOutput;
         a.index = static_cast<int>(it - ba.outputs.begin());
-        // A value already in this buffer, read here: the kernel works in place.
-        for (std::size_t j = 0; j < i->operands.size(); ++j) {
-          auto d = early.find(source_of(i->operands[j]).inst);
-          if (d != early.end() && d->second == a.index) alias = static_cast<int>(j);
-        }
+        alias = operand_in_output(i, early, a.index);
       } else if ((alias = in_place_operand(i, v.element, *shapes[e], ba.of, last_use, t, reused)) >=
                  0) {
         reused.push_back(source_of(i->operands[static_cast<std::size_t>(alias)]));
@@ -259,6 +301,39 @@ BufferAssignment assign_buffers(const hlo::Computation& entry,
   }
   ba.arena_bytes = arena.size();
   return ba;
+}
+
+void defer_overwrites_of_donated(const hlo::Computation& entry, std::vector<Instruction*>& order,
+                                 const std::vector<bool>& donated) {
+  std::vector<ValueRef> outputs = entry_outputs(entry);
+  auto position = [&](const Instruction* i) {
+    return static_cast<std::size_t>(std::find(order.begin(), order.end(), i) - order.begin());
+  };
+  std::vector<const Instruction*> parameters;  // the donated ones
+  for (const Instruction* i : order)
+    if (i->opcode == Opcode::kParameter && is_donated(*i, donated)) parameters.push_back(i);
+  for (const Instruction* p : parameters) {
+    // The first output kernel that could compute over p, and p's last other reader.
+    auto writer = std::find_if(outputs.begin(), outputs.end(), [&](const ValueRef& out) {
+      return value_shape(out) == p->shape &&
+             overwritable_operand(out.inst, {p, -1}, std::max(out.element, 0)) >= 0;
+    });
+    if (writer == outputs.end()) continue;
+    std::size_t first = position(writer->inst), last = first;
+    for (std::size_t t = first + 1; t < order.size(); ++t)
+      for (const Instruction* op : order[t]->operands)
+        if (source_of(op).inst == p) last = t;
+    // Everything in [first, last] that depends on the writer moves after the rest, unless the
+    // last reader itself does.
+    std::set<const Instruction*> after{order[first]};
+    for (std::size_t t = first + 1; t <= last; ++t)
+      for (const Instruction* op : order[t]->operands)
+        if (after.count(op)) after.insert(order[t]);
+    if (last == first || after.count(order[last])) continue;
+    std::stable_partition(order.begin() + static_cast<std::ptrdiff_t>(first),
+                          order.begin() + static_cast<std::ptrdiff_t>(last) + 1,
+                          [&](const Instruction* i) { return !after.count(i); });
+  }
 }
 
 }  // namespace jx::runtime

@@ -59,4 +59,12 @@ BufferAssignment assign_buffers(const hlo::Computation& entry,
                                 const std::vector<hlo::Instruction*>& order,
                                 const std::vector<bool>& donated = {});
 
+// Reorders `order` so that a kernel that can compute an output over a donated parameter runs
+// after the parameter's other readers (with whatever depends on it), where those do not depend on
+// it: a parameter update scheduled before a late read of the old value would otherwise cost the
+// donation.
+void defer_overwrites_of_donated(const hlo::Computation& entry,
+                                 std::vector<hlo::Instruction*>& order,
+                                 const std::vector<bool>& donated);
+
 }  // namespace jx::runtime

@@ -8,9 +8,9 @@
 #include <tuple>
 #include <vector>
 
-#include "library/numpy_testing.hpp"
 #include "core/array_impl.hpp"
 #include "jx/jx.hpp"
+#include "library/numpy_testing.hpp"
 #include "support/error_of.hpp"
 
 namespace jx {
@@ -139,6 +139,22 @@ TEST_CASE("donation: one kernel updates three donated arguments in place, each r
     CHECK(got_v[i] == Approx(v_new).epsilon(1e-6).margin(1e-7));
     CHECK(got_p[i] == Approx(pv[i] - m_new / (std::sqrt(v_new) + 1e-3)).epsilon(1e-5).margin(1e-5));
   }
+}
+
+TEST_CASE("buffers: the zeros a scatter adds into live in the output computed from the scatter",
+          "[jit][donation]") {
+  // The output kernel reads the scatter last and can overwrite it; the scatter can overwrite its
+  // zeros: all three share the output's buffer, with no copy between them.
+  auto f = jit([](const Array& ids, const Array& u) {
+    return np::zeros({6}, float32).at(ids).add(u) * 2.0f + 1.0f;
+  });
+  Array ids = np::array(std::vector<std::int32_t>{4, 1, 4}, {3});
+  Array u = np::array(std::vector<float>{1.0f, 2.0f, 3.0f}, {3});
+  std::string thunks = f.lower(ids, u).compile().thunk_sequence();
+  INFO(thunks);
+  CHECK_THAT(thunks, Contains("scatter"));
+  CHECK_THAT(thunks, !Contains("copy"));
+  CHECK(f(ids, u).to_vector<float>() == std::vector<float>{1, 5, 1, 1, 9, 1});
 }
 
 }  // namespace
