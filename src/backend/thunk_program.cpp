@@ -265,6 +265,7 @@ passes::PipelineOptions pipeline_options(Platform platform, bool dnn_convolution
   if (platform == Platform::gpu) options.kernel_batch_key = codegen::gpu_kernel_batch_key;
   if (platform == Platform::cpu) options.max_batched_read_bytes = kCpuMaxBatchedReadBytes;
   options.implicit_gemm_convolutions = platform == Platform::cpu;
+  options.split_column_reductions = platform == Platform::cpu;
   options.dnn_convolutions = dnn_convolutions;
   return options;
 }

@@ -16,6 +16,7 @@
 #include "passes/fusion/instruction_fusion.hpp"
 #include "passes/fusion/multi_output_fusion.hpp"
 #include "passes/splat_constants.hpp"
+#include "passes/split_column_reductions.hpp"
 #include "passes/upcast_16bit_dots.hpp"
 
 namespace jx::passes {
@@ -80,6 +81,7 @@ void run_pipeline(hlo::Module& module, const PipelineOptions& options) {
   // Fusion: producers into consumers, then whole kernels into each other, then siblings and
   // small independent kernels into shared launches.
   PassPipeline fuse("fusion", options);
+  if (options.split_column_reductions) fuse.add<SplitColumnReductions>();
   fuse.add<SplatConstants>();
   fuse.add<InstructionFusion>();
   fuse.add<FusionMerger>();

@@ -51,6 +51,9 @@ struct PipelineOptions {
   // Set for a backend that splits a kernel over threads only when it runs alone (the CPU): a
   // kernel reading more bytes than this is not batched (HorizontalFusion).
   std::int64_t max_batched_read_bytes = std::numeric_limits<std::int64_t>::max();
+  // Set for a backend that splits a column reduction over its columns (the CPU): large ones with
+  // narrow rows become partial reductions over the first dim (SplitColumnReductions).
+  bool split_column_reductions = false;
 };
 
 class PassPipeline {

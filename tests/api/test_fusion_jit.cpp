@@ -480,6 +480,30 @@ TEST_CASE("fused jit: bias gradients (column sums of a relu mask) match loops, o
               masked_column_sums(h, g, 300, 2048), 1e-5, 1e-5);
 }
 
+TEST_CASE("fused jit: a convolution's bias gradient sums an entry of the batch per part",
+          "[jit][fusion]") {
+  // where(h > 0, g, 0) summed over all but the channels of f32[32, 32, 32, 8]: 32-byte rows, so
+  // the sum splits into one part per image (a kernel over the 32 images) and the parts' sum.
+  const std::int64_t n = 32, hw = 32, c = 8;
+  auto grad = jit([](const Array& h, const Array& g) {
+    return np::sum(np::where(h > 0.0f, g, 0.0f), std::vector<int>{0, 1, 2});
+  });
+  std::vector<float> h = uniform(n * hw * hw * c, -1, 1, 41),
+                     g = uniform(n * hw * hw * c, -1, 1, 42);
+  Array ha = np::array(h, {n, hw, hw, c}), ga = np::array(g, {n, hw, hw, c});
+  auto compiled = grad.lower(ha, ga).compile();
+  std::string thunks = compiled.thunk_sequence();
+  INFO(thunks);
+  ThunkCounts counts = count_thunks(thunks);
+  REQUIRE(counts.kernels == 2);
+  CHECK((counts.kernel_lines[0].find(" rows=32 parallel") != std::string::npos) ==
+        (runtime::parallelism() > 1));
+  std::vector<double> want(static_cast<std::size_t>(c), 0.0);
+  for (std::size_t k = 0; k < h.size(); ++k)
+    if (h[k] > 0) want[k % static_cast<std::size_t>(c)] += g[k];
+  check_close(compiled(ha, ga), want, 1e-5, 1e-5);
+}
+
 // (chain(x @ w1)) @ w2 for n × n matrices, in double.
 std::vector<double> between_matmuls(const std::vector<float>& x, const std::vector<float>& w1,
                                     const std::vector<float>& w2, std::int64_t n,

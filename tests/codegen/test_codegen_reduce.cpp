@@ -54,6 +54,27 @@ TEST_CASE("codegen: reduce sum and product over every subset of axes", "[codegen
   }
 }
 
+TEST_CASE("codegen: batched column reductions, whole and an entry range at a time", "[codegen]") {
+  // Keeping the first and last dims: 21 rows an entry (two groups of 8, then 5 one by one) and
+  // 37 columns (vectors and a partial one); a thread's part is a range of entries.
+  Shape xs = {5, 3, 7, 37};
+  std::vector<float> x = ramp<float>(shape_size(xs), -40, 0.013);
+  float init = 0.25f;
+  Hlo h;
+  auto* r = h.b.reduce(h.param(0, float32, xs), h.param(1, float32, {}), {1, 2}, Opcode::kAdd);
+  std::vector<float> want =
+      reduce_oracle<float>(x, xs, {1, 2}, init, [](float a, float b) { return a + b; });
+  check_all(run<float>(r, {x.data(), &init}), want, 1e-5);
+  auto code = compile_kernels({{r, "kernel"}}, {});
+  auto fn = reinterpret_cast<KernelFn>(code->symbol("kernel"));
+  REQUIRE(kernel_rows(*r) == 5);
+  std::vector<float> out(want.size(), -1.0f);
+  std::vector<void*> buffers = {x.data(), &init, out.data()};
+  fn(buffers.data(), 3, 5);
+  fn(buffers.data(), 0, 3);
+  check_all(out, want, 1e-5);
+}
+
 TEST_CASE("codegen: reductions of empty axes give the init value", "[codegen]") {
   Hlo h;
   double init = -7.25;

@@ -11,7 +11,8 @@
 
 namespace jx::codegen::cpu {
 
-// A reduce over an operand of rank 2 or more keeping only its last dim.
+// A reduce over an operand of rank 2 or more keeping only its last dim; or, batched, of rank 3
+// or more keeping its first and last (split-column-reductions' partial sums).
 bool is_column_reduction(const hlo::Instruction& reduce);
 
 // Rows are folded kColumnRowGroup at a time: their values at a column combined pairwise, then
@@ -21,10 +22,11 @@ bool is_column_reduction(const hlo::Instruction& reduce);
 inline constexpr std::int64_t kColumnRowGroup = 8;
 
 // out[j] = init, then out[j] op= each group of rows' combined values at column j, in order,
-// then the rows left over one by one: the same order on any number of threads. `columns`
-// limits j to a range (a thread's part); absent: all.
+// then the rows left over one by one: the same order on any number of threads. `part`, a
+// thread's part, limits j to a range; absent: all. Batched, each entry of the first dim is one
+// such reduction over all columns, and `part` limits the entries instead.
 void emit_column_reduction(ElementalEmitter& em, const hlo::Instruction& reduce,
                            const ElementGenerator& operand, const ElementGenerator& init,
-                           llvm::Value* out, const std::optional<OuterRange>& columns);
+                           llvm::Value* out, const std::optional<OuterRange>& part);
 
 }  // namespace jx::codegen::cpu

@@ -156,6 +156,18 @@ bool can_join(const Instruction& p) {
   return hlo::has_trait(p.opcode, hlo::kFusible) || hlo::loops_per_element(p.opcode);
 }
 
+// A reduce keeping its operand's last dim but not all of its dims (a column reduction): its
+// generator reads each element's values a row apart. A reduce reading it through a generator
+// would loop over those strided reads for every element it folds; as its own kernel it reduces
+// in row order (split-column-reductions' partial sums).
+bool reduces_columns(const Instruction& i) {
+  if (i.opcode != Opcode::kReduce || i.shape.is_tuple) return false;
+  const Shape& x = i.operands[0]->shape.dims;
+  std::vector<std::int64_t> dims = i.attrs.get_ints("dimensions");
+  return !x.empty() && !dims.empty() &&
+         std::find(dims.begin(), dims.end(), static_cast<std::int64_t>(x.size()) - 1) == dims.end();
+}
+
 // A scalar constant, or a broadcast of one: a kernel reading it reads an immediate.
 bool is_immediate(const Instruction& i) {
   const Instruction& c = i.opcode == Opcode::kBroadcast ? *i.operands[0] : i;
@@ -223,6 +235,7 @@ class GroupBuilder {
         all_users_inside = false;
         continue;
       }
+      if (u->opcode == Opcode::kReduce && reduces_columns(*p)) return;
       if (g.duplicated.count(u)) all_users_inside = false;  // the original still reads p
       for (std::size_t k = 0; k < u->operands.size(); ++k)
         if (u->operands[k] == p) {
