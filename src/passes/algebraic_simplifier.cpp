@@ -58,10 +58,109 @@ Instruction* simplify_multiply(Instruction& i, hlo::Builder&) {
   return nullptr;
 }
 
-Instruction* simplify_add(Instruction& i, hlo::Builder&) {
+// The one dim a pad widens by zeros (+0.0 or -0.0), without interior or negative padding: a
+// slice's transpose, the cotangent it passes back. -1 for any other pad.
+int zero_pad_dim(const Instruction& pad) {
+  if (pad.opcode != Opcode::kPad || splat(pad.operands[1]) != 0.0) return -1;
+  const Ints& p = pad.attrs.get_ints("padding");
+  int dim = -1;
+  for (std::size_t d = 0; 3 * d < p.size(); ++d) {
+    std::int64_t low = p[3 * d], high = p[3 * d + 1];
+    if (p[3 * d + 2] != 0 || low < 0 || high < 0) return -1;
+    if (low == 0 && high == 0) continue;
+    if (dim >= 0) return -1;
+    dim = static_cast<int>(d);
+  }
+  return dim;
+}
+
+bool is_positive_zero(const Instruction* i) {
+  std::optional<double> v = splat(i);
+  return v == 0.0 && !std::signbit(*v);
+}
+
+// x + (+0.0) as a value, which turns -0.0 into +0.0: x itself where that already happened (a
+// sum with +0.0, a +0.0 splat) or cannot change it (integers); a concatenation's operands each
+// (so that it stays one concatenation).
+Instruction* plus_zero(Instruction* x, Instruction* zero, hlo::Builder& b) {
+  if (!is_floating(x->shape.dtype) || is_positive_zero(x) ||
+      (x->opcode == Opcode::kAdd &&
+       (is_positive_zero(x->operands[0]) || is_positive_zero(x->operands[1]))))
+    return x;
+  if (x->opcode != Opcode::kConcatenate)
+    return b.binary(Opcode::kAdd, x, b.broadcast(zero, x->shape.dims, {}));
+  std::vector<Instruction*> pieces;
+  for (Instruction* o : x->operands) pieces.push_back(plus_zero(o, zero, b));
+  if (pieces == x->operands) return x;
+  return b.op(Opcode::kConcatenate, x->shape, std::move(pieces), x->attrs);
+}
+
+// pad(x, 0) + pad(y, 0) along one dim, x and y in disjoint places: x and y side by side, zeros
+// between and around, so each element reads one operand rather than every pad's (autodiff sums
+// the cotangents of slices of one array so: attention's q, k and v). Exactly: an element gains
+// the other pad's zero, which keeps it unless that zero is +0.0 and it is -0.0.
+Instruction* add_of_disjoint_pads(Instruction& i, hlo::Builder& b) {
+  Instruction* first = i.operands[0];
+  Instruction* second = i.operands[1];
+  int d = zero_pad_dim(*first);
+  if (d < 0 || zero_pad_dim(*second) != d) return nullptr;
+  auto low = [d](const Instruction* pad) { return pad->attrs.get_ints("padding")[3 * d]; };
+  auto size = [d](const Instruction* pad) { return pad->operands[0]->shape.dims[d]; };
+  if (low(second) < low(first)) std::swap(first, second);
+  std::int64_t gap = low(second) - (low(first) + size(first));
+  if (gap < 0) return nullptr;
+  Instruction* zero_a = first->operands[1];
+  Instruction* zero_b = second->operands[1];
+  Instruction* zero = is_positive_zero(zero_a) ? zero_a : zero_b;  // the zero of their sum
+  std::vector<Instruction*> pieces;
+  pieces.push_back(is_positive_zero(zero_b) ? plus_zero(first->operands[0], zero_b, b)
+                                            : first->operands[0]);
+  Shape between = i.shape.dims;
+  between[d] = gap;
+  if (gap > 0) pieces.push_back(b.broadcast(zero, between, {}));
+  pieces.push_back(is_positive_zero(zero_a) ? plus_zero(second->operands[0], zero_a, b)
+                                            : second->operands[0]);
+  Shape joined = i.shape.dims;
+  joined[d] = size(first) + gap + size(second);
+  hlo::Attrs concat;
+  concat.set("dimensions", Ints{d});
+  Ints padding(3 * i.shape.dims.size(), 0);
+  padding[3 * d] = low(first);
+  padding[3 * d + 1] = i.shape.dims[d] - low(first) - joined[d];
+  hlo::Attrs pad;
+  pad.set("padding", padding);
+  return b.op(Opcode::kPad, i.shape,
+              {b.op(Opcode::kConcatenate, hlo::HloShape::array(i.shape.dtype, joined), pieces,
+                    std::move(concat)),
+               zero},
+              std::move(pad));
+}
+
+Instruction* simplify_add(Instruction& i, hlo::Builder& b) {
   if (is_additive_identity(i.operands[1], true)) return i.operands[0];
   if (is_additive_identity(i.operands[0], true)) return i.operands[1];
-  return nullptr;
+  return add_of_disjoint_pads(i, b);
+}
+
+// A pad that pads nothing is its operand.
+Instruction* simplify_pad(Instruction& i, hlo::Builder&) {
+  const Ints& p = i.attrs.get_ints("padding");
+  return std::all_of(p.begin(), p.end(), [](std::int64_t v) { return v == 0; }) ? i.operands[0]
+                                                                                : nullptr;
+}
+
+// Concatenations along the same dim inside a concatenation are their operands.
+Instruction* simplify_concatenate(Instruction& i, hlo::Builder& b) {
+  const Ints& dim = i.attrs.get_ints("dimensions");
+  std::vector<Instruction*> flat;
+  for (Instruction* o : i.operands) {
+    if (o->opcode == Opcode::kConcatenate && o->attrs.get_ints("dimensions") == dim)
+      flat.insert(flat.end(), o->operands.begin(), o->operands.end());
+    else
+      flat.push_back(o);
+  }
+  if (flat.size() == i.operands.size()) return i.operands.size() == 1 ? i.operands[0] : nullptr;
+  return b.op(Opcode::kConcatenate, i.shape, std::move(flat), i.attrs);
 }
 
 Instruction* simplify_subtract(Instruction& i, hlo::Builder&) {
@@ -191,13 +290,21 @@ Instruction* simplify_select(Instruction& i, hlo::Builder&) {
 
 const std::unordered_map<Opcode, Rule>& rules() {
   static const std::unordered_map<Opcode, Rule> kRules{
-      {Opcode::kMultiply, simplify_multiply},   {Opcode::kAdd, simplify_add},
-      {Opcode::kSubtract, simplify_subtract},   {Opcode::kDivide, simplify_divide},
-      {Opcode::kNegate, simplify_involution},   {Opcode::kNot, simplify_involution},
-      {Opcode::kReshape, simplify_reshape},     {Opcode::kTranspose, simplify_transpose},
-      {Opcode::kBroadcast, simplify_broadcast}, {Opcode::kConvert, simplify_convert},
-      {Opcode::kSlice, simplify_slice},         {Opcode::kSelect, simplify_select},
+      {Opcode::kMultiply, simplify_multiply},
+      {Opcode::kAdd, simplify_add},
+      {Opcode::kSubtract, simplify_subtract},
+      {Opcode::kDivide, simplify_divide},
+      {Opcode::kNegate, simplify_involution},
+      {Opcode::kNot, simplify_involution},
+      {Opcode::kReshape, simplify_reshape},
+      {Opcode::kTranspose, simplify_transpose},
+      {Opcode::kBroadcast, simplify_broadcast},
+      {Opcode::kConvert, simplify_convert},
+      {Opcode::kSlice, simplify_slice},
+      {Opcode::kSelect, simplify_select},
       {Opcode::kReduce, simplify_reduce},
+      {Opcode::kPad, simplify_pad},
+      {Opcode::kConcatenate, simplify_concatenate},
   };
   return kRules;
 }

@@ -241,6 +241,106 @@ ENTRY %main.1 (x.2: f32[6]) -> f32[6] {
         bits(hlo::evaluate(*before->entry(), {&x, 1})));
 }
 
+// The cotangent of slices of one array: zero pads of each slice's cotangent, summed. Returns the
+// module text for three f32[2,c] pieces padded into f32[2,width] at `lows` with zeros `zeros`
+// (each "0" or "-0"), summed left to right.
+std::string sum_of_pads(std::int64_t c, std::int64_t width, const std::vector<std::int64_t>& lows,
+                        const std::vector<std::string>& zeros) {
+  std::string piece = "f32[2," + std::to_string(c) + "]";
+  std::string whole = "f32[2," + std::to_string(width) + "]";
+  std::string text = "HloModule m\n\nENTRY %main (a: " + piece + ", b: " + piece + ", c: " + piece +
+                     ") -> " + whole + " {\n";
+  const char* names[] = {"a", "b", "c"};
+  for (std::size_t k = 0; k < 3; ++k) {
+    std::string n = names[k], high = std::to_string(width - lows[k] - c);
+    text += "  %" + n + " = " + piece + " parameter(" + std::to_string(k) + ")\n";
+    text += "  %z" + n + " = f32[] constant(" + zeros[k] + ")\n";
+    text += "  %p" + n + " = " + whole + " pad(" + piece + " %" + n + ", f32[] %z" + n +
+            "), padding=0_0x" + std::to_string(lows[k]) + "_" + high + "\n";
+  }
+  text += "  %s = " + whole + " add(" + whole + " %pa, " + whole + " %pb)\n";
+  text += "  ROOT %t = " + whole + " add(" + whole + " %s, " + whole + " %pc)\n}\n";
+  return text;
+}
+
+TEST_CASE("algebraic simplifier: a sum of zero pads in disjoint places is a concatenation",
+          "[passes]") {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  std::vector<float> values = {-0.f, 0.f, std::nanf(""), kInf, -kInf, 1.5f};
+  Array a = literal<float>(values, {2, 3});
+  Array b = literal<float>({4.f, -0.f, 6.f, 7.f, 8.f, -9.f}, {2, 3});
+  Array c = literal<float>({-0.f, -1.f, -2.f, -3.f, -4.f, -0.f}, {2, 3});
+  std::vector<Array> args = {a, b, c};
+  struct Case {
+    std::int64_t width;
+    std::vector<std::int64_t> lows;
+    std::vector<std::string> zeros;
+    bool pad_left;  // zeros remain around the pieces
+  };
+  for (const Case& k : {Case{9, {3, 0, 6}, {"0", "0", "0"}, false},  // q, k, v of attention
+                        Case{9, {6, 3, 0}, {"-0", "-0", "-0"}, false},
+                        Case{13, {1, 5, 9}, {"0", "-0", "0"}, true}}) {  // gaps between
+    std::string text = sum_of_pads(3, k.width, k.lows, k.zeros);
+    INFO(text);
+    auto before = hlo::parse_module(text);
+    auto after = hlo::parse_module(text);
+    for (int round = 0; round < 3; ++round) AlgebraicSimplifier().run(*after);
+    hlo::verify(*after);
+    INFO(hlo::to_string(*after));
+    const hlo::Instruction* root = after->entry()->root();
+    const hlo::Instruction* joined = k.pad_left ? root->operands[0] : root;
+    CHECK(root->opcode == (k.pad_left ? hlo::Opcode::kPad : hlo::Opcode::kConcatenate));
+    CHECK(joined->opcode == hlo::Opcode::kConcatenate);
+    CHECK(joined->operands.size() == (k.pad_left ? 5u : 3u));  // flat: no concatenation inside
+    // Bit for bit: -0.0 stays -0.0 only where every zero added to it was -0.0.
+    CHECK(bits(hlo::evaluate(*after->entry(), args)) ==
+          bits(hlo::evaluate(*before->entry(), args)));
+  }
+  // Overlapping places, or pads along different dims, stay sums.
+  for (const std::string& text :
+       {sum_of_pads(3, 9, {0, 2, 6}, {"0", "0", "0"}), std::string(R"(HloModule m
+
+ENTRY %main (a: f32[2,3], b: f32[1,4]) -> f32[2,4] {
+  %a = f32[2,3] parameter(0)
+  %b = f32[1,4] parameter(1)
+  %z = f32[] constant(0)
+  %pa = f32[2,4] pad(f32[2,3] %a, f32[] %z), padding=0_0x0_1
+  %pb = f32[2,4] pad(f32[1,4] %b, f32[] %z), padding=1_0x0_0
+  ROOT %s = f32[2,4] add(f32[2,4] %pa, f32[2,4] %pb)
+}
+)")}) {
+    INFO(text);
+    auto m = hlo::parse_module(text);
+    AlgebraicSimplifier().run(*m);
+    CHECK(m->entry()->root()->opcode == hlo::Opcode::kAdd);
+  }
+}
+
+TEST_CASE("algebraic simplifier: an empty pad is its operand; concatenations flatten", "[passes]") {
+  auto m = hlo::parse_module(R"(HloModule m
+
+ENTRY %main (a: f32[2,3], b: f32[2,1]) -> f32[2,8] {
+  %a = f32[2,3] parameter(0)
+  %b = f32[2,1] parameter(1)
+  %z = f32[] constant(0)
+  %p = f32[2,3] pad(f32[2,3] %a, f32[] %z), padding=0_0x0_0
+  %inner = f32[2,4] concatenate(f32[2,3] %p, f32[2,1] %b), dimensions={1}
+  %rows = f32[4,4] concatenate(f32[2,4] %inner, f32[2,4] %inner), dimensions={0}
+  %r = f32[2,4] slice(f32[4,4] %rows), slice={[0:2], [0:4]}
+  ROOT %outer = f32[2,8] concatenate(f32[2,4] %inner, f32[2,4] %r), dimensions={1}
+}
+)");
+  CHECK(AlgebraicSimplifier().run(*m));
+  hlo::verify(*m);
+  INFO(hlo::to_string(*m));
+  const hlo::Instruction* root = m->entry()->root();
+  // The inner concatenation along dim 1 is spliced in; the slice of one along dim 0 is not.
+  REQUIRE(root->operands.size() == 3);
+  CHECK(root->operands[0]->name == "a");
+  CHECK(root->operands[1]->name == "b");
+  CHECK(root->operands[2]->opcode == hlo::Opcode::kSlice);
+}
+
 // Autodiff sums over broadcast size-1 dims; a reduce of as many elements as it returns is its
 // combiner applied once per element, with the init value: no reduce remains, values are kept.
 TEST_CASE("algebraic simplifier: a reduce over size-1 dims is its combiner with the init",
