@@ -1,7 +1,9 @@
 #include "passes/split_column_reductions.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
+#include <optional>
 
 #include "hlo/builder.hpp"
 
@@ -12,8 +14,32 @@ using hlo::Opcode;
 
 namespace {
 
+// Whether the reduce starts from its combiner's identity, so that each partial reduction may
+// start from it too (a sum from 5 would add 5 once per part).
+bool starts_from_identity(const Instruction& reduce) {
+  std::optional<Opcode> combiner = hlo::binary_combiner(*reduce.called.at(0));
+  std::optional<double> init = hlo::splat(reduce.operands[1]);
+  if (!combiner || !init) return false;
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  switch (*combiner) {
+    case Opcode::kAdd:
+    case Opcode::kOr:
+      return *init == 0;
+    case Opcode::kMultiply:
+    case Opcode::kAnd:
+      return *init == 1;
+    case Opcode::kMaximum:
+      return *init == -kInf;
+    case Opcode::kMinimum:
+      return *init == kInf;
+    default:
+      return false;
+  }
+}
+
 bool splits(const Instruction& reduce) {
-  if (reduce.operands.size() != 2 || reduce.shape.is_tuple || reduce.shape.rank() != 1)
+  if (reduce.operands.size() != 2 || reduce.shape.is_tuple || reduce.shape.rank() != 1 ||
+      !starts_from_identity(reduce))
     return false;
   const hlo::HloShape& x = reduce.operands[0]->shape;
   if (x.rank() < 3) return false;

@@ -1,10 +1,11 @@
 // Split column reductions: a large reduce keeping only its operand's last dim (a bias gradient's
-// sum over the batch), whose rows are narrow, becomes partial reductions, one per entry of the
-// first dim, and their reduction. The CPU splits a column reduction over its columns among its
-// threads: with narrow rows, each of many threads would read every row's cache lines for a few
-// columns of them. It splits the partial reductions over the first dim instead, each thread
-// reading its own rows. The split depends on the shape alone, so the values do not depend on the
-// number of threads.
+// sum over the batch), whose rows are narrow and whose init is its combiner's identity (0 for a
+// sum, -inf for a max, ...), becomes partial reductions, one per entry of the first dim, and
+// their reduction. The CPU splits a column reduction over its columns among its threads: with
+// narrow rows, each of many threads would read every row's cache lines for a few columns of
+// them. It splits the partial reductions over the first dim instead, each thread reading its own
+// rows. The split depends on the shape alone, so the values do not depend on the number of
+// threads.
 #pragma once
 
 #include <cstdint>

@@ -23,7 +23,8 @@ std::string dims_text(const Shape& s) {
 }
 
 // A module reducing an f32 operand of dims `x` over `reduced` with `combiner`.
-std::string reduce_module(const Shape& x, const Shape& reduced, const std::string& combiner) {
+std::string reduce_module(const Shape& x, const Shape& reduced, const std::string& combiner,
+                          const std::string& init = "0") {
   Shape out;
   for (std::int64_t d = 0; d < static_cast<std::int64_t>(x.size()); ++d)
     if (std::find(reduced.begin(), reduced.end(), d) == reduced.end())
@@ -32,9 +33,9 @@ std::string reduce_module(const Shape& x, const Shape& reduced, const std::strin
   return "HloModule m\n\n%f (a: f32[], b: f32[]) -> f32[] {\n  %a = f32[] parameter(0)\n"
          "  %b = f32[] parameter(1)\n  ROOT %c = f32[] " +
          combiner + "(f32[] %a, f32[] %b)\n}\n\nENTRY %main (x: " + xt + ") -> " + ot +
-         " {\n  %x = " + xt + " parameter(0)\n  %init = f32[] constant(0)\n  ROOT %r = " + ot +
-         " reduce(" + xt + " %x, f32[] %init), dimensions={" + dims_text(reduced) +
-         "}, to_apply=%f\n}\n";
+         " {\n  %x = " + xt + " parameter(0)\n  %init = f32[] constant(" + init +
+         ")\n  ROOT %r = " + ot + " reduce(" + xt + " %x, f32[] %init), dimensions={" +
+         dims_text(reduced) + "}, to_apply=%f\n}\n";
 }
 
 // The reduces of the entry computation, operands before users.
@@ -46,8 +47,9 @@ std::vector<const hlo::Instruction*> reduces(const hlo::Module& m) {
 }
 
 // Runs the pass; checks that it changed the module as `splits` says, with the same values.
-void check_split(const Shape& x, const Shape& reduced, const std::string& combiner, bool splits) {
-  std::string text = reduce_module(x, reduced, combiner);
+void check_split(const Shape& x, const Shape& reduced, const std::string& combiner, bool splits,
+                 const std::string& init = "0") {
+  std::string text = reduce_module(x, reduced, combiner, init);
   INFO(text);
   auto module = hlo::parse_module(text);
   hlo::verify(*module);
@@ -81,9 +83,10 @@ void check_split(const Shape& x, const Shape& reduced, const std::string& combin
 }
 
 TEST_CASE("split column reductions: large sums and maxima over narrow rows split", "[passes]") {
-  check_split({16, 64, 64, 8}, {0, 1, 2}, "add", true);       // 2 MiB, 32-byte rows
-  check_split({32, 32, 32, 16}, {2, 0, 1}, "maximum", true);  // dims in any order
-  check_split({64, 4096, 2}, {0, 1}, "add", true);            // rank 3
+  check_split({16, 64, 64, 8}, {0, 1, 2}, "add", true);               // 2 MiB, 32-byte rows
+  check_split({32, 32, 32, 16}, {2, 0, 1}, "maximum", true, "-inf");  // dims in any order
+  check_split({16, 64, 64, 8}, {0, 1, 2}, "add", true, "-0");
+  check_split({64, 4096, 2}, {0, 1}, "add", true);  // rank 3
 }
 
 TEST_CASE("split column reductions: small, wide-row, short or other reduces stay", "[passes]") {
@@ -94,6 +97,10 @@ TEST_CASE("split column reductions: small, wide-row, short or other reduces stay
   check_split({65536, 8}, {0}, "add", false);             // rank 2
   check_split({16, 64, 64, 8}, {1, 2, 3}, "add", false);  // keeps the first dim
   check_split({16, 64, 64, 8}, {0, 1}, "add", false);     // keeps two dims
+  // Each part would start from an init that is not the combiner's identity: a sum from 5, the
+  // max from 0.
+  check_split({16, 64, 64, 8}, {0, 1, 2}, "add", false, "5");
+  check_split({32, 32, 32, 16}, {0, 1, 2}, "maximum", false, "0");
 }
 
 TEST_CASE("instruction fusion: a column reduction's partial sums stay a kernel of their own",
