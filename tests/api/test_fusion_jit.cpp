@@ -504,6 +504,20 @@ TEST_CASE("fused jit: a convolution's bias gradient sums an entry of the batch p
   check_close(compiled(ha, ga), want, 1e-5, 1e-5);
 }
 
+TEST_CASE("fused jit: a batch of one splits its rows over the threads", "[jit][fusion]") {
+  // f32[1, 512, 256]: the kernel's rows are the 512 after the size-1 batch dim.
+  auto f = jit([](const Array& x) { return np::tanh(x) * 2.0f + 1.0f; });
+  std::vector<float> xv = uniform(512 * 256, -2, 2, 51);
+  Array x = np::array(xv, {1, 512, 256});
+  auto compiled = f.lower(x).compile();
+  INFO(compiled.thunk_sequence());
+  CHECK((compiled.thunk_sequence().find(" rows=512 parallel") != std::string::npos) ==
+        (runtime::parallelism() > 1));
+  std::vector<double> want;
+  for (float v : xv) want.push_back(std::tanh(static_cast<double>(v)) * 2.0 + 1.0);
+  check_close(compiled(x), want, 1e-5, 1e-5);
+}
+
 // (chain(x @ w1)) @ w2 for n × n matrices, in double.
 std::vector<double> between_matmuls(const std::vector<float>& x, const std::vector<float>& w1,
                                     const std::vector<float>& w2, std::int64_t n,

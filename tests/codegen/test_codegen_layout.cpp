@@ -203,6 +203,35 @@ TEST_CASE("codegen: concatenate along an inner dim, whole and a few rows at a ti
   }
 }
 
+TEST_CASE("codegen: a batch of one splits its rows after the size-1 dims", "[codegen]") {
+  // f32[1, 1, 37, 20]: an elementwise root and a transpose root (whose nest is tiled) take
+  // dim 2's rows, run here a few at a time.
+  Shape xs = {1, 1, 20, 37}, os = {1, 1, 37, 20};
+  std::vector<float> x = ramp<float>(shape_size(xs), -3, 0.25);
+  Hlo h;
+  auto* p = h.param(0, float32, xs);
+  auto* doubled = h.b.binary(Opcode::kAdd, p, p);
+  auto* swapped =
+      h.op(Opcode::kTranspose, float32, os, {p}, attrs({{"dimensions", Ints{0, 1, 3, 2}}}));
+  std::vector<float> want_doubled, want_swapped(x.size());
+  for (float v : x) want_doubled.push_back(v + v);
+  for (std::int64_t i = 0; i < 20; ++i)
+    for (std::int64_t j = 0; j < 37; ++j)
+      want_swapped[static_cast<std::size_t>(j * 20 + i)] = x[static_cast<std::size_t>(i * 37 + j)];
+  for (auto [root, want] : {std::pair{doubled, want_doubled}, std::pair{swapped, want_swapped}}) {
+    REQUIRE(kernel_rows(*root) == root->shape.dims[2]);
+    auto code = compile_kernels({{root, "kernel", /*partitioned=*/true}}, {});
+    auto fn = reinterpret_cast<KernelFn>(code->symbol("kernel"));
+    std::vector<float> got(want.size(), -1.0f);
+    std::vector<void*> buffers(root->operands.size(), x.data());  // p, once per operand
+    buffers.push_back(got.data());
+    std::int64_t rows = root->shape.dims[2];
+    for (std::int64_t row = 0; row < rows; row += 6)
+      fn(buffers.data(), row, std::min(row + 6, rows));
+    check_all(got, want);
+  }
+}
+
 // The pad oracle scatters: every operand element lands at low + i * (interior + 1) if inside.
 std::vector<float> pad_oracle(const std::vector<float>& x, const Shape& xs, const Ints& cfg,
                               const Shape& os, float value) {

@@ -65,7 +65,7 @@ TEST_CASE("codegen: batched column reductions, whole and an entry range at a tim
   std::vector<float> want =
       reduce_oracle<float>(x, xs, {1, 2}, init, [](float a, float b) { return a + b; });
   check_all(run<float>(r, {x.data(), &init}), want, 1e-5);
-  auto code = compile_kernels({{r, "kernel"}}, {});
+  auto code = compile_kernels({{r, "kernel", /*partitioned=*/true}}, {});
   auto fn = reinterpret_cast<KernelFn>(code->symbol("kernel"));
   REQUIRE(kernel_rows(*r) == 5);
   std::vector<float> out(want.size(), -1.0f);

@@ -34,6 +34,30 @@ const Instruction* prefix_scan_of(const Instruction& root) {
   return hlo::output_shapes(root).size() == 1 && hlo::as_prefix_scan(*out) ? out : nullptr;
 }
 
+// The leading size-1 dims of a loop kernel's output, which its rows skip: a batch of one would
+// otherwise be a single row, run by one thread. Only kernels that compute every output in the
+// loop nest over those dims: no reduction, scan, scatter or product in them, and no
+// concatenation at the root (which has a loop nest of its own).
+std::size_t unit_lead(const Instruction& root) {
+  std::optional<Shape> dims = hlo::common_output_dims(root);
+  if (!dims) return 0;
+  std::size_t lead = 0;
+  while (lead < dims->size() && (*dims)[lead] == 1) ++lead;
+  if (lead == 0 || lead == dims->size()) return 0;
+  // Computed through a generator at each index of the nest.
+  auto generated = [](const Instruction& i) {
+    return !hlo::loops_per_element(i.opcode) && i.opcode != Opcode::kScatter &&
+           hlo::runs_as(i.opcode) != hlo::RunsAs::kLibraryOrKernel;
+  };
+  if (root.opcode != Opcode::kFusion)
+    return generated(root) && root.opcode != Opcode::kConcatenate ? lead : 0;
+  for (const Instruction* i : root.called[0]->instructions())
+    if (!generated(*i)) return 0;
+  for (int k = 0; k < static_cast<int>(hlo::output_shapes(root).size()); ++k)
+    if (hlo::fused_output(root, k)->opcode == Opcode::kConcatenate) return 0;
+  return lead;
+}
+
 }  // namespace
 
 std::int64_t kernel_rows(const Instruction& root) {
@@ -41,6 +65,7 @@ std::int64_t kernel_rows(const Instruction& root) {
   if (auto conv = hlo::as_implicit_gemm(root)) return conv->shape.m;
   std::optional<Shape> dims = hlo::common_output_dims(root);
   if (!dims || dims->empty()) return 1;
+  if (std::size_t lead = unit_lead(root)) return (*dims)[lead];
   // A tiled scan's rows are its tiles. A prefix scan along dimension 0 carries its value from
   // row to row: its kernel splits dimension 1 instead; without one it runs whole.
   if (const Instruction* scan = prefix_scan_of(root)) {
@@ -362,9 +387,17 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
     };
     std::optional<std::size_t> across =
         shapes.size() == 1 && aliases[0] < 0 ? transposed_dim(*output(0)) : std::nullopt;
+    // The nest runs over the dims after the leading size-1 ones its rows skip.
+    std::size_t lead = unit_lead(root);
+    Shape nest(dims.begin() + static_cast<std::ptrdiff_t>(lead), dims.end());
+    auto store_at = [&](const IrIndex& index) {
+      IrIndex full{std::vector<llvm::Value*>(lead, em.i64(0)), index.linear};
+      full.dims.insert(full.dims.end(), index.dims.begin(), index.dims.end());
+      store_outputs(full);
+    };
     if (across) {
-      emit_tiled_loop_nest(em, dims, *across, kTransposeTile, "out" + std::to_string(k),
-                           store_outputs, rows);
+      emit_tiled_loop_nest(em, nest, *across - lead, kTransposeTile, "out" + std::to_string(k),
+                           store_at, rows);
     } else {
       std::int64_t aligned = 1;
       for (std::size_t j : group) {
@@ -372,7 +405,7 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
         mark_streaming(*output_buffers[j]);
         aligned = std::max(aligned, line(j));
       }
-      emit_loop_nest(em, dims, "out" + std::to_string(k), store_outputs, rows, aligned);
+      emit_loop_nest(em, nest, "out" + std::to_string(k), store_at, rows, aligned);
     }
     for (std::size_t j = k; j < shapes.size(); ++j)
       if (shapes[j]->dims == dims) done[j] = true;
