@@ -48,7 +48,7 @@ TEST_CASE("codegen: reshape keeps row-major order", "[codegen]") {
 
 TEST_CASE("codegen: transpose by a permutation", "[codegen]") {
   // Permutations that move the last dim are written in 16 x 16 tiles (kernel.cpp): tiles cut at
-  // both ends, and a kernel called for a few rows of dim 0 at a time.
+  // both ends, and a kernel called for a few of its rows at a time.
   struct Case {
     Shape xs;
     Ints perm;
@@ -77,7 +77,8 @@ TEST_CASE("codegen: transpose by a permutation", "[codegen]") {
     auto fn = reinterpret_cast<KernelFn>(code->symbol("kernel"));
     std::vector<double> parts(x.size());
     void* buffers[] = {x.data(), parts.data()};
-    for (std::int64_t row = 0; row < os[0]; row += 3) fn(buffers, row, std::min(row + 3, os[0]));
+    std::int64_t rows = kernel_rows(*t);  // dim 0's, or with the next dims' folded in
+    for (std::int64_t row = 0; row < rows; row += 3) fn(buffers, row, std::min(row + 3, rows));
     check_all(parts, want);
   }
 }
@@ -203,32 +204,40 @@ TEST_CASE("codegen: concatenate along an inner dim, whole and a few rows at a ti
   }
 }
 
-TEST_CASE("codegen: a batch of one splits its rows after the size-1 dims", "[codegen]") {
-  // f32[1, 1, 37, 20]: an elementwise root and a transpose root (whose nest is tiled) take
-  // dim 2's rows, run here a few at a time.
-  Shape xs = {1, 1, 20, 37}, os = {1, 1, 37, 20};
-  std::vector<float> x = ramp<float>(shape_size(xs), -3, 0.25);
-  Hlo h;
-  auto* p = h.param(0, float32, xs);
-  auto* doubled = h.b.binary(Opcode::kAdd, p, p);
-  auto* swapped =
-      h.op(Opcode::kTranspose, float32, os, {p}, attrs({{"dimensions", Ints{0, 1, 3, 2}}}));
-  std::vector<float> want_doubled, want_swapped(x.size());
-  for (float v : x) want_doubled.push_back(v + v);
-  for (std::int64_t i = 0; i < 20; ++i)
-    for (std::int64_t j = 0; j < 37; ++j)
-      want_swapped[static_cast<std::size_t>(j * 20 + i)] = x[static_cast<std::size_t>(i * 37 + j)];
-  for (auto [root, want] : {std::pair{doubled, want_doubled}, std::pair{swapped, want_swapped}}) {
-    REQUIRE(kernel_rows(*root) == root->shape.dims[2]);
-    auto code = compile_kernels({{root, "kernel", /*partitioned=*/true}}, {});
-    auto fn = reinterpret_cast<KernelFn>(code->symbol("kernel"));
-    std::vector<float> got(want.size(), -1.0f);
-    std::vector<void*> buffers(root->operands.size(), x.data());  // p, once per operand
-    buffers.push_back(got.data());
-    std::int64_t rows = root->shape.dims[2];
-    for (std::int64_t row = 0; row < rows; row += 6)
-      fn(buffers.data(), row, std::min(row + 6, rows));
-    check_all(got, want);
+TEST_CASE("codegen: a loop kernel's rows take in leading dims up to 64 rows", "[codegen]") {
+  // A batch of one, f32[1, 1, 20, 37]: an elementwise root and a transpose root (whose nest is
+  // tiled) take dim 2's rows. A few, f32[2, 5, 9, 37]: dims 0 to 2's 90 rows. Each runs here a
+  // few rows at a time, against loops.
+  for (Shape xs : {Shape{1, 1, 20, 37}, Shape{2, 5, 9, 37}}) {
+    INFO("shape " << shape_str(xs));
+    Shape os = xs;
+    std::swap(os[2], os[3]);
+    std::vector<float> x = ramp<float>(shape_size(xs), -3, 0.25);
+    Hlo h;
+    auto* p = h.param(0, float32, xs);
+    auto* doubled = h.b.binary(Opcode::kAdd, p, p);
+    auto* swapped =
+        h.op(Opcode::kTranspose, float32, os, {p}, attrs({{"dimensions", Ints{0, 1, 3, 2}}}));
+    std::vector<float> want_doubled, want_swapped(x.size());
+    for (float v : x) want_doubled.push_back(v + v);
+    std::int64_t m = xs[2], n = xs[3];
+    for (std::int64_t b = 0; b < xs[0] * xs[1]; ++b)
+      for (std::int64_t i = 0; i < m; ++i)
+        for (std::int64_t j = 0; j < n; ++j)
+          want_swapped[static_cast<std::size_t>((b * n + j) * m + i)] =
+              x[static_cast<std::size_t>((b * m + i) * n + j)];
+    for (auto [root, want] : {std::pair{doubled, want_doubled}, std::pair{swapped, want_swapped}}) {
+      std::int64_t rows = kernel_rows(*root);
+      CHECK(rows == root->shape.dims[0] * root->shape.dims[1] * root->shape.dims[2]);
+      auto code = compile_kernels({{root, "kernel", /*partitioned=*/true}}, {});
+      auto fn = reinterpret_cast<KernelFn>(code->symbol("kernel"));
+      std::vector<float> got(want.size(), -1.0f);
+      std::vector<void*> buffers(root->operands.size(), x.data());  // p, once per operand
+      buffers.push_back(got.data());
+      for (std::int64_t row = 0; row < rows; row += 6)
+        fn(buffers.data(), row, std::min(row + 6, rows));
+      check_all(got, want);
+    }
   }
 }
 

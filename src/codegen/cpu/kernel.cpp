@@ -34,28 +34,61 @@ const Instruction* prefix_scan_of(const Instruction& root) {
   return hlo::output_shapes(root).size() == 1 && hlo::as_prefix_scan(*out) ? out : nullptr;
 }
 
-// The leading size-1 dims of a loop kernel's output, which its rows skip: a batch of one would
-// otherwise be a single row, run by one thread. Only kernels that compute every output in the
-// loop nest over those dims: no reduction, scan, scatter or product in them, and no
-// concatenation at the root (which has a loop nest of its own).
-std::size_t unit_lead(const Instruction& root) {
+// A transposed output is written in tiles of this many elements along each of two dims.
+constexpr std::int64_t kTransposeTile = 16;
+
+// The dim of `out` that its operand's last dim becomes, when `out` is a transpose of a parameter
+// that moves that dim away from the last (seen through what keeps each dim where it is: pads,
+// conversions and other unary elementwise ops); its loop nest is then tiled across it.
+std::optional<std::size_t> transposed_dim(const Instruction& out) {
+  const Instruction* i = &out;
+  while (i->opcode == Opcode::kPad || (hlo::has_trait(i->opcode, hlo::kElementwise) &&
+                                       i->operands.size() == 1 && i->opcode != Opcode::kTranspose))
+    i = i->operands[0];
+  if (i->opcode != Opcode::kTranspose || i->operands[0]->opcode != Opcode::kParameter)
+    return std::nullopt;
+  const std::vector<std::int64_t>& perm = i->attrs.get_ints("dimensions");
+  auto last = static_cast<std::int64_t>(perm.size()) - 1;
+  if (perm.empty() || perm.back() == last) return std::nullopt;
+  auto d = static_cast<std::size_t>(std::find(perm.begin(), perm.end(), last) - perm.begin());
+  return i->shape.dims[d] > 1 && i->shape.dims.back() > 1 ? std::optional(d) : std::nullopt;
+}
+
+// Below this many rows a loop kernel's rows take in the next dim too: a batch of one (or a few)
+// would otherwise be as many rows, run by as many threads.
+constexpr std::int64_t kMinLoopRows = 64;
+
+// How many leading dims a loop kernel's rows range over (1 for any other kernel): dims are taken
+// in until they make kMinLoopRows rows, never the last (the vectorized loop) nor any past a
+// transposed output's tiled dim. Only kernels that compute every output in the loop nest over
+// those dims: no reduction, scan, scatter or product in them, and no concatenation at the root
+// (which has a loop nest of its own).
+std::size_t row_dims(const Instruction& root) {
   std::optional<Shape> dims = hlo::common_output_dims(root);
-  if (!dims) return 0;
-  std::size_t lead = 0;
-  while (lead < dims->size() && (*dims)[lead] == 1) ++lead;
-  if (lead == 0 || lead == dims->size()) return 0;
+  if (!dims || dims->size() < 2) return 1;
   // Computed through a generator at each index of the nest.
   auto generated = [](const Instruction& i) {
     return !hlo::loops_per_element(i.opcode) && i.opcode != Opcode::kScatter &&
            hlo::runs_as(i.opcode) != hlo::RunsAs::kLibraryOrKernel;
   };
-  if (root.opcode != Opcode::kFusion)
-    return generated(root) && root.opcode != Opcode::kConcatenate ? lead : 0;
-  for (const Instruction* i : root.called[0]->instructions())
-    if (!generated(*i)) return 0;
+  const bool fusion = root.opcode == Opcode::kFusion;
+  std::vector<const Instruction*> outputs;
   for (int k = 0; k < static_cast<int>(hlo::output_shapes(root).size()); ++k)
-    if (hlo::fused_output(root, k)->opcode == Opcode::kConcatenate) return 0;
-  return lead;
+    outputs.push_back(fusion ? hlo::fused_output(root, k) : &root);
+  if (!fusion && !generated(root)) return 1;
+  for (const Instruction* i : fusion ? root.called[0]->instructions() : std::vector<Instruction*>{})
+    if (!generated(*i)) return 1;
+  for (const Instruction* out : outputs)
+    if (out->opcode == Opcode::kConcatenate) return 1;
+  std::size_t last = dims->size() - 1;
+  // A transposed output's tiled dim may be the last of them (the nest's first dim), no earlier.
+  if (std::optional<std::size_t> across =
+          outputs.size() == 1 ? transposed_dim(*outputs[0]) : std::nullopt)
+    last = std::min(last, *across + 1);
+  std::size_t k = 1;
+  std::int64_t rows = (*dims)[0];
+  while (rows < kMinLoopRows && k < last) rows *= (*dims)[k++];
+  return k;
 }
 
 }  // namespace
@@ -65,7 +98,8 @@ std::int64_t kernel_rows(const Instruction& root) {
   if (auto conv = hlo::as_implicit_gemm(root)) return conv->shape.m;
   std::optional<Shape> dims = hlo::common_output_dims(root);
   if (!dims || dims->empty()) return 1;
-  if (std::size_t lead = unit_lead(root)) return (*dims)[lead];
+  if (std::size_t k = row_dims(root); k > 1)
+    return shape_size(Shape(dims->begin(), dims->begin() + static_cast<std::ptrdiff_t>(k)));
   // A tiled scan's rows are its tiles. A prefix scan along dimension 0 carries its value from
   // row to row: its kernel splits dimension 1 instead; without one it runs whole.
   if (const Instruction* scan = prefix_scan_of(root)) {
@@ -141,26 +175,6 @@ BodyArgs body_args(std::size_t num_operands, const std::vector<int>& aliases) {
     a.output_arg.push_back(alias >= 0 ? a.operand_arg[static_cast<std::size_t>(alias)]
                                       : static_cast<int>(a.count++));
   return a;
-}
-
-// A transposed output is written in tiles of this many elements along each of two dims.
-constexpr std::int64_t kTransposeTile = 16;
-
-// The dim of `out` that its operand's last dim becomes, when `out` is a transpose of a parameter
-// that moves that dim away from the last (seen through what keeps each dim where it is: pads,
-// conversions and other unary elementwise ops); its loop nest is then tiled across it.
-std::optional<std::size_t> transposed_dim(const Instruction& out) {
-  const Instruction* i = &out;
-  while (i->opcode == Opcode::kPad || (hlo::has_trait(i->opcode, hlo::kElementwise) &&
-                                       i->operands.size() == 1 && i->opcode != Opcode::kTranspose))
-    i = i->operands[0];
-  if (i->opcode != Opcode::kTranspose || i->operands[0]->opcode != Opcode::kParameter)
-    return std::nullopt;
-  const std::vector<std::int64_t>& perm = i->attrs.get_ints("dimensions");
-  auto last = static_cast<std::int64_t>(perm.size()) - 1;
-  if (perm.empty() || perm.back() == last) return std::nullopt;
-  auto d = static_cast<std::size_t>(std::find(perm.begin(), perm.end(), last) - perm.begin());
-  return i->shape.dims[d] > 1 && i->shape.dims.back() > 1 ? std::optional(d) : std::nullopt;
 }
 
 // What the blocked matrix kernel computes for `root`, if anything: a dot (lhs and rhs its
@@ -387,17 +401,21 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
     };
     std::optional<std::size_t> across =
         shapes.size() == 1 && aliases[0] < 0 ? transposed_dim(*output(0)) : std::nullopt;
-    // The nest runs over the dims after the leading size-1 ones its rows skip.
-    std::size_t lead = unit_lead(root);
-    Shape nest(dims.begin() + static_cast<std::ptrdiff_t>(lead), dims.end());
+    // The nest's first dim is the rows: the leading dims they range over, as one.
+    auto folded = static_cast<std::ptrdiff_t>(row_dims(root) - 1);
+    Shape lead(dims.begin(), dims.begin() + (folded ? folded + 1 : 0));
+    Shape nest(dims.begin() + folded, dims.end());
+    if (folded) nest[0] = shape_size(lead);
     auto store_at = [&](const IrIndex& index) {
-      IrIndex full{std::vector<llvm::Value*>(lead, em.i64(0)), index.linear};
-      full.dims.insert(full.dims.end(), index.dims.begin(), index.dims.end());
+      if (folded == 0) return store_outputs(index);
+      IrIndex full = em.delinearize(index.dims[0], lead);
+      full.dims.insert(full.dims.end(), index.dims.begin() + 1, index.dims.end());
+      full.linear = index.linear;
       store_outputs(full);
     };
     if (across) {
-      emit_tiled_loop_nest(em, nest, *across - lead, kTransposeTile, "out" + std::to_string(k),
-                           store_at, rows);
+      emit_tiled_loop_nest(em, nest, *across - static_cast<std::size_t>(folded), kTransposeTile,
+                           "out" + std::to_string(k), store_at, rows);
     } else {
       std::int64_t aligned = 1;
       for (std::size_t j : group) {
