@@ -19,9 +19,9 @@ class MathTable;  // codegen/elemental/math_table.hpp
 // buffers = root's operands' buffers, then one buffer per output (a multi-output fusion has
 // one per tuple element), then, for a kernel with kernel_scratch_words(root) > 0, that many
 // 64-bit words, zero when the run starts and shared by its calls (a tiled scan's tickets and
-// prefixes). A partitioned kernel computes rows [begin, end) of dimension 0 of its
-// outputs (of kernel_rows(root)); any other computes everything and ignores begin and end, so
-// its loops keep constant bounds.
+// prefixes). A partitioned kernel computes rows [begin, end) of its outputs (of
+// kernel_rows(root)); any other computes everything and ignores begin and end, so its loops keep
+// constant bounds.
 struct KernelRequest {
   const hlo::Instruction* root;
   std::string symbol;
@@ -31,10 +31,11 @@ struct KernelRequest {
   std::vector<int> output_aliases;
 };
 
-// How many independent rows a kernel for `root` has: the shared dimension 0 of its outputs, or
-// 1 when they differ or are 0-d; for a prefix scan along dimension 0, its dimension 1 (which its
-// kernel splits instead); for a tiled scan, its tiles (codegen/cpu/prefix_scan.hpp); for an
-// implicit-GEMM convolution, its product's rows (hlo::as_implicit_gemm).
+// How many independent rows a kernel for `root` has: the shared dimension 0 of its outputs (for
+// a loop kernel, its leading dims together up to 64 rows), or 1 when they differ or are 0-d; for
+// a prefix scan along dimension 0, its dimension 1 (which its kernel splits instead); for a
+// tiled scan, its tiles (codegen/cpu/prefix_scan.hpp); for an implicit-GEMM convolution, its
+// product's rows (hlo::as_implicit_gemm).
 std::int64_t kernel_rows(const hlo::Instruction& root);
 // The scratch words a kernel for `root` takes after its buffers; 0 for most.
 std::int64_t kernel_scratch_words(const hlo::Instruction& root);
