@@ -439,7 +439,8 @@ TEST_CASE("dumps: a long 1-d cumulative sum is stored past the caches", "[dumps]
 // so that the output is written once, past the caches. Where its rows fold in chunks (a multiple
 // of 256 elements), it writes each row's output in the next row's sum loop, from the other of two
 // stashed rows (codegen/cpu/row_stash.hpp), and the last row after the loop; rows over leading
-// dims beyond the first, and each thread's first and last row, are then the cases to get right.
+// dims beyond the first, a batch of one (whose rows are dim 1's), and each thread's first and
+// last row, are then the cases to get right.
 // A row of another length is written after its sum; a row longer than the stash's 16 KiB stays
 // stashed in the output, written as usual.
 TEST_CASE("dumps: a streamed softmax stashes its rows on the stack", "[dumps][fusion]") {
@@ -457,9 +458,12 @@ TEST_CASE("dumps: a streamed softmax stashes its rows on the stack", "[dumps][fu
   const std::int64_t cache = codegen::cpu::cpu_isa(config().cpu_isa).last_level_cache;
   auto ir_of = [&](const std::string& name, const Fn& f, bool with_w, Shape shape) {
     const std::int64_t cols = shape.back();
-    std::int64_t middle = 1;  // rows in each index of dim 0
-    for (std::size_t d = 1; d + 1 < shape.size(); ++d) middle *= shape[d];
-    shape.front() = cache / 4 / cols / middle + 3;
+    // The dim given as 0 grows until the output outgrows the last-level cache.
+    auto grown = std::find(shape.begin(), shape.end() - 1, 0);
+    std::int64_t others = 1;  // rows in each index of that dim
+    for (auto d = shape.begin(); d + 1 != shape.end(); ++d)
+      if (d != grown) others *= *d;
+    *grown = cache / 4 / cols / others + 3;
     const std::int64_t rows = shape_size(shape) / cols;
     std::vector<float> x(static_cast<std::size_t>(rows * cols)), w(x.size());
     for (std::size_t i = 0; i < x.size(); ++i) {
@@ -492,6 +496,7 @@ TEST_CASE("dumps: a streamed softmax stashes its rows on the stack", "[dumps][fu
   for (auto [name, f, with_w, shape] :
        {std::tuple{"behind", softmax, false, Shape{0, 4096}},
         std::tuple{"behind_3d", softmax, false, Shape{0, 3, 1024}},
+        std::tuple{"behind_batch_of_one", softmax, false, Shape{1, 0, 2048}},
         std::tuple{"behind_scaled", scaled, true, Shape{0, 2048}}}) {
     std::string ir = ir_of(name, f, with_w, shape);
     INFO(name);

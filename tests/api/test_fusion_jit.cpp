@@ -505,17 +505,24 @@ TEST_CASE("fused jit: a convolution's bias gradient sums an entry of the batch p
 }
 
 TEST_CASE("fused jit: a batch of one splits its rows over the threads", "[jit][fusion]") {
-  // f32[1, 512, 256]: the kernel's rows are the 512 after the size-1 batch dim.
+  // f32[1, 512, 256]: the kernel's rows are the 512 after the size-1 batch dim, for an
+  // elementwise kernel and for a softmax over the last dim.
   auto f = jit([](const Array& x) { return np::tanh(x) * 2.0f + 1.0f; });
+  auto softmax = jit([](const Array& x) { return nn::softmax(x, -1); });
   std::vector<float> xv = uniform(512 * 256, -2, 2, 51);
   Array x = np::array(xv, {1, 512, 256});
+  auto split = [](const std::string& thunks) {
+    INFO(thunks);
+    CHECK((thunks.find(" rows=512 parallel") != std::string::npos) == (runtime::parallelism() > 1));
+  };
   auto compiled = f.lower(x).compile();
-  INFO(compiled.thunk_sequence());
-  CHECK((compiled.thunk_sequence().find(" rows=512 parallel") != std::string::npos) ==
-        (runtime::parallelism() > 1));
+  split(compiled.thunk_sequence());
   std::vector<double> want;
   for (float v : xv) want.push_back(std::tanh(static_cast<double>(v)) * 2.0 + 1.0);
   check_close(compiled(x), want, 1e-5, 1e-5);
+  auto rows = softmax.lower(x).compile();
+  split(rows.thunk_sequence());
+  check_close(rows(x), softmax_rows(xv, 512, 256));
 }
 
 // (chain(x @ w1)) @ w2 for n × n matrices, in double.

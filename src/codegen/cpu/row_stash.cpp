@@ -5,6 +5,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "codegen/cpu/cpu_compiler.hpp"
+
 namespace jx::codegen::cpu {
 namespace {
 
@@ -241,10 +243,11 @@ void emit_rows_behind(ElementalEmitter& em, const RowStash& stash, const hlo::In
   const Shape& dims = fusion.shape.dims;
   DType dtype = fusion.shape.dtype;
   if (shape_size(dims) == 0) return;  // nothing to write, and dim 0 may be 0
-  // The rows are the leading dims' indices, in order; a thread's are its range of dim 0's.
+  // The rows are the leading dims' indices, in order; a thread's are its range of the kernel's
+  // rows (kernel_rows: dim 0's, or those of leading dims taken together).
   Shape leading(dims.begin(), dims.begin() + static_cast<std::ptrdiff_t>(behind.kept));
   std::int64_t row_size = dims.back();  // the reduced dim: the last alone (folds_in_row_chunks)
-  std::int64_t rows_per_index = shape_size(leading) / dims[0];
+  std::int64_t rows_per_index = shape_size(leading) / kernel_rows(fusion);
   auto row_at = [&](llvm::Value* index_of_dim0) {
     return b.CreateMul(index_of_dim0, em.i64(rows_per_index), "", true, true);
   };
