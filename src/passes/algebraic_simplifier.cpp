@@ -74,10 +74,8 @@ int zero_pad_dim(const Instruction& pad) {
   return dim;
 }
 
-bool is_positive_zero(const Instruction* i) {
-  std::optional<double> v = splat(i);
-  return v == 0.0 && !std::signbit(*v);
-}
+// +0.0 (an integer's zero): what adding turns -0.0 into.
+bool is_positive_zero(const Instruction* i) { return is_additive_identity(i, /*negative=*/false); }
 
 // x + (+0.0) as a value, which turns -0.0 into +0.0: x itself where that already happened (a
 // sum with +0.0, a +0.0 splat) or cannot change it (integers); a concatenation's operands each
