@@ -513,6 +513,28 @@ TEST_CASE("dumps: a streamed softmax stashes its rows on the stack", "[dumps][fu
   CHECK_FALSE(has(long_rows, "!nontemporal"));
 }
 
+// A row kernel whose rows take in several leading dims computes each row's reduction once, at
+// the row's index (ElementalEmitter::delinearize_loop_index), not once per element: only then is
+// the loop over a row's elements innermost, which the vectorizer widens into vector stores.
+TEST_CASE("dumps: rows that take in leading dims reduce once a row", "[dumps][fusion]") {
+  const Shape shape{2, 3, 11, 40};
+  const std::int64_t rows = 66, cols = 40;
+  std::vector<float> x(static_cast<std::size_t>(rows * cols));
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 7) % 23) - 11.0f;
+  DumpScope scope("--dump_llvm");
+  auto centered =
+      jit([](const Array& a) { return a - np::max(a, -1, true); }, {.name = "folded_rows"});
+  std::vector<float> got = centered(np::array(x, shape)).to_vector<float>();
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const float* row = x.data() + r * cols;
+    float max = *std::max_element(row, row + cols);
+    for (std::int64_t c = 0; c < cols; ++c)
+      CHECK(got[static_cast<std::size_t>(r * cols + c)] == row[c] - max);
+  }
+  std::string ir = read(scope.files("folded_rows").at("ir-with-opt.ll"));
+  CHECK(std::regex_search(ir, std::regex(R"(store <\d+ x float>)")));
+}
+
 // A streamed row kernel with nothing to stash writes its output a row behind too, computing it
 // again from the operands' previous row (row_stash.hpp): log-softmax, a layer norm. An output
 // that reads a row's reduction at another row (here the max of the rows reversed) is written

@@ -525,6 +525,42 @@ TEST_CASE("fused jit: a batch of one splits its rows over the threads", "[jit][f
   check_close(rows(x), softmax_rows(xv, 512, 256));
 }
 
+TEST_CASE("fused jit: a batch of a few splits its rows over dims past the first", "[jit][fusion]") {
+  // f32[2, 3, 11, 512]: a softmax's and a layer norm's rows take in dims 0 to 2 (66 rows), each
+  // thread's range crossing dims 0 and 1 within a row of dim 2.
+  const Shape shape{2, 3, 11, 512};
+  const std::int64_t rows = 66, cols = 512;
+  auto softmax = jit([](const Array& x) { return nn::softmax(x, -1); });
+  auto layer_norm = jit([](const Array& x) {
+    Array centered = x - np::mean(x, -1, true);
+    return centered / np::sqrt(np::mean(centered * centered, -1, true) + kEps);
+  });
+  std::vector<float> xv = uniform(rows * cols, -3, 5, 52);
+  Array x = np::array(xv, shape);
+  std::vector<double> normalized(xv.size());
+  for (std::int64_t i = 0; i < rows; ++i) {
+    double mean = 0, var = 0;
+    for (std::int64_t j = 0; j < cols; ++j) mean += xv[static_cast<std::size_t>(i * cols + j)];
+    mean /= static_cast<double>(cols);
+    for (std::int64_t j = 0; j < cols; ++j)
+      var += std::pow(xv[static_cast<std::size_t>(i * cols + j)] - mean, 2);
+    var /= static_cast<double>(cols);
+    for (std::int64_t j = 0; j < cols; ++j) {
+      auto k = static_cast<std::size_t>(i * cols + j);
+      normalized[k] = (xv[k] - mean) / std::sqrt(var + kEps);
+    }
+  }
+  auto check = [&](auto compiled, const std::vector<double>& want) {
+    std::string thunks = compiled.thunk_sequence();
+    INFO(thunks);
+    CHECK(count_thunks(thunks).kernels == 1);
+    CHECK((thunks.find(" rows=66 parallel") != std::string::npos) == (runtime::parallelism() > 1));
+    check_close(compiled(x), want, 1e-4, 1e-5);
+  };
+  check(softmax.lower(x).compile(), softmax_rows(xv, rows, cols));
+  check(layer_norm.lower(x).compile(), normalized);
+}
+
 // (chain(x @ w1)) @ w2 for n × n matrices, in double.
 std::vector<double> between_matmuls(const std::vector<float>& x, const std::vector<float>& w1,
                                     const std::vector<float>& w2, std::int64_t n,

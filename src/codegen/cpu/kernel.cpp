@@ -58,13 +58,12 @@ std::optional<std::size_t> transposed_dim(const Instruction& out) {
 // would otherwise be as many rows, run by as many threads.
 constexpr std::int64_t kMinLoopRows = 64;
 
-// How many leading dims a kernel's rows range over (1 for most): a loop kernel's are taken in
-// until they make kMinLoopRows rows, never the last (the vectorized loop) nor any past a
-// transposed output's tiled dim; a kernel of row reductions (of the output's own rows: a softmax,
-// a layer norm) takes in only leading size-1 dims, whose indices stay constants its reductions
-// can be hoisted over. Only kernels that compute every output in the loop nest over those dims
-// (or a row at a time): no other reduction, no scan, scatter or product, and no concatenation at
-// the root (which has a loop nest of its own).
+// How many leading dims a kernel's rows range over (1 for most): they are taken in until they
+// make kMinLoopRows rows, never the last (the vectorized loop) nor any past a transposed output's
+// tiled dim. Only kernels that compute every output in the loop nest over those dims (or a row
+// at a time): elementwise and layout ops, reductions of the output's own rows (a softmax, a layer
+// norm: hoisted to once a row through delinearize_loop_index), no other reduction, no scan,
+// scatter or product, and no concatenation at the root (which has a loop nest of its own).
 std::size_t row_dims(const Instruction& root) {
   std::optional<Shape> dims = hlo::common_output_dims(root);
   if (!dims || dims->size() < 2) return 1;
@@ -84,15 +83,8 @@ std::size_t row_dims(const Instruction& root) {
   for (int k = 0; k < static_cast<int>(hlo::output_shapes(root).size()); ++k)
     outputs.push_back(fusion ? hlo::fused_output(root, k) : &root);
   if (!fusion && !generated(root)) return 1;
-  bool rows_reduced = false;
-  for (const Instruction* i :
-       fusion ? root.called[0]->instructions() : std::vector<Instruction*>{}) {
-    if (reduces_row(*i)) {
-      rows_reduced = true;
-    } else if (!generated(*i)) {
-      return 1;
-    }
-  }
+  for (const Instruction* i : fusion ? root.called[0]->instructions() : std::vector<Instruction*>{})
+    if (!reduces_row(*i) && !generated(*i)) return 1;
   for (const Instruction* out : outputs)
     if (out->opcode == Opcode::kConcatenate) return 1;
   std::size_t last = dims->size() - 1;
@@ -102,7 +94,7 @@ std::size_t row_dims(const Instruction& root) {
     last = std::min(last, *across + 1);
   std::size_t k = 1;
   std::int64_t rows = (*dims)[0];
-  while (k < last && (rows_reduced ? rows == 1 : rows < kMinLoopRows)) rows *= (*dims)[k++];
+  while (k < last && rows < kMinLoopRows) rows *= (*dims)[k++];
   return k;
 }
 
@@ -423,12 +415,8 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
     if (folded) nest[0] = shape_size(lead);
     auto store_at = [&](const IrIndex& index) {
       if (folded == 0) return store_outputs(index);
-      // Behind size-1 dims alone, the row's index is the last folded dim's, the rest constants.
-      IrIndex full{std::vector<llvm::Value*>(static_cast<std::size_t>(folded), em.i64(0)), nullptr};
-      if (shape_size(lead) == lead.back())
-        full.dims.push_back(index.dims[0]);
-      else
-        full = em.delinearize(index.dims[0], lead);
+      // The row's leading indices, once a row: what depends on them alone is hoisted.
+      IrIndex full = em.delinearize_loop_index(index.dims[0], lead);
       full.dims.insert(full.dims.end(), index.dims.begin() + 1, index.dims.end());
       full.linear = index.linear;
       store_outputs(full);

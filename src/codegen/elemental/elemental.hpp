@@ -123,6 +123,11 @@ class ElementalEmitter {
   void store(DType d, llvm::Value* value, llvm::Value* base, llvm::Value* linear);
   llvm::Value* linear_index(const IrIndex& index, const Shape& shape);  // index.linear, or computed
   IrIndex delinearize(llvm::Value* linear, const Shape& shape);
+  // delinearize of a loop's induction variable, computed where that loop's body begins (before
+  // the loops inside it), and counted as that loop's index: what `hoisted` computes at it moves
+  // out of the inner loops, as at the induction variable itself (a kernel's rows that take in
+  // several dims, each row's reductions computed once).
+  IrIndex delinearize_loop_index(llvm::Value* linear, const Shape& shape);
   // cond ? then_fn() : else_fn(), each emitted in its own block (so neither runs speculatively).
   llvm::Value* if_else(llvm::Value* cond, const std::function<llvm::Value*()>& then_fn,
                        const std::function<llvm::Value*()>& else_fn, const llvm::Twine& name);
@@ -185,8 +190,15 @@ class ElementalEmitter {
     llvm::Instruction* entry;
     int branch_depth;                // of the loop's preheader
     std::vector<MemoKey> memo_keys;  // values that use this loop's induction variable
+    // delinearize_loop_index's values, and its indices by shape while they dominate the body
+    std::vector<llvm::Value*> derived;
+    std::vector<std::pair<Shape, IrIndex>> indices;
   };
   int innermost_loop_used(const IrIndex& index) const;
+  // Runs `emit` in the preheader of loops_[target], with the loops from it inward out of scope;
+  // whether what it emits dominates the rest of the enclosing loop's body (not when loop
+  // `target` was entered inside a branch).
+  bool emit_before_loop(std::size_t target, const std::function<void()>& emit);
 
   llvm::IRBuilder<>& b_;
   const MathTable& math_;

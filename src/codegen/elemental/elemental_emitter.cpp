@@ -194,7 +194,10 @@ IrIndex ElementalEmitter::delinearize(llvm::Value* linear, const Shape& shape) {
       continue;
     }
     llvm::Value* v = stride == 1 ? linear : b_.CreateUDiv(linear, i64(stride));
-    index.dims[d] = d == 0 ? v : b_.CreateURem(v, i64(shape[d]));
+    // Past the outermost dim that is not 1, the quotient needs no remainder.
+    bool outermost = std::all_of(shape.begin(), shape.begin() + static_cast<std::ptrdiff_t>(d),
+                                 [](std::int64_t n) { return n == 1; });
+    index.dims[d] = outermost ? v : b_.CreateURem(v, i64(shape[d]));
     stride *= shape[d];
   }
   return index;
@@ -266,7 +269,7 @@ llvm::Value* ElementalEmitter::clamped_start(llvm::Value* v, DType d, std::int64
 }
 
 void ElementalEmitter::push_loop(llvm::Value* induction, llvm::Instruction* entry) {
-  loops_.push_back({induction, entry, branch_depth_, {}});
+  loops_.push_back({induction, entry, branch_depth_, {}, {}, {}});
 }
 
 void ElementalEmitter::pop_loop() {
@@ -275,17 +278,44 @@ void ElementalEmitter::pop_loop() {
 }
 
 // -1 when the index is made of constants; loops_.size() when it uses a value computed in the
-// loop body (not an induction variable), which pins it where it is.
+// loop body (not an induction variable or one derived from it where its body begins), which
+// pins it where it is.
 int ElementalEmitter::innermost_loop_used(const IrIndex& index) const {
   int deepest = -1;
   for (llvm::Value* v : index.dims) {
     if (llvm::isa<llvm::Constant>(v)) continue;
-    auto it =
-        std::find_if(loops_.begin(), loops_.end(), [v](const Loop& l) { return l.induction == v; });
+    auto it = std::find_if(loops_.begin(), loops_.end(), [v](const Loop& l) {
+      return l.induction == v ||
+             std::find(l.derived.begin(), l.derived.end(), v) != l.derived.end();
+    });
     if (it == loops_.end()) return static_cast<int>(loops_.size());
     deepest = std::max(deepest, static_cast<int>(it - loops_.begin()));
   }
   return deepest;
+}
+
+bool ElementalEmitter::emit_before_loop(std::size_t target, const std::function<void()>& emit) {
+  // Split the preheader of the target loop before its branch and emit there, with the loops
+  // from the target inward out of scope.
+  llvm::Instruction* anchor = loops_[target].entry;
+  llvm::BasicBlock* before = anchor->getParent();
+  llvm::BasicBlock* after = before->splitBasicBlock(anchor, "hoisted");
+  before->getTerminator()->eraseFromParent();
+  std::vector<Loop> inner(loops_.begin() + static_cast<std::ptrdiff_t>(target), loops_.end());
+  loops_.resize(target);
+  int saved_depth = branch_depth_;
+  branch_depth_ = inner.front().branch_depth;
+  {
+    llvm::IRBuilderBase::InsertPointGuard guard(b_);
+    b_.SetInsertPoint(before);
+    emit();
+    b_.CreateBr(after);
+  }
+  // Unconditional code dominates everything after it while the loops it uses are open.
+  bool dominates_later = branch_depth_ == 0;
+  branch_depth_ = saved_depth;
+  loops_.insert(loops_.end(), inner.begin(), inner.end());
+  return dominates_later;
 }
 
 llvm::Value* ElementalEmitter::hoisted(const Instruction& inst, const IrIndex& index,
@@ -305,33 +335,28 @@ llvm::Value* ElementalEmitter::hoisted(const Instruction& inst, const IrIndex& i
       loops_.back().memo_keys.push_back(std::move(key));
     return value;
   }
-
-  // Split the preheader of the target loop before its branch and emit there, with the loops
-  // from the target inward out of scope.
-  llvm::Instruction* anchor = loops_[target].entry;
-  llvm::BasicBlock* before = anchor->getParent();
-  llvm::BasicBlock* after = before->splitBasicBlock(anchor, "hoisted");
-  before->getTerminator()->eraseFromParent();
-  std::vector<Loop> inner(loops_.begin() + used + 1, loops_.end());
-  loops_.resize(target);
-  int saved_depth = branch_depth_;
-  branch_depth_ = inner.front().branch_depth;
-  llvm::Value* value;
-  {
-    llvm::IRBuilderBase::InsertPointGuard guard(b_);
-    b_.SetInsertPoint(before);
-    value = compute(IrIndex{index.dims, nullptr});
-    b_.CreateBr(after);
-  }
-  // Unconditional code dominates everything after it while the loops it uses are open.
-  bool dominates_later = branch_depth_ == 0;
-  branch_depth_ = saved_depth;
-  loops_.insert(loops_.end(), inner.begin(), inner.end());
-  if (dominates_later) {
+  llvm::Value* value = nullptr;
+  if (emit_before_loop(target, [&] { value = compute(IrIndex{index.dims, nullptr}); })) {
     memo_[key] = value;
     if (used >= 0) loops_[static_cast<std::size_t>(used)].memo_keys.push_back(std::move(key));
   }
   return value;
+}
+
+IrIndex ElementalEmitter::delinearize_loop_index(llvm::Value* linear, const Shape& shape) {
+  auto it = std::find_if(loops_.begin(), loops_.end(),
+                         [linear](const Loop& l) { return l.induction == linear; });
+  // In the innermost loop (or none) it is computed in place, as anything using it would be.
+  if (it == loops_.end() || std::next(it) == loops_.end()) return delinearize(linear, shape);
+  for (const auto& [dims, index] : it->indices)
+    if (dims == shape) return index;
+  auto used = static_cast<std::size_t>(it - loops_.begin());
+  IrIndex index;
+  bool dominates_later = emit_before_loop(used + 1, [&] { index = delinearize(linear, shape); });
+  Loop& loop = loops_[used];
+  loop.derived.insert(loop.derived.end(), index.dims.begin(), index.dims.end());
+  if (dominates_later) loop.indices.emplace_back(shape, index);
+  return index;
 }
 
 void check_emittable(const hlo::Instruction& root, const std::string& target) {
