@@ -32,8 +32,8 @@ struct KernelRequest {
 };
 
 // How many independent rows a kernel for `root` has: the shared dimension 0 of its outputs (for
-// a loop kernel, its leading dims together up to 64 rows; for a kernel of row reductions, its
-// leading size-1 dims with the next), or 1 when they differ or are 0-d; for a prefix scan along
+// a loop kernel or one of row reductions over the last dim, its leading dims together up to 64
+// rows), or 1 when they differ or are 0-d; for a prefix scan along
 // dimension 0, its dimension 1 (which its kernel splits instead); for a tiled scan, its tiles
 // (codegen/cpu/prefix_scan.hpp); for an implicit-GEMM convolution, its product's rows
 // (hlo::as_implicit_gemm).
