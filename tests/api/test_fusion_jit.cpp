@@ -295,10 +295,12 @@ TEST_CASE(
     bool bias;
   };
   // m·n·k ≥ 4096: the blocked kernel. Partial tiles in both directions, several blocks of the
-  // contraction (whose last alone applies the epilogue), a bias alone, relu and gelu.
+  // contraction (whose last alone applies the epilogue), a bias alone, relu and gelu; products
+  // of few rows split by columns, rhs read in place (one and four rows) or packed (twenty).
   const Case cases[] = {{64, 128, 32, "relu", true},  {37, 300, 45, "relu", true},
                         {50, 600, 70, "gelu", true},  {33, 100, 17, "none", true},
-                        {130, 70, 50, "gelu", false}, {20, 520, 300, "relu", false}};
+                        {130, 70, 50, "gelu", false}, {20, 520, 300, "relu", false},
+                        {1, 300, 1000, "gelu", true}, {4, 200, 777, "relu", true}};
   for (const char* isa : {"avx2", "native"})
     for (const Case& c : cases) {
       INFO("--cpu_isa=" << isa << ", [" << c.m << "," << c.k << "] @ [" << c.k << "," << c.n

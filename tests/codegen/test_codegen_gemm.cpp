@@ -77,6 +77,8 @@ void check_gemm(const GemmCase& c, double rtol) {
   // Tiles are sized for the ISA: AVX2's and, where the CPU has it, AVX-512's.
   for (const char* isa : {"avx2", "native"}) {
     INFO("--cpu_isa=" << isa);
+    jx::testing::ConfigGuard guard;
+    config().cpu_isa = isa;  // what kernel_rows reads
     CpuCompileOptions options;
     options.isa = isa;
     check_all(run<T>(dot, {l.data(), r.data()}, options), want, rtol);
@@ -118,6 +120,50 @@ TEST_CASE("codegen: the blocked matrix kernel against a loop", "[codegen][gemm]"
   }
 }
 
+// A product of few rows splits over the threads by its columns' panels (gemm_column_panels):
+// each part reads its columns of rhs alone. Up to 256 bytes of rhs row a step per tile row, rhs
+// is read where it lies, unpacked, in a tile of all the rows. Each runs in 3 parts and a panel
+// at a time, against the loop.
+TEST_CASE("codegen: a product of few rows splits by its columns", "[codegen][gemm]") {
+  std::vector<GemmCase> cases = {
+      {0, 1, 1000, 300, false},     // a matrix-vector product, the last panel partial
+      {0, 4, 777, 129, false},      // rhs in place with AVX-512's registers, packed with AVX2's
+      {0, 2, 500, 40, true},        // lhs stored [k, m]
+      {0, 3, 200, 50, true, true},  // rhs stored [n, k]: packed
+      {0, 10, 500, 70, false},      // two row tiles, packed
+      {0, 6, 2100, 1100, false},    // deeper than a packed panel
+  };
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const GemmCase& c = cases[i];
+    INFO("case " << i);
+    std::vector<float> l = ramp<float>(c.m * c.k, -2, 0.01);
+    std::vector<float> r = ramp<float>(c.k * c.n, 1.5, -3.0 / static_cast<double>(c.k * c.n));
+    std::vector<float> want = gemm_oracle(c, l, r);
+    double rtol = std::max(1e-5, 4e-7 * static_cast<double>(c.k));
+    Hlo h;
+    hlo::Instruction* dot = gemm_dot(h, float32, c);
+    REQUIRE(dot_strategy(*dot) == DotStrategy::kBlockedKernel);
+    for (const char* isa : {"avx2", "native"}) {
+      INFO("--cpu_isa=" << isa);
+      jx::testing::ConfigGuard guard;
+      config().cpu_isa = isa;
+      CpuCompileOptions options;
+      options.isa = isa;
+      std::int64_t panels = kernel_rows(*dot);
+      CHECK(panels > 1);
+      CHECK(panels == gemm_column_panels(cpu::cpu_isa(isa), *hlo::as_gemm(*dot)));
+      check_all(run_split<float>(dot, l, r, 3, options), want, rtol);
+      check_all(run_split<float>(dot, l, r, panels, options), want, rtol);
+    }
+  }
+  // As many rows as columns, or more: split by rows.
+  Hlo h;
+  hlo::Instruction* square = gemm_dot(h, float32, {0, 256, 256, 64, false});
+  CHECK(gemm_column_panels(cpu::cpu_isa("avx2"), *hlo::as_gemm(*square)) == 0);
+  CHECK(gemm_column_panels(cpu::cpu_isa("native"), *hlo::as_gemm(*square)) == 0);
+  CHECK(kernel_rows(*square) == 256);
+}
+
 // An f32 product of bf16 operands, as upcast-16bit-dots leaves it where the CPU multiplies bf16
 // pairs: the kernel packs pairs of contraction steps; with AVX-512 BF16 one instruction
 // multiplies and adds each pair, elsewhere (--cpu_isa=avx2) two f32 multiply-adds do.
@@ -147,6 +193,8 @@ TEST_CASE("codegen: the blocked matrix kernel over bf16 operands against a loop"
     REQUIRE(dot_strategy(*dot) == DotStrategy::kBlockedKernel);
     for (const char* isa : {"avx2", "native"}) {
       INFO("--cpu_isa=" << isa);
+      jx::testing::ConfigGuard guard;
+      config().cpu_isa = isa;
       CpuCompileOptions options;
       options.isa = isa;
       auto code = compile_kernels({{dot, "kernel", /*partitioned=*/true}}, options);

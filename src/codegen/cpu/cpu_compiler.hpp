@@ -12,6 +12,10 @@
 
 namespace jx::codegen {
 
+namespace cpu {
+struct CpuIsa;  // codegen/cpu/cpu_isa.hpp
+}
+
 class MathTable;  // codegen/elemental/math_table.hpp
 
 // One kernel: computes `root` (an instruction or a fusion of the entry computation) into its
@@ -33,7 +37,8 @@ struct KernelRequest {
 
 // How many independent rows a kernel for `root` has: the shared dimension 0 of its outputs (for
 // a loop kernel or one of row reductions over the last dim, its leading dims together up to 64
-// rows), or 1 when they differ or are 0-d; for a prefix scan along
+// rows; for a matrix product of few rows, its column panels: gemm_column_panels), or 1 when they
+// differ or are 0-d; for a prefix scan along
 // dimension 0, its dimension 1 (which its kernel splits instead); for a tiled scan, its tiles
 // (codegen/cpu/prefix_scan.hpp); for an implicit-GEMM convolution, its product's rows
 // (hlo::as_implicit_gemm).
@@ -50,6 +55,9 @@ std::int64_t kernel_scratch_words(const hlo::Instruction& root);
 enum class DotStrategy { kLoopNest, kBlockedKernel, kBlas };
 DotStrategy dot_strategy(const hlo::Instruction& dot);
 DotStrategy gemm_strategy(const hlo::GemmShape& gemm);
+// The column panels a blocked kernel's product splits over the threads by (its kernel_rows,
+// under --cpu_isa), or 0 when it splits by rows: a product of few rows and more columns.
+std::int64_t gemm_column_panels(const cpu::CpuIsa& isa, const hlo::GemmShape& gemm);
 // Whether the blocked kernel computes `dot` with a dense layer's bias and activation applied as
 // it stores its tiles (passes::GemmEpilogueFusion then makes one kernel of the three).
 bool kernel_applies_gemm_epilogue(const hlo::Instruction& dot);

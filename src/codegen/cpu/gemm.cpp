@@ -29,7 +29,49 @@ constexpr std::int64_t kMinGemmMacs = 16 * 16 * 16;
 // AVX2 on Zen 5, and on Zen 4 on one core 0.85x at 2048^3.
 constexpr std::int64_t kMaxBlockedMacs = std::int64_t{1} << 28;
 
+// The kernel's tile: `rows` of out by `vectors` of columns, summed in registers. Packing rhs
+// into panels pays where several row tiles read each panel; a product of one tile of rows reads
+// rhs where it lies (`rhs_in_place`), in a tile of all its rows and as many accumulators, so that
+// each step reads a longer run of an rhs row: at least 256 bytes (a narrower run a step, at 16
+// KiB strides, read memory slower than packing did). Not a transposed or bf16 rhs, nor a
+// convolution's. Zen 5, two threads, f32 [m, 4096] x [4096, 4096] split by columns, ms, packed
+// against in place: m = 1 2.1-2.4 -> 0.64-1.1, m = 4 2.2-2.5 -> 1.1-1.5.
+struct TileShape {
+  int rows, vectors;
+  bool rhs_in_place;
+};
+constexpr std::int64_t kTileRows = 6;
+
+TileShape tile_shape(const cpu::CpuIsa& isa, const hlo::GemmShape& g, bool conv) {
+  auto lanes = static_cast<std::int64_t>(isa.vector_bytes) / itemsize(g.dtype);
+  auto needed = static_cast<int>((g.n + lanes - 1) / lanes);
+  // Two vectors (BLIS's 6x16 with AVX2, 6x32 with AVX-512), four where 512-bit operations run
+  // at full rate (not for bf16 pairs).
+  int widest = isa.full_width_512 && g.operand_dtype != bfloat16 ? 4 : 2;
+  auto accumulators = static_cast<int>(widest * kTileRows);
+  constexpr std::int64_t kMinRunBytes = 256;
+  if (!conv && !g.transpose_rhs && g.operand_dtype == g.dtype &&
+      accumulators / g.m * isa.vector_bytes >= kMinRunBytes) {
+    auto rows = static_cast<int>(g.m);
+    return {rows, std::clamp(needed, 1, accumulators / rows), true};
+  }
+  return {static_cast<int>(std::min(kTileRows, g.m)), std::clamp(needed, 1, widest), false};
+}
+
 }  // namespace
+
+std::int64_t gemm_column_panels(const cpu::CpuIsa& isa, const hlo::GemmShape& g) {
+  // Split by rows, every thread packs and reads all of rhs; by columns, every thread reads all
+  // of lhs. Columns, where they make at least as many parts as the rows' tiles: then rhs is the
+  // larger operand (n of at least 2.7 m with AVX2's tile, 10.7 m with the wide one).
+  // Zen 5, two threads, f32 [m, 4096] x [4096, 4096], ms: m = 1 4.3 -> 2.1, m = 16 5.7 -> 3.2,
+  // m = 256 22.2 -> 19.4-19.9 (docs/performance.md).
+  if (g.batch != 1) return 0;
+  TileShape tile = tile_shape(isa, g, false);
+  std::int64_t width = tile.vectors * isa.vector_bytes / itemsize(g.dtype);
+  std::int64_t panels = (g.n + width - 1) / width, row_tiles = (g.m + tile.rows - 1) / tile.rows;
+  return panels > 1 && panels >= row_tiles ? panels : 0;
+}
 
 DotStrategy gemm_strategy(const hlo::GemmShape& g) {
   if (g.m * g.n * g.k < kMinGemmMacs) return DotStrategy::kLoopNest;
@@ -81,9 +123,10 @@ class GemmEmitter {
     // broadcast of lhs feeds four multiply-adds, and a convolution of 64 out features reads its
     // image once (Zen 5, one core: 122-125 against 119-122 GMAC/s at n = 1024, 119-120 against
     // 116 at 2048).
-    auto needed = static_cast<int>((g.n + lanes_ - 1) / lanes_);
-    tile_vectors_ = std::clamp(needed, 1, isa.full_width_512 && !pairs_ ? 4 : 2);
-    tile_rows_ = 6;
+    TileShape tile = tile_shape(isa, g, conv != nullptr);
+    tile_rows_ = tile.rows;
+    tile_vectors_ = tile.vectors;
+    in_place_ = tile.rhs_in_place;
     // The panel (depth_ rows of the tile's width) fills half of a 32 KiB first-level cache, and
     // the block of lhs it meets (block_rows_ rows of depth_) a quarter of a 1 MiB second. The
     // wide tile's product keeps its panel in the second-level cache instead, a quarter of 1 MiB
@@ -101,7 +144,8 @@ class GemmEmitter {
     std::int64_t panel_bytes = panel_in_l2         ? kL2PanelBytes
                                : tile_vectors_ > 2 ? 2 * kPanelBytes
                                                    : kPanelBytes;
-    depth_ = std::min<std::int64_t>(g.k, panel_bytes / tile_width);
+    // Read in place, rhs has no panel to keep in a cache: one block, out stored once.
+    depth_ = in_place_ ? g.k : std::min<std::int64_t>(g.k, panel_bytes / tile_width);
     // A transposed lhs holds a tile's rows of one step in one line, and its steps a row of lhs
     // apart: where that is a multiple of 4 KiB they fall in few cache sets, and a deep block
     // evicts its own lines before the next row tile reads them again. Zen 5, two cores, lhs
@@ -121,6 +165,7 @@ class GemmEmitter {
     block_rows_ = panel_in_l2 ? g.m : kLhsBlockBytes / (depth_ * operand_bytes);
     block_rows_ =
         (std::max<std::int64_t>(block_rows_, 1) + tile_rows_ - 1) / tile_rows_ * tile_rows_;
+    if (in_place_) return;
     panel_elem_ = pairs_ ? b_.getInt16Ty() : elem_;
     std::int64_t panel_rows = pairs_ ? (depth_ + 1) / 2 * 2 : depth_;
     panel_ =
@@ -129,6 +174,9 @@ class GemmEmitter {
                         "gemm.panel");
     panel_->setAlignment(llvm::Align(isa.vector_bytes));
   }
+
+  // Only the column panels [begin, end) of every product (gemm_column_panels), not all.
+  void restrict_panels(llvm::Value* begin, llvm::Value* end) { panels_ = OuterRange{begin, end}; }
 
   // Rows [row_begin, row_end) of products [batch_begin, batch_end). Each block of the
   // contraction passes over every block of rows, whose share of lhs differs from one block of
@@ -231,7 +279,7 @@ class GemmEmitter {
     std::int64_t width = tile_vectors_ * static_cast<std::int64_t>(lanes_);
     std::int64_t full = g_.n / width, rest = g_.n % width;
     auto panel = [&](llvm::Value* col, std::int64_t cols) {
-      pack(batch, p0, depth, col, cols);
+      if (!in_place_) pack(batch, p0, depth, col, cols);
       // Whole tiles only, one copy of the code: the last tile's rows past the end repeat the
       // last row, computing and storing its values again (every load precedes every store).
       llvm::Value* tiles = b_.CreateUDiv(
@@ -241,9 +289,18 @@ class GemmEmitter {
         tile(batch, add(row_begin, mul(q, tile_rows_)), last_row, p0, depth, col, cols);
       });
     };
-    for_range(em_.i64(0), em_.i64(full), "gemm.cols",
-              [&](llvm::Value* c) { panel(mul(c, width), width); });
-    if (rest) panel(em_.i64(full * width), rest);
+    auto cols = [&](llvm::Value* c) { panel(mul(c, width), width); };
+    if (!panels_) {
+      for_range(em_.i64(0), em_.i64(full), "gemm.cols", cols);
+      if (rest) panel(em_.i64(full * width), rest);
+      return;
+    }
+    llvm::Value* full_end =
+        b_.CreateIntrinsic(llvm::Intrinsic::umin, {b_.getInt64Ty()}, {panels_->end, em_.i64(full)});
+    emit_for(em_, panels_->begin, full_end, "gemm.cols", cols, /*vectorize=*/false);
+    if (rest)
+      emit_if(em_, b_.CreateICmpUGT(panels_->end, em_.i64(full)), "gemm.last_cols",
+              [&] { panel(em_.i64(full * width), rest); });
   }
 
   // The first `count` lanes of a vector (a partial vector at the right edge).
@@ -268,6 +325,21 @@ class GemmEmitter {
     std::vector<llvm::Value*> row;
     for (int v = 0; v < vectors(cols); ++v)
       row.push_back(b_.CreateAlignedLoad(vec_, panel_at(p, v, cols), panel_->getAlign()));
+    return row;
+  }
+  // rhs[step, col : col + cols] where it lies, a vector at a time, zero past the right edge.
+  std::vector<llvm::Value*> rhs_row(llvm::Value* batch, llvm::Value* step, llvm::Value* col,
+                                    std::int64_t cols) {
+    llvm::Align align(itemsize(g_.dtype));
+    std::vector<llvm::Value*> row;
+    for (int v = 0; v < vectors(cols); ++v) {
+      llvm::Value* at =
+          element(rhs_, rhs_at(batch, step, add(col, em_.i64(std::int64_t{v} * lanes_))));
+      row.push_back(v + 1 < vectors(cols) || last_lanes(cols) == lanes_
+                        ? static_cast<llvm::Value*>(b_.CreateAlignedLoad(vec_, at, align))
+                        : b_.CreateMaskedLoad(vec_, at, align, mask(last_lanes(cols)),
+                                              llvm::Constant::getNullValue(vec_)));
+    }
     return row;
   }
 
@@ -440,7 +512,9 @@ class GemmEmitter {
       emit_for(
           em_, em_.i64(0), depth, "gemm.k",
           [&](llvm::Value* p) {
-            accumulate(acc, panel_row(p, cols), [&](std::size_t r) {
+            std::vector<llvm::Value*> rhs_vectors =
+                in_place_ ? rhs_row(batch, add(p0, p), col, cols) : panel_row(p, cols);
+            accumulate(acc, rhs_vectors, [&](std::size_t r) {
               return b_.CreateVectorSplat(
                   lanes_, b_.CreateAlignedLoad(
                               elem_, element(lhs_, lhs_at(batch, row_of[r], add(p0, p))), align));
@@ -672,6 +746,8 @@ class GemmEmitter {
   unsigned lanes_ = 0;
   llvm::FixedVectorType* vec_ = nullptr;
   int tile_rows_ = 1, tile_vectors_ = 1;
+  bool in_place_ = false;             // rhs read where it lies, not packed (reads_rhs_in_place)
+  std::optional<OuterRange> panels_;  // the column panels computed, when not all
   std::int64_t depth_ = 1, block_rows_ = 1;
   llvm::AllocaInst* panel_ = nullptr;      // depth_ rows of tile_vectors_ vectors
   std::optional<hlo::ImplicitGemm> conv_;  // a convolution's lhs geometry, when it is one
@@ -692,9 +768,14 @@ void emit_blocked_gemm(ElementalEmitter& em, const CpuIsa& isa, const hlo::GemmS
                        const std::optional<OuterRange>& rows, const TileEpilogue& epilogue) {
   GemmEmitter gemm(em, isa, g, lhs, rhs, out, epilogue);
   // A partitioned kernel owns rows [begin, end) of out's dimension 0: rows of the product when
-  // it has no batch dims, else whole products of the first batch dim.
+  // it has no batch dims, else whole products of the first batch dim; or, for a product of few
+  // rows, column panels.
   bool batched = out_dims.size() > 2;
   if (!rows) return gemm.emit(em.i64(0), em.i64(g.batch), em.i64(0), em.i64(g.m));
+  if (gemm_column_panels(isa, g)) {
+    gemm.restrict_panels(rows->begin, rows->end);
+    return gemm.emit(em.i64(0), em.i64(1), em.i64(0), em.i64(g.m));
+  }
   if (!batched) return gemm.emit(em.i64(0), em.i64(1), rows->begin, rows->end);
   std::int64_t per_row = g.batch / out_dims[0];
   auto& b = em.b();

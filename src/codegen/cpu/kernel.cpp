@@ -9,6 +9,7 @@
 
 #include "codegen/cpu/column_reduction.hpp"
 #include "codegen/cpu/cpu_compiler.hpp"
+#include "codegen/cpu/cpu_isa.hpp"
 #include "codegen/cpu/gemm.hpp"
 #include "codegen/cpu/prefix_scan.hpp"
 #include "codegen/cpu/row_stash.hpp"
@@ -19,6 +20,7 @@
 #include "hlo/fusion.hpp"
 #include "hlo/gemm.hpp"
 #include "hlo/window.hpp"
+#include "jx/config.hpp"
 #include "jx/errors.hpp"
 
 namespace jx::codegen {
@@ -52,6 +54,18 @@ std::optional<std::size_t> transposed_dim(const Instruction& out) {
   if (perm.empty() || perm.back() == last) return std::nullopt;
   auto d = static_cast<std::size_t>(std::find(perm.begin(), perm.end(), last) - perm.begin());
   return i->shape.dims[d] > 1 && i->shape.dims.back() > 1 ? std::optional(d) : std::nullopt;
+}
+
+// What the blocked matrix kernel computes for `root`, if anything: a dot (lhs and rhs its
+// operands, no epilogue), or a dense layer's dot and epilogue.
+std::optional<hlo::GemmEpilogue> blocked_gemm(const Instruction& root) {
+  if (root.opcode == Opcode::kDot) {
+    if (dot_strategy(root) != DotStrategy::kBlockedKernel) return std::nullopt;
+    return hlo::GemmEpilogue{*hlo::as_gemm(root)};
+  }
+  std::optional<hlo::GemmEpilogue> e = hlo::as_gemm_epilogue(root);
+  if (e && gemm_strategy(e->shape) == DotStrategy::kBlockedKernel) return e;
+  return std::nullopt;
 }
 
 // Below this many rows a loop kernel's rows take in the next dim too: a batch of one (or a few)
@@ -103,6 +117,9 @@ std::size_t row_dims(const Instruction& root) {
 std::int64_t kernel_rows(const Instruction& root) {
   if (root.opcode == Opcode::kScatter) return 1;  // its updates combine in order
   if (auto conv = hlo::as_implicit_gemm(root)) return conv->shape.m;
+  if (std::optional<hlo::GemmEpilogue> g = blocked_gemm(root))
+    if (std::int64_t panels = gemm_column_panels(cpu::cpu_isa(config().cpu_isa), g->shape))
+      return panels;
   std::optional<Shape> dims = hlo::common_output_dims(root);
   if (!dims || dims->empty()) return 1;
   if (std::size_t k = row_dims(root); k > 1)
@@ -182,18 +199,6 @@ BodyArgs body_args(std::size_t num_operands, const std::vector<int>& aliases) {
     a.output_arg.push_back(alias >= 0 ? a.operand_arg[static_cast<std::size_t>(alias)]
                                       : static_cast<int>(a.count++));
   return a;
-}
-
-// What the blocked matrix kernel computes for `root`, if anything: a dot (lhs and rhs its
-// operands, no epilogue), or a dense layer's dot and epilogue.
-std::optional<hlo::GemmEpilogue> blocked_gemm(const Instruction& root) {
-  if (root.opcode == Opcode::kDot) {
-    if (dot_strategy(root) != DotStrategy::kBlockedKernel) return std::nullopt;
-    return hlo::GemmEpilogue{*hlo::as_gemm(root)};
-  }
-  std::optional<hlo::GemmEpilogue> e = hlo::as_gemm_epilogue(root);
-  if (e && gemm_strategy(e->shape) == DotStrategy::kBlockedKernel) return e;
-  return std::nullopt;
 }
 
 }  // namespace
