@@ -1,9 +1,9 @@
 // The CPU against its own limits: the FMA peak of one core, measured here with a loop of
 // independent multiply-adds, and what jx's matrix kernel reaches of it at 1, 2, 4, 8 and 16
-// threads (where the machine has them: --cpu_threads) against OpenBLAS on as many threads; and
-// how elementwise and row-softmax kernels scale with threads. Efficiency is against the
-// one-thread time. The ISA jx compiles for is printed (JX_FLAGS=--cpu_isa=avx2 on an AVX-512
-// machine measures the other kind).
+// threads (where the machine has them: --cpu_threads) against OpenBLAS on as many threads;
+// products of few rows, memory-bound on their rhs; and how elementwise and row-softmax kernels
+// scale with threads. Efficiency is against the one-thread time. The ISA jx compiles for is
+// printed (JX_FLAGS=--cpu_isa=avx2 on an AVX-512 machine measures the other kind).
 //
 //   bench_roofline [N]   N: N times the repetitions
 #include <cblas.h>
@@ -103,6 +103,8 @@ std::vector<float> ramp(std::size_t n, float lo, float hi) {
 
 // ---- dense layers ------------------------------------------------------------------------------
 
+constexpr int kFewRowsDepth = 4096;
+
 jx::Array dense_relu(const jx::Array& x, const jx::Array& w, const jx::Array& b) {
   return np::maximum(np::matmul(x, w) + b, 0.0f);
 }
@@ -137,6 +139,44 @@ void dense_table(const std::vector<int>& thread_counts, double peak_one, double 
       std::printf("  %5d %7d %10.1f %8.2fx %6.2fx %7s %12.1f %8.2fx\n", n, threads, rate,
                   rate * 1e9 / ((threads == 1 ? peak_one : peak_busy) * threads),
                   one_thread / tj / threads, "", blas, ts / tj);
+    }
+  }
+  std::printf("\n");
+}
+
+// OpenBLAS's idle threads spin (sched_yield) for about 0.1 s after a threaded call, and on a
+// machine with few cores take one from whatever runs next: waited out before jx's next timing.
+void settle_blas() { std::this_thread::sleep_for(std::chrono::milliseconds(200)); }
+
+// Products of few rows, [m, 4096] x [4096, 4096]: memory-bound on rhs (64 MiB) for few rows, so
+// GB/s of rhs read; split over the threads by columns.
+void few_rows_table(const std::vector<int>& thread_counts, int scale) {
+  std::printf(
+      "Products of few rows, x: f32[m, %d] @ W: f32[%d, %d]; ms, GB/s of W, and OpenBLAS\n"
+      "sgemm on as many threads\n",
+      kFewRowsDepth, kFewRowsDepth, kFewRowsDepth);
+  std::printf("  %5s %7s %10s %9s %12s %9s\n", "m", "threads", "jx ms", "W GB/s", "sgemm ms",
+              "jx/sgemm");
+  const int k = kFewRowsDepth, n = kFewRowsDepth;
+  std::vector<float> wh = ramp(static_cast<std::size_t>(k) * n, -0.05f, 0.05f);
+  jx::Array w = np::array(wh, jx::Shape{k, n});
+  for (int m : {1, 4, 16, 64, 256}) {
+    std::vector<float> xh = ramp(static_cast<std::size_t>(m) * k, -1, 1);
+    std::vector<float> c(static_cast<std::size_t>(m) * n);
+    jx::Array x = np::array(xh, jx::Shape{m, k});
+    for (int threads : thread_counts) {
+      set_threads(threads);
+      auto fresh = jx::jit([](const jx::Array& a, const jx::Array& b) { return np::matmul(a, b); });
+      double tj = median_ms([&] { fresh(x, w).block_until_ready(); }, scale);
+      double ts = median_ms(
+          [&] {
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, xh.data(), k,
+                        wh.data(), n, 0.0f, c.data(), n);
+          },
+          scale);
+      if (threads > 1) settle_blas();
+      std::printf("  %5d %7d %10.3f %9.1f %12.3f %8.2fx\n", m, threads, tj, 4.0 * k * n / tj / 1e6,
+                  ts, ts / tj);
     }
   }
   std::printf("\n");
@@ -204,6 +244,7 @@ int main(int argc, char** argv) {
       "%d busy\n\n",
       kLanes, peak / 1e9, peak_all / 1e9, cores);
   dense_table(thread_counts, peak, peak_all, scale);
+  few_rows_table(thread_counts, scale);
   scaling_table(thread_counts, scale);
   std::printf("load %s\n", bench::load_average().c_str());
 }

@@ -5,7 +5,9 @@
 // vectors, and every tile of out, 6 rows by 2 vectors (or 4), adds its share in registers: each
 // step loads the panel row's vectors, broadcasts 6 lhs elements and issues 12 (or 24)
 // independent multiply-adds, enough to cover the FMA latency on both ports. The last block of
-// the contraction may apply a dense layer's bias and activation as it stores a tile.
+// the contraction may apply a dense layer's bias and activation as it stores a tile. A product
+// of few rows reads rhs unpacked and splits over the threads by columns (TileShape,
+// gemm_column_panels).
 #include <algorithm>
 #include <numeric>
 #include <optional>
