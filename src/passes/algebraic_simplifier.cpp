@@ -9,6 +9,7 @@
 
 #include "hlo/builder.hpp"
 #include "hlo/evaluator.hpp"
+#include "hlo/gemm.hpp"
 #include "passes/constant_folding.hpp"
 
 namespace jx::passes {
@@ -234,6 +235,46 @@ Instruction* simplify_transpose(Instruction& i, hlo::Builder& b) {
   return b.op(Opcode::kTranspose, i.shape, {x->operands[0]}, std::move(attrs));
 }
 
+// A dot of a transposed operand reads that operand as it lies, through its dimension numbers
+// (XLA's transpose folding), where the transpose keeps the operand's free dims in order (they
+// are the product's dims, in order) and the dot is then a matrix product the GEMM paths read
+// with a transposed operand (hlo::as_gemm): `x @ W.T` reads W, not a transposed copy of it. The
+// dot canonicalizer's own transposes stay: without them the dot would not be a GEMM.
+Instruction* simplify_dot(Instruction& i, hlo::Builder& b) {
+  if (!hlo::as_gemm(i)) return nullptr;
+  Instruction folded = i;
+  bool any = false;
+  for (std::size_t side = 0; side < 2; ++side) {
+    const Instruction* t = i.operands[side];
+    if (t->opcode != Opcode::kTranspose) continue;
+    // Operand dim d of the dot is the transpose's operand's dim perm[d].
+    const Ints& perm = t->attrs.get_ints("dimensions");
+    std::string prefix = side == 0 ? "lhs" : "rhs";
+    Instruction candidate = folded;
+    candidate.operands[side] = t->operands[0];
+    std::vector<bool> bound(perm.size(), false);
+    for (const char* kind : {"_batch_dims", "_contracting_dims"}) {
+      Ints dims = i.attrs.get_ints(prefix + kind);
+      for (std::int64_t& d : dims) {
+        bound[static_cast<std::size_t>(d)] = true;
+        d = perm[static_cast<std::size_t>(d)];
+      }
+      candidate.attrs.set(prefix + kind, dims);
+    }
+    std::int64_t last = -1;
+    bool in_order = true;
+    for (std::size_t d = 0; d < perm.size(); ++d) {
+      if (bound[d]) continue;
+      in_order = in_order && perm[d] > last;
+      last = perm[d];
+    }
+    if (!in_order || !hlo::as_gemm(candidate)) continue;
+    folded = std::move(candidate);
+    any = true;
+  }
+  return any ? b.op(Opcode::kDot, i.shape, folded.operands, folded.attrs) : nullptr;
+}
+
 Instruction* simplify_broadcast(Instruction& i, hlo::Builder& b) {
   Instruction* x = i.operands[0];
   const Ints& dims = i.attrs.get_ints("dimensions");
@@ -288,21 +329,14 @@ Instruction* simplify_select(Instruction& i, hlo::Builder&) {
 
 const std::unordered_map<Opcode, Rule>& rules() {
   static const std::unordered_map<Opcode, Rule> kRules{
-      {Opcode::kMultiply, simplify_multiply},
-      {Opcode::kAdd, simplify_add},
-      {Opcode::kSubtract, simplify_subtract},
-      {Opcode::kDivide, simplify_divide},
-      {Opcode::kNegate, simplify_involution},
-      {Opcode::kNot, simplify_involution},
-      {Opcode::kReshape, simplify_reshape},
-      {Opcode::kTranspose, simplify_transpose},
-      {Opcode::kBroadcast, simplify_broadcast},
-      {Opcode::kConvert, simplify_convert},
-      {Opcode::kSlice, simplify_slice},
-      {Opcode::kSelect, simplify_select},
-      {Opcode::kReduce, simplify_reduce},
-      {Opcode::kPad, simplify_pad},
-      {Opcode::kConcatenate, simplify_concatenate},
+      {Opcode::kMultiply, simplify_multiply}, {Opcode::kAdd, simplify_add},
+      {Opcode::kSubtract, simplify_subtract}, {Opcode::kDivide, simplify_divide},
+      {Opcode::kNegate, simplify_involution}, {Opcode::kNot, simplify_involution},
+      {Opcode::kReshape, simplify_reshape},   {Opcode::kTranspose, simplify_transpose},
+      {Opcode::kDot, simplify_dot},           {Opcode::kBroadcast, simplify_broadcast},
+      {Opcode::kConvert, simplify_convert},   {Opcode::kSlice, simplify_slice},
+      {Opcode::kSelect, simplify_select},     {Opcode::kReduce, simplify_reduce},
+      {Opcode::kPad, simplify_pad},           {Opcode::kConcatenate, simplify_concatenate},
   };
   return kRules;
 }

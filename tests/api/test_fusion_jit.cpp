@@ -527,6 +527,35 @@ TEST_CASE("fused jit: a batch of one splits its rows over the threads", "[jit][f
   check_close(rows(x), softmax_rows(xv, 512, 256));
 }
 
+TEST_CASE("fused jit: x @ W.T reads W as it lies, with no transposed copy", "[jit][fusion]") {
+  // W stored [n, k], as a framework's linear layers keep it: the product alone, its rhs read
+  // transposed, against loops; for one row (split by columns) and for many.
+  const std::int64_t k = 300, n = 200;
+  auto linear = jit([](const Array& x, const Array& w) { return np::matmul(x, np::transpose(w)); });
+  std::vector<float> wv = uniform(n * k, -1, 1, 61);
+  for (std::int64_t m : {1, 70}) {
+    INFO("m = " << m);
+    std::vector<float> xv = uniform(m * k, -1, 1, 62);
+    Array x = np::array(xv, {m, k}), w = np::array(wv, {n, k});
+    auto compiled = linear.lower(x, w).compile();
+    std::string thunks = compiled.thunk_sequence();
+    INFO(thunks);
+    ThunkCounts counts = count_thunks(thunks);
+    CHECK(counts.kernels + counts.products == 1);
+    CHECK(thunks.find("transpose") == std::string::npos);
+    std::vector<double> want;
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        double s = 0;
+        for (std::int64_t p = 0; p < k; ++p)
+          s += double(xv[static_cast<std::size_t>(i * k + p)]) *
+               wv[static_cast<std::size_t>(j * k + p)];
+        want.push_back(s);
+      }
+    check_close(compiled(x, w), want, 1e-5, 1e-5);
+  }
+}
+
 TEST_CASE("fused jit: a batch of a few splits its rows over dims past the first", "[jit][fusion]") {
   // f32[2, 3, 11, 512]: a softmax's and a layer norm's rows take in dims 0 to 2 (66 rows), each
   // thread's range crossing dims 0 and 1 within a row of dim 2.

@@ -387,5 +387,72 @@ ENTRY %main.9 (x.10: f32[1,3]) -> (f32[3]{0}, f32[3]{0}, f32[]) {
   CHECK(got[1].to_vector<float>() == std::vector<float>{2.f, 2.f, 3.f});
 }
 
+// A dot's transposed operand is read as it lies through the dot's dimension numbers when the dot
+// stays a matrix product (hlo::as_gemm): rhs^T ([7, 5] read transposed), lhs^T, and a batched
+// operand whose last two dims swap. A transpose that moves a batch dim, or whose operand's free
+// dims would change order, stays; so does a dot that is no matrix product. Values against the
+// evaluator of the module before.
+TEST_CASE("algebraic simplifier: a dot reads a transposed operand as it lies", "[passes]") {
+  const char* text = R"(HloModule m
+
+ENTRY %main (x: f32[3,5], w: f32[7,5], a: f32[5,3], b: f32[4,5,3], c: f32[4,5,7], d: f32[3,4,5], e: f32[5,4,3]) -> (f32[3,7], f32[3,7], f32[4,3,7], f32[4,3,7], f32[3], f32[4,3]) {
+  %x = f32[3,5] parameter(0)
+  %w = f32[7,5] parameter(1)
+  %a = f32[5,3] parameter(2)
+  %b = f32[4,5,3] parameter(3)
+  %c = f32[4,5,7] parameter(4)
+  %d = f32[3,4,5] parameter(5)
+  %e = f32[5,4,3] parameter(6)
+  %wt = f32[5,7] transpose(f32[7,5] %w), dimensions={1,0}
+  %rhs_t = f32[3,7] dot(f32[3,5] %x, f32[5,7] %wt), lhs_batch_dims={}, rhs_batch_dims={}, lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %at = f32[3,5] transpose(f32[5,3] %a), dimensions={1,0}
+  %lhs_t = f32[3,7] dot(f32[3,5] %at, f32[5,7] %wt), lhs_batch_dims={}, rhs_batch_dims={}, lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %bt = f32[4,3,5] transpose(f32[4,5,3] %b), dimensions={0,2,1}
+  %batched = f32[4,3,7] dot(f32[4,3,5] %bt, f32[4,5,7] %c), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}
+  %dt = f32[4,3,5] transpose(f32[3,4,5] %d), dimensions={1,0,2}
+  %moved_batch = f32[4,3,7] dot(f32[4,3,5] %dt, f32[4,5,7] %c), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}
+  %x1 = f32[1,5] slice(f32[3,5] %x), slice={[0:1], [0:5]}
+  %xv = f32[5] reshape(f32[1,5] %x1)
+  %no_gemm = f32[3] dot(f32[3,5] %at, f32[5] %xv), lhs_batch_dims={}, rhs_batch_dims={}, lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %et = f32[4,3,5] transpose(f32[5,4,3] %e), dimensions={1,2,0}
+  %one = f32[] constant(1)
+  %ones = f32[5] broadcast(f32[] %one), dimensions={}
+  %reordered = f32[4,3] dot(f32[4,3,5] %et, f32[5] %ones), lhs_batch_dims={}, rhs_batch_dims={}, lhs_contracting_dims={2}, rhs_contracting_dims={0}
+  ROOT %t = (f32[3,7], f32[3,7], f32[4,3,7], f32[4,3,7], f32[3], f32[4,3]) tuple(f32[3,7] %rhs_t, f32[3,7] %lhs_t, f32[4,3,7] %batched, f32[4,3,7] %moved_batch, f32[3] %no_gemm, f32[4,3] %reordered)
+}
+)";
+  auto before = hlo::parse_module(text);
+  auto after = hlo::parse_module(text);
+  CHECK(AlgebraicSimplifier().run(*after));
+  hlo::verify(*after);
+  INFO(hlo::to_string(*after));
+  const hlo::Instruction* root = after->entry()->root();
+  auto operand = [&](std::size_t out, std::size_t side) {
+    return root->operands[out]->operands[side];
+  };
+  CHECK(operand(0, 1)->name == "w");
+  CHECK(root->operands[0]->attrs.get_ints("rhs_contracting_dims") == std::vector<std::int64_t>{1});
+  CHECK(operand(1, 0)->name == "a");
+  CHECK(operand(1, 1)->name == "w");
+  CHECK(root->operands[1]->attrs.get_ints("lhs_contracting_dims") == std::vector<std::int64_t>{0});
+  CHECK(operand(2, 0)->name == "b");
+  CHECK(root->operands[2]->attrs.get_ints("lhs_contracting_dims") == std::vector<std::int64_t>{1});
+  CHECK(operand(3, 0)->opcode == hlo::Opcode::kTranspose);  // a batch dim moves
+  CHECK(operand(4, 0)->opcode == hlo::Opcode::kTranspose);  // not a matrix product
+  CHECK(operand(5, 0)->opcode == hlo::Opcode::kTranspose);  // free dims 4 and 3 swap
+  std::vector<Array> args;
+  for (const hlo::Instruction* p : before->entry()->parameters()) {
+    std::vector<float> v(static_cast<std::size_t>(p->shape.size()));
+    for (std::size_t k = 0; k < v.size(); ++k)
+      v[k] = static_cast<float>((k * 7 + p->parameter_number * 3) % 11) - 5.0f;
+    args.push_back(literal<float>(v, p->shape.dims));
+  }
+  std::vector<Array> want = hlo::evaluate_outputs(*before->entry(), args);
+  std::vector<Array> got = hlo::evaluate_outputs(*after->entry(), args);
+  REQUIRE(got.size() == want.size());
+  for (std::size_t k = 0; k < want.size(); ++k)
+    CHECK(got[k].to_vector<float>() == want[k].to_vector<float>());
+}
+
 }  // namespace
 }  // namespace jx::passes
