@@ -527,17 +527,19 @@ TEST_CASE("fused jit: a batch of one splits its rows over the threads", "[jit][f
   check_close(rows(x), softmax_rows(xv, 512, 256));
 }
 
-TEST_CASE("fused jit: x @ W.T reads W as it lies, with no transposed copy", "[jit][fusion]") {
-  // W stored [n, k], as a framework's linear layers keep it: the product alone, its rhs read
-  // transposed, against loops; for one row (split by columns) and for many.
+TEST_CASE("fused jit: relu(x @ W.T + b) reads W as it lies, in one kernel", "[jit][fusion]") {
+  // W stored [n, k], as a framework's linear layers keep it: one kernel, its rhs read
+  // transposed, against loops; for one row (dot products along W's rows), four and many.
   const std::int64_t k = 300, n = 200;
-  auto linear = jit([](const Array& x, const Array& w) { return np::matmul(x, np::transpose(w)); });
-  std::vector<float> wv = uniform(n * k, -1, 1, 61);
-  for (std::int64_t m : {1, 70}) {
+  auto linear = jit([](const Array& x, const Array& w, const Array& b) {
+    return nn::relu(np::matmul(x, np::transpose(w)) + b);
+  });
+  std::vector<float> wv = uniform(n * k, -1, 1, 61), bv = uniform(n, -0.5f, 0.5f, 63);
+  for (std::int64_t m : {1, 4, 70}) {
     INFO("m = " << m);
     std::vector<float> xv = uniform(m * k, -1, 1, 62);
-    Array x = np::array(xv, {m, k}), w = np::array(wv, {n, k});
-    auto compiled = linear.lower(x, w).compile();
+    Array x = np::array(xv, {m, k}), w = np::array(wv, {n, k}), b = np::array(bv, {n});
+    auto compiled = linear.lower(x, w, b).compile();
     std::string thunks = compiled.thunk_sequence();
     INFO(thunks);
     ThunkCounts counts = count_thunks(thunks);
@@ -546,13 +548,13 @@ TEST_CASE("fused jit: x @ W.T reads W as it lies, with no transposed copy", "[ji
     std::vector<double> want;
     for (std::int64_t i = 0; i < m; ++i)
       for (std::int64_t j = 0; j < n; ++j) {
-        double s = 0;
+        double s = bv[static_cast<std::size_t>(j)];
         for (std::int64_t p = 0; p < k; ++p)
           s += double(xv[static_cast<std::size_t>(i * k + p)]) *
                wv[static_cast<std::size_t>(j * k + p)];
-        want.push_back(s);
+        want.push_back(std::max(s, 0.0));
       }
-    check_close(compiled(x, w), want, 1e-5, 1e-5);
+    check_close(compiled(x, w, b), want, 1e-5, 1e-5);
   }
 }
 

@@ -121,17 +121,22 @@ TEST_CASE("codegen: the blocked matrix kernel against a loop", "[codegen][gemm]"
 }
 
 // A product of few rows splits over the threads by its columns' panels (gemm_column_panels):
-// each part reads its columns of rhs alone. Up to 256 bytes of rhs row a step per tile row, rhs
-// is read where it lies, unpacked, in a tile of all the rows. Each runs in 3 parts and a panel
+// each part reads its columns of rhs alone. Where a tile of all the rows reads at least 256
+// bytes of rhs row a step, or (rhs stored [n, k]) at least 4 of its rows, rhs is read where it
+// lies, unpacked. Each runs in 3 parts and a panel
 // at a time, against the loop.
 TEST_CASE("codegen: a product of few rows splits by its columns", "[codegen][gemm]") {
   std::vector<GemmCase> cases = {
       {0, 1, 1000, 300, false},     // a matrix-vector product, the last panel partial
       {0, 4, 777, 129, false},      // rhs in place with AVX-512's registers, packed with AVX2's
       {0, 2, 500, 40, true},        // lhs stored [k, m]
-      {0, 3, 200, 50, true, true},  // rhs stored [n, k]: packed
-      {0, 10, 500, 70, false},      // two row tiles, packed
-      {0, 6, 2100, 1100, false},    // deeper than a packed panel
+      {0, 3, 200, 50, true, true},  // both stored transposed: packed
+      // rhs stored [n, k]: dot products along rows of rhs, the last vector of steps partial
+      {0, 1, 1000, 300, false, true},
+      {0, 5, 333, 77, false, true},  // 4 columns a tile with AVX-512, packed with AVX2
+      {0, 2, 101, 1037, false, true},
+      {0, 10, 500, 70, false},    // two row tiles, packed
+      {0, 6, 2100, 1100, false},  // deeper than a packed panel
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const GemmCase& c = cases[i];
@@ -156,6 +161,13 @@ TEST_CASE("codegen: a product of few rows splits by its columns", "[codegen][gem
       check_all(run_split<float>(dot, l, r, panels, options), want, rtol);
     }
   }
+  // A matrix-vector product of rhs [n, k] reads 24 of its rows a tile (12 with AVX2's
+  // registers), each a dot product.
+  Hlo v;
+  hlo::GemmShape mv = *hlo::as_gemm(*gemm_dot(v, float32, {0, 1, 1000, 300, false, true}));
+  CHECK(gemm_column_panels(cpu::cpu_isa("avx2"), mv) == (1000 + 11) / 12);
+  if (cpu::cpu_isa("native").full_width_512)
+    CHECK(gemm_column_panels(cpu::cpu_isa("native"), mv) == (1000 + 23) / 24);
   // As many rows as columns, or more: split by rows.
   Hlo h;
   hlo::Instruction* square = gemm_dot(h, float32, {0, 256, 256, 64, false});

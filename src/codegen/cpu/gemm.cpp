@@ -31,33 +31,47 @@ constexpr std::int64_t kMinGemmMacs = 16 * 16 * 16;
 // AVX2 on Zen 5, and on Zen 4 on one core 0.85x at 2048^3.
 constexpr std::int64_t kMaxBlockedMacs = std::int64_t{1} << 28;
 
-// The kernel's tile: `rows` of out by `vectors` of columns, summed in registers. Packing rhs
-// into panels pays where several row tiles read each panel; a product of one tile of rows reads
-// rhs where it lies (`rhs_in_place`), in a tile of all its rows and as many accumulators, so that
-// each step reads a longer run of an rhs row: at least 256 bytes (a narrower run a step, at 16
-// KiB strides, read memory slower than packing did). Not a transposed or bf16 rhs, nor a
-// convolution's. Zen 5, two threads, f32 [m, 4096] x [4096, 4096] split by columns, ms, packed
-// against in place: m = 1 2.1-2.4 -> 0.64-1.1, m = 4 2.2-2.5 -> 1.1-1.5.
+// The kernel's tile: `rows` of out by `columns`, summed in registers. Packing rhs into panels
+// pays where several row tiles read each panel; a product of one tile of rows reads rhs where it
+// lies instead, in a tile of all its rows and as many accumulators (RhsRead). Not a bf16 rhs,
+// nor a convolution's.
+enum class RhsRead {
+  kPacked,
+  // rhs [k, n]: each step reads a run of an rhs row, the tile's columns, at least 256 bytes (a
+  // narrower run a step, at 16 KiB strides, read memory slower than packing did). Zen 5, two
+  // threads, f32 [m, 4096] x [4096, 4096] by columns, ms, packed -> in place: m = 1
+  // 2.1-2.4 -> 0.64-1.1, m = 4 2.2-2.5 -> 1.1-1.5.
+  kInPlace,
+  // rhs [n, k]: each of the tile's columns is an rhs row, contiguous along the contraction: an
+  // accumulator per row and column takes a vector of steps at a time, its lanes summed at the
+  // end (dot products). At least 4 columns, each its own stream.
+  kDotProducts,
+};
 struct TileShape {
-  int rows, vectors;
-  bool rhs_in_place;
+  int rows;
+  std::int64_t columns;
+  RhsRead rhs;
 };
 constexpr std::int64_t kTileRows = 6;
 
 TileShape tile_shape(const cpu::CpuIsa& isa, const hlo::GemmShape& g, bool conv) {
-  auto lanes = static_cast<std::int64_t>(isa.vector_bytes) / itemsize(g.dtype);
+  auto lanes = static_cast<std::int64_t>(isa.vector_bytes / itemsize(g.dtype));
   auto needed = static_cast<int>((g.n + lanes - 1) / lanes);
   // Two vectors (BLIS's 6x16 with AVX2, 6x32 with AVX-512), four where 512-bit operations run
   // at full rate (not for bf16 pairs).
   int widest = isa.full_width_512 && g.operand_dtype != bfloat16 ? 4 : 2;
   auto accumulators = static_cast<int>(widest * kTileRows);
-  constexpr std::int64_t kMinRunBytes = 256;
-  if (!conv && !g.transpose_rhs && g.operand_dtype == g.dtype &&
-      accumulators / g.m * isa.vector_bytes >= kMinRunBytes) {
-    auto rows = static_cast<int>(g.m);
-    return {rows, std::clamp(needed, 1, accumulators / rows), true};
+  auto rows = static_cast<int>(std::min<std::int64_t>(g.m, accumulators));
+  if (!conv && g.operand_dtype == g.dtype && g.m == rows) {
+    constexpr std::int64_t kMinRunBytes = 256, kMinDotColumns = 4;
+    int per_row = accumulators / rows;
+    if (!g.transpose_rhs && per_row * isa.vector_bytes >= kMinRunBytes)
+      return {rows, std::min(needed, per_row) * lanes, RhsRead::kInPlace};
+    if (g.transpose_rhs && !g.transpose_lhs && per_row >= kMinDotColumns)
+      return {rows, std::min<std::int64_t>(g.n, per_row), RhsRead::kDotProducts};
   }
-  return {static_cast<int>(std::min(kTileRows, g.m)), std::clamp(needed, 1, widest), false};
+  return {static_cast<int>(std::min(kTileRows, g.m)), std::clamp(needed, 1, widest) * lanes,
+          RhsRead::kPacked};
 }
 
 }  // namespace
@@ -70,8 +84,8 @@ std::int64_t gemm_column_panels(const cpu::CpuIsa& isa, const hlo::GemmShape& g)
   // m = 256 22.2 -> 19.4-19.9 (docs/performance.md).
   if (g.batch != 1) return 0;
   TileShape tile = tile_shape(isa, g, false);
-  std::int64_t width = tile.vectors * isa.vector_bytes / itemsize(g.dtype);
-  std::int64_t panels = (g.n + width - 1) / width, row_tiles = (g.m + tile.rows - 1) / tile.rows;
+  std::int64_t panels = (g.n + tile.columns - 1) / tile.columns;
+  std::int64_t row_tiles = (g.m + tile.rows - 1) / tile.rows;
   return panels > 1 && panels >= row_tiles ? panels : 0;
 }
 
@@ -127,8 +141,9 @@ class GemmEmitter {
     // 116 at 2048).
     TileShape tile = tile_shape(isa, g, conv != nullptr);
     tile_rows_ = tile.rows;
-    tile_vectors_ = tile.vectors;
-    in_place_ = tile.rhs_in_place;
+    tile_columns_ = tile.columns;
+    tile_vectors_ = static_cast<int>((tile.columns + lanes_ - 1) / lanes_);
+    rhs_read_ = tile.rhs;
     // The panel (depth_ rows of the tile's width) fills half of a 32 KiB first-level cache, and
     // the block of lhs it meets (block_rows_ rows of depth_) a quarter of a 1 MiB second. The
     // wide tile's product keeps its panel in the second-level cache instead, a quarter of 1 MiB
@@ -147,7 +162,8 @@ class GemmEmitter {
                                : tile_vectors_ > 2 ? 2 * kPanelBytes
                                                    : kPanelBytes;
     // Read in place, rhs has no panel to keep in a cache: one block, out stored once.
-    depth_ = in_place_ ? g.k : std::min<std::int64_t>(g.k, panel_bytes / tile_width);
+    depth_ =
+        rhs_read_ != RhsRead::kPacked ? g.k : std::min<std::int64_t>(g.k, panel_bytes / tile_width);
     // A transposed lhs holds a tile's rows of one step in one line, and its steps a row of lhs
     // apart: where that is a multiple of 4 KiB they fall in few cache sets, and a deep block
     // evicts its own lines before the next row tile reads them again. Zen 5, two cores, lhs
@@ -167,7 +183,7 @@ class GemmEmitter {
     block_rows_ = panel_in_l2 ? g.m : kLhsBlockBytes / (depth_ * operand_bytes);
     block_rows_ =
         (std::max<std::int64_t>(block_rows_, 1) + tile_rows_ - 1) / tile_rows_ * tile_rows_;
-    if (in_place_) return;
+    if (rhs_read_ != RhsRead::kPacked) return;
     panel_elem_ = pairs_ ? b_.getInt16Ty() : elem_;
     std::int64_t panel_rows = pairs_ ? (depth_ + 1) / 2 * 2 : depth_;
     panel_ =
@@ -278,10 +294,10 @@ class GemmEmitter {
   // panel of full-width tiles at a time, then one narrower panel for the rest.
   void row_block(llvm::Value* batch, llvm::Value* p0, llvm::Value* depth, llvm::Value* row_begin,
                  llvm::Value* row_end) {
-    std::int64_t width = tile_vectors_ * static_cast<std::int64_t>(lanes_);
+    std::int64_t width = tile_columns_;
     std::int64_t full = g_.n / width, rest = g_.n % width;
     auto panel = [&](llvm::Value* col, std::int64_t cols) {
-      if (!in_place_) pack(batch, p0, depth, col, cols);
+      if (rhs_read_ == RhsRead::kPacked) pack(batch, p0, depth, col, cols);
       // Whole tiles only, one copy of the code: the last tile's rows past the end repeat the
       // last row, computing and storing its values again (every load precedes every store).
       llvm::Value* tiles = b_.CreateUDiv(
@@ -508,14 +524,17 @@ class GemmEmitter {
       }
     if (pairs_) {
       pair_steps(batch, row_of, p0, depth, cols, acc);
+    } else if (rhs_read_ == RhsRead::kDotProducts) {
+      dot_product_steps(batch, row_of, col, cols, acc);
     } else if (conv_) {
       run_steps(row_of, p0, depth, cols, acc);
     } else {
       emit_for(
           em_, em_.i64(0), depth, "gemm.k",
           [&](llvm::Value* p) {
-            std::vector<llvm::Value*> rhs_vectors =
-                in_place_ ? rhs_row(batch, add(p0, p), col, cols) : panel_row(p, cols);
+            std::vector<llvm::Value*> rhs_vectors = rhs_read_ == RhsRead::kInPlace
+                                                        ? rhs_row(batch, add(p0, p), col, cols)
+                                                        : panel_row(p, cols);
             accumulate(acc, rhs_vectors, [&](std::size_t r) {
               return b_.CreateVectorSplat(
                   lanes_, b_.CreateAlignedLoad(
@@ -556,6 +575,58 @@ class GemmEmitter {
       b_.CreateBr(stored);
     }
     b_.SetInsertPoint(stored);
+  }
+
+  // The whole contraction of a tile whose `cols` columns are rows of rhs stored [n, k]
+  // (RhsRead::kDotProducts): per row of the tile and column, an accumulator of lanes_ steps at a
+  // time (masked at the end), its lanes then summed in order into the tile's accumulators.
+  void dot_product_steps(llvm::Value* batch, const std::vector<llvm::Value*>& row_of,
+                         llvm::Value* col, std::int64_t cols,
+                         const std::vector<llvm::AllocaInst*>& acc) {
+    llvm::Align align(itemsize(g_.dtype));
+    llvm::Value* zero = llvm::Constant::getNullValue(vec_);
+    std::vector<llvm::AllocaInst*> sums;  // row r, column j: r * cols + j
+    for (std::size_t k = 0; k < row_of.size() * static_cast<std::size_t>(cols); ++k) {
+      sums.push_back(em_.entry_alloca(vec_, "gemm.dot"));
+      b_.CreateStore(zero, sums.back());
+    }
+    auto step = [&](llvm::Value* p, std::int64_t live) {
+      auto load = [&](llvm::Value* at) -> llvm::Value* {
+        if (live == lanes_) return b_.CreateAlignedLoad(vec_, at, align);
+        return b_.CreateMaskedLoad(vec_, at, align, mask(live), zero);
+      };
+      std::vector<llvm::Value*> xs;
+      for (llvm::Value* row : row_of) xs.push_back(load(element(lhs_, lhs_at(batch, row, p))));
+      for (std::int64_t j = 0; j < cols; ++j) {
+        llvm::Value* w = load(element(rhs_, rhs_at(batch, p, add(col, em_.i64(j)))));
+        for (std::size_t r = 0; r < xs.size(); ++r) {
+          llvm::AllocaInst* sum =
+              sums[r * static_cast<std::size_t>(cols) + static_cast<std::size_t>(j)];
+          b_.CreateStore(b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {vec_},
+                                            {xs[r], w, b_.CreateLoad(vec_, sum)}),
+                         sum);
+        }
+      }
+    };
+    std::int64_t whole = g_.k / lanes_ * lanes_;
+    emit_strided_for(
+        em_, em_.i64(0), em_.i64(whole), lanes_, "gemm.dot_k",
+        [&](llvm::Value* p) { step(p, lanes_); }, /*vectorize=*/false);
+    if (whole < g_.k) step(em_.i64(whole), g_.k - whole);
+    int n_vec = vectors(cols);
+    for (std::size_t r = 0; r < row_of.size(); ++r)
+      for (int v = 0; v < n_vec; ++v) {
+        llvm::Value* lanes = zero;
+        for (std::int64_t l = 0; l < lanes_ && v * lanes_ + l < cols; ++l) {
+          auto j = static_cast<std::size_t>(v * lanes_ + l);
+          llvm::Value* sum = b_.CreateLoad(vec_, sums[r * static_cast<std::size_t>(cols) + j]);
+          lanes = b_.CreateInsertElement(
+              lanes, b_.CreateFAddReduce(llvm::ConstantFP::getNegativeZero(elem_), sum), l);
+        }
+        llvm::AllocaInst* a =
+            acc[r * static_cast<std::size_t>(n_vec) + static_cast<std::size_t>(v)];
+        b_.CreateStore(b_.CreateFAdd(b_.CreateLoad(vec_, a), lanes), a);
+      }
   }
 
   // The tile's steps over bf16 operands, a pair at a time: each row's two lhs elements,
@@ -748,7 +819,8 @@ class GemmEmitter {
   unsigned lanes_ = 0;
   llvm::FixedVectorType* vec_ = nullptr;
   int tile_rows_ = 1, tile_vectors_ = 1;
-  bool in_place_ = false;             // rhs read where it lies, not packed (reads_rhs_in_place)
+  std::int64_t tile_columns_ = 1;
+  RhsRead rhs_read_ = RhsRead::kPacked;
   std::optional<OuterRange> panels_;  // the column panels computed, when not all
   std::int64_t depth_ = 1, block_rows_ = 1;
   llvm::AllocaInst* panel_ = nullptr;      // depth_ rows of tile_vectors_ vectors
