@@ -1,7 +1,9 @@
 // The blocked matrix kernel (codegen/cpu/gemm.cpp) against an explicit loop: full and partial
 // tiles in both directions, contractions of several panel depths, transposed operands, batch
-// dims, f32 and f64, whole and split into row ranges as the thread pool runs it; and which dots
-// take which strategy.
+// dims, f32 and f64, whole and split into row ranges (or a product of few rows into column
+// panels, its rhs read in place) as the thread pool runs it; and which dots take which strategy.
+#include <functional>
+
 #include "codegen/cpu/cpu_isa.hpp"
 #include "codegen_testing.hpp"
 #include "support/config_guard.hpp"
@@ -65,6 +67,19 @@ std::vector<T> run_split(const hlo::Instruction* root, const std::vector<T>& l,
   return out;
 }
 
+// body(options) under AVX2's tiles and, where the CPU has it, AVX-512's: the kernels compile for
+// the ISA, and kernel_rows reads it from the configuration, as when jx runs.
+void for_each_isa(const std::function<void(const CpuCompileOptions&)>& body) {
+  for (const char* isa : {"avx2", "native"}) {
+    INFO("--cpu_isa=" << isa);
+    jx::testing::ConfigGuard guard;
+    config().cpu_isa = isa;
+    CpuCompileOptions options;
+    options.isa = isa;
+    body(options);
+  }
+}
+
 template <class T>
 void check_gemm(const GemmCase& c, double rtol) {
   std::int64_t batches = std::max<std::int64_t>(c.batch, 1);
@@ -74,16 +89,10 @@ void check_gemm(const GemmCase& c, double rtol) {
   Hlo h;
   hlo::Instruction* dot = gemm_dot(h, dtype_of<T>(), c);
   REQUIRE(dot_strategy(*dot) == DotStrategy::kBlockedKernel);
-  // Tiles are sized for the ISA: AVX2's and, where the CPU has it, AVX-512's.
-  for (const char* isa : {"avx2", "native"}) {
-    INFO("--cpu_isa=" << isa);
-    jx::testing::ConfigGuard guard;
-    config().cpu_isa = isa;  // what kernel_rows reads
-    CpuCompileOptions options;
-    options.isa = isa;
+  for_each_isa([&](const CpuCompileOptions& options) {
     check_all(run<T>(dot, {l.data(), r.data()}, options), want, rtol);
     check_all(run_split<T>(dot, l, r, 3, options), want, rtol);
-  }
+  });
 }
 
 TEST_CASE("codegen: the blocked matrix kernel against a loop", "[codegen][gemm]") {
@@ -148,18 +157,13 @@ TEST_CASE("codegen: a product of few rows splits by its columns", "[codegen][gem
     Hlo h;
     hlo::Instruction* dot = gemm_dot(h, float32, c);
     REQUIRE(dot_strategy(*dot) == DotStrategy::kBlockedKernel);
-    for (const char* isa : {"avx2", "native"}) {
-      INFO("--cpu_isa=" << isa);
-      jx::testing::ConfigGuard guard;
-      config().cpu_isa = isa;
-      CpuCompileOptions options;
-      options.isa = isa;
+    for_each_isa([&](const CpuCompileOptions& options) {
       std::int64_t panels = kernel_rows(*dot);
       CHECK(panels > 1);
-      CHECK(panels == gemm_column_panels(cpu::cpu_isa(isa), *hlo::as_gemm(*dot)));
+      CHECK(panels == gemm_column_panels(cpu::cpu_isa(options.isa), *hlo::as_gemm(*dot)));
       check_all(run_split<float>(dot, l, r, 3, options), want, rtol);
       check_all(run_split<float>(dot, l, r, panels, options), want, rtol);
-    }
+    });
   }
   // A matrix-vector product of rhs [n, k] reads 24 of its rows a tile (12 with AVX2's
   // registers), each a dot product.
@@ -203,12 +207,7 @@ TEST_CASE("codegen: the blocked matrix kernel over bf16 operands against a loop"
     hlo::Instruction* dot = gemm_dot(h, bfloat16, c);
     dot->shape.dtype = float32;
     REQUIRE(dot_strategy(*dot) == DotStrategy::kBlockedKernel);
-    for (const char* isa : {"avx2", "native"}) {
-      INFO("--cpu_isa=" << isa);
-      jx::testing::ConfigGuard guard;
-      config().cpu_isa = isa;
-      CpuCompileOptions options;
-      options.isa = isa;
+    for_each_isa([&](const CpuCompileOptions& options) {
       auto code = compile_kernels({{dot, "kernel", /*partitioned=*/true}}, options);
       auto fn = reinterpret_cast<KernelFn>(code->symbol("kernel"));
       std::vector<float> whole(want.size(), -7.f), split(want.size(), -7.f);
@@ -220,7 +219,7 @@ TEST_CASE("codegen: the blocked matrix kernel over bf16 operands against a loop"
       double rtol = std::max(1e-5, 4e-7 * static_cast<double>(c.k));
       check_all(whole, want, rtol);
       check_all(split, want, rtol);
-    }
+    });
   }
 }
 
