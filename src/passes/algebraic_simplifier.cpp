@@ -329,14 +329,22 @@ Instruction* simplify_select(Instruction& i, hlo::Builder&) {
 
 const std::unordered_map<Opcode, Rule>& rules() {
   static const std::unordered_map<Opcode, Rule> kRules{
-      {Opcode::kMultiply, simplify_multiply}, {Opcode::kAdd, simplify_add},
-      {Opcode::kSubtract, simplify_subtract}, {Opcode::kDivide, simplify_divide},
-      {Opcode::kNegate, simplify_involution}, {Opcode::kNot, simplify_involution},
-      {Opcode::kReshape, simplify_reshape},   {Opcode::kTranspose, simplify_transpose},
-      {Opcode::kDot, simplify_dot},           {Opcode::kBroadcast, simplify_broadcast},
-      {Opcode::kConvert, simplify_convert},   {Opcode::kSlice, simplify_slice},
-      {Opcode::kSelect, simplify_select},     {Opcode::kReduce, simplify_reduce},
-      {Opcode::kPad, simplify_pad},           {Opcode::kConcatenate, simplify_concatenate},
+      {Opcode::kMultiply, simplify_multiply},
+      {Opcode::kAdd, simplify_add},
+      {Opcode::kSubtract, simplify_subtract},
+      {Opcode::kDivide, simplify_divide},
+      {Opcode::kNegate, simplify_involution},
+      {Opcode::kNot, simplify_involution},
+      {Opcode::kReshape, simplify_reshape},
+      {Opcode::kTranspose, simplify_transpose},
+      {Opcode::kBroadcast, simplify_broadcast},
+      {Opcode::kConvert, simplify_convert},
+      {Opcode::kSlice, simplify_slice},
+      {Opcode::kSelect, simplify_select},
+      {Opcode::kReduce, simplify_reduce},
+      {Opcode::kPad, simplify_pad},
+      {Opcode::kConcatenate, simplify_concatenate},
+      {Opcode::kDot, simplify_dot},
   };
   return kRules;
 }
