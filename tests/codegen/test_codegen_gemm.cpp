@@ -130,22 +130,23 @@ TEST_CASE("codegen: the blocked matrix kernel against a loop", "[codegen][gemm]"
 }
 
 // A product of few rows splits over the threads by its columns' panels (gemm_column_panels):
-// each part reads its columns of rhs alone. Where a tile of all the rows reads at least 256
-// bytes of rhs row a step, or (rhs stored [n, k]) at least 4 of its rows, rhs is read where it
-// lies, unpacked. Each runs in 3 parts and a panel
+// each part reads its columns of rhs alone. Where a tile of all the rows reads at least two
+// vectors of an rhs row a step, or (rhs stored [n, k]) at least 4 of its rows, rhs is read where
+// it lies, unpacked. Each runs in 3 parts and a panel
 // at a time, against the loop.
 TEST_CASE("codegen: a product of few rows splits by its columns", "[codegen][gemm]") {
   std::vector<GemmCase> cases = {
-      {0, 1, 1000, 300, false},     // a matrix-vector product, the last panel partial
-      {0, 4, 777, 129, false},      // rhs in place with AVX-512's registers, packed with AVX2's
-      {0, 2, 500, 40, true},        // lhs stored [k, m]
+      {0, 1, 1000, 300, false},  // a matrix-vector product, the last panel partial
+      {0, 4, 777, 129, false},   // rhs in place, blocks of 16 steps, the last partial
+      {0, 2, 500, 40, true},     // lhs stored [k, m]
+      {0, 10, 500, 70, false},   // in place with AVX-512's registers, packed with AVX2's
+      {0, 6, 2100, 1100, false},
+      {0, 20, 900, 300, false},     // four row tiles, packed
       {0, 3, 200, 50, true, true},  // both stored transposed: packed
       // rhs stored [n, k]: dot products along rows of rhs, the last vector of steps partial
       {0, 1, 1000, 300, false, true},
       {0, 5, 333, 77, false, true},  // 4 columns a tile with AVX-512, packed with AVX2
       {0, 2, 101, 1037, false, true},
-      {0, 10, 500, 70, false},    // two row tiles, packed
-      {0, 6, 2100, 1100, false},  // deeper than a packed panel
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const GemmCase& c = cases[i];

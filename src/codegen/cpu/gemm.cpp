@@ -37,10 +37,14 @@ constexpr std::int64_t kMaxBlockedMacs = std::int64_t{1} << 28;
 // nor a convolution's.
 enum class RhsRead {
   kPacked,
-  // rhs [k, n]: each step reads a run of an rhs row, the tile's columns, at least 256 bytes (a
-  // narrower run a step, at 16 KiB strides, read memory slower than packing did). Zen 5, two
-  // threads, f32 [m, 4096] x [4096, 4096] by columns, ms, packed -> in place: m = 1
-  // 2.1-2.4 -> 0.64-1.1, m = 4 2.2-2.5 -> 1.1-1.5.
+  // rhs [k, n]: each step reads a run of an rhs row, the tile's columns, at least two vectors.
+  // A run shorter than kLongRunBytes is read in blocks of kInPlaceDepth steps, each of which
+  // passes over all the tile's panels: the next panel reads the next run of the same rows, which
+  // the hardware prefetchers follow (one panel down all of k reads a new page every step). Zen 5,
+  // f32 [m, 4096] x [4096, 4096] by columns, ms on one and two threads, packed -> in place:
+  // AVX-512 m = 1 4.2, 4.2 -> 1.5, 0.65; m = 4 4.6, 4.5 -> 2.4, 1.1 (a run of 384 bytes, all of
+  // k: in blocks 3.0, 1.5); m = 8 5.4, 2.7 -> 3.4, 1.7 and m = 12 5.4, 2.8 -> 3.8, 1.8 in blocks;
+  // AVX2 m = 4 6.2, 3.1 -> 4.1, 2.1 and m = 6 6.6, 3.3 -> 3.8, 2.0 in blocks.
   kInPlace,
   // rhs [n, k]: each of the tile's columns is an rhs row, contiguous along the contraction: an
   // accumulator per row and column takes a vector of steps at a time, its lanes summed at the
@@ -52,7 +56,7 @@ struct TileShape {
   std::int64_t columns;
   RhsRead rhs;
 };
-constexpr std::int64_t kTileRows = 6;
+constexpr std::int64_t kTileRows = 6, kInPlaceDepth = 16, kLongRunBytes = 256;
 
 TileShape tile_shape(const cpu::CpuIsa& isa, const hlo::GemmShape& g, bool conv) {
   auto lanes = static_cast<std::int64_t>(isa.vector_bytes / itemsize(g.dtype));
@@ -63,9 +67,9 @@ TileShape tile_shape(const cpu::CpuIsa& isa, const hlo::GemmShape& g, bool conv)
   auto accumulators = static_cast<int>(widest * kTileRows);
   auto rows = static_cast<int>(std::min<std::int64_t>(g.m, accumulators));
   if (!conv && g.operand_dtype == g.dtype && g.m == rows) {
-    constexpr std::int64_t kMinRunBytes = 256, kMinDotColumns = 4;
+    constexpr int kMinRunVectors = 2, kMinDotColumns = 4;
     int per_row = accumulators / rows;
-    if (!g.transpose_rhs && per_row * isa.vector_bytes >= kMinRunBytes)
+    if (!g.transpose_rhs && per_row >= kMinRunVectors)
       return {rows, std::min(needed, per_row) * lanes, RhsRead::kInPlace};
     if (g.transpose_rhs && !g.transpose_lhs && per_row >= kMinDotColumns)
       return {rows, std::min<std::int64_t>(g.n, per_row), RhsRead::kDotProducts};
@@ -161,9 +165,19 @@ class GemmEmitter {
     std::int64_t panel_bytes = panel_in_l2         ? kL2PanelBytes
                                : tile_vectors_ > 2 ? 2 * kPanelBytes
                                                    : kPanelBytes;
-    // Read in place, rhs has no panel to keep in a cache: one block, out stored once.
-    depth_ =
-        rhs_read_ != RhsRead::kPacked ? g.k : std::min<std::int64_t>(g.k, panel_bytes / tile_width);
+    // Read in place, rhs has no panel to keep in a cache (RhsRead); dot products take all of k.
+    switch (rhs_read_) {
+      case RhsRead::kPacked:
+        depth_ = std::min<std::int64_t>(g.k, panel_bytes / tile_width);
+        break;
+      case RhsRead::kInPlace:
+        depth_ =
+            tile_vectors_ * isa.vector_bytes < kLongRunBytes ? std::min(g.k, kInPlaceDepth) : g.k;
+        break;
+      case RhsRead::kDotProducts:
+        depth_ = g.k;
+        break;
+    }
     // A transposed lhs holds a tile's rows of one step in one line, and its steps a row of lhs
     // apart: where that is a multiple of 4 KiB they fall in few cache sets, and a deep block
     // evicts its own lines before the next row tile reads them again. Zen 5, two cores, lhs
