@@ -131,16 +131,16 @@ TEST_CASE("codegen: the blocked matrix kernel against a loop", "[codegen][gemm]"
 
 // A product of few rows splits over the threads by its columns' panels (gemm_column_panels):
 // each part reads its columns of rhs alone. Where a tile of all the rows reads at least two
-// vectors of an rhs row a step, or (rhs stored [n, k]) at least 4 of its rows, rhs is read where
-// it lies, unpacked. Each runs in 3 parts and a panel
-// at a time, against the loop.
+// vectors of an rhs row a step (a run under 256 bytes in blocks of 16 steps), or (rhs stored
+// [n, k]) at least 4 of its rows, rhs is read where it lies, unpacked. Each runs in 3 parts and
+// a panel at a time, against the loop.
 TEST_CASE("codegen: a product of few rows splits by its columns", "[codegen][gemm]") {
   std::vector<GemmCase> cases = {
-      {0, 1, 1000, 300, false},  // a matrix-vector product, the last panel partial
-      {0, 4, 777, 129, false},   // rhs in place, blocks of 16 steps, the last partial
-      {0, 2, 500, 40, true},     // lhs stored [k, m]
-      {0, 10, 500, 70, false},   // in place with AVX-512's registers, packed with AVX2's
-      {0, 6, 2100, 1100, false},
+      {0, 1, 1000, 300, false},     // a matrix-vector product, the last panel partial
+      {0, 4, 777, 129, false},      // in place; with AVX2 in blocks, the last of one step
+      {0, 2, 500, 40, true},        // lhs stored [k, m]
+      {0, 10, 500, 70, false},      // in place with AVX-512's registers, packed with AVX2's
+      {0, 6, 2100, 1100, false},    // in place; with AVX2 in 69 blocks
       {0, 20, 900, 300, false},     // four row tiles, packed
       {0, 3, 200, 50, true, true},  // both stored transposed: packed
       // rhs stored [n, k]: dot products along rows of rhs, the last vector of steps partial
