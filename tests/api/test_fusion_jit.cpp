@@ -508,7 +508,7 @@ TEST_CASE("fused jit: a convolution's bias gradient sums an entry of the batch p
 
 TEST_CASE("fused jit: a batch of one splits its rows over the threads", "[jit][fusion]") {
   // f32[1, 512, 256]: the kernel's rows are the 512 after the size-1 batch dim, for an
-  // elementwise kernel and for a softmax over the last dim.
+  // elementwise kernel, a softmax over the last dim and a cumulative sum along it.
   auto f = jit([](const Array& x) { return np::tanh(x) * 2.0f + 1.0f; });
   auto softmax = jit([](const Array& x) { return nn::softmax(x, -1); });
   std::vector<float> xv = uniform(512 * 256, -2, 2, 51);
@@ -525,6 +525,12 @@ TEST_CASE("fused jit: a batch of one splits its rows over the threads", "[jit][f
   auto rows = softmax.lower(x).compile();
   split(rows.thunk_sequence());
   check_close(rows(x), softmax_rows(xv, 512, 256));
+  // A scan along the last dim: its rows are the dims before it.
+  auto scanned = jit([](const Array& a) { return np::cumsum(a, -1); }).lower(x).compile();
+  split(scanned.thunk_sequence());
+  std::vector<double> sums;
+  for (std::size_t i = 0; i < xv.size(); ++i) sums.push_back((i % 256 ? sums.back() : 0.0) + xv[i]);
+  check_close(scanned(x), sums, 1e-5, 1e-4);
 }
 
 TEST_CASE("fused jit: relu(x @ W.T + b) reads W as it lies, in one kernel", "[jit][fusion]") {

@@ -127,15 +127,24 @@ TEST_CASE("codegen: a prefix scan's one pass matches the window generator", "[co
     }
 }
 
-TEST_CASE("codegen: a scan splits over dimension 0, or 1 when it scans dimension 0",
+// A scan splits over the dims before its axis taken together (a batch of one or a few still
+// splits), or over dimension 1 when it scans dimension 0. Each runs in two parts (the first from
+// row 3, the second up to it) against the whole kernel.
+TEST_CASE("codegen: a scan splits over the dims before its axis, or 1 when it scans dimension 0",
           "[codegen][window]") {
   struct Case {
     Shape dims;
     int axis;
     std::int64_t rows;
   };
-  for (const Case& c : std::vector<Case>{
-           {{6, 40, 3}, 1, 6}, {{6, 40}, 1, 6}, {{40, 7}, 0, 7}, {{30, 5, 3}, 0, 5}}) {
+  for (const Case& c : std::vector<Case>{{{6, 40, 3}, 1, 6},
+                                         {{6, 40}, 1, 6},
+                                         {{40, 7}, 0, 7},
+                                         {{30, 5, 3}, 0, 5},
+                                         {{1, 9, 40}, 2, 9},
+                                         {{2, 3, 5, 40}, 3, 30},
+                                         {{2, 3, 20, 6}, 2, 6},
+                                         {{1, 1, 7, 33}, 3, 7}}) {
     INFO("dims " << shape_str(c.dims) << " axis " << c.axis);
     Hlo h;
     hlo::Instruction* scan =

@@ -39,7 +39,8 @@ struct KernelRequest {
 // a loop kernel or one of row reductions over the last dim, its leading dims together up to 64
 // rows; for a matrix product of few rows, its column panels: gemm_column_panels), or 1 when they
 // differ or are 0-d; for a prefix scan along
-// dimension 0, its dimension 1 (which its kernel splits instead); for a tiled scan, its tiles
+// dimension 0, its dimension 1 (which its kernel splits instead), along a later one the dims
+// before it together; for a tiled scan, its tiles
 // (codegen/cpu/prefix_scan.hpp); for an implicit-GEMM convolution, its product's rows
 // (hlo::as_implicit_gemm).
 std::int64_t kernel_rows(const hlo::Instruction& root);

@@ -125,10 +125,13 @@ std::int64_t kernel_rows(const Instruction& root) {
   if (std::size_t k = row_dims(root); k > 1)
     return shape_size(Shape(dims->begin(), dims->begin() + static_cast<std::ptrdiff_t>(k)));
   // A tiled scan's rows are its tiles. A prefix scan along dimension 0 carries its value from
-  // row to row: its kernel splits dimension 1 instead; without one it runs whole.
+  // row to row: its kernel splits dimension 1 instead; without one it runs whole. One along a
+  // later dim splits the dims before it, taken together.
   if (const Instruction* scan = prefix_scan_of(root)) {
     if (std::int64_t tiles = cpu::scan_tiles(*scan)) return tiles;
-    if (hlo::as_prefix_scan(*scan)->axis == 0) return dims->size() > 1 ? (*dims)[1] : 1;
+    auto axis = static_cast<std::ptrdiff_t>(hlo::as_prefix_scan(*scan)->axis);
+    if (axis == 0) return dims->size() > 1 ? (*dims)[1] : 1;
+    return shape_size(Shape(dims->begin(), dims->begin() + axis));
   }
   return (*dims)[0];
 }
@@ -389,7 +392,8 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
         mark_streaming(*output_buffers[j]);
         aligned = line(j);
       }
-      emit_prefix_scan(em, r, x, init, out_arg(j), rows, scratch, buffer_of_operand(r), aligned);
+      emit_prefix_scan(em, r, x, init, out_arg(j), rows, prefix_scan_of(root) != nullptr, scratch,
+                       buffer_of_operand(r), aligned);
     };
     for (auto [is_kind, emit] :
          {std::pair{Kind(column_reduction), reduce_columns}, std::pair{Kind(prefix_scan), scan}}) {

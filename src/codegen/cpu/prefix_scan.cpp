@@ -97,7 +97,7 @@ class ScanEmitter {
     n_ = dims_[axis_];
   }
 
-  void emit(const std::optional<OuterRange>& rows) {
+  void emit(const std::optional<OuterRange>& rows, bool rows_span_leading_dims) {
     if (std::int64_t tiles = scan_tiles(scan_)) {
       JX_CHECK(scratch_);
       tiled(tiles);
@@ -111,15 +111,16 @@ class ScanEmitter {
       return;
     }
     Shape before(dims_.begin(), dims_.begin() + static_cast<std::ptrdiff_t>(axis_));
+    auto scan_at = [&](const IrIndex& outer) {
+      if (axis_ + 1 == dims_.size())
+        row(outer.dims);
+      else
+        runs(outer.dims, std::nullopt);
+    };
+    if (!rows_span_leading_dims) return emit_loop_nest(em_, before, "scan.outer", scan_at, rows);
     emit_loop_nest(
-        em_, before, "scan.outer",
-        [&](const IrIndex& outer) {
-          if (axis_ + 1 == dims_.size())
-            row(outer.dims);
-          else
-            runs(outer.dims, std::nullopt);
-        },
-        rows);
+        em_, {shape_size(before)}, "scan.outer",
+        [&](const IrIndex& r) { scan_at(em_.delinearize_loop_index(r.dims[0], before)); }, rows);
   }
 
  private:
@@ -501,10 +502,12 @@ bool scans_in_runs(const Instruction& scan) {
 
 void emit_prefix_scan(ElementalEmitter& em, const Instruction& scan,
                       const ElementGenerator& operand, const ElementGenerator& init,
-                      llvm::Value* out, const std::optional<OuterRange>& rows, llvm::Value* scratch,
-                      llvm::Value* source, std::int64_t aligned) {
+                      llvm::Value* out, const std::optional<OuterRange>& rows,
+                      bool rows_span_leading_dims, llvm::Value* scratch, llvm::Value* source,
+                      std::int64_t aligned) {
   if (scan.shape.size() == 0) return;
-  ScanEmitter(em, scan, operand, init, out, scratch, source, aligned).emit(rows);
+  ScanEmitter(em, scan, operand, init, out, scratch, source, aligned)
+      .emit(rows, rows_span_leading_dims);
 }
 
 }  // namespace jx::codegen::cpu

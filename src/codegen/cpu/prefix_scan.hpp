@@ -46,15 +46,17 @@ inline std::int64_t scan_scratch_words(std::int64_t tiles) { return 1 + 2 * tile
 bool scans_in_runs(const hlo::Instruction& scan);
 
 // out = the scan `scan` (hlo::as_prefix_scan holds) of operand, from init. `rows` is a thread's
-// part of dimension 0, or of dimension 1 for a scan along dimension 0; a tiled scan ignores it
-// and takes `scratch` (scan_scratch_words of it). `source`, when given, is a buffer holding the
-// operand as stored (its shape and dtype), which a scan along the last dim reads a vector at a
-// time instead of computing it into a buffer of its own first. With `aligned` (a power of two
-// dividing the last dim) a scan in runs starts every run at a multiple of it, rounding the ends
-// of a thread's part of the last dim down to one.
+// part of dimension 0 (with `rows_span_leading_dims`, of the dims before the axis taken
+// together: a batch of one or a few still splits), or of dimension 1 for a scan along dimension
+// 0; a tiled scan ignores it and takes `scratch` (scan_scratch_words of it). `source`, when given,
+// is a buffer holding the operand as stored (its shape and dtype), which a scan along the last dim
+// reads a vector at a time instead of computing it into a buffer of its own first. With `aligned`
+// (a power of two dividing the last dim) a scan in runs starts every run at a multiple of it,
+// rounding the ends of a thread's part of the last dim down to one.
 void emit_prefix_scan(ElementalEmitter& em, const hlo::Instruction& scan,
                       const ElementGenerator& operand, const ElementGenerator& init,
-                      llvm::Value* out, const std::optional<OuterRange>& rows, llvm::Value* scratch,
+                      llvm::Value* out, const std::optional<OuterRange>& rows,
+                      bool rows_span_leading_dims, llvm::Value* scratch,
                       llvm::Value* source = nullptr, std::int64_t aligned = 1);
 
 }  // namespace jx::codegen::cpu
