@@ -1,120 +1,24 @@
-// The register-blocked matrix kernel for all but the largest dots, and the choice between it, the
-// element loop nest (dot.cpp) and BLAS. The contraction is cut into blocks of depth_ steps and
-// the rows into blocks of block_rows_; for each, a panel of rhs (its rows of two or four vectors
-// of columns, transposed here when rhs is stored transposed) is packed into contiguous whole
-// vectors, and every tile of out, 6 rows by 2 vectors (or 4), adds its share in registers: each
-// step loads the panel row's vectors, broadcasts 6 lhs elements and issues 12 (or 24)
-// independent multiply-adds, enough to cover the FMA latency on both ports. The last block of
-// the contraction may apply a dense layer's bias and activation as it stores a tile. A product
-// of few rows reads rhs unpacked and splits over the threads by columns (TileShape,
-// gemm_column_panels).
+// The register-blocked matrix kernel for the dots whose strategy is kBlockedKernel
+// (gemm_plan.hpp). The contraction is cut into blocks of depth_ steps and the rows into blocks of
+// block_rows_; for each, a panel of rhs (its rows of two or four vectors of columns, transposed
+// here when rhs is stored transposed) is packed into contiguous whole vectors, and every tile of
+// out, 6 rows by 2 vectors (or 4), adds its share in registers: each step loads the panel row's
+// vectors, broadcasts 6 lhs elements and issues 12 (or 24) independent multiply-adds, enough to
+// cover the FMA latency on both ports. The last block of the contraction may apply a dense
+// layer's bias and activation as it stores a tile. A product of few rows reads rhs unpacked and
+// splits over the threads by columns (TileShape, gemm_column_panels).
 #include <algorithm>
 #include <numeric>
 #include <optional>
 
 #include "codegen/cpu/cpu_compiler.hpp"
 #include "codegen/cpu/gemm.hpp"
+#include "codegen/cpu/gemm_plan.hpp"
 #include "hlo/gemm.hpp"
-#include "jx/config.hpp"
 
 #include <llvm/IR/IntrinsicsX86.h>
 
-namespace jx::codegen {
-namespace {
-
-// Below this many multiply-adds per product the element loop nest beats any kernel's setup.
-constexpr std::int64_t kMinGemmMacs = 16 * 16 * 16;
-// Above this many in all, BLAS is as fast or faster, unless the kernel's vectors are 512-bit
-// ones at full rate, where it runs twice as fast as OpenBLAS's 256-bit kernels at any size.
-// Timed against OpenBLAS (docs/performance.md): up to 2^28 multiply-adds the kernel is
-// 1.0-1.25x faster with 256-bit vectors (AVX2, or AVX-512 on Zen 4); above, 0.94-0.98x with
-// AVX2 on Zen 5, and on Zen 4 on one core 0.85x at 2048^3.
-constexpr std::int64_t kMaxBlockedMacs = std::int64_t{1} << 28;
-
-// The kernel's tile: `rows` of out by `columns`, summed in registers. Packing rhs into panels
-// pays where several row tiles read each panel; a product of one tile of rows reads rhs where it
-// lies instead, in a tile of all its rows and as many accumulators (RhsRead). Not a bf16 rhs,
-// nor a convolution's.
-enum class RhsRead {
-  kPacked,
-  // rhs [k, n]: each step reads a run of an rhs row, the tile's columns, at least two vectors.
-  // A run shorter than kLongRunBytes is read in blocks of kInPlaceDepth steps, each of which
-  // passes over all the tile's panels: the next panel reads the next run of the same rows, which
-  // the hardware prefetchers follow (one panel down all of k reads a new page every step). Zen 5,
-  // f32 [m, 4096] x [4096, 4096] by columns, ms on one and two threads, packed -> in place:
-  // AVX-512 m = 1 4.2, 4.2 -> 1.5, 0.65; m = 4 4.6, 4.5 -> 2.4, 1.1 (a run of 384 bytes, all of
-  // k: in blocks 3.0, 1.5); m = 8 5.4, 2.7 -> 3.4, 1.7 and m = 12 5.4, 2.8 -> 3.8, 1.8 in blocks;
-  // AVX2 m = 4 6.2, 3.1 -> 4.1, 2.1 and m = 6 6.6, 3.3 -> 3.8, 2.0 in blocks.
-  kInPlace,
-  // rhs [n, k]: each of the tile's columns is an rhs row, contiguous along the contraction: an
-  // accumulator per row and column takes a vector of steps at a time, its lanes summed at the
-  // end (dot products). At least 4 columns, each its own stream.
-  kDotProducts,
-};
-struct TileShape {
-  int rows;
-  std::int64_t columns;
-  RhsRead rhs;
-};
-constexpr std::int64_t kTileRows = 6, kInPlaceDepth = 16, kLongRunBytes = 256;
-
-TileShape tile_shape(const cpu::CpuIsa& isa, const hlo::GemmShape& g, bool conv) {
-  auto lanes = static_cast<std::int64_t>(isa.vector_bytes / itemsize(g.dtype));
-  auto needed = static_cast<int>((g.n + lanes - 1) / lanes);
-  // Two vectors (BLIS's 6x16 with AVX2, 6x32 with AVX-512), four where 512-bit operations run
-  // at full rate (not for bf16 pairs).
-  int widest = isa.full_width_512 && g.operand_dtype != bfloat16 ? 4 : 2;
-  auto accumulators = static_cast<int>(widest * kTileRows);
-  auto rows = static_cast<int>(std::min<std::int64_t>(g.m, accumulators));
-  if (!conv && g.operand_dtype == g.dtype && g.m == rows) {
-    constexpr int kMinRunVectors = 2, kMinDotColumns = 4;
-    int per_row = accumulators / rows;
-    if (!g.transpose_rhs && per_row >= kMinRunVectors)
-      return {rows, std::min(needed, per_row) * lanes, RhsRead::kInPlace};
-    if (g.transpose_rhs && !g.transpose_lhs && per_row >= kMinDotColumns)
-      return {rows, std::min<std::int64_t>(g.n, per_row), RhsRead::kDotProducts};
-  }
-  return {static_cast<int>(std::min(kTileRows, g.m)), std::clamp(needed, 1, widest) * lanes,
-          RhsRead::kPacked};
-}
-
-}  // namespace
-
-std::int64_t gemm_column_panels(const cpu::CpuIsa& isa, const hlo::GemmShape& g) {
-  // Split by rows, every thread packs and reads all of rhs; by columns, every thread reads all
-  // of lhs. Columns, where they make at least as many parts as the rows' tiles: then rhs is the
-  // larger operand (n of at least 2.7 m with AVX2's tile, 10.7 m with the wide one).
-  // Zen 5, two threads, f32 [m, 4096] x [4096, 4096], ms: m = 1 4.3 -> 2.1, m = 16 5.7 -> 3.2,
-  // m = 256 22.2 -> 19.4-19.9 (docs/performance.md).
-  if (g.batch != 1) return 0;
-  TileShape tile = tile_shape(isa, g, false);
-  std::int64_t panels = (g.n + tile.columns - 1) / tile.columns;
-  std::int64_t row_tiles = (g.m + tile.rows - 1) / tile.rows;
-  return panels > 1 && panels >= row_tiles ? panels : 0;
-}
-
-DotStrategy gemm_strategy(const hlo::GemmShape& g) {
-  if (g.m * g.n * g.k < kMinGemmMacs) return DotStrategy::kLoopNest;
-  // An f32 product of bf16 operands (kept so by upcast-16bit-dots where the CPU multiplies bf16
-  // pairs): the kernel at any size, as BLAS has no such product.
-  if (g.operand_dtype == bfloat16 && g.dtype == float32) return DotStrategy::kBlockedKernel;
-  // Other 16-bit operands reach the CPU as f32 products: any other mix is a loop nest.
-  if (g.operand_dtype != g.dtype) return DotStrategy::kLoopNest;
-  if (g.macs() > kMaxBlockedMacs && !cpu::cpu_isa(config().cpu_isa).full_width_512)
-    return DotStrategy::kBlas;
-  return DotStrategy::kBlockedKernel;
-}
-
-DotStrategy dot_strategy(const hlo::Instruction& dot) {
-  std::optional<hlo::GemmShape> g = hlo::as_gemm(dot);
-  return g ? gemm_strategy(*g) : DotStrategy::kLoopNest;
-}
-
-bool kernel_applies_gemm_epilogue(const hlo::Instruction& dot) {
-  return hlo::fits_gemm_epilogue(dot) && dot_strategy(dot) == DotStrategy::kBlockedKernel;
-}
-
-namespace cpu {
+namespace jx::codegen::cpu {
 namespace {
 
 class GemmEmitter {
@@ -871,5 +775,4 @@ void emit_blocked_gemm(ElementalEmitter& em, const CpuIsa& isa, const hlo::GemmS
             em.i64(0), em.i64(g.m));
 }
 
-}  // namespace cpu
-}  // namespace jx::codegen
+}  // namespace jx::codegen::cpu

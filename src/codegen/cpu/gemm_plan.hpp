@@ -1,0 +1,44 @@
+// What the CPU computes a dot with, and how its blocked kernel tiles and splits it: the
+// strategy (dot_strategy, cpu_compiler.hpp) and the kernel's tile (TileShape), which the
+// kernel's emitter (gemm.cpp) and its row count (kernel_rows, gemm_column_panels) both follow.
+#pragma once
+
+#include <cstdint>
+
+#include "codegen/cpu/cpu_compiler.hpp"
+#include "codegen/cpu/cpu_isa.hpp"
+#include "hlo/gemm.hpp"
+
+namespace jx::codegen::cpu {
+
+// The kernel's tile: `rows` of out by `columns`, summed in registers. Packing rhs into panels
+// pays where several row tiles read each panel; a product of one tile of rows reads rhs where it
+// lies instead, in a tile of all its rows and as many accumulators (RhsRead). Not a bf16 rhs,
+// nor a convolution's.
+enum class RhsRead {
+  kPacked,
+  // rhs [k, n]: each step reads a run of an rhs row, the tile's columns, at least two vectors.
+  // A run shorter than kLongRunBytes is read in blocks of kInPlaceDepth steps, each of which
+  // passes over all the tile's panels: the next panel reads the next run of the same rows, which
+  // the hardware prefetchers follow (one panel down all of k reads a new page every step). Zen 5,
+  // f32 [m, 4096] x [4096, 4096] by columns, ms on one and two threads, packed -> in place:
+  // AVX-512 m = 1 4.2, 4.2 -> 1.5, 0.65; m = 4 4.6, 4.5 -> 2.4, 1.1 (a run of 384 bytes, all of
+  // k: in blocks 3.0, 1.5); m = 8 5.4, 2.7 -> 3.4, 1.7 and m = 12 5.4, 2.8 -> 3.8, 1.8 in blocks;
+  // AVX2 m = 4 6.2, 3.1 -> 4.1, 2.1 and m = 6 6.6, 3.3 -> 3.8, 2.0 in blocks.
+  kInPlace,
+  // rhs [n, k]: each of the tile's columns is an rhs row, contiguous along the contraction: an
+  // accumulator per row and column takes a vector of steps at a time, its lanes summed at the
+  // end (dot products). At least 4 columns, each its own stream.
+  kDotProducts,
+};
+struct TileShape {
+  int rows;
+  std::int64_t columns;
+  RhsRead rhs;
+};
+constexpr std::int64_t kTileRows = 6, kInPlaceDepth = 16, kLongRunBytes = 256;
+
+// The tile for `g` on `isa` (`conv`: an implicit-GEMM convolution's, which always packs).
+TileShape tile_shape(const CpuIsa& isa, const hlo::GemmShape& g, bool conv);
+
+}  // namespace jx::codegen::cpu
