@@ -3,8 +3,9 @@
 // (timed in turn with them, so that a neighbour on a shared machine slows both alike),
 // Eigen and libtorch's eager ops; a dense layer against OpenBLAS's sgemm; and the kernels each
 // function compiles to are counted. Every reference is measured in the same run.
-// Usage: bench_fusion [repetition scale, default 1]. Prints one report; exits with an error
-// only when a result is wrong.
+// Usage: bench_fusion [repetition scale, default 1] [--jax_ms=... --torch_ms=...: the peers' times
+// from benchmarks/peers.py --cpu]. Prints one report; exits with an error only when a result is
+// wrong.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -29,6 +30,7 @@
 #include <jx/jx.hpp>
 
 #include "bench_machine.hpp"
+#include "bench_peers.hpp"
 #include "bench_random.hpp"
 #include "bench_stats.hpp"
 #include "bench_thunks.hpp"
@@ -186,6 +188,19 @@ TargetRow count_row(std::string what, int count, double at_most) {
   return r;
 }
 
+using Peers = std::vector<bench::PeerTimes>;
+
+// Prints each peer's time for `case_name` (benchmarks/peers.py --cpu) and adds its ratio to the
+// targets, with no goal: a peer's time comes from another process.
+void peer_rows(const Peers& peers, const std::string& case_name, const std::string& what,
+               double jx_ms, std::vector<TargetRow>& rows) {
+  bench::print_peers(peers, case_name, jx_ms);
+  for (const bench::PeerTimes& p : peers)
+    if (double ms = p.of(case_name); ms > 0)
+      rows.push_back(ratio_row(what + ": " + p.name + " / jx", fmt("%.3f ms", jx_ms),
+                               fmt("%.3f ms ", ms) + p.name, ms / jx_ms, Cmp::kNone, 0));
+}
+
 void print_targets(const std::vector<TargetRow>& rows) {
   std::printf("Targets (ratio as named in each case; time ratios use medians)\n");
   std::printf("  %-30s %14s %26s %8s %9s\n", "case", "jx", "reference", "ratio", "target");
@@ -340,7 +355,8 @@ double max_abs_diff(const float* a, const float* b, std::size_t n) {
 }
 
 // Returns the compiled program's thunks.
-ThunkCounts gelu_case(const Triad& triad, int threads, int scale, std::vector<TargetRow>& rows) {
+ThunkCounts gelu_case(const Triad& triad, int threads, int scale, const Peers& peers,
+                std::vector<TargetRow>& rows) {
   std::printf("gelu, tanh form, on f32[%lld] in [-4, 4)\n", static_cast<long long>(kGeluN));
   std::vector<float> host = random_vector(kGeluN, 10, -4, 4, threads);
 
@@ -366,6 +382,7 @@ ThunkCounts gelu_case(const Triad& triad, int threads, int scale, std::vector<Ta
   double bytes = 2.0 * sizeof(float) * kGeluN;  // read x, write y
   std::string jx_ms = fmt("%.3f ms", tj.median_ms);
   rows.push_back(floor_row("gelu: floor / jx", bytes, tj, triad_t, kInTurn, Cmp::kAtLeast, 0.85));
+  peer_rows(peers, "gelu", "gelu", tj.median_ms, rows);
   rows.push_back(ratio_row("gelu: eigen / jx", jx_ms,
                            fmt("%.3f ms Eigen ", te.median_ms) + std::to_string(threads) + " thr",
                            te.median_ms / tj.median_ms, Cmp::kAbove, 1));
@@ -418,7 +435,8 @@ std::vector<float> softmax_oracle(const std::vector<float>& x, std::int64_t rows
 }
 
 // Returns the compiled program's thunks.
-ThunkCounts softmax_case(const Triad& triad, int threads, int scale, std::vector<TargetRow>& rows) {
+ThunkCounts softmax_case(const Triad& triad, int threads, int scale, const Peers& peers,
+                std::vector<TargetRow>& rows) {
   std::printf("Row softmax on f32[%lld,%lld] in [-4, 4)\n", static_cast<long long>(kSoftmaxRows),
               static_cast<long long>(kSoftmaxCols));
   std::vector<float> host = random_vector(kSoftmaxRows * kSoftmaxCols, 20, -4, 4, threads);
@@ -442,6 +460,7 @@ ThunkCounts softmax_case(const Triad& triad, int threads, int scale, std::vector
 
   double bytes = 2.0 * sizeof(float) * kSoftmaxRows * kSoftmaxCols;  // read x once, write y once
   rows.push_back(floor_row("softmax: floor / jx", bytes, tj, triad_t, kInTurn, Cmp::kAtLeast, 0.7));
+  peer_rows(peers, "softmax", "softmax", tj.median_ms, rows);
   std::printf("\n");
   ThunkCounts k = compiled_thunks(softmax, x);
   rows.push_back(count_row("softmax: kernels", k.kernels, 2));
@@ -519,7 +538,8 @@ jx::Array dense_relu(const jx::Array& x, const jx::Array& w, const jx::Array& b)
 
 double gflops(std::int64_t n, double ms) { return 2.0 * n * n * n / ms / 1e6; }
 
-void dense_case(std::int64_t n, int threads, int scale, std::vector<TargetRow>& rows) {
+void dense_case(std::int64_t n, int threads, int scale, const Peers& peers,
+                std::vector<TargetRow>& rows) {
   std::printf("Dense layer relu(x @ W + b), n = %lld (x, W: f32[n,n]; b: f32[n])\n",
               static_cast<long long>(n));
   std::size_t nn = static_cast<std::size_t>(n * n);
@@ -562,6 +582,7 @@ void dense_case(std::int64_t n, int threads, int scale, std::vector<TargetRow>& 
   double gj = gflops(n, tj.median_ms), gs = gflops(n, ts.median_ms);
   rows.push_back(ratio_row("dense n=" + std::to_string(n) + ": jx / sgemm", fmt("%.1f GFLOP/s", gj),
                            fmt("%.1f GFLOP/s sgemm", gs), gj / gs, Cmp::kAtLeast, 0.9));
+  peer_rows(peers, "dense" + std::to_string(n), "dense n=" + std::to_string(n), tj.median_ms, rows);
 }
 
 // ---- 5. bfloat16 ----------------------------------------------------------------------------
@@ -582,7 +603,8 @@ float bf16_value(std::uint16_t bits) {
 // An elementwise chain as a bf16 model writes it: fused, computed in f32 and rounded on store.
 jx::Array bf16_chain(const jx::Array& x) { return np::maximum(x * 1.5f + 0.25f, 0.0f) * x - x; }
 
-void bf16_chain_case(const Triad& triad, int threads, int scale, std::vector<TargetRow>& rows) {
+void bf16_chain_case(const Triad& triad, int threads, int scale, const Peers& peers,
+                std::vector<TargetRow>& rows) {
   std::printf("bfloat16 chain max(1.5x + 0.25, 0) * x - x on bf16[%lld] in [-4, 4)\n",
               static_cast<long long>(kGeluN));
   std::vector<float> host = random_vector(kGeluN, 60, -4, 4, threads);
@@ -614,6 +636,7 @@ void bf16_chain_case(const Triad& triad, int threads, int scale, std::vector<Tar
   double bytes = 2.0 * 2 * static_cast<double>(kGeluN);  // read x, write y: 2 bytes each
   rows.push_back(
       floor_row("bf16 chain: floor / jx", bytes, tj, triad_t, kInTurn, Cmp::kAtLeast, 0.8));
+  peer_rows(peers, "bf16_chain", "bf16 chain", tj.median_ms, rows);
   std::printf("\n");
 }
 
@@ -622,7 +645,8 @@ void bf16_chain_case(const Triad& triad, int threads, int scale, std::vector<Tar
 // cumsum of f32[16M] (one row: the CPU's vector scan on one thread) held against the bandwidth
 // floor of reading x and writing y once; f32[4096, 4096] along each axis for comparison (rows
 // split over the threads along axis 1; one thread's vectorized runs of accumulators along 0).
-void cumsum_case(const Triad& triad, int threads, int scale, std::vector<TargetRow>& rows) {
+void cumsum_case(const Triad& triad, int threads, int scale, const Peers& peers,
+                std::vector<TargetRow>& rows) {
   std::printf(
       "cumsum (lax.cumsum, one reduce-window scanned in one pass) on f32[%lld] in [-1, 1)\n",
       static_cast<long long>(kGeluN));
@@ -644,6 +668,7 @@ void cumsum_case(const Triad& triad, int threads, int scale, std::vector<TargetR
   if (!(worst <= 1e-5)) fail("cumsum: jx differs from the running sum by " + fmt("%.3g", worst));
   double bytes = 2.0 * sizeof(float) * kGeluN;  // read x, write y
   rows.push_back(floor_row("cumsum: floor / jx", bytes, tj, triad_t, kInTurn, Cmp::kAtLeast, 0.7));
+  peer_rows(peers, "cumsum", "cumsum", tj.median_ms, rows);
 
   jx::Array m = np::array(host, jx::Shape{4096, 4096});
   for (int axis : {1, 0}) {
@@ -915,7 +940,8 @@ void parallel_threshold_case(int scale) {
 }
 
 int main(int argc, char** argv) {
-  const int scale = argc > 1 ? std::max(1, std::atoi(argv[1])) : 1;
+  const int scale = bench::repetition_scale(argc, argv);
+  const Peers peers = bench::parse_peers(argc, argv);
   const int threads = hardware_threads();
   openblas_set_num_threads(threads);
 #if JX_HAVE_TORCH
@@ -932,12 +958,12 @@ int main(int argc, char** argv) {
   parallel_threshold_case(scale);
 
   std::vector<TargetRow> rows;
-  ThunkCounts gelu_k = gelu_case(triad, threads, scale, rows);
-  ThunkCounts softmax_k = softmax_case(triad, threads, scale, rows);
+  ThunkCounts gelu_k = gelu_case(triad, threads, scale, peers, rows);
+  ThunkCounts softmax_k = softmax_case(triad, threads, scale, peers, rows);
   row_norms_case(triad, threads, scale, rows);
-  for (std::int64_t n : {512, 1024, 2048}) dense_case(n, threads, scale, rows);
-  bf16_chain_case(triad, threads, scale, rows);
-  cumsum_case(triad, threads, scale, rows);
+  for (std::int64_t n : {512, 1024, 2048}) dense_case(n, threads, scale, peers, rows);
+  bf16_chain_case(triad, threads, scale, peers, rows);
+  cumsum_case(triad, threads, scale, peers, rows);
   dense_bf16_case(1024, threads, scale, rows);
   embedding_case(triad, threads, scale, rows);
   cross_entropy_case(scale, rows);

@@ -12,7 +12,7 @@
 //   an MLP train step (784-512-512-10, batch 1024, Adam): ms per step, with and without CUDA-graph
 //   replay (--gpu_graphs)
 // Inputs are made on the GPU by jitted programs. With --jax_ms=case:ms,... and --torch_ms=...
-// (benchmarks/gpu_peers.py prints them, measured on the same machine) it prints each peer's
+// (benchmarks/peers.py prints them, measured on the same machine) it prints each peer's
 // time over jx's as well. --only=GROUP runs one group: gelu, dense, bf16_gemm, conv, memory, step.
 // Without a GPU it says so and measures nothing.
 #include <cstdio>
@@ -24,6 +24,7 @@
 
 #include <jx/jx.hpp>
 
+#include "bench_peers.hpp"
 #include "bench_stats.hpp"
 #include "core/array_impl.hpp"
 #include "hlo/gemm.hpp"
@@ -36,35 +37,8 @@ using jx::Array;
 namespace np = jx::np;
 namespace nn = jx::nn;
 using jx::runtime::cuda::GpuContext;
-
-// A peer's times by case name, in ms.
-struct PeerTimes {
-  const char* name = "";
-  std::map<std::string, double> ms;
-};
-
-// "case:ms,case:ms,..."
-PeerTimes parse_peer(const char* name, std::string list) {
-  PeerTimes t{name, {}};
-  std::size_t at = 0;
-  while (at < list.size()) {
-    std::size_t comma = std::min(list.find(',', at), list.size());
-    std::string item = list.substr(at, comma - at);
-    std::size_t colon = item.find(':');
-    if (colon != std::string::npos)
-      t.ms[item.substr(0, colon)] = std::strtod(item.c_str() + colon + 1, nullptr);
-    at = comma + 1;
-  }
-  return t;
-}
-
-void print_peers(const std::vector<PeerTimes>& peers, const char* name, double jx_ms) {
-  for (const PeerTimes& p : peers) {
-    auto it = p.ms.find(name);
-    if (it != p.ms.end() && it->second > 0)
-      std::printf("  %s %.3f ms: %s / jx = %.2f\n", p.name, it->second, p.name, it->second / jx_ms);
-  }
-}
+using bench::PeerTimes;
+using bench::print_peers;
 
 struct Mlp {
   nn::Dense hidden1, hidden2, out;
@@ -285,14 +259,10 @@ void train_step(const jx::Device& gpu, const std::vector<PeerTimes>& peers) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<PeerTimes> peers;
+  const std::vector<PeerTimes> peers = bench::parse_peers(argc, argv);
   std::string only;  // --only=GROUP: gelu, dense, bf16_gemm, conv, memory or step
-  for (int i = 1; i < argc; ++i) {
+  for (int i = 1; i < argc; ++i)
     if (std::strncmp(argv[i], "--only=", 7) == 0) only = argv[i] + 7;
-    if (std::strncmp(argv[i], "--jax_ms=", 9) == 0) peers.push_back(parse_peer("JAX", argv[i] + 9));
-    if (std::strncmp(argv[i], "--torch_ms=", 11) == 0)
-      peers.push_back(parse_peer("PyTorch", argv[i] + 11));
-  }
   if (jx::runtime::cuda::device_count() == 0) {
     try {
       jx::gpu(0);

@@ -5,7 +5,7 @@
 // scale with threads. Efficiency is against the one-thread time. The ISA jx compiles for is
 // printed (JX_FLAGS=--cpu_isa=avx2 on an AVX-512 machine measures the other kind).
 //
-//   bench_roofline [N]   N: N times the repetitions
+//   bench_roofline [S]   S: S times the sampling (0.25: a quarter, for a machine lent briefly)
 #include <cblas.h>
 
 #include <algorithm>
@@ -65,8 +65,8 @@ double fma_rate(long iterations) {
 // The best of several runs on one thread, and on `threads` at once (per thread). Each runs on a
 // new thread bound to a core of its own while the caller waits (bench::bind_to_cpu): unbound,
 // two could share a core, which would lower the peak the ratios are held to.
-double fma_peak(int threads, int scale) {
-  const long iterations = 50'000'000L * scale;
+double fma_peak(int threads, double scale) {
+  const auto iterations = static_cast<long>(50'000'000 * std::max(scale, 0.2));
   double best = 0;
   for (int run = 0; run < 3; ++run) {
     std::vector<double> rates(static_cast<std::size_t>(threads));
@@ -85,7 +85,7 @@ double fma_peak(int threads, int scale) {
 
 // ---- timing --------------------------------------------------------------------------------
 
-double median_ms(const std::function<void()>& call, int scale) {
+double median_ms(const std::function<void()>& call, double scale) {
   return bench::summarize(bench::sample_interleaved({call}, scale)[0]).median_ms;
 }
 
@@ -111,7 +111,7 @@ jx::Array dense_relu(const jx::Array& x, const jx::Array& w, const jx::Array& b)
 
 // peak_one: one core's FMA rate alone; peak_busy: per core with all of them busy.
 void dense_table(const std::vector<int>& thread_counts, double peak_one, double peak_busy,
-                 int scale) {
+                 double scale) {
   std::printf(
       "Dense layer relu(x @ W + b), x, W: f32[n, n]; GMAC/s, fraction of the FMA peak of\n"
       "the threads used, efficiency against 1 thread, and OpenBLAS sgemm alone\n");
@@ -150,7 +150,7 @@ void settle_blas() { std::this_thread::sleep_for(std::chrono::milliseconds(200))
 
 // Products of few rows, [m, 4096] x [4096, 4096]: memory-bound on rhs (64 MiB) for few rows, so
 // GB/s of rhs read; split over the threads by columns.
-void few_rows_table(const std::vector<int>& thread_counts, int scale) {
+void few_rows_table(const std::vector<int>& thread_counts, double scale) {
   std::printf(
       "Products of few rows, x: f32[m, %d] @ W: f32[%d, %d]; ms, GB/s of W, and OpenBLAS\n"
       "sgemm on as many threads\n",
@@ -194,7 +194,7 @@ jx::Array softmax(const jx::Array& x) {
   return e / np::sum(e, -1, /*keepdims=*/true);
 }
 
-void scaling_table(const std::vector<int>& thread_counts, int scale) {
+void scaling_table(const std::vector<int>& thread_counts, double scale) {
   std::printf(
       "Thread scaling of memory-bound kernels (ms, medians; efficiency against 1 thread)\n");
   std::printf("  %-34s", "case");
@@ -226,7 +226,7 @@ void scaling_table(const std::vector<int>& thread_counts, int scale) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int scale = argc > 1 ? std::max(1, std::atoi(argv[1])) : 1;
+  const double scale = argc > 1 ? std::max(0.05, std::atof(argv[1])) : 1;
   int cores = bench::hardware_threads();
   std::vector<int> thread_counts;
   for (int t = 1; t <= std::min(cores, 16); t *= 2) thread_counts.push_back(t);

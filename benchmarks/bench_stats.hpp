@@ -34,7 +34,8 @@ inline void print_timing(const char* what, const Timing& t) {
   std::printf("  %-52s %9.3f ms  (best %.3f, %d calls)\n", what, t.median_ms, t.min_ms, t.reps);
 }
 
-// The least sampling: this many turns of every case, and this long in all (times the scale).
+// The least sampling: this many turns of every case, and this long in all (times the scale, which
+// may be a fraction).
 inline constexpr int kMinReps = 100;
 inline constexpr double kMinMeasureMs = 3000;
 
@@ -43,7 +44,7 @@ inline constexpr double kMinMeasureMs = 3000;
 // kMinMeasureMs in all, times `scale`, after one untimed warm-up call of each. Returns each
 // case's samples (ms).
 inline std::vector<std::vector<double>> sample_interleaved(
-    const std::vector<std::function<void()>>& calls, int scale) {
+    const std::vector<std::function<void()>>& calls, double scale) {
   using Clock = std::chrono::steady_clock;
   auto ms_since = [](Clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -51,7 +52,7 @@ inline std::vector<std::vector<double>> sample_interleaved(
   for (const auto& call : calls) call();
   std::vector<std::vector<double>> samples(calls.size());
   const double budget_ms = kMinMeasureMs * scale;
-  const std::size_t min_reps = static_cast<std::size_t>(kMinReps) * static_cast<std::size_t>(scale);
+  const auto min_reps = static_cast<std::size_t>(std::max(1.0, kMinReps * scale));
   Clock::time_point start = Clock::now();
   while (samples[0].size() < min_reps || ms_since(start) < budget_ms) {
     for (std::size_t c = 0; c < calls.size(); ++c) {

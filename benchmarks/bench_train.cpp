@@ -7,7 +7,8 @@
 // as in a training loop, the frameworks taking turns; then the steps' pieces. The goals apply to
 // the back-to-back steps: interleaved, a step may start while the previous framework's idle
 // threads still spin, and after another's work its own data has left the caches.
-// Usage: bench_train [repetition scale, default 1]. Exits with an error only when the three
+// Usage: bench_train [repetition scale, default 1] [--jax_ms=step:MS --torch_ms=step:MS: the
+// peers' step times from benchmarks/peers.py --cpu]. Exits with an error only when the three
 // disagree.
 #include <algorithm>
 #include <array>
@@ -28,6 +29,7 @@
 #include <jx/jx.hpp>
 
 #include "bench_machine.hpp"
+#include "bench_peers.hpp"
 #include "bench_stats.hpp"
 #include "bench_thunks.hpp"
 
@@ -518,7 +520,8 @@ void print_ratio(const char* what, double ratio, double goal) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int scale = argc > 1 ? std::max(1, std::atoi(argv[1])) : 1;
+  const int scale = bench::repetition_scale(argc, argv);
+  const std::vector<bench::PeerTimes> peers = bench::parse_peers(argc, argv);
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // the report so far survives a failure, even piped
   const int threads = std::max(1, affinity_cpus());
   openblas_set_num_threads(threads);
@@ -639,6 +642,7 @@ int main(int argc, char** argv) {
   print_ratio("Eigen / jx", alone[1][0].median_ms / jx_step.median_ms, kEigenGoal);
   print_info("Eigen / jx, best steps", alone[1][0].min_ms / jx_step.min_ms);
   print_info("Eigen / jx, interleaved call by call", t[1].median_ms / t[0].median_ms);
+  bench::print_peers(peers, "step", jx_step.median_ms);
   std::printf("  load average %s\n", load_average().c_str());
   return 0;
 }

@@ -7,7 +7,8 @@
 #   lib/           libjx, and every library they load that a plain Ubuntu 24.04 lacks
 #   fixtures/      the test fixtures (the tests look beside their binary)
 #   run-tests.sh   the test suite with lib/ on the library path (GPU tests skip without a GPU)
-# The benchmarks bench_fusion and bench_train are compiled for this CPU (-march=native).
+# The benchmarks' compiled references (Eigen, the FMA-peak loop) target x86-64-v4 (AVX-512);
+# JX_BENCH_ARCH=x86-64-v3 (AVX2) or native picks another.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,7 +19,7 @@ build=${JX_BUILD_DIR:-build-package}
 
 scripts/install_deps.sh
 config=(-DCMAKE_BUILD_TYPE=Release -DJX_WERROR=ON -DJX_STATIC_LLVM=ON -DJX_BUILD_TESTS=ON
-        -DJX_BUILD_EXAMPLES=ON -DJX_BUILD_BENCHMARKS=ON
+        -DJX_BUILD_EXAMPLES=ON -DJX_BUILD_BENCHMARKS=ON "-DJX_BENCH_ARCH=${JX_BENCH_ARCH:-x86-64-v4}"
         # Binaries find libjx beside them (build tree) or in ../lib (package), wherever it lies.
         -DCMAKE_BUILD_RPATH_USE_ORIGIN=ON '-DCMAKE_BUILD_RPATH=$ORIGIN;$ORIGIN/../lib'
         # libtorch (the peer benchmarks' reference) would take gigabytes along.

@@ -1,4 +1,6 @@
-"""The peers' times for bench_gpu's cases, in ms, on the machine bench_gpu runs on:
+"""The peers' times for jx's benchmark cases, in ms, on the machine the benchmark runs on.
+
+On the GPU, bench_gpu's cases:
   gelu      gelu over 256M float32 (tanh form)
   dense     relu(x @ W + b) at 4096 in full f32 (precision highest)
   bf16_gemm x @ W, bf16 operands at 8192, f32 result (JAX only: PyTorch has no such product)
@@ -7,16 +9,29 @@
             at the default precision (TF32)
   step      the MLP train step (784-512-512-10, batch 1024, Adam) at the default precision
 
-  python3 benchmarks/gpu_peers.py            JAX (jax.jit)
-  python3 benchmarks/gpu_peers.py --torch    PyTorch (eager, CUDA)
+On the CPU (--cpu), bench_fusion's and bench_train's cases, on all the cores this process may use:
+  gelu      gelu over f32[16M] (tanh form)
+  softmax   softmax over the rows of f32[4096, 4096]
+  dense512, dense1024, dense2048: relu(x @ W + b), f32[n, n]
+  bf16_chain  max(1.5x + 0.25, 0) * x - x over bf16[16M]
+  cumsum    over f32[16M]
+  step      the MLP train step (784-512-512-10, batch 128, Adam)
 
-Each case is the median over 200 calls after warm-up. The last line is bench_gpu's argument:
+  python3 benchmarks/peers.py [--cpu]            JAX (jax.jit)
+  python3 benchmarks/peers.py [--cpu] --torch    PyTorch (eager)
+
+Each case is the median of its calls after warm-up (on the GPU 200 calls; on the CPU at least 5
+and 0.3 s). The last line is the benchmark's argument (bench_gpu, or bench_fusion and bench_train):
   bench_gpu --jax_ms=gelu:MS,dense:MS,... --torch_ms=...
 """
+import os
 import sys
 import time
 
-WARMUP, CALLS = 20, 200
+CPU = "--cpu" in sys.argv[1:]
+if CPU:
+    os.environ["JAX_PLATFORMS"] = "cpu"  # XLA:CPU even where JAX has a GPU
+WARMUP, CALLS, MIN_S = (3, 5, 0.3) if CPU else (20, 200, 0)
 N16M = 16 << 20
 ROWS, WIDTH, LOOKUPS = 50000, 512, 4096
 
@@ -26,7 +41,8 @@ def median_ms(call, sync):
         call()
     sync()
     times = []
-    for _ in range(CALLS):
+    start = time.perf_counter()
+    while len(times) < CALLS or time.perf_counter() - start < MIN_S:
         t0 = time.perf_counter()
         call()
         sync()
@@ -51,6 +67,18 @@ def jax_cases():
         return jax.random.normal(jax.random.PRNGKey(seed), shape).astype(dtype)
 
     out = {}
+    if CPU:
+        out["gelu"] = timed(jax.jit(lambda v: jax.nn.gelu(v, approximate=True)), normal(0, (N16M,)))
+        out["softmax"] = timed(jax.jit(lambda v: jax.nn.softmax(v, axis=-1)), normal(1, (4096, 4096)))
+        for n in (512, 1024, 2048):
+            a, w, b = normal(2, (n, n)), normal(3, (n, n)), normal(4, (n,))
+            out[f"dense{n}"] = timed(jax.jit(lambda a, w, b: jax.nn.relu(a @ w + b)), a, w, b)
+        h = normal(5, (N16M,), jnp.bfloat16)
+        out["bf16_chain"] = timed(jax.jit(lambda v: jnp.maximum(v * 1.5 + 0.25, 0) * v - v), h)
+        out["cumsum"] = timed(jax.jit(jnp.cumsum), normal(6, (N16M,)))
+        out["step"] = jax_step(jax, jnp, batch=128)
+        return "jax", out
+
     out["gelu"] = timed(jax.jit(lambda v: jax.nn.gelu(v, approximate=True)), normal(0, (256 << 20,)))
 
     a, w, b = normal(1, (4096, 4096)), normal(2, (4096, 4096)), normal(3, (4096,))
@@ -81,11 +109,11 @@ def jax_cases():
     out["conv"] = timed(jax.jit(conv), x, k)
     out["conv_grad"] = timed(jax.jit(jax.grad(lambda x, k: jnp.sum(conv(x, k)), (0, 1))), x, k)
 
-    out["step"] = jax_step(jax, jnp)
+    out["step"] = jax_step(jax, jnp, batch=1024)
     return "jax", out
 
 
-def jax_step(jax, jnp):
+def jax_step(jax, jnp, batch):
     def init(key):
         sizes = [(784, 512), (512, 512), (512, 10)]
         keys = jax.random.split(key, len(sizes))
@@ -115,8 +143,8 @@ def jax_step(jax, jnp):
     state["m"] = jax.tree_util.tree_map(jnp.zeros_like, state["params"])
     state["v"] = jax.tree_util.tree_map(jnp.zeros_like, state["params"])
     state["t"] = jnp.zeros((), jnp.float32)
-    xs = jax.random.normal(jax.random.PRNGKey(5), (1024, 784))
-    ys = jax.random.randint(jax.random.PRNGKey(6), (1024,), 0, 10)
+    xs = jax.random.normal(jax.random.PRNGKey(5), (batch, 784))
+    ys = jax.random.randint(jax.random.PRNGKey(6), (batch,), 0, 10)
     step = jax.jit(adam_step)
 
     def one_step():
@@ -126,10 +154,46 @@ def jax_step(jax, jnp):
     return median_ms(one_step, lambda: state["value"].block_until_ready())
 
 
+def torch_step(torch, F, dev, sync, batch):
+    model = torch.nn.Sequential(torch.nn.Linear(784, 512), torch.nn.ReLU(),
+                                torch.nn.Linear(512, 512), torch.nn.ReLU(),
+                                torch.nn.Linear(512, 10)).to(dev)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    xs = torch.randn(batch, 784, device=dev)
+    ys = torch.randint(0, 10, (batch,), device=dev)
+
+    def one_step():
+        opt.zero_grad(set_to_none=True)
+        F.cross_entropy(model(xs), ys).backward()
+        opt.step()
+
+    return median_ms(one_step, sync)
+
+
+def torch_cpu_cases(torch, F):
+    cpu = torch.device("cpu")
+    out = {}
+    x = torch.randn(N16M)
+    out["gelu"] = median_ms(lambda: F.gelu(x, approximate="tanh"), lambda: None)
+    s = torch.randn(4096, 4096)
+    out["softmax"] = median_ms(lambda: torch.softmax(s, -1), lambda: None)
+    for n in (512, 1024, 2048):
+        a, w, b = torch.randn(n, n), torch.randn(n, n), torch.randn(n)
+        out[f"dense{n}"] = median_ms(lambda: torch.relu(a @ w + b), lambda: None)
+    h = torch.randn(N16M).to(torch.bfloat16)
+    out["bf16_chain"] = median_ms(lambda: torch.relu(h * 1.5 + 0.25) * h - h, lambda: None)
+    c = torch.randn(N16M)
+    out["cumsum"] = median_ms(lambda: torch.cumsum(c, 0), lambda: None)
+    out["step"] = torch_step(torch, F, cpu, lambda: None, batch=128)
+    return "torch", out
+
+
 def torch_cases():
     import torch
     import torch.nn.functional as F
 
+    if CPU:
+        return torch_cpu_cases(torch, F)
     dev = torch.device("cuda")
     sync = torch.cuda.synchronize
     out = {}
@@ -166,19 +230,7 @@ def torch_cases():
 
     out["conv_grad"] = median_ms(conv_grad, sync)
 
-    model = torch.nn.Sequential(torch.nn.Linear(784, 512), torch.nn.ReLU(),
-                                torch.nn.Linear(512, 512), torch.nn.ReLU(),
-                                torch.nn.Linear(512, 10)).to(dev)
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-    xs = torch.randn(1024, 784, device=dev)
-    ys = torch.randint(0, 10, (1024,), device=dev)
-
-    def one_step():
-        opt.zero_grad(set_to_none=True)
-        F.cross_entropy(model(xs), ys).backward()
-        opt.step()
-
-    out["step"] = median_ms(one_step, sync)
+    out["step"] = torch_step(torch, F, dev, sync, batch=1024)
     return "torch", out
 
 
