@@ -356,7 +356,7 @@ double max_abs_diff(const float* a, const float* b, std::size_t n) {
 
 // Returns the compiled program's thunks.
 ThunkCounts gelu_case(const Triad& triad, int threads, int scale, const Peers& peers,
-                std::vector<TargetRow>& rows) {
+                      std::vector<TargetRow>& rows) {
   std::printf("gelu, tanh form, on f32[%lld] in [-4, 4)\n", static_cast<long long>(kGeluN));
   std::vector<float> host = random_vector(kGeluN, 10, -4, 4, threads);
 
@@ -436,7 +436,7 @@ std::vector<float> softmax_oracle(const std::vector<float>& x, std::int64_t rows
 
 // Returns the compiled program's thunks.
 ThunkCounts softmax_case(const Triad& triad, int threads, int scale, const Peers& peers,
-                std::vector<TargetRow>& rows) {
+                         std::vector<TargetRow>& rows) {
   std::printf("Row softmax on f32[%lld,%lld] in [-4, 4)\n", static_cast<long long>(kSoftmaxRows),
               static_cast<long long>(kSoftmaxCols));
   std::vector<float> host = random_vector(kSoftmaxRows * kSoftmaxCols, 20, -4, 4, threads);
@@ -604,7 +604,7 @@ float bf16_value(std::uint16_t bits) {
 jx::Array bf16_chain(const jx::Array& x) { return np::maximum(x * 1.5f + 0.25f, 0.0f) * x - x; }
 
 void bf16_chain_case(const Triad& triad, int threads, int scale, const Peers& peers,
-                std::vector<TargetRow>& rows) {
+                     std::vector<TargetRow>& rows) {
   std::printf("bfloat16 chain max(1.5x + 0.25, 0) * x - x on bf16[%lld] in [-4, 4)\n",
               static_cast<long long>(kGeluN));
   std::vector<float> host = random_vector(kGeluN, 60, -4, 4, threads);
@@ -646,7 +646,7 @@ void bf16_chain_case(const Triad& triad, int threads, int scale, const Peers& pe
 // floor of reading x and writing y once; f32[4096, 4096] along each axis for comparison (rows
 // split over the threads along axis 1; one thread's vectorized runs of accumulators along 0).
 void cumsum_case(const Triad& triad, int threads, int scale, const Peers& peers,
-                std::vector<TargetRow>& rows) {
+                 std::vector<TargetRow>& rows) {
   std::printf(
       "cumsum (lax.cumsum, one reduce-window scanned in one pass) on f32[%lld] in [-1, 1)\n",
       static_cast<long long>(kGeluN));

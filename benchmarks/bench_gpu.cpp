@@ -18,7 +18,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -36,9 +35,9 @@ namespace {
 using jx::Array;
 namespace np = jx::np;
 namespace nn = jx::nn;
-using jx::runtime::cuda::GpuContext;
 using bench::PeerTimes;
 using bench::print_peers;
+using jx::runtime::cuda::GpuContext;
 
 struct Mlp {
   nn::Dense hidden1, hidden2, out;
@@ -203,8 +202,8 @@ void conv(const jx::Device& gpu, const std::vector<PeerTimes>& peers) {
   });
   double flops = 2.0 * batch * hw * hw * in * out * 9;
   // cuDNN where libcudnn.so.9 loads; else patches and a cuBLAS GEMM.
-  bool cudnn = forward.lower(x, w).compile().thunk_sequence().find("cudnn convolution") !=
-               std::string::npos;
+  bool cudnn =
+      forward.lower(x, w).compile().thunk_sequence().find("cudnn convolution") != std::string::npos;
   std::printf("convolutions through %s\n", cudnn ? "cuDNN" : "patches and cuBLAS (no cuDNN)");
   auto time_case = [&](const char* what, const char* peer_case, double case_flops,
                        const std::function<void()>& f) {

@@ -63,8 +63,7 @@ inline void print_peers(const std::vector<PeerTimes>& peers, const std::string& 
                         double jx_ms) {
   for (const PeerTimes& p : peers)
     if (double ms = p.of(case_name); ms > 0)
-      std::printf("  %s %.3f ms: %s / jx = %.2f\n", p.name.c_str(), ms, p.name.c_str(),
-                  ms / jx_ms);
+      std::printf("  %s %.3f ms: %s / jx = %.2f\n", p.name.c_str(), ms, p.name.c_str(), ms / jx_ms);
 }
 
 }  // namespace bench

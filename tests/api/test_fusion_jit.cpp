@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "codegen/cpu/cpu_isa.hpp"
+#include "codegen/cpu/gemm_plan.hpp"
 #include "jx/jx.hpp"
 #include "runtime/parallel.hpp"
 #include "support/config_guard.hpp"
@@ -345,8 +346,8 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "fused jit: products up to 2^28 multiply-adds are kernels, larger ones BLAS calls unless "
-    "the kernel's 512-bit vectors run at full rate",
+    "fused jit: products up to 2^28 multiply-adds are kernels, larger ones too with AVX2 or "
+    "full-width AVX-512, else BLAS calls",
     "[jit][fusion]") {
   // lhs = u·v^T + s·t^T, so each product's oracle costs O(k·n): out = u·(v^T rhs) + s·(t^T rhs).
   const std::int64_t m = 1024, k = 1024;
@@ -367,7 +368,7 @@ TEST_CASE(
     INFO("--cpu_isa=" << isa << ", n = " << n << (rhs_transposed ? ", rhs stored [n, k]" : ""));
     testing::ConfigGuard guard;
     config().cpu_isa = isa;
-    bool blas = large && !codegen::cpu::cpu_isa(isa).full_width_512;
+    bool blas = large && !codegen::cpu::kernel_at_any_size(codegen::cpu::cpu_isa(isa));
     std::vector<float> rhs = uniform(k * n, -1, 1, 25);
     auto at = [&](std::int64_t p, std::int64_t j) {
       return double(rhs[static_cast<std::size_t>(rhs_transposed ? j * k + p : p * n + j)]);

@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "codegen/cpu/cpu_isa.hpp"
+#include "codegen/cpu/gemm_plan.hpp"
 #include "codegen_testing.hpp"
 #include "support/config_guard.hpp"
 
@@ -117,6 +118,8 @@ TEST_CASE("codegen: the blocked matrix kernel against a loop", "[codegen][gemm]"
       // the wide tile's second-level panel: three depths, the last partial; then two
       {0, 19, 70, 2100, false},
       {0, 13, 70, 1100, true, true},
+      // AVX2's (rows split): two depths, the second of 4 steps
+      {0, 30, 40, 4100, false},
       // lhs stored [k, m] with rows 4 KiB apart: blocks of 128 steps (64 in double), the last
       // partial
       {0, 1024, 40, 300, true},
@@ -235,17 +238,20 @@ TEST_CASE("codegen: which dots take the loop nest, the blocked kernel or BLAS", 
   CHECK(strategy(float64, {4, 64, 64, 64, true}) == DotStrategy::kBlockedKernel);
   CHECK(strategy(float32, {0, 128, 512, 512, false, true}) == DotStrategy::kBlockedKernel);
   CHECK(strategy(float32, {0, 512, 512, 1024, false}) == DotStrategy::kBlockedKernel);  // 2^28
-  // Larger: BLAS, unless 512-bit vectors run at full rate.
+  // Larger: the kernel with AVX2 or 512-bit vectors at full rate; BLAS with AVX-512 split in
+  // two halves (Zen 4) or SSE.
   for (const char* isa : {"avx2", "native"}) {
     INFO("--cpu_isa=" << isa);
     jx::testing::ConfigGuard guard;
     config().cpu_isa = isa;
-    DotStrategy large =
-        cpu::cpu_isa(isa).full_width_512 ? DotStrategy::kBlockedKernel : DotStrategy::kBlas;
+    const cpu::CpuIsa& target = cpu::cpu_isa(isa);
+    DotStrategy large = target.full_width_512 || target.name == "avx2" ? DotStrategy::kBlockedKernel
+                                                                       : DotStrategy::kBlas;
     CHECK(strategy(float32, {0, 1024, 512, 1024, false}) == large);
     CHECK(strategy(float32, {512, 64, 64, 256, false}) == large);  // in all
   }
   CHECK(cpu::cpu_isa("avx2").full_width_512 == false);
+  CHECK(cpu::kernel_at_any_size(cpu::cpu_isa("avx2")));
   // bf16 operands of an f32 product: the kernel at any size (BLAS has no such product).
   auto bf16_into_f32 = [](const GemmCase& c) {
     Hlo h;

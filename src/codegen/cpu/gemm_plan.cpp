@@ -10,11 +10,9 @@ namespace {
 
 // Below this many multiply-adds per product the element loop nest beats any kernel's setup.
 constexpr std::int64_t kMinGemmMacs = 16 * 16 * 16;
-// Above this many in all, BLAS is as fast or faster, unless the kernel's vectors are 512-bit
-// ones at full rate, where it runs twice as fast as OpenBLAS's 256-bit kernels at any size.
-// Timed against OpenBLAS (docs/performance.md): up to 2^28 multiply-adds the kernel is
-// 1.0-1.25x faster with 256-bit vectors (AVX2, or AVX-512 on Zen 4); above, 0.94-0.98x with
-// AVX2 on Zen 5, and on Zen 4 on one core 0.85x at 2048^3.
+// Above this many in all, BLAS is as fast or faster where the kernel does not beat it at any
+// size (kernel_at_any_size): AVX-512 split in two 256-bit halves (Zen 4: 0.85x OpenBLAS on one
+// core at 2048^3, with a first-level panel) and SSE (never timed).
 constexpr std::int64_t kMaxBlockedMacs = std::int64_t{1} << 28;
 
 }  // namespace
@@ -41,6 +39,23 @@ TileShape tile_shape(const CpuIsa& isa, const hlo::GemmShape& g, bool conv) {
           RhsRead::kPacked};
 }
 
+bool panel_in_second_level(const CpuIsa& isa, const hlo::GemmShape& g, int tile_vectors,
+                           bool conv) {
+  // AVX2's panel is one line of each rhs row it packs: down 4096 steps of a product split by
+  // columns, that is a page a line, for few row tiles to read (Zen 5, f32 [16, 4096] x
+  // [4096, 4096], one core: 9.2 -> 15.8 ms). Its first-level panel passes over 256 rows at a time.
+  if (conv) return false;
+  return tile_vectors > 2 || (isa.vector_bytes == 32 && gemm_column_panels(isa, g) == 0);
+}
+
+bool kernel_at_any_size(const CpuIsa& isa) {
+  // 512-bit vectors at full rate: twice OpenBLAS's 256-bit kernels. AVX2's tile over a
+  // second-level panel: level with OpenBLAS's Haswell kernels or ahead (Zen 5 under
+  // --cpu_isa=avx2, one core, GMAC/s against sgemm alone: n = 1024 65.3 against 63.7, 2048 63.3
+  // against 63.5; docs/performance.md).
+  return isa.full_width_512 || isa.vector_bytes == 32;
+}
+
 }  // namespace cpu
 
 std::int64_t gemm_column_panels(const cpu::CpuIsa& isa, const hlo::GemmShape& g) {
@@ -63,7 +78,7 @@ DotStrategy gemm_strategy(const hlo::GemmShape& g) {
   if (g.operand_dtype == bfloat16 && g.dtype == float32) return DotStrategy::kBlockedKernel;
   // Other 16-bit operands reach the CPU as f32 products: any other mix is a loop nest.
   if (g.operand_dtype != g.dtype) return DotStrategy::kLoopNest;
-  if (g.macs() > kMaxBlockedMacs && !cpu::cpu_isa(config().cpu_isa).full_width_512)
+  if (g.macs() > kMaxBlockedMacs && !cpu::kernel_at_any_size(cpu::cpu_isa(config().cpu_isa)))
     return DotStrategy::kBlas;
   return DotStrategy::kBlockedKernel;
 }

@@ -41,4 +41,12 @@ constexpr std::int64_t kTileRows = 6, kInPlaceDepth = 16, kLongRunBytes = 256;
 // The tile for `g` on `isa` (`conv`: an implicit-GEMM convolution's, which always packs).
 TileShape tile_shape(const CpuIsa& isa, const hlo::GemmShape& g, bool conv);
 
+// Whether the kernel's packed panel stays in the second-level cache, every row block passing
+// over it (each tile loads and stores its out once per panel, not once per first-level block):
+// the wide tile's, and AVX2's 6x16 where the product splits by rows; not a convolution's.
+bool panel_in_second_level(const CpuIsa& isa, const hlo::GemmShape& g, int tile_vectors, bool conv);
+
+// Whether the kernel beats BLAS at any size on `isa` (else BLAS takes the largest products).
+bool kernel_at_any_size(const CpuIsa& isa);
+
 }  // namespace jx::codegen::cpu
