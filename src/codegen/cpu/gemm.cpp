@@ -105,8 +105,8 @@ class GemmEmitter {
     // Split by columns, a first-level panel feeds few row tiles, and packing the next one would
     // wait on memory (rhs rows lie apart, a line of each in a panel): the tiles ask for its lines
     // as they go. Zen 5 under --cpu_isa=avx2, f32 [m, 4096] x [4096, 4096], ms on one and two
-    // threads: m = 16 9.35, 4.50 -> 7.06, 3.42; m = 64 21.0, 10.5 -> 18.6, 9.5; m = 256 70.2,
-    // 35.3 -> 66.4, 33.4. (The wide tile's second-level panel ran 5-9% slower with it.)
+    // threads: m = 16 9.35, 4.50 -> 7.09, 3.46; m = 64 21.0, 10.5 -> 18.8, 9.4; m = 256 70.2,
+    // 35.3 -> 66.9, 33.5. (The wide tile's second-level panel ran 4-9% slower with it.)
     prefetch_next_panel_ =
         !panel_in_l2 && !pairs_ && !g.transpose_rhs && !conv && gemm_column_panels(isa, g) > 0;
     panel_elem_ = pairs_ ? b_.getInt16Ty() : elem_;

@@ -43,7 +43,7 @@ bool panel_in_second_level(const CpuIsa& isa, const hlo::GemmShape& g, int tile_
                            bool conv) {
   // AVX2's panel is one line of each rhs row it packs: down 4096 steps of a product split by
   // columns, that is a page a line, for few row tiles to read (Zen 5, f32 [16, 4096] x
-  // [4096, 4096], one core: 9.2 -> 15.8 ms). Its first-level panel passes over 256 rows at a time.
+  // [4096, 4096], one core: 9.2 -> 15.8 ms), where a first-level panel takes 256 steps at a time.
   if (conv) return false;
   return tile_vectors > 2 || (isa.vector_bytes == 32 && gemm_column_panels(isa, g) == 0);
 }
