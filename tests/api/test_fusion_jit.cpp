@@ -346,8 +346,8 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "fused jit: products up to 2^28 multiply-adds are kernels, larger ones too with AVX2 or "
-    "full-width AVX-512, else BLAS calls",
+    "fused jit: products up to 2^28 multiply-adds are kernels, larger ones too where the kernel "
+    "beats BLAS at any size (f32 with AVX2, full-width AVX-512), else BLAS calls",
     "[jit][fusion]") {
   // lhs = u·v^T + s·t^T, so each product's oracle costs O(k·n): out = u·(v^T rhs) + s·(t^T rhs).
   const std::int64_t m = 1024, k = 1024;
@@ -360,15 +360,18 @@ TEST_CASE(
           u[static_cast<std::size_t>(i)] * v[static_cast<std::size_t>(p)] +
           s[static_cast<std::size_t>(i)] * t[static_cast<std::size_t>(p)];
   Array a = np::array(lhs, {m, k});
-  for (auto [isa, n, rhs_transposed, large] :
-       {std::tuple{"avx2", std::int64_t{512}, false, true},
-        std::tuple{"avx2", std::int64_t{512}, true, true},
-        std::tuple{"avx2", std::int64_t{256}, true, false},
-        std::tuple{"native", std::int64_t{512}, true, true}}) {
-    INFO("--cpu_isa=" << isa << ", n = " << n << (rhs_transposed ? ", rhs stored [n, k]" : ""));
+  for (auto [isa, n, rhs_transposed, large, dtype] :
+       {std::tuple{"avx2", std::int64_t{512}, false, true, float32},
+        std::tuple{"avx2", std::int64_t{512}, true, true, float32},
+        std::tuple{"avx2", std::int64_t{256}, true, false, float32},
+        std::tuple{"avx2", std::int64_t{512}, false, true, float64},
+        std::tuple{"avx2", std::int64_t{512}, true, true, float64},
+        std::tuple{"native", std::int64_t{512}, true, true, float32}}) {
+    INFO("--cpu_isa=" << isa << ", " << dtype_name(dtype) << ", n = " << n
+                      << (rhs_transposed ? ", rhs stored [n, k]" : ""));
     testing::ConfigGuard guard;
     config().cpu_isa = isa;
-    bool blas = large && !codegen::cpu::kernel_at_any_size(codegen::cpu::cpu_isa(isa));
+    bool blas = large && !codegen::cpu::kernel_at_any_size(codegen::cpu::cpu_isa(isa), dtype);
     std::vector<float> rhs = uniform(k * n, -1, 1, 25);
     auto at = [&](std::int64_t p, std::int64_t j) {
       return double(rhs[static_cast<std::size_t>(rhs_transposed ? j * k + p : p * n + j)]);
@@ -384,16 +387,17 @@ TEST_CASE(
       for (std::int64_t j = 0; j < n; ++j)
         want.push_back(u[static_cast<std::size_t>(i)] * vb[static_cast<std::size_t>(j)] +
                        s[static_cast<std::size_t>(i)] * tb[static_cast<std::size_t>(j)]);
-    Array b = rhs_transposed ? np::array(rhs, {n, k}) : np::array(rhs, {k, n});
+    Array x = a.astype(dtype);
+    Array b = (rhs_transposed ? np::array(rhs, {n, k}) : np::array(rhs, {k, n})).astype(dtype);
     auto product = jit([rhs_transposed](const Array& x, const Array& y) {
       return lax::dot_general(x, y, {{1}, {rhs_transposed ? 1 : 0}, {}, {}});
     });
-    auto compiled = product.lower(a, b).compile();
+    auto compiled = product.lower(x, b).compile();
     std::string thunks = compiled.thunk_sequence();
     INFO(thunks);
     CHECK((thunks.rfind("gemm ", 0) == 0) == blas);
     CHECK((thunks.find("rhs^T") != std::string::npos) == (blas && rhs_transposed));
-    check_close(compiled(a, b), want, 1e-4, 1e-4);
+    check_close(compiled(x, b), want, 1e-4, 1e-4);
   }
 }
 

@@ -238,20 +238,25 @@ TEST_CASE("codegen: which dots take the loop nest, the blocked kernel or BLAS", 
   CHECK(strategy(float64, {4, 64, 64, 64, true}) == DotStrategy::kBlockedKernel);
   CHECK(strategy(float32, {0, 128, 512, 512, false, true}) == DotStrategy::kBlockedKernel);
   CHECK(strategy(float32, {0, 512, 512, 1024, false}) == DotStrategy::kBlockedKernel);  // 2^28
-  // Larger: the kernel with AVX2 or 512-bit vectors at full rate; BLAS with AVX-512 split in
-  // two halves (Zen 4) or SSE.
+  // Larger: the kernel with 512-bit vectors at full rate, and for f32 with AVX2; BLAS with
+  // AVX-512 split in two halves (Zen 4) or SSE, and for f64 with AVX2.
   for (const char* isa : {"avx2", "native"}) {
     INFO("--cpu_isa=" << isa);
     jx::testing::ConfigGuard guard;
     config().cpu_isa = isa;
     const cpu::CpuIsa& target = cpu::cpu_isa(isa);
-    DotStrategy large = target.full_width_512 || target.name == "avx2" ? DotStrategy::kBlockedKernel
-                                                                       : DotStrategy::kBlas;
-    CHECK(strategy(float32, {0, 1024, 512, 1024, false}) == large);
-    CHECK(strategy(float32, {512, 64, 64, 256, false}) == large);  // in all
+    auto large = [&](DType d) {
+      return target.full_width_512 || (target.name == "avx2" && d == float32)
+                 ? DotStrategy::kBlockedKernel
+                 : DotStrategy::kBlas;
+    };
+    CHECK(strategy(float32, {0, 1024, 512, 1024, false}) == large(float32));
+    CHECK(strategy(float32, {512, 64, 64, 256, false}) == large(float32));  // in all
+    CHECK(strategy(float64, {0, 1024, 512, 1024, false}) == large(float64));
   }
   CHECK(cpu::cpu_isa("avx2").full_width_512 == false);
-  CHECK(cpu::kernel_at_any_size(cpu::cpu_isa("avx2")));
+  CHECK(cpu::kernel_at_any_size(cpu::cpu_isa("avx2"), float32));
+  CHECK_FALSE(cpu::kernel_at_any_size(cpu::cpu_isa("avx2"), float64));
   // bf16 operands of an f32 product: the kernel at any size (BLAS has no such product).
   auto bf16_into_f32 = [](const GemmCase& c) {
     Hlo h;

@@ -48,12 +48,13 @@ bool panel_in_second_level(const CpuIsa& isa, const hlo::GemmShape& g, int tile_
   return tile_vectors > 2 || (isa.vector_bytes == 32 && gemm_column_panels(isa, g) == 0);
 }
 
-bool kernel_at_any_size(const CpuIsa& isa) {
-  // 512-bit vectors at full rate: twice OpenBLAS's 256-bit kernels. AVX2's tile over a
+bool kernel_at_any_size(const CpuIsa& isa, DType dtype) {
+  // 512-bit vectors at full rate: twice OpenBLAS's 256-bit kernels. AVX2's f32 tile over a
   // second-level panel: level with OpenBLAS's Haswell kernels or ahead (Zen 5 under
   // --cpu_isa=avx2, one core, GMAC/s against sgemm alone: n = 1024 65.3 against 63.7, 2048 63.3
-  // against 63.5; docs/performance.md).
-  return isa.full_width_512 || isa.vector_bytes == 32;
+  // against 63.5, 4096 63.7 against 64.3; docs/performance.md). Its f64 tile fell behind dgemm
+  // at 2048 (29.7-30.3 against 31.7-32.0 GMAC/s).
+  return isa.full_width_512 || (isa.vector_bytes == 32 && dtype == float32);
 }
 
 }  // namespace cpu
@@ -78,7 +79,8 @@ DotStrategy gemm_strategy(const hlo::GemmShape& g) {
   if (g.operand_dtype == bfloat16 && g.dtype == float32) return DotStrategy::kBlockedKernel;
   // Other 16-bit operands reach the CPU as f32 products: any other mix is a loop nest.
   if (g.operand_dtype != g.dtype) return DotStrategy::kLoopNest;
-  if (g.macs() > kMaxBlockedMacs && !cpu::kernel_at_any_size(cpu::cpu_isa(config().cpu_isa)))
+  if (g.macs() > kMaxBlockedMacs &&
+      !cpu::kernel_at_any_size(cpu::cpu_isa(config().cpu_isa), g.dtype))
     return DotStrategy::kBlas;
   return DotStrategy::kBlockedKernel;
 }

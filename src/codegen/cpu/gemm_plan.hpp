@@ -46,7 +46,8 @@ TileShape tile_shape(const CpuIsa& isa, const hlo::GemmShape& g, bool conv);
 // the wide tile's, and AVX2's 6x16 where the product splits by rows; not a convolution's.
 bool panel_in_second_level(const CpuIsa& isa, const hlo::GemmShape& g, int tile_vectors, bool conv);
 
-// Whether the kernel beats BLAS at any size on `isa` (else BLAS takes the largest products).
-bool kernel_at_any_size(const CpuIsa& isa);
+// Whether the kernel beats BLAS at any size on `isa` for products of `dtype` (else BLAS takes
+// the largest products).
+bool kernel_at_any_size(const CpuIsa& isa, DType dtype);
 
 }  // namespace jx::codegen::cpu
