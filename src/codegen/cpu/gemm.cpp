@@ -1,6 +1,6 @@
 // The register-blocked matrix kernel for the dots whose strategy is kBlockedKernel
 // (gemm_plan.hpp). The contraction is cut into blocks of depth_ steps and the rows into blocks of
-// block_rows_; for each, a panel of rhs (its rows of two or four vectors of columns, transposed
+// block_rows_ (gemm_blocking); for each, a panel of rhs (its rows of two or four vectors of columns, transposed
 // here when rhs is stored transposed) is packed into contiguous whole vectors, and every tile of
 // out, 6 rows by 2 vectors (or 4), adds its share in registers: each step loads the panel row's
 // vectors, broadcasts 6 lhs elements and issues 12 (or 24) independent multiply-adds, enough to
@@ -8,7 +8,6 @@
 // layer's bias and activation as it stores a tile. A product of few rows reads rhs unpacked and
 // splits over the threads by columns (TileShape, gemm_column_panels).
 #include <algorithm>
-#include <numeric>
 #include <optional>
 
 #include "codegen/cpu/cpu_compiler.hpp"
@@ -39,84 +38,16 @@ class GemmEmitter {
     if (conv) conv_ = *conv;
     lanes_ = isa.vector_bytes / static_cast<unsigned>(itemsize(g.dtype));
     vec_ = llvm::FixedVectorType::get(elem_, lanes_);
-    // A tile of 6 rows of two vectors (BLIS's 6x16 with AVX2; 6x32 with AVX-512): 12
-    // accumulators, the panel's row and a broadcast in 15 registers. AVX-512's 32 registers
-    // would hold 14x32, which ran slower on a core that splits 512-bit operations in two
-    // (Zen 4: 34-38 against 43-50 GMAC/s on one core at n = 1024 and 2048). Where 512-bit
-    // operations run at full rate, 6 rows of four vectors (24 accumulators, 29 registers): each
-    // broadcast of lhs feeds four multiply-adds, and a convolution of 64 out features reads its
-    // image once (Zen 5, one core: 122-125 against 119-122 GMAC/s at n = 1024, 119-120 against
-    // 116 at 2048).
     TileShape tile = tile_shape(isa, g, conv != nullptr);
     tile_rows_ = tile.rows;
     tile_columns_ = tile.columns;
     tile_vectors_ = static_cast<int>((tile.columns + lanes_ - 1) / lanes_);
     rhs_read_ = tile.rhs;
-    // The panel (depth_ rows of the tile's width) fills half of a 32 KiB first-level cache, and
-    // the block of lhs it meets (block_rows_ rows of depth_) a quarter of a 1 MiB second. The
-    // wide tile's product keeps its panel in the second-level cache instead, a quarter of 1 MiB
-    // (1024 steps at 64 columns, 8 times the 128 of two thirds of a 48 KiB first level), and
-    // passes every row over it (lhs then streams from the third level): each tile loads and
-    // stores its share of out 8 times less often, while the second level feeds the panel's 4
-    // vectors a step. Zen 5, one core, GMAC/s: n = 1024 120-121 -> 126, 2048 116-117 -> 124-127;
-    // two cores at 2048 235 -> 243-244. A convolution's wide tile keeps a first-level panel of
-    // two thirds of 48 KiB (its row blocks keep their image in the second level).
-    // bf16 operands: pairs of contraction steps, each panel vector two steps of its columns
-    // interleaved (half the bytes per step), depth_ even so that no block splits a pair.
-    std::int64_t operand_bytes = itemsize(g.operand_dtype);
-    std::int64_t tile_width = tile_vectors_ * lanes_ * operand_bytes;
-    bool panel_in_l2 = panel_in_second_level(isa, g, tile_vectors_, conv != nullptr);
-    std::int64_t panel_bytes = panel_in_l2         ? kL2PanelBytes
-                               : tile_vectors_ > 2 ? 2 * kPanelBytes
-                                                   : kPanelBytes;
-    // Read in place, rhs has no panel to keep in a cache (RhsRead); dot products take all of k.
-    switch (rhs_read_) {
-      case RhsRead::kPacked:
-        depth_ = std::min<std::int64_t>(g.k, panel_bytes / tile_width);
-        // Every row passes over a second-level panel, lhs streaming from the last-level cache
-        // once a panel: its block of depth_ steps for all rows must fit in a quarter of it, or
-        // each panel reads lhs from memory again. f32 [4096, 4096] x [4096, 4096], one core,
-        // GMAC/s: --cpu_isa=avx2 (4096 steps) 55.1 -> 63.7 (OpenBLAS 64.3); native (1024 steps)
-        // 126.8 -> 125.8, and [8192, 1024] x [1024, 1024] 114.9 -> 120.9.
-        if (panel_in_l2)
-          depth_ = std::min(depth_, std::max(kPanelBytes / tile_width,
-                                             isa.last_level_cache / 4 / (g.m * operand_bytes)));
-        break;
-      case RhsRead::kInPlace:
-        depth_ =
-            tile_vectors_ * isa.vector_bytes < kLongRunBytes ? std::min(g.k, kInPlaceDepth) : g.k;
-        break;
-      case RhsRead::kDotProducts:
-        depth_ = g.k;
-        break;
-    }
-    // A transposed lhs holds a tile's rows of one step in one line, and its steps a row of lhs
-    // apart: where that is a multiple of 4 KiB they fall in few cache sets, and a deep block
-    // evicts its own lines before the next row tile reads them again. Zen 5, two cores, lhs
-    // [2048, 1024] read transposed against [2048, 256]: 186 -> 243 GMAC/s (lhs as stored: 245).
-    if (g.transpose_lhs && !conv)
-      depth_ = std::min(depth_, transposed_lhs_depth(g.m * operand_bytes));
-    if (pairs_ && depth_ < g.k) depth_ = depth_ / 2 * 2;
-    // A convolution's blocks hold whole runs (of its last step axis), or whole parts of one.
-    if (conv_) {
-      std::int64_t c = conv_->run().size;
-      if (depth_ >= c) {
-        depth_ = depth_ / c * c;
-      } else {
-        while (c % depth_) --depth_;
-      }
-    }
-    block_rows_ = panel_in_l2 ? g.m : kLhsBlockBytes / (depth_ * operand_bytes);
-    block_rows_ =
-        (std::max<std::int64_t>(block_rows_, 1) + tile_rows_ - 1) / tile_rows_ * tile_rows_;
+    GemmBlocking blocking = gemm_blocking(isa, g, tile, conv);
+    depth_ = blocking.depth;
+    block_rows_ = blocking.block_rows;
+    prefetch_next_panel_ = blocking.prefetch_next_panel;
     if (rhs_read_ != RhsRead::kPacked) return;
-    // Split by columns, a first-level panel feeds few row tiles, and packing the next one would
-    // wait on memory (rhs rows lie apart, a line of each in a panel): the tiles ask for its lines
-    // as they go. Zen 5 under --cpu_isa=avx2, f32 [m, 4096] x [4096, 4096], ms on one and two
-    // threads: m = 16 9.35, 4.50 -> 7.09, 3.46; m = 64 21.0, 10.5 -> 18.8, 9.4; m = 256 70.2,
-    // 35.3 -> 66.9, 33.5. (The wide tile's second-level panel ran 4-9% slower with it.)
-    prefetch_next_panel_ =
-        !panel_in_l2 && !pairs_ && !g.transpose_rhs && !conv && gemm_column_panels(isa, g) > 0;
     panel_elem_ = pairs_ ? b_.getInt16Ty() : elem_;
     std::int64_t panel_rows = pairs_ ? (depth_ + 1) / 2 * 2 : depth_;
     panel_ =
@@ -153,20 +84,6 @@ class GemmEmitter {
   }
 
  private:
-  // Products over depth_ of the contraction at a time: the rhs panel of that depth, packed, stays
-  // in the first-level cache (the wide tile's in the second) while every row tile reads it.
-  static constexpr std::int64_t kPanelBytes = 16 << 10, kL2PanelBytes = 256 << 10,
-                                kLhsBlockBytes = 256 << 10;
-
-  // Steps of a transposed lhs whose rows lie `stride` bytes apart that a block may hold: half
-  // the lines of a 1 MiB, 16-way second-level cache that such addresses can occupy (16 sets, so
-  // 128 steps, at 4 KiB).
-  static std::int64_t transposed_lhs_depth(std::int64_t stride) {
-    constexpr std::int64_t kWays = 16, kLine = 64, kSets = 1024;
-    std::int64_t sets = std::min(kSets, kSets * kLine / std::gcd(stride, kSets * kLine));
-    return kWays * sets / 2;
-  }
-
   llvm::Value* add(llvm::Value* a, llvm::Value* c) { return b_.CreateAdd(a, c, "", true, true); }
   llvm::Value* umin(llvm::Value* a, llvm::Value* c) {
     return b_.CreateIntrinsic(llvm::Intrinsic::umin, {b_.getInt64Ty()}, {a, c});

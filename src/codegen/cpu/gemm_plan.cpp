@@ -1,6 +1,7 @@
 #include "codegen/cpu/gemm_plan.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <optional>
 
 #include "jx/config.hpp"
@@ -12,13 +13,45 @@ namespace {
 constexpr std::int64_t kMinGemmMacs = 16 * 16 * 16;
 // Above this many in all, BLAS is as fast or faster where the kernel does not beat it at any
 // size (kernel_at_any_size): AVX-512 split in two 256-bit halves (Zen 4: 0.85x OpenBLAS on one
-// core at 2048^3, with a first-level panel) and SSE (never timed).
+// core at 2048^3, with a first-level panel), SSE (never timed), and f64 with AVX2.
 constexpr std::int64_t kMaxBlockedMacs = std::int64_t{1} << 28;
+
+// Products over a block of the contraction at a time: the rhs panel of that depth, packed, stays
+// in the first-level cache (the wide tile's in the second) while every row tile reads it.
+constexpr std::int64_t kPanelBytes = 16 << 10, kL2PanelBytes = 256 << 10,
+                       kLhsBlockBytes = 256 << 10;
+
+// Steps of a transposed lhs whose rows lie `stride` bytes apart that a block may hold: half the
+// lines of a 1 MiB, 16-way second-level cache that such addresses can occupy (16 sets, so 128
+// steps, at 4 KiB).
+std::int64_t transposed_lhs_depth(std::int64_t stride) {
+  constexpr std::int64_t kWays = 16, kLine = 64, kSets = 1024;
+  std::int64_t sets = std::min(kSets, kSets * kLine / std::gcd(stride, kSets * kLine));
+  return kWays * sets / 2;
+}
+
+// Whether the packed panel stays in the second-level cache, every row of the product passing
+// over it: the wide tile's, and AVX2's 6x16 where the product splits by rows; not a
+// convolution's. AVX2's panel is one line of each rhs row it packs: down 4096 steps of a product
+// split by columns, that is a page a line, for few row tiles to read (Zen 5, f32 [16, 4096] x
+// [4096, 4096], one core: 9.2 -> 15.8 ms), where a first-level panel takes 256 steps at a time.
+bool panel_in_second_level(const cpu::CpuIsa& isa, const hlo::GemmShape& g, int tile_vectors,
+                           bool conv) {
+  if (conv) return false;
+  return tile_vectors > 2 || (isa.vector_bytes == 32 && gemm_column_panels(isa, g) == 0);
+}
 
 }  // namespace
 
 namespace cpu {
 
+// A tile of 6 rows of two vectors (BLIS's 6x16 with AVX2; 6x32 with AVX-512): 12 accumulators,
+// the panel's row and a broadcast in 15 registers. AVX-512's 32 registers would hold 14x32,
+// which ran slower on a core that splits 512-bit operations in two (Zen 4: 34-38 against 43-50
+// GMAC/s on one core at n = 1024 and 2048). Where 512-bit operations run at full rate, 6 rows of
+// four vectors (24 accumulators, 29 registers): each broadcast of lhs feeds four multiply-adds,
+// and a convolution of 64 out features reads its image once (Zen 5, one core: 122-125 against
+// 119-122 GMAC/s at n = 1024, 119-120 against 116 at 2048).
 TileShape tile_shape(const CpuIsa& isa, const hlo::GemmShape& g, bool conv) {
   auto lanes = static_cast<std::int64_t>(isa.vector_bytes / itemsize(g.dtype));
   auto needed = static_cast<int>((g.n + lanes - 1) / lanes);
@@ -39,13 +72,77 @@ TileShape tile_shape(const CpuIsa& isa, const hlo::GemmShape& g, bool conv) {
           RhsRead::kPacked};
 }
 
-bool panel_in_second_level(const CpuIsa& isa, const hlo::GemmShape& g, int tile_vectors,
-                           bool conv) {
-  // AVX2's panel is one line of each rhs row it packs: down 4096 steps of a product split by
-  // columns, that is a page a line, for few row tiles to read (Zen 5, f32 [16, 4096] x
-  // [4096, 4096], one core: 9.2 -> 15.8 ms), where a first-level panel takes 256 steps at a time.
-  if (conv) return false;
-  return tile_vectors > 2 || (isa.vector_bytes == 32 && gemm_column_panels(isa, g) == 0);
+GemmBlocking gemm_blocking(const CpuIsa& isa, const hlo::GemmShape& g, const TileShape& tile,
+                           const hlo::ImplicitGemm* conv) {
+  std::int64_t lanes = isa.vector_bytes / itemsize(g.dtype);
+  auto tile_vectors = static_cast<int>((tile.columns + lanes - 1) / lanes);
+  bool pairs = g.operand_dtype == bfloat16;
+  // The panel (depth rows of the tile's width) fills half of a 32 KiB first-level cache, and
+  // the block of lhs it meets (block_rows rows of depth) a quarter of a 1 MiB second. The wide
+  // tile's product keeps its panel in the second-level cache instead, a quarter of 1 MiB (1024
+  // steps at 64 columns, 8 times the 128 of two thirds of a 48 KiB first level), and passes
+  // every row over it (lhs then streams from the third level): each tile loads and stores its
+  // share of out 8 times less often, while the second level feeds the panel's 4 vectors a step.
+  // Zen 5, one core, GMAC/s: n = 1024 120-121 -> 126, 2048 116-117 -> 124-127; two cores at 2048
+  // 235 -> 243-244. So does AVX2's 6x16 (4096 steps): Zen 5 under --cpu_isa=avx2, one core,
+  // n = 512 64.1-65.9 -> 64.8-67.1, 2048 60.9-61.0 -> 63.3-63.5. A convolution's wide tile keeps
+  // a first-level panel of two thirds of 48 KiB (its row blocks keep their image in the second
+  // level). bf16 operands: pairs of contraction steps, each panel vector two steps of its
+  // columns interleaved (half the bytes per step), depth even so that no block splits a pair.
+  std::int64_t operand_bytes = itemsize(g.operand_dtype);
+  std::int64_t tile_width = tile_vectors * lanes * operand_bytes;
+  bool panel_in_l2 = panel_in_second_level(isa, g, tile_vectors, conv != nullptr);
+  std::int64_t panel_bytes = panel_in_l2        ? kL2PanelBytes
+                             : tile_vectors > 2 ? 2 * kPanelBytes
+                                                : kPanelBytes;
+  GemmBlocking b;
+  // Read in place, rhs has no panel to keep in a cache (RhsRead); dot products take all of k.
+  switch (tile.rhs) {
+    case RhsRead::kPacked:
+      b.depth = std::min<std::int64_t>(g.k, panel_bytes / tile_width);
+      // Every row passes over a second-level panel, lhs streaming from the last-level cache
+      // once a panel: its block of depth steps for all rows must fit in a quarter of it, or
+      // each panel reads lhs from memory again. f32 [4096, 4096] x [4096, 4096], one core,
+      // GMAC/s: --cpu_isa=avx2 (4096 steps) 55.1 -> 63.7 (OpenBLAS 64.3); native (1024 steps)
+      // 126.8 -> 125.8, and [8192, 1024] x [1024, 1024] 114.9 -> 120.9.
+      if (panel_in_l2)
+        b.depth = std::min(b.depth, std::max(kPanelBytes / tile_width,
+                                             isa.last_level_cache / 4 / (g.m * operand_bytes)));
+      break;
+    case RhsRead::kInPlace:
+      b.depth =
+          tile_vectors * isa.vector_bytes < kLongRunBytes ? std::min(g.k, kInPlaceDepth) : g.k;
+      break;
+    case RhsRead::kDotProducts:
+      b.depth = g.k;
+      break;
+  }
+  // A transposed lhs holds a tile's rows of one step in one line, and its steps a row of lhs
+  // apart: where that is a multiple of 4 KiB they fall in few cache sets, and a deep block
+  // evicts its own lines before the next row tile reads them again. Zen 5, two cores, lhs
+  // [2048, 1024] read transposed against [2048, 256]: 186 -> 243 GMAC/s (lhs as stored: 245).
+  if (g.transpose_lhs && !conv)
+    b.depth = std::min(b.depth, transposed_lhs_depth(g.m * operand_bytes));
+  if (pairs && b.depth < g.k) b.depth = b.depth / 2 * 2;
+  // A convolution's blocks hold whole runs (of its last step axis), or whole parts of one.
+  if (conv) {
+    std::int64_t c = conv->run().size;
+    if (b.depth >= c) {
+      b.depth = b.depth / c * c;
+    } else {
+      while (c % b.depth) --b.depth;
+    }
+  }
+  b.block_rows = panel_in_l2 ? g.m : kLhsBlockBytes / (b.depth * operand_bytes);
+  b.block_rows = (std::max<std::int64_t>(b.block_rows, 1) + tile.rows - 1) / tile.rows * tile.rows;
+  // Split by columns, a first-level panel feeds few row tiles, and packing the next one would
+  // wait on memory (rhs rows lie apart, a line of each in a panel): the tiles ask for its lines
+  // as they go. Zen 5 under --cpu_isa=avx2, f32 [m, 4096] x [4096, 4096], ms on one and two
+  // threads: m = 16 9.35, 4.50 -> 7.09, 3.46; m = 64 21.0, 10.5 -> 18.8, 9.4; m = 256 70.2,
+  // 35.3 -> 66.9, 33.5. (The wide tile's second-level panel ran 4-9% slower with it.)
+  b.prefetch_next_panel = tile.rhs == RhsRead::kPacked && !panel_in_l2 && !pairs &&
+                          !g.transpose_rhs && !conv && gemm_column_panels(isa, g) > 0;
+  return b;
 }
 
 bool kernel_at_any_size(const CpuIsa& isa, DType dtype) {

@@ -1,12 +1,14 @@
-// What the CPU computes a dot with, and how its blocked kernel tiles and splits it: the
-// strategy (dot_strategy, cpu_compiler.hpp) and the kernel's tile (TileShape), which the
-// kernel's emitter (gemm.cpp) and its row count (kernel_rows, gemm_column_panels) both follow.
+// What the CPU computes a dot with, and how its blocked kernel tiles, blocks and splits it: the
+// strategy (dot_strategy, cpu_compiler.hpp), the kernel's tile (TileShape) and blocks
+// (GemmBlocking), which the kernel's emitter (gemm.cpp) and its row count (kernel_rows,
+// gemm_column_panels) follow.
 #pragma once
 
 #include <cstdint>
 
 #include "codegen/cpu/cpu_compiler.hpp"
 #include "codegen/cpu/cpu_isa.hpp"
+#include "hlo/convolution.hpp"
 #include "hlo/gemm.hpp"
 
 namespace jx::codegen::cpu {
@@ -41,10 +43,15 @@ constexpr std::int64_t kTileRows = 6, kInPlaceDepth = 16, kLongRunBytes = 256;
 // The tile for `g` on `isa` (`conv`: an implicit-GEMM convolution's, which always packs).
 TileShape tile_shape(const CpuIsa& isa, const hlo::GemmShape& g, bool conv);
 
-// Whether the kernel's packed panel stays in the second-level cache, every row block passing
-// over it (each tile loads and stores its out once per panel, not once per first-level block):
-// the wide tile's, and AVX2's 6x16 where the product splits by rows; not a convolution's.
-bool panel_in_second_level(const CpuIsa& isa, const hlo::GemmShape& g, int tile_vectors, bool conv);
+// How the kernel blocks a product of `tile`s: the contraction in blocks of `depth` steps (the
+// packed panel's rows), the rows in blocks of `block_rows`, and whether the tiles prefetch the
+// next panel's share of rhs. `conv`: an implicit-GEMM convolution's geometry, or null.
+struct GemmBlocking {
+  std::int64_t depth = 1, block_rows = 1;
+  bool prefetch_next_panel = false;
+};
+GemmBlocking gemm_blocking(const CpuIsa& isa, const hlo::GemmShape& g, const TileShape& tile,
+                           const hlo::ImplicitGemm* conv);
 
 // Whether the kernel beats BLAS at any size on `isa` for products of `dtype` (else BLAS takes
 // the largest products).
