@@ -5,11 +5,13 @@
 // Each case then prints the peer's time and its ratio to jx's (above 1: jx is faster).
 #pragma once
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace bench {
@@ -52,7 +54,8 @@ inline std::vector<PeerTimes> parse_peers(int argc, char** argv) {
   return peers;
 }
 
-// The repetition scale: the first argument that is not a --flag (default 1).
+// The repetition scale beside the peers' flags: the first argument that is not a --flag
+// (default 1).
 inline int repetition_scale(int argc, char** argv) {
   for (int i = 1; i < argc; ++i)
     if (std::strncmp(argv[i], "--", 2) != 0) return std::max(1, std::atoi(argv[i]));
