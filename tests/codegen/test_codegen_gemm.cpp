@@ -192,11 +192,12 @@ TEST_CASE("codegen: the blocked matrix kernel over bf16 operands against a loop"
   std::vector<GemmCase> cases = {
       {0, 64, 64, 32, false},         // whole tiles, whole pairs
       {0, 33, 37, 19, false},         // odd depth: the last pair half zero; edge tiles
-      {0, 31, 70, 601, false},        // three panel depths, the last odd
+      {0, 31, 70, 601, false},        // three first-level panel depths, the last odd
       {0, 45, 70, 31, true},          // lhs stored [k, m]
       {0, 20, 70, 150, false, true},  // rhs stored [n, k]
       {3, 20, 17, 33, true, true},    // batched, both transposed
       {0, 700, 40, 300, false},       // several blocks of rows
+      {0, 13, 20, 8195, false},       // AVX2's second-level panel: two depths, the last odd
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const GemmCase& c = cases[i];
