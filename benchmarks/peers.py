@@ -69,7 +69,8 @@ def jax_cases():
     out = {}
     if CPU:
         out["gelu"] = timed(jax.jit(lambda v: jax.nn.gelu(v, approximate=True)), normal(0, (N16M,)))
-        out["softmax"] = timed(jax.jit(lambda v: jax.nn.softmax(v, axis=-1)), normal(1, (4096, 4096)))
+        out["softmax"] = timed(jax.jit(lambda v: jax.nn.softmax(v, axis=-1)),
+                               normal(1, (4096, 4096)))
         for n in (512, 1024, 2048):
             a, w, b = normal(2, (n, n)), normal(3, (n, n)), normal(4, (n,))
             out[f"dense{n}"] = timed(jax.jit(lambda a, w, b: jax.nn.relu(a @ w + b)), a, w, b)
