@@ -19,7 +19,8 @@ build=${JX_BUILD_DIR:-build-package}
 
 scripts/install_deps.sh
 config=(-DCMAKE_BUILD_TYPE=Release -DJX_WERROR=ON -DJX_STATIC_LLVM=ON -DJX_BUILD_TESTS=ON
-        -DJX_BUILD_EXAMPLES=ON -DJX_BUILD_BENCHMARKS=ON "-DJX_BENCH_ARCH=${JX_BENCH_ARCH:-x86-64-v4}"
+        -DJX_BUILD_EXAMPLES=ON -DJX_BUILD_BENCHMARKS=ON
+        "-DJX_BENCH_ARCH=${JX_BENCH_ARCH:-x86-64-v4}"
         # Binaries find libjx beside them (build tree) or in ../lib (package), wherever it lies.
         -DCMAKE_BUILD_RPATH_USE_ORIGIN=ON '-DCMAKE_BUILD_RPATH=$ORIGIN;$ORIGIN/../lib'
         # libtorch (the peer benchmarks' reference) would take gigabytes along.

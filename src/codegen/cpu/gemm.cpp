@@ -1,12 +1,12 @@
 // The register-blocked matrix kernel for the dots whose strategy is kBlockedKernel
 // (gemm_plan.hpp). The contraction is cut into blocks of depth_ steps and the rows into blocks of
-// block_rows_ (gemm_blocking); for each, a panel of rhs (its rows of two or four vectors of columns, transposed
-// here when rhs is stored transposed) is packed into contiguous whole vectors, and every tile of
-// out, 6 rows by 2 vectors (or 4), adds its share in registers: each step loads the panel row's
-// vectors, broadcasts 6 lhs elements and issues 12 (or 24) independent multiply-adds, enough to
-// cover the FMA latency on both ports. The last block of the contraction may apply a dense
-// layer's bias and activation as it stores a tile. A product of few rows reads rhs unpacked and
-// splits over the threads by columns (TileShape, gemm_column_panels).
+// block_rows_ (gemm_blocking); for each, a panel of rhs (its rows of two or four vectors of
+// columns, transposed here when rhs is stored transposed) is packed into contiguous whole
+// vectors, and every tile of out, 6 rows by 2 vectors (or 4), adds its share in registers: each
+// step loads the panel row's vectors, broadcasts 6 lhs elements and issues 12 (or 24) independent
+// multiply-adds, enough to cover the FMA latency on both ports. The last block of the contraction
+// may apply a dense layer's bias and activation as it stores a tile. A product of few rows reads
+// rhs unpacked and splits over the threads by columns (TileShape, gemm_column_panels).
 #include <algorithm>
 #include <optional>
 

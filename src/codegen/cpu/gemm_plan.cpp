@@ -35,10 +35,9 @@ std::int64_t transposed_lhs_depth(std::int64_t stride) {
 // convolution's. AVX2's panel is one line of each rhs row it packs: down 4096 steps of a product
 // split by columns, that is a page a line, for few row tiles to read (Zen 5, f32 [16, 4096] x
 // [4096, 4096], one core: 9.2 -> 15.8 ms), where a first-level panel takes 256 steps at a time.
-bool panel_in_second_level(const cpu::CpuIsa& isa, const hlo::GemmShape& g, int tile_vectors,
-                           bool conv) {
+bool panel_in_second_level(const cpu::CpuIsa& isa, int tile_vectors, bool column_split, bool conv) {
   if (conv) return false;
-  return tile_vectors > 2 || (isa.vector_bytes == 32 && gemm_column_panels(isa, g) == 0);
+  return tile_vectors > 2 || (isa.vector_bytes == 32 && !column_split);
 }
 
 }  // namespace
@@ -91,7 +90,8 @@ GemmBlocking gemm_blocking(const CpuIsa& isa, const hlo::GemmShape& g, const Til
   // columns interleaved (half the bytes per step), depth even so that no block splits a pair.
   std::int64_t operand_bytes = itemsize(g.operand_dtype);
   std::int64_t tile_width = tile_vectors * lanes * operand_bytes;
-  bool panel_in_l2 = panel_in_second_level(isa, g, tile_vectors, conv != nullptr);
+  bool column_split = gemm_column_panels(isa, g) > 0;
+  bool panel_in_l2 = panel_in_second_level(isa, tile_vectors, column_split, conv != nullptr);
   std::int64_t panel_bytes = panel_in_l2        ? kL2PanelBytes
                              : tile_vectors > 2 ? 2 * kPanelBytes
                                                 : kPanelBytes;
@@ -141,7 +141,7 @@ GemmBlocking gemm_blocking(const CpuIsa& isa, const hlo::GemmShape& g, const Til
   // threads: m = 16 9.35, 4.50 -> 7.09, 3.46; m = 64 21.0, 10.5 -> 18.8, 9.4; m = 256 70.2,
   // 35.3 -> 66.9, 33.5. (The wide tile's second-level panel ran 4-9% slower with it.)
   b.prefetch_next_panel = tile.rhs == RhsRead::kPacked && !panel_in_l2 && !pairs &&
-                          !g.transpose_rhs && !conv && gemm_column_panels(isa, g) > 0;
+                          !g.transpose_rhs && !conv && column_split;
   return b;
 }
 

@@ -8,10 +8,10 @@
 // or) is scanned a vector at a time, read from the operand's buffer when a kernel parameter is
 // the operand, else a chunk at a time computed into a stack buffer first (a loop LLVM
 // vectorizes): a prefix inside the vector in log2(width) steps, then the running value combined
-// in, stored as one vector. That
-// reassociates, as reduce's generator lets LLVM reassociate float sums: each output is init ⊕ (its
-// block's carry) ⊕ (a tree over its block), so float sums may differ from the sequential order by
-// rounding; it is what brings a long row to memory speed instead of one dependent add per element.
+// in, stored as one vector. That reassociates, as reduce's generator lets LLVM reassociate float
+// sums: each output is init ⊕ (its block's carry) ⊕ (a tree over its block), so float sums may
+// differ from the sequential order by rounding; it is what brings a long row to memory speed
+// instead of one dependent add per element.
 #pragma once
 
 #include <optional>
