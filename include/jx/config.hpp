@@ -35,8 +35,10 @@ struct Config {
   // buffers: one launch instead of one per thunk.
   bool gpu_graphs = false;
   // --cpu_parallel_min_bytes=N: a CPU kernel reading and writing fewer bytes runs on the calling
-  // thread; larger ones split their rows over all cores. Read when a function compiles. The
-  // default is where splitting paid for a memory-bound kernel in bench_fusion (2 cores).
+  // thread; larger ones split their rows over all cores. Read when a function compiles, and part
+  // of a jitted call's cache key, as are the flags below that say so: a call under another value
+  // compiles anew. The default is where splitting paid for a memory-bound kernel in bench_fusion
+  // (2 cores).
   long long cpu_parallel_min_bytes = 128 << 10;
   // --cpu_flush_denormals=false: CPU computation keeps denormal floats (IEEE 754's gradual
   // underflow) instead of flushing them to zero, which XLA's CPU client does and jx follows.
@@ -47,14 +49,16 @@ struct Config {
   // --cpu_isa=avx2|avx512|native: the widest x86 vector extension the CPU JIT compiles for, as
   // XLA's --xla_cpu_max_isa. avx2 leaves AVX-512 out on a CPU that has it, so that one machine
   // runs the code of both kinds; avx512 and native take what the CPU has. Read when a function
-  // compiles.
+  // compiles; part of the cache key.
   std::string cpu_isa = "native";
   // --precise_math: the CPU computes float32 exp, tanh and erf (and logistic, through exp) in
   // their 1-ULP forms instead of the faster ones with XLA:CPU's accuracy
-  // (docs/math_accuracy.md gives both bounds). Read when a function compiles.
+  // (docs/math_accuracy.md gives both bounds). Read when a function compiles; part of the cache
+  // key.
   bool precise_math = false;
   // --default_matmul_precision=default|high|highest: the precision of a dot that names none
-  // (JAX's jax_default_matmul_precision), read when it is traced; empty: none (JAX's None).
+  // (JAX's jax_default_matmul_precision), read when it is traced; part of the cache key; empty:
+  // none (JAX's None).
   // On the GPU, f32 products below highest let cuBLAS round operands to TF32.
   std::string default_matmul_precision;
   // --compilation_cache_dir=DIR: where compiled programs persist between processes (empty: they

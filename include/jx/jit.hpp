@@ -63,7 +63,7 @@ enum class MissReason {
   new_tree_structure,  // the arguments' pytree structure or C++ types
   new_device,          // compiled for other devices only
   evicted,             // this very signature was compiled, then evicted
-  flags_changed,       // a flag the program depends on (--enable_x64)
+  flags_changed,       // a flag the program depends on (--enable_x64, --cpu_isa, ...)
 };
 std::string_view miss_reason_name(MissReason reason);  // "new_shape"
 

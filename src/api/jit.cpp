@@ -237,16 +237,15 @@ void report_miss(JitState& st, std::size_t index, const CacheMiss& m) {
 // ---- the persistent cache's warm entries (JitOptions::persistent_key) -----------------------
 
 // What a warm entry is found by: the user's key, the function's program name, the call's
-// signature (structures, avals, static values by their printed form), the flags that change
-// its jaxpr, and the device and target its code runs on.
+// signature (structures, avals, static values by their printed form, the code flags), and the
+// device and target its code runs on.
 std::string warm_key(const JitState& st, const api::Signature& sig, const Device& device) {
-  const Config& cfg = config();
   std::string key = "warm\n" + st.persistent_key + "\n" + st.program_name + "\n" + device.str() +
                     " " + backend::code_target(device) + "\n" + api::signature_str(sig) + "\n";
   for (const tree::TreeDef& t : sig.structures) key += t.str() + "\n";
-  return key + "x64=" + std::to_string(sig.enable_x64) +
-         " matmul_precision=" + cfg.default_matmul_precision +
-         " donate=" + argnums_str(st.donate_argnums) + " static=" + argnums_str(st.static_argnums);
+  for (const auto& [name, value] : sig.flags.items()) key += name + "=" + value + " ";
+  return key + "donate=" + argnums_str(st.donate_argnums) +
+         " static=" + argnums_str(st.static_argnums);
 }
 
 // What --verify_persistent_cache compares: the jaxpr's text and its consts' values.

@@ -34,7 +34,8 @@ bool same_statics(const StoredStatic& s, const detail::StaticRef& r) {
 }
 
 bool same_signature(const Signature& a, const Signature& b) {
-  if (a.hash != b.hash || a.type_token != b.type_token || a.num_args != b.num_args ||
+  if (a.hash != b.hash || !(a.flags == b.flags) || a.type_token != b.type_token ||
+      a.num_args != b.num_args ||
       a.sizes != b.sizes || a.keys != b.keys || a.avals != b.avals ||
       a.statics.size() != b.statics.size())
     return false;
@@ -124,6 +125,21 @@ struct Differ {
 
 }  // namespace
 
+CodeFlags CodeFlags::current() {
+  const Config& c = config();
+  return {c.enable_x64, c.default_matmul_precision, c.cpu_isa, c.precise_math,
+          c.cpu_parallel_min_bytes};
+}
+
+std::vector<std::pair<std::string, std::string>> CodeFlags::items() const {
+  auto word = [](bool b) { return std::string(b ? "true" : "false"); };
+  return {{"enable_x64", word(enable_x64)},
+          {"default_matmul_precision", default_matmul_precision},
+          {"cpu_isa", cpu_isa},
+          {"precise_math", word(precise_math)},
+          {"cpu_parallel_min_bytes", std::to_string(cpu_parallel_min_bytes)}};
+}
+
 std::uint64_t hash_call(const detail::CallArgs& args) {
   std::uint64_t h = mix(reinterpret_cast<std::uintptr_t>(args.type_token),
                         static_cast<std::uint64_t>(args.num_args));
@@ -140,7 +156,7 @@ std::uint64_t hash_call(const detail::CallArgs& args) {
 
 bool matches(const Signature& sig, const detail::CallArgs& args) {
   if (sig.type_token != args.type_token || sig.num_args != args.num_args ||
-      sig.enable_x64 != config().enable_x64 || sig.avals.size() != args.leaves.size() ||
+      !(sig.flags == CodeFlags::current()) || sig.avals.size() != args.leaves.size() ||
       sig.sizes != args.structure.sizes || sig.keys.size() != args.structure.keys.size() ||
       sig.statics.size() != args.statics.size())
     return false;
@@ -165,7 +181,7 @@ Signature make_signature(const detail::CallArgs& args, std::uint64_t hash,
   for (const auto& s : args.statics)
     sig.statics.push_back(StoredStatic{s.argnum, s.hash, s.ops, s.ops->copy(s.value)});
   sig.structures = std::move(structures);
-  sig.enable_x64 = config().enable_x64;
+  sig.flags = CodeFlags::current();
   return sig;
 }
 
@@ -200,9 +216,11 @@ std::vector<SignatureDiff> signature_diffs(const Signature& seen, const Signatur
           count(now.structures.size()));
     return out;
   }
-  if (seen.enable_x64 != now.enable_x64)
-    d.add(MissReason::flags_changed, "enable_x64", seen.enable_x64 ? "true" : "false",
-          now.enable_x64 ? "true" : "false");
+  auto seen_flags = seen.flags.items(), now_flags = now.flags.items();
+  for (std::size_t i = 0; i < seen_flags.size(); ++i)
+    if (seen_flags[i].second != now_flags[i].second)
+      d.add(MissReason::flags_changed, seen_flags[i].first, seen_flags[i].second,
+            now_flags[i].second);
   std::size_t la = 0, lb = 0;
   for (std::size_t i = 0; i < seen.structures.size(); ++i) {
     d.argnum = static_cast<int>(i);

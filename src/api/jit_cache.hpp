@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "api/compile.hpp"
@@ -23,6 +24,22 @@ struct StoredStatic {
   std::string str() const { return ops->str(value.get()); }
 };
 
+// The flags a compiled program depends on, as they were when it was traced and compiled: a call
+// under other values compiles anew (MissReason::flags_changed), as JAX keys its caches by the
+// configuration a function is traced under.
+struct CodeFlags {
+  bool enable_x64 = false;  // the mode traced in: it decides the dtypes of C++ scalars
+  std::string default_matmul_precision;  // read when tracing
+  std::string cpu_isa;                   // the rest when compiling
+  bool precise_math = false;
+  long long cpu_parallel_min_bytes = 0;
+
+  static CodeFlags current();  // config()'s
+  bool operator==(const CodeFlags&) const = default;
+  // Each flag's name and value, as --name=value would give it.
+  std::vector<std::pair<std::string, std::string>> items() const;
+};
+
 // The abstract signature of one call, owned: what an entry is keyed by.
 struct Signature {
   std::uint64_t hash = 0;
@@ -33,11 +50,11 @@ struct Signature {
   std::vector<ShapedArray> avals;  // one per leaf
   std::vector<StoredStatic> statics;
   std::vector<tree::TreeDef> structures;  // one per argument (for messages)
-  bool enable_x64 = false;  // the mode traced in: it decides the dtypes of C++ scalars
+  CodeFlags flags;
 };
 
 std::uint64_t hash_call(const detail::CallArgs& args);
-// Exact: types, structure, every leaf's aval, every static value, and --enable_x64.
+// Exact: types, structure, every leaf's aval, every static value, and the code flags.
 bool matches(const Signature& sig, const detail::CallArgs& args);
 Signature make_signature(const detail::CallArgs& args, std::uint64_t hash,
                          std::vector<tree::TreeDef> structures);

@@ -88,6 +88,33 @@ TEST_CASE("cache misses: weak types, static values, tree structure and flags", "
   CHECK(h.cache_misses()[2].path == "enable_x64");
 }
 
+// A stateless lambda's caches are shared by every jit of it: a flag that changes its code must
+// key them, or a later --cpu_isa would run the code compiled for the first.
+TEST_CASE("cache misses: a flag that changes compiled code compiles anew", "[jit][misses]") {
+  auto twice = [](const Array& x) { return x * 2.0f; };
+  auto f = jit(twice);
+  f(f32({2}));
+  {
+    ConfigGuard guard;
+    config().cpu_isa = "avx2";
+    config().precise_math = true;
+    jit(twice)(f32({2}));  // the same caches as f's
+    config().default_matmul_precision = "highest";
+    config().cpu_parallel_min_bytes = 1;
+    f(f32({2}));
+  }
+  f(f32({2}));  // the first entry again
+  std::vector<CacheMiss> m = f.cache_misses();
+  REQUIRE(m.size() == 3);
+  CHECK(m[1].reason == MissReason::flags_changed);
+  CHECK(m[1].str() == "jit(f): flags_changed at cpu_isa: native → avx2");
+  CHECK(m[2].reason == MissReason::flags_changed);
+  CHECK(m[2].path == "default_matmul_precision");
+  CHECK(m[2].before == "");
+  CHECK(m[2].after == "highest");
+  CHECK(f.cache_info().entries == 3);
+}
+
 TEST_CASE("cache misses: a function's own capacity evicts, and the evicted signature says so",
           "[jit][misses]") {
   auto f = jit([](const Array& x) { return x * 2.0f; }, {.cache_capacity = 2});
