@@ -99,7 +99,7 @@ bool fuses_gemm_epilogue(const hlo::Instruction& dot, Platform platform) {
 bool reads_16bit_operands(const hlo::Instruction& product, Platform platform) {
   if (platform == Platform::gpu) return library_gemm(product, platform);
   return product.operands[0]->shape.dtype == bfloat16 &&
-         codegen::cpu::cpu_isa(config().cpu_isa).bf16_pairs &&
+         codegen::cpu::cpu_isa(config().cpu_isa).avx512_bf16 &&
          codegen::dot_strategy(product) == codegen::DotStrategy::kBlockedKernel;
 }
 

@@ -335,6 +335,35 @@ TEST_CASE("dumps: exp of a softmax's shifted logits handles no overflow", "[dump
   }
 }
 
+// Where the CPU has AVX-512 BF16, a bfloat16 result rounds with vcvtneps2bf16: a call to
+// jx_round_bf16 before optimization, which the loop vectorizer widens, then the instruction (a
+// vector holding a subnormal takes the integer form). Elsewhere the integer form is all there is.
+// (The values are tested in test_conversion_edges.)
+TEST_CASE("dumps: rounding to bfloat16 is one instruction on AVX-512 BF16", "[dumps][fusion]") {
+  Array x = random::normal(random::key(0), {4096}).astype(bfloat16);
+  auto affine = [](const Array& a) { return a * 1.5f + 0.25f; };
+  for (const char* isa : {"avx2", "native"}) {
+    INFO("--cpu_isa=" << isa);
+    testing::ConfigGuard guard;
+    config().cpu_isa = isa;
+    DumpScope scope("--dump_llvm");
+    jit(std::function(affine), {.name = "affine"})(x).block_until_ready();
+    auto files = scope.files("affine");
+    std::string before = read(files.at("ir-no-opt.ll")), after = read(files.at("ir-with-opt.ll"));
+    auto has = [](const std::string& ir, const char* text) {
+      return ir.find(text) != std::string::npos;
+    };
+    if (codegen::cpu::cpu_isa(isa).avx512_bf16) {
+      CHECK(has(before, "@jx_round_bf16_f32("));
+      CHECK(has(after, "@llvm.x86.avx512bf16.cvtneps2bf16.512(<16 x float>"));
+      CHECK_FALSE(has(after, "jx_round_bf16"));
+    } else {
+      CHECK_FALSE(has(before, "jx_round_bf16"));
+      CHECK_FALSE(has(after, "cvtneps2bf16"));
+    }
+  }
+}
+
 // An output larger than the last-level cache is written with non-temporal stores, from a vector
 // loop that starts at a cache line (codegen/cpu/streaming_stores.hpp); a smaller one, or one
 // whose rows do not all start at a cache line, is stored as usual.

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <iomanip>
 #include <limits>
+#include <random>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -18,6 +19,7 @@
 #include <jx/jx.hpp>
 
 #include "support/config_guard.hpp"
+#include "support/float16_oracle.hpp"
 
 namespace jx::testing {
 namespace {
@@ -196,6 +198,70 @@ TEST_CASE("conversion edges: bfloat16 subnormals, kept when denormals are not fl
   std::vector<BFloat16> sub = of_bits<BFloat16>({0x0001, 0x807F, 0x0080});
   check_convert(sub, std::vector<float>{0x1p-133f, -0x1.FCp-127f, 0x1p-126f});
   check_convert(sub, std::vector<double>{0x1p-133, -0x1.FCp-127, 0x1p-126});
+}
+
+// Long enough that the conversion runs in the kernel's vector loop, where a CPU with AVX-512 BF16
+// rounds with vcvtneps2bf16. That instruction reads a subnormal as zero, so a vector holding one
+// takes the integer form: subnormals sit alone in a vector, several to one, and at the end.
+TEST_CASE("conversion edges: float32 to bfloat16 in vector loops, subnormal lanes included",
+          "[convert][conversion_edges]") {
+  std::mt19937 bits_of(7);
+  std::vector<float> in;
+  for (int i = 0; i < 4109; ++i) {
+    std::uint32_t b = bits_of();
+    if (i % 3 == 0) b = (b & 0xFFFF0000u) | 0x8000u;                          // a tie
+    if (i == 1000 || (i >= 2048 && i < 2056) || i == 4108) b &= 0x807FFFFFu;  // subnormal
+    in.push_back(std::bit_cast<float>(b));
+  }
+  for (std::uint32_t b : {0x7F7F8000u, 0x7F7F7FFFu, 0x7F800001u, 0x00000000u, 0x80000000u})
+    in.push_back(std::bit_cast<float>(b));
+  std::vector<BFloat16> want;
+  for (float f : in) want.push_back(BFloat16::from_bits(nearest_bf16(f)));
+  for (const char* isa : {"avx2", "native"}) {
+    INFO("--cpu_isa=" << isa);
+    ConfigGuard guard;
+    config().cpu_isa = isa;
+    config().cpu_flush_denormals = false;
+    check_convert(in, want);
+    // Flushing denormals changes no conversion's rounding under jit, whatever the instructions.
+    config().cpu_flush_denormals = true;
+    Array out = convert_by(Path::kJit, np::array(in), bfloat16);
+    std::vector<BFloat16> got = out.to_vector<BFloat16>();
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < in.size(); ++i) wrong += !matches(got[i], want[i]);
+    CHECK(wrong == 0);
+  }
+}
+
+// bfloat16 arithmetic computes in float32 and rounds as it stores. Products below float32's least
+// normal are flushed to zero by default; kept, they round to bfloat16 subnormals.
+TEST_CASE("conversion edges: bfloat16 products rounded to subnormals in vector loops",
+          "[convert][conversion_edges]") {
+  std::vector<BFloat16> in;
+  for (int i = 0; i < 4099; ++i) {
+    // (1 + m/128) · 2^e, e from -24 to 0: the product with 2^-120 is exact in float32.
+    int m = i % 128, e = -(i % 25);
+    in.push_back(BFloat16(static_cast<float>(std::ldexp(1 + m / 128.0, e) * (i % 2 ? -1 : 1))));
+  }
+  auto scale = [](const Array& x) { return x * 0x1p-120f; };
+  for (const char* isa : {"avx2", "native"}) {
+    for (bool flush : {true, false}) {
+      INFO("--cpu_isa=" << isa << " --cpu_flush_denormals=" << flush);
+      ConfigGuard guard;
+      config().cpu_isa = isa;
+      config().cpu_flush_denormals = flush;
+      std::vector<BFloat16> got = jit(scale)(np::array(in)).to_vector<BFloat16>();
+      REQUIRE(got.size() == in.size());
+      std::size_t wrong = 0;
+      for (std::size_t i = 0; i < in.size(); ++i) {
+        double exact = std::ldexp(static_cast<double>(static_cast<float>(in[i])), -120);
+        bool flushed = flush && std::abs(exact) < 0x1p-126;
+        std::uint16_t want = flushed ? (exact < 0 ? 0x8000 : 0x0000) : nearest_bf16(exact);
+        wrong += got[i].bits != want;
+      }
+      CHECK(wrong == 0);
+    }
+  }
 }
 
 TEST_CASE("conversion edges: float32 and float64 to float16", "[convert][conversion_edges]") {

@@ -50,7 +50,7 @@ CpuIsa resolve(bool cap_at_avx2) {
     features.push_back((on ? "+" : "-") + f.first().str());
     avx2 |= on && f.first() == "avx2";
     avx512 |= on && f.first() == "avx512f";
-    isa.bf16_pairs |= on && f.first() == "avx512bf16";
+    isa.avx512_bf16 |= on && f.first() == "avx512bf16";
   }
   std::sort(features.begin(), features.end());  // a stable string: it names the code
   for (const std::string& f : features) isa.features += (isa.features.empty() ? "" : ",") + f;

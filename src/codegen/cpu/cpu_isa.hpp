@@ -12,7 +12,8 @@ struct CpuIsa {
   std::string cpu;       // LLVM's name for the host CPU
   std::string features;  // the host's features, "+f" or "-f" each, comma-separated, capped
   unsigned vector_bytes = 16;
-  bool bf16_pairs = false;  // AVX-512 BF16: a multiply-add of bf16 pairs into f32 lanes
+  // AVX-512 BF16: vdpbf16ps multiplies bf16 pairs into f32 lanes, vcvtneps2bf16 rounds to bf16
+  bool avx512_bf16 = false;
   // AVX-512 on a core that multiply-adds 512-bit vectors at full rate, not as two 256-bit halves
   // as Zen 4 does (there 512-bit code runs at AVX2's rate).
   bool full_width_512 = false;

@@ -34,7 +34,7 @@ class GemmEmitter {
         epilogue_(epilogue),
         elem_(em.type(g.dtype)),
         pairs_(g.operand_dtype == bfloat16),
-        bf16_pairs_(isa.bf16_pairs) {
+        bf16_pairs_(isa.avx512_bf16) {
     if (conv) conv_ = *conv;
     lanes_ = isa.vector_bytes / static_cast<unsigned>(itemsize(g.dtype));
     vec_ = llvm::FixedVectorType::get(elem_, lanes_);
@@ -677,7 +677,7 @@ class GemmEmitter {
   TileEpilogue epilogue_;
   llvm::Type* elem_;
   bool pairs_;       // bf16 operands of an f32 product, multiplied a pair of steps at a time
-  bool bf16_pairs_;  // the CPU's pair multiply-add (CpuIsa::bf16_pairs)
+  bool bf16_pairs_;  // the CPU's pair multiply-add (CpuIsa::avx512_bf16)
   llvm::Type* panel_elem_ = nullptr;
   unsigned lanes_ = 0;
   llvm::FixedVectorType* vec_ = nullptr;

@@ -14,7 +14,7 @@
 #include "codegen/cpu/cpu_isa.hpp"
 #include "codegen/cpu/kernel.hpp"
 #include "codegen/cpu/streaming_stores.hpp"
-#include "codegen/cpu/x86_ldexp.hpp"
+#include "codegen/cpu/x86_target_calls.hpp"
 #include "codegen/elemental/math_table.hpp"
 #include "codegen/optimize.hpp"
 #include "jx/errors.hpp"
@@ -123,16 +123,16 @@ std::shared_ptr<CompiledKernels> compile_kernels(const std::vector<KernelRequest
   module->setTargetTriple(tm.getTargetTriple().str());
 
   const cpu::CpuIsa& isa = cpu::cpu_isa(options.isa);
+  MathTable cpu_table = cpu_math_table(
+      options.precise_math, {.ldexp = isa.name == "avx512", .round_bf16 = isa.avx512_bf16});
+  const MathTable& math = options.math ? *options.math : cpu_table;
   std::vector<std::string> symbols;
   std::unordered_set<std::string> seen;
   for (const KernelRequest& k : kernels) {
     if (!k.root) throw CompileError("codegen: kernel '" + k.symbol + "' has no instruction");
     if (!seen.insert(k.symbol).second)
       throw CompileError("codegen: two kernels named '" + k.symbol + "'");
-    cpu::emit_kernel(
-        *module, k, k.symbol,
-        options.math ? *options.math : cpu_math_table(options.precise_math, isa.name == "avx512"),
-        isa);
+    cpu::emit_kernel(*module, k, k.symbol, math, isa);
     symbols.push_back(k.symbol);
   }
   // Each function names its features, which both the optimizer's cost model and instruction
@@ -151,7 +151,7 @@ std::shared_ptr<CompiledKernels> compile_kernels(const std::vector<KernelRequest
   if (!options.dump_prefix.empty()) dump_module(*module, options.dump_prefix + ".ir-no-opt.ll");
   verify_module(*module);
   optimize_module(*module, tm, options.opt_level);
-  cpu::lower_ldexp_calls(*module);
+  cpu::lower_target_calls(*module);
   cpu::emit_streaming_stores(*module);
   if (!options.dump_prefix.empty()) dump_module(*module, options.dump_prefix + ".ir-with-opt.ll");
 

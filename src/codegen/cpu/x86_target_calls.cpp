@@ -1,11 +1,13 @@
-#include "codegen/cpu/x86_ldexp.hpp"
+#include "codegen/cpu/x86_target_calls.hpp"
 
 #include <llvm/IR/IntrinsicsX86.h>
-#include <llvm/Transforms/Utils/ModuleUtils.h>
+#include <llvm/IR/MDBuilder.h>
 
+#include <cstdint>
 #include <vector>
 
-#include "codegen/elemental/ldexp.hpp"
+#include "codegen/elemental/elemental.hpp"
+#include "codegen/elemental/target_calls.hpp"
 #include "jx/errors.hpp"
 
 namespace jx::codegen::cpu {
@@ -18,27 +20,37 @@ std::vector<int> first_lanes(unsigned lanes, unsigned width) {
   return mask;
 }
 
+unsigned lanes_of(llvm::Type* type) {
+  auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(type);
+  return vector ? vector->getNumElements() : 1;
+}
+
 // `v`, a scalar or a vector of up to `full` lanes, as the first lanes of a vector of `full`.
 llvm::Value* widen(llvm::IRBuilder<>& b, llvm::Value* v, unsigned full) {
-  auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(v->getType());
-  if (!vector) {
+  unsigned lanes = lanes_of(v->getType());
+  if (lanes > full) throw CompileError("codegen: a target call on more than 512 bits");
+  if (!v->getType()->isVectorTy()) {
     auto* wide = llvm::FixedVectorType::get(v->getType(), full);
     return b.CreateInsertElement(llvm::PoisonValue::get(wide), v, b.getInt64(0));
   }
-  unsigned lanes = vector->getNumElements();
   return lanes == full ? v : b.CreateShuffleVector(v, first_lanes(lanes, full));
 }
 
-llvm::Value* lower(llvm::CallInst& call) {
+// The first lanes of a 512-bit `result`, as many as `like` has (a scalar for a scalar).
+llvm::Value* narrow(llvm::IRBuilder<>& b, llvm::Value* result, llvm::Type* like) {
+  unsigned lanes = lanes_of(like);
+  if (!like->isVectorTy()) return b.CreateExtractElement(result, b.getInt64(0));
+  return lanes == lanes_of(result->getType())
+             ? result
+             : b.CreateShuffleVector(result, first_lanes(lanes, lanes));
+}
+
+llvm::Value* lower_ldexp(llvm::CallInst& call) {
   llvm::IRBuilder<> b(&call);
   llvm::Type* type = call.getType();
   llvm::Type* scalar = type->getScalarType();
   bool f32 = scalar->isFloatTy();
   unsigned full = f32 ? 16 : 8;  // the lanes of a 512-bit vector
-  auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(type);
-  unsigned lanes = vector ? vector->getNumElements() : 1;
-  // The widest are the vectorizer's 512-bit variants and the CPU's own 512-bit vectors.
-  if (lanes > full) throw CompileError("codegen: ldexp of more than 512 bits");
   llvm::Value* result = b.CreateIntrinsic(
       f32 ? llvm::Intrinsic::x86_avx512_mask_scalef_ps_512
           : llvm::Intrinsic::x86_avx512_mask_scalef_pd_512,
@@ -47,29 +59,52 @@ llvm::Value* lower(llvm::CallInst& call) {
        llvm::Constant::getNullValue(llvm::FixedVectorType::get(scalar, full)),
        f32 ? b.getInt16(0xffff) : b.getInt8(0xff),  // every lane
        b.getInt32(4)});                             // the current rounding mode
-  if (!vector) return b.CreateExtractElement(result, b.getInt64(0));
-  return lanes == full ? result : b.CreateShuffleVector(result, first_lanes(lanes, lanes));
+  return narrow(b, result, type);
+}
+
+// vcvtneps2bf16, unless a lane is subnormal: then narrow_float's form, in a block of its own.
+llvm::Value* lower_round_bf16(llvm::CallInst& call) {
+  llvm::Value* v = call.getArgOperand(0);
+  if (!v->getType()->isVectorTy()) {
+    llvm::IRBuilder<> b(&call);
+    return narrow_float(b, v, bfloat16);
+  }
+  llvm::BasicBlock* head = call.getParent();
+  llvm::BasicBlock* join = head->splitBasicBlock(&call, "bf16.join");
+  llvm::BasicBlock* exact =
+      llvm::BasicBlock::Create(call.getContext(), "bf16.subnormal", head->getParent(), join);
+  head->getTerminator()->eraseFromParent();
+  llvm::IRBuilder<> b(head);
+  llvm::Value* wide = widen(b, v, 16);
+  llvm::Value* converted =
+      narrow(b, b.CreateIntrinsic(llvm::Intrinsic::x86_avx512bf16_cvtneps2bf16_512, {}, {wide}),
+             v->getType());
+  // Subnormal: a zero exponent and a mantissa that is not (vptestnmd, vptestmd). From the bits,
+  // not vfpclassps, which reads a subnormal as zero when denormals are flushed, as the
+  // instruction does: the integer form keeps it, and every target rounds alike.
+  llvm::Value* bits = b.CreateBitCast(v, v->getType()->getWithNewType(b.getInt32Ty()));
+  auto field = [&](std::uint32_t mask) {
+    return b.CreateAnd(bits, llvm::ConstantInt::get(bits->getType(), mask));
+  };
+  llvm::Value* subnormal =
+      b.CreateAnd(b.CreateIsNull(field(0x7F800000u)), b.CreateIsNotNull(field(0x007FFFFFu)));
+  b.CreateCondBr(b.CreateOrReduce(subnormal), exact, join,
+                 llvm::MDBuilder(call.getContext()).createUnlikelyBranchWeights());
+  llvm::IRBuilder<> e(exact);
+  llvm::Value* rounded = narrow_float(e, v, bfloat16);
+  e.CreateBr(join);
+  llvm::IRBuilder<> j(join, join->begin());
+  llvm::PHINode* phi = j.CreatePHI(call.getType(), 2);
+  phi->addIncoming(converted, head);
+  phi->addIncoming(rounded, exact);
+  return phi;
 }
 
 }  // namespace
 
-void lower_ldexp_calls(llvm::Module& module) {
-  std::vector<llvm::Function*> functions;
-  for (llvm::Function& f : module)
-    if (f.getName().starts_with(kLdexpPrefix)) functions.push_back(&f);
-  if (functions.empty()) return;
-  llvm::removeFromUsedLists(
-      module, [](llvm::Constant* c) { return c->getName().starts_with(kLdexpPrefix); });
-  for (llvm::Function* f : functions) {
-    f->removeDeadConstantUsers();  // the used list the vector variants were kept in
-    std::vector<llvm::CallInst*> calls;
-    for (llvm::User* u : f->users()) calls.push_back(llvm::cast<llvm::CallInst>(u));
-    for (llvm::CallInst* call : calls) {
-      call->replaceAllUsesWith(lower(*call));
-      call->eraseFromParent();
-    }
-    f->eraseFromParent();
-  }
+void lower_target_calls(llvm::Module& module) {
+  replace_calls(module, kLdexpPrefix, lower_ldexp);
+  replace_calls(module, kRoundBf16Prefix, lower_round_bf16);
 }
 
 }  // namespace jx::codegen::cpu

@@ -1,13 +1,19 @@
-// The CPU's ldexp (elemental/ldexp.hpp) on AVX-512: vscalef, which computes y · 2^floor(n) rounded
-// once, in one instruction where the portable form needs four and a clamp on n.
+// elemental/target_calls.hpp's calls as AVX-512 instructions:
+// - ldexp: vscalef, which computes y · 2^floor(n) rounded once, in one instruction where the
+//   portable form needs four and a clamp on n;
+// - rounding to bfloat16: vcvtneps2bf16 (AVX-512 BF16), one instruction for narrow_float's nine.
+//   It rounds to nearest even as they do, but reads a subnormal float as zero whatever the
+//   denormal mode: a vector holding one takes narrow_float's form instead, behind a branch that
+//   is almost never taken (with denormals flushed, only a subnormal loaded as it is reaches it).
 #pragma once
 
 #include "codegen/llvm_headers.hpp"
 
 namespace jx::codegen::cpu {
 
-// After optimization: every call to a jx_ldexp_ function becomes vscalef on a 512-bit vector
-// (narrower values padded), and the functions go. For AVX-512 targets only.
-void lower_ldexp_calls(llvm::Module& module);
+// After optimization: every such call becomes those instructions on 512-bit vectors (narrower
+// values padded; a scalar bfloat16 rounding keeps narrow_float's form), and the functions go.
+// The CPU emits the calls for AVX-512 targets only, the rounding for those with AVX-512 BF16.
+void lower_target_calls(llvm::Module& module);
 
 }  // namespace jx::codegen::cpu

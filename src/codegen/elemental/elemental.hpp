@@ -121,6 +121,9 @@ class ElementalEmitter {
   // element `linear` of a dense buffer at `base`
   llvm::Value* load(DType d, llvm::Value* base, llvm::Value* linear, const llvm::Twine& name = "");
   void store(DType d, llvm::Value* value, llvm::Value* base, llvm::Value* linear);
+  // An f32 value rounded to the 16-bit float d: narrow_float, or the target's call for bfloat16
+  // (MathTable::target_calls).
+  llvm::Value* narrow(llvm::Value* v, DType d);
   llvm::Value* linear_index(const IrIndex& index, const Shape& shape);  // index.linear, or computed
   IrIndex delinearize(llvm::Value* linear, const Shape& shape);
   // delinearize of a loop's induction variable, computed where that loop's body begins (before

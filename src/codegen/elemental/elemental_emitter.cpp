@@ -1,10 +1,12 @@
 // The ElementalEmitter: table dispatch, composition of generators over a computation, and the IR
 // helpers the per-opcode emitters share.
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <string>
 
 #include "codegen/elemental/elemental.hpp"
+#include "codegen/elemental/target_calls.hpp"
 #include "core/array_impl.hpp"
 #include "jx/errors.hpp"
 
@@ -42,17 +44,21 @@ llvm::Type* storage_type(llvm::LLVMContext& ctx, DType d) {
 }
 
 llvm::Value* narrow_float(llvm::IRBuilder<>& b, llvm::Value* v, DType d) {
-  if (d == float16) return b.CreateFPTrunc(v, b.getHalfTy());
+  llvm::Type* type = v->getType();  // a float or a vector of them
+  if (d == float16) return b.CreateFPTrunc(v, type->getWithNewType(b.getHalfTy()));
   // bfloat16: the high half of the float's bits, rounded to nearest even by adding 0x7fff plus
   // the lowest kept bit (a carry past the exponent gives inf, as it should); NaN stays quiet.
   // Integer IR that every target has, whatever its bfloat16 instructions.
-  llvm::Type* i32 = b.getInt32Ty();
+  llvm::Type* i32 = type->getWithNewType(b.getInt32Ty());
+  auto c = [&](std::uint32_t k) { return llvm::ConstantInt::get(i32, k); };
   llvm::Value* bits = b.CreateBitCast(v, i32);
-  llvm::Value* lsb = b.CreateAnd(b.CreateLShr(bits, 16), 1);
-  llvm::Value* rounded = b.CreateLShr(b.CreateAdd(bits, b.CreateAdd(lsb, b.getInt32(0x7fff))), 16);
-  llvm::Value* quiet = b.CreateOr(b.CreateLShr(bits, 16), b.getInt32(0x40));
+  llvm::Value* high = b.CreateLShr(bits, c(16));
+  llvm::Value* lsb = b.CreateAnd(high, c(1));
+  llvm::Value* rounded = b.CreateLShr(b.CreateAdd(bits, b.CreateAdd(lsb, c(0x7fff))), c(16));
+  llvm::Value* quiet = b.CreateOr(high, c(0x40));
   llvm::Value* half = b.CreateSelect(b.CreateFCmpUNO(v, v), quiet, rounded);
-  return b.CreateBitCast(b.CreateTrunc(half, b.getInt16Ty()), b.getBFloatTy());
+  return b.CreateBitCast(b.CreateTrunc(half, type->getWithNewType(b.getInt16Ty())),
+                         type->getWithNewType(b.getBFloatTy()));
 }
 
 llvm::Value* widen_float(llvm::IRBuilder<>& b, llvm::Value* v) {
@@ -85,7 +91,7 @@ ElementGenerator ElementalEmitter::generator(const Instruction& inst,
       // once (XLA's default excess precision); a conversion to it rounds where it stands.
       DType d = inst.shape.dtype;
       bool round_here = k16BitFloating.contains(d) && inst.opcode == hlo::Opcode::kConvert;
-      return round_here ? widen_float(b_, narrow_float(b_, v, d)) : v;
+      return round_here ? widen_float(b_, narrow(v, d)) : v;
     };
   }
   throw CompileError("codegen: no element generator for HLO " +
@@ -161,6 +167,11 @@ llvm::Value* ElementalEmitter::apply(const hlo::Computation& c, llvm::ArrayRef<l
   return values.at(c.root());
 }
 
+llvm::Value* ElementalEmitter::narrow(llvm::Value* v, DType d) {
+  if (d == bfloat16 && math_.target_calls().round_bf16) return emit_round_bf16(b_, v);
+  return narrow_float(b_, v, d);
+}
+
 llvm::Value* ElementalEmitter::load(DType d, llvm::Value* base, llvm::Value* linear,
                                     const llvm::Twine& name) {
   llvm::Type* t = storage_type(ctx(), d);
@@ -172,7 +183,7 @@ llvm::Value* ElementalEmitter::load(DType d, llvm::Value* base, llvm::Value* lin
 void ElementalEmitter::store(DType d, llvm::Value* value, llvm::Value* base, llvm::Value* linear) {
   llvm::Type* t = storage_type(ctx(), d);
   if (d == bool_) value = b_.CreateZExt(value, t);
-  if (k16BitFloating.contains(d)) value = narrow_float(b_, value, d);
+  if (k16BitFloating.contains(d)) value = narrow(value, d);
   b_.CreateStore(value, b_.CreateInBoundsGEP(t, base, linear));
 }
 

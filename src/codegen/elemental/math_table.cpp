@@ -39,7 +39,7 @@ llvm::Value* MathTable::call(llvm::IRBuilder<>& b, MathFn fn,
   return call;
 }
 
-const MathTable& cpu_math_table(bool precise, bool ldexp) {
+MathTable cpu_math_table(bool precise, TargetCalls calls) {
   namespace I = llvm::Intrinsic;
   namespace vm = vector_math;
   namespace pm = portable_math;
@@ -91,19 +91,16 @@ const MathTable& cpu_math_table(bool precise, bool ldexp) {
                                          .emit_f64 = vm::exp_f64})
           .set(MathFn::kTanh, {.f32 = "tanhf", .f64 = "tanh", .emit_f32 = vm::fast_tanh_f32})
           .set(MathFn::kErf, {.f32 = "erff", .f64 = "erf", .emit_f32 = vm::fast_erf_f32});
+  MathTable table = precise ? precise_table : fast_table;
   // With a once-rounded ldexp, the precise exp costs less than the portable fast one.
-  auto with_ldexp_exp = [](const MathTable& table) {
-    return MathTable(table)
+  if (calls.ldexp)
+    table
         .set(MathFn::kExp,
              {.intrinsic = I::exp, .emit_f32 = vm::exp_ldexp_f32, .emit_f64 = vm::exp_ldexp_f64})
         .set(MathFn::kExpNonPositive, {.intrinsic = I::exp,
                                        .emit_f32 = vm::exp_nonpositive_ldexp_f32,
                                        .emit_f64 = vm::exp_nonpositive_ldexp_f64});
-  };
-  static const MathTable precise_ldexp_table = with_ldexp_exp(precise_table);
-  static const MathTable fast_ldexp_table = with_ldexp_exp(fast_table);
-  if (ldexp) return precise ? precise_ldexp_table : fast_ldexp_table;
-  return precise ? precise_table : fast_table;
+  return table.set_target_calls(calls);
 }
 
 }  // namespace jx::codegen

@@ -57,6 +57,12 @@ struct MathEntry {
   MathEmitter emit_f64 = nullptr;
 };
 
+// Which of target_calls.hpp's calls the backend lowers, and so the table emits.
+struct TargetCalls {
+  bool ldexp = false;       // exp scales by ldexp
+  bool round_bf16 = false;  // rounding to bfloat16 is a call, not narrow_float's integer form
+};
+
 class MathTable {
  public:
   MathTable& set(MathFn fn, MathEntry entry) {
@@ -67,12 +73,19 @@ class MathTable {
   // fn(args...) at the type of args[0] (f32 or f64); throws jx::CompileError if unmapped.
   llvm::Value* call(llvm::IRBuilder<>& b, MathFn fn, llvm::ArrayRef<llvm::Value*> args) const;
 
+  MathTable& set_target_calls(TargetCalls calls) {
+    target_calls_ = calls;
+    return *this;
+  }
+  const TargetCalls& target_calls() const { return target_calls_; }
+
  private:
   std::array<MathEntry, static_cast<std::size_t>(MathFn::kCount)> entries_{};
+  TargetCalls target_calls_;
 };
 
 // The CPU's table: float32 exp, tanh and erf in their fast forms, or with `precise` their 1-ULP
-// forms (--precise_math). With `ldexp`, exp scales by ldexp (ldexp.hpp), which the target lowers.
-const MathTable& cpu_math_table(bool precise, bool ldexp);
+// forms (--precise_math); with calls.ldexp, exp scales by ldexp.
+MathTable cpu_math_table(bool precise, TargetCalls calls);
 
 }  // namespace jx::codegen

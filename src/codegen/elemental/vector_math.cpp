@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "codegen/elemental/float_ir.hpp"
-#include "codegen/elemental/ldexp.hpp"
+#include "codegen/elemental/target_calls.hpp"
 
 namespace jx::codegen::vector_math {
 namespace {
@@ -100,8 +100,8 @@ Value* fast_exp_nonpositive_impl(Ir& ir, Value* x) {
   return ir.select(ir.lt(x, ir.c(kNormalLo)), ir.c(0.0), y);
 }
 
-// Where the target has a once-rounded ldexp (ldexp.hpp): the clamp keeps n in range, NaN passes
-// it, and ldexp rounds y·2^n to a subnormal, 0 or infinity where the result is one. The same
+// Where the target has a once-rounded ldexp (target_calls.hpp): the clamp keeps n in range, NaN
+// passes it, and ldexp rounds y·2^n to a subnormal, 0 or infinity where the result is one. The same
 // values as exp_impl's; the fast forms' too where they flush subnormal results. Where x is known
 // to be at most 0 (or NaN), the upper clamp goes.
 Value* exp_ldexp_impl(Ir& ir, Value* x, const ExpParams& p, bool nonpositive) {

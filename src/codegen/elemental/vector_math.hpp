@@ -20,8 +20,8 @@ llvm::Value* fast_exp_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<llvm::Value*> arg
 llvm::Value* fast_exp_nonpositive_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<llvm::Value*> args);
 llvm::Value* fast_tanh_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<llvm::Value*> args);
 llvm::Value* fast_erf_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<llvm::Value*> args);
-// exp computed with ldexp (ldexp.hpp), for targets that lower it: the precise form's values,
-// with a fraction of its work.
+// exp computed with ldexp (target_calls.hpp), for targets that lower it: the precise form's
+// values, with a fraction of its work.
 llvm::Value* exp_ldexp_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<llvm::Value*> args);
 llvm::Value* exp_ldexp_f64(llvm::IRBuilder<>& b, llvm::ArrayRef<llvm::Value*> args);
 llvm::Value* exp_nonpositive_ldexp_f32(llvm::IRBuilder<>& b, llvm::ArrayRef<llvm::Value*> args);
