@@ -3,7 +3,6 @@
 #include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/IR/MDBuilder.h>
 
-#include <cstdint>
 #include <vector>
 
 #include "codegen/elemental/elemental.hpp"
@@ -62,13 +61,10 @@ llvm::Value* lower_ldexp(llvm::CallInst& call) {
   return narrow(b, result, type);
 }
 
-// vcvtneps2bf16, unless a lane is subnormal: then narrow_float's form, in a block of its own.
+// vcvtneps2bf16, unless a lane is subnormal: then narrow_float's form, in a block of its own. A
+// scalar takes the instruction too, so that a loop's remainder rounds as its vectors do.
 llvm::Value* lower_round_bf16(llvm::CallInst& call) {
   llvm::Value* v = call.getArgOperand(0);
-  if (!v->getType()->isVectorTy()) {
-    llvm::IRBuilder<> b(&call);
-    return narrow_float(b, v, bfloat16);
-  }
   llvm::BasicBlock* head = call.getParent();
   llvm::BasicBlock* join = head->splitBasicBlock(&call, "bf16.join");
   llvm::BasicBlock* exact =
@@ -79,16 +75,14 @@ llvm::Value* lower_round_bf16(llvm::CallInst& call) {
   llvm::Value* converted =
       narrow(b, b.CreateIntrinsic(llvm::Intrinsic::x86_avx512bf16_cvtneps2bf16_512, {}, {wide}),
              v->getType());
-  // Subnormal: a zero exponent and a mantissa that is not (vptestnmd, vptestmd). From the bits,
-  // not vfpclassps, which reads a subnormal as zero when denormals are flushed, as the
-  // instruction does: the integer form keeps it, and every target rounds alike.
-  llvm::Value* bits = b.CreateBitCast(v, v->getType()->getWithNewType(b.getInt32Ty()));
-  auto field = [&](std::uint32_t mask) {
-    return b.CreateAnd(bits, llvm::ConstantInt::get(bits->getType(), mask));
-  };
-  llvm::Value* subnormal =
-      b.CreateAnd(b.CreateIsNull(field(0x7F800000u)), b.CreateIsNotNull(field(0x007FFFFFu)));
-  b.CreateCondBr(b.CreateOrReduce(subnormal), exact, join,
+  // vfpclassps's 0x20: subnormal lanes. It reads a subnormal as zero where denormals are
+  // flushed, as vcvtneps2bf16 does and as the mode asks: then no vector branches.
+  llvm::Value* subnormal = narrow(
+      b,
+      b.CreateIntrinsic(llvm::Intrinsic::x86_avx512_fpclass_ps_512, {}, {wide, b.getInt32(0x20)}),
+      v->getType());
+  if (subnormal->getType()->isVectorTy()) subnormal = b.CreateOrReduce(subnormal);
+  b.CreateCondBr(subnormal, exact, join,
                  llvm::MDBuilder(call.getContext()).createUnlikelyBranchWeights());
   llvm::IRBuilder<> e(exact);
   llvm::Value* rounded = narrow_float(e, v, bfloat16);

@@ -7,9 +7,10 @@
 // - ldexp: y · 2^n for an integral float n, rounded once (to a subnormal, 0 or infinity where the
 //   result is one). llvm.ldexp would do, but LLVM lowers it on x86 to a libm call per lane, and
 //   the loop would stop vectorizing.
-// - Rounding f32 to bfloat16, to nearest even, exactly as narrow_float does. LLVM vectorizes an
-//   fptrunc to bfloat 4 lanes at a time on x86, and narrow_float's integer form costs 9
-//   instructions a vector where AVX-512 BF16 has one.
+// - Rounding f32 to bfloat16, to nearest even, as narrow_float does (but for a subnormal input
+//   while denormals are flushed: the lowering may read it as zero, as the mode asks). LLVM
+//   vectorizes an fptrunc to bfloat 4 lanes at a time on x86, and narrow_float's integer form
+//   costs 9 instructions a vector where AVX-512 BF16 has one.
 #pragma once
 
 #include <string_view>
