@@ -396,8 +396,9 @@ TEST_CASE("dumps: an output larger than the last-level cache is stored past the 
 // A cumulative sum along dimension 0 writes its output once, a run of a row at a time: larger than
 // the last-level cache, it streams, and prefetches its operand's runs two rows ahead (the last row
 // where fewer are left; in reverse, rows before). Its threads' parts of the columns are rounded
-// down to a cache line (on two threads, 1040 columns split as 520 and 520 run as 512 and 528); a
-// row that is no whole number of lines does not stream.
+// down to 8 KiB of a row (scan_part_columns: on two threads, 5008 columns split as 2504 and 2504
+// run as 2048 and 2960, and 1040 columns run on one thread); a row that is no whole number of
+// lines does not stream.
 TEST_CASE("dumps: a long cumulative sum down the columns is stored past the caches",
           "[dumps][fusion]") {
   auto ir_of = [&](const std::string& name, std::int64_t cols, bool reverse) {
@@ -424,8 +425,10 @@ TEST_CASE("dumps: a long cumulative sum down the columns is stored past the cach
     CHECK(wrong == 0);
     return read(scope.files(name).at("ir-with-opt.ll"));
   };
-  for (bool reverse : {false, true}) {
-    std::string ir = ir_of(reverse ? "lines_reversed" : "lines", 1040, reverse);
+  for (auto [cols, reverse] : {std::pair{1040, false}, std::pair{1040, true},
+                               std::pair{5008, false}, std::pair{5008, true}}) {
+    std::string ir =
+        ir_of((reverse ? "lines_reversed_" : "lines_") + std::to_string(cols), cols, reverse);
     CHECK(ir.find("!nontemporal") != std::string::npos);
     CHECK(ir.find("call void @llvm.x86.sse.sfence()") != std::string::npos);
     CHECK(ir.find("@llvm.prefetch") != std::string::npos);

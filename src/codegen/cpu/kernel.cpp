@@ -387,13 +387,11 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
     Emit scan = [&](std::size_t j, const Instruction& r, const ElementGenerator& x,
                     const ElementGenerator& init) {
       // A scan in runs, or in tiles, writes its output once: it streams as a loop nest's would.
-      std::int64_t aligned = 1;
-      if ((scans_in_runs(r) || scan_tiles(r) > 0) && may_stream(j)) {
-        mark_streaming(*output_buffers[j]);
-        aligned = line(j);
-      }
+      bool streams = (scans_in_runs(r) || scan_tiles(r) > 0) && may_stream(j);
+      if (streams) mark_streaming(*output_buffers[j]);
+      std::int64_t aligned = std::max(streams ? line(j) : 1, scan_part_columns(r));
       emit_prefix_scan(em, r, x, init, out_arg(j), rows, prefix_scan_of(root) != nullptr, scratch,
-                       buffer_of_operand(r), aligned);
+                       buffer_of_operand(r), aligned, streams);
     };
     for (auto [is_kind, emit] :
          {std::pair{Kind(column_reduction), reduce_columns}, std::pair{Kind(prefix_scan), scan}}) {

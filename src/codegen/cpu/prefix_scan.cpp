@@ -77,7 +77,7 @@ class ScanEmitter {
  public:
   ScanEmitter(ElementalEmitter& em, const Instruction& scan, const ElementGenerator& operand,
               const ElementGenerator& init, llvm::Value* out, llvm::Value* scratch,
-              llvm::Value* source, std::int64_t aligned)
+              llvm::Value* source, std::int64_t aligned, bool streams)
       : em_(em),
         b_(em.b()),
         scan_(scan),
@@ -90,7 +90,8 @@ class ScanEmitter {
         dtype_(scan.shape.dtype),
         type_(em.type(dtype_)),
         init_(init(em.scalar_index())),
-        aligned_(aligned) {
+        aligned_(aligned),
+        streams_(streams) {
     hlo::PrefixScan p = *hlo::as_prefix_scan(scan);
     axis_ = static_cast<std::size_t>(p.axis);
     reverse_ = p.reverse;
@@ -429,11 +430,14 @@ class ScanEmitter {
     llvm::AllocaInst* acc = em_.entry_alloca(array, "scan.accs");
     auto slot = [&](llvm::Value* j) { return b_.CreateInBoundsGEP(array, acc, {em_.i64(0), j}); };
     // Without dims between, the range is one of the last dim. Its ends rounded down to a
-    // multiple of aligned_ still cover the dim (m is one), and make every run start there.
+    // multiple of aligned_ (but the dim's end) still cover the dim, and make every run start
+    // there.
     bool ranged_last = range && middle.empty();
     auto rounded = [&](llvm::Value* k) { return b_.CreateAnd(k, em_.i64(-aligned_)); };
     llvm::Value* first = ranged_last ? rounded(range->begin) : em_.i64(0);
-    llvm::Value* last = ranged_last ? rounded(range->end) : em_.i64(m);
+    llvm::Value* last = em_.i64(m);
+    if (ranged_last)
+      last = b_.CreateSelect(b_.CreateICmpEQ(range->end, last), last, rounded(range->end));
     auto scan_runs = [&](const IrIndex& mid) {
       emit_strided_for(
           em_, first, last, run, "scan.run",
@@ -448,8 +452,7 @@ class ScanEmitter {
                 em_, n_, "scan",
                 [&](llvm::Value* k) {
                   llvm::Value* pos = position(k);
-                  if (source_ && aligned_ > 1)  // the output streams: the scan is long
-                    prefetch_run(before, k, mid.dims, j0, len);
+                  if (source_ && streams_) prefetch_run(before, k, mid.dims, j0, len);
                   emit_for(em_, em_.i64(0), len, "scan.lane", [&](llvm::Value* j) {
                     Values after = mid.dims;
                     after.push_back(b_.CreateAdd(j0, j, "", true, true));
@@ -481,6 +484,7 @@ class ScanEmitter {
   std::int64_t n_ = 0;
   std::int64_t tiles_ = 0;  // of a tiled scan
   std::int64_t aligned_ = 1;
+  bool streams_ = false;
 };
 
 }  // namespace
@@ -500,13 +504,20 @@ bool scans_in_runs(const Instruction& scan) {
   return p && static_cast<std::size_t>(p->axis) + 1 < scan.shape.dims.size();
 }
 
+std::int64_t scan_part_columns(const Instruction& scan) {
+  std::optional<hlo::PrefixScan> p = hlo::as_prefix_scan(scan);
+  if (!p || p->axis != 0 || scan.shape.dims.size() != 2) return 1;
+  constexpr std::int64_t kPartBytes = 8 << 10;
+  return kPartBytes / itemsize(scan.shape.dtype);
+}
+
 void emit_prefix_scan(ElementalEmitter& em, const Instruction& scan,
                       const ElementGenerator& operand, const ElementGenerator& init,
                       llvm::Value* out, const std::optional<OuterRange>& rows,
                       bool rows_span_leading_dims, llvm::Value* scratch, llvm::Value* source,
-                      std::int64_t aligned) {
+                      std::int64_t aligned, bool streams) {
   if (scan.shape.size() == 0) return;
-  ScanEmitter(em, scan, operand, init, out, scratch, source, aligned)
+  ScanEmitter(em, scan, operand, init, out, scratch, source, aligned, streams)
       .emit(rows, rows_span_leading_dims);
 }
 

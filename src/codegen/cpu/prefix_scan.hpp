@@ -45,18 +45,27 @@ inline std::int64_t scan_scratch_words(std::int64_t tiles) { return 1 + 2 * tile
 // contiguous run at a time (so the output may stream, streaming_stores.hpp).
 bool scans_in_runs(const hlo::Instruction& scan);
 
+// What a thread's part of the columns of a scan down dimension 0 of a matrix is rounded to (a
+// power of two; 1 for other scans): 8 KiB of a row. Each thread reads its part of every row, and
+// parts under two pages ran slower on two threads than the whole on one (Zen 5, f32 [4096, 1024]:
+// 773 µs against 555; [1024, 1024], in cache, 112 against 67; [4096, 4096], 8 KiB parts, 2.42
+// against 2.83 ms). So a matrix under 16 KiB a row scans on one thread.
+std::int64_t scan_part_columns(const hlo::Instruction& scan);
+
 // out = the scan `scan` (hlo::as_prefix_scan holds) of operand, from init. `rows` is a thread's
 // part of dimension 0 (with `rows_span_leading_dims`, of the dims before the axis taken
 // together: a batch of one or a few still splits), or of dimension 1 for a scan along dimension
 // 0; a tiled scan ignores it and takes `scratch` (scan_scratch_words of it). `source`, when given,
 // is a buffer holding the operand as stored (its shape and dtype), which a scan along the last dim
 // reads a vector at a time instead of computing it into a buffer of its own first. With `aligned`
-// (a power of two dividing the last dim) a scan in runs starts every run at a multiple of it,
-// rounding the ends of a thread's part of the last dim down to one.
+// (a power of two) a scan in runs starts every run at a multiple of it, rounding the ends of a
+// thread's part of the last dim (but the dim's end) down to one. With `streams` (its output
+// streams past the caches) it prefetches the operand's runs ahead.
 void emit_prefix_scan(ElementalEmitter& em, const hlo::Instruction& scan,
                       const ElementGenerator& operand, const ElementGenerator& init,
                       llvm::Value* out, const std::optional<OuterRange>& rows,
                       bool rows_span_leading_dims, llvm::Value* scratch,
-                      llvm::Value* source = nullptr, std::int64_t aligned = 1);
+                      llvm::Value* source = nullptr, std::int64_t aligned = 1,
+                      bool streams = false);
 
 }  // namespace jx::codegen::cpu
