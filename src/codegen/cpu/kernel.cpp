@@ -389,7 +389,7 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
       // A scan in runs, or in tiles, writes its output once: it streams as a loop nest's would.
       bool streams = (scans_in_runs(r) || scan_tiles(r) > 0) && may_stream(j);
       if (streams) mark_streaming(*output_buffers[j]);
-      std::int64_t aligned = std::max(streams ? line(j) : 1, scan_part_columns(r));
+      std::int64_t aligned = std::max(streams ? line(j) : 1, scan_part_columns(isa, r));
       emit_prefix_scan(em, r, x, init, out_arg(j), rows, prefix_scan_of(root) != nullptr, scratch,
                        buffer_of_operand(r), aligned, streams);
     };

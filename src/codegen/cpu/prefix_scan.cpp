@@ -504,9 +504,11 @@ bool scans_in_runs(const Instruction& scan) {
   return p && static_cast<std::size_t>(p->axis) + 1 < scan.shape.dims.size();
 }
 
-std::int64_t scan_part_columns(const Instruction& scan) {
+std::int64_t scan_part_columns(const CpuIsa& isa, const Instruction& scan) {
   std::optional<hlo::PrefixScan> p = hlo::as_prefix_scan(scan);
   if (!p || p->axis != 0 || scan.shape.dims.size() != 2) return 1;
+  std::int64_t bytes = 2 * scan.shape.size() * itemsize(scan.shape.dtype);  // read and written
+  if (bytes < isa.last_level_cache / 4) return 1;
   constexpr std::int64_t kPartBytes = 8 << 10;
   return kPartBytes / itemsize(scan.shape.dtype);
 }

@@ -16,6 +16,7 @@
 
 #include <optional>
 
+#include "codegen/cpu/cpu_isa.hpp"
 #include "codegen/elemental/elemental.hpp"
 #include "codegen/elemental/loops.hpp"
 
@@ -46,11 +47,14 @@ inline std::int64_t scan_scratch_words(std::int64_t tiles) { return 1 + 2 * tile
 bool scans_in_runs(const hlo::Instruction& scan);
 
 // What a thread's part of the columns of a scan down dimension 0 of a matrix is rounded to (a
-// power of two; 1 for other scans): 8 KiB of a row. Each thread reads its part of every row, and
-// parts under two pages ran slower on two threads than the whole on one (Zen 5, f32 [4096, 1024]:
-// 773 µs against 555; [1024, 1024], in cache, 112 against 67; [4096, 4096], 8 KiB parts, 2.42
-// against 2.83 ms). So a matrix under 16 KiB a row scans on one thread.
-std::int64_t scan_part_columns(const hlo::Instruction& scan);
+// power of two; 1 for other scans): 8 KiB of a row, where the scan reads and writes a quarter of
+// the last-level cache or more. Each thread reads its part of every row, and parts under two
+// pages ran slower on two threads than the whole on one (Zen 5, f32 [4096, 1024]: 748-816 µs
+// against 570-595; [65536, 64]: 1033-1125 against 520-562; [4096, 4096], 8 KiB parts: 2.49-2.68
+// ms against 3.24-3.42). So such a matrix under 16 KiB a row scans on one thread. A smaller one,
+// in the caches, still splits by lines: [1024, 256] took 14.2-22.0 µs on two threads and
+// 18.3-18.8 on one.
+std::int64_t scan_part_columns(const CpuIsa& isa, const hlo::Instruction& scan);
 
 // out = the scan `scan` (hlo::as_prefix_scan holds) of operand, from init. `rows` is a thread's
 // part of dimension 0 (with `rows_span_leading_dims`, of the dims before the axis taken
