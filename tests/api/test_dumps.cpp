@@ -92,6 +92,10 @@ std::set<std::string> keys(const std::map<std::string, fs::path>& m) {
   return out;
 }
 
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
 std::size_t count(const std::string& text, const std::string& word) {
   std::size_t n = 0;
   for (auto pos = text.find(word); pos != std::string::npos; pos = text.find(word, pos + 1)) ++n;
@@ -316,9 +320,6 @@ TEST_CASE("dumps: exp of a softmax's shifted logits handles no overflow", "[dump
   Fn halved = [](const Array& a) { return np::exp(a - np::max(a, 1, true) / 2.0f); };
   for (const char* isa : {"avx2", "native"}) {
     INFO("--cpu_isa=" << isa);
-    auto has = [](const std::string& ir, const char* text) {
-      return ir.find(text) != std::string::npos;
-    };
     std::string shifted_ir = ir_of("shifted", shifted, x, isa).first;
     auto [halved_ir, optimized] = ir_of("halved", halved, x, isa);
     if (codegen::cpu::cpu_isa(isa).name == "avx512") {
@@ -350,9 +351,6 @@ TEST_CASE("dumps: rounding to bfloat16 is one instruction on AVX-512 BF16", "[du
     jit(std::function(affine), {.name = "affine"})(x).block_until_ready();
     auto files = scope.files("affine");
     std::string before = read(files.at("ir-no-opt.ll")), after = read(files.at("ir-with-opt.ll"));
-    auto has = [](const std::string& ir, const char* text) {
-      return ir.find(text) != std::string::npos;
-    };
     if (codegen::cpu::cpu_isa(isa).avx512_bf16) {
       CHECK(has(before, "@jx_round_bf16_f32("));
       CHECK(has(after, "@llvm.x86.avx512bf16.cvtneps2bf16.512(<16 x float>"));
@@ -523,9 +521,6 @@ TEST_CASE("dumps: a streamed softmax stashes its rows on the stack", "[dumps][fu
     CHECK(worst < 2e-6);
     return read(scope.files(name).at("ir-with-opt.ll"));
   };
-  auto has = [](const std::string& ir, const char* text) {
-    return ir.find(text) != std::string::npos;
-  };
   for (auto [name, f, with_w, shape] :
        {std::tuple{"behind", softmax, false, Shape{0, 4096}},
         std::tuple{"behind_3d", softmax, false, Shape{0, 3, 1024}},
@@ -611,9 +606,6 @@ TEST_CASE("dumps: a streamed row kernel with nothing to stash writes a row behin
     INFO(name);
     CHECK(worst < 1e-5);
     return read(scope.files(name).at("ir-with-opt.ll"));
-  };
-  auto has = [](const std::string& ir, const char* text) {
-    return ir.find(text) != std::string::npos;
   };
   std::string log_softmax = ir_of(
       "log_softmax", [](const Array& a) { return nn::log_softmax(a); },
