@@ -36,4 +36,10 @@ const HostCallback& host_callback(std::int64_t id) {
   return t.fns[static_cast<std::size_t>(id)];
 }
 
+std::int64_t host_callback_count() {
+  Table& t = table();
+  std::lock_guard lock(t.mu);
+  return static_cast<std::int64_t>(t.fns.size());
+}
+
 }  // namespace jx

@@ -17,5 +17,7 @@ using HostCallback = std::function<void(const std::vector<Array>&)>;
 std::int64_t register_host_callback(HostCallback fn);
 // The function registered under `id`; jx::Error when there is none.
 const HostCallback& host_callback(std::int64_t id);
+// How many functions are registered: one per trace of a call site, none for eager calls.
+std::int64_t host_callback_count();
 
 }  // namespace jx

@@ -73,6 +73,9 @@ const bool kRegistered = [] {
 namespace debug::detail {
 
 void debug_callback(HostFn fn, const std::vector<Array>& leaves) {
+  // Eagerly it runs at once. Registered, it would stay for the process's life: one more entry
+  // for each call of an eager loop.
+  if (!trace::tracing()) return fn(leaves);
   trace::bind(debug_callback_p, leaves,
               {{"callback", Param::integer(register_host_callback(std::move(fn)))},
                {"effect", Param::name("Debug")}});

@@ -12,6 +12,7 @@
 
 #include <jx/jx.hpp>
 
+#include "core/host_callbacks.hpp"
 #include "support/error_of.hpp"
 #include "support/fake_cuda.hpp"
 
@@ -184,10 +185,14 @@ TEST_CASE("debug::callback calls a C++ function with concrete pytrees", "[debug]
   f(floats({1, 2}), std::vector<Array>{floats({5}), floats({6, 7})});
   f(floats({3, 4}), std::vector<Array>{floats({5}), floats({8, 9})});
   CHECK(seen == std::vector<std::string>{"[2. 4.] 2 [6. 7.]", "[6. 8.] 2 [8. 9.]"});
-  // Eagerly it runs at once.
+  // Eagerly it runs at once, and is not kept: a loop registers nothing.
   int calls = 0;
-  debug::callback([&](const Array& x) { calls += x.item<int>(); }, np::array(std::int32_t{5}));
-  CHECK(calls == 5);
+  std::int64_t registered = host_callback_count();
+  for (int i = 0; i < 100; ++i)
+    debug::callback([&](const Array& x) { calls += x.item<int>(); }, np::array(std::int32_t{5}));
+  CHECK(printed([] { debug::print("{}", np::array(std::int32_t{5})); }) == "5\n");
+  CHECK(calls == 500);
+  CHECK(host_callback_count() == registered);
 }
 
 TEST_CASE("debug::print on a GPU copies the values it prints to the host", "[debug][cuda][fake]") {
