@@ -206,6 +206,9 @@ TEST_CASE("debug::print on a GPU copies the values it prints to the host", "[deb
       },
       {.device = gpu});
   CHECK(printed([&] { f(floats({1.5f, -2})); }) == "on the device [ 1.5 -2. ]\n");
+  // Eagerly, on an array the device holds.
+  Array held = device_put(floats({0.5f, 3}), gpu);
+  CHECK(printed([&] { debug::print("eager {}", held); }) == "eager [0.5 3. ]\n");
 }
 
 }  // namespace
