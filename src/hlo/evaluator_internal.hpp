@@ -1,5 +1,5 @@
-// What the two evaluator files share: element access, row-major index walking, and the
-// evaluation functions of the non-elementwise opcodes (evaluator_ops.cpp).
+// What the two evaluator files share: element access, row-major strides, and the evaluation
+// functions of the non-elementwise opcodes (evaluator_ops.cpp).
 #pragma once
 
 #include <span>
@@ -8,6 +8,7 @@
 #include "core/array_impl.hpp"
 #include "core/dtype_dispatch.hpp"
 #include "hlo/evaluator.hpp"
+#include "support/multi_index.hpp"
 
 namespace jx::hlo::eval {
 
@@ -30,22 +31,6 @@ inline Index strides(const Shape& shape) {
   Index s(shape.size(), 1);
   for (int d = static_cast<int>(shape.size()) - 2; d >= 0; --d) s[d] = s[d + 1] * shape[d + 1];
   return s;
-}
-
-// Calls f(index, flat) for every multi-index of `shape` in row-major order.
-template <class F>
-void for_each_index(const Shape& shape, F&& f) {
-  if (shape_size(shape) == 0) return;
-  Index index(shape.size(), 0);
-  for (std::int64_t flat = 0;; ++flat) {
-    f(static_cast<const Index&>(index), flat);
-    int d = static_cast<int>(shape.size()) - 1;
-    for (; d >= 0; --d) {
-      if (++index[d] < shape[d]) break;
-      index[d] = 0;
-    }
-    if (d < 0) return;
-  }
 }
 
 using EvalFn = Array (*)(const Instruction&, std::span<const Array>);

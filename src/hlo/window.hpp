@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "hlo/ir.hpp"
+#include "support/multi_index.hpp"
 
 namespace jx::hlo {
 
@@ -35,8 +36,9 @@ Window window_of(const Instruction& reduce_window);
 template <class F>
 void for_each_window_tap(const Window& window, const Shape& dims,
                          const std::vector<std::int64_t>& out, F&& f) {
-  std::vector<std::int64_t> tap(dims.size(), 0);
-  while (true) {
+  Shape sizes;
+  for (const WindowDim& w : window) sizes.push_back(w.size);
+  for_each_index(sizes, [&](const std::vector<std::int64_t>& tap) {
     std::int64_t k = 0;
     for (std::size_t d = 0; d < dims.size(); ++d) {
       const WindowDim& w = window[d];
@@ -48,13 +50,7 @@ void for_each_window_tap(const Window& window, const Shape& dims,
       k = k * dims[d] + at / w.base_dilation;
     }
     f(k);
-    int d = static_cast<int>(dims.size()) - 1;
-    for (; d >= 0; --d) {
-      if (++tap[d] < window[d].size) break;
-      tap[d] = 0;
-    }
-    if (d < 0) return;
-  }
+  });
 }
 
 // Per dimension, how many windows fit in the operand dilated by base_dilation and padded, at the
