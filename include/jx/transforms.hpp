@@ -634,17 +634,29 @@ auto custom_vjp(F f, Fwd fwd, Bwd bwd) {
   };
 }
 
+// Which of its intermediate values a checkpoint's reverse mode keeps from the forward pass
+// instead of computing them again (jax.checkpoint_policies). Only values computed from what the
+// forward pass knows can be kept.
+enum class CheckpointPolicy : int {
+  nothing_saveable,     // JAX's default: the backward pass computes everything again
+  everything_saveable,  // every value: reverse mode as without checkpoint
+  dots_saveable,        // dot_general's and conv_general_dilated's outputs (checkpoint_dots)
+  dots_with_no_batch_dims_saveable,  // dot_general's, where it has no batch dimensions
+};
+
 struct CheckpointOptions {
   // Whether the recomputation is kept apart from the forward pass when both are compiled into
   // one program (an opt-barrier on its inputs), as JAX's prevent_cse; false lets CSE merge them
   // back, which keeps the residuals after all (JAX's advice for checkpoint inside scan).
   bool prevent_cse = true;
+  CheckpointPolicy policy = CheckpointPolicy::nothing_saveable;
 };
 
 // checkpoint(f) (jax.checkpoint, also known as remat): f whose reverse mode stores none of its
-// intermediate values for the backward pass; the backward pass computes them again from f's
-// inputs. Less memory for more compute: checkpointing each layer of a deep model keeps one value
-// per layer alive between the passes instead of all of them. Its value and derivatives are f's.
+// intermediate values for the backward pass (but those options.policy saves); the backward pass
+// computes them again from f's inputs. Less memory for more compute: checkpointing each layer of
+// a deep model keeps one value per layer alive between the passes instead of all of them. Its
+// value and derivatives are f's.
 template <class F>
 auto checkpoint(F f, CheckpointOptions options = {}) {
   return [f = std::move(f), options](const auto&... args) {
@@ -652,8 +664,8 @@ auto checkpoint(F f, CheckpointOptions options = {}) {
     std::optional<R> proto;
     std::vector<std::size_t> begins;
     std::vector<Array> leaves = detail::flatten_args(begins, args...);
-    std::vector<Array> outs =
-        detail::checkpoint_call(detail::flat_fn(f, proto, args...), leaves, options.prevent_cse);
+    std::vector<Array> outs = detail::checkpoint_call(detail::flat_fn(f, proto, args...), leaves,
+                                                      options.prevent_cse, options.policy);
     return detail::rebuild_from(*proto, outs);
   };
 }

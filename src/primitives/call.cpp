@@ -2,12 +2,14 @@
 // consts: each runs by evaluating its jaxpr, lowers inline (HLO sees one program), and each
 // transform binds the same primitive on the transformed jaxpr, its other params kept.
 // - jit[name jaxpr]: JAX's primitive for a jitted function called under a trace.
-// - checkpoint[jaxpr prevent_cse differentiated] (jax.checkpoint, JAX's remat): reverse mode keeps
-//   no residuals of it; the backward pass runs it again from its inputs. Its recomputation
-//   (`differentiated`) lowers behind an opt-barrier, so CSE cannot merge it with the forward pass.
+// - checkpoint[jaxpr policy prevent_cse differentiated] (jax.checkpoint, JAX's remat): reverse
+//   mode keeps no residuals of it but its inputs and the values its policy saves; the backward
+//   pass computes the rest again from them. Its recomputation (`differentiated`) lowers behind an
+//   opt-barrier, so CSE cannot merge it with the forward pass.
 #include "primitives/call.hpp"
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "jx/transforms.hpp"
 
@@ -179,27 +181,82 @@ PartialEvalSplit jit_partial_eval(const Eqn& eqn, const std::vector<bool>& unkno
   return split;
 }
 
+// Whether checkpoint's policy (jax.checkpoint_policies; None: nothing_saveable) has e's outputs
+// kept for the backward pass rather than computed again there.
+bool policy_saves(const Param& policy, const Eqn& e) {
+  if (policy.is_none()) return false;
+  const std::string& name = policy.as_name();
+  bool dot = e.prim->name == "dot_general";
+  if (name == "everything_saveable") return true;
+  if (name == "dots_saveable") return dot || e.prim->name == "conv_general_dilated";
+  if (name == "dots_with_no_batch_dims_saveable")  // lhs_batch of ((..), (lhs_batch, rhs_batch))
+    return dot && e.params.get("dimension_numbers").items()[1].items()[0].items().empty();
+  throw ValueError("checkpoint: unknown policy " + name);
+}
+
 // checkpoint's partial evaluation (JAX's remat rule): the known side computes the known outputs
-// and nothing more; the unknown side computes the unknown ones from all the inputs it reads,
-// known inputs included (partial evaluation makes those the residuals), recomputing what the
-// known side computed.
+// and, as residuals, the values its policy saves that the unknown side reads; the unknown side
+// computes the unknown outputs from all the inputs it reads (partial evaluation makes the known
+// ones residuals too) and those values, recomputing everything else the known side computed.
 PartialEvalSplit checkpoint_partial_eval(const Eqn& eqn, const std::vector<bool>& unknown_inputs) {
   ClosedPtr body = body_of(eqn.params);
-  std::vector<bool> out_unknowns = sub::dependent_outputs(body->jaxpr, unknown_inputs);
+  const Jaxpr& j = body->jaxpr;
+  std::vector<bool> out_unknowns = sub::dependent_outputs(j, unknown_inputs);
+  const Param policy = eqn.params.has("policy") ? eqn.params.get("policy") : Param();
+  // The outputs of known equations that the policy saves.
+  std::unordered_set<const VarNode*> unknown;
+  for (std::size_t k = 0; k < j.invars.size(); ++k)
+    if (unknown_inputs[k]) unknown.insert(j.invars[k].get());
+  std::vector<Var> saved;
+  Jaxpr reading = j;  // the body reading the saved values as inputs
+  reading.eqns.clear();
+  for (const Eqn& e : j.eqns) {
+    bool depends = std::any_of(e.inputs.begin(), e.inputs.end(), [&](const Atom& a) {
+      return a.var && unknown.contains(a.var.get());
+    });
+    if (depends) {
+      for (const Var& v : e.outvars) unknown.insert(v.get());
+    } else if (policy_saves(policy, e)) {
+      saved.insert(saved.end(), e.outvars.begin(), e.outvars.end());
+      continue;
+    }
+    reading.eqns.push_back(e);
+  }
+  reading.invars.insert(reading.invars.end(), saved.begin(), saved.end());
+  DceResult unknown_part = dce_jaxpr({std::move(reading), body->consts}, out_unknowns, true);
+  std::size_t n = j.invars.size();
+  // The saved values the unknown side reads, and the residuals that carry them.
+  Jaxpr producing = j;
+  std::vector<Var> residuals;
+  for (std::size_t s = 0; s < saved.size(); ++s) {
+    if (!unknown_part.used_inputs[n + s]) continue;
+    producing.outvars.push_back(saved[s]);
+    residuals.push_back(new_var(saved[s]->aval));
+  }
+  std::vector<bool> wanted(producing.outvars.size(), true);
+  for (std::size_t i = 0; i < out_unknowns.size(); ++i) wanted[i] = !out_unknowns[i];
+  DceResult known_part = dce_jaxpr({std::move(producing), body->consts}, wanted, true);
+
   PartialEvalSplit split{{}, {}, out_unknowns};
-  for (bool side : {false, true}) {
-    std::vector<bool> wanted(out_unknowns.size());
-    for (std::size_t i = 0; i < wanted.size(); ++i) wanted[i] = out_unknowns[i] == side;
-    if (std::none_of(wanted.begin(), wanted.end(), [](bool w) { return w; })) continue;
-    DceResult part = dce_jaxpr(*body, wanted, /*prune_invars=*/true);
+  auto side = [&](DceResult& part, bool differentiated) {
     Params params = with_body(eqn.params, shared(std::move(part.jaxpr)));
-    if (side) params.set("differentiated", Param::boolean(true));
+    params.set("differentiated", Param::boolean(differentiated));
     Eqn e{&checkpoint_p, {}, std::move(params), {}};
-    for (std::size_t k = 0; k < eqn.inputs.size(); ++k)
+    for (std::size_t k = 0; k < n; ++k)
       if (part.used_inputs[k]) e.inputs.push_back(eqn.inputs[k]);
-    for (std::size_t i = 0; i < wanted.size(); ++i)
-      if (wanted[i]) e.outvars.push_back(eqn.outvars[i]);
-    (side ? split.unknown : split.known).push_back(std::move(e));
+    for (std::size_t i = 0; i < out_unknowns.size(); ++i)
+      if (out_unknowns[i] == differentiated) e.outvars.push_back(eqn.outvars[i]);
+    return e;
+  };
+  if (std::find(wanted.begin(), wanted.end(), true) != wanted.end()) {
+    Eqn known = side(known_part, false);
+    known.outvars.insert(known.outvars.end(), residuals.begin(), residuals.end());
+    split.known.push_back(std::move(known));
+  }
+  if (std::find(out_unknowns.begin(), out_unknowns.end(), true) != out_unknowns.end()) {
+    Eqn unknown_eqn = side(unknown_part, true);
+    unknown_eqn.inputs.insert(unknown_eqn.inputs.end(), residuals.begin(), residuals.end());
+    split.unknown.push_back(std::move(unknown_eqn));
   }
   return split;
 }
@@ -243,18 +300,28 @@ std::vector<Array> bind_jit(std::shared_ptr<const ClosedJaxprData> j,
 }
 
 std::vector<Array> bind_checkpoint(std::shared_ptr<const ClosedJaxprData> j,
-                                   const std::vector<Array>& args, bool prevent_cse) {
-  return bind_call(
-      checkpoint_p, std::move(j), args,
-      {{"prevent_cse", Param::boolean(prevent_cse)}, {"differentiated", Param::boolean(false)}});
+                                   const std::vector<Array>& args, bool prevent_cse,
+                                   std::string_view policy) {
+  // JAX prints its default policy as None.
+  Param named = policy == "nothing_saveable" ? Param() : Param::name(std::string(policy));
+  return bind_call(checkpoint_p, std::move(j), args,
+                   {{"prevent_cse", Param::boolean(prevent_cse)},
+                    {"differentiated", Param::boolean(false)},
+                    {"policy", std::move(named)}});
 }
 
 namespace detail {
 
 std::vector<Array> checkpoint_call(const FlatFn& f, const std::vector<Array>& args,
-                                   bool prevent_cse) {
+                                   bool prevent_cse, CheckpointPolicy policy) {
+  using P = CheckpointPolicy;
+  std::string_view name = policy == P::everything_saveable ? "everything_saveable"
+                          : policy == P::dots_saveable     ? "dots_saveable"
+                          : policy == P::dots_with_no_batch_dims_saveable
+                              ? "dots_with_no_batch_dims_saveable"
+                              : "nothing_saveable";
   return bind_checkpoint(shared(trace::trace_to_jaxpr(f, avals_of(args), "checkpoint")), args,
-                         prevent_cse);
+                         prevent_cse, name);
 }
 
 }  // namespace detail

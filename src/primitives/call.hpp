@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "jaxpr/jaxpr.hpp"
@@ -15,8 +16,10 @@ namespace jx {
 // calls of one cached jaxpr share it (and print it once).
 std::vector<Array> bind_jit(std::shared_ptr<const ClosedJaxprData> j,
                             const std::vector<Array>& args, const std::string& name);
-// Binds checkpoint[jaxpr prevent_cse differentiated=False] on `args`, as bind_jit binds jit.
+// Binds checkpoint[jaxpr policy prevent_cse differentiated=False] on `args`, as bind_jit binds
+// jit; `policy` is a jax.checkpoint_policies name.
 std::vector<Array> bind_checkpoint(std::shared_ptr<const ClosedJaxprData> j,
-                                   const std::vector<Array>& args, bool prevent_cse);
+                                   const std::vector<Array>& args, bool prevent_cse,
+                                   std::string_view policy);
 
 }  // namespace jx

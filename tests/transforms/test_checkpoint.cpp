@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -125,6 +126,61 @@ TEST_CASE("checkpoint: a checkpointed deep model keeps fewer bytes alive",
     std::vector<float> a = g1[l].to_vector<float>(), b = g2[l].to_vector<float>();
     for (std::size_t k = 0; k < a.size(); ++k)
       CHECK(b[k] == Approx(a[k]).epsilon(1e-4).margin(1e-5));
+  }
+}
+
+std::size_t occurrences(const std::string& text, const std::string& word) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) ++n;
+  return n;
+}
+
+// A policy (jax.checkpoint_policies) lets reverse mode keep some values instead of computing them
+// again: with dots saved, the backward pass has one dot_general fewer, and the gradients are the
+// same under every policy.
+TEST_CASE("checkpoint: policies choose what the backward pass computes again",
+          "[transforms][checkpoint]") {
+  Array x = random::normal(random::key(1), {4, 8}), w = random::normal(random::key(2), {8, 3});
+  Array xb = random::normal(random::key(3), {2, 4, 8}),
+        wb = random::normal(random::key(4), {2, 8, 3});
+  auto loss_with = [](std::optional<CheckpointPolicy> policy) {
+    return [policy](const Array& a, const Array& b) {
+      auto layer = [](const Array& u, const Array& v) { return np::sin(np::matmul(u, v)); };
+      Array y = policy ? checkpoint(layer, {.policy = *policy})(a, b) : layer(a, b);
+      return np::sum(y * y);
+    };
+  };
+  using P = CheckpointPolicy;
+  struct Case {
+    P policy;
+    const char* printed;
+    std::size_t dots, batched_dots;  // dot_generals in grad's jaxpr: [4, 8] @ [8, 3], batched
+  };
+  // Forward: one dot; backward: the cotangent's one, and the forward's again unless saved. A
+  // batched product is no dot without batch dims.
+  for (Case c : {Case{P::nothing_saveable, "policy=None", 3, 3},
+                 Case{P::everything_saveable, "policy=everything_saveable", 2, 2},
+                 Case{P::dots_saveable, "policy=dots_saveable", 2, 2},
+                 Case{P::dots_with_no_batch_dims_saveable,
+                      "policy=dots_with_no_batch_dims_saveable", 2, 3}}) {
+    INFO(c.printed);
+    auto g = grad(loss_with(c.policy), 1);
+    std::string text = make_jaxpr(g)(x, w).str(), batched = make_jaxpr(g)(xb, wb).str();
+    INFO(text);
+    CHECK_THAT(text, Catch::Contains(c.printed));
+    CHECK(occurrences(text, "dot_general[") == c.dots);
+    CHECK(occurrences(batched, "dot_general[") == c.batched_dots);
+    // The gradients are the plain function's, eagerly and compiled.
+    auto plain = grad(loss_with(std::nullopt), 1);
+    for (auto [a, b] : {std::pair{x, w}, std::pair{xb, wb}}) {
+      std::vector<float> want = plain(a, b).to_vector<float>();
+      for (const Array& got : {g(a, b), jit(g)(a, b)}) {
+        std::vector<float> v = got.to_vector<float>();
+        REQUIRE(v.size() == want.size());
+        for (std::size_t k = 0; k < v.size(); ++k)
+          CHECK(v[k] == Approx(want[k]).epsilon(1e-5).margin(1e-6));
+      }
+    }
   }
 }
 

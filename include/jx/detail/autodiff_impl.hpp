@@ -11,6 +11,10 @@
 
 #include "jx/array.hpp"
 
+namespace jx {
+enum class CheckpointPolicy : int;  // jx/transforms.hpp
+}  // namespace jx
+
 namespace jx::detail {
 
 using FlatFn = std::function<std::vector<Array>(const std::vector<Array>&)>;
@@ -71,6 +75,6 @@ std::vector<Array> custom_vjp_call(const FlatFn& f, const FlatFn& fwd, const Fla
                                    const std::vector<Array>& args);
 // f bound as one checkpoint equation (jax.checkpoint) on args.
 std::vector<Array> checkpoint_call(const FlatFn& f, const std::vector<Array>& args,
-                                   bool prevent_cse);
+                                   bool prevent_cse, CheckpointPolicy policy);
 
 }  // namespace jx::detail
