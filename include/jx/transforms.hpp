@@ -642,6 +642,8 @@ enum class CheckpointPolicy : int {
   everything_saveable,  // every value: reverse mode as without checkpoint
   dots_saveable,        // dot_general's and conv_general_dilated's outputs (checkpoint_dots)
   dots_with_no_batch_dims_saveable,  // dot_general's, where it has no batch dimensions
+  save_only_these_names,             // values checkpoint_name named with one of `names`
+  save_any_names_but_these,          // values checkpoint_name named, but with none of `names`
 };
 
 struct CheckpointOptions {
@@ -650,7 +652,11 @@ struct CheckpointOptions {
   // back, which keeps the residuals after all (JAX's advice for checkpoint inside scan).
   bool prevent_cse = true;
   CheckpointPolicy policy = CheckpointPolicy::nothing_saveable;
+  std::vector<std::string> names;  // for the policies on names
 };
+
+// x, named for a checkpoint policy (jax.ad_checkpoint.checkpoint_name).
+Array checkpoint_name(const Array& x, const std::string& name);
 
 // checkpoint(f) (jax.checkpoint, also known as remat): f whose reverse mode stores none of its
 // intermediate values for the backward pass (but those options.policy saves); the backward pass
@@ -664,8 +670,9 @@ auto checkpoint(F f, CheckpointOptions options = {}) {
     std::optional<R> proto;
     std::vector<std::size_t> begins;
     std::vector<Array> leaves = detail::flatten_args(begins, args...);
-    std::vector<Array> outs = detail::checkpoint_call(detail::flat_fn(f, proto, args...), leaves,
-                                                      options.prevent_cse, options.policy);
+    std::vector<Array> outs =
+        detail::checkpoint_call(detail::flat_fn(f, proto, args...), leaves, options.prevent_cse,
+                                options.policy, options.names);
     return detail::rebuild_from(*proto, outs);
   };
 }

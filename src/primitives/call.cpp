@@ -28,7 +28,7 @@
 
 namespace jx {
 
-Primitive jit_p("jit"), checkpoint_p("checkpoint");
+Primitive jit_p("jit"), checkpoint_p("checkpoint"), name_p("name");
 
 namespace {
 
@@ -182,9 +182,17 @@ PartialEvalSplit jit_partial_eval(const Eqn& eqn, const std::vector<bool>& unkno
 }
 
 // Whether checkpoint's policy (jax.checkpoint_policies; None: nothing_saveable) has e's outputs
-// kept for the backward pass rather than computed again there.
+// kept for the backward pass rather than computed again there. The policies on names are
+// records of the names (`save_only_these_names(names=(hidden,))`).
 bool policy_saves(const Param& policy, const Eqn& e) {
   if (policy.is_none()) return false;
+  if (policy.kind() == Param::Kind::kRecord) {
+    if (e.prim != &name_p) return false;
+    bool listed = false;
+    for (const Param& n : policy.field("names").items())
+      listed |= n.as_name() == e.params.get("name").as_name();
+    return policy.record_type() == "save_only_these_names" ? listed : !listed;
+  }
   const std::string& name = policy.as_name();
   bool dot = e.prim->name == "dot_general";
   if (name == "everything_saveable") return true;
@@ -289,6 +297,23 @@ const bool kRegistered = [] {
   checkpoint_p.lower = [](hlo::Builder& b, std::span<hlo::Instruction* const> ops,
                           const Params& params, Avals) { return checkpoint_lower(b, ops, params); };
   checkpoint_p.partial_eval = checkpoint_partial_eval;
+
+  // name[name] (jax.ad_checkpoint.checkpoint_name): its operand, named for a checkpoint policy.
+  // The tangent goes unnamed, as in JAX.
+  name_p.abstract_eval = [](Avals in, const Params&) {
+    if (in.size() != 1) throw TypeError("name takes 1 operand, got " + std::to_string(in.size()));
+    return std::vector<ShapedArray>{in[0]};
+  };
+  name_p.impl = [](Ins in, const Params&, Avals) { return std::vector<Array>{in[0]}; };
+  name_p.jvp = [](Ins primals, Ins tangents, const Params& params) {
+    return JvpResult{trace::bind(name_p, {primals[0]}, params), {tangents[0]}};
+  };
+  name_p.batch = [](Ins args, std::span<const BatchDim> dims, const Params& params) {
+    return BatchResult{trace::bind(name_p, {args[0]}, params), {dims[0]}};
+  };
+  name_p.lower = [](hlo::Builder&, std::span<hlo::Instruction* const> ops, const Params&, Avals) {
+    return std::vector<hlo::Instruction*>{ops[0]};
+  };
   return true;
 }();
 
@@ -301,27 +326,38 @@ std::vector<Array> bind_jit(std::shared_ptr<const ClosedJaxprData> j,
 
 std::vector<Array> bind_checkpoint(std::shared_ptr<const ClosedJaxprData> j,
                                    const std::vector<Array>& args, bool prevent_cse,
-                                   std::string_view policy) {
-  // JAX prints its default policy as None.
-  Param named = policy == "nothing_saveable" ? Param() : Param::name(std::string(policy));
+                                   const Param& policy) {
   return bind_call(checkpoint_p, std::move(j), args,
                    {{"prevent_cse", Param::boolean(prevent_cse)},
                     {"differentiated", Param::boolean(false)},
-                    {"policy", std::move(named)}});
+                    {"policy", policy}});
+}
+
+Array checkpoint_name(const Array& x, const std::string& name) {
+  return trace::bind(name_p, {x}, {{"name", Param::name(name)}})[0];
 }
 
 namespace detail {
 
 std::vector<Array> checkpoint_call(const FlatFn& f, const std::vector<Array>& args,
-                                   bool prevent_cse, CheckpointPolicy policy) {
+                                   bool prevent_cse, CheckpointPolicy policy,
+                                   const std::vector<std::string>& names) {
   using P = CheckpointPolicy;
-  std::string_view name = policy == P::everything_saveable ? "everything_saveable"
-                          : policy == P::dots_saveable     ? "dots_saveable"
-                          : policy == P::dots_with_no_batch_dims_saveable
-                              ? "dots_with_no_batch_dims_saveable"
-                              : "nothing_saveable";
+  // The policy as the jaxpr prints it: None for JAX's default, a name, or a record of names.
+  Param param;
+  if (policy == P::save_only_these_names || policy == P::save_any_names_but_these) {
+    std::vector<Param> listed;
+    for (const std::string& n : names) listed.push_back(Param::name(n));
+    param = Param::record(
+        policy == P::save_only_these_names ? "save_only_these_names" : "save_any_names_but_these",
+        {{"names", Param::tuple(std::move(listed))}});
+  } else if (policy != P::nothing_saveable) {
+    param = Param::name(policy == P::everything_saveable ? "everything_saveable"
+                        : policy == P::dots_saveable     ? "dots_saveable"
+                                                         : "dots_with_no_batch_dims_saveable");
+  }
   return bind_checkpoint(shared(trace::trace_to_jaxpr(f, avals_of(args), "checkpoint")), args,
-                         prevent_cse, name);
+                         prevent_cse, param);
 }
 
 }  // namespace detail

@@ -4,7 +4,6 @@
 
 #include <memory>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "jaxpr/jaxpr.hpp"
@@ -17,9 +16,9 @@ namespace jx {
 std::vector<Array> bind_jit(std::shared_ptr<const ClosedJaxprData> j,
                             const std::vector<Array>& args, const std::string& name);
 // Binds checkpoint[jaxpr policy prevent_cse differentiated=False] on `args`, as bind_jit binds
-// jit; `policy` is a jax.checkpoint_policies name.
+// jit; `policy` as the jaxpr prints it (detail::checkpoint_call).
 std::vector<Array> bind_checkpoint(std::shared_ptr<const ClosedJaxprData> j,
                                    const std::vector<Array>& args, bool prevent_cse,
-                                   std::string_view policy);
+                                   const Param& policy);
 
 }  // namespace jx

@@ -86,6 +86,9 @@ const bool kRows = add_rows({
         "integer_pow", kNumericTypes, [](const Array& x) { return lax::integer_pow(x, 3); },
         [](double x) { return x * x * x; }),
     unary_row("stop_gradient", kAllTypes, lax::stop_gradient, [](double x) { return x; }),
+    unary_row(
+        "name", kAllTypes, [](const Array& x) { return checkpoint_name(x, "h"); },
+        [](double x) { return x; }),
 });
 
 // is_finite: a third of the samples are ±inf or NaN.

@@ -184,5 +184,52 @@ TEST_CASE("checkpoint: policies choose what the backward pass computes again",
   }
 }
 
+// The policies on names save what checkpoint_name named: sin(x @ w) with the product named
+// "proj" keeps it when the policy lists it.
+TEST_CASE("checkpoint: policies on names save the values checkpoint_name named",
+          "[transforms][checkpoint]") {
+  Array x = random::normal(random::key(5), {4, 8}), w = random::normal(random::key(6), {8, 3});
+  auto loss_with = [](CheckpointOptions options) {
+    return [options](const Array& a, const Array& b) {
+      auto layer = [](const Array& u, const Array& v) {
+        return np::sin(checkpoint_name(np::matmul(u, v), "proj"));
+      };
+      Array y = checkpoint(layer, options)(a, b);
+      return np::sum(y * y);
+    };
+  };
+  using P = CheckpointPolicy;
+  struct Case {
+    CheckpointOptions options;
+    const char* printed;
+    std::size_t dots;
+  };
+  for (const Case& c : {Case{{.policy = P::save_only_these_names, .names = {"proj"}},
+                             "policy=save_only_these_names(names=(proj,))",
+                             2},
+                        Case{{.policy = P::save_only_these_names, .names = {"other"}},
+                             "policy=save_only_these_names(names=(other,))",
+                             3},
+                        Case{{.policy = P::save_any_names_but_these, .names = {"other"}},
+                             "policy=save_any_names_but_these(names=(other,))",
+                             2},
+                        Case{{.policy = P::save_any_names_but_these, .names = {"proj"}},
+                             "policy=save_any_names_but_these(names=(proj,))",
+                             3}}) {
+    INFO(c.printed);
+    auto g = grad(loss_with(c.options), 1);
+    std::string text = make_jaxpr(g)(x, w).str();
+    INFO(text);
+    CHECK_THAT(text, Catch::Contains(c.printed) && Catch::Contains("name[name=proj]"));
+    CHECK(parse_jaxpr(text).str() == text);  // the policy reads back
+    CHECK(occurrences(text, "dot_general[") == c.dots);
+    std::vector<float> want = grad(loss_with({}), 1)(x, w).to_vector<float>();
+    std::vector<float> got = jit(g)(x, w).to_vector<float>();
+    REQUIRE(got.size() == want.size());
+    for (std::size_t k = 0; k < got.size(); ++k)
+      CHECK(got[k] == Approx(want[k]).epsilon(1e-5).margin(1e-6));
+  }
+}
+
 }  // namespace
 }  // namespace jx

@@ -75,6 +75,7 @@ std::vector<Array> custom_vjp_call(const FlatFn& f, const FlatFn& fwd, const Fla
                                    const std::vector<Array>& args);
 // f bound as one checkpoint equation (jax.checkpoint) on args.
 std::vector<Array> checkpoint_call(const FlatFn& f, const std::vector<Array>& args,
-                                   bool prevent_cse, CheckpointPolicy policy);
+                                   bool prevent_cse, CheckpointPolicy policy,
+                                   const std::vector<std::string>& names);
 
 }  // namespace jx::detail
