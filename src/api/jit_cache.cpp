@@ -35,8 +35,7 @@ bool same_statics(const StoredStatic& s, const detail::StaticRef& r) {
 
 bool same_signature(const Signature& a, const Signature& b) {
   if (a.hash != b.hash || !(a.flags == b.flags) || a.type_token != b.type_token ||
-      a.num_args != b.num_args ||
-      a.sizes != b.sizes || a.keys != b.keys || a.avals != b.avals ||
+      a.num_args != b.num_args || a.sizes != b.sizes || a.keys != b.keys || a.avals != b.avals ||
       a.statics.size() != b.statics.size())
     return false;
   for (std::size_t i = 0; i < a.statics.size(); ++i) {
@@ -131,6 +130,13 @@ CodeFlags CodeFlags::current() {
           c.cpu_parallel_min_bytes};
 }
 
+bool CodeFlags::is_current() const {
+  const Config& c = config();
+  return enable_x64 == c.enable_x64 && precise_math == c.precise_math &&
+         cpu_parallel_min_bytes == c.cpu_parallel_min_bytes && cpu_isa == c.cpu_isa &&
+         default_matmul_precision == c.default_matmul_precision;
+}
+
 std::vector<std::pair<std::string, std::string>> CodeFlags::items() const {
   auto word = [](bool b) { return std::string(b ? "true" : "false"); };
   return {{"enable_x64", word(enable_x64)},
@@ -156,7 +162,7 @@ std::uint64_t hash_call(const detail::CallArgs& args) {
 
 bool matches(const Signature& sig, const detail::CallArgs& args) {
   if (sig.type_token != args.type_token || sig.num_args != args.num_args ||
-      !(sig.flags == CodeFlags::current()) || sig.avals.size() != args.leaves.size() ||
+      !sig.flags.is_current() || sig.avals.size() != args.leaves.size() ||
       sig.sizes != args.structure.sizes || sig.keys.size() != args.structure.keys.size() ||
       sig.statics.size() != args.statics.size())
     return false;

@@ -28,13 +28,14 @@ struct StoredStatic {
 // under other values compiles anew (MissReason::flags_changed), as JAX keys its caches by the
 // configuration a function is traced under.
 struct CodeFlags {
-  bool enable_x64 = false;  // the mode traced in: it decides the dtypes of C++ scalars
+  bool enable_x64 = false;               // the mode traced in: it decides the dtypes of C++ scalars
   std::string default_matmul_precision;  // read when tracing
   std::string cpu_isa;                   // the rest when compiling
   bool precise_math = false;
   long long cpu_parallel_min_bytes = 0;
 
   static CodeFlags current();  // config()'s
+  bool is_current() const;     // == current(), without copying config()'s strings
   bool operator==(const CodeFlags&) const = default;
   // Each flag's name and value, as --name=value would give it.
   std::vector<std::pair<std::string, std::string>> items() const;
