@@ -184,6 +184,41 @@ TEST_CASE("checkpoint: policies choose what the backward pass computes again",
   }
 }
 
+// A policy composes as checkpoint does: vmap of grad, grad of grad and jvp through a layer whose
+// saved values include an integer one (argmax, under everything_saveable).
+TEST_CASE("checkpoint: policies compose with vmap, jvp and second derivatives",
+          "[transforms][checkpoint]") {
+  Array x = random::normal(random::key(7), {4, 8}), w = random::normal(random::key(8), {8, 3});
+  Array xs = random::normal(random::key(9), {2, 4, 8});
+  auto layer = [](const Array& u, const Array& v) {
+    Array h = np::matmul(u, v);
+    return np::sin(h) * np::expand_dims(np::argmax(h, 1).astype(float32), 1);
+  };
+  // Per policy (none: no checkpoint): vmap of grad, grad of grad's sum, and a jvp, flattened.
+  auto derivatives = [&](std::optional<CheckpointPolicy> policy) {
+    auto f = [&, policy](const Array& a, const Array& b) {
+      Array y = policy ? checkpoint(layer, {.policy = *policy})(a, b) : layer(a, b);
+      return np::sum(np::cos(y));
+    };
+    auto dw = [&](const Array& a, const Array& b) { return grad(f, 1)(a, b); };
+    std::vector<float> out = vmap([&](const Array& a) { return dw(a, w); })(xs).to_vector<float>();
+    for (float v : grad([&](const Array& b) { return np::sum(dw(x, b)); })(w).to_vector<float>())
+      out.push_back(v);
+    auto [y, t] = jvp([&](const Array& b) { return f(x, b); }, std::make_tuple(w),
+                      std::make_tuple(np::ones_like(w)));
+    out.push_back(t.item<float>());
+    return out;
+  };
+  std::vector<float> want = derivatives(std::nullopt);
+  for (CheckpointPolicy p : {CheckpointPolicy::everything_saveable, CheckpointPolicy::dots_saveable,
+                             CheckpointPolicy::nothing_saveable}) {
+    std::vector<float> got = derivatives(p);
+    REQUIRE(got.size() == want.size());
+    for (std::size_t k = 0; k < got.size(); ++k)
+      CHECK(got[k] == Approx(want[k]).epsilon(1e-5).margin(1e-5));
+  }
+}
+
 // The policies on names save what checkpoint_name named: sin(x @ w) with the product named
 // "proj" keeps it when the policy lists it.
 TEST_CASE("checkpoint: policies on names save the values checkpoint_name named",
