@@ -23,6 +23,20 @@ double layer_derivative(double x) {
 
 Array inputs() { return np::linspace(-2, 2, 7).astype(float32); }
 
+// got against want, element by element, within a relative `epsilon` (or `margin` near 0).
+void check_close(const std::vector<float>& got, const std::vector<float>& want, double epsilon,
+                 double margin) {
+  REQUIRE(got.size() == want.size());
+  for (std::size_t k = 0; k < got.size(); ++k)
+    CHECK(got[k] == Approx(want[k]).epsilon(epsilon).margin(margin));
+}
+
+std::size_t occurrences(const std::string& text, const std::string& word) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) ++n;
+  return n;
+}
+
 TEST_CASE("checkpoint: the function's value and gradient, eager and jitted",
           "[transforms][checkpoint]") {
   auto loss = [](const Array& x) { return np::sum(layer_fn(x)); };
@@ -122,17 +136,8 @@ TEST_CASE("checkpoint: a checkpointed deep model keeps fewer bytes alive",
   CHECK(recomputed.temp_bytes + (kLayers - 2) * activation <= kept.temp_bytes);
   // The same gradients.
   std::vector<Array> g1 = plain(ws, x), g2 = remat(ws, x);
-  for (int l = 0; l < kLayers; ++l) {
-    std::vector<float> a = g1[l].to_vector<float>(), b = g2[l].to_vector<float>();
-    for (std::size_t k = 0; k < a.size(); ++k)
-      CHECK(b[k] == Approx(a[k]).epsilon(1e-4).margin(1e-5));
-  }
-}
-
-std::size_t occurrences(const std::string& text, const std::string& word) {
-  std::size_t n = 0;
-  for (std::size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) ++n;
-  return n;
+  for (int l = 0; l < kLayers; ++l)
+    check_close(g2[l].to_vector<float>(), g1[l].to_vector<float>(), 1e-4, 1e-5);
 }
 
 // A policy (jax.checkpoint_policies) lets reverse mode keep some values instead of computing them
@@ -174,12 +179,8 @@ TEST_CASE("checkpoint: policies choose what the backward pass computes again",
     auto plain = grad(loss_with(std::nullopt), 1);
     for (auto [a, b] : {std::pair{x, w}, std::pair{xb, wb}}) {
       std::vector<float> want = plain(a, b).to_vector<float>();
-      for (const Array& got : {g(a, b), jit(g)(a, b)}) {
-        std::vector<float> v = got.to_vector<float>();
-        REQUIRE(v.size() == want.size());
-        for (std::size_t k = 0; k < v.size(); ++k)
-          CHECK(v[k] == Approx(want[k]).epsilon(1e-5).margin(1e-6));
-      }
+      for (const Array& got : {g(a, b), jit(g)(a, b)})
+        check_close(got.to_vector<float>(), want, 1e-5, 1e-6);
     }
   }
 }
@@ -211,12 +212,8 @@ TEST_CASE("checkpoint: policies compose with vmap, jvp and second derivatives",
   };
   std::vector<float> want = derivatives(std::nullopt);
   for (CheckpointPolicy p : {CheckpointPolicy::everything_saveable, CheckpointPolicy::dots_saveable,
-                             CheckpointPolicy::nothing_saveable}) {
-    std::vector<float> got = derivatives(p);
-    REQUIRE(got.size() == want.size());
-    for (std::size_t k = 0; k < got.size(); ++k)
-      CHECK(got[k] == Approx(want[k]).epsilon(1e-5).margin(1e-5));
-  }
+                             CheckpointPolicy::nothing_saveable})
+    check_close(derivatives(p), want, 1e-5, 1e-5);
 }
 
 // The policies on names save what checkpoint_name named: sin(x @ w) with the product named
@@ -258,11 +255,8 @@ TEST_CASE("checkpoint: policies on names save the values checkpoint_name named",
     CHECK_THAT(text, Catch::Contains(c.printed) && Catch::Contains("name[name=proj]"));
     CHECK(parse_jaxpr(text).str() == text);  // the policy reads back
     CHECK(occurrences(text, "dot_general[") == c.dots);
-    std::vector<float> want = grad(loss_with({}), 1)(x, w).to_vector<float>();
-    std::vector<float> got = jit(g)(x, w).to_vector<float>();
-    REQUIRE(got.size() == want.size());
-    for (std::size_t k = 0; k < got.size(); ++k)
-      CHECK(got[k] == Approx(want[k]).epsilon(1e-5).margin(1e-6));
+    check_close(jit(g)(x, w).to_vector<float>(), grad(loss_with({}), 1)(x, w).to_vector<float>(),
+                1e-5, 1e-6);
   }
 }
 
