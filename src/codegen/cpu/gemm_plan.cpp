@@ -50,12 +50,10 @@ namespace cpu {
 // GMAC/s on one core at n = 1024 and 2048). Where 512-bit operations run at full rate, 6 rows of
 // four vectors (24 accumulators, 29 registers): each broadcast of lhs feeds four multiply-adds,
 // and a convolution of 64 out features reads its image once (Zen 5, one core: 122-125 against
-// 119-122 GMAC/s at n = 1024, 119-120 against 116 at 2048).
+// 119-122 GMAC/s at n = 1024, 119-120 against 116 at 2048). bf16 pairs keep two vectors.
 TileShape tile_shape(const CpuIsa& isa, const hlo::GemmShape& g, bool conv) {
   auto lanes = static_cast<std::int64_t>(isa.vector_bytes / itemsize(g.dtype));
   auto needed = static_cast<int>((g.n + lanes - 1) / lanes);
-  // Two vectors (BLIS's 6x16 with AVX2, 6x32 with AVX-512), four where 512-bit operations run
-  // at full rate (not for bf16 pairs).
   int widest = isa.full_width_512 && g.operand_dtype != bfloat16 ? 4 : 2;
   auto accumulators = static_cast<int>(widest * kTileRows);
   auto rows = static_cast<int>(std::min<std::int64_t>(g.m, accumulators));
