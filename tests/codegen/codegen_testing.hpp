@@ -113,6 +113,18 @@ bool same(T got, T want, double rtol = 0) {
   }
 }
 
+// IEEE maximum and minimum: NaN if either is, and -0 below +0.
+template <class T>
+T ieee_max(T a, T b) {
+  if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
+  if (a == 0 && b == 0) return std::signbit(a) ? b : a;
+  return std::max(a, b);
+}
+template <class T>
+T ieee_min(T a, T b) {
+  return -ieee_max(-a, -b);
+}
+
 template <class T>
 void check_all(const std::vector<T>& got, const std::vector<T>& want, double rtol = 0) {
   REQUIRE(got.size() == want.size());

@@ -3,7 +3,10 @@
 #include <cmath>
 #include <limits>
 
+#include <jx/jx.hpp>
+
 #include "codegen/codegen_testing.hpp"
+#include "support/config_guard.hpp"
 
 namespace jx::codegen::testing {
 namespace {
@@ -106,6 +109,45 @@ TEST_CASE("codegen: float arithmetic - max and min propagate NaN - rem is fmod",
   check_float_binary<double>(1e-14);
   CHECK(binary_run<float>(Opcode::kRemainder, {-7.5f, 7.5f}, {2.f, -2.f}) ==
         std::vector<float>{-1.5f, 1.5f});  // the dividend's sign
+}
+
+// A constant bound takes one instruction on x86 (math_table.cpp): each sign of zero and NaN
+// against each bound, either operand the constant, in the vector loop and its remainder.
+template <class T>
+void check_max_min_against_constants(const char* isa) {
+  using L = std::numeric_limits<T>;
+  const std::vector<T> values = {L::quiet_NaN(), -T(0),    T(0),       T(-1),
+                                 T(1),           T(2.5),   T(-2.5),    -L::infinity(),
+                                 L::infinity(),  L::max(), L::lowest()};
+  std::vector<T> xs;
+  for (std::size_t i = 0; i < 37; ++i) xs.push_back(values[(i * 7) % values.size()]);
+  jx::testing::ConfigGuard guard;
+  config().cpu_isa = isa;
+  config().enable_x64 = true;
+  for (bool is_max : {true, false})
+    for (T c : {T(0), -T(0), T(2.5), T(-1), L::infinity(), -L::infinity()})
+      for (bool constant_first : {false, true}) {
+        auto f = jit([=](const Array& x) {
+          Array k = Array(double{c}).astype(x.dtype());
+          Array a = constant_first ? k : x, b = constant_first ? x : k;
+          return is_max ? np::maximum(a, b) : np::minimum(a, b);
+        });
+        std::vector<T> got = f(np::array(xs)).template to_vector<T>();
+        for (std::size_t i = 0; i < xs.size(); ++i) {
+          T want = is_max ? ieee_max(xs[i], c) : ieee_min(xs[i], c);
+          INFO(isa << ": " << (is_max ? "max" : "min") << "(" << xs[i] << ", " << c
+                   << ") = " << got[i] << ", want " << want);
+          CHECK(same(got[i], want));
+          if (!std::isnan(want)) CHECK(std::signbit(got[i]) == std::signbit(want));
+        }
+      }
+}
+
+TEST_CASE("codegen: max and min against a constant keep NaN and the sign of zero", "[codegen]") {
+  for (const char* isa : {"avx2", "native"}) {
+    check_max_min_against_constants<float>(isa);
+    check_max_min_against_constants<double>(isa);
+  }
 }
 
 TEST_CASE("codegen: and/or/max/min on pred and integers", "[codegen]") {

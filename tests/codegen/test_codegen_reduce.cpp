@@ -121,18 +121,6 @@ TEST_CASE("codegen: reduce max/min propagate NaN - pred and/or - u32 and s64 wra
   CHECK(run<std::int64_t>(ss, {s.data(), &s0}) == std::vector<std::int64_t>{INT64_MAX - 4});
 }
 
-// IEEE maximum and minimum: NaN if either is, and -0 below +0.
-template <class T>
-T ieee_max(T a, T b) {
-  if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
-  if (a == 0 && b == 0) return std::signbit(a) ? b : a;
-  return std::max(a, b);
-}
-template <class T>
-T ieee_min(T a, T b) {
-  return -ieee_max(-a, -b);
-}
-
 // A row of 100 takes the vectorized fold, which leaves the sign of a zero open and folds a zero
 // result again: each row below ends at a zero of a known sign, or at NaN.
 template <class T>

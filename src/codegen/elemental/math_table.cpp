@@ -39,6 +39,37 @@ llvm::Value* MathTable::call(llvm::IRBuilder<>& b, MathFn fn,
   return call;
 }
 
+namespace {
+
+// The constant float c where v is one (or a vector of one), not NaN.
+const llvm::APFloat* constant_number(llvm::Value* v) {
+  auto* c = llvm::dyn_cast<llvm::Constant>(v);
+  if (c && c->getType()->isVectorTy()) c = c->getSplatValue();
+  auto* fp = llvm::dyn_cast_or_null<llvm::ConstantFP>(c);
+  return fp && !fp->isNaN() ? &fp->getValueAPF() : nullptr;
+}
+
+// maximum and minimum of x and a constant c that is not NaN, as `c > x ? c : x` (`<` for
+// minimum): NaN x gives x, as they should. That is x86's maxps(c, x) (minps), one instruction
+// where llvm.maximum's lowering adds a NaN test and a blend. Only signed zeros differ:
+// maximum(-0, +0) is +0, which adding +0 gives (x + 0 is x for every other x); minimum with
+// c = -0 keeps the intrinsic.
+template <bool kMax>
+llvm::Value* max_or_min(llvm::IRBuilder<>& b, llvm::ArrayRef<llvm::Value*> args) {
+  auto id = kMax ? llvm::Intrinsic::maximum : llvm::Intrinsic::minimum;
+  bool first = constant_number(args[0]) != nullptr;
+  const llvm::APFloat* c = constant_number(args[first ? 0 : 1]);
+  if (!c || (!kMax && c->isNegZero()))
+    return b.CreateIntrinsic(id, {args[0]->getType()}, args);
+  llvm::Value* k = args[first ? 0 : 1];
+  llvm::Value* x = args[first ? 1 : 0];
+  llvm::Value* y = b.CreateSelect(kMax ? b.CreateFCmpOGT(k, x) : b.CreateFCmpOLT(k, x), k, x);
+  if (kMax && c->isPosZero()) y = b.CreateFAdd(y, llvm::ConstantFP::get(y->getType(), 0.0));
+  return y;
+}
+
+}  // namespace
+
 MathTable cpu_math_table(bool precise, TargetCalls calls) {
   namespace I = llvm::Intrinsic;
   namespace vm = vector_math;
@@ -70,8 +101,8 @@ MathTable cpu_math_table(bool precise, TargetCalls calls) {
           .set(MathFn::kFabs, {I::fabs})
           .set(MathFn::kErf, {.f32 = "erff", .f64 = "erf", .emit_f32 = vm::erf_f32})
           .set(MathFn::kAtan2, {.f32 = "atan2f", .f64 = "atan2"})
-          .set(MathFn::kMaximum, {I::maximum})
-          .set(MathFn::kMinimum, {I::minimum})
+          .set(MathFn::kMaximum, {.emit_f32 = max_or_min<true>, .emit_f64 = max_or_min<true>})
+          .set(MathFn::kMinimum, {.emit_f32 = max_or_min<false>, .emit_f64 = max_or_min<false>})
           .set(MathFn::kExp2, {.f32 = "exp2f", .f64 = "exp2", .emit_f32 = pm::exp2_f32})
           .set(MathFn::kCbrt, {.f32 = "cbrtf", .f64 = "cbrt", .emit_f32 = pm::cbrt_f32})
           .set(MathFn::kAsin, {.f32 = "asinf", .f64 = "asin", .emit_f32 = pm::asin_f32})
