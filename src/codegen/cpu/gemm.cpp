@@ -41,7 +41,7 @@ class GemmEmitter {
     TileShape tile = tile_shape(isa, g, conv != nullptr);
     tile_rows_ = tile.rows;
     tile_columns_ = tile.columns;
-    tile_vectors_ = static_cast<int>((tile.columns + lanes_ - 1) / lanes_);
+    tile_vectors_ = tile.vectors(lanes_);
     rhs_read_ = tile.rhs;
     GemmBlocking blocking = gemm_blocking(isa, g, tile, conv);
     depth_ = blocking.depth;

@@ -72,7 +72,7 @@ TileShape tile_shape(const CpuIsa& isa, const hlo::GemmShape& g, bool conv) {
 GemmBlocking gemm_blocking(const CpuIsa& isa, const hlo::GemmShape& g, const TileShape& tile,
                            const hlo::ImplicitGemm* conv) {
   std::int64_t lanes = isa.vector_bytes / itemsize(g.dtype);
-  auto tile_vectors = static_cast<int>((tile.columns + lanes - 1) / lanes);
+  int tile_vectors = tile.vectors(lanes);
   bool pairs = g.operand_dtype == bfloat16;
   // The panel (depth rows of the tile's width) fills half of a 32 KiB first-level cache, and
   // the block of lhs it meets (block_rows rows of depth) a quarter of a 1 MiB second. The wide

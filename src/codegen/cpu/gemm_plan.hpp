@@ -37,6 +37,8 @@ struct TileShape {
   int rows;
   std::int64_t columns;
   RhsRead rhs;
+  // Vectors of `lanes` a row of the tile spans.
+  int vectors(std::int64_t lanes) const { return static_cast<int>((columns + lanes - 1) / lanes); }
 };
 constexpr std::int64_t kTileRows = 6, kInPlaceDepth = 16, kLongRunBytes = 256;
 
