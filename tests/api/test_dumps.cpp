@@ -15,6 +15,7 @@
 #include <sstream>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "codegen/cpu/cpu_isa.hpp"
@@ -94,6 +95,20 @@ std::set<std::string> keys(const std::map<std::string, fs::path>& m) {
 
 bool has(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
+}
+
+// The LLVM IR of jit(f)(x), named `name`, compiled for `isa` with the fast math forms: before
+// optimization and after.
+std::pair<std::string, std::string> ir_before_and_after(const std::string& name,
+                                                        const std::function<Array(const Array&)>& f,
+                                                        const Array& x, const char* isa) {
+  testing::ConfigGuard fast;
+  config().precise_math = false;
+  config().cpu_isa = isa;
+  DumpScope scope("--dump_llvm");
+  jit(f, {.name = name})(x).block_until_ready();
+  auto files = scope.files(name);
+  return std::pair(read(files.at("ir-no-opt.ll")), read(files.at("ir-with-opt.ll")));
 }
 
 std::size_t count(const std::string& text, const std::string& word) {
@@ -304,24 +319,13 @@ TEST_CASE("dumps: a row softmax's kernel prefetches its next row as it computes 
 // argument is not clamped at 89 (past which exp overflows). There the clamped calls to jx_ldexp
 // are gone after optimization, vscalef in their place.
 TEST_CASE("dumps: exp of a softmax's shifted logits handles no overflow", "[dumps][fusion]") {
-  using Fn = std::function<Array(const Array&)>;
-  // The IR before and after optimization.
-  auto ir_of = [](const std::string& name, const Fn& f, const Array& x, const char* isa) {
-    testing::ConfigGuard fast;
-    config().precise_math = false;
-    config().cpu_isa = isa;
-    DumpScope scope("--dump_llvm");
-    jit(f, {.name = name})(x).block_until_ready();
-    auto files = scope.files(name);
-    return std::pair(read(files.at("ir-no-opt.ll")), read(files.at("ir-with-opt.ll")));
-  };
   Array x = random::normal(random::key(0), {4, 256});
-  Fn shifted = [](const Array& a) { return np::exp(a - np::max(a, 1, true)); };
-  Fn halved = [](const Array& a) { return np::exp(a - np::max(a, 1, true) / 2.0f); };
+  auto shifted = [](const Array& a) { return np::exp(a - np::max(a, 1, true)); };
+  auto halved = [](const Array& a) { return np::exp(a - np::max(a, 1, true) / 2.0f); };
   for (const char* isa : {"avx2", "native"}) {
     INFO("--cpu_isa=" << isa);
-    std::string shifted_ir = ir_of("shifted", shifted, x, isa).first;
-    auto [halved_ir, optimized] = ir_of("halved", halved, x, isa);
+    std::string shifted_ir = ir_before_and_after("shifted", shifted, x, isa).first;
+    auto [halved_ir, optimized] = ir_before_and_after("halved", halved, x, isa);
     if (codegen::cpu::cpu_isa(isa).name == "avx512") {
       CHECK_FALSE(has(shifted_ir, "8.900000e+01"));
       CHECK(has(halved_ir, "8.900000e+01"));
@@ -345,12 +349,7 @@ TEST_CASE("dumps: rounding to bfloat16 is one instruction on AVX-512 BF16", "[du
   auto affine = [](const Array& a) { return a * 1.5f + 0.25f; };
   for (const char* isa : {"avx2", "native"}) {
     INFO("--cpu_isa=" << isa);
-    testing::ConfigGuard guard;
-    config().cpu_isa = isa;
-    DumpScope scope("--dump_llvm");
-    jit(std::function(affine), {.name = "affine"})(x).block_until_ready();
-    auto files = scope.files("affine");
-    std::string before = read(files.at("ir-no-opt.ll")), after = read(files.at("ir-with-opt.ll"));
+    auto [before, after] = ir_before_and_after("affine", affine, x, isa);
     if (codegen::cpu::cpu_isa(isa).avx512_bf16) {
       CHECK(has(before, "@jx_round_bf16_f32("));
       CHECK(has(after, "@llvm.x86.avx512bf16.cvtneps2bf16.512(<16 x float>"));
