@@ -94,6 +94,17 @@ void check_gemm(const GemmCase& c, double rtol) {
     check_all(run<T>(dot, {l.data(), r.data()}, options), want, rtol);
     check_all(run_split<T>(dot, l, r, 3, options), want, rtol);
   });
+  // AVX2 on a core of a 512 KiB and of a 1 MiB second level: first- and second-level panels,
+  // whichever the host has.
+  for (std::int64_t l2 : {512 << 10, 1 << 20}) {
+    INFO("--cpu_isa=avx2, second level " << l2);
+    jx::testing::ConfigGuard guard;
+    config().cpu_isa = "avx2";
+    CpuCompileOptions options;
+    options.isa = "avx2";
+    options.second_level_cache = l2;
+    check_all(run_split<T>(dot, l, r, 3, options), want, rtol);
+  }
 }
 
 TEST_CASE("codegen: the blocked matrix kernel against a loop", "[codegen][gemm]") {
@@ -123,6 +134,10 @@ TEST_CASE("codegen: the blocked matrix kernel against a loop", "[codegen][gemm]"
       // lhs stored [k, m] with rows 4 KiB apart: blocks of 128 steps (64 in double), the last
       // partial
       {0, 1024, 40, 300, true},
+      // a first-level panel with lhs packed (16 panels or more): three blocks of rows (the last
+      // partial, its last tile too) and two depths, lhs as stored and transposed
+      {0, 400, 300, 700, false},
+      {0, 400, 300, 700, true},
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     INFO("case " << i);
@@ -130,6 +145,48 @@ TEST_CASE("codegen: the blocked matrix kernel against a loop", "[codegen][gemm]"
     check_gemm<float>(cases[i], std::max(1e-5, 4e-7 * static_cast<double>(cases[i].k)));
     check_gemm<double>(cases[i], 1e-13);
   }
+}
+
+// How the kernel blocks follows the core's caches (gemm_blocking): with a 1 MiB second level,
+// AVX2's tile of a product split by rows keeps a 256 KiB panel there, every row passing over it;
+// with 512 KiB, a panel of three quarters of the first level (384 steps of 16 floats), blocks of
+// lhs packed where 16 panels or more read them, the next panel prefetched, and no deeper than
+// 4 MiB of rhs rows (the second-level TLB's reach).
+TEST_CASE("codegen: the matrix kernel's blocks follow the second-level cache", "[codegen][gemm]") {
+  cpu::CpuIsa isa = cpu::cpu_isa("avx2");
+  hlo::GemmShape g;
+  g.m = g.n = g.k = 2048;
+  cpu::TileShape tile = cpu::tile_shape(isa, g, false);
+  REQUIRE(tile.rows == 6);
+  REQUIRE(tile.columns == 16);
+  REQUIRE(tile.rhs == cpu::RhsRead::kPacked);
+  auto blocking = [&](std::int64_t l2) {
+    isa.second_level_cache = l2;
+    return cpu::gemm_blocking(isa, g, tile, nullptr);
+  };
+  cpu::GemmBlocking b = blocking(1 << 20);
+  CHECK(b.depth == std::min<std::int64_t>(
+                       2048, std::max<std::int64_t>(256, isa.last_level_cache / 4 / (2048 * 4))));
+  CHECK(b.block_rows == 2052);  // all rows, in whole tiles
+  CHECK_FALSE(b.pack_lhs);
+  CHECK_FALSE(b.prefetch_next_panel);
+
+  b = blocking(512 << 10);
+  CHECK(b.depth == 384);
+  CHECK(b.block_rows == 174);  // 256 KiB of lhs: 170 rows, in whole tiles
+  CHECK(b.pack_lhs);
+  CHECK(b.prefetch_next_panel);
+
+  g.n = 4096;  // rows of rhs 16 KiB apart
+  CHECK(blocking(512 << 10).depth == 256);
+  g.n = 200;  // 13 panels
+  CHECK_FALSE(blocking(512 << 10).pack_lhs);
+  g.m = 16, g.n = 4096;  // split by columns: a panel of half the first level, lhs in place
+  REQUIRE(gemm_column_panels(isa, g) > 0);
+  b = blocking(512 << 10);
+  CHECK(b.depth == 256);
+  CHECK_FALSE(b.pack_lhs);
+  CHECK(b.prefetch_next_panel);
 }
 
 // A product of few rows splits over the threads by its columns' panels (gemm_column_panels):

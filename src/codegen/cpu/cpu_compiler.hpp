@@ -70,6 +70,9 @@ struct CpuCompileOptions {
   const MathTable* math = nullptr;  // none: cpu_math_table(precise_math)
   bool precise_math = false;        // --precise_math
   std::string isa = "native";       // --cpu_isa: avx2, avx512 or native
+  // A core's second-level cache the kernels block for, bytes (0: the host's, CpuIsa): what a
+  // host of another cache size would run.
+  std::int64_t second_level_cache = 0;
 };
 
 // Compiled code for a set of kernels. Destroying it frees the code (its ORC resource tracker).

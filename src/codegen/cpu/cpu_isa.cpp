@@ -21,21 +21,21 @@ bool past_avx2(std::string_view feature) {
   return false;
 }
 
-// The size of the highest-level data cache cpu0 has, as Linux describes it (one instance: on a
-// CPU of several core complexes, what one complex's cores share), or 0.
-std::int64_t last_level_cache_bytes() {
+// The size of cpu0's data cache of `level` (0: the highest level it has), as Linux describes it
+// (one instance: on a CPU of several core complexes, what one complex's cores share), or 0.
+std::int64_t data_cache_bytes(int level) {
   std::int64_t bytes = 0;
-  for (int level = 0, index = 0;; ++index) {
+  for (int found = 0, index = 0;; ++index) {
     std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/";
     std::ifstream level_file(dir + "level"), type_file(dir + "type"), size_file(dir + "size");
     int this_level = 0;
     std::string type, size;
     if (!(level_file >> this_level && type_file >> type && size_file >> size)) return bytes;
-    if (type == "Instruction" || this_level < level) continue;
+    if (type == "Instruction" || this_level < found || (level && this_level != level)) continue;
     char* unit = nullptr;
     std::int64_t n = std::strtoll(size.c_str(), &unit, 10);
     std::int64_t scale = *unit == 'K' ? 1 << 10 : *unit == 'M' ? 1 << 20 : 1;
-    level = this_level;
+    found = this_level;
     bytes = n * scale;
   }
 }
@@ -57,7 +57,8 @@ CpuIsa resolve(bool cap_at_avx2) {
   isa.name = avx512 ? "avx512" : avx2 ? "avx2" : "sse";
   isa.vector_bytes = avx512 ? 64 : avx2 ? 32 : 16;
   isa.full_width_512 = avx512 && isa.cpu != "znver4";
-  if (std::int64_t bytes = last_level_cache_bytes()) isa.last_level_cache = bytes;
+  if (std::int64_t bytes = data_cache_bytes(2)) isa.second_level_cache = bytes;
+  if (std::int64_t bytes = data_cache_bytes(0)) isa.last_level_cache = bytes;
   return isa;
 }
 

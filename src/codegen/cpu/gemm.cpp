@@ -4,7 +4,9 @@
 // columns, transposed here when rhs is stored transposed) is packed into contiguous whole
 // vectors, and every tile of out, 6 rows by 2 vectors (or 4), adds its share in registers: each
 // step loads the panel row's vectors, broadcasts 6 lhs elements and issues 12 (or 24) independent
-// multiply-adds, enough to cover the FMA latency on both ports. The last block of the contraction
+// multiply-adds, enough to cover the FMA latency on both ports. Where many panels pass over a
+// block of rows held in the second-level cache, that block of lhs is packed too, each tile's rows
+// of a step side by side (gemm_blocking's pack_lhs). The last block of the contraction
 // may apply a dense layer's bias and activation as it stores a tile. A product of few rows reads
 // rhs unpacked and splits over the threads by columns (TileShape, gemm_column_panels).
 #include <algorithm>
@@ -47,6 +49,12 @@ class GemmEmitter {
     depth_ = blocking.depth;
     block_rows_ = blocking.block_rows;
     prefetch_next_panel_ = blocking.prefetch_next_panel;
+    if (blocking.pack_lhs) {
+      lhs_block_ = em.entry_alloca(
+          llvm::ArrayType::get(elem_, static_cast<std::uint64_t>(block_rows_ * depth_)),
+          "gemm.lhs_block");
+      lhs_block_->setAlignment(llvm::Align(isa.vector_bytes));
+    }
     if (rhs_read_ != RhsRead::kPacked) return;
     panel_elem_ = pairs_ ? b_.getInt16Ty() : elem_;
     std::int64_t panel_rows = pairs_ ? (depth_ + 1) / 2 * 2 : depth_;
@@ -147,15 +155,17 @@ class GemmEmitter {
                  llvm::Value* row_end) {
     std::int64_t width = tile_columns_;
     std::int64_t full = g_.n / width, rest = g_.n % width;
+    // Whole tiles only, one copy of the code: the last tile's rows past the end repeat the last
+    // row, computing and storing its values again (every load precedes every store).
+    llvm::Value* tiles = b_.CreateUDiv(
+        add(b_.CreateSub(row_end, row_begin), em_.i64(tile_rows_ - 1)), em_.i64(tile_rows_));
+    llvm::Value* last_row = b_.CreateSub(row_end, em_.i64(1));
+    if (lhs_block_) pack_lhs(batch, p0, depth, row_begin, last_row, tiles);
     auto panel = [&](llvm::Value* col, std::int64_t cols) {
       if (rhs_read_ == RhsRead::kPacked) pack(batch, p0, depth, col, cols);
-      // Whole tiles only, one copy of the code: the last tile's rows past the end repeat the
-      // last row, computing and storing its values again (every load precedes every store).
-      llvm::Value* tiles = b_.CreateUDiv(
-          add(b_.CreateSub(row_end, row_begin), em_.i64(tile_rows_ - 1)), em_.i64(tile_rows_));
-      llvm::Value* last_row = b_.CreateSub(row_end, em_.i64(1));
       for_range(em_.i64(0), tiles, "gemm.rows", [&](llvm::Value* q) {
-        tile(batch, add(row_begin, mul(q, tile_rows_)), last_row, p0, depth, col, cols);
+        tile(batch, add(row_begin, mul(q, tile_rows_)), last_row, p0, depth, col, cols,
+             lhs_block_ ? element(lhs_block_, mul(q, tile_rows_ * depth_)) : nullptr);
       });
     };
     auto cols = [&](llvm::Value* c) { panel(mul(c, width), width); };
@@ -169,6 +179,31 @@ class GemmEmitter {
     if (rest)
       emit_if(em_, b_.CreateICmpUGT(panels_->end, em_.i64(full)), "gemm.last_cols",
               [&] { panel(em_.i64(full * width), rest); });
+  }
+
+  // Copies lhs[row_begin : last_row + 1, p0 : p0 + depth] into the block, `tiles` tiles of
+  // rows: tile q's step p holds its rows' elements side by side at (q · depth_ + p) · tile_rows_,
+  // rows past the last repeating it, as the tiles compute them.
+  void pack_lhs(llvm::Value* batch, llvm::Value* p0, llvm::Value* depth, llvm::Value* row_begin,
+                llvm::Value* last_row, llvm::Value* tiles) {
+    llvm::Align align(itemsize(g_.dtype));
+    emit_for(
+        em_, em_.i64(0), mul(tiles, tile_rows_), "gemm.pack_lhs",
+        [&](llvm::Value* i) {
+          llvm::Value* row = umin(add(row_begin, i), last_row);
+          llvm::Value* r = b_.CreateURem(i, em_.i64(tile_rows_));
+          llvm::Value* tile_base = mul(b_.CreateUDiv(i, em_.i64(tile_rows_)), tile_rows_ * depth_);
+          emit_for(
+              em_, em_.i64(0), depth, "gemm.pack_lhs_steps",
+              [&](llvm::Value* p) {
+                llvm::Value* x = b_.CreateAlignedLoad(
+                    elem_, element(lhs_, lhs_at(batch, row, add(p0, p))), align);
+                b_.CreateAlignedStore(
+                    x, element(lhs_block_, add(tile_base, add(mul(p, tile_rows_), r))), align);
+              },
+              /*vectorize=*/false);
+        },
+        /*vectorize=*/false);
   }
 
   // The first `count` lanes of a vector (a partial vector at the right edge).
@@ -361,7 +396,7 @@ class GemmEmitter {
   // `row` (none past last_row), starting from zero at the first step of the contraction. The
   // tile stays in registers throughout.
   void tile(llvm::Value* batch, llvm::Value* row, llvm::Value* last_row, llvm::Value* p0,
-            llvm::Value* depth, llvm::Value* col, std::int64_t cols) {
+            llvm::Value* depth, llvm::Value* col, std::int64_t cols, llvm::Value* packed_lhs) {
     int rows = tile_rows_;
     std::vector<llvm::Value*> row_of;
     for (int r = 0; r < rows; ++r) row_of.push_back(umin(add(row, em_.i64(r)), last_row));
@@ -399,9 +434,11 @@ class GemmEmitter {
                                                         : panel_row(p, cols);
             if (prefetch_next_panel_) prefetch_next_panel(batch, add(p0, p), col, cols);
             accumulate(acc, rhs_vectors, [&](std::size_t r) {
-              return b_.CreateVectorSplat(
-                  lanes_, b_.CreateAlignedLoad(
-                              elem_, element(lhs_, lhs_at(batch, row_of[r], add(p0, p))), align));
+              llvm::Value* at =
+                  packed_lhs ? element(packed_lhs, add(mul(p, tile_rows_),
+                                                       em_.i64(static_cast<std::int64_t>(r))))
+                             : element(lhs_, lhs_at(batch, row_of[r], add(p0, p)));
+              return b_.CreateVectorSplat(lanes_, b_.CreateAlignedLoad(elem_, at, align));
             });
           },
           /*vectorize=*/false);
@@ -688,6 +725,7 @@ class GemmEmitter {
   bool prefetch_next_panel_ = false;
   std::int64_t depth_ = 1, block_rows_ = 1;
   llvm::AllocaInst* panel_ = nullptr;      // depth_ rows of tile_vectors_ vectors
+  llvm::AllocaInst* lhs_block_ = nullptr;  // block_rows_ by depth_ of lhs, packed (pack_lhs)
   std::optional<hlo::ImplicitGemm> conv_;  // a convolution's lhs geometry, when it is one
 };
 

@@ -46,11 +46,12 @@ constexpr std::int64_t kTileRows = 6, kInPlaceDepth = 16, kLongRunBytes = 256;
 TileShape tile_shape(const CpuIsa& isa, const hlo::GemmShape& g, bool conv);
 
 // How the kernel blocks a product of `tile`s: the contraction in blocks of `depth` steps (the
-// packed panel's rows), the rows in blocks of `block_rows`, and whether the tiles prefetch the
-// next panel's share of rhs. `conv`: an implicit-GEMM convolution's geometry, or null.
+// packed panel's rows), the rows in blocks of `block_rows`, whether the tiles prefetch the next
+// panel's share of rhs, and whether each block of lhs (block_rows by depth) is packed, a tile's
+// rows of a step side by side. `conv`: an implicit-GEMM convolution's geometry, or null.
 struct GemmBlocking {
   std::int64_t depth = 1, block_rows = 1;
-  bool prefetch_next_panel = false;
+  bool prefetch_next_panel = false, pack_lhs = false;
 };
 GemmBlocking gemm_blocking(const CpuIsa& isa, const hlo::GemmShape& g, const TileShape& tile,
                            const hlo::ImplicitGemm* conv);
