@@ -103,6 +103,7 @@ void check_gemm(const GemmCase& c, double rtol) {
     CpuCompileOptions options;
     options.isa = "avx2";
     options.second_level_cache = l2;
+    check_all(run<T>(dot, {l.data(), r.data()}, options), want, rtol);
     check_all(run_split<T>(dot, l, r, 3, options), want, rtol);
   }
 }
@@ -138,6 +139,8 @@ TEST_CASE("codegen: the blocked matrix kernel against a loop", "[codegen][gemm]"
       // partial, its last tile too) and two depths, lhs as stored and transposed
       {0, 400, 300, 700, false},
       {0, 400, 300, 700, true},
+      {2, 40, 300, 500, false},         // batched
+      {0, 150, 300, 300, false, true},  // rhs stored [n, k]
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     INFO("case " << i);
@@ -187,6 +190,10 @@ TEST_CASE("codegen: the matrix kernel's blocks follow the second-level cache", "
   CHECK(b.depth == 256);
   CHECK_FALSE(b.pack_lhs);
   CHECK(b.prefetch_next_panel);
+  // bf16 operands, rows of rhs 4 MiB apart: a pair of steps still, not none
+  g.operand_dtype = bfloat16, g.m = 1 << 20, g.n = 1 << 21, g.k = 64;
+  tile = cpu::tile_shape(isa, g, false);
+  CHECK(blocking(512 << 10).depth == 2);
 }
 
 // A product of few rows splits over the threads by its columns' panels (gemm_column_panels):

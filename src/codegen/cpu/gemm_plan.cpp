@@ -18,10 +18,10 @@ constexpr std::int64_t kMaxBlockedMacs = std::int64_t{1} << 28;
 
 // Products over a block of the contraction at a time: the rhs panel of that depth, packed, stays
 // in the first-level cache (the wide tile's in the second) while every row tile reads it.
-// A product split by rows takes three quarters of the first level: its panel is packed once for
-// many row tiles (Zen 1, f32 n = 1024 and 2048, one core, GMAC/s: 16.2, 15.7 at 16 KiB against
-// 16.9, 16.6), where one split by columns feeds few (f32 [64, 4096] x [4096, 4096]: 16.0 against
-// 7.5-9.8).
+// A first-level panel in place of a second-level one (a product split by rows) takes three
+// quarters of the first level: its panel is packed once for many row tiles (Zen 1, f32 n = 1024 and
+// 2048, one core, GMAC/s: 16.2, 15.7 at 16 KiB against 16.9, 16.6), where one split by columns
+// feeds few (f32 [64, 4096] x [4096, 4096]: 16.0 against 7.5-9.8).
 constexpr std::int64_t kPanelBytes = 16 << 10, kRowSplitPanelBytes = 24 << 10,
                        kL2PanelBytes = 256 << 10, kLhsBlockBytes = 256 << 10,
                        kTlbReachBytes = 4 << 20;
@@ -35,19 +35,23 @@ std::int64_t transposed_lhs_depth(std::int64_t stride) {
   return kWays * sets / 2;
 }
 
-// Whether the packed panel stays in the second-level cache, every row of the product passing
-// over it: the wide tile's, and AVX2's 6x16 where the product splits by rows; not a
-// convolution's; and only where the second level holds four such panels. AVX2's panel is one
-// line of each rhs row it packs: down 4096 steps of a product split by columns, that is a page a
-// line, for few row tiles to read (Zen 5, f32 [16, 4096] x [4096, 4096], one core: 9.2 -> 15.8
-// ms), where a first-level panel takes 256 steps at a time. With a smaller second level, the
-// panel and lhs streaming past it evict each other, and lhs comes from the last level, which
-// such cores reach more slowly: a first-level panel keeps a block of lhs in the second level
-// instead (Zen 1, 512 KiB, f32 n = 1024 and 2048, one core, GMAC/s: 12.3, 10.1 -> 16.9, 16.6;
-// OpenBLAS 17.8, 18.4).
-bool panel_in_second_level(const cpu::CpuIsa& isa, int tile_vectors, bool column_split, bool conv) {
-  if (conv || isa.second_level_cache < 4 * kL2PanelBytes) return false;
+// Whether the packed panel would stay in the second-level cache, every row of the product
+// passing over it: the wide tile's, and AVX2's 6x16 where the product splits by rows; not a
+// convolution's. AVX2's panel is one line of each rhs row it packs: down 4096 steps of a product
+// split by columns, that is a page a line, for few row tiles to read (Zen 5, f32 [16, 4096] x
+// [4096, 4096], one core: 9.2 -> 15.8 ms), where a first-level panel takes 256 steps at a time.
+bool wants_second_level_panel(const cpu::CpuIsa& isa, int tile_vectors, bool column_split,
+                              bool conv) {
+  if (conv) return false;
   return tile_vectors > 2 || (isa.vector_bytes == 32 && !column_split);
+}
+
+// Whether the second level holds four such panels. With less, the panel and lhs streaming past
+// it evict each other, and lhs comes from the last level, which such cores reach more slowly: a
+// first-level panel keeps a block of lhs in the second level instead (Zen 1, 512 KiB, f32 n =
+// 1024 and 2048, one core, GMAC/s: 12.3, 10.1 -> 16.9, 16.6; OpenBLAS 17.8, 18.4).
+bool second_level_fits_panel(const cpu::CpuIsa& isa) {
+  return isa.second_level_cache >= 4 * kL2PanelBytes;
 }
 
 }  // namespace
@@ -99,11 +103,15 @@ GemmBlocking gemm_blocking(const CpuIsa& isa, const hlo::GemmShape& g, const Til
   std::int64_t operand_bytes = itemsize(g.operand_dtype);
   std::int64_t tile_width = tile_vectors * lanes * operand_bytes;
   bool column_split = gemm_column_panels(isa, g) > 0;
-  bool panel_in_l2 = panel_in_second_level(isa, tile_vectors, column_split, conv != nullptr);
-  std::int64_t panel_bytes = panel_in_l2            ? kL2PanelBytes
-                             : tile_vectors > 2     ? 2 * kPanelBytes
-                             : column_split || conv ? kPanelBytes
-                                                    : kRowSplitPanelBytes;
+  bool wants_l2 = wants_second_level_panel(isa, tile_vectors, column_split, conv != nullptr);
+  bool panel_in_l2 = wants_l2 && second_level_fits_panel(isa);
+  // A product that would pass every row over a second-level panel, on a core whose second level
+  // is too small for one: it takes a first-level panel, and the choices below measured for it.
+  bool l1_for_l2 = wants_l2 && !panel_in_l2;
+  std::int64_t panel_bytes = panel_in_l2        ? kL2PanelBytes
+                             : tile_vectors > 2 ? 2 * kPanelBytes
+                             : l1_for_l2        ? kRowSplitPanelBytes
+                                                : kPanelBytes;
   GemmBlocking b;
   // Read in place, rhs has no panel to keep in a cache (RhsRead); dot products take all of k.
   switch (tile.rhs) {
@@ -131,8 +139,9 @@ GemmBlocking gemm_blocking(const CpuIsa& isa, const hlo::GemmShape& g, const Til
   // of the next, prefetched as the tiles go, must stay within the second-level TLB's reach
   // (1536 pages of 4 KiB on Zen 1 and Skylake). Zen 1, f32 [2048, 2048] x [2048, 4096] (rows 16
   // KiB apart), one core, GMAC/s: 384 steps 7.3, 256 15.6, 192 14.4 (OpenBLAS 17.4-18.4).
-  if (tile.rhs == RhsRead::kPacked && !panel_in_l2 && !g.transpose_rhs)
-    b.depth = std::min(b.depth, std::max<std::int64_t>(kTlbReachBytes / (g.n * operand_bytes), 1));
+  if (tile.rhs == RhsRead::kPacked && l1_for_l2 && !g.transpose_rhs)
+    b.depth = std::min(
+        b.depth, std::max<std::int64_t>(kTlbReachBytes / (g.n * operand_bytes), pairs ? 2 : 1));
   // A transposed lhs holds a tile's rows of one step in one line, and its steps a row of lhs
   // apart: where that is a multiple of 4 KiB they fall in few cache sets, and a deep block
   // evicts its own lines before the next row tile reads them again. Zen 5, two cores, lhs
@@ -157,14 +166,14 @@ GemmBlocking gemm_blocking(const CpuIsa& isa, const hlo::GemmShape& g, const Til
   // 7.09, 3.46; m = 64 21.0, 10.5 -> 18.8, 9.4; m = 256 70.2, 35.3 -> 66.9, 33.5. Zen 1, split by
   // rows, one core, GMAC/s: n = 1024 15.6 -> 16.2, 2048 14.7 -> 15.7. (The wide tile's
   // second-level panel ran 4-9% slower with it.)
-  b.prefetch_next_panel =
-      tile.rhs == RhsRead::kPacked && !panel_in_l2 && !pairs && !g.transpose_rhs && !conv;
+  b.prefetch_next_panel = tile.rhs == RhsRead::kPacked && !pairs && !g.transpose_rhs && !conv &&
+                          ((column_split && !panel_in_l2) || l1_for_l2);
   // A block of lhs read in place keeps its rows where they lie, a row of lhs apart: where that
   // is a multiple of 4 KiB they share few sets of the second-level cache, which evicts them
   // before the next panel reads them again. Packed, a block is one contiguous run, read in
   // order; copying it pays where many panels read it (n of 16 panels or more). Zen 1, f32, one
   // core, GMAC/s: n = 2048 16.4 -> 17.3, 4096 15.9 -> 16.9 (OpenBLAS 18.4-18.8).
-  b.pack_lhs = tile.rhs == RhsRead::kPacked && !panel_in_l2 && !pairs && !conv && !column_split &&
+  b.pack_lhs = tile.rhs == RhsRead::kPacked && l1_for_l2 && !pairs && !column_split &&
                g.n >= 16 * tile.columns;
   return b;
 }
