@@ -22,7 +22,7 @@ constexpr std::int64_t kMaxBlockedMacs = std::int64_t{1} << 28;
 // quarters of the first level: its panel is packed once for many row tiles (Zen 1, f32 n = 1024 and
 // 2048, one core, GMAC/s: 16.2, 15.7 at 16 KiB against 16.9, 16.6), where one split by columns
 // feeds few (f32 [64, 4096] x [4096, 4096]: 16.0 against 7.5-9.8).
-constexpr std::int64_t kPanelBytes = 16 << 10, kRowSplitPanelBytes = 24 << 10,
+constexpr std::int64_t kPanelBytes = 16 << 10, kL1ForL2PanelBytes = 24 << 10,
                        kL2PanelBytes = 256 << 10, kLhsBlockBytes = 256 << 10,
                        kTlbReachBytes = 4 << 20;
 
@@ -110,7 +110,7 @@ GemmBlocking gemm_blocking(const CpuIsa& isa, const hlo::GemmShape& g, const Til
   bool l1_for_l2 = wants_l2 && !panel_in_l2;
   std::int64_t panel_bytes = panel_in_l2        ? kL2PanelBytes
                              : tile_vectors > 2 ? 2 * kPanelBytes
-                             : l1_for_l2        ? kRowSplitPanelBytes
+                             : l1_for_l2        ? kL1ForL2PanelBytes
                                                 : kPanelBytes;
   GemmBlocking b;
   // Read in place, rhs has no panel to keep in a cache (RhsRead); dot products take all of k.
