@@ -69,14 +69,24 @@ std::vector<T> run_split(const hlo::Instruction* root, const std::vector<T>& l,
 }
 
 // body(options) under AVX2's tiles and, where the CPU has it, AVX-512's: the kernels compile for
-// the ISA, and kernel_rows reads it from the configuration, as when jx runs.
-void for_each_isa(const std::function<void(const CpuCompileOptions&)>& body) {
-  for (const char* isa : {"avx2", "native"}) {
-    INFO("--cpu_isa=" << isa);
+// the ISA, and kernel_rows reads it from the configuration, as when jx runs. With
+// `both_second_levels`, AVX2's also as on a core of a 512 KiB and of a 1 MiB second level:
+// first- and second-level panels, whichever the host has.
+void for_each_isa(const std::function<void(const CpuCompileOptions&)>& body,
+                  bool both_second_levels = false) {
+  struct Target {
+    const char* isa;
+    std::int64_t second_level_cache;  // 0: the host's
+  };
+  std::vector<Target> targets{{"avx2", 0}, {"native", 0}};
+  if (both_second_levels) targets.insert(targets.end(), {{"avx2", 512 << 10}, {"avx2", 1 << 20}});
+  for (const Target& t : targets) {
+    INFO("--cpu_isa=" << t.isa << ", second level " << t.second_level_cache);
     jx::testing::ConfigGuard guard;
-    config().cpu_isa = isa;
+    config().cpu_isa = t.isa;
     CpuCompileOptions options;
-    options.isa = isa;
+    options.isa = t.isa;
+    options.second_level_cache = t.second_level_cache;
     body(options);
   }
 }
@@ -90,22 +100,12 @@ void check_gemm(const GemmCase& c, double rtol) {
   Hlo h;
   hlo::Instruction* dot = gemm_dot(h, dtype_of<T>(), c);
   REQUIRE(dot_strategy(*dot) == DotStrategy::kBlockedKernel);
-  for_each_isa([&](const CpuCompileOptions& options) {
-    check_all(run<T>(dot, {l.data(), r.data()}, options), want, rtol);
-    check_all(run_split<T>(dot, l, r, 3, options), want, rtol);
-  });
-  // AVX2 on a core of a 512 KiB and of a 1 MiB second level: first- and second-level panels,
-  // whichever the host has.
-  for (std::int64_t l2 : {512 << 10, 1 << 20}) {
-    INFO("--cpu_isa=avx2, second level " << l2);
-    jx::testing::ConfigGuard guard;
-    config().cpu_isa = "avx2";
-    CpuCompileOptions options;
-    options.isa = "avx2";
-    options.second_level_cache = l2;
-    check_all(run<T>(dot, {l.data(), r.data()}, options), want, rtol);
-    check_all(run_split<T>(dot, l, r, 3, options), want, rtol);
-  }
+  for_each_isa(
+      [&](const CpuCompileOptions& options) {
+        check_all(run<T>(dot, {l.data(), r.data()}, options), want, rtol);
+        check_all(run_split<T>(dot, l, r, 3, options), want, rtol);
+      },
+      /*both_second_levels=*/true);
 }
 
 TEST_CASE("codegen: the blocked matrix kernel against a loop", "[codegen][gemm]") {

@@ -50,9 +50,9 @@ class GemmEmitter {
     block_rows_ = blocking.block_rows;
     prefetch_next_panel_ = blocking.prefetch_next_panel;
     if (blocking.pack_lhs) {
-      std::int64_t rows = std::min(block_rows_, (g.m + tile_rows_ - 1) / tile_rows_ * tile_rows_);
       lhs_block_ = em.entry_alloca(
-          llvm::ArrayType::get(elem_, static_cast<std::uint64_t>(rows * depth_)), "gemm.lhs_block");
+          llvm::ArrayType::get(elem_, static_cast<std::uint64_t>(block_rows_ * depth_)),
+          "gemm.lhs_block");
       lhs_block_->setAlignment(llvm::Align(isa.vector_bytes));
     }
     if (rhs_read_ != RhsRead::kPacked) return;

@@ -158,7 +158,7 @@ GemmBlocking gemm_blocking(const CpuIsa& isa, const hlo::GemmShape& g, const Til
       while (c % b.depth) --b.depth;
     }
   }
-  b.block_rows = panel_in_l2 ? g.m : kLhsBlockBytes / (b.depth * operand_bytes);
+  b.block_rows = panel_in_l2 ? g.m : std::min(g.m, kLhsBlockBytes / (b.depth * operand_bytes));
   b.block_rows = (std::max<std::int64_t>(b.block_rows, 1) + tile.rows - 1) / tile.rows * tile.rows;
   // Packing a first-level panel would wait on memory (rhs rows lie apart, a line of each in a
   // panel): the tiles ask for the next panel's lines as they go. Zen 5 under --cpu_isa=avx2, f32
