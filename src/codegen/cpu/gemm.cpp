@@ -260,6 +260,27 @@ class GemmEmitter {
     }
   }
 
+  // Asks for the lines of out[row + rows : row + 2 * rows, col : col + cols], the next tile's
+  // share (none past last_row), for writing. A block of rows holds more of out than the
+  // second-level cache, so each tile's share comes from beyond it, and the tile's first
+  // multiply-adds would wait on those loads. Zen 1, f32, one core, against OpenBLAS: n = 1000
+  // 0.977 -> 0.99, 2064 0.94 -> 1.00, 3000 0.93 -> 0.97.
+  void prefetch_next_tile_out(llvm::Value* batch, llvm::Value* row, llvm::Value* last_row,
+                              llvm::Value* col, std::int64_t cols) {
+    constexpr std::int64_t kLineBytes = 64;
+    std::int64_t per_line = kLineBytes / itemsize(g_.dtype);
+    for (int r = 0; r < tile_rows_; ++r) {
+      llvm::Value* next = umin(add(row, em_.i64(tile_rows_ + r)), last_row);
+      // Every line the row's columns touch: from the first column, a line apart, and the last.
+      for (std::int64_t c = 0; c < cols + per_line - 1; c += per_line) {
+        llvm::Value* at =
+            element(out_, out_at(batch, next, add(col, em_.i64(std::min(c, cols - 1)))));
+        b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {at->getType()},
+                           {at, b_.getInt32(1), b_.getInt32(3), b_.getInt32(1)});
+      }
+    }
+  }
+
   // Copies rhs[p0 : p0 + depth, col : col + cols] into the panel, row after row of whole vectors,
   // zero past the right edge: the tiles then load only aligned, whole vectors.
   void pack(llvm::Value* batch, llvm::Value* p0, llvm::Value* depth, llvm::Value* col,
@@ -407,6 +428,7 @@ class GemmEmitter {
     auto out_of = [&](int r, int v) {
       return element(out_, out_at(batch, row_of[static_cast<std::size_t>(r)], col_of(v)));
     };
+    if (rhs_read_ == RhsRead::kPacked) prefetch_next_tile_out(batch, row, last_row, col, cols);
     llvm::Value* zero = llvm::Constant::getNullValue(vec_);
     llvm::Value* first = b_.CreateICmpEQ(p0, em_.i64(0));
     std::vector<llvm::AllocaInst*> acc;
