@@ -263,8 +263,8 @@ class GemmEmitter {
   // Asks for the lines of out[row + rows : row + 2 * rows, col : col + cols], the next tile's
   // share (none past last_row), for writing. A block of rows holds more of out than the
   // second-level cache, so each tile's share comes from beyond it, and the tile's first
-  // multiply-adds would wait on those loads. Zen 1, f32, one core, against OpenBLAS: n = 1000
-  // 0.977 -> 0.99, 2064 0.94 -> 1.00, 3000 0.93 -> 0.97.
+  // multiply-adds would wait on those loads. Zen 1, f32 n³, one core, against OpenBLAS: n = 2000
+  // 0.96 -> 0.98, 2064 0.94-0.97 -> 0.99, 3000 0.94 -> 0.99, 4096 0.91 -> 0.95.
   void prefetch_next_tile_out(llvm::Value* batch, llvm::Value* row, llvm::Value* last_row,
                               llvm::Value* col, std::int64_t cols) {
     constexpr std::int64_t kLineBytes = 64;
