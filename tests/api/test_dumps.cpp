@@ -390,6 +390,35 @@ TEST_CASE("dumps: an output larger than the last-level cache is stored past the 
         std::string::npos);
 }
 
+// A kernel that fills its output with one value is a memset once optimized: larger than the
+// last-level cache, its whole lines are stored past the caches as a loop, and the memset keeps
+// what remains. Each output takes the buffer of the one before, of other values (the runtime
+// keeps large buffers for reuse), so every element is checked.
+TEST_CASE("dumps: a large fill is stored past the caches", "[dumps][fusion]") {
+  const std::int64_t cache = codegen::cpu::cpu_isa(config().cpu_isa).last_level_cache;
+  auto ir_of = [&](const std::string& name, const Shape& shape) {
+    Array x = np::full(shape, 3.0f);
+    jit([](const Array& a) { return a * 2.0f; })(x).block_until_ready();
+    DumpScope scope("--dump_llvm");
+    std::vector<float> got =
+        jit([](const Array& a) { return np::zeros_like(a); }, {.name = name})(x).to_vector<float>();
+    std::size_t wrong = 0;
+    for (float v : got) wrong += v != 0.0f;
+    CHECK(wrong == 0);
+    return read(scope.files(name).at("ir-with-opt.ll"));
+  };
+  std::string lines = ir_of("fill_lines", {cache / 2048 + 3, 512});
+  CHECK(lines.find("store <64 x i8> zeroinitializer") != std::string::npos);
+  CHECK(lines.find("!nontemporal") != std::string::npos);
+  CHECK(lines.find("call void @llvm.x86.sse.sfence()") != std::string::npos);
+  std::string ragged = ir_of("fill_ragged", {cache / 4 + 1003});
+  std::string small = ir_of("fill_small", {4099});
+  CHECK(small.find("!nontemporal") == std::string::npos);
+  CHECK(small.find("@llvm.memset") != std::string::npos);
+  CHECK(ragged.find("!nontemporal") != std::string::npos);
+  CHECK(ragged.find("call void @llvm.x86.sse.sfence()") != std::string::npos);
+}
+
 // A cumulative sum along dimension 0 writes its output once, a run of a row at a time: larger than
 // the last-level cache, it streams, and prefetches its operand's runs two rows ahead (the last row
 // where fewer are left; in reverse, rows before). Its threads' parts of the columns are rounded

@@ -20,8 +20,9 @@ inline bool streams(const CpuIsa& isa, std::int64_t bytes) { return bytes > isa.
 void mark_streaming(llvm::LoadInst& buffer);
 
 // After optimization: each vector store into a marked buffer that is known aligned to its size
-// becomes non-temporal, and a function that has any ends with a store fence, so that its stores
-// are visible to whichever thread next reads the buffer.
+// becomes non-temporal, as does a memset into one of whole lines from a line on (a fill), and a
+// function that has any ends with a store fence, so that its stores are visible to whichever
+// thread next reads the buffer.
 void emit_streaming_stores(llvm::Module& module);
 
 }  // namespace jx::codegen::cpu
