@@ -207,6 +207,36 @@ TEST_CASE("scatter-add accumulates repeated indices and drops out-of-bounds upda
   CHECK(values(lax::scatter_mul(np::ones({4}, float32), ids, u, d)) == V{1, 18, 1, 2});
 }
 
+// Rows added into a table, as an embedding's gradient: the kernel tests an update's bounds once for
+// its whole window where the window's dims are the updates' last, and per element otherwise
+// (here, the same updates transposed: the window's dim first).
+TEST_CASE("scatter-add of rows drops a whole row out of bounds, its window last or first",
+          "[gather_scatter]") {
+  const std::vector<std::int32_t> rows{1, 4, 1, 5, -1, 0, 3};
+  const std::int64_t n = 7, width = 19, height = 5;
+  std::vector<float> u(static_cast<std::size_t>(n * width));
+  for (std::size_t i = 0; i < u.size(); ++i) u[i] = static_cast<float>(i % 23) - 11.0f;
+  V want(static_cast<std::size_t>(height * width), 0.0);
+  for (std::int64_t k = 0; k < n; ++k) {
+    std::int32_t r = rows[static_cast<std::size_t>(k)];
+    if (r < 0 || r >= height) continue;
+    for (std::int64_t j = 0; j < width; ++j)
+      want[static_cast<std::size_t>(r * width + j)] += u[static_cast<std::size_t>(k * width + j)];
+  }
+  Array ids = int_array(rows, {n, 1});
+  Array updates = np::array(u, {n, width});
+  Array table = np::zeros({height, width}, float32);
+  auto last = jx::jit([](const Array& t, const Array& i, const Array& v) {
+    return lax::scatter_add(t, i, v, {{1}, {0}, {0}});
+  });
+  auto first = jx::jit([](const Array& t, const Array& i, const Array& v) {
+    return lax::scatter_add(t, i, np::transpose(v), {{0}, {0}, {0}});
+  });
+  CHECK(values(last(table, ids, updates)) == want);
+  CHECK(values(first(table, ids, updates)) == want);
+  CHECK(values(lax::scatter_add(table, ids, updates, {{1}, {0}, {0}})) == want);
+}
+
 TEST_CASE("gather and scatter under vmap batch the indices as a batching dim", "[gather_scatter]") {
   // Per example b: out[b] = table[b][ids[b]] — both the table and the indices are batched.
   Array table = np::reshape(np::arange(0, 12, 1, float32), {3, 4});
