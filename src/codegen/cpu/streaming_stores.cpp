@@ -29,10 +29,11 @@ void set_nontemporal(llvm::StoreInst& store) {
 // with non-temporal stores). One of whole lines (a kernel's fill of a run of lines) becomes a
 // loop of non-temporal stores of a line each; false for any other.
 bool stream_fill(llvm::MemSetInst& fill, const llvm::DataLayout& layout) {
-  constexpr std::uint64_t kLine = 64;
+  constexpr unsigned kLineBits = 6;
+  constexpr std::uint64_t kLine = std::uint64_t{1} << kLineBits;
   llvm::MaybeAlign align = fill.getDestAlign();
   if (!align || align->value() < kLine ||
-      llvm::computeKnownBits(fill.getLength(), layout).countMinTrailingZeros() < 6)
+      llvm::computeKnownBits(fill.getLength(), layout).countMinTrailingZeros() < kLineBits)
     return false;
   llvm::LLVMContext& ctx = fill.getContext();
   llvm::Type* i64 = llvm::Type::getInt64Ty(ctx);
