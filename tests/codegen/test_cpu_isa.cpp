@@ -32,6 +32,9 @@ TEST_CASE("cpu_isa: avx2 leaves out AVX-512, native takes the CPU's features", "
   CHECK(avx2.name == (native.name == "sse" ? "sse" : "avx2"));
   CHECK(avx2.vector_bytes == (avx2.name == "avx2" ? 32u : 16u));
   if (native.name == "avx512") CHECK(native.vector_bytes == 64);
+  // Zen 1 runs 256-bit operations as two 128-bit halves; without AVX2 there are none.
+  for (const CpuIsa* isa : {&native, &avx2})
+    CHECK(isa->full_width_256 == (isa->name != "sse" && isa->cpu != "znver1"));
   // What AVX2 does not need is kept: the capped list differs from the CPU's only past AVX2.
   CHECK(has(avx2.features, "+fma") == has(native.features, "+fma"));
 }

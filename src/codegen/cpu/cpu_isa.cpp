@@ -57,6 +57,7 @@ CpuIsa resolve(bool cap_at_avx2) {
   isa.name = avx512 ? "avx512" : avx2 ? "avx2" : "sse";
   isa.vector_bytes = avx512 ? 64 : avx2 ? 32 : 16;
   isa.full_width_512 = avx512 && isa.cpu != "znver4";
+  isa.full_width_256 = avx2 && isa.cpu != "znver1";
   if (std::int64_t bytes = data_cache_bytes(2)) isa.second_level_cache = bytes;
   if (std::int64_t bytes = data_cache_bytes(0)) isa.last_level_cache = bytes;
   return isa;

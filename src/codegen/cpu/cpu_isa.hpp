@@ -17,6 +17,9 @@ struct CpuIsa {
   // AVX-512 on a core that multiply-adds 512-bit vectors at full rate, not as two 256-bit halves
   // as Zen 4 does (there 512-bit code runs at AVX2's rate).
   bool full_width_512 = false;
+  // 256-bit vectors on a core that runs their operations whole, not as two 128-bit halves as
+  // Zen 1 does (false without AVX2).
+  bool full_width_256 = false;
   // A core's second-level cache, bytes (a default of 1 MiB where the host does not say).
   std::int64_t second_level_cache = std::int64_t{1} << 20;
   // The host's last-level cache, bytes (a default of 32 MiB where the host does not say).
