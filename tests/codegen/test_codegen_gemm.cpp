@@ -154,7 +154,8 @@ TEST_CASE("codegen: the blocked matrix kernel against a loop", "[codegen][gemm]"
 // AVX2's tile of a product split by rows keeps a 256 KiB panel there, every row passing over it;
 // with 512 KiB, a panel of three quarters of the first level (384 steps of 16 floats), blocks of
 // lhs packed where 16 panels or more read them, the next panel prefetched, and no deeper than
-// 4 MiB of rhs rows (the second-level TLB's reach).
+// 4 MiB of rhs rows (the second-level TLB's reach); a long run of rhs read in place, in blocks
+// of steps as a short one is.
 TEST_CASE("codegen: the matrix kernel's blocks follow the second-level cache", "[codegen][gemm]") {
   cpu::CpuIsa isa = cpu::cpu_isa("avx2");
   hlo::GemmShape g;
@@ -190,6 +191,12 @@ TEST_CASE("codegen: the matrix kernel's blocks follow the second-level cache", "
   CHECK(b.depth == 256);
   CHECK_FALSE(b.pack_lhs);
   CHECK(b.prefetch_next_panel);
+  // One row read in place, a run of 384 bytes: all of k at once, or in blocks of 16 steps
+  g.m = 1;
+  tile = cpu::tile_shape(isa, g, false);
+  REQUIRE(tile.rhs == cpu::RhsRead::kInPlace);
+  CHECK(blocking(1 << 20).depth == 2048);
+  CHECK(blocking(512 << 10).depth == 16);
   // bf16 operands, rows of rhs 4 MiB apart: a pair of steps still, not none
   g.operand_dtype = bfloat16, g.m = 1 << 20, g.n = 1 << 21, g.k = 64;
   tile = cpu::tile_shape(isa, g, false);
@@ -225,13 +232,15 @@ TEST_CASE("codegen: a product of few rows splits by its columns", "[codegen][gem
     Hlo h;
     hlo::Instruction* dot = gemm_dot(h, float32, c);
     REQUIRE(dot_strategy(*dot) == DotStrategy::kBlockedKernel);
-    for_each_isa([&](const CpuCompileOptions& options) {
-      std::int64_t panels = kernel_rows(*dot);
-      CHECK(panels > 1);
-      CHECK(panels == gemm_column_panels(cpu::cpu_isa(options.isa), *hlo::as_gemm(*dot)));
-      check_all(run_split<float>(dot, l, r, 3, options), want, rtol);
-      check_all(run_split<float>(dot, l, r, panels, options), want, rtol);
-    });
+    for_each_isa(
+        [&](const CpuCompileOptions& options) {
+          std::int64_t panels = kernel_rows(*dot);
+          CHECK(panels > 1);
+          CHECK(panels == gemm_column_panels(cpu::cpu_isa(options.isa), *hlo::as_gemm(*dot)));
+          check_all(run_split<float>(dot, l, r, 3, options), want, rtol);
+          check_all(run_split<float>(dot, l, r, panels, options), want, rtol);
+        },
+        /*both_second_levels=*/true);
   }
   // A matrix-vector product of rhs [n, k] reads 24 of its rows a tile (12 with AVX2's
   // registers), each a dot product.

@@ -26,7 +26,8 @@ enum class RhsRead {
   // f32 [m, 4096] x [4096, 4096] by columns, ms on one and two threads, packed -> in place:
   // AVX-512 m = 1 4.2, 4.2 -> 1.5, 0.65; m = 4 4.6, 4.5 -> 2.4, 1.1 (a run of 384 bytes, all of
   // k: in blocks 3.0, 1.5); m = 8 5.4, 2.7 -> 3.4, 1.7 and m = 12 5.4, 2.8 -> 3.8, 1.8 in blocks;
-  // AVX2 m = 4 6.2, 3.1 -> 4.1, 2.1 and m = 6 6.6, 3.3 -> 3.8, 2.0 in blocks.
+  // AVX2 m = 4 6.2, 3.1 -> 4.1, 2.1 and m = 6 6.6, 3.3 -> 3.8, 2.0 in blocks. A core with a
+  // smaller second level reads every run in blocks (gemm_blocking).
   kInPlace,
   // rhs [n, k]: each of the tile's columns is an rhs row, contiguous along the contraction: an
   // accumulator per row and column takes a vector of steps at a time, its lanes summed at the
