@@ -20,7 +20,7 @@ void emit_scatter(ElementalEmitter& em, const hlo::Instruction& scatter,
   auto target = [&](const IrIndex& u) {
     return emit_slice_target(em, m, shape.dims, window, index_dtype, indices, u);
   };
-  // The number of the updates' dims, from the last, that are all window dims.
+  // The updates' last dims that are all window dims (the tail; the head is the rest).
   std::size_t trailing = 0;
   while (trailing < update_dims.size() &&
          contains(m.window_dims, static_cast<std::int64_t>(update_dims.size() - 1 - trailing)))
@@ -31,14 +31,14 @@ void emit_scatter(ElementalEmitter& em, const hlo::Instruction& scatter,
     dims.insert(dims.end(), c.dims.begin(), c.dims.end());
     return IrIndex{dims, nullptr};
   };
-  Shape outer_dims(update_dims.begin(), update_dims.begin() + static_cast<std::ptrdiff_t>(outer));
-  Shape window_dims(update_dims.begin() + static_cast<std::ptrdiff_t>(outer), update_dims.end());
-  emit_loop_nest(em, outer_dims, "update", [&](const IrIndex& head) {
+  Shape head_dims(update_dims.begin(), update_dims.begin() + static_cast<std::ptrdiff_t>(outer));
+  Shape tail_dims(update_dims.begin() + static_cast<std::ptrdiff_t>(outer), update_dims.end());
+  emit_loop_nest(em, head_dims, "update", [&](const IrIndex& head) {
     // The window's first element decides for all of it: the bounds test reads batch dims only.
     std::vector<llvm::Value*> zeros(trailing, em.i64(0));
     llvm::Value* in_bounds = target(join(head, IrIndex{zeros, nullptr})).in_bounds;
     emit_if(em, in_bounds, "scatter.in", [&] {
-      emit_loop_nest(em, window_dims, "window", [&](const IrIndex& tail) {
+      emit_loop_nest(em, tail_dims, "window", [&](const IrIndex& tail) {
         IrIndex u = join(head, tail);
         llvm::Value* at = em.linear_index(IrIndex{target(u).dims, nullptr}, shape.dims);
         llvm::Value* old = em.load(shape.dtype, out, at, "old");
