@@ -206,6 +206,12 @@ class GemmEmitter {
         /*vectorize=*/false);
   }
 
+  // Elements of out's type a cache line holds.
+  std::int64_t per_line() const {
+    constexpr std::int64_t kLineBytes = 64;
+    return kLineBytes / itemsize(g_.dtype);
+  }
+
   // The first `count` lanes of a vector (a partial vector at the right edge).
   llvm::Value* mask(std::int64_t count) {
     std::vector<llvm::Constant*> bits;
@@ -250,13 +256,9 @@ class GemmEmitter {
   // step, into the first-level cache (none past the last column).
   void prefetch_next_panel(llvm::Value* batch, llvm::Value* step, llvm::Value* col,
                            std::int64_t cols) {
-    constexpr std::int64_t kLineBytes = 64;
-    std::int64_t per_line = kLineBytes / itemsize(g_.dtype);
-    for (std::int64_t c = 0; c < cols; c += per_line) {
+    for (std::int64_t c = 0; c < cols; c += per_line()) {
       llvm::Value* next = umin(add(col, em_.i64(cols + c)), em_.i64(g_.n - 1));
-      llvm::Value* at = element(rhs_, rhs_at(batch, step, next));
-      b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {at->getType()},
-                         {at, b_.getInt32(0), b_.getInt32(3), b_.getInt32(1)});
+      em_.prefetch(element(rhs_, rhs_at(batch, step, next)));
     }
   }
 
@@ -267,17 +269,12 @@ class GemmEmitter {
   // 0.96 -> 0.98, 2064 0.94-0.97 -> 0.99, 3000 0.94 -> 0.99, 4096 0.91 -> 0.95.
   void prefetch_next_tile_out(llvm::Value* batch, llvm::Value* row, llvm::Value* last_row,
                               llvm::Value* col, std::int64_t cols) {
-    constexpr std::int64_t kLineBytes = 64;
-    std::int64_t per_line = kLineBytes / itemsize(g_.dtype);
     for (int r = 0; r < tile_rows_; ++r) {
       llvm::Value* next = umin(add(row, em_.i64(tile_rows_ + r)), last_row);
       // Every line the row's columns touch: from the first column, a line apart, and the last.
-      for (std::int64_t c = 0; c < cols + per_line - 1; c += per_line) {
-        llvm::Value* at =
-            element(out_, out_at(batch, next, add(col, em_.i64(std::min(c, cols - 1)))));
-        b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {at->getType()},
-                           {at, b_.getInt32(1), b_.getInt32(3), b_.getInt32(1)});
-      }
+      for (std::int64_t c = 0; c < cols + per_line() - 1; c += per_line())
+        em_.prefetch(element(out_, out_at(batch, next, add(col, em_.i64(std::min(c, cols - 1))))),
+                     /*write=*/true);
     }
   }
 
