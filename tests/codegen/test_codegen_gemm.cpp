@@ -141,6 +141,10 @@ TEST_CASE("codegen: the blocked matrix kernel against a loop", "[codegen][gemm]"
       {0, 400, 300, 700, true},
       {2, 40, 300, 500, false},         // batched
       {0, 150, 300, 300, false, true},  // rhs stored [n, k]
+      // the next panel packed ahead, a share of steps a tile (17 tiles, the last share short):
+      // three depths, the last partial, and a narrower last panel
+      {0, 100, 70, 1000, false},
+      {0, 48, 900, 50, false},  // split by columns, 8 row tiles: packed ahead too
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     INFO("case " << i);
@@ -153,9 +157,9 @@ TEST_CASE("codegen: the blocked matrix kernel against a loop", "[codegen][gemm]"
 // How the kernel blocks follows the core's caches (gemm_blocking): with a 1 MiB second level,
 // AVX2's tile of a product split by rows keeps a 256 KiB panel there, every row passing over it;
 // with 512 KiB, a panel of three quarters of the first level (384 steps of 16 floats), blocks of
-// lhs packed where 16 panels or more read them, the next panel prefetched, and no deeper than
-// 4 MiB of rhs rows (the second-level TLB's reach); a long run of rhs read in place, in blocks
-// of steps as a short one is.
+// lhs packed where 16 panels or more read them, the next panel packed ahead by a block of 8 row
+// tiles or more (else prefetched), and no deeper than 4 MiB of rhs rows (the second-level TLB's
+// reach); a long run of rhs read in place, in blocks of steps as a short one is.
 TEST_CASE("codegen: the matrix kernel's blocks follow the second-level cache", "[codegen][gemm]") {
   cpu::CpuIsa isa = cpu::cpu_isa("avx2");
   hlo::GemmShape g;
@@ -173,13 +177,13 @@ TEST_CASE("codegen: the matrix kernel's blocks follow the second-level cache", "
                        2048, std::max<std::int64_t>(256, isa.last_level_cache / 4 / (2048 * 4))));
   CHECK(b.block_rows == 2052);  // all rows, in whole tiles
   CHECK_FALSE(b.pack_lhs);
-  CHECK_FALSE(b.prefetch_next_panel);
+  CHECK(b.next_panel == cpu::NextPanel::kNone);
 
   b = blocking(512 << 10);
   CHECK(b.depth == 384);
   CHECK(b.block_rows == 174);  // 256 KiB of lhs: 170 rows, in whole tiles
   CHECK(b.pack_lhs);
-  CHECK(b.prefetch_next_panel);
+  CHECK(b.next_panel == cpu::NextPanel::kPackAhead);
 
   g.n = 4096;  // rows of rhs 16 KiB apart
   CHECK(blocking(512 << 10).depth == 256);
@@ -190,7 +194,12 @@ TEST_CASE("codegen: the matrix kernel's blocks follow the second-level cache", "
   b = blocking(512 << 10);
   CHECK(b.depth == 256);
   CHECK_FALSE(b.pack_lhs);
-  CHECK(b.prefetch_next_panel);
+  CHECK(b.next_panel == cpu::NextPanel::kPrefetch);  // 3 row tiles
+  g.m = 42;
+  CHECK(blocking(512 << 10).next_panel == cpu::NextPanel::kPrefetch);  // 7 tiles
+  g.m = 43;
+  CHECK(blocking(512 << 10).next_panel == cpu::NextPanel::kPackAhead);  // 8, the last of a row
+  g.m = 16;
   // One row read in place, a run of 384 bytes: all of k at once, or in blocks of 16 steps
   g.m = 1;
   tile = cpu::tile_shape(isa, g, false);

@@ -15,9 +15,8 @@
 #include "codegen/cpu/cpu_compiler.hpp"
 #include "codegen/cpu/gemm.hpp"
 #include "codegen/cpu/gemm_plan.hpp"
+#include "codegen/cpu/gemm_tile_math.hpp"
 #include "hlo/gemm.hpp"
-
-#include <llvm/IR/IntrinsicsX86.h>
 
 namespace jx::codegen::cpu {
 namespace {
@@ -48,7 +47,7 @@ class GemmEmitter {
     GemmBlocking blocking = gemm_blocking(isa, g, tile, conv);
     depth_ = blocking.depth;
     block_rows_ = blocking.block_rows;
-    prefetch_next_panel_ = blocking.prefetch_next_panel;
+    next_panel_ = blocking.next_panel;
     if (blocking.pack_lhs) {
       lhs_block_ = em.entry_alloca(
           llvm::ArrayType::get(elem_, static_cast<std::uint64_t>(block_rows_ * depth_)),
@@ -58,11 +57,13 @@ class GemmEmitter {
     if (rhs_read_ != RhsRead::kPacked) return;
     panel_elem_ = pairs_ ? b_.getInt16Ty() : elem_;
     std::int64_t panel_rows = pairs_ ? (depth_ + 1) / 2 * 2 : depth_;
-    panel_ =
-        em.entry_alloca(llvm::ArrayType::get(panel_elem_, static_cast<std::uint64_t>(panel_rows) *
-                                                              tile_vectors_ * lanes_),
-                        "gemm.panel");
+    panel_elems_ = panel_rows * tile_vectors_ * lanes_;
+    int halves = next_panel_ == NextPanel::kPackAhead ? 2 : 1;
+    panel_ = em.entry_alloca(
+        llvm::ArrayType::get(panel_elem_, static_cast<std::uint64_t>(panel_elems_ * halves)),
+        "gemm.panel");
     panel_->setAlignment(llvm::Align(isa.vector_bytes));
+    panel_base_ = panel_;
   }
 
   // Only the column panels [begin, end) of every product (gemm_column_panels), not all.
@@ -159,26 +160,80 @@ class GemmEmitter {
     // row, computing and storing its values again (every load precedes every store).
     llvm::Value* tiles = b_.CreateUDiv(
         add(b_.CreateSub(row_end, row_begin), em_.i64(tile_rows_ - 1)), em_.i64(tile_rows_));
-    llvm::Value* last_row = b_.CreateSub(row_end, em_.i64(1));
-    if (lhs_block_) pack_lhs(batch, p0, depth, row_begin, last_row, tiles);
+    Block block{batch, p0, depth, row_begin, b_.CreateSub(row_end, em_.i64(1)), tiles};
+    if (lhs_block_) pack_lhs(batch, p0, depth, row_begin, block.last_row, tiles);
     auto panel = [&](llvm::Value* col, std::int64_t cols) {
       if (rhs_read_ == RhsRead::kPacked) pack(batch, p0, depth, col, cols);
-      for_range(em_.i64(0), tiles, "gemm.rows", [&](llvm::Value* q) {
-        tile(batch, add(row_begin, mul(q, tile_rows_)), last_row, p0, depth, col, cols,
-             lhs_block_ ? element(lhs_block_, mul(q, tile_rows_ * depth_)) : nullptr);
-      });
+      tiles_over(block, col, cols, [](llvm::Value*) {});
     };
     auto cols = [&](llvm::Value* c) { panel(mul(c, width), width); };
-    if (!panels_) {
-      for_range(em_.i64(0), em_.i64(full), "gemm.cols", cols);
-      if (rest) panel(em_.i64(full * width), rest);
-      return;
-    }
-    emit_for(em_, panels_->begin, umin(panels_->end, em_.i64(full)), "gemm.cols", cols,
-             /*vectorize=*/false);
-    if (rest)
-      emit_if(em_, b_.CreateICmpUGT(panels_->end, em_.i64(full)), "gemm.last_cols",
-              [&] { panel(em_.i64(full * width), rest); });
+    llvm::Value* end = panels_ ? umin(panels_->end, em_.i64(full)) : em_.i64(full);
+    if (next_panel_ == NextPanel::kPackAhead)
+      panels_ahead(block, panels_ ? panels_->begin : em_.i64(0), end);
+    else if (!panels_)
+      for_range(em_.i64(0), end, "gemm.cols", cols);
+    else
+      emit_for(em_, panels_->begin, end, "gemm.cols", cols, /*vectorize=*/false);
+    if (!rest) return;
+    if (!panels_) return panel(em_.i64(full * width), rest);
+    emit_if(em_, b_.CreateICmpUGT(panels_->end, em_.i64(full)), "gemm.last_cols",
+            [&] { panel(em_.i64(full * width), rest); });
+  }
+
+  // A block of rows of one block of the contraction: `tiles` tiles from row_begin, none past
+  // last_row.
+  struct Block {
+    llvm::Value *batch, *p0, *depth, *row_begin, *last_row, *tiles;
+  };
+
+  // Every tile of the block over the panel at `col`, before_steps(q) before tile q's steps.
+  void tiles_over(const Block& block, llvm::Value* col, std::int64_t cols,
+                  const std::function<void(llvm::Value*)>& before_steps) {
+    for_range(em_.i64(0), block.tiles, "gemm.rows", [&](llvm::Value* q) {
+      llvm::Value* lhs = lhs_block_ ? element(lhs_block_, mul(q, tile_rows_ * depth_)) : nullptr;
+      tile(block.batch, add(block.row_begin, mul(q, tile_rows_)), block.last_row, block.p0,
+           block.depth, col, cols, lhs, [&] { before_steps(q); });
+    });
+  }
+
+  // Full panels [begin, end) packed ahead (NextPanel::kPackAhead): the first whole, then each
+  // tile of a panel packs its share of the next panel's steps into the panel's other half, and
+  // prefetches the share the next tile packs into the second-level cache.
+  void panels_ahead(const Block& block, llvm::Value* begin, llvm::Value* end) {
+    llvm::Value *batch = block.batch, *p0 = block.p0, *depth = block.depth, *tiles = block.tiles;
+    std::int64_t width = tile_columns_;
+    auto half = [&](llvm::Value* c) {  // panel c's half, alternating from the first
+      return element(panel_, mul(b_.CreateAnd(b_.CreateSub(c, begin), em_.i64(1)), panel_elems_));
+    };
+    auto share = [&](llvm::Value* q) {  // tile q's steps of a panel: [first, second)
+      llvm::Value* size = b_.CreateUDiv(add(depth, b_.CreateSub(tiles, em_.i64(1))), tiles);
+      llvm::Value* first = umin(b_.CreateMul(q, size), depth);
+      return std::pair{first, umin(add(first, size), depth)};
+    };
+    emit_if(em_, b_.CreateICmpULT(begin, end), "gemm.first_panel",
+            [&] { pack(batch, p0, depth, mul(begin, width), width); });
+    auto ahead = [&](llvm::Value* c, llvm::Value* q) {
+      llvm::Value* next = add(c, em_.i64(1));
+      emit_if(em_, b_.CreateICmpULT(next, end), "gemm.pack_ahead", [&] {
+        panel_base_ = half(next);
+        auto [first, last] = share(q);
+        pack_rows(batch, p0, first, last, mul(next, width), width);
+      });
+      panel_base_ = half(c);
+      // After a panel's last tile, the next tile packs the panel after the next.
+      llvm::Value* wrap = b_.CreateICmpEQ(add(q, em_.i64(1)), tiles);
+      auto [first, last] = share(b_.CreateSelect(wrap, em_.i64(0), add(q, em_.i64(1))));
+      llvm::Value* col = mul(b_.CreateSelect(wrap, add(next, em_.i64(1)), next), width);
+      auto prefetch = [&](llvm::Value* p) { prefetch_rhs(batch, add(p0, p), col, width, false); };
+      emit_for(em_, first, last, "gemm.prefetch_ahead", prefetch, /*vectorize=*/false);
+    };
+    emit_for(
+        em_, begin, end, "gemm.cols",
+        [&](llvm::Value* c) {
+          tiles_over(block, mul(c, width), width, [&](llvm::Value* q) { ahead(c, q); });
+        },
+        /*vectorize=*/false);
+    panel_base_ = panel_;
   }
 
   // Copies lhs[row_begin : last_row + 1, p0 : p0 + depth] into the block, `tiles` tiles of
@@ -224,7 +279,7 @@ class GemmEmitter {
     return cols - static_cast<std::int64_t>(lanes_) * (vectors(cols) - 1);
   }
   llvm::Value* panel_at(llvm::Value* p, llvm::Value* v, std::int64_t cols) {
-    return element(panel_, add(mul(p, vectors(cols) * std::int64_t{lanes_}), mul(v, lanes_)));
+    return element(panel_base_, add(mul(p, vectors(cols) * std::int64_t{lanes_}), mul(v, lanes_)));
   }
   llvm::Value* panel_at(llvm::Value* p, int v, std::int64_t cols) {
     return panel_at(p, em_.i64(v), cols);
@@ -252,14 +307,14 @@ class GemmEmitter {
     return row;
   }
 
-  // Asks for the lines of rhs[step, col + cols : col + 2 * cols], the next panel's share of the
-  // step, into the first-level cache (none past the last column).
-  void prefetch_next_panel(llvm::Value* batch, llvm::Value* step, llvm::Value* col,
-                           std::int64_t cols) {
-    for (std::int64_t c = 0; c < cols; c += per_line()) {
-      llvm::Value* next = umin(add(col, em_.i64(cols + c)), em_.i64(g_.n - 1));
-      em_.prefetch(element(rhs_, rhs_at(batch, step, next)));
-    }
+  // Asks for the lines of rhs[step, col : col + cols], a line's columns apart (none past the
+  // last column), into the first-level cache or, not `first_level`, the second.
+  void prefetch_rhs(llvm::Value* batch, llvm::Value* step, llvm::Value* col, std::int64_t cols,
+                    bool first_level) {
+    for (std::int64_t c = 0; c < cols; c += per_line())
+      em_.prefetch(
+          element(rhs_, rhs_at(batch, step, umin(add(col, em_.i64(c)), em_.i64(g_.n - 1)))),
+          /*write=*/false, first_level);
   }
 
   // Asks for the lines of out[row + rows : row + 2 * rows, col : col + cols], the next tile's
@@ -412,9 +467,10 @@ class GemmEmitter {
 
   // out[rows, col : col + cols] += lhs[rows, p0 : p0 + depth] · panel for the tile's rows from
   // `row` (none past last_row), starting from zero at the first step of the contraction. The
-  // tile stays in registers throughout.
+  // tile stays in registers throughout; `before_steps` is emitted before its steps.
   void tile(llvm::Value* batch, llvm::Value* row, llvm::Value* last_row, llvm::Value* p0,
-            llvm::Value* depth, llvm::Value* col, std::int64_t cols, llvm::Value* packed_lhs) {
+            llvm::Value* depth, llvm::Value* col, std::int64_t cols, llvm::Value* packed_lhs,
+            const std::function<void()>& before_steps) {
     int rows = tile_rows_;
     std::vector<llvm::Value*> row_of;
     for (int r = 0; r < rows; ++r) row_of.push_back(umin(add(row, em_.i64(r)), last_row));
@@ -426,6 +482,7 @@ class GemmEmitter {
       return element(out_, out_at(batch, row_of[static_cast<std::size_t>(r)], col_of(v)));
     };
     if (rhs_read_ == RhsRead::kPacked) prefetch_next_tile_out(batch, row, last_row, col, cols);
+    before_steps();
     llvm::Value* zero = llvm::Constant::getNullValue(vec_);
     llvm::Value* first = b_.CreateICmpEQ(p0, em_.i64(0));
     std::vector<llvm::AllocaInst*> acc;
@@ -451,7 +508,8 @@ class GemmEmitter {
             std::vector<llvm::Value*> rhs_vectors = rhs_read_ == RhsRead::kInPlace
                                                         ? rhs_row(batch, add(p0, p), col, cols)
                                                         : panel_row(p, cols);
-            if (prefetch_next_panel_) prefetch_next_panel(batch, add(p0, p), col, cols);
+            if (next_panel_ == NextPanel::kPrefetch)  // the next panel's share of the step
+              prefetch_rhs(batch, add(p0, p), add(col, em_.i64(cols)), cols, true);
             accumulate(acc, rhs_vectors, [&](std::size_t r) {
               llvm::Value* at =
                   packed_lhs ? element(packed_lhs, add(mul(p, tile_rows_),
@@ -473,7 +531,7 @@ class GemmEmitter {
         }
         for (int r = 0; r < rows; ++r) {
           llvm::Value* sum = b_.CreateLoad(vec_, acc[static_cast<std::size_t>(r * n_vec + v)]);
-          if (finish) sum = finished(sum, bias);
+          if (finish) sum = apply_epilogue(em_, epilogue_.activation, sum, bias);
           if (whole)
             b_.CreateAlignedStore(sum, out_of(r, v), align);
           else
@@ -483,17 +541,13 @@ class GemmEmitter {
     };
     if (!epilogue_.applies()) return store(false);
     // The epilogue applies as the last block of the contraction stores the tile.
-    llvm::Function* fn = b_.GetInsertBlock()->getParent();
-    auto* finish = llvm::BasicBlock::Create(b_.getContext(), "gemm.finish", fn);
-    auto* partial = llvm::BasicBlock::Create(b_.getContext(), "gemm.partial", fn);
-    auto* stored = llvm::BasicBlock::Create(b_.getContext(), "gemm.stored", fn);
-    b_.CreateCondBr(b_.CreateICmpEQ(add(p0, depth), em_.i64(g_.k)), finish, partial);
-    for (auto [block, finishing] : {std::pair{finish, true}, std::pair{partial, false}}) {
-      b_.SetInsertPoint(block);
-      store(finishing);
-      b_.CreateBr(stored);
-    }
-    b_.SetInsertPoint(stored);
+    auto stored = [&](bool finish) {
+      store(finish);
+      return b_.getFalse();  // if_else's value, unused
+    };
+    em_.if_else(
+        b_.CreateICmpEQ(add(p0, depth), em_.i64(g_.k)), [&] { return stored(true); },
+        [&] { return stored(false); }, "gemm.finish");
   }
 
   // The whole contraction of a tile whose `cols` columns are rows of rhs stored [n, k]
@@ -679,51 +733,11 @@ class GemmEmitter {
         llvm::AllocaInst* a = acc[r * rhs_row.size() + v];
         llvm::Value* sum = b_.CreateLoad(vec_, a);
         b_.CreateStore(
-            pairs_ ? pair_multiply_add(sum, xs, rhs_row[v])
+            pairs_ ? pair_multiply_add(b_, bf16_pairs_ && lanes_ == 16, sum, xs, rhs_row[v])
                    : b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {vec_}, {xs, rhs_row[v], sum}),
             a);
       }
     }
-  }
-
-  // acc + x.even · y.even + x.odd · y.odd, lane by lane, for vectors of 2 x lanes_ bf16: one
-  // instruction with AVX-512 BF16 (which adds the odd product first, then the even, and flushes
-  // subnormals); elsewhere the same two multiply-adds in f32.
-  llvm::Value* pair_multiply_add(llvm::Value* acc, llvm::Value* x, llvm::Value* y) {
-    if (bf16_pairs_ && lanes_ == 16)
-      return b_.CreateIntrinsic(llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512, {}, {acc, x, y});
-    auto* wide = llvm::FixedVectorType::get(b_.getFloatTy(), 2 * lanes_);
-    llvm::Value* xw = b_.CreateFPExt(x, wide);
-    llvm::Value* yw = b_.CreateFPExt(y, wide);
-    for (unsigned parity : {1u, 0u}) {
-      std::vector<int> lanes;
-      for (unsigned l = 0; l < lanes_; ++l) lanes.push_back(static_cast<int>(2 * l + parity));
-      acc = b_.CreateIntrinsic(
-          llvm::Intrinsic::fmuladd, {vec_},
-          {b_.CreateShuffleVector(xw, lanes), b_.CreateShuffleVector(yw, lanes), acc});
-    }
-    return acc;
-  }
-
-  // activation(sum + bias) of one vector of a finished tile.
-  llvm::Value* finished(llvm::Value* sum, llvm::Value* bias) {
-    if (bias) sum = b_.CreateFAdd(sum, bias);
-    switch (epilogue_.activation) {
-      case hlo::GemmActivation::kNone:
-        return sum;
-      case hlo::GemmActivation::kRelu:  // where(x <= 0, 0, x): NaN stays NaN
-        return b_.CreateSelect(b_.CreateFCmpOLE(sum, llvm::Constant::getNullValue(vec_)),
-                               llvm::Constant::getNullValue(vec_), sum);
-      case hlo::GemmActivation::kGelu: {  // jx::nn::gelu's tanh form
-        auto c = [&](double v) { return llvm::ConstantFP::get(vec_, v); };
-        llvm::Value* cube = b_.CreateFMul(b_.CreateFMul(sum, sum), sum);
-        llvm::Value* inner = b_.CreateFMul(c(0.7978845608028654),
-                                           b_.CreateFAdd(sum, b_.CreateFMul(c(0.044715), cube)));
-        llvm::Value* t = em_.math().call(b_, MathFn::kTanh, {inner});
-        return b_.CreateFMul(b_.CreateFMul(c(0.5), sum), b_.CreateFAdd(c(1.0), t));
-      }
-    }
-    return sum;
   }
 
   ElementalEmitter& em_;
@@ -741,9 +755,13 @@ class GemmEmitter {
   std::int64_t tile_columns_ = 1;
   RhsRead rhs_read_ = RhsRead::kPacked;
   std::optional<OuterRange> panels_;  // the column panels computed, when not all
-  bool prefetch_next_panel_ = false;
+  NextPanel next_panel_ = NextPanel::kNone;
   std::int64_t depth_ = 1, block_rows_ = 1;
-  llvm::AllocaInst* panel_ = nullptr;      // depth_ rows of tile_vectors_ vectors
+  // depth_ rows of tile_vectors_ vectors (panel_elems_), twice when packing ahead; panel_base_:
+  // the half that the tiles read and a pack writes
+  llvm::AllocaInst* panel_ = nullptr;
+  std::int64_t panel_elems_ = 0;
+  llvm::Value* panel_base_ = nullptr;
   llvm::AllocaInst* lhs_block_ = nullptr;  // block_rows_ by depth_ of lhs, packed (pack_lhs)
   std::optional<hlo::ImplicitGemm> conv_;  // a convolution's lhs geometry, when it is one
 };

@@ -46,13 +46,21 @@ constexpr std::int64_t kTileRows = 6, kInPlaceDepth = 16, kLongRunBytes = 256;
 // The tile for `g` on `isa` (`conv`: an implicit-GEMM convolution's, which always packs).
 TileShape tile_shape(const CpuIsa& isa, const hlo::GemmShape& g, bool conv);
 
+// How the tiles over a packed panel get the next panel's share of rhs ready: not at all; each
+// tile prefetching all of its lines, a line of each step as it goes; or each packing a share of
+// its steps into the panel's second half, and prefetching the next tile's share into the second
+// level (a block of kMinPackAheadTiles row tiles or more).
+enum class NextPanel { kNone, kPrefetch, kPackAhead };
+constexpr std::int64_t kMinPackAheadTiles = 8;
+
 // How the kernel blocks a product of `tile`s: the contraction in blocks of `depth` steps (the
-// packed panel's rows), the rows in blocks of `block_rows`, whether the tiles prefetch the next
-// panel's share of rhs, and whether each block of lhs (block_rows by depth) is packed, a tile's
-// rows of a step side by side. `conv`: an implicit-GEMM convolution's geometry, or null.
+// packed panel's rows), the rows in blocks of `block_rows`, how the next panel is made ready,
+// and whether each block of lhs (block_rows by depth) is packed, a tile's rows of a step side by
+// side. `conv`: an implicit-GEMM convolution's geometry, or null.
 struct GemmBlocking {
   std::int64_t depth = 1, block_rows = 1;
-  bool prefetch_next_panel = false, pack_lhs = false;
+  NextPanel next_panel = NextPanel::kNone;
+  bool pack_lhs = false;
 };
 GemmBlocking gemm_blocking(const CpuIsa& isa, const hlo::GemmShape& g, const TileShape& tile,
                            const hlo::ImplicitGemm* conv);

@@ -136,11 +136,13 @@ class ElementalEmitter {
                        const std::function<llvm::Value*()>& else_fn, const llvm::Twine& name);
   // A stack slot in the function's entry block, where mem2reg finds it.
   llvm::AllocaInst* entry_alloca(llvm::Type* type, const llvm::Twine& name);
-  // A prefetch for reading (or `write`) of the cache line holding `at` into every cache level.
-  // Any address will do: past a buffer's end it fetches nothing and cannot fault.
-  void prefetch(llvm::Value* at, bool write = false) {
-    b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {at->getType()},
-                       {at, b_.getInt32(write ? 1 : 0), b_.getInt32(3), b_.getInt32(1)});
+  // A prefetch for reading (or `write`) of the cache line holding `at` into every cache level
+  // (or, not `first_level`, the second and beyond). Any address will do: past a buffer's end it
+  // fetches nothing and cannot fault.
+  void prefetch(llvm::Value* at, bool write = false, bool first_level = true) {
+    b_.CreateIntrinsic(
+        llvm::Intrinsic::prefetch, {at->getType()},
+        {at, b_.getInt32(write ? 1 : 0), b_.getInt32(first_level ? 3 : 2), b_.getInt32(1)});
   }
   // A constant instruction's literal as a private global (one per instruction and module).
   llvm::GlobalVariable* literal_global(const hlo::Instruction& constant);

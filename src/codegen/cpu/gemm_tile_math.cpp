@@ -1,0 +1,51 @@
+#include "codegen/cpu/gemm_tile_math.hpp"
+
+#include <vector>
+
+#include <llvm/IR/IntrinsicsX86.h>
+
+namespace jx::codegen::cpu {
+
+llvm::Value* pair_multiply_add(llvm::IRBuilder<>& b, bool dpbf16, llvm::Value* acc, llvm::Value* x,
+                               llvm::Value* y) {
+  if (dpbf16)
+    return b.CreateIntrinsic(llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512, {}, {acc, x, y});
+  auto* vec = llvm::cast<llvm::FixedVectorType>(acc->getType());
+  unsigned lanes = vec->getNumElements();
+  auto* wide = llvm::FixedVectorType::get(b.getFloatTy(), 2 * lanes);
+  llvm::Value* xw = b.CreateFPExt(x, wide);
+  llvm::Value* yw = b.CreateFPExt(y, wide);
+  for (unsigned parity : {1u, 0u}) {
+    std::vector<int> half;
+    for (unsigned l = 0; l < lanes; ++l) half.push_back(static_cast<int>(2 * l + parity));
+    acc =
+        b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {vec},
+                          {b.CreateShuffleVector(xw, half), b.CreateShuffleVector(yw, half), acc});
+  }
+  return acc;
+}
+
+llvm::Value* apply_epilogue(ElementalEmitter& em, hlo::GemmActivation activation, llvm::Value* sum,
+                            llvm::Value* bias) {
+  llvm::IRBuilder<>& b = em.b();
+  if (bias) sum = b.CreateFAdd(sum, bias);
+  llvm::Type* vec = sum->getType();
+  switch (activation) {
+    case hlo::GemmActivation::kNone:
+      return sum;
+    case hlo::GemmActivation::kRelu:  // where(x <= 0, 0, x): NaN stays NaN
+      return b.CreateSelect(b.CreateFCmpOLE(sum, llvm::Constant::getNullValue(vec)),
+                            llvm::Constant::getNullValue(vec), sum);
+    case hlo::GemmActivation::kGelu: {  // jx::nn::gelu's tanh form
+      auto c = [&](double v) { return llvm::ConstantFP::get(vec, v); };
+      llvm::Value* cube = b.CreateFMul(b.CreateFMul(sum, sum), sum);
+      llvm::Value* inner =
+          b.CreateFMul(c(0.7978845608028654), b.CreateFAdd(sum, b.CreateFMul(c(0.044715), cube)));
+      llvm::Value* t = em.math().call(b, MathFn::kTanh, {inner});
+      return b.CreateFMul(b.CreateFMul(c(0.5), sum), b.CreateFAdd(c(1.0), t));
+    }
+  }
+  return sum;
+}
+
+}  // namespace jx::codegen::cpu
