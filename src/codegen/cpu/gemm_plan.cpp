@@ -173,8 +173,9 @@ GemmBlocking gemm_blocking(const CpuIsa& isa, const hlo::GemmShape& g, const Til
   // each many times, from beyond the second level where rows lie a power of two apart (n = 2048:
   // a panel's 384 lines share 8 of its sets). Where a block has enough tiles, each packs its
   // share of the next panel instead, fetched once, a tile ahead. Zen 1, one core, f32, against
-  // OpenBLAS: n³ = 2048³ 0.94 -> 0.96, 4096³ 0.955 -> 0.99; [64, 4096] x [4096, 4096] 1.32 ->
-  // 1.38; but [16, 4096] x [4096, 4096] (3 tiles, each packing a third) 2.0 -> 1.9.
+  // OpenBLAS: 2048³ 0.93 -> 0.96, 4096³ 0.96 -> 0.98, [64, 4096] x [4096, 4096] 1.33 -> 1.37
+  // (docs/performance.md); but [16, 4096] x [4096, 4096] (3 tiles, each packing a third) 2.0
+  // -> 1.9.
   if (tile.rhs == RhsRead::kPacked && !pairs && !g.transpose_rhs && !conv &&
       ((column_split && !panel_in_l2) || l1_for_l2))
     b.next_panel = (std::min(b.block_rows, g.m) + tile.rows - 1) / tile.rows >= kMinPackAheadTiles
