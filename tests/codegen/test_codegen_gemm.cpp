@@ -196,10 +196,11 @@ TEST_CASE("codegen: the matrix kernel's blocks follow the second-level cache", "
   CHECK_FALSE(b.pack_lhs);
   CHECK(b.next_panel == cpu::NextPanel::kPrefetch);  // 3 row tiles
   g.m = 42;
+  REQUIRE(gemm_column_panels(isa, g) > 0);
   CHECK(blocking(512 << 10).next_panel == cpu::NextPanel::kPrefetch);  // 7 tiles
   g.m = 43;
+  REQUIRE(gemm_column_panels(isa, g) > 0);
   CHECK(blocking(512 << 10).next_panel == cpu::NextPanel::kPackAhead);  // 8, the last of a row
-  g.m = 16;
   // One row read in place, a run of 384 bytes: all of k at once, or in blocks of 16 steps
   g.m = 1;
   tile = cpu::tile_shape(isa, g, false);

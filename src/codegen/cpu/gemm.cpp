@@ -17,6 +17,7 @@
 #include "codegen/cpu/gemm_plan.hpp"
 #include "codegen/cpu/gemm_tile_math.hpp"
 #include "hlo/gemm.hpp"
+#include "support/check.hpp"
 
 namespace jx::codegen::cpu {
 namespace {
@@ -180,8 +181,7 @@ class GemmEmitter {
             [&] { panel(em_.i64(full * width), rest); });
   }
 
-  // A block of rows of one block of the contraction: `tiles` tiles from row_begin, none past
-  // last_row.
+  // Rows of one block of the contraction: `tiles` tiles from row_begin, none past last_row.
   struct Block {
     llvm::Value *batch, *p0, *depth, *row_begin, *last_row, *tiles;
   };
@@ -200,13 +200,14 @@ class GemmEmitter {
   // tile of a panel packs its share of the next panel's steps into the panel's other half, and
   // prefetches the share the next tile packs into the second-level cache.
   void panels_ahead(const Block& block, llvm::Value* begin, llvm::Value* end) {
+    JX_CHECK(!pairs_ && !g_.transpose_rhs && !conv_);  // what pack() packs row by row
     llvm::Value *batch = block.batch, *p0 = block.p0, *depth = block.depth, *tiles = block.tiles;
     std::int64_t width = tile_columns_;
     auto half = [&](llvm::Value* c) {  // panel c's half, alternating from the first
       return element(panel_, mul(b_.CreateAnd(b_.CreateSub(c, begin), em_.i64(1)), panel_elems_));
     };
+    llvm::Value* size = b_.CreateUDiv(add(depth, b_.CreateSub(tiles, em_.i64(1))), tiles);
     auto share = [&](llvm::Value* q) {  // tile q's steps of a panel: [first, second)
-      llvm::Value* size = b_.CreateUDiv(add(depth, b_.CreateSub(tiles, em_.i64(1))), tiles);
       llvm::Value* first = umin(b_.CreateMul(q, size), depth);
       return std::pair{first, umin(add(first, size), depth)};
     };
