@@ -542,13 +542,9 @@ class GemmEmitter {
     };
     if (!epilogue_.applies()) return store(false);
     // The epilogue applies as the last block of the contraction stores the tile.
-    auto stored = [&](bool finish) {
-      store(finish);
-      return b_.getFalse();  // if_else's value, unused
-    };
-    em_.if_else(
-        b_.CreateICmpEQ(add(p0, depth), em_.i64(g_.k)), [&] { return stored(true); },
-        [&] { return stored(false); }, "gemm.finish");
+    emit_if_else(
+        em_, b_.CreateICmpEQ(add(p0, depth), em_.i64(g_.k)), "gemm.finish", [&] { store(true); },
+        [&] { store(false); });
   }
 
   // The whole contraction of a tile whose `cols` columns are rows of rhs stored [n, k]

@@ -114,15 +114,19 @@ void emit_while(ElementalEmitter& em, const std::string& name,
 
 void emit_if(ElementalEmitter& em, llvm::Value* cond, const std::string& name,
              const std::function<void()>& then_fn) {
-  // The emitter's if_else scopes what the branch memoizes; its value is unused.
+  emit_if_else(em, cond, name, then_fn, [] {});
+}
+
+void emit_if_else(ElementalEmitter& em, llvm::Value* cond, const std::string& name,
+                  const std::function<void()>& then_fn, const std::function<void()>& else_fn) {
+  // The emitter's if_else scopes what each branch memoizes; its value is unused.
   llvm::Value* none = em.b().getFalse();
+  auto run = [none](const std::function<void()>& fn) {
+    fn();
+    return none;
+  };
   em.if_else(
-      cond,
-      [&] {
-        then_fn();
-        return none;
-      },
-      [&] { return none; }, name);
+      cond, [&] { return run(then_fn); }, [&] { return run(else_fn); }, name);
 }
 
 void emit_for(ElementalEmitter& em, llvm::Value* begin, llvm::Value* end, const std::string& name,

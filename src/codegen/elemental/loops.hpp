@@ -33,6 +33,9 @@ void emit_while(ElementalEmitter& em, const std::string& name,
 // if (cond) then_fn(). What generators compute inside is not reused after it.
 void emit_if(ElementalEmitter& em, llvm::Value* cond, const std::string& name,
              const std::function<void()>& then_fn);
+// if (cond) then_fn() else else_fn(), as emit_if.
+void emit_if_else(ElementalEmitter& em, llvm::Value* cond, const std::string& name,
+                  const std::function<void()>& then_fn, const std::function<void()>& else_fn);
 
 // Below this many elements a loop nest is not vectorized: the vector loop would save less run
 // time than it costs to compile (measured: about 5 ms for a 10-op chain with sin on f32[16]).
