@@ -21,22 +21,24 @@ class CpuBackend : public Backend {
 
   void compile(const std::vector<codegen::KernelRequest>& requests, const std::string& module_name,
                const std::string& dump_prefix, CodeSlot code) override {
+    codegen::CpuCompileOptions options;
+    options.module_name = module_name;
+    options.dump_prefix = dump_prefix;
+    options.precise_math = config().precise_math;
+    options.isa = config().cpu_isa;
     symbols_.clear();
     scratch_words_.clear();
+    workspace_bytes_.clear();
     for (const codegen::KernelRequest& r : requests) {
       symbols_.push_back(r.symbol);
       scratch_words_.push_back(codegen::kernel_scratch_words(*r.root));
+      workspace_bytes_.push_back(codegen::kernel_workspace_bytes(*r.root, options));
     }
     if (requests.empty()) return;
     if (code.load) {
       code_ = codegen::load_kernels(*code.load, symbols_);
       return;
     }
-    codegen::CpuCompileOptions options;
-    options.module_name = module_name;
-    options.dump_prefix = dump_prefix;
-    options.precise_math = config().precise_math;
-    options.isa = config().cpu_isa;
     code_ = codegen::compile_kernels(requests, options, code.save);
   }
 
@@ -45,8 +47,8 @@ class CpuBackend : public Backend {
                                                std::int64_t rows) const override {
     const std::string& symbol = symbols_.at(index);
     auto fn = reinterpret_cast<runtime::KernelThunk::Fn>(code_->symbol(symbol));
-    return std::make_unique<runtime::KernelThunk>(symbol, fn, std::move(buffers), rows,
-                                                  scratch_words_.at(index));
+    return std::make_unique<runtime::KernelThunk>(
+        symbol, fn, std::move(buffers), rows, scratch_words_.at(index), workspace_bytes_.at(index));
   }
 
   std::unique_ptr<runtime::Thunk> convolution_thunk(runtime::LibraryConvolution) const override {
@@ -67,7 +69,8 @@ class CpuBackend : public Backend {
   std::string code_target() const override {
     const Config& cfg = config();
     const codegen::cpu::CpuIsa& isa = codegen::cpu::cpu_isa(cfg.cpu_isa);
-    return "cpu " + isa.cpu + " " + isa.features +
+    // The second level's size: the matrix kernel's blocks, and whether it takes a workspace.
+    return "cpu " + isa.cpu + " " + isa.features + " l2=" + std::to_string(isa.second_level_cache) +
            " precise_math=" + std::to_string(cfg.precise_math) +
            " parallel_min_bytes=" + std::to_string(cfg.cpu_parallel_min_bytes);
   }
@@ -75,7 +78,8 @@ class CpuBackend : public Backend {
  private:
   std::shared_ptr<const runtime::DeviceRuntime> runtime_;
   std::vector<std::string> symbols_;
-  std::vector<std::int64_t> scratch_words_;  // per kernel (codegen::kernel_scratch_words)
+  std::vector<std::int64_t> scratch_words_;    // per kernel (codegen::kernel_scratch_words)
+  std::vector<std::int64_t> workspace_bytes_;  // per kernel (codegen::kernel_workspace_bytes)
   std::shared_ptr<codegen::CompiledKernels> code_;
 };
 

@@ -2,8 +2,12 @@
 
 #include <cblas.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
+#include <memory>
+#include <new>
 #include <vector>
 
 #include "core/array_impl.hpp"
@@ -39,12 +43,51 @@ void ExecutionContext::write(void* dst, const void* host_src, std::size_t nbytes
 }
 
 KernelThunk::KernelThunk(std::string name, Fn fn, std::vector<Allocation> buffers,
-                         std::int64_t rows, std::int64_t scratch_words)
+                         std::int64_t rows, std::int64_t scratch_words,
+                         std::int64_t workspace_bytes)
     : name_(std::move(name)),
       fn_(fn),
       buffers_(std::move(buffers)),
       rows_(rows),
-      scratch_words_(scratch_words) {}
+      scratch_words_(scratch_words),
+      workspace_bytes_(workspace_bytes) {}
+
+namespace {
+
+// What each call of a kernel gets: the run's buffers, then, where the kernel has a workspace, one
+// of the call's own. All are allocated before the calls run, so that running out of memory
+// throws on the caller's thread.
+class CallBuffers {
+ public:
+  CallBuffers(std::span<void* const> shared, std::int64_t workspace_bytes, std::int64_t calls)
+      : shared_(shared.data()) {
+    if (!workspace_bytes) return;
+    for (std::int64_t c = 0; c < calls; ++c) {
+      void* space = ::operator new (static_cast<std::size_t>(workspace_bytes),
+                                    std::align_val_t{Buffer::kAlignment});
+      workspaces_.emplace_back(space);
+      lists_.emplace_back(shared.begin(), shared.end()).push_back(space);
+    }
+  }
+  // The buffers of the next call, on whichever thread makes it.
+  void* const* take() {
+    if (lists_.empty()) return shared_;
+    std::size_t call = next_.fetch_add(1, std::memory_order_relaxed);
+    JX_CHECK(call < lists_.size());
+    return lists_[call].data();
+  }
+
+ private:
+  struct Free {
+    void operator()(void* p) const { ::operator delete (p, std::align_val_t{Buffer::kAlignment}); }
+  };
+  void* const* shared_;
+  std::vector<std::unique_ptr<void, Free>> workspaces_;
+  std::vector<std::vector<void*>> lists_;
+  std::atomic<std::size_t> next_{0};
+};
+
+}  // namespace
 
 void KernelThunk::execute(const ExecutionContext& ctx) const {
   std::vector<std::uint64_t> scratch(static_cast<std::size_t>(scratch_words_));
@@ -54,14 +97,17 @@ void KernelThunk::execute(const ExecutionContext& ctx) const {
   // stores takes it to be (codegen/cpu/streaming_stores.hpp).
   for (std::size_t k = 0; k < buffers_.size(); ++k)
     JX_CHECK(reinterpret_cast<std::uintptr_t>(buffers[k]) % Buffer::kAlignment == 0);
-  if (rows_ <= 1) return fn_(buffers, 0, 1);
+  // parallel_for makes a call per thread at most.
+  CallBuffers calls(resolved.span(), workspace_bytes_,
+                    rows_ <= 1 ? 1 : std::min<std::int64_t>(rows_, parallelism()));
+  if (rows_ <= 1) return fn_(calls.take(), 0, 1);
   if (!profiler::detail::active())
-    return parallel_for(rows_,
-                        [&](std::int64_t begin, std::int64_t end) { fn_(buffers, begin, end); });
+    return parallel_for(
+        rows_, [&](std::int64_t begin, std::int64_t end) { fn_(calls.take(), begin, end); });
   // Traced: each thread's share of the rows is a span of its own.
   parallel_for(rows_, [&](std::int64_t begin, std::int64_t end) {
     std::int64_t start = profiler::detail::now_ns();
-    fn_(buffers, begin, end);
+    fn_(calls.take(), begin, end);
     profiler::detail::record(
         label().empty() ? name_ : label(), "rows", start, profiler::detail::now_ns(),
         "\"rows\": \"" + std::to_string(begin) + ":" + std::to_string(end) + "\"");
@@ -72,7 +118,8 @@ std::string KernelThunk::str() const {
   std::string s = "kernel " + name_ + "(";
   for (std::size_t i = 0; i < buffers_.size(); ++i) s += (i ? ", " : "") + buffers_[i].str();
   return s + ")" + (rows_ > 1 ? " rows=" + std::to_string(rows_) + " parallel" : "") +
-         (scratch_words_ ? " scratch=" + std::to_string(scratch_words_) : "");
+         (scratch_words_ ? " scratch=" + std::to_string(scratch_words_) : "") +
+         (workspace_bytes_ ? " workspace=" + std::to_string(workspace_bytes_) : "");
 }
 
 namespace {

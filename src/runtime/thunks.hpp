@@ -88,12 +88,13 @@ class Thunk {
 // A compiled kernel: fn(buffers, begin, end) with the operands' buffers first and the outputs'
 // last. A partitioned kernel (rows > 1) runs its rows split over the thread pool.
 // A kernel's rows split over the CPU's threads; a kernel with scratch gets `scratch_words`
-// zeroed words after its buffers, new for each run (codegen/cpu/cpu_compiler.hpp).
+// zeroed words after its buffers, new for each run, and one with a workspace
+// `workspace_bytes` of each call's own after them (codegen/cpu/cpu_compiler.hpp).
 class KernelThunk : public Thunk {
  public:
   using Fn = void (*)(void* const* buffers, std::int64_t begin, std::int64_t end);
   KernelThunk(std::string name, Fn fn, std::vector<Allocation> buffers, std::int64_t rows,
-              std::int64_t scratch_words = 0);
+              std::int64_t scratch_words = 0, std::int64_t workspace_bytes = 0);
   void execute(const ExecutionContext& ctx) const override;
   std::string str() const override;
 
@@ -103,6 +104,7 @@ class KernelThunk : public Thunk {
   std::vector<Allocation> buffers_;
   std::int64_t rows_;
   std::int64_t scratch_words_;
+  std::int64_t workspace_bytes_;
 };
 
 // A batched matrix product through BLAS.

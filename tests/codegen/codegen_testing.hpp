@@ -74,6 +74,26 @@ inline std::function<void(void* const*)> kernel_fn(const CompiledKernels& code,
   return [fn, rows](void* const* buffers) { fn(buffers, 0, rows); };
 }
 
+// A kernel's workspace (kernel_workspace_bytes) as the runtime gives it: 64-byte aligned, for one
+// call at a time. Filled with NaNs, so that a kernel reading what it has not written shows.
+class Workspace {
+ public:
+  Workspace(const hlo::Instruction& root, const CpuCompileOptions& options) {
+    if (std::int64_t bytes = kernel_workspace_bytes(root, options))  // and 56 to align it
+      words_.assign(static_cast<std::size_t>(bytes + 56) / 8, 0x7ff8dead7fc0deadull);
+  }
+  // `buffers` with the workspace after them, where the kernel has one.
+  std::vector<void*> after(std::vector<void*> buffers) {
+    if (words_.empty()) return buffers;
+    auto address = reinterpret_cast<std::uintptr_t>(words_.data());
+    buffers.push_back(words_.data() + (0 - address) % 64 / 8);
+    return buffers;
+  }
+
+ private:
+  std::vector<std::uint64_t> words_;
+};
+
 // Compiles `root` alone and runs it on `inputs` (one pointer per operand, in operand order).
 // The output vector has guard elements past its end; the run checks that none was written.
 template <class O>
@@ -90,6 +110,8 @@ std::vector<O> run(const hlo::Instruction* root, std::vector<const void*> inputs
   buffers.push_back(out.data());
   std::vector<std::uint64_t> scratch(static_cast<std::size_t>(kernel_scratch_words(*root)));
   if (!scratch.empty()) buffers.push_back(scratch.data());
+  Workspace workspace(*root, options);
+  buffers = workspace.after(buffers);
   kernel_fn(*code, "kernel", root)(buffers.data());
   CHECK(std::memcmp(out.data() + n, guard.data(), guard.size()) == 0);
   out.resize(n);

@@ -62,9 +62,12 @@ std::vector<T> run_split(const hlo::Instruction* root, const std::vector<T>& l,
   auto code = compile_kernels({{root, "kernel", /*partitioned=*/true}}, options);
   auto fn = reinterpret_cast<KernelFn>(code->symbol("kernel"));
   std::vector<T> out(static_cast<std::size_t>(root->shape.size()), T(-7));
-  void* buffers[] = {const_cast<T*>(l.data()), const_cast<T*>(r.data()), out.data()};
+  Workspace workspace(*root, options);
+  std::vector<void*> buffers =
+      workspace.after({const_cast<T*>(l.data()), const_cast<T*>(r.data()), out.data()});
   std::int64_t rows = kernel_rows(*root);
-  for (std::int64_t p = 0; p < pieces; ++p) fn(buffers, rows * p / pieces, rows * (p + 1) / pieces);
+  for (std::int64_t p = 0; p < pieces; ++p)
+    fn(buffers.data(), rows * p / pieces, rows * (p + 1) / pieces);
   return out;
 }
 
@@ -145,6 +148,10 @@ TEST_CASE("codegen: the blocked matrix kernel against a loop", "[codegen][gemm]"
       // three depths, the last partial, and a narrower last panel
       {0, 100, 70, 1000, false},
       {0, 48, 900, 50, false},  // split by columns, 8 row tiles: packed ahead too
+      // panels kept for the blocks of rows after the first: 4 blocks (each third of the rows
+      // 2), two depths, a narrower last panel; and split by columns, 2 blocks and 2 depths
+      {0, 600, 20, 400, false},
+      {0, 270, 730, 260, false},
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     INFO("case " << i);
@@ -158,8 +165,9 @@ TEST_CASE("codegen: the blocked matrix kernel against a loop", "[codegen][gemm]"
 // AVX2's tile of a product split by rows keeps a 256 KiB panel there, every row passing over it;
 // with 512 KiB, a panel of three quarters of the first level (384 steps of 16 floats), blocks of
 // lhs packed where 16 panels or more read them, the next panel packed ahead by a block of 8 row
-// tiles or more (else prefetched), and no deeper than 4 MiB of rhs rows (the second-level TLB's
-// reach); a long run of rhs read in place, in blocks of steps as a short one is.
+// tiles or more (else prefetched) and kept, up to 8 MiB, where more blocks of rows follow (else
+// no deeper than 4 MiB of rhs rows, the second-level TLB's reach); a long run of rhs read in
+// place, in blocks of steps as a short one is.
 TEST_CASE("codegen: the matrix kernel's blocks follow the second-level cache", "[codegen][gemm]") {
   cpu::CpuIsa isa = cpu::cpu_isa("avx2");
   hlo::GemmShape g;
@@ -178,16 +186,31 @@ TEST_CASE("codegen: the matrix kernel's blocks follow the second-level cache", "
   CHECK(b.block_rows == 2052);  // all rows, in whole tiles
   CHECK_FALSE(b.pack_lhs);
   CHECK(b.next_panel == cpu::NextPanel::kNone);
+  CHECK_FALSE(b.keep_panels);
+  CHECK(cpu::gemm_workspace_bytes(isa, g) == 0);
 
   b = blocking(512 << 10);
   CHECK(b.depth == 384);
   CHECK(b.block_rows == 174);  // 256 KiB of lhs: 170 rows, in whole tiles
   CHECK(b.pack_lhs);
   CHECK(b.next_panel == cpu::NextPanel::kPackAhead);
+  CHECK(b.keep_panels);
+  CHECK(cpu::gemm_workspace_bytes(isa, g) == 2048 * 384 * 4);  // 128 panels of 384 steps
 
-  g.n = 4096;  // rows of rhs 16 KiB apart
-  CHECK(blocking(512 << 10).depth == 256);
-  g.n = 200;  // 13 panels
+  g.n = 4096;  // rows of rhs 16 KiB apart, kept: 6 MiB
+  CHECK(blocking(512 << 10).depth == 384);
+  CHECK(cpu::gemm_workspace_bytes(isa, g) == 4096 * 384 * 4);
+  g.n = 16384;  // split by columns (a panel of 256 steps), kept: no deeper than 8 MiB
+  REQUIRE(gemm_column_panels(isa, g) > 0);
+  b = blocking(512 << 10);
+  CHECK(b.keep_panels);
+  CHECK(b.depth == 128);
+  g.batch = 2, g.m = 100, g.n = 4096;  // one block of rows a product: not kept, 4 MiB deep
+  b = blocking(512 << 10);
+  CHECK(b.next_panel == cpu::NextPanel::kPackAhead);
+  CHECK_FALSE(b.keep_panels);
+  CHECK(b.depth == 256);
+  g.batch = 1, g.m = 2048, g.n = 200;  // 13 panels
   CHECK_FALSE(blocking(512 << 10).pack_lhs);
   g.m = 16, g.n = 4096;  // split by columns: a panel of half the first level, lhs in place
   REQUIRE(gemm_column_panels(isa, g) > 0);
@@ -200,7 +223,9 @@ TEST_CASE("codegen: the matrix kernel's blocks follow the second-level cache", "
   CHECK(blocking(512 << 10).next_panel == cpu::NextPanel::kPrefetch);  // 7 tiles
   g.m = 43;
   REQUIRE(gemm_column_panels(isa, g) > 0);
-  CHECK(blocking(512 << 10).next_panel == cpu::NextPanel::kPackAhead);  // 8, the last of a row
+  b = blocking(512 << 10);
+  CHECK(b.next_panel == cpu::NextPanel::kPackAhead);  // 8, the last of a row
+  CHECK_FALSE(b.keep_panels);                         // one block of rows
   // One row read in place, a run of 384 bytes: all of k at once, or in blocks of 16 steps
   g.m = 1;
   tile = cpu::tile_shape(isa, g, false);

@@ -23,9 +23,10 @@ class MathTable;  // codegen/elemental/math_table.hpp
 // buffers = root's operands' buffers, then one buffer per output (a multi-output fusion has
 // one per tuple element), then, for a kernel with kernel_scratch_words(root) > 0, that many
 // 64-bit words, zero when the run starts and shared by its calls (a tiled scan's tickets and
-// prefixes). A partitioned kernel computes rows [begin, end) of its outputs (of
-// kernel_rows(root)); any other computes everything and ignores begin and end, so its loops keep
-// constant bounds.
+// prefixes), then, for one with kernel_workspace_bytes > 0, that many bytes of the call's own,
+// 64-byte aligned and uninitialized (a matrix product's kept panels). A partitioned kernel computes
+// rows [begin, end) of its outputs (of kernel_rows(root)); any other computes everything and
+// ignores begin and end, so its loops keep constant bounds.
 struct KernelRequest {
   const hlo::Instruction* root;
   std::string symbol;
@@ -74,6 +75,15 @@ struct CpuCompileOptions {
   // host of another cache size would run.
   std::int64_t second_level_cache = 0;
 };
+
+namespace cpu {
+// The CPU that kernels compiled under `options` are for.
+CpuIsa compile_isa(const CpuCompileOptions& options);
+}  // namespace cpu
+
+// The workspace bytes each call of a kernel for `root`, compiled under `options`, takes after its
+// buffers and scratch; 0 for most.
+std::int64_t kernel_workspace_bytes(const hlo::Instruction& root, const CpuCompileOptions& options);
 
 // Compiled code for a set of kernels. Destroying it frees the code (its ORC resource tracker).
 class CompiledKernels {

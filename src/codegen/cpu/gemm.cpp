@@ -6,9 +6,10 @@
 // step loads the panel row's vectors, broadcasts 6 lhs elements and issues 12 (or 24) independent
 // multiply-adds, enough to cover the FMA latency on both ports. Where many panels pass over a
 // block of rows held in the second-level cache, that block of lhs is packed too, each tile's rows
-// of a step side by side (gemm_blocking's pack_lhs). The last block of the contraction
-// may apply a dense layer's bias and activation as it stores a tile. A product of few rows reads
-// rhs unpacked and splits over the threads by columns (TileShape, gemm_column_panels).
+// of a step side by side (gemm_blocking's pack_lhs); where the panels are packed ahead, the first
+// block of rows may keep them in the workspace for the others (keep_panels). The last block of the
+// contraction may apply a dense layer's bias and activation as it stores a tile. A product of few
+// rows reads rhs unpacked and splits over the threads by columns (TileShape, gemm_column_panels).
 #include <algorithm>
 #include <optional>
 
@@ -24,9 +25,10 @@ namespace {
 
 class GemmEmitter {
  public:
+  // `workspace`: gemm_workspace_bytes of it, where the blocking keeps its panels.
   GemmEmitter(ElementalEmitter& em, const CpuIsa& isa, const hlo::GemmShape& g, llvm::Value* lhs,
-              llvm::Value* rhs, llvm::Value* out, const TileEpilogue& epilogue,
-              const hlo::ImplicitGemm* conv = nullptr)
+              llvm::Value* rhs, llvm::Value* out, llvm::Value* workspace,
+              const TileEpilogue& epilogue, const hlo::ImplicitGemm* conv = nullptr)
       : em_(em),
         b_(em.b()),
         g_(g),
@@ -49,6 +51,8 @@ class GemmEmitter {
     depth_ = blocking.depth;
     block_rows_ = blocking.block_rows;
     next_panel_ = blocking.next_panel;
+    JX_CHECK(blocking.keep_panels == (workspace != nullptr));
+    kept_ = workspace;
     if (blocking.pack_lhs) {
       lhs_block_ = em.entry_alloca(
           llvm::ArrayType::get(elem_, static_cast<std::uint64_t>(block_rows_ * depth_)),
@@ -59,7 +63,7 @@ class GemmEmitter {
     panel_elem_ = pairs_ ? b_.getInt16Ty() : elem_;
     std::int64_t panel_rows = pairs_ ? (depth_ + 1) / 2 * 2 : depth_;
     panel_elems_ = panel_rows * tile_vectors_ * lanes_;
-    int halves = next_panel_ == NextPanel::kPackAhead ? 2 : 1;
+    int halves = next_panel_ == NextPanel::kPackAhead && !kept_ ? 2 : 1;
     panel_ = em.entry_alloca(
         llvm::ArrayType::get(panel_elem_, static_cast<std::uint64_t>(panel_elems_ * halves)),
         "gemm.panel");
@@ -80,15 +84,17 @@ class GemmEmitter {
     for_range(batch_begin, batch_end, "gemm.batch", [&](llvm::Value* batch) {
       if (!conv_) {
         depth_blocks([&](llvm::Value* p0, llvm::Value* depth) {
-          row_blocks(row_begin, row_end, [&](llvm::Value* begin, llvm::Value* end) {
-            row_block(batch, p0, depth, begin, end);
-          });
+          row_blocks(row_begin, row_end,
+                     [&](llvm::Value* begin, llvm::Value* end, llvm::Value* first) {
+                       row_block(batch, p0, depth, begin, end, first);
+                     });
         });
         return;
       }
-      row_blocks(row_begin, row_end, [&](llvm::Value* begin, llvm::Value* end) {
-        depth_blocks(
-            [&](llvm::Value* p0, llvm::Value* depth) { row_block(batch, p0, depth, begin, end); });
+      row_blocks(row_begin, row_end, [&](llvm::Value* begin, llvm::Value* end, llvm::Value* first) {
+        depth_blocks([&](llvm::Value* p0, llvm::Value* depth) {
+          row_block(batch, p0, depth, begin, end, first);
+        });
       });
     });
   }
@@ -139,22 +145,24 @@ class GemmEmitter {
     });
   }
 
-  // f(begin, end) for rows [row_begin, row_end) a block of block_rows_ at a time, whose share
-  // of lhs stays in the second-level cache while every panel passes over it.
+  // f(begin, end, first) for rows [row_begin, row_end) a block of block_rows_ at a time, whose
+  // share of lhs stays in the second-level cache while every panel passes over it; `first`:
+  // whether it is the first block.
   void row_blocks(llvm::Value* row_begin, llvm::Value* row_end,
-                  const std::function<void(llvm::Value*, llvm::Value*)>& f) {
+                  const std::function<void(llvm::Value*, llvm::Value*, llvm::Value*)>& f) {
     llvm::Value* blocks = b_.CreateUDiv(
         add(b_.CreateSub(row_end, row_begin), em_.i64(block_rows_ - 1)), em_.i64(block_rows_));
     for_range(em_.i64(0), blocks, "gemm.row_blocks", [&](llvm::Value* q) {
       llvm::Value* begin = add(row_begin, mul(q, block_rows_));
-      f(begin, umin(add(begin, em_.i64(block_rows_)), row_end));
+      f(begin, umin(add(begin, em_.i64(block_rows_)), row_end), b_.CreateICmpEQ(q, em_.i64(0)));
     });
   }
 
   // Contraction steps [p0, p0 + depth) of rows [row_begin, row_end) of one block, all columns: a
-  // panel of full-width tiles at a time, then one narrower panel for the rest.
+  // panel of full-width tiles at a time, then one narrower panel for the rest. `first`: whether
+  // it is the first block of rows (which packs the kept panels).
   void row_block(llvm::Value* batch, llvm::Value* p0, llvm::Value* depth, llvm::Value* row_begin,
-                 llvm::Value* row_end) {
+                 llvm::Value* row_end, llvm::Value* first) {
     std::int64_t width = tile_columns_;
     std::int64_t full = g_.n / width, rest = g_.n % width;
     // Whole tiles only, one copy of the code: the last tile's rows past the end repeat the last
@@ -168,9 +176,14 @@ class GemmEmitter {
       tiles_over(block, col, cols, [](llvm::Value*) {});
     };
     auto cols = [&](llvm::Value* c) { panel(mul(c, width), width); };
+    llvm::Value* begin = panels_ ? panels_->begin : em_.i64(0);
     llvm::Value* end = panels_ ? umin(panels_->end, em_.i64(full)) : em_.i64(full);
-    if (next_panel_ == NextPanel::kPackAhead)
-      panels_ahead(block, panels_ ? panels_->begin : em_.i64(0), end);
+    if (kept_)
+      emit_if_else(
+          em_, first, "gemm.keep_panels", [&] { panels_ahead(block, begin, end); },
+          [&] { kept_panels(block, begin, end); });
+    else if (next_panel_ == NextPanel::kPackAhead)
+      panels_ahead(block, begin, end);
     else if (!panels_)
       for_range(em_.i64(0), end, "gemm.cols", cols);
     else
@@ -196,34 +209,42 @@ class GemmEmitter {
     });
   }
 
+  // Tile q's share of `count` items over `tiles` tiles in equal runs: [first, second).
+  std::pair<llvm::Value*, llvm::Value*> share(llvm::Value* count, llvm::Value* tiles,
+                                              llvm::Value* q) {
+    llvm::Value* size = b_.CreateUDiv(add(count, b_.CreateSub(tiles, em_.i64(1))), tiles);
+    llvm::Value* first = umin(b_.CreateMul(q, size), count);
+    return {first, umin(add(first, size), count)};
+  }
+  // Full panel c where the blocking keeps it.
+  llvm::Value* kept_panel(llvm::Value* c) { return element(kept_, mul(c, panel_elems_)); }
+
   // Full panels [begin, end) packed ahead (NextPanel::kPackAhead): the first whole, then each
-  // tile of a panel packs its share of the next panel's steps into the panel's other half, and
-  // prefetches the share the next tile packs into the second-level cache.
+  // tile of a panel packs its share of the next panel's steps into the panel's other half (or
+  // where it is kept), and prefetches the share the next tile packs into the second level.
   void panels_ahead(const Block& block, llvm::Value* begin, llvm::Value* end) {
     JX_CHECK(!pairs_ && !g_.transpose_rhs && !conv_);  // what pack() packs row by row
-    llvm::Value *batch = block.batch, *p0 = block.p0, *depth = block.depth, *tiles = block.tiles;
+    llvm::Value *batch = block.batch, *p0 = block.p0, *depth = block.depth;
     std::int64_t width = tile_columns_;
     auto half = [&](llvm::Value* c) {  // panel c's half, alternating from the first
+      if (kept_) return kept_panel(c);
       return element(panel_, mul(b_.CreateAnd(b_.CreateSub(c, begin), em_.i64(1)), panel_elems_));
     };
-    llvm::Value* size = b_.CreateUDiv(add(depth, b_.CreateSub(tiles, em_.i64(1))), tiles);
-    auto share = [&](llvm::Value* q) {  // tile q's steps of a panel: [first, second)
-      llvm::Value* first = umin(b_.CreateMul(q, size), depth);
-      return std::pair{first, umin(add(first, size), depth)};
-    };
+    auto steps = [&](llvm::Value* q) { return share(depth, block.tiles, q); };
+    panel_base_ = half(begin);
     emit_if(em_, b_.CreateICmpULT(begin, end), "gemm.first_panel",
             [&] { pack(batch, p0, depth, mul(begin, width), width); });
     auto ahead = [&](llvm::Value* c, llvm::Value* q) {
       llvm::Value* next = add(c, em_.i64(1));
       emit_if(em_, b_.CreateICmpULT(next, end), "gemm.pack_ahead", [&] {
         panel_base_ = half(next);
-        auto [first, last] = share(q);
+        auto [first, last] = steps(q);
         pack_rows(batch, p0, first, last, mul(next, width), width);
       });
       panel_base_ = half(c);
       // After a panel's last tile, the next tile packs the panel after the next.
-      llvm::Value* wrap = b_.CreateICmpEQ(add(q, em_.i64(1)), tiles);
-      auto [first, last] = share(b_.CreateSelect(wrap, em_.i64(0), add(q, em_.i64(1))));
+      llvm::Value* wrap = b_.CreateICmpEQ(add(q, em_.i64(1)), block.tiles);
+      auto [first, last] = steps(b_.CreateSelect(wrap, em_.i64(0), add(q, em_.i64(1))));
       llvm::Value* col = mul(b_.CreateSelect(wrap, add(next, em_.i64(1)), next), width);
       auto prefetch = [&](llvm::Value* p) { prefetch_rhs(batch, add(p0, p), col, width, false); };
       emit_for(em_, first, last, "gemm.prefetch_ahead", prefetch, /*vectorize=*/false);
@@ -232,6 +253,25 @@ class GemmEmitter {
         em_, begin, end, "gemm.cols",
         [&](llvm::Value* c) {
           tiles_over(block, mul(c, width), width, [&](llvm::Value* q) { ahead(c, q); });
+        },
+        /*vectorize=*/false);
+    panel_base_ = panel_;
+  }
+
+  // Full panels [begin, end) where the first block of rows kept them: each tile of a panel asks
+  // for its share of the next panel's lines, which lie in order.
+  void kept_panels(const Block& block, llvm::Value* begin, llvm::Value* end) {
+    llvm::Value* lines = b_.CreateUDiv(mul(block.depth, tile_columns_), em_.i64(per_line()));
+    emit_for(
+        em_, begin, end, "gemm.cols",
+        [&](llvm::Value* c) {
+          panel_base_ = kept_panel(c);
+          llvm::Value* next = kept_panel(umin(add(c, em_.i64(1)), b_.CreateSub(end, em_.i64(1))));
+          tiles_over(block, mul(c, tile_columns_), tile_columns_, [&](llvm::Value* q) {
+            auto [first, last] = share(lines, block.tiles, q);
+            auto line = [&](llvm::Value* l) { em_.prefetch(element(next, mul(l, per_line()))); };
+            emit_for(em_, first, last, "gemm.prefetch_kept", line, /*vectorize=*/false);
+          });
         },
         /*vectorize=*/false);
     panel_base_ = panel_;
@@ -274,6 +314,12 @@ class GemmEmitter {
     for (unsigned l = 0; l < lanes_; ++l) bits.push_back(b_.getInt1(l < count));
     return llvm::ConstantVector::get(bits);
   }
+  // A vector of out's type from `at`, its first `live` lanes read and the rest zero.
+  llvm::Value* load_lanes(llvm::Value* at, std::int64_t live) {
+    llvm::Align align(itemsize(g_.dtype));
+    if (live == lanes_) return b_.CreateAlignedLoad(vec_, at, align);
+    return b_.CreateMaskedLoad(vec_, at, align, mask(live), llvm::Constant::getNullValue(vec_));
+  }
   int vectors(std::int64_t cols) const { return static_cast<int>((cols + lanes_ - 1) / lanes_); }
   // Lanes of the last of a tile's vectors that are inside out.
   std::int64_t last_lanes(std::int64_t cols) const {
@@ -300,10 +346,7 @@ class GemmEmitter {
     for (int v = 0; v < vectors(cols); ++v) {
       llvm::Value* at =
           element(rhs_, rhs_at(batch, step, add(col, em_.i64(std::int64_t{v} * lanes_))));
-      row.push_back(v + 1 < vectors(cols) || last_lanes(cols) == lanes_
-                        ? static_cast<llvm::Value*>(b_.CreateAlignedLoad(vec_, at, align))
-                        : b_.CreateMaskedLoad(vec_, at, align, mask(last_lanes(cols)),
-                                              llvm::Constant::getNullValue(vec_)));
+      row.push_back(load_lanes(at, v + 1 < vectors(cols) ? lanes_ : last_lanes(cols)));
     }
     return row;
   }
@@ -359,6 +402,14 @@ class GemmEmitter {
     pack_rows(batch, p0, squared, depth, col, cols);
   }
 
+  // The addresses of a vector of an rhs row from `at`, where rhs is stored transposed (its
+  // elements lie k apart).
+  llvm::Value* transposed_row(llvm::Type* elem, llvm::Value* at) {
+    std::vector<llvm::Constant*> steps;
+    for (unsigned l = 0; l < lanes_; ++l) steps.push_back(em_.i64(std::int64_t{l} * g_.k));
+    return b_.CreateInBoundsGEP(elem, at, llvm::ConstantVector::get(steps));
+  }
+
   // Panel rows [begin, end), vectors from_vector on: one load (or gather) a vector.
   void pack_rows(llvm::Value* batch, llvm::Value* p0, llvm::Value* begin, llvm::Value* end,
                  llvm::Value* col, std::int64_t cols, int from_vector = 0) {
@@ -372,18 +423,10 @@ class GemmEmitter {
             llvm::Value* first_col = add(col, em_.i64(std::int64_t{v} * lanes_));
             llvm::Value* at = element(rhs_, rhs_at(batch, add(p0, p), first_col));
             llvm::Value* row;
-            if (g_.transpose_rhs) {
-              // The row's elements lie k apart.
-              std::vector<llvm::Constant*> steps;
-              for (unsigned l = 0; l < lanes_; ++l)
-                steps.push_back(em_.i64(std::int64_t{l} * g_.k));
-              llvm::Value* ptrs = b_.CreateInBoundsGEP(elem_, at, llvm::ConstantVector::get(steps));
-              row = b_.CreateMaskedGather(vec_, ptrs, align, mask(live), zero);
-            } else if (live == lanes_) {
-              row = b_.CreateAlignedLoad(vec_, at, align);
-            } else {
-              row = b_.CreateMaskedLoad(vec_, at, align, mask(live), zero);
-            }
+            if (g_.transpose_rhs)
+              row = b_.CreateMaskedGather(vec_, transposed_row(elem_, at), align, mask(live), zero);
+            else
+              row = load_lanes(at, live);
             b_.CreateAlignedStore(row, panel_at(p, v, cols), panel_->getAlign());
           }
         },
@@ -418,11 +461,7 @@ class GemmEmitter {
               llvm::Value* at = b_.CreateInBoundsGEP(i16, rhs_, rhs_at(batch, p, first_col));
               llvm::Value* lanes_on = b_.CreateAnd(mask(live), b_.CreateVectorSplat(lanes_, on));
               if (!g_.transpose_rhs) return b_.CreateMaskedLoad(half, at, align, lanes_on, zero);
-              std::vector<llvm::Constant*> steps;  // the row's elements lie k apart
-              for (unsigned l = 0; l < lanes_; ++l)
-                steps.push_back(em_.i64(std::int64_t{l} * g_.k));
-              llvm::Value* ptrs = b_.CreateInBoundsGEP(i16, at, llvm::ConstantVector::get(steps));
-              return b_.CreateMaskedGather(half, ptrs, align, lanes_on, zero);
+              return b_.CreateMaskedGather(half, transposed_row(i16, at), align, lanes_on, zero);
             };
             llvm::Value* both = b_.CreateShuffleVector(
                 row(step, b_.getTrue()), row(add(step, em_.i64(1)), second), interleave);
@@ -448,20 +487,7 @@ class GemmEmitter {
       r.push_back(
           b_.CreateAlignedLoad(vec_, element(rhs_, rhs_at(batch, add(p0, p), column)), align));
     }
-    // Round h swaps the off-diagonal h x h blocks of each 2h x 2h block.
-    for (unsigned h = lanes_ / 2; h >= 1; h /= 2) {
-      std::vector<int> low(lanes_), high(lanes_);
-      for (unsigned c = 0; c < lanes_; ++c) {
-        low[c] = static_cast<int>(c & h ? lanes_ + c - h : c);
-        high[c] = static_cast<int>(c & h ? lanes_ + c : c + h);
-      }
-      for (unsigned i = 0; i < lanes_; ++i) {
-        if (i & h) continue;
-        llvm::Value* a = r[i];
-        r[i] = b_.CreateShuffleVector(a, r[i + h], low);
-        r[i + h] = b_.CreateShuffleVector(a, r[i + h], high);
-      }
-    }
+    transpose_square(b_, r);
     for (unsigned j = 0; j < lanes_; ++j)
       b_.CreateAlignedStore(r[j], panel_at(add(p, em_.i64(j)), v, cols), panel_->getAlign());
   }
@@ -489,10 +515,7 @@ class GemmEmitter {
     std::vector<llvm::AllocaInst*> acc;
     for (int r = 0; r < rows; ++r)
       for (int v = 0; v < n_vec; ++v) {
-        llvm::Value* partial =
-            v + 1 < n_vec || last == lanes_
-                ? static_cast<llvm::Value*>(b_.CreateAlignedLoad(vec_, out_of(r, v), align))
-                : b_.CreateMaskedLoad(vec_, out_of(r, v), align, mask(last), zero);
+        llvm::Value* partial = load_lanes(out_of(r, v), v + 1 < n_vec ? lanes_ : last);
         acc.push_back(em_.entry_alloca(vec_, "gemm.acc"));
         b_.CreateStore(b_.CreateSelect(first, zero, partial), acc.back());
       }
@@ -526,9 +549,7 @@ class GemmEmitter {
         bool whole = v + 1 < n_vec || last == lanes_;
         llvm::Value* bias = nullptr;
         if (finish && epilogue_.bias) {
-          llvm::Value* at = element(epilogue_.bias, col_of(v));
-          bias = whole ? static_cast<llvm::Value*>(b_.CreateAlignedLoad(vec_, at, align))
-                       : b_.CreateMaskedLoad(vec_, at, align, mask(last), zero);
+          bias = load_lanes(element(epilogue_.bias, col_of(v)), whole ? lanes_ : last);
         }
         for (int r = 0; r < rows; ++r) {
           llvm::Value* sum = b_.CreateLoad(vec_, acc[static_cast<std::size_t>(r * n_vec + v)]);
@@ -561,10 +582,7 @@ class GemmEmitter {
       b_.CreateStore(zero, sums.back());
     }
     auto step = [&](llvm::Value* p, std::int64_t live) {
-      auto load = [&](llvm::Value* at) -> llvm::Value* {
-        if (live == lanes_) return b_.CreateAlignedLoad(vec_, at, align);
-        return b_.CreateMaskedLoad(vec_, at, align, mask(live), zero);
-      };
+      auto load = [&](llvm::Value* at) { return load_lanes(at, live); };
       std::vector<llvm::Value*> xs;
       for (llvm::Value* row : row_of) xs.push_back(load(element(lhs_, lhs_at(batch, row, p))));
       for (std::int64_t j = 0; j < cols; ++j) {
@@ -651,9 +669,9 @@ class GemmEmitter {
     for (std::size_t r = 0; r < row_of.size(); ++r) {
       // Signed: with padding an offset may be negative.
       origin.push_back(
-          b_.CreateNSWAdd(lhs_offset(row_of[r], conv_->rows), em_.i64(conv_->lhs_origin)));
+          b_.CreateNSWAdd(lhs_offset(b_, row_of[r], conv_->rows), em_.i64(conv_->lhs_origin)));
       for (const hlo::ImplicitGemm::Bound& bound : bounds)
-        at_row[r].push_back(mul(axis_index(row_of[r], conv_->rows, bound.row), bound.stride));
+        at_row[r].push_back(mul(axis_index(b_, row_of[r], conv_->rows, bound.row), bound.stride));
     }
     // A run in the padding reads zeros instead.
     llvm::AllocaInst* zeros = nullptr;
@@ -672,11 +690,11 @@ class GemmEmitter {
         [&](llvm::Value* s) {
           llvm::Value* first = mul(s, run);  // the run's first step in the block
           llvm::Value* step = add(p0, first);
-          llvm::Value* shift = lhs_offset(step, conv_->steps);
+          llvm::Value* shift = lhs_offset(b_, step, conv_->steps);
           std::vector<llvm::Value*> at_step;  // per bound: j · dilation - lo
           for (const hlo::ImplicitGemm::Bound& bound : bounds)
             at_step.push_back(
-                b_.CreateSub(mul(axis_index(step, conv_->steps, bound.step), bound.dilation),
+                b_.CreateSub(mul(axis_index(b_, step, conv_->steps, bound.step), bound.dilation),
                              em_.i64(bound.lo)));
           std::vector<llvm::Value*> start;
           for (std::size_t r = 0; r < origin.size(); ++r) {
@@ -700,23 +718,6 @@ class GemmEmitter {
               /*vectorize=*/false);
         },
         /*vectorize=*/false);
-  }
-
-  // i_a, for (i_a) the row-major multi-index of `linear` over the axes' sizes.
-  llvm::Value* axis_index(llvm::Value* linear, const std::vector<hlo::ImplicitGemm::Axis>& axes,
-                          std::size_t a) {
-    std::int64_t after = 1;
-    for (std::size_t k = a + 1; k < axes.size(); ++k) after *= axes[k].size;
-    llvm::Value* i = b_.CreateUDiv(linear, em_.i64(after));
-    return a > 0 ? b_.CreateURem(i, em_.i64(axes[a].size)) : i;
-  }
-
-  // Σ_a i_a · axes[a].lhs_stride, in elements (i_a as axis_index gives them).
-  llvm::Value* lhs_offset(llvm::Value* linear, const std::vector<hlo::ImplicitGemm::Axis>& axes) {
-    llvm::Value* offset = em_.i64(0);
-    for (std::size_t a = 0; a < axes.size(); ++a)
-      offset = add(offset, mul(axis_index(linear, axes, a), axes[a].lhs_stride));
-    return offset;
   }
 
   // One step of the tile: each accumulator of row r, vector v, multiply-adds xs_of(r) (a row's
@@ -759,6 +760,7 @@ class GemmEmitter {
   llvm::AllocaInst* panel_ = nullptr;
   std::int64_t panel_elems_ = 0;
   llvm::Value* panel_base_ = nullptr;
+  llvm::Value* kept_ = nullptr;  // the full panels of a block of the contraction (keep_panels)
   llvm::AllocaInst* lhs_block_ = nullptr;  // block_rows_ by depth_ of lhs, packed (pack_lhs)
   std::optional<hlo::ImplicitGemm> conv_;  // a convolution's lhs geometry, when it is one
 };
@@ -768,15 +770,16 @@ class GemmEmitter {
 void emit_implicit_gemm(ElementalEmitter& em, const CpuIsa& isa, const hlo::ImplicitGemm& conv,
                         llvm::Value* lhs, llvm::Value* rhs, llvm::Value* out,
                         const std::optional<OuterRange>& rows) {
-  GemmEmitter gemm(em, isa, conv.shape, lhs, rhs, out, {}, &conv);
+  GemmEmitter gemm(em, isa, conv.shape, lhs, rhs, out, nullptr, {}, &conv);
   gemm.emit(em.i64(0), em.i64(1), rows ? rows->begin : em.i64(0),
             rows ? rows->end : em.i64(conv.shape.m));
 }
 
 void emit_blocked_gemm(ElementalEmitter& em, const CpuIsa& isa, const hlo::GemmShape& g,
                        const Shape& out_dims, llvm::Value* lhs, llvm::Value* rhs, llvm::Value* out,
-                       const std::optional<OuterRange>& rows, const TileEpilogue& epilogue) {
-  GemmEmitter gemm(em, isa, g, lhs, rhs, out, epilogue);
+                       llvm::Value* workspace, const std::optional<OuterRange>& rows,
+                       const TileEpilogue& epilogue) {
+  GemmEmitter gemm(em, isa, g, lhs, rhs, out, workspace, epilogue);
   // A partitioned kernel owns rows [begin, end) of out's dimension 0: rows of the product when
   // it has no batch dims, else whole products of the first batch dim; or, for a product of few
   // rows, column panels.

@@ -24,7 +24,7 @@ constexpr std::int64_t kMaxBlockedMacs = std::int64_t{1} << 28;
 // feeds few (f32 [64, 4096] x [4096, 4096]: 16.0 against 7.5-9.8).
 constexpr std::int64_t kPanelBytes = 16 << 10, kL1ForL2PanelBytes = 24 << 10,
                        kL2PanelBytes = 256 << 10, kLhsBlockBytes = 256 << 10,
-                       kTlbReachBytes = 4 << 20;
+                       kTlbReachBytes = 4 << 20, kKeptPanelsBytes = 8 << 20;
 
 // Steps of a transposed lhs whose rows lie `stride` bytes apart that a block may hold: half the
 // lines of a 1 MiB, 16-way second-level cache that such addresses can occupy (16 sets, so 128
@@ -112,6 +112,14 @@ GemmBlocking gemm_blocking(const CpuIsa& isa, const hlo::GemmShape& g, const Til
                              : tile_vectors > 2 ? 2 * kPanelBytes
                              : l1_for_l2        ? kL1ForL2PanelBytes
                                                 : kPanelBytes;
+  // The tiles over a packed first-level panel get the next one ready as they go
+  // (GemmBlocking::next_panel), where rhs rows lie apart, a line of each in a panel.
+  bool readies_next = tile.rhs == RhsRead::kPacked && !pairs && !g.transpose_rhs && !conv &&
+                      ((column_split && !panel_in_l2) || l1_for_l2);
+  auto rows_of_block = [&](std::int64_t depth) {
+    std::int64_t rows = panel_in_l2 ? g.m : std::min(g.m, kLhsBlockBytes / (depth * operand_bytes));
+    return (std::max<std::int64_t>(rows, 1) + tile.rows - 1) / tile.rows * tile.rows;
+  };
   GemmBlocking b;
   // Read in place, rhs has no panel to keep in a cache (RhsRead); dot products take all of k.
   switch (tile.rhs) {
@@ -138,12 +146,22 @@ GemmBlocking gemm_blocking(const CpuIsa& isa, const hlo::GemmShape& g, const Til
       b.depth = g.k;
       break;
   }
+  // Packing a panel ahead, each block of rows after the first would pack it again: where there
+  // are such blocks, every panel is packed once and kept (8 MiB at most), and the tiles read the
+  // next one from where it is kept, in order. Zen 1, f32, one core, against OpenBLAS, packing
+  // each block's panels ahead -> kept: 2048³ 0.94-0.95 -> 0.97-1.01, 3000³ 0.99 -> 1.03, 4096³
+  // 0.97-0.99 -> 0.99-1.02 (at 384 steps; packing ahead alone takes 256, 0.93-0.95 at 384),
+  // [512, 4096] x [4096, 4096] (split by columns) 0.91 -> 0.96-1.02 (docs/performance.md).
+  b.keep_panels = readies_next && g.m > rows_of_block(b.depth) && g.n >= tile.columns;
+  if (b.keep_panels)
+    b.depth =
+        std::min(b.depth, std::max<std::int64_t>(kKeptPanelsBytes / (g.n * operand_bytes), 1));
   // Packing a first-level panel reads a line of each of its rows of rhs, every row on pages of
   // its own once rows lie a page or more apart: the address translations of a panel's rows and
   // of the next, prefetched as the tiles go, must stay within the second-level TLB's reach
   // (1536 pages of 4 KiB on Zen 1 and Skylake). Zen 1, f32 [2048, 2048] x [2048, 4096] (rows 16
   // KiB apart), one core, GMAC/s: 384 steps 7.3, 256 15.6, 192 14.4 (OpenBLAS 17.4-18.4).
-  if (tile.rhs == RhsRead::kPacked && l1_for_l2 && !g.transpose_rhs)
+  else if (tile.rhs == RhsRead::kPacked && l1_for_l2 && !g.transpose_rhs)
     b.depth = std::min(
         b.depth, std::max<std::int64_t>(kTlbReachBytes / (g.n * operand_bytes), pairs ? 2 : 1));
   // A transposed lhs holds a tile's rows of one step in one line, and its steps a row of lhs
@@ -162,8 +180,7 @@ GemmBlocking gemm_blocking(const CpuIsa& isa, const hlo::GemmShape& g, const Til
       while (c % b.depth) --b.depth;
     }
   }
-  b.block_rows = panel_in_l2 ? g.m : std::min(g.m, kLhsBlockBytes / (b.depth * operand_bytes));
-  b.block_rows = (std::max<std::int64_t>(b.block_rows, 1) + tile.rows - 1) / tile.rows * tile.rows;
+  b.block_rows = rows_of_block(b.depth);
   // Packing a first-level panel would wait on memory (rhs rows lie apart, a line of each in a
   // panel): the tiles ask for the next panel's lines as they go. Zen 5 under --cpu_isa=avx2, f32
   // [m, 4096] x [4096, 4096] (split by columns), ms on one and two threads: m = 16 9.35, 4.50 ->
@@ -176,11 +193,11 @@ GemmBlocking gemm_blocking(const CpuIsa& isa, const hlo::GemmShape& g, const Til
   // OpenBLAS: 2048³ 0.93 -> 0.96, 4096³ 0.96 -> 0.98, [64, 4096] x [4096, 4096] 1.33 -> 1.37
   // (docs/performance.md); but [16, 4096] x [4096, 4096] (3 tiles, each packing a third) 2.0
   // -> 1.9.
-  if (tile.rhs == RhsRead::kPacked && !pairs && !g.transpose_rhs && !conv &&
-      ((column_split && !panel_in_l2) || l1_for_l2))
+  if (readies_next)
     b.next_panel = (std::min(b.block_rows, g.m) + tile.rows - 1) / tile.rows >= kMinPackAheadTiles
                        ? NextPanel::kPackAhead
                        : NextPanel::kPrefetch;
+  b.keep_panels = b.keep_panels && b.next_panel == NextPanel::kPackAhead;
   // A block of lhs read in place keeps its rows where they lie, a row of lhs apart: where that
   // is a multiple of 4 KiB they share few sets of the second-level cache, which evicts them
   // before the next panel reads them again. Packed, a block is one contiguous run, read in
@@ -189,6 +206,13 @@ GemmBlocking gemm_blocking(const CpuIsa& isa, const hlo::GemmShape& g, const Til
   b.pack_lhs = tile.rhs == RhsRead::kPacked && l1_for_l2 && !pairs && !column_split &&
                g.n >= 16 * tile.columns;
   return b;
+}
+
+std::int64_t gemm_workspace_bytes(const CpuIsa& isa, const hlo::GemmShape& g) {
+  TileShape tile = tile_shape(isa, g, false);
+  GemmBlocking b = gemm_blocking(isa, g, tile, nullptr);
+  if (!b.keep_panels) return 0;
+  return g.n / tile.columns * tile.columns * b.depth * itemsize(g.operand_dtype);
 }
 
 bool kernel_at_any_size(const CpuIsa& isa, DType dtype) {

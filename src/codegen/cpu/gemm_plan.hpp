@@ -56,15 +56,23 @@ constexpr std::int64_t kMinPackAheadTiles = 8;
 
 // How the kernel blocks a product of `tile`s: the contraction in blocks of `depth` steps (the
 // packed panel's rows), the rows in blocks of `block_rows`, how the next panel is made ready,
-// and whether each block of lhs (block_rows by depth) is packed, a tile's rows of a step side by
-// side. `conv`: an implicit-GEMM convolution's geometry, or null.
+// whether the panels packed ahead are kept for the blocks of rows after the first, and whether
+// each block of lhs (block_rows by depth) is packed, a tile's rows of a step side by side.
+// `conv`: an implicit-GEMM convolution's geometry, or null.
 struct GemmBlocking {
   std::int64_t depth = 1, block_rows = 1;
   NextPanel next_panel = NextPanel::kNone;
+  // Each block of the contraction packs its full panels once, ahead, as its first block of rows
+  // goes, into the kernel's workspace (full panels by depth steps of the tile's columns), and
+  // its other blocks of rows read them there: BLIS's packed block of rhs.
+  bool keep_panels = false;
   bool pack_lhs = false;
 };
 GemmBlocking gemm_blocking(const CpuIsa& isa, const hlo::GemmShape& g, const TileShape& tile,
                            const hlo::ImplicitGemm* conv);
+
+// The workspace the blocked kernel for `g` takes (GemmBlocking::keep_panels), bytes; 0 for most.
+std::int64_t gemm_workspace_bytes(const CpuIsa& isa, const hlo::GemmShape& g);
 
 // Whether the kernel beats BLAS at any size on `isa` for products of `dtype` (else BLAS takes
 // the largest products).

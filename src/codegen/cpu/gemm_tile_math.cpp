@@ -48,4 +48,42 @@ llvm::Value* apply_epilogue(ElementalEmitter& em, hlo::GemmActivation activation
   return sum;
 }
 
+void transpose_square(llvm::IRBuilder<>& b, std::vector<llvm::Value*>& rows) {
+  auto lanes = static_cast<unsigned>(rows.size());
+  // Round h swaps the off-diagonal h x h blocks of each 2h x 2h block.
+  for (unsigned h = lanes / 2; h >= 1; h /= 2) {
+    std::vector<int> low(lanes), high(lanes);
+    for (unsigned c = 0; c < lanes; ++c) {
+      low[c] = static_cast<int>(c & h ? lanes + c - h : c);
+      high[c] = static_cast<int>(c & h ? lanes + c : c + h);
+    }
+    for (unsigned i = 0; i < lanes; ++i) {
+      if (i & h) continue;
+      llvm::Value* a = rows[i];
+      rows[i] = b.CreateShuffleVector(a, rows[i + h], low);
+      rows[i + h] = b.CreateShuffleVector(a, rows[i + h], high);
+    }
+  }
+}
+
+llvm::Value* axis_index(llvm::IRBuilder<>& b, llvm::Value* linear,
+                        const std::vector<hlo::ImplicitGemm::Axis>& axes, std::size_t a) {
+  std::int64_t after = 1;
+  for (std::size_t k = a + 1; k < axes.size(); ++k) after *= axes[k].size;
+  llvm::Value* i = b.CreateUDiv(linear, b.getInt64(static_cast<std::uint64_t>(after)));
+  return a > 0 ? b.CreateURem(i, b.getInt64(static_cast<std::uint64_t>(axes[a].size))) : i;
+}
+
+llvm::Value* lhs_offset(llvm::IRBuilder<>& b, llvm::Value* linear,
+                        const std::vector<hlo::ImplicitGemm::Axis>& axes) {
+  llvm::Value* offset = b.getInt64(0);
+  for (std::size_t a = 0; a < axes.size(); ++a) {
+    llvm::Value* stride = b.getInt64(static_cast<std::uint64_t>(axes[a].lhs_stride));
+    offset =
+        b.CreateAdd(offset, b.CreateMul(axis_index(b, linear, axes, a), stride, "", true, true), "",
+                    true, true);
+  }
+  return offset;
+}
+
 }  // namespace jx::codegen::cpu

@@ -1,8 +1,10 @@
-// The arithmetic on one vector of the matrix kernel's tile (gemm.cpp): the multiply-add of bf16
-// pairs and a dense layer's epilogue.
+// The matrix kernel's arithmetic that needs none of its state (gemm.cpp): on the tile's vectors,
+// the multiply-add of bf16 pairs, a dense layer's epilogue and the transpose of a square block;
+// on indices, where a convolution's lhs elements lie.
 #pragma once
 
 #include "codegen/elemental/elemental.hpp"
+#include "hlo/convolution.hpp"
 #include "hlo/gemm.hpp"
 
 namespace jx::codegen::cpu {
@@ -16,5 +18,16 @@ llvm::Value* pair_multiply_add(llvm::IRBuilder<>& b, bool dpbf16, llvm::Value* a
 // activation(sum + bias) of one vector of a finished tile (`bias` null: none).
 llvm::Value* apply_epilogue(ElementalEmitter& em, hlo::GemmActivation activation, llvm::Value* sum,
                             llvm::Value* bias);
+
+// Transposes the square block whose rows are `rows` (as many vectors as each has lanes), in
+// place: log2(lanes) rounds of two-vector shuffles.
+void transpose_square(llvm::IRBuilder<>& b, std::vector<llvm::Value*>& rows);
+
+// i_a, for (i_a) the row-major multi-index of `linear` over the axes' sizes.
+llvm::Value* axis_index(llvm::IRBuilder<>& b, llvm::Value* linear,
+                        const std::vector<hlo::ImplicitGemm::Axis>& axes, std::size_t a);
+// Σ_a i_a · axes[a].lhs_stride, in elements (i_a as axis_index gives them).
+llvm::Value* lhs_offset(llvm::IRBuilder<>& b, llvm::Value* linear,
+                        const std::vector<hlo::ImplicitGemm::Axis>& axes);
 
 }  // namespace jx::codegen::cpu

@@ -122,8 +122,7 @@ std::shared_ptr<CompiledKernels> compile_kernels(const std::vector<KernelRequest
   module->setDataLayout(j.lljit->getDataLayout());
   module->setTargetTriple(tm.getTargetTriple().str());
 
-  cpu::CpuIsa isa = cpu::cpu_isa(options.isa);
-  if (options.second_level_cache) isa.second_level_cache = options.second_level_cache;
+  cpu::CpuIsa isa = cpu::compile_isa(options);
   MathTable cpu_table = cpu_math_table(
       options.precise_math, {.ldexp = isa.name == "avx512", .round_bf16 = isa.avx512_bf16});
   const MathTable& math = options.math ? *options.math : cpu_table;

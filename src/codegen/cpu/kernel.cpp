@@ -11,6 +11,7 @@
 #include "codegen/cpu/cpu_compiler.hpp"
 #include "codegen/cpu/cpu_isa.hpp"
 #include "codegen/cpu/gemm.hpp"
+#include "codegen/cpu/gemm_plan.hpp"
 #include "codegen/cpu/prefix_scan.hpp"
 #include "codegen/cpu/row_stash.hpp"
 #include "codegen/cpu/scatter.hpp"
@@ -142,7 +143,18 @@ std::int64_t kernel_scratch_words(const Instruction& root) {
   return tiles ? cpu::scan_scratch_words(tiles) : 0;
 }
 
+std::int64_t kernel_workspace_bytes(const Instruction& root, const CpuCompileOptions& options) {
+  std::optional<hlo::GemmEpilogue> g = blocked_gemm(root);
+  return g ? cpu::gemm_workspace_bytes(cpu::compile_isa(options), g->shape) : 0;
+}
+
 namespace cpu {
+
+CpuIsa compile_isa(const CpuCompileOptions& options) {
+  CpuIsa isa = cpu_isa(options.isa);
+  if (options.second_level_cache) isa.second_level_cache = options.second_level_cache;
+  return isa;
+}
 
 namespace {
 
@@ -220,9 +232,13 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
   std::size_t n = root.operands.size();
   BodyArgs args = body_args(n, aliases);
 
-  // The scratch, when the kernel has one, follows the buffers (cpu_compiler.hpp).
+  // The scratch and the workspace, when the kernel has them, follow the buffers
+  // (cpu_compiler.hpp).
   bool has_scratch = kernel_scratch_words(root) > 0;
-  std::vector<llvm::Type*> body_params(args.count + has_scratch, ptr);
+  std::optional<hlo::GemmEpilogue> gemm = blocked_gemm(root);
+  bool has_workspace = gemm && gemm_workspace_bytes(isa, gemm->shape) > 0;
+  unsigned extras = has_scratch + has_workspace;
+  std::vector<llvm::Type*> body_params(args.count + extras, ptr);
   body_params.push_back(i64);
   body_params.push_back(i64);
   auto* body = llvm::Function::Create(llvm::FunctionType::get(void_ty, body_params, false),
@@ -235,6 +251,7 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
     bool written = std::find(aliases.begin(), aliases.end(), static_cast<int>(k)) != aliases.end();
     if (k < n && !written) body->addParamAttr(k, llvm::Attribute::ReadOnly);
   }
+  if (has_workspace) body->addParamAttr(args.count + has_scratch, llvm::Attribute::NoAlias);
 
   auto* entry = llvm::Function::Create(llvm::FunctionType::get(void_ty, {ptr, i64, i64}, false),
                                        llvm::GlobalValue::ExternalLinkage, name, module);
@@ -250,9 +267,9 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
     call_args[static_cast<std::size_t>(arg)] = buffer;
     if (k >= n) output_buffers[k - n] = buffer;
   }
-  if (has_scratch)
+  for (unsigned k = 0; k < extras; ++k)
     call_args.push_back(b.CreateLoad(
-        ptr, b.CreateConstInBoundsGEP1_64(ptr, entry->getArg(0), n + shapes.size()), "scratch"));
+        ptr, b.CreateConstInBoundsGEP1_64(ptr, entry->getArg(0), n + shapes.size() + k)));
   call_args.push_back(entry->getArg(1));
   call_args.push_back(entry->getArg(2));
   b.CreateCall(body, call_args);
@@ -261,19 +278,20 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
   b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", body));
   ElementalEmitter em(b, math, elemental_emitters());
   std::optional<OuterRange> rows;
-  unsigned range_arg = args.count + has_scratch;
+  unsigned range_arg = args.count + extras;
   if (request.partitioned && kernel_rows(root) > 1)
     rows = OuterRange{body->getArg(range_arg), body->getArg(range_arg + 1)};
   llvm::Value* scratch = has_scratch ? body->getArg(args.count) : nullptr;
+  llvm::Value* workspace = has_workspace ? body->getArg(args.count + has_scratch) : nullptr;
   auto operand = [&](int k) {
     return body->getArg(static_cast<unsigned>(args.operand_arg[static_cast<std::size_t>(k)]));
   };
   llvm::Value* out = body->getArg(static_cast<unsigned>(args.output_arg[0]));
-  if (std::optional<hlo::GemmEpilogue> g = blocked_gemm(root)) {
+  if (gemm) {
     if (aliases[0] >= 0) fail(root, "a matrix product cannot overwrite its operand");
-    TileEpilogue epilogue{g->activation, g->bias >= 0 ? operand(g->bias) : nullptr};
-    emit_blocked_gemm(em, isa, g->shape, root.shape.dims, operand(g->lhs), operand(g->rhs), out,
-                      rows, epilogue);
+    TileEpilogue epilogue{gemm->activation, gemm->bias >= 0 ? operand(gemm->bias) : nullptr};
+    emit_blocked_gemm(em, isa, gemm->shape, root.shape.dims, operand(gemm->lhs), operand(gemm->rhs),
+                      out, workspace, rows, epilogue);
     b.CreateRetVoid();
     return;
   }
