@@ -33,9 +33,9 @@ void kernel(void* const* buffers, std::int64_t begin, std::int64_t end) {
 TEST_CASE("kernel thunk: each call has a workspace of its own after the buffers", "[runtime]") {
   testing::ConfigGuard guard;
   struct Free {
-    void operator()(void* p) const { ::operator delete(p, std::align_val_t{64}); }
+    void operator()(void* p) const { ::operator delete (p, std::align_val_t{64}); }
   };
-  std::unique_ptr<void, Free> memory(::operator new(kRows * 8, std::align_val_t{64}));
+  std::unique_ptr<void, Free> memory(::operator new (kRows * 8, std::align_val_t{64}));
   auto* out = static_cast<std::int64_t*>(memory.get());
   KernelThunk thunk("kernel", kernel, {{Allocation::Kind::kOutput, 0}}, kRows,
                     /*scratch_words=*/0, kWorkspaceBytes);
