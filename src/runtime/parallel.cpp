@@ -150,8 +150,9 @@ bool split_pays(std::int64_t rows, std::int64_t bytes) {
   return rows > 1 && bytes >= config().cpu_parallel_min_bytes && cores() > 1;
 }
 
-void parallel_for(std::int64_t rows, const RowFn& fn) {
-  int threads = parallelism();
+void parallel_for(std::int64_t rows, const RowFn& fn) { parallel_for(rows, parallelism(), fn); }
+
+void parallel_for(std::int64_t rows, int threads, const RowFn& fn) {
   if (rows <= 1 || threads == 1 || !pool() || !pool()->run(rows, threads, fn)) fn(0, rows);
 }
 

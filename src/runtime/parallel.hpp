@@ -8,8 +8,11 @@
 namespace jx::runtime {
 
 // Calls fn(begin, end) over disjoint ranges covering [0, rows), one per thread, and returns
-// when all are done. With one core or one row, fn(0, rows) runs on the calling thread.
+// when all are done: at most min(rows, threads) calls, `threads` parallelism() where not given.
+// With one core or one row, fn(0, rows) runs on the calling thread.
 void parallel_for(std::int64_t rows, const std::function<void(std::int64_t, std::int64_t)>& fn);
+void parallel_for(std::int64_t rows, int threads,
+                  const std::function<void(std::int64_t, std::int64_t)>& fn);
 
 // How many threads parallel_for uses (the calling thread included): one per core, or fewer
 // under --cpu_threads.

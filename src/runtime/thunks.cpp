@@ -62,6 +62,7 @@ class CallBuffers {
   CallBuffers(std::span<void* const> shared, std::int64_t workspace_bytes, std::int64_t calls)
       : shared_(shared.data()) {
     if (!workspace_bytes) return;
+    workspaces_.reserve(static_cast<std::size_t>(calls));  // so that each is held as it comes
     for (std::int64_t c = 0; c < calls; ++c) {
       void* space = ::operator new (static_cast<std::size_t>(workspace_bytes),
                                     std::align_val_t{Buffer::kAlignment});
@@ -97,15 +98,16 @@ void KernelThunk::execute(const ExecutionContext& ctx) const {
   // stores takes it to be (codegen/cpu/streaming_stores.hpp).
   for (std::size_t k = 0; k < buffers_.size(); ++k)
     JX_CHECK(reinterpret_cast<std::uintptr_t>(buffers[k]) % Buffer::kAlignment == 0);
-  // parallel_for makes a call per thread at most.
+  int threads = parallelism();  // parallel_for makes a call per thread at most
   CallBuffers calls(resolved.span(), workspace_bytes_,
-                    rows_ <= 1 ? 1 : std::min<std::int64_t>(rows_, parallelism()));
+                    rows_ <= 1 ? 1 : std::min<std::int64_t>(rows_, threads));
   if (rows_ <= 1) return fn_(calls.take(), 0, 1);
   if (!profiler::detail::active())
-    return parallel_for(
-        rows_, [&](std::int64_t begin, std::int64_t end) { fn_(calls.take(), begin, end); });
+    return parallel_for(rows_, threads, [&](std::int64_t begin, std::int64_t end) {
+      fn_(calls.take(), begin, end);
+    });
   // Traced: each thread's share of the rows is a span of its own.
-  parallel_for(rows_, [&](std::int64_t begin, std::int64_t end) {
+  parallel_for(rows_, threads, [&](std::int64_t begin, std::int64_t end) {
     std::int64_t start = profiler::detail::now_ns();
     fn_(calls.take(), begin, end);
     profiler::detail::record(

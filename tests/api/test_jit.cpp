@@ -8,8 +8,8 @@
 #include <string>
 #include <thread>
 
-#include "library/numpy_testing.hpp"
 #include "jx/jx.hpp"
+#include "library/numpy_testing.hpp"
 #include "support/config_guard.hpp"
 #include "support/error_of.hpp"
 
@@ -385,6 +385,38 @@ TEST_CASE("jit: a function of no arguments is traced once", "[jit]") {
   check_values(f(), {0, 2, 4});
   check_values(f(), {0, 2, 4});
   CHECK(traces == 1);
+}
+
+TEST_CASE("jit: a matrix product that keeps its packed panels gets a workspace per call", "[jit]") {
+  // [270, 260] x [260, 730] under AVX2's tiles: split by columns, two blocks of rows, so the
+  // first keeps the panels it packs in the kernel's workspace for the second (on any host).
+  ConfigGuard guard;
+  config().cpu_isa = "avx2";
+  const std::int64_t m = 270, k = 260, n = 730;
+  std::vector<float> xv, wv;
+  for (std::int64_t i = 0; i < m * k; ++i) xv.push_back(std::sin(0.37f * float(i)));
+  for (std::int64_t i = 0; i < k * n; ++i) wv.push_back(std::cos(0.11f * float(i)));
+  std::vector<double> want;
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      double s = 0;
+      for (std::int64_t p = 0; p < k; ++p)
+        s += double(xv[std::size_t(i * k + p)]) * double(wv[std::size_t(p * n + j)]);
+      want.push_back(s);
+    }
+  Array x = np::array(xv, {m, k}), w = np::array(wv, {k, n});
+  for (int threads : {1, 0}) {  // 0: one per core
+    INFO("--cpu_threads=" << threads);
+    config().cpu_threads = threads;
+    auto compiled =
+        jit([](const Array& a, const Array& b) { return np::matmul(a, b); }).lower(x, w).compile();
+    CHECK_THAT(compiled.thunk_sequence(), Contains(" workspace="));
+    std::vector<double> got = compiled(x, w).to_vector<double>();
+    REQUIRE(got.size() == want.size());
+    int wrong = 0;  // each a sum of 260 products of magnitude at most 1, in float32
+    for (std::size_t i = 0; i < got.size(); ++i) wrong += std::abs(got[i] - want[i]) > 1e-3;
+    CHECK(wrong == 0);
+  }
 }
 
 TEST_CASE("jit: threads calling one jitted function share its cache", "[jit]") {

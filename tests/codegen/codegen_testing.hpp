@@ -75,22 +75,37 @@ inline std::function<void(void* const*)> kernel_fn(const CompiledKernels& code,
 }
 
 // A kernel's workspace (kernel_workspace_bytes) as the runtime gives it: 64-byte aligned, for one
-// call at a time. Filled with NaNs, so that a kernel reading what it has not written shows.
+// call at a time. Filled with NaNs, so that a kernel reading what it has not written shows, and
+// followed by guard words, which the destructor checks.
 class Workspace {
  public:
-  Workspace(const hlo::Instruction& root, const CpuCompileOptions& options) {
-    if (std::int64_t bytes = kernel_workspace_bytes(root, options))  // and 56 to align it
-      words_.assign(static_cast<std::size_t>(bytes + 56) / 8, 0x7ff8dead7fc0deadull);
+  Workspace(const hlo::Instruction& root, const CpuCompileOptions& options)
+      : bytes_(kernel_workspace_bytes(root, options)) {
+    if (bytes_)  // 56 bytes more to align it, and the guard
+      words_.assign(static_cast<std::size_t>(bytes_ + 56) / 8 + kGuard, kNaNs);
   }
+  ~Workspace() {
+    if (words_.empty()) return;
+    const std::uint64_t* end = start() + bytes_ / 8;
+    CHECK(std::vector<std::uint64_t>(end, end + kGuard) ==
+          std::vector<std::uint64_t>(kGuard, kNaNs));
+  }
+  Workspace(const Workspace&) = delete;
+  Workspace& operator=(const Workspace&) = delete;
   // `buffers` with the workspace after them, where the kernel has one.
   std::vector<void*> after(std::vector<void*> buffers) {
-    if (words_.empty()) return buffers;
-    auto address = reinterpret_cast<std::uintptr_t>(words_.data());
-    buffers.push_back(words_.data() + (0 - address) % 64 / 8);
+    if (!words_.empty()) buffers.push_back(start());
     return buffers;
   }
 
  private:
+  static constexpr std::size_t kGuard = 8;
+  static constexpr std::uint64_t kNaNs = 0x7ff8dead7fc0deadull;  // f64 and two f32 NaNs
+  std::uint64_t* start() {
+    auto address = reinterpret_cast<std::uintptr_t>(words_.data());
+    return words_.data() + (0 - address) % 64 / 8;
+  }
+  std::int64_t bytes_;
   std::vector<std::uint64_t> words_;
 };
 

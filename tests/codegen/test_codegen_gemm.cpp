@@ -74,7 +74,8 @@ std::vector<T> run_split(const hlo::Instruction* root, const std::vector<T>& l,
 // body(options) under AVX2's tiles and, where the CPU has it, AVX-512's: the kernels compile for
 // the ISA, and kernel_rows reads it from the configuration, as when jx runs. With
 // `both_second_levels`, AVX2's also as on a core of a 512 KiB and of a 1 MiB second level:
-// first- and second-level panels, whichever the host has.
+// first- and second-level panels, whichever the host has; and as on one core, whose calls take
+// all the rows (so that products of several blocks of rows keep their panels on any host).
 void for_each_isa(const std::function<void(const CpuCompileOptions&)>& body,
                   bool both_second_levels = false) {
   struct Target {
@@ -90,6 +91,7 @@ void for_each_isa(const std::function<void(const CpuCompileOptions&)>& body,
     CpuCompileOptions options;
     options.isa = t.isa;
     options.second_level_cache = t.second_level_cache;
+    if (t.second_level_cache) options.cores = 1;
     body(options);
   }
 }
@@ -152,6 +154,7 @@ TEST_CASE("codegen: the blocked matrix kernel against a loop", "[codegen][gemm]"
       // 2), two depths, a narrower last panel; and split by columns, 2 blocks and 2 depths
       {0, 600, 20, 400, false},
       {0, 270, 730, 260, false},
+      {2, 400, 40, 400, false},  // batched: each product keeps its own
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     INFO("case " << i);
@@ -170,6 +173,7 @@ TEST_CASE("codegen: the blocked matrix kernel against a loop", "[codegen][gemm]"
 // place, in blocks of steps as a short one is.
 TEST_CASE("codegen: the matrix kernel's blocks follow the second-level cache", "[codegen][gemm]") {
   cpu::CpuIsa isa = cpu::cpu_isa("avx2");
+  isa.cores = 1;
   hlo::GemmShape g;
   g.m = g.n = g.k = 2048;
   cpu::TileShape tile = cpu::tile_shape(isa, g, false);
@@ -200,6 +204,12 @@ TEST_CASE("codegen: the matrix kernel's blocks follow the second-level cache", "
   g.n = 4096;  // rows of rhs 16 KiB apart, kept: 6 MiB
   CHECK(blocking(512 << 10).depth == 384);
   CHECK(cpu::gemm_workspace_bytes(isa, g) == 4096 * 384 * 4);
+  isa.cores = 16;  // 128 rows a call, one block: not kept, 4 MiB deep
+  b = blocking(512 << 10);
+  CHECK_FALSE(b.keep_panels);
+  CHECK(b.depth == 256);
+  CHECK(cpu::gemm_workspace_bytes(isa, g) == 0);
+  isa.cores = 1;
   g.n = 16384;  // split by columns (a panel of 256 steps), kept: no deeper than 8 MiB
   REQUIRE(gemm_column_panels(isa, g) > 0);
   b = blocking(512 << 10);

@@ -74,6 +74,9 @@ struct CpuCompileOptions {
   // A core's second-level cache the kernels block for, bytes (0: the host's, CpuIsa): what a
   // host of another cache size would run.
   std::int64_t second_level_cache = 0;
+  // The cores a kernel's rows split over, as the matrix kernel's plan counts them (0: the
+  // host's, CpuIsa).
+  int cores = 0;
 };
 
 namespace cpu {

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "jx/errors.hpp"
@@ -60,6 +61,7 @@ CpuIsa resolve(bool cap_at_avx2) {
   isa.full_width_256 = avx2 && isa.cpu != "znver1";
   if (std::int64_t bytes = data_cache_bytes(2)) isa.second_level_cache = bytes;
   if (std::int64_t bytes = data_cache_bytes(0)) isa.last_level_cache = bytes;
+  isa.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   return isa;
 }
 

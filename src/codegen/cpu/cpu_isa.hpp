@@ -24,6 +24,8 @@ struct CpuIsa {
   std::int64_t second_level_cache = std::int64_t{1} << 20;
   // The host's last-level cache, bytes (a default of 32 MiB where the host does not say).
   std::int64_t last_level_cache = std::int64_t{32} << 20;
+  // The host's cores, over which a kernel's rows split (runtime/parallel.hpp).
+  int cores = 1;
 };
 
 // The ISA for --cpu_isa=`flag` (avx2, avx512 or native) on this host: the flag is a maximum, as

@@ -85,17 +85,18 @@ class GemmEmitter {
       if (!conv_) {
         depth_blocks([&](llvm::Value* p0, llvm::Value* depth) {
           row_blocks(row_begin, row_end,
-                     [&](llvm::Value* begin, llvm::Value* end, llvm::Value* first) {
-                       row_block(batch, p0, depth, begin, end, first);
+                     [&](llvm::Value* begin, llvm::Value* end, llvm::Value* first_block) {
+                       row_block(batch, p0, depth, begin, end, first_block);
                      });
         });
         return;
       }
-      row_blocks(row_begin, row_end, [&](llvm::Value* begin, llvm::Value* end, llvm::Value* first) {
-        depth_blocks([&](llvm::Value* p0, llvm::Value* depth) {
-          row_block(batch, p0, depth, begin, end, first);
-        });
-      });
+      row_blocks(row_begin, row_end,
+                 [&](llvm::Value* begin, llvm::Value* end, llvm::Value* first_block) {
+                   depth_blocks([&](llvm::Value* p0, llvm::Value* depth) {
+                     row_block(batch, p0, depth, begin, end, first_block);
+                   });
+                 });
     });
   }
 
@@ -145,9 +146,9 @@ class GemmEmitter {
     });
   }
 
-  // f(begin, end, first) for rows [row_begin, row_end) a block of block_rows_ at a time, whose
-  // share of lhs stays in the second-level cache while every panel passes over it; `first`:
-  // whether it is the first block.
+  // f(begin, end, first_block) for rows [row_begin, row_end) a block of block_rows_ at a time,
+  // whose share of lhs stays in the second-level cache while every panel passes over it;
+  // `first_block`: whether it is the first block.
   void row_blocks(llvm::Value* row_begin, llvm::Value* row_end,
                   const std::function<void(llvm::Value*, llvm::Value*, llvm::Value*)>& f) {
     llvm::Value* blocks = b_.CreateUDiv(
@@ -159,10 +160,10 @@ class GemmEmitter {
   }
 
   // Contraction steps [p0, p0 + depth) of rows [row_begin, row_end) of one block, all columns: a
-  // panel of full-width tiles at a time, then one narrower panel for the rest. `first`: whether
-  // it is the first block of rows (which packs the kept panels).
+  // panel of full-width tiles at a time, then one narrower panel for the rest. `first_block`:
+  // whether it is the first block of rows (which packs the kept panels).
   void row_block(llvm::Value* batch, llvm::Value* p0, llvm::Value* depth, llvm::Value* row_begin,
-                 llvm::Value* row_end, llvm::Value* first) {
+                 llvm::Value* row_end, llvm::Value* first_block) {
     std::int64_t width = tile_columns_;
     std::int64_t full = g_.n / width, rest = g_.n % width;
     // Whole tiles only, one copy of the code: the last tile's rows past the end repeat the last
@@ -180,7 +181,7 @@ class GemmEmitter {
     llvm::Value* end = panels_ ? umin(panels_->end, em_.i64(full)) : em_.i64(full);
     if (kept_)
       emit_if_else(
-          em_, first, "gemm.keep_panels", [&] { panels_ahead(block, begin, end); },
+          em_, first_block, "gemm.keep_panels", [&] { panels_ahead(block, begin, end); },
           [&] { kept_panels(block, begin, end); });
     else if (next_panel_ == NextPanel::kPackAhead)
       panels_ahead(block, begin, end);
@@ -226,22 +227,22 @@ class GemmEmitter {
     JX_CHECK(!pairs_ && !g_.transpose_rhs && !conv_);  // what pack() packs row by row
     llvm::Value *batch = block.batch, *p0 = block.p0, *depth = block.depth;
     std::int64_t width = tile_columns_;
-    auto half = [&](llvm::Value* c) {  // panel c's half, alternating from the first
+    auto panel_of = [&](llvm::Value* c) {  // where it is kept, or its half, alternating
       if (kept_) return kept_panel(c);
       return element(panel_, mul(b_.CreateAnd(b_.CreateSub(c, begin), em_.i64(1)), panel_elems_));
     };
     auto steps = [&](llvm::Value* q) { return share(depth, block.tiles, q); };
-    panel_base_ = half(begin);
+    panel_base_ = panel_of(begin);
     emit_if(em_, b_.CreateICmpULT(begin, end), "gemm.first_panel",
             [&] { pack(batch, p0, depth, mul(begin, width), width); });
     auto ahead = [&](llvm::Value* c, llvm::Value* q) {
       llvm::Value* next = add(c, em_.i64(1));
       emit_if(em_, b_.CreateICmpULT(next, end), "gemm.pack_ahead", [&] {
-        panel_base_ = half(next);
+        panel_base_ = panel_of(next);
         auto [first, last] = steps(q);
         pack_rows(batch, p0, first, last, mul(next, width), width);
       });
-      panel_base_ = half(c);
+      panel_base_ = panel_of(c);
       // After a panel's last tile, the next tile packs the panel after the next.
       llvm::Value* wrap = b_.CreateICmpEQ(add(q, em_.i64(1)), block.tiles);
       auto [first, last] = steps(b_.CreateSelect(wrap, em_.i64(0), add(q, em_.i64(1))));
@@ -341,7 +342,6 @@ class GemmEmitter {
   // rhs[step, col : col + cols] where it lies, a vector at a time, zero past the right edge.
   std::vector<llvm::Value*> rhs_row(llvm::Value* batch, llvm::Value* step, llvm::Value* col,
                                     std::int64_t cols) {
-    llvm::Align align(itemsize(g_.dtype));
     std::vector<llvm::Value*> row;
     for (int v = 0; v < vectors(cols); ++v) {
       llvm::Value* at =
@@ -574,7 +574,6 @@ class GemmEmitter {
   void dot_product_steps(llvm::Value* batch, const std::vector<llvm::Value*>& row_of,
                          llvm::Value* col, std::int64_t cols,
                          const std::vector<llvm::AllocaInst*>& acc) {
-    llvm::Align align(itemsize(g_.dtype));
     llvm::Value* zero = llvm::Constant::getNullValue(vec_);
     std::vector<llvm::AllocaInst*> sums;  // row r, column j: r * cols + j
     for (std::size_t k = 0; k < row_of.size() * static_cast<std::size_t>(cols); ++k) {

@@ -146,16 +146,19 @@ GemmBlocking gemm_blocking(const CpuIsa& isa, const hlo::GemmShape& g, const Til
       b.depth = g.k;
       break;
   }
-  // Packing a panel ahead, each block of rows after the first would pack it again: where there
-  // are such blocks, every panel is packed once and kept (8 MiB at most), and the tiles read the
-  // next one from where it is kept, in order. Zen 1, f32, one core, against OpenBLAS, packing
+  // Packing a panel ahead, each block of rows after the first would pack it again: where a
+  // call's rows (a core's share of a product split by rows) make more than one block, every
+  // panel is packed once and kept (8 MiB at most), and the tiles read the next one from where it
+  // is kept, in order. Zen 1, f32, one core, against OpenBLAS, packing
   // each block's panels ahead -> kept: 2048³ 0.94-0.95 -> 0.97-1.01, 3000³ 0.99 -> 1.03, 4096³
   // 0.97-0.99 -> 0.99-1.02 (at 384 steps; packing ahead alone takes 256, 0.93-0.95 at 384),
   // [512, 4096] x [4096, 4096] (split by columns) 0.91 -> 0.96-1.02 (docs/performance.md).
-  b.keep_panels = readies_next && g.m > rows_of_block(b.depth) && g.n >= tile.columns;
-  if (b.keep_panels)
-    b.depth =
-        std::min(b.depth, std::max<std::int64_t>(kKeptPanelsBytes / (g.n * operand_bytes), 1));
+  std::int64_t kept_depth =
+      std::min(b.depth, std::max<std::int64_t>(kKeptPanelsBytes / (g.n * operand_bytes), 1));
+  // (Split by columns or by batches, a call computes all of a product's rows.)
+  std::int64_t call_rows = column_split || g.batch > 1 ? g.m : (g.m + isa.cores - 1) / isa.cores;
+  b.keep_panels = readies_next && g.n >= tile.columns && call_rows > rows_of_block(kept_depth);
+  if (b.keep_panels) b.depth = kept_depth;
   // Packing a first-level panel reads a line of each of its rows of rhs, every row on pages of
   // its own once rows lie a page or more apart: the address translations of a panel's rows and
   // of the next, prefetched as the tiles go, must stay within the second-level TLB's reach
@@ -197,7 +200,8 @@ GemmBlocking gemm_blocking(const CpuIsa& isa, const hlo::GemmShape& g, const Til
     b.next_panel = (std::min(b.block_rows, g.m) + tile.rows - 1) / tile.rows >= kMinPackAheadTiles
                        ? NextPanel::kPackAhead
                        : NextPanel::kPrefetch;
-  b.keep_panels = b.keep_panels && b.next_panel == NextPanel::kPackAhead;
+  b.keep_panels = b.keep_panels && b.next_panel == NextPanel::kPackAhead &&
+                  call_rows > b.block_rows;  // a transposed lhs's depth may have made one block
   // A block of lhs read in place keeps its rows where they lie, a row of lhs apart: where that
   // is a multiple of 4 KiB they share few sets of the second-level cache, which evicts them
   // before the next panel reads them again. Packed, a block is one contiguous run, read in

@@ -48,9 +48,10 @@ TileShape tile_shape(const CpuIsa& isa, const hlo::GemmShape& g, bool conv);
 
 // How the tiles over a packed panel get the next panel's share of rhs ready: not at all; each
 // tile prefetching all of its lines, a line of each step as it goes; or each packing a share of
-// its steps into the panel's second half, and prefetching the next tile's share into the second
-// level (a block of kMinPackAheadTiles row tiles or more, counted from the product's rows: a
-// thread's part of a product split by rows may have fewer).
+// its steps into the panel's second half (or where the panels are kept: keep_panels), and
+// prefetching the next tile's share into the second level (a block of kMinPackAheadTiles row tiles
+// or more, counted from the product's rows: a thread's part of a product split by rows may have
+// fewer).
 enum class NextPanel { kNone, kPrefetch, kPackAhead };
 constexpr std::int64_t kMinPackAheadTiles = 8;
 

@@ -153,6 +153,7 @@ namespace cpu {
 CpuIsa compile_isa(const CpuCompileOptions& options) {
   CpuIsa isa = cpu_isa(options.isa);
   if (options.second_level_cache) isa.second_level_cache = options.second_level_cache;
+  if (options.cores) isa.cores = options.cores;
   return isa;
 }
 
