@@ -69,8 +69,10 @@ class CpuBackend : public Backend {
   std::string code_target() const override {
     const Config& cfg = config();
     const codegen::cpu::CpuIsa& isa = codegen::cpu::cpu_isa(cfg.cpu_isa);
-    // The second level's size: the matrix kernel's blocks, and whether it takes a workspace.
+    // The second level's size and the cores: the matrix kernel's blocks, and whether it takes a
+    // workspace.
     return "cpu " + isa.cpu + " " + isa.features + " l2=" + std::to_string(isa.second_level_cache) +
+           " cores=" + std::to_string(isa.cores) +
            " precise_math=" + std::to_string(cfg.precise_math) +
            " parallel_min_bytes=" + std::to_string(cfg.cpu_parallel_min_bytes);
   }
