@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
-#include <new>
 #include <vector>
 
 #include "core/array_impl.hpp"
@@ -55,18 +54,19 @@ KernelThunk::KernelThunk(std::string name, Fn fn, std::vector<Allocation> buffer
 namespace {
 
 // What each call of a kernel gets: the run's buffers, then, where the kernel has a workspace, one
-// of the call's own. All are allocated before the calls run, so that running out of memory
-// throws on the caller's thread.
+// of the call's own (a Buffer: aligned as the others, and from its cache, so a workspace of a
+// previous run comes back without fresh pages). All are allocated before the calls run, so that
+// running out of memory throws on the caller's thread.
 class CallBuffers {
  public:
   CallBuffers(std::span<void* const> shared, std::int64_t workspace_bytes, std::int64_t calls)
       : shared_(shared.data()) {
     if (!workspace_bytes) return;
-    workspaces_.reserve(static_cast<std::size_t>(calls));  // so that each is held as it comes
     for (std::int64_t c = 0; c < calls; ++c) {
-      void* space = ::operator new (static_cast<std::size_t>(workspace_bytes),
-                                    std::align_val_t{Buffer::kAlignment});
-      workspaces_.emplace_back(space);
+      void* space = workspaces_
+                        .emplace_back(std::make_unique<Buffer>(
+                            static_cast<std::size_t>(workspace_bytes), Buffer::Uninitialized{}))
+                        ->data();
       lists_.emplace_back(shared.begin(), shared.end()).push_back(space);
     }
   }
@@ -79,11 +79,8 @@ class CallBuffers {
   }
 
  private:
-  struct Free {
-    void operator()(void* p) const { ::operator delete (p, std::align_val_t{Buffer::kAlignment}); }
-  };
   void* const* shared_;
-  std::vector<std::unique_ptr<void, Free>> workspaces_;
+  std::vector<std::unique_ptr<Buffer>> workspaces_;
   std::vector<std::vector<void*>> lists_;
   std::atomic<std::size_t> next_{0};
 };

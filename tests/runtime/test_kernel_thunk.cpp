@@ -3,14 +3,12 @@
 // in each call, after its buffers, 64-byte aligned.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
-#include <memory>
-#include <new>
-#include <thread>
 #include <vector>
 
+#include "core/buffer.hpp"
 #include "jx/config.hpp"
-#include "runtime/parallel.hpp"
 #include "runtime/thunks.hpp"
 #include "support/config_guard.hpp"
 
@@ -32,11 +30,8 @@ void kernel(void* const* buffers, std::int64_t begin, std::int64_t end) {
 
 TEST_CASE("kernel thunk: each call has a workspace of its own after the buffers", "[runtime]") {
   testing::ConfigGuard guard;
-  struct Free {
-    void operator()(void* p) const { ::operator delete (p, std::align_val_t{64}); }
-  };
-  std::unique_ptr<void, Free> memory(::operator new (kRows * 8, std::align_val_t{64}));
-  auto* out = static_cast<std::int64_t*>(memory.get());
+  Buffer memory(kRows * 8, Buffer::Uninitialized{});  // aligned, as the thunk checks
+  auto* out = memory.as<std::int64_t>();
   KernelThunk thunk("kernel", kernel, {{Allocation::Kind::kOutput, 0}}, kRows,
                     /*scratch_words=*/0, kWorkspaceBytes);
   CHECK(thunk.str() == "kernel kernel(out0) rows=1000 parallel workspace=1048576");
