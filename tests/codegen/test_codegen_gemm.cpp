@@ -141,8 +141,9 @@ TEST_CASE("codegen: the blocked matrix kernel against a loop", "[codegen][gemm]"
       // partial
       {0, 1024, 40, 300, true},
       // a first-level panel with lhs packed (16 panels or more): three blocks of rows (the last
-      // partial, its last tile too) and two depths, lhs as stored and transposed
-      {0, 400, 300, 700, false},
+      // partial, its last tile too) and two depths (the second not whole runs of 4 steps), lhs
+      // as stored and transposed
+      {0, 400, 300, 703, false},
       {0, 400, 300, 700, true},
       {2, 40, 300, 500, false},         // batched
       {0, 150, 300, 300, false, true},  // rhs stored [n, k]
@@ -167,7 +168,7 @@ TEST_CASE("codegen: the blocked matrix kernel against a loop", "[codegen][gemm]"
 // How the kernel blocks follows the core's caches (gemm_blocking): with a 1 MiB second level,
 // AVX2's tile of a product split by rows keeps a 256 KiB panel there, every row passing over it;
 // with 512 KiB, a panel of three quarters of the first level (384 steps of 16 floats), blocks of
-// lhs packed where 16 panels or more read them, the next panel packed ahead by a block of 8 row
+// lhs packed where 16 panels or more read them (split by columns too), the next panel packed ahead by a block of 8 row
 // tiles or more (else prefetched) and kept, up to 8 MiB, where more blocks of rows follow (else
 // no deeper than 4 MiB of rhs rows, the second-level TLB's reach); a long run of rhs read in
 // place, in blocks of steps as a short one is.
@@ -222,11 +223,12 @@ TEST_CASE("codegen: the matrix kernel's blocks follow the second-level cache", "
   CHECK(b.depth == 256);
   g.batch = 1, g.m = 2048, g.n = 200;  // 13 panels
   CHECK_FALSE(blocking(512 << 10).pack_lhs);
-  g.m = 16, g.n = 4096;  // split by columns: a panel of half the first level, lhs in place
+  g.m = 16, g.n = 4096;  // split by columns: a panel of half the first level, lhs packed
   REQUIRE(gemm_column_panels(isa, g) > 0);
+  CHECK_FALSE(blocking(1 << 20).pack_lhs);
   b = blocking(512 << 10);
   CHECK(b.depth == 256);
-  CHECK_FALSE(b.pack_lhs);
+  CHECK(b.pack_lhs);
   CHECK(b.next_panel == cpu::NextPanel::kPrefetch);  // 3 row tiles
   g.m = 42;
   REQUIRE(gemm_column_panels(isa, g) > 0);

@@ -280,27 +280,35 @@ class GemmEmitter {
 
   // Copies lhs[row_begin : last_row + 1, p0 : p0 + depth] into the block, `tiles` tiles of
   // rows: tile q's step p holds its rows' elements side by side at (q · depth_ + p) · tile_rows_,
-  // rows past the last repeating it, as the tiles compute them.
+  // rows past the last repeating it, as the tiles compute them: runs of 4 steps interleaved in
+  // registers, asking for the next tile's rows (element by element: 4% of 512³ on Zen 1; so 2%).
   void pack_lhs(llvm::Value* batch, llvm::Value* p0, llvm::Value* depth, llvm::Value* row_begin,
                 llvm::Value* last_row, llvm::Value* tiles) {
+    std::int64_t run = g_.transpose_lhs ? 1 : 4;
+    llvm::Value* whole = mul(b_.CreateUDiv(depth, em_.i64(run)), run);
     llvm::Align align(itemsize(g_.dtype));
-    emit_for(
-        em_, em_.i64(0), mul(tiles, tile_rows_), "gemm.pack_lhs",
-        [&](llvm::Value* i) {
-          llvm::Value* row = umin(add(row_begin, i), last_row);
-          llvm::Value* r = b_.CreateURem(i, em_.i64(tile_rows_));
-          llvm::Value* tile_base = mul(b_.CreateUDiv(i, em_.i64(tile_rows_)), tile_rows_ * depth_);
-          emit_for(
-              em_, em_.i64(0), depth, "gemm.pack_lhs_steps",
-              [&](llvm::Value* p) {
-                llvm::Value* x = b_.CreateAlignedLoad(
-                    elem_, element(lhs_, lhs_at(batch, row, add(p0, p))), align);
-                b_.CreateAlignedStore(
-                    x, element(lhs_block_, add(tile_base, add(mul(p, tile_rows_), r))), align);
-              },
-              /*vectorize=*/false);
-        },
-        /*vectorize=*/false);
+    for_range(em_.i64(0), tiles, "gemm.pack_lhs", [&](llvm::Value* q) {
+      std::vector<llvm::Value*> rows;  // the tile's, then the next tile's
+      for (std::int64_t r = 0; r < 2 * tile_rows_; ++r)
+        rows.push_back(umin(add(row_begin, add(mul(q, tile_rows_), em_.i64(r))), last_row));
+      auto copy = [&](llvm::Value* p, std::int64_t steps) {
+        auto at = [&](std::int64_t r) { return element(lhs_, lhs_at(batch, rows[r], add(p0, p))); };
+        auto* type = llvm::FixedVectorType::get(elem_, static_cast<unsigned>(steps));
+        std::vector<llvm::Value*> runs;
+        for (std::int64_t r = 0; r < tile_rows_; ++r) {
+          runs.push_back(b_.CreateAlignedLoad(type, at(r), align));
+          if (steps > 1) em_.prefetch(at(tile_rows_ + r));
+        }
+        b_.CreateAlignedStore(interleave(b_, runs),
+                              element(lhs_block_, mul(nest(q, depth_, p), tile_rows_)), align);
+      };
+      emit_strided_for(
+          em_, em_.i64(0), whole, run, "gemm.pack_lhs_runs", [&](llvm::Value* p) { copy(p, run); },
+          /*vectorize=*/false);
+      emit_for(
+          em_, whole, depth, "gemm.pack_lhs_steps", [&](llvm::Value* p) { copy(p, 1); },
+          /*vectorize=*/false);
+    });
   }
 
   // Elements of out's type a cache line holds.
@@ -442,11 +450,6 @@ class GemmEmitter {
     auto* half = llvm::FixedVectorType::get(i16, lanes_);
     llvm::Align align(2);
     llvm::Value* zero = llvm::Constant::getNullValue(half);
-    std::vector<int> interleave;
-    for (unsigned l = 0; l < lanes_; ++l) {
-      interleave.push_back(static_cast<int>(l));
-      interleave.push_back(static_cast<int>(lanes_ + l));
-    }
     llvm::Value* pairs = b_.CreateLShr(b_.CreateAdd(depth, em_.i64(1)), em_.i64(1));
     emit_for(
         em_, em_.i64(0), pairs, "gemm.pack_pairs",
@@ -463,8 +466,8 @@ class GemmEmitter {
               if (!g_.transpose_rhs) return b_.CreateMaskedLoad(half, at, align, lanes_on, zero);
               return b_.CreateMaskedGather(half, transposed_row(i16, at), align, lanes_on, zero);
             };
-            llvm::Value* both = b_.CreateShuffleVector(
-                row(step, b_.getTrue()), row(add(step, em_.i64(1)), second), interleave);
+            llvm::Value* both =
+                interleave(b_, {row(step, b_.getTrue()), row(add(step, em_.i64(1)), second)});
             b_.CreateAlignedStore(both, pair_panel_at(q, v, cols), panel_->getAlign());
           }
         },
@@ -548,9 +551,8 @@ class GemmEmitter {
       for (int v = 0; v < n_vec; ++v) {
         bool whole = v + 1 < n_vec || last == lanes_;
         llvm::Value* bias = nullptr;
-        if (finish && epilogue_.bias) {
+        if (finish && epilogue_.bias)
           bias = load_lanes(element(epilogue_.bias, col_of(v)), whole ? lanes_ : last);
-        }
         for (int r = 0; r < rows; ++r) {
           llvm::Value* sum = b_.CreateLoad(vec_, acc[static_cast<std::size_t>(r * n_vec + v)]);
           if (finish) sum = apply_epilogue(em_, epilogue_.activation, sum, bias);

@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include <llvm/Analysis/VectorUtils.h>
 #include <llvm/IR/IntrinsicsX86.h>
 
 namespace jx::codegen::cpu {
@@ -64,6 +65,15 @@ void transpose_square(llvm::IRBuilder<>& b, std::vector<llvm::Value*>& rows) {
       rows[i + h] = b.CreateShuffleVector(a, rows[i + h], high);
     }
   }
+}
+
+llvm::Value* interleave(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& runs) {
+  auto rows = static_cast<unsigned>(runs.size());
+  unsigned lanes = llvm::cast<llvm::FixedVectorType>(runs[0]->getType())->getNumElements();
+  std::vector<int> order;
+  for (unsigned p = 0; p < lanes; ++p)
+    for (unsigned r = 0; r < rows; ++r) order.push_back(static_cast<int>(r * lanes + p));
+  return b.CreateShuffleVector(llvm::concatenateVectors(b, runs), order);
 }
 
 llvm::Value* axis_index(llvm::IRBuilder<>& b, llvm::Value* linear,

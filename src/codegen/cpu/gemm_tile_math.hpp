@@ -1,6 +1,6 @@
 // The matrix kernel's arithmetic that needs none of its state (gemm.cpp): on the tile's vectors,
-// the multiply-add of bf16 pairs, a dense layer's epilogue and the transpose of a square block;
-// on indices, where a convolution's lhs elements lie.
+// the multiply-add of bf16 pairs, a dense layer's epilogue, the transpose of a square block and
+// the interleaving of runs; on indices, where a convolution's lhs elements lie.
 #pragma once
 
 #include "codegen/elemental/elemental.hpp"
@@ -22,6 +22,9 @@ llvm::Value* apply_epilogue(ElementalEmitter& em, hlo::GemmActivation activation
 // Transposes the square block whose rows are `rows` (as many vectors as each has lanes), in
 // place: log2(lanes) rounds of two-vector shuffles.
 void transpose_square(llvm::IRBuilder<>& b, std::vector<llvm::Value*>& rows);
+
+// The vectors `runs` (of equal lanes) interleaved: lane p of run r at p · runs.size() + r.
+llvm::Value* interleave(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& runs);
 
 // i_a, for (i_a) the row-major multi-index of `linear` over the axes' sizes.
 llvm::Value* axis_index(llvm::IRBuilder<>& b, llvm::Value* linear,
