@@ -81,6 +81,8 @@ class GemmEmitter {
   // second-level cache while every block of the contraction passes.
   void emit(llvm::Value* batch_begin, llvm::Value* batch_end, llvm::Value* row_begin,
             llvm::Value* row_end) {
+    if (auto* rows = llvm::dyn_cast<llvm::ConstantInt>(b_.CreateSub(row_end, row_begin)))
+      last_tile_rows_ = static_cast<int>(rows->getSExtValue() % tile_rows_);
     for_range(batch_begin, batch_end, "gemm.batch", [&](llvm::Value* batch) {
       if (!conv_) {
         depth_blocks([&](llvm::Value* p0, llvm::Value* depth) {
@@ -166,11 +168,13 @@ class GemmEmitter {
                  llvm::Value* row_end, llvm::Value* first_block) {
     std::int64_t width = tile_columns_;
     std::int64_t full = g_.n / width, rest = g_.n % width;
-    // Whole tiles only, one copy of the code: the last tile's rows past the end repeat the last
-    // row, computing and storing its values again (every load precedes every store).
-    llvm::Value* tiles = b_.CreateUDiv(
-        add(b_.CreateSub(row_end, row_begin), em_.i64(tile_rows_ - 1)), em_.i64(tile_rows_));
-    Block block{batch, p0, depth, row_begin, b_.CreateSub(row_end, em_.i64(1)), tiles};
+    // Whole tiles, one copy of the code: the last tile's rows past the end repeat the last row,
+    // computing and storing its values again (every load precedes every store); but where the
+    // rows are known as the kernel compiles, a short last tile has code of its own.
+    llvm::Value* rows = b_.CreateSub(row_end, row_begin);
+    llvm::Value* tiles = b_.CreateUDiv(add(rows, em_.i64(tile_rows_ - 1)), em_.i64(tile_rows_));
+    llvm::Value* whole = last_tile_rows_ ? b_.CreateUDiv(rows, em_.i64(tile_rows_)) : tiles;
+    Block block{batch, p0, depth, row_begin, b_.CreateSub(row_end, em_.i64(1)), tiles, whole};
     if (lhs_block_) pack_lhs(batch, p0, depth, row_begin, block.last_row, tiles);
     auto panel = [&](llvm::Value* col, std::int64_t cols) {
       if (rhs_read_ == RhsRead::kPacked) pack(batch, p0, depth, col, cols);
@@ -195,28 +199,26 @@ class GemmEmitter {
             [&] { panel(em_.i64(full * width), rest); });
   }
 
-  // Rows of one block of the contraction: `tiles` tiles from row_begin, none past last_row.
+  // Rows of one block of the contraction: `tiles` tiles from row_begin, none past last_row, the
+  // first `whole` of them of tile_rows_ (the last may have last_tile_rows_).
   struct Block {
-    llvm::Value *batch, *p0, *depth, *row_begin, *last_row, *tiles;
+    llvm::Value *batch, *p0, *depth, *row_begin, *last_row, *tiles, *whole;
   };
 
   // Every tile of the block over the panel at `col`, before_steps(q) before tile q's steps.
   void tiles_over(const Block& block, llvm::Value* col, std::int64_t cols,
                   const std::function<void(llvm::Value*)>& before_steps) {
-    for_range(em_.i64(0), block.tiles, "gemm.rows", [&](llvm::Value* q) {
+    auto tile_q = [&](llvm::Value* q, int rows) {
       llvm::Value* lhs = lhs_block_ ? element(lhs_block_, mul(q, tile_rows_ * depth_)) : nullptr;
       tile(block.batch, add(block.row_begin, mul(q, tile_rows_)), block.last_row, block.p0,
-           block.depth, col, cols, lhs, [&] { before_steps(q); });
-    });
+           block.depth, col, cols, lhs, rows, [&] { before_steps(q); });
+    };
+    for_range(em_.i64(0), block.whole, "gemm.rows", [&](llvm::Value* q) { tile_q(q, tile_rows_); });
+    if (last_tile_rows_)
+      emit_if(em_, b_.CreateICmpULT(block.whole, block.tiles), "gemm.short_tile",
+              [&] { tile_q(block.whole, last_tile_rows_); });
   }
 
-  // Tile q's share of `count` items over `tiles` tiles in equal runs: [first, second).
-  std::pair<llvm::Value*, llvm::Value*> share(llvm::Value* count, llvm::Value* tiles,
-                                              llvm::Value* q) {
-    llvm::Value* size = b_.CreateUDiv(add(count, b_.CreateSub(tiles, em_.i64(1))), tiles);
-    llvm::Value* first = umin(b_.CreateMul(q, size), count);
-    return {first, umin(add(first, size), count)};
-  }
   // Full panel c where the blocking keeps it.
   llvm::Value* kept_panel(llvm::Value* c) { return element(kept_, mul(c, panel_elems_)); }
 
@@ -231,7 +233,7 @@ class GemmEmitter {
       if (kept_) return kept_panel(c);
       return element(panel_, mul(b_.CreateAnd(b_.CreateSub(c, begin), em_.i64(1)), panel_elems_));
     };
-    auto steps = [&](llvm::Value* q) { return share(depth, block.tiles, q); };
+    auto steps = [&](llvm::Value* q) { return share(b_, depth, block.tiles, q); };
     panel_base_ = panel_of(begin);
     emit_if(em_, b_.CreateICmpULT(begin, end), "gemm.first_panel",
             [&] { pack(batch, p0, depth, mul(begin, width), width); });
@@ -269,7 +271,7 @@ class GemmEmitter {
           panel_base_ = kept_panel(c);
           llvm::Value* next = kept_panel(umin(add(c, em_.i64(1)), b_.CreateSub(end, em_.i64(1))));
           tiles_over(block, mul(c, tile_columns_), tile_columns_, [&](llvm::Value* q) {
-            auto [first, last] = share(lines, block.tiles, q);
+            auto [first, last] = share(b_, lines, block.tiles, q);
             auto line = [&](llvm::Value* l) { em_.prefetch(element(next, mul(l, per_line()))); };
             emit_for(em_, first, last, "gemm.prefetch_kept", line, /*vectorize=*/false);
           });
@@ -311,11 +313,7 @@ class GemmEmitter {
     });
   }
 
-  // Elements of out's type a cache line holds.
-  std::int64_t per_line() const {
-    constexpr std::int64_t kLineBytes = 64;
-    return kLineBytes / itemsize(g_.dtype);
-  }
+  std::int64_t per_line() const { return 64 / itemsize(g_.dtype); }  // elements a line holds
 
   // The first `count` lanes of a vector (a partial vector at the right edge).
   llvm::Value* mask(std::int64_t count) {
@@ -337,14 +335,11 @@ class GemmEmitter {
   llvm::Value* panel_at(llvm::Value* p, llvm::Value* v, std::int64_t cols) {
     return element(panel_base_, add(mul(p, vectors(cols) * std::int64_t{lanes_}), mul(v, lanes_)));
   }
-  llvm::Value* panel_at(llvm::Value* p, int v, std::int64_t cols) {
-    return panel_at(p, em_.i64(v), cols);
-  }
   // Panel row p, a vector at a time.
   std::vector<llvm::Value*> panel_row(llvm::Value* p, std::int64_t cols) {
     std::vector<llvm::Value*> row;
     for (int v = 0; v < vectors(cols); ++v)
-      row.push_back(b_.CreateAlignedLoad(vec_, panel_at(p, v, cols), panel_->getAlign()));
+      row.push_back(b_.CreateAlignedLoad(vec_, panel_at(p, em_.i64(v), cols), panel_->getAlign()));
     return row;
   }
   // rhs[step, col : col + cols] where it lies, a vector at a time, zero past the right edge.
@@ -435,7 +430,7 @@ class GemmEmitter {
               row = b_.CreateMaskedGather(vec_, transposed_row(elem_, at), align, mask(live), zero);
             else
               row = load_lanes(at, live);
-            b_.CreateAlignedStore(row, panel_at(p, v, cols), panel_->getAlign());
+            b_.CreateAlignedStore(row, panel_at(p, em_.i64(v), cols), panel_->getAlign());
           }
         },
         /*vectorize=*/false);
@@ -495,13 +490,12 @@ class GemmEmitter {
       b_.CreateAlignedStore(r[j], panel_at(add(p, em_.i64(j)), v, cols), panel_->getAlign());
   }
 
-  // out[rows, col : col + cols] += lhs[rows, p0 : p0 + depth] · panel for the tile's rows from
+  // out[rows, col : col + cols] += lhs[rows, p0 : p0 + depth] · panel for `rows` rows from
   // `row` (none past last_row), starting from zero at the first step of the contraction. The
   // tile stays in registers throughout; `before_steps` is emitted before its steps.
   void tile(llvm::Value* batch, llvm::Value* row, llvm::Value* last_row, llvm::Value* p0,
             llvm::Value* depth, llvm::Value* col, std::int64_t cols, llvm::Value* packed_lhs,
-            const std::function<void()>& before_steps) {
-    int rows = tile_rows_;
+            int rows, const std::function<void()>& before_steps) {
     std::vector<llvm::Value*> row_of;
     for (int r = 0; r < rows; ++r) row_of.push_back(umin(add(row, em_.i64(r)), last_row));
     int n_vec = vectors(cols);
@@ -751,6 +745,7 @@ class GemmEmitter {
   unsigned lanes_ = 0;
   llvm::FixedVectorType* vec_ = nullptr;
   int tile_rows_ = 1, tile_vectors_ = 1;
+  int last_tile_rows_ = 0;  // a last tile's rows where every call's are known and not whole tiles
   std::int64_t tile_columns_ = 1;
   RhsRead rhs_read_ = RhsRead::kPacked;
   std::optional<OuterRange> panels_;  // the column panels computed, when not all

@@ -76,6 +76,16 @@ llvm::Value* interleave(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& r
   return b.CreateShuffleVector(llvm::concatenateVectors(b, runs), order);
 }
 
+std::pair<llvm::Value*, llvm::Value*> share(llvm::IRBuilder<>& b, llvm::Value* count,
+                                            llvm::Value* items, llvm::Value* q) {
+  auto umin = [&](llvm::Value* x, llvm::Value* y) {
+    return b.CreateIntrinsic(llvm::Intrinsic::umin, {b.getInt64Ty()}, {x, y});
+  };
+  llvm::Value* size = b.CreateUDiv(b.CreateAdd(count, b.CreateSub(items, b.getInt64(1))), items);
+  llvm::Value* first = umin(b.CreateMul(q, size), count);
+  return {first, umin(b.CreateAdd(first, size), count)};
+}
+
 llvm::Value* axis_index(llvm::IRBuilder<>& b, llvm::Value* linear,
                         const std::vector<hlo::ImplicitGemm::Axis>& axes, std::size_t a) {
   std::int64_t after = 1;

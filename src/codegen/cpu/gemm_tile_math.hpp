@@ -1,6 +1,7 @@
 // The matrix kernel's arithmetic that needs none of its state (gemm.cpp): on the tile's vectors,
 // the multiply-add of bf16 pairs, a dense layer's epilogue, the transpose of a square block and
-// the interleaving of runs; on indices, where a convolution's lhs elements lie.
+// the interleaving of runs; on indices, a tile's share of a panel's work and where a
+// convolution's lhs elements lie.
 #pragma once
 
 #include "codegen/elemental/elemental.hpp"
@@ -25,6 +26,10 @@ void transpose_square(llvm::IRBuilder<>& b, std::vector<llvm::Value*>& rows);
 
 // The vectors `runs` (of equal lanes) interleaved: lane p of run r at p · runs.size() + r.
 llvm::Value* interleave(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& runs);
+
+// Item q's share of `count` items over `items` in equal runs: [first, second).
+std::pair<llvm::Value*, llvm::Value*> share(llvm::IRBuilder<>& b, llvm::Value* count,
+                                            llvm::Value* items, llvm::Value* q);
 
 // i_a, for (i_a) the row-major multi-index of `linear` over the axes' sizes.
 llvm::Value* axis_index(llvm::IRBuilder<>& b, llvm::Value* linear,
