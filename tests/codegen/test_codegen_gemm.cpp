@@ -151,10 +151,18 @@ TEST_CASE("codegen: the blocked matrix kernel against a loop", "[codegen][gemm]"
       // three depths, the last partial, and a narrower last panel
       {0, 100, 70, 1000, false},
       {0, 48, 900, 50, false},  // split by columns, 8 row tiles: packed ahead too
+      // the same with a short last tile (5 rows) and a depth of 3 steps past whole runs of 4
+      {0, 47, 900, 51, false},
+      // one row, both operands transposed: a packed tile of one row, its lhs packed by columns
+      {0, 1, 1000, 300, true, true},
       // panels kept for the blocks of rows after the first: 4 blocks (each third of the rows
       // 2), two depths, a narrower last panel; and split by columns, 2 blocks and 2 depths
       {0, 600, 20, 400, false},
       {0, 270, 730, 260, false},
+      // the same with a short last tile of 4 rows and a last depth of 3 steps; and a last block
+      // of 4 rows, its short tile alone, reading kept panels
+      {0, 268, 730, 259, false},
+      {0, 670, 40, 300, false},
       {2, 400, 40, 400, false},  // batched: each product keeps its own
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
@@ -168,10 +176,10 @@ TEST_CASE("codegen: the blocked matrix kernel against a loop", "[codegen][gemm]"
 // How the kernel blocks follows the core's caches (gemm_blocking): with a 1 MiB second level,
 // AVX2's tile of a product split by rows keeps a 256 KiB panel there, every row passing over it;
 // with 512 KiB, a panel of three quarters of the first level (384 steps of 16 floats), blocks of
-// lhs packed where 16 panels or more read them (split by columns too), the next panel packed ahead by a block of 8 row
-// tiles or more (else prefetched) and kept, up to 8 MiB, where more blocks of rows follow (else
-// no deeper than 4 MiB of rhs rows, the second-level TLB's reach); a long run of rhs read in
-// place, in blocks of steps as a short one is.
+// lhs packed where 16 panels or more read them (split by columns too), the next panel packed
+// ahead by a block of 8 row tiles or more (else prefetched) and kept, up to 8 MiB, where more
+// blocks of rows follow (else no deeper than 4 MiB of rhs rows, the second-level TLB's reach); a
+// long run of rhs read in place, in blocks of steps as a short one is.
 TEST_CASE("codegen: the matrix kernel's blocks follow the second-level cache", "[codegen][gemm]") {
   cpu::CpuIsa isa = cpu::cpu_isa("avx2");
   isa.cores = 1;
@@ -223,9 +231,9 @@ TEST_CASE("codegen: the matrix kernel's blocks follow the second-level cache", "
   CHECK(b.depth == 256);
   g.batch = 1, g.m = 2048, g.n = 200;  // 13 panels
   CHECK_FALSE(blocking(512 << 10).pack_lhs);
-  g.m = 16, g.n = 4096;  // split by columns: a panel of half the first level, lhs packed
+  g.m = 16, g.n = 4096;  // split by columns: a panel of half the first level
   REQUIRE(gemm_column_panels(isa, g) > 0);
-  CHECK_FALSE(blocking(1 << 20).pack_lhs);
+  CHECK_FALSE(blocking(1 << 20).pack_lhs);  // lhs packed only where no second-level panel fits
   b = blocking(512 << 10);
   CHECK(b.depth == 256);
   CHECK(b.pack_lhs);

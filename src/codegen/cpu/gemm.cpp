@@ -81,8 +81,11 @@ class GemmEmitter {
   // second-level cache while every block of the contraction passes.
   void emit(llvm::Value* batch_begin, llvm::Value* batch_end, llvm::Value* row_begin,
             llvm::Value* row_end) {
-    if (auto* rows = llvm::dyn_cast<llvm::ConstantInt>(b_.CreateSub(row_end, row_begin)))
-      last_tile_rows_ = static_cast<int>(rows->getSExtValue() % tile_rows_);
+    auto* first = llvm::dyn_cast<llvm::ConstantInt>(row_begin);
+    auto* end = llvm::dyn_cast<llvm::ConstantInt>(row_end);
+    last_tile_rows_ =
+        first && end ? static_cast<int>((end->getSExtValue() - first->getSExtValue()) % tile_rows_)
+                     : 0;
     for_range(batch_begin, batch_end, "gemm.batch", [&](llvm::Value* batch) {
       if (!conv_) {
         depth_blocks([&](llvm::Value* p0, llvm::Value* depth) {
@@ -283,11 +286,12 @@ class GemmEmitter {
   // Copies lhs[row_begin : last_row + 1, p0 : p0 + depth] into the block, `tiles` tiles of
   // rows: tile q's step p holds its rows' elements side by side at (q · depth_ + p) · tile_rows_,
   // rows past the last repeating it, as the tiles compute them: runs of 4 steps interleaved in
-  // registers, asking for the next tile's rows (element by element: 4% of 512³ on Zen 1; so 2%).
+  // registers, each asking for the next tile's rows (element by element: 4% of 512³ on Zen 1;
+  // so 2%). A transposed lhs goes a step at a time.
   void pack_lhs(llvm::Value* batch, llvm::Value* p0, llvm::Value* depth, llvm::Value* row_begin,
                 llvm::Value* last_row, llvm::Value* tiles) {
     std::int64_t run = g_.transpose_lhs ? 1 : 4;
-    llvm::Value* whole = mul(b_.CreateUDiv(depth, em_.i64(run)), run);
+    llvm::Value* in_runs = mul(b_.CreateUDiv(depth, em_.i64(run)), run);
     llvm::Align align(itemsize(g_.dtype));
     for_range(em_.i64(0), tiles, "gemm.pack_lhs", [&](llvm::Value* q) {
       std::vector<llvm::Value*> rows;  // the tile's, then the next tile's
@@ -305,10 +309,11 @@ class GemmEmitter {
                               element(lhs_block_, mul(nest(q, depth_, p), tile_rows_)), align);
       };
       emit_strided_for(
-          em_, em_.i64(0), whole, run, "gemm.pack_lhs_runs", [&](llvm::Value* p) { copy(p, run); },
+          em_, em_.i64(0), in_runs, run, "gemm.pack_lhs_runs",
+          [&](llvm::Value* p) { copy(p, run); },
           /*vectorize=*/false);
       emit_for(
-          em_, whole, depth, "gemm.pack_lhs_steps", [&](llvm::Value* p) { copy(p, 1); },
+          em_, in_runs, depth, "gemm.pack_lhs_steps", [&](llvm::Value* p) { copy(p, 1); },
           /*vectorize=*/false);
     });
   }

@@ -206,9 +206,9 @@ GemmBlocking gemm_blocking(const CpuIsa& isa, const hlo::GemmShape& g, const Til
   // is a multiple of 4 KiB they share few sets of the second-level cache, which evicts them
   // before the next panel reads them again. Packed, a block is one contiguous run, read in
   // order; copying it pays where many panels read it (n of 16 panels or more). Zen 1, f32, one
-  // core, GMAC/s: n = 2048 16.4 -> 17.3, 4096 15.9 -> 16.9 (OpenBLAS 18.4-18.8). So it does
-  // split by columns, where every call packs all of lhs: [m, 4096] x [4096, 4096], m = 128
-  // 16.2 -> 17.7, 256 16.2-16.6 -> 17.6-18.0, 512 16.5-16.9 -> 18.3.
+  // core, GMAC/s: n = 2048 16.4 -> 17.3, 4096 15.9 -> 16.9 (OpenBLAS 18.4-18.8). So does a
+  // product split by columns, where every call packs all of lhs: [m, 4096] x [4096, 4096],
+  // m = 128 16.2 -> 17.7, 256 16.2-16.6 -> 17.6-18.0, 512 16.5-16.9 -> 18.3.
   b.pack_lhs = tile.rhs == RhsRead::kPacked && !pairs && !conv &&
                (l1_for_l2 || (column_split && !second_level_fits_panel(isa))) &&
                g.n >= 16 * tile.columns;

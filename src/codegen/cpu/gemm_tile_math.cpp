@@ -68,6 +68,7 @@ void transpose_square(llvm::IRBuilder<>& b, std::vector<llvm::Value*>& rows) {
 }
 
 llvm::Value* interleave(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& runs) {
+  if (runs.size() == 1) return runs[0];
   auto rows = static_cast<unsigned>(runs.size());
   unsigned lanes = llvm::cast<llvm::FixedVectorType>(runs[0]->getType())->getNumElements();
   std::vector<int> order;
@@ -77,11 +78,11 @@ llvm::Value* interleave(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& r
 }
 
 std::pair<llvm::Value*, llvm::Value*> share(llvm::IRBuilder<>& b, llvm::Value* count,
-                                            llvm::Value* items, llvm::Value* q) {
+                                            llvm::Value* parts, llvm::Value* q) {
   auto umin = [&](llvm::Value* x, llvm::Value* y) {
     return b.CreateIntrinsic(llvm::Intrinsic::umin, {b.getInt64Ty()}, {x, y});
   };
-  llvm::Value* size = b.CreateUDiv(b.CreateAdd(count, b.CreateSub(items, b.getInt64(1))), items);
+  llvm::Value* size = b.CreateUDiv(b.CreateAdd(count, b.CreateSub(parts, b.getInt64(1))), parts);
   llvm::Value* first = umin(b.CreateMul(q, size), count);
   return {first, umin(b.CreateAdd(first, size), count)};
 }

@@ -4,6 +4,9 @@
 // convolution's lhs elements lie.
 #pragma once
 
+#include <utility>
+#include <vector>
+
 #include "codegen/elemental/elemental.hpp"
 #include "hlo/convolution.hpp"
 #include "hlo/gemm.hpp"
@@ -24,12 +27,13 @@ llvm::Value* apply_epilogue(ElementalEmitter& em, hlo::GemmActivation activation
 // place: log2(lanes) rounds of two-vector shuffles.
 void transpose_square(llvm::IRBuilder<>& b, std::vector<llvm::Value*>& rows);
 
-// The vectors `runs` (of equal lanes) interleaved: lane p of run r at p · runs.size() + r.
+// The vectors `runs` (one or more, of equal lanes) interleaved: lane p of run r at
+// p · runs.size() + r.
 llvm::Value* interleave(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& runs);
 
-// Item q's share of `count` items over `items` in equal runs: [first, second).
+// Part q's share of `count` items over `parts` parts in equal runs: [first, second).
 std::pair<llvm::Value*, llvm::Value*> share(llvm::IRBuilder<>& b, llvm::Value* count,
-                                            llvm::Value* items, llvm::Value* q);
+                                            llvm::Value* parts, llvm::Value* q);
 
 // i_a, for (i_a) the row-major multi-index of `linear` over the axes' sizes.
 llvm::Value* axis_index(llvm::IRBuilder<>& b, llvm::Value* linear,
