@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "codegen/cpu/cpu_isa.hpp"
 #include "jx/config.hpp"
 #include "support/float_environment.hpp"
 #include "support/profiler.hpp"
@@ -124,10 +125,7 @@ class Pool {
   alignas(64) std::atomic<std::uint64_t> done_{0};    // chunks of the current job finished
 };
 
-int cores() {
-  static const int n = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  return n;
-}
+int cores() { return codegen::cpu::host_cores(); }
 
 // Never destroyed: kernels may still run from static destructors of user code.
 Pool* pool() {

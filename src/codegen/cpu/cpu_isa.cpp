@@ -61,11 +61,16 @@ CpuIsa resolve(bool cap_at_avx2) {
   isa.full_width_256 = avx2 && isa.cpu != "znver1";
   if (std::int64_t bytes = data_cache_bytes(2)) isa.second_level_cache = bytes;
   if (std::int64_t bytes = data_cache_bytes(0)) isa.last_level_cache = bytes;
-  isa.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  isa.cores = host_cores();
   return isa;
 }
 
 }  // namespace
+
+int host_cores() {
+  static const int n = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return n;
+}
 
 const CpuIsa& cpu_isa(std::string_view flag) {
   if (flag != "avx2" && flag != "avx512" && flag != "native")

@@ -24,7 +24,7 @@ struct CpuIsa {
   std::int64_t second_level_cache = std::int64_t{1} << 20;
   // The host's last-level cache, bytes (a default of 32 MiB where the host does not say).
   std::int64_t last_level_cache = std::int64_t{32} << 20;
-  // The host's cores, over which a kernel's rows split (runtime/parallel.hpp).
+  // The host's cores, over which a kernel's rows split (host_cores).
   int cores = 1;
 };
 
@@ -32,5 +32,9 @@ struct CpuIsa {
 // XLA's --xla_cpu_max_isa, so avx512 on a CPU without it is the CPU's own. Throws
 // jx::ValueError for any other flag.
 const CpuIsa& cpu_isa(std::string_view flag);
+
+// The host's cores: the most threads parallel_for runs (runtime/parallel.hpp), and what the
+// matrix kernel's plan counts a call's rows from.
+int host_cores();
 
 }  // namespace jx::codegen::cpu
