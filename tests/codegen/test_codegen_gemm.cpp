@@ -198,7 +198,7 @@ TEST_CASE("codegen: the matrix kernel's blocks follow the second-level cache", "
                        2048, std::max<std::int64_t>(256, isa.last_level_cache / 4 / (2048 * 4))));
   CHECK(b.block_rows == 2052);  // all rows, in whole tiles
   CHECK_FALSE(b.pack_lhs);
-  CHECK(b.next_panel == cpu::NextPanel::kNone);
+  CHECK_FALSE(b.first_tile_packs);
   CHECK_FALSE(b.keep_panels);
   CHECK(cpu::gemm_workspace_bytes(isa, g) == 0);
 
@@ -206,8 +206,8 @@ TEST_CASE("codegen: the matrix kernel's blocks follow the second-level cache", "
   CHECK(b.depth == 384);
   CHECK(b.block_rows == 174);  // 256 KiB of lhs: 170 rows, in whole tiles
   CHECK(b.pack_lhs);
-  CHECK(b.next_panel == cpu::NextPanel::kPackAhead);
-  CHECK(b.keep_panels);
+  CHECK(b.keep_panels);  // packed ahead, not by the first tile
+  CHECK_FALSE(b.first_tile_packs);
   CHECK(cpu::gemm_workspace_bytes(isa, g) == 2048 * 384 * 4);  // 128 panels of 384 steps
 
   g.n = 4096;  // rows of rhs 16 KiB apart, kept: 6 MiB
@@ -216,6 +216,7 @@ TEST_CASE("codegen: the matrix kernel's blocks follow the second-level cache", "
   isa.cores = 16;  // 128 rows a call, one block: not kept, 4 MiB deep
   b = blocking(512 << 10);
   CHECK_FALSE(b.keep_panels);
+  CHECK(b.first_tile_packs);
   CHECK(b.depth == 256);
   CHECK(cpu::gemm_workspace_bytes(isa, g) == 0);
   isa.cores = 1;
@@ -226,7 +227,7 @@ TEST_CASE("codegen: the matrix kernel's blocks follow the second-level cache", "
   CHECK(b.depth == 128);
   g.batch = 2, g.m = 100, g.n = 4096;  // one block of rows a product: not kept, 4 MiB deep
   b = blocking(512 << 10);
-  CHECK(b.next_panel == cpu::NextPanel::kPackAhead);
+  CHECK(b.first_tile_packs);
   CHECK_FALSE(b.keep_panels);
   CHECK(b.depth == 256);
   g.batch = 1, g.m = 2048, g.n = 200;  // 13 panels
@@ -237,15 +238,13 @@ TEST_CASE("codegen: the matrix kernel's blocks follow the second-level cache", "
   b = blocking(512 << 10);
   CHECK(b.depth == 256);
   CHECK(b.pack_lhs);
-  CHECK(b.next_panel == cpu::NextPanel::kPrefetch);  // 3 row tiles
-  g.m = 42;
-  REQUIRE(gemm_column_panels(isa, g) > 0);
-  CHECK(blocking(512 << 10).next_panel == cpu::NextPanel::kPrefetch);  // 7 tiles
-  g.m = 43;
+  CHECK(b.first_tile_packs);
+  CHECK_FALSE(b.keep_panels);  // one block of rows
+  g.m = 600;                   // three blocks of rows: kept
   REQUIRE(gemm_column_panels(isa, g) > 0);
   b = blocking(512 << 10);
-  CHECK(b.next_panel == cpu::NextPanel::kPackAhead);  // 8, the last of a row
-  CHECK_FALSE(b.keep_panels);                         // one block of rows
+  CHECK(b.keep_panels);
+  CHECK_FALSE(b.first_tile_packs);
   // One row read in place, a run of 384 bytes: all of k at once, or in blocks of 16 steps
   g.m = 1;
   tile = cpu::tile_shape(isa, g, false);

@@ -2,12 +2,10 @@
 // (gemm_plan.hpp). The contraction is cut into blocks of depth_ steps and the rows into blocks of
 // block_rows_ (gemm_blocking); for each, a panel of rhs (its rows of two or four vectors of
 // columns, transposed here when rhs is stored transposed) is packed into contiguous whole
-// vectors, and every tile of out, 6 rows by 2 vectors (or 4), adds its share in registers: each
-// step loads the panel row's vectors, broadcasts 6 lhs elements and issues 12 (or 24) independent
-// multiply-adds, enough to cover the FMA latency on both ports. Where many panels pass over a
-// block of rows held in the second-level cache, that block of lhs is packed too, each tile's rows
-// of a step side by side (gemm_blocking's pack_lhs); where the panels are packed ahead, the first
-// block of rows may keep them in the workspace for the others (keep_panels). The last block of the
+// vectors (before its tiles, by its first tile, or ahead and kept), and every tile of out, 6 rows
+// by 2 vectors (or 4), adds its share in registers: each step loads the panel row's vectors,
+// broadcasts 6 lhs elements and issues 12 (or 24) independent multiply-adds, enough to cover the
+// FMA latency on both ports. Blocks of lhs may be packed too (pack_lhs). The last block of the
 // contraction may apply a dense layer's bias and activation as it stores a tile. A product of few
 // rows reads rhs unpacked and splits over the threads by columns (TileShape, gemm_column_panels).
 #include <algorithm>
@@ -50,7 +48,7 @@ class GemmEmitter {
     GemmBlocking blocking = gemm_blocking(isa, g, tile, conv);
     depth_ = blocking.depth;
     block_rows_ = blocking.block_rows;
-    next_panel_ = blocking.next_panel;
+    first_tile_packs_ = blocking.first_tile_packs;
     JX_CHECK(blocking.keep_panels == (workspace != nullptr));
     kept_ = workspace;
     if (blocking.pack_lhs) {
@@ -61,12 +59,9 @@ class GemmEmitter {
     }
     if (rhs_read_ != RhsRead::kPacked) return;
     panel_elem_ = pairs_ ? b_.getInt16Ty() : elem_;
-    std::int64_t panel_rows = pairs_ ? (depth_ + 1) / 2 * 2 : depth_;
-    panel_elems_ = panel_rows * tile_vectors_ * lanes_;
-    int halves = next_panel_ == NextPanel::kPackAhead && !kept_ ? 2 : 1;
+    panel_elems_ = (pairs_ ? (depth_ + 1) / 2 * 2 : depth_) * tile_vectors_ * lanes_;
     panel_ = em.entry_alloca(
-        llvm::ArrayType::get(panel_elem_, static_cast<std::uint64_t>(panel_elems_ * halves)),
-        "gemm.panel");
+        llvm::ArrayType::get(panel_elem_, static_cast<std::uint64_t>(panel_elems_)), "gemm.panel");
     panel_->setAlignment(llvm::Align(isa.vector_bytes));
     panel_base_ = panel_;
   }
@@ -83,9 +78,9 @@ class GemmEmitter {
             llvm::Value* row_end) {
     auto* first = llvm::dyn_cast<llvm::ConstantInt>(row_begin);
     auto* end = llvm::dyn_cast<llvm::ConstantInt>(row_end);
-    last_tile_rows_ =
-        first && end ? static_cast<int>((end->getSExtValue() - first->getSExtValue()) % tile_rows_)
-                     : 0;
+    std::int64_t rows = first && end ? end->getSExtValue() - first->getSExtValue() : 0;
+    last_tile_rows_ = static_cast<int>(rows % tile_rows_);
+    JX_CHECK(!last_tile_rows_ || rows > tile_rows_);  // a panel's first tile (it may pack) is whole
     for_range(batch_begin, batch_end, "gemm.batch", [&](llvm::Value* batch) {
       if (!conv_) {
         depth_blocks([&](llvm::Value* p0, llvm::Value* depth) {
@@ -180,7 +175,7 @@ class GemmEmitter {
     Block block{batch, p0, depth, row_begin, b_.CreateSub(row_end, em_.i64(1)), tiles, whole};
     if (lhs_block_) pack_lhs(batch, p0, depth, row_begin, block.last_row, tiles);
     auto panel = [&](llvm::Value* col, std::int64_t cols) {
-      if (rhs_read_ == RhsRead::kPacked) pack(batch, p0, depth, col, cols);
+      if (rhs_read_ == RhsRead::kPacked && !first_tile_packs_) pack(batch, p0, depth, col, cols);
       tiles_over(block, col, cols, [](llvm::Value*) {});
     };
     auto cols = [&](llvm::Value* c) { panel(mul(c, width), width); };
@@ -190,8 +185,6 @@ class GemmEmitter {
       emit_if_else(
           em_, first_block, "gemm.keep_panels", [&] { panels_ahead(block, begin, end); },
           [&] { kept_panels(block, begin, end); });
-    else if (next_panel_ == NextPanel::kPackAhead)
-      panels_ahead(block, begin, end);
     else if (!panels_)
       for_range(em_.i64(0), end, "gemm.cols", cols);
     else
@@ -208,15 +201,20 @@ class GemmEmitter {
     llvm::Value *batch, *p0, *depth, *row_begin, *last_row, *tiles, *whole;
   };
 
-  // Every tile of the block over the panel at `col`, before_steps(q) before tile q's steps.
+  // Every tile of the block over the panel at `col`, before_steps(q) before tile q's steps; the
+  // first packs the panel where the blocking says so (first_tile_packs).
   void tiles_over(const Block& block, llvm::Value* col, std::int64_t cols,
                   const std::function<void(llvm::Value*)>& before_steps) {
-    auto tile_q = [&](llvm::Value* q, int rows) {
+    auto tile_q = [&](llvm::Value* q, int rows, bool packs = false) {
       llvm::Value* lhs = lhs_block_ ? element(lhs_block_, mul(q, tile_rows_ * depth_)) : nullptr;
       tile(block.batch, add(block.row_begin, mul(q, tile_rows_)), block.last_row, block.p0,
-           block.depth, col, cols, lhs, rows, [&] { before_steps(q); });
+           block.depth, col, cols, lhs, rows, packs, [&] { before_steps(q); });
     };
-    for_range(em_.i64(0), block.whole, "gemm.rows", [&](llvm::Value* q) { tile_q(q, tile_rows_); });
+    if (first_tile_packs_)
+      emit_if(em_, b_.CreateICmpUGT(block.whole, em_.i64(0)), "gemm.packing_tile",
+              [&] { tile_q(em_.i64(0), tile_rows_, true); });
+    for_range(em_.i64(first_tile_packs_ ? 1 : 0), block.whole, "gemm.rows",
+              [&](llvm::Value* q) { tile_q(q, tile_rows_); });
     if (last_tile_rows_)
       emit_if(em_, b_.CreateICmpULT(block.whole, block.tiles), "gemm.short_tile",
               [&] { tile_q(block.whole, last_tile_rows_); });
@@ -225,29 +223,25 @@ class GemmEmitter {
   // Full panel c where the blocking keeps it.
   llvm::Value* kept_panel(llvm::Value* c) { return element(kept_, mul(c, panel_elems_)); }
 
-  // Full panels [begin, end) packed ahead (NextPanel::kPackAhead): the first whole, then each
-  // tile of a panel packs its share of the next panel's steps into the panel's other half (or
-  // where it is kept), and prefetches the share the next tile packs into the second level.
+  // Full panels [begin, end) packed ahead where the blocking keeps them: the first whole, then
+  // each tile of a panel packs its share of the next panel's steps, and prefetches the share the
+  // next tile packs into the second level.
   void panels_ahead(const Block& block, llvm::Value* begin, llvm::Value* end) {
     JX_CHECK(!pairs_ && !g_.transpose_rhs && !conv_);  // what pack() packs row by row
     llvm::Value *batch = block.batch, *p0 = block.p0, *depth = block.depth;
     std::int64_t width = tile_columns_;
-    auto panel_of = [&](llvm::Value* c) {  // where it is kept, or its half, alternating
-      if (kept_) return kept_panel(c);
-      return element(panel_, mul(b_.CreateAnd(b_.CreateSub(c, begin), em_.i64(1)), panel_elems_));
-    };
     auto steps = [&](llvm::Value* q) { return share(b_, depth, block.tiles, q); };
-    panel_base_ = panel_of(begin);
+    panel_base_ = kept_panel(begin);
     emit_if(em_, b_.CreateICmpULT(begin, end), "gemm.first_panel",
             [&] { pack(batch, p0, depth, mul(begin, width), width); });
     auto ahead = [&](llvm::Value* c, llvm::Value* q) {
       llvm::Value* next = add(c, em_.i64(1));
       emit_if(em_, b_.CreateICmpULT(next, end), "gemm.pack_ahead", [&] {
-        panel_base_ = panel_of(next);
+        panel_base_ = kept_panel(next);
         auto [first, last] = steps(q);
         pack_rows(batch, p0, first, last, mul(next, width), width);
       });
-      panel_base_ = panel_of(c);
+      panel_base_ = kept_panel(c);
       // After a panel's last tile, the next tile packs the panel after the next.
       llvm::Value* wrap = b_.CreateICmpEQ(add(q, em_.i64(1)), block.tiles);
       auto [first, last] = steps(b_.CreateSelect(wrap, em_.i64(0), add(q, em_.i64(1))));
@@ -371,9 +365,8 @@ class GemmEmitter {
 
   // Asks for the lines of out[row + rows : row + 2 * rows, col : col + cols], the next tile's
   // share (none past last_row), for writing. A block of rows holds more of out than the
-  // second-level cache, so each tile's share comes from beyond it, and the tile's first
-  // multiply-adds would wait on those loads. Zen 1, f32 n³, one core, against OpenBLAS: n = 2000
-  // 0.96 -> 0.98, 2064 0.94-0.97 -> 0.99, 3000 0.94 -> 0.99, 4096 0.91 -> 0.95.
+  // second-level cache, and the tile's first multiply-adds would wait on those loads (Zen 1, f32
+  // n³, one core, against OpenBLAS: n = 3000 0.94 -> 0.99, 4096 0.91 -> 0.95).
   void prefetch_next_tile_out(llvm::Value* batch, llvm::Value* row, llvm::Value* last_row,
                               llvm::Value* col, std::int64_t cols) {
     for (int r = 0; r < tile_rows_; ++r) {
@@ -497,10 +490,11 @@ class GemmEmitter {
 
   // out[rows, col : col + cols] += lhs[rows, p0 : p0 + depth] · panel for `rows` rows from
   // `row` (none past last_row), starting from zero at the first step of the contraction. The
-  // tile stays in registers throughout; `before_steps` is emitted before its steps.
+  // tile stays in registers throughout; `before_steps` is emitted before its steps. `packs`:
+  // it reads rhs where it lies and writes the panel (GemmBlocking::first_tile_packs).
   void tile(llvm::Value* batch, llvm::Value* row, llvm::Value* last_row, llvm::Value* p0,
             llvm::Value* depth, llvm::Value* col, std::int64_t cols, llvm::Value* packed_lhs,
-            int rows, const std::function<void()>& before_steps) {
+            int rows, bool packs, const std::function<void()>& before_steps) {
     std::vector<llvm::Value*> row_of;
     for (int r = 0; r < rows; ++r) row_of.push_back(umin(add(row, em_.i64(r)), last_row));
     int n_vec = vectors(cols);
@@ -531,16 +525,22 @@ class GemmEmitter {
       emit_for(
           em_, em_.i64(0), depth, "gemm.k",
           [&](llvm::Value* p) {
-            std::vector<llvm::Value*> rhs_vectors = rhs_read_ == RhsRead::kInPlace
-                                                        ? rhs_row(batch, add(p0, p), col, cols)
+            llvm::Value* step = add(p0, p);
+            std::vector<llvm::Value*> rhs_vectors = rhs_read_ == RhsRead::kInPlace || packs
+                                                        ? rhs_row(batch, step, col, cols)
                                                         : panel_row(p, cols);
-            if (next_panel_ == NextPanel::kPrefetch)  // the next panel's share of the step
-              prefetch_rhs(batch, add(p0, p), add(col, em_.i64(cols)), cols, true);
+            if (packs) {
+              for (int v = 0; v < n_vec; ++v)
+                b_.CreateAlignedStore(rhs_vectors[static_cast<std::size_t>(v)],
+                                      panel_at(p, em_.i64(v), cols), panel_->getAlign());
+              llvm::Value* ahead = umin(add(step, em_.i64(kPackLookahead)), em_.i64(g_.k - 1));
+              prefetch_rhs(batch, ahead, col, cols, true);
+            }
             accumulate(acc, rhs_vectors, [&](std::size_t r) {
               llvm::Value* at =
                   packed_lhs ? element(packed_lhs, add(mul(p, tile_rows_),
                                                        em_.i64(static_cast<std::int64_t>(r))))
-                             : element(lhs_, lhs_at(batch, row_of[r], add(p0, p)));
+                             : element(lhs_, lhs_at(batch, row_of[r], step));
               return b_.CreateVectorSplat(lanes_, b_.CreateAlignedLoad(elem_, at, align));
             });
           },
@@ -754,10 +754,10 @@ class GemmEmitter {
   std::int64_t tile_columns_ = 1;
   RhsRead rhs_read_ = RhsRead::kPacked;
   std::optional<OuterRange> panels_;  // the column panels computed, when not all
-  NextPanel next_panel_ = NextPanel::kNone;
+  bool first_tile_packs_ = false;     // GemmBlocking's
   std::int64_t depth_ = 1, block_rows_ = 1;
-  // depth_ rows of tile_vectors_ vectors (panel_elems_), twice when packing ahead; panel_base_:
-  // the half that the tiles read and a pack writes
+  // depth_ rows of tile_vectors_ vectors (panel_elems_); panel_base_: the panel that the tiles
+  // read and a pack writes, this one or a kept one
   llvm::AllocaInst* panel_ = nullptr;
   std::int64_t panel_elems_ = 0;
   llvm::Value* panel_base_ = nullptr;

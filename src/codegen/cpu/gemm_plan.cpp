@@ -112,10 +112,10 @@ GemmBlocking gemm_blocking(const CpuIsa& isa, const hlo::GemmShape& g, const Til
                              : tile_vectors > 2 ? 2 * kPanelBytes
                              : l1_for_l2        ? kL1ForL2PanelBytes
                                                 : kPanelBytes;
-  // The tiles over a packed first-level panel get the next one ready as they go
-  // (GemmBlocking::next_panel), where rhs rows lie apart, a line of each in a panel.
-  bool readies_next = tile.rhs == RhsRead::kPacked && !pairs && !g.transpose_rhs && !conv &&
-                      ((column_split && !panel_in_l2) || l1_for_l2);
+  // The tiles over a packed first-level panel make it ready as they go (first_tile_packs,
+  // keep_panels), where rhs rows lie apart, a line of each in a panel.
+  bool packs_as_it_goes = tile.rhs == RhsRead::kPacked && !pairs && !g.transpose_rhs && !conv &&
+                          ((column_split && !panel_in_l2) || l1_for_l2);
   auto rows_of_block = [&](std::int64_t depth) {
     std::int64_t rows = panel_in_l2 ? g.m : std::min(g.m, kLhsBlockBytes / (depth * operand_bytes));
     return (std::max<std::int64_t>(rows, 1) + tile.rows - 1) / tile.rows * tile.rows;
@@ -157,7 +157,7 @@ GemmBlocking gemm_blocking(const CpuIsa& isa, const hlo::GemmShape& g, const Til
       std::min(b.depth, std::max<std::int64_t>(kKeptPanelsBytes / (g.n * operand_bytes), 1));
   // (Split by columns or by batches, a call computes all of a product's rows.)
   std::int64_t call_rows = column_split || g.batch > 1 ? g.m : (g.m + isa.cores - 1) / isa.cores;
-  b.keep_panels = readies_next && g.n >= tile.columns && call_rows > rows_of_block(kept_depth);
+  b.keep_panels = packs_as_it_goes && g.n >= tile.columns && call_rows > rows_of_block(kept_depth);
   if (b.keep_panels) b.depth = kept_depth;
   // Packing a first-level panel reads a line of each of its rows of rhs, every row on pages of
   // its own once rows lie a page or more apart: the address translations of a panel's rows and
@@ -185,23 +185,19 @@ GemmBlocking gemm_blocking(const CpuIsa& isa, const hlo::GemmShape& g, const Til
   }
   b.block_rows = rows_of_block(b.depth);
   // Packing a first-level panel would wait on memory (rhs rows lie apart, a line of each in a
-  // panel): the tiles ask for the next panel's lines as they go. Zen 5 under --cpu_isa=avx2, f32
-  // [m, 4096] x [4096, 4096] (split by columns), ms on one and two threads: m = 16 9.35, 4.50 ->
-  // 7.09, 3.46; m = 64 21.0, 10.5 -> 18.8, 9.4; m = 256 70.2, 35.3 -> 66.9, 33.5. Zen 1, split by
-  // rows, one core, GMAC/s: n = 1024 15.6 -> 16.2, 2048 14.7 -> 15.7. (The wide tile's
-  // second-level panel ran 4-9% slower with it.) But every tile asking for every line fetches
-  // each many times, from beyond the second level where rows lie a power of two apart (n = 2048:
-  // a panel's 384 lines share 8 of its sets). Where a block has enough tiles, each packs its
-  // share of the next panel instead, fetched once, a tile ahead. Zen 1, one core, f32, against
-  // OpenBLAS: 2048³ 0.93 -> 0.96, 4096³ 0.96 -> 0.98, [64, 4096] x [4096, 4096] 1.33 -> 1.37
-  // (docs/performance.md); but [16, 4096] x [4096, 4096] (3 tiles, each packing a third) 2.0
-  // -> 1.9.
-  if (readies_next)
-    b.next_panel = (std::min(b.block_rows, g.m) + tile.rows - 1) / tile.rows >= kMinPackAheadTiles
-                       ? NextPanel::kPackAhead
-                       : NextPanel::kPrefetch;
-  b.keep_panels = b.keep_panels && b.next_panel == NextPanel::kPackAhead &&
-                  call_rows > b.block_rows;  // a transposed lhs's depth may have made one block
+  // panel). Each tile asked for every line of the next panel as it went (Zen 5 under
+  // --cpu_isa=avx2, f32 [m, 4096] x [4096, 4096] (split by columns), ms on one and two threads:
+  // m = 16 9.35, 4.50 -> 7.09, 3.46; m = 64 21.0, 10.5 -> 18.8, 9.4), but rows a power of two
+  // apart put those lines in one set of the first level and few of the second, which evicted
+  // them before the panel was packed: on Zen 1 a fifth of m = 16 waited on the packing's loads.
+  // So the first tile reads each line 16 steps after asking for it, and writes the panel as it
+  // goes. Zen 1, ms on one and two threads: m = 16 19.5, 10.6 -> 16.9, 9.4; m = 40 41.5, 21.6
+  // -> 38.4, 20.5; m = 64 (each tile packing a share of the next panel) 54.5, 28.6 -> 50.9, 27.8.
+  // Kept panels are still packed by the tiles of the panel before, each a share of the steps
+  // (keep_panels): packed by their first tile, 2048³ ran at 0.97 of OpenBLAS on one core against
+  // 1.02. (A transposed lhs's depth may have made one block of rows: nothing to keep.)
+  b.keep_panels = b.keep_panels && call_rows > b.block_rows;
+  b.first_tile_packs = packs_as_it_goes && !b.keep_panels;
   // A block of lhs read in place keeps its rows where they lie, a row of lhs apart: where that
   // is a multiple of 4 KiB they share few sets of the second-level cache, which evicts them
   // before the next panel reads them again. Packed, a block is one contiguous run, read in

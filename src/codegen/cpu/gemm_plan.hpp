@@ -46,26 +46,25 @@ constexpr std::int64_t kTileRows = 6, kInPlaceDepth = 16, kLongRunBytes = 256;
 // The tile for `g` on `isa` (`conv`: an implicit-GEMM convolution's, which always packs).
 TileShape tile_shape(const CpuIsa& isa, const hlo::GemmShape& g, bool conv);
 
-// How the tiles over a packed panel get the next panel's share of rhs ready: not at all; each
-// tile prefetching all of its lines, a line of each step as it goes; or each packing a share of
-// its steps into the panel's second half (or where the panels are kept: keep_panels), and
-// prefetching the next tile's share into the second level (a block of kMinPackAheadTiles row tiles
-// or more, counted from the product's rows: a thread's part of a product split by rows may have
-// fewer).
-enum class NextPanel { kNone, kPrefetch, kPackAhead };
-constexpr std::int64_t kMinPackAheadTiles = 8;
+// Where the blocking packs panels by their first tile (first_tile_packs), that tile asks for
+// each line of rhs this many steps before it reads it.
+constexpr std::int64_t kPackLookahead = 16;
 
 // How the kernel blocks a product of `tile`s: the contraction in blocks of `depth` steps (the
-// packed panel's rows), the rows in blocks of `block_rows`, how the next panel is made ready,
-// whether the panels packed ahead are kept for the blocks of rows after the first, and whether
-// each block of lhs (block_rows by depth) is packed, a tile's rows of a step side by side.
-// `conv`: an implicit-GEMM convolution's geometry, or null.
+// packed panel's rows), the rows in blocks of `block_rows`, who packs each panel, whether the
+// panels are kept for the blocks of rows after the first, and whether each block of lhs
+// (block_rows by depth) is packed, a tile's rows of a step side by side. `conv`: an
+// implicit-GEMM convolution's geometry, or null.
 struct GemmBlocking {
   std::int64_t depth = 1, block_rows = 1;
-  NextPanel next_panel = NextPanel::kNone;
+  // Each panel's first tile reads its steps of rhs where they lie and writes them into the panel
+  // that the other tiles read, rather than the panel being copied before them.
+  bool first_tile_packs = false;
   // Each block of the contraction packs its full panels once, ahead, as its first block of rows
   // goes, into the kernel's workspace (full panels by depth steps of the tile's columns), and
-  // its other blocks of rows read them there: BLIS's packed block of rhs.
+  // its other blocks of rows read them there: BLIS's packed block of rhs. Each tile of a panel
+  // packs a share of the next panel's steps and prefetches the next tile's share into the
+  // second level.
   bool keep_panels = false;
   bool pack_lhs = false;
 };
