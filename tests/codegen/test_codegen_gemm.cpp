@@ -147,12 +147,15 @@ TEST_CASE("codegen: the blocked matrix kernel against a loop", "[codegen][gemm]"
       {0, 400, 300, 700, true},
       {2, 40, 300, 500, false},         // batched
       {0, 150, 300, 300, false, true},  // rhs stored [n, k]
-      // the next panel packed ahead, a share of steps a tile (17 tiles, the last share short):
-      // three depths, the last partial, and a narrower last panel
+      // each panel packed by its first tile: three depths, the last partial, and a narrower last
+      // panel
       {0, 100, 70, 1000, false},
-      {0, 48, 900, 50, false},  // split by columns, 8 row tiles: packed ahead too
+      {0, 48, 900, 50, false},  // split by columns, 8 row tiles
       // the same with a short last tile (5 rows) and a depth of 3 steps past whole runs of 4
       {0, 47, 900, 51, false},
+      // split by columns, two blocks of rows, in double the last a short tile alone: nothing
+      // packs its panels but pack()
+      {0, 133, 4264, 300, false},
       // one row, both operands transposed: a packed tile of one row, its lhs packed by columns
       {0, 1, 1000, 300, true, true},
       // panels kept for the blocks of rows after the first: 4 blocks (each third of the rows
@@ -176,10 +179,10 @@ TEST_CASE("codegen: the blocked matrix kernel against a loop", "[codegen][gemm]"
 // How the kernel blocks follows the core's caches (gemm_blocking): with a 1 MiB second level,
 // AVX2's tile of a product split by rows keeps a 256 KiB panel there, every row passing over it;
 // with 512 KiB, a panel of three quarters of the first level (384 steps of 16 floats), blocks of
-// lhs packed where 16 panels or more read them (split by columns too), the next panel packed
-// ahead by a block of 8 row tiles or more (else prefetched) and kept, up to 8 MiB, where more
-// blocks of rows follow (else no deeper than 4 MiB of rhs rows, the second-level TLB's reach); a
-// long run of rhs read in place, in blocks of steps as a short one is.
+// lhs packed where 16 panels or more read them (split by columns too), the panels packed ahead and
+// kept, up to 8 MiB, where more blocks of rows follow (else packed by each panel's first tile, no
+// deeper than 4 MiB of rhs rows, the second-level TLB's reach); a long run of rhs read in place,
+// in blocks of steps as a short one is.
 TEST_CASE("codegen: the matrix kernel's blocks follow the second-level cache", "[codegen][gemm]") {
   cpu::CpuIsa isa = cpu::cpu_isa("avx2");
   isa.cores = 1;

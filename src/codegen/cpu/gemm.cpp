@@ -35,6 +35,7 @@ class GemmEmitter {
         out_(out),
         epilogue_(epilogue),
         elem_(em.type(g.dtype)),
+        align_(itemsize(g.dtype)),
         pairs_(g.operand_dtype == bfloat16),
         bf16_pairs_(isa.avx512_bf16) {
     if (conv) conv_ = *conv;
@@ -51,6 +52,8 @@ class GemmEmitter {
     first_tile_packs_ = blocking.first_tile_packs;
     JX_CHECK(blocking.keep_panels == (workspace != nullptr));
     kept_ = workspace;
+    JX_CHECK(!(first_tile_packs_ || kept_) ||  // packed as the tiles go, a row of rhs a step
+             (tile.rhs == RhsRead::kPacked && !pairs_ && !conv && !g.transpose_rhs));
     if (blocking.pack_lhs) {
       lhs_block_ = em.entry_alloca(
           llvm::ArrayType::get(elem_, static_cast<std::uint64_t>(block_rows_ * depth_)),
@@ -78,9 +81,9 @@ class GemmEmitter {
             llvm::Value* row_end) {
     auto* first = llvm::dyn_cast<llvm::ConstantInt>(row_begin);
     auto* end = llvm::dyn_cast<llvm::ConstantInt>(row_end);
-    std::int64_t rows = first && end ? end->getSExtValue() - first->getSExtValue() : 0;
-    last_tile_rows_ = static_cast<int>(rows % tile_rows_);
-    JX_CHECK(!last_tile_rows_ || rows > tile_rows_);  // a panel's first tile (it may pack) is whole
+    last_tile_rows_ =
+        first && end ? static_cast<int>((end->getSExtValue() - first->getSExtValue()) % tile_rows_)
+                     : 0;
     for_range(batch_begin, batch_end, "gemm.batch", [&](llvm::Value* batch) {
       if (!conv_) {
         depth_blocks([&](llvm::Value* p0, llvm::Value* depth) {
@@ -202,7 +205,7 @@ class GemmEmitter {
   };
 
   // Every tile of the block over the panel at `col`, before_steps(q) before tile q's steps; the
-  // first packs the panel where the blocking says so (first_tile_packs).
+  // first packs the panel where the blocking says so (first_tile_packs), or if short, pack().
   void tiles_over(const Block& block, llvm::Value* col, std::int64_t cols,
                   const std::function<void(llvm::Value*)>& before_steps) {
     auto tile_q = [&](llvm::Value* q, int rows, bool packs = false) {
@@ -211,8 +214,10 @@ class GemmEmitter {
            block.depth, col, cols, lhs, rows, packs, [&] { before_steps(q); });
     };
     if (first_tile_packs_)
-      emit_if(em_, b_.CreateICmpUGT(block.whole, em_.i64(0)), "gemm.packing_tile",
-              [&] { tile_q(em_.i64(0), tile_rows_, true); });
+      emit_if_else(
+          em_, b_.CreateICmpUGT(block.whole, em_.i64(0)), "gemm.packing_tile",
+          [&] { tile_q(em_.i64(0), tile_rows_, true); },
+          [&] { pack(block.batch, block.p0, block.depth, col, cols); });
     for_range(em_.i64(first_tile_packs_ ? 1 : 0), block.whole, "gemm.rows",
               [&](llvm::Value* q) { tile_q(q, tile_rows_); });
     if (last_tile_rows_)
@@ -227,7 +232,6 @@ class GemmEmitter {
   // each tile of a panel packs its share of the next panel's steps, and prefetches the share the
   // next tile packs into the second level.
   void panels_ahead(const Block& block, llvm::Value* begin, llvm::Value* end) {
-    JX_CHECK(!pairs_ && !g_.transpose_rhs && !conv_);  // what pack() packs row by row
     llvm::Value *batch = block.batch, *p0 = block.p0, *depth = block.depth;
     std::int64_t width = tile_columns_;
     auto steps = [&](llvm::Value* q) { return share(b_, depth, block.tiles, q); };
@@ -286,7 +290,6 @@ class GemmEmitter {
                 llvm::Value* last_row, llvm::Value* tiles) {
     std::int64_t run = g_.transpose_lhs ? 1 : 4;
     llvm::Value* in_runs = mul(b_.CreateUDiv(depth, em_.i64(run)), run);
-    llvm::Align align(itemsize(g_.dtype));
     for_range(em_.i64(0), tiles, "gemm.pack_lhs", [&](llvm::Value* q) {
       std::vector<llvm::Value*> rows;  // the tile's, then the next tile's
       for (std::int64_t r = 0; r < 2 * tile_rows_; ++r)
@@ -296,11 +299,11 @@ class GemmEmitter {
         auto* type = llvm::FixedVectorType::get(elem_, static_cast<unsigned>(steps));
         std::vector<llvm::Value*> runs;
         for (std::int64_t r = 0; r < tile_rows_; ++r) {
-          runs.push_back(b_.CreateAlignedLoad(type, at(r), align));
+          runs.push_back(b_.CreateAlignedLoad(type, at(r), align_));
           if (steps > 1) em_.prefetch(at(tile_rows_ + r));
         }
         b_.CreateAlignedStore(interleave(b_, runs),
-                              element(lhs_block_, mul(nest(q, depth_, p), tile_rows_)), align);
+                              element(lhs_block_, mul(nest(q, depth_, p), tile_rows_)), align_);
       };
       emit_strided_for(
           em_, em_.i64(0), in_runs, run, "gemm.pack_lhs_runs",
@@ -322,9 +325,8 @@ class GemmEmitter {
   }
   // A vector of out's type from `at`, its first `live` lanes read and the rest zero.
   llvm::Value* load_lanes(llvm::Value* at, std::int64_t live) {
-    llvm::Align align(itemsize(g_.dtype));
-    if (live == lanes_) return b_.CreateAlignedLoad(vec_, at, align);
-    return b_.CreateMaskedLoad(vec_, at, align, mask(live), llvm::Constant::getNullValue(vec_));
+    if (live == lanes_) return b_.CreateAlignedLoad(vec_, at, align_);
+    return b_.CreateMaskedLoad(vec_, at, align_, mask(live), llvm::Constant::getNullValue(vec_));
   }
   int vectors(std::int64_t cols) const { return static_cast<int>((cols + lanes_ - 1) / lanes_); }
   // Lanes of the last of a tile's vectors that are inside out.
@@ -414,7 +416,6 @@ class GemmEmitter {
   // Panel rows [begin, end), vectors from_vector on: one load (or gather) a vector.
   void pack_rows(llvm::Value* batch, llvm::Value* p0, llvm::Value* begin, llvm::Value* end,
                  llvm::Value* col, std::int64_t cols, int from_vector = 0) {
-    llvm::Align align(itemsize(g_.dtype));
     llvm::Value* zero = llvm::Constant::getNullValue(vec_);
     emit_for(
         em_, begin, end, "gemm.pack_rows",
@@ -425,7 +426,8 @@ class GemmEmitter {
             llvm::Value* at = element(rhs_, rhs_at(batch, add(p0, p), first_col));
             llvm::Value* row;
             if (g_.transpose_rhs)
-              row = b_.CreateMaskedGather(vec_, transposed_row(elem_, at), align, mask(live), zero);
+              row =
+                  b_.CreateMaskedGather(vec_, transposed_row(elem_, at), align_, mask(live), zero);
             else
               row = load_lanes(at, live);
             b_.CreateAlignedStore(row, panel_at(p, em_.i64(v), cols), panel_->getAlign());
@@ -476,12 +478,11 @@ class GemmEmitter {
   // lanes contiguous loads, log2(lanes) rounds of two-vector shuffles, lanes stores.
   void pack_square(llvm::Value* batch, llvm::Value* p0, llvm::Value* p, llvm::Value* col,
                    llvm::Value* v, std::int64_t cols) {
-    llvm::Align align(itemsize(g_.dtype));
     std::vector<llvm::Value*> r;
     for (unsigned i = 0; i < lanes_; ++i) {
       llvm::Value* column = add(add(col, mul(v, lanes_)), em_.i64(i));
       r.push_back(
-          b_.CreateAlignedLoad(vec_, element(rhs_, rhs_at(batch, add(p0, p), column)), align));
+          b_.CreateAlignedLoad(vec_, element(rhs_, rhs_at(batch, add(p0, p), column)), align_));
     }
     transpose_square(b_, r);
     for (unsigned j = 0; j < lanes_; ++j)
@@ -499,7 +500,6 @@ class GemmEmitter {
     for (int r = 0; r < rows; ++r) row_of.push_back(umin(add(row, em_.i64(r)), last_row));
     int n_vec = vectors(cols);
     std::int64_t last = last_lanes(cols);
-    llvm::Align align(itemsize(g_.dtype));
     auto col_of = [&](int v) { return add(col, em_.i64(std::int64_t{v} * lanes_)); };
     auto out_of = [&](int r, int v) {
       return element(out_, out_at(batch, row_of[static_cast<std::size_t>(r)], col_of(v)));
@@ -541,7 +541,7 @@ class GemmEmitter {
                   packed_lhs ? element(packed_lhs, add(mul(p, tile_rows_),
                                                        em_.i64(static_cast<std::int64_t>(r))))
                              : element(lhs_, lhs_at(batch, row_of[r], step));
-              return b_.CreateVectorSplat(lanes_, b_.CreateAlignedLoad(elem_, at, align));
+              return b_.CreateVectorSplat(lanes_, b_.CreateAlignedLoad(elem_, at, align_));
             });
           },
           /*vectorize=*/false);
@@ -556,9 +556,9 @@ class GemmEmitter {
           llvm::Value* sum = b_.CreateLoad(vec_, acc[static_cast<std::size_t>(r * n_vec + v)]);
           if (finish) sum = apply_epilogue(em_, epilogue_.activation, sum, bias);
           if (whole)
-            b_.CreateAlignedStore(sum, out_of(r, v), align);
+            b_.CreateAlignedStore(sum, out_of(r, v), align_);
           else
-            b_.CreateMaskedStore(sum, out_of(r, v), align, mask(last));
+            b_.CreateMaskedStore(sum, out_of(r, v), align_, mask(last));
         }
       }
     };
@@ -683,7 +683,6 @@ class GemmEmitter {
       b_.CreateMemSet(zeros, b_.getInt8(0), static_cast<std::uint64_t>(run * itemsize(g_.dtype)),
                       llvm::MaybeAlign(itemsize(g_.dtype)));
     }
-    llvm::Align align(itemsize(g_.dtype));
     llvm::Value* runs = b_.CreateUDiv(depth, em_.i64(run));
     emit_for(
         em_, em_.i64(0), runs, "gemm.runs",
@@ -712,7 +711,7 @@ class GemmEmitter {
                 llvm::Value* along = mul(j, conv_->run().lhs_stride);
                 accumulate(acc, panel_row(add(first, j), cols), [&](std::size_t r) {
                   return b_.CreateVectorSplat(
-                      lanes_, b_.CreateAlignedLoad(elem_, element(start[r], along), align));
+                      lanes_, b_.CreateAlignedLoad(elem_, element(start[r], along), align_));
                 });
               },
               /*vectorize=*/false);
@@ -744,8 +743,9 @@ class GemmEmitter {
   llvm::Value *lhs_, *rhs_, *out_;
   TileEpilogue epilogue_;
   llvm::Type* elem_;
-  bool pairs_;       // bf16 operands of an f32 product, multiplied a pair of steps at a time
-  bool bf16_pairs_;  // the CPU's pair multiply-add (CpuIsa::avx512_bf16)
+  llvm::Align align_;  // an element's
+  bool pairs_;         // bf16 operands of an f32 product, multiplied a pair of steps at a time
+  bool bf16_pairs_;    // the CPU's pair multiply-add (CpuIsa::avx512_bf16)
   llvm::Type* panel_elem_ = nullptr;
   unsigned lanes_ = 0;
   llvm::FixedVectorType* vec_ = nullptr;

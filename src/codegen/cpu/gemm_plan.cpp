@@ -146,13 +146,13 @@ GemmBlocking gemm_blocking(const CpuIsa& isa, const hlo::GemmShape& g, const Til
       b.depth = g.k;
       break;
   }
-  // Packing a panel ahead, each block of rows after the first would pack it again: where a
-  // call's rows (a core's share of a product split by rows) make more than one block, every
-  // panel is packed once and kept (8 MiB at most), and the tiles read the next one from where it
-  // is kept, in order. Zen 1, f32, one core, against OpenBLAS, packing
-  // each block's panels ahead -> kept: 2048³ 0.94-0.95 -> 0.97-1.01, 3000³ 0.99 -> 1.03, 4096³
-  // 0.97-0.99 -> 0.99-1.02 (at 384 steps; packing ahead alone takes 256, 0.93-0.95 at 384),
-  // [512, 4096] x [4096, 4096] (split by columns) 0.91 -> 0.96-1.02 (docs/performance.md).
+  // Each block of rows packs every panel again: where a call's rows (a core's share of a product
+  // split by rows) make more than one block, every panel is packed once and kept (8 MiB at
+  // most), and the tiles read the next one from where it is kept, in order. Zen 1, f32, one
+  // core, against OpenBLAS, packing each block's panels ahead -> kept: 2048³ 0.94-0.95 ->
+  // 0.97-1.01, 3000³ 0.99 -> 1.03, 4096³ 0.97-0.99 -> 0.99-1.02 (at 384 steps; packing ahead
+  // alone takes 256, 0.93-0.95 at 384), [512, 4096] x [4096, 4096] (split by columns) 0.91 ->
+  // 0.96-1.02 (docs/performance.md).
   std::int64_t kept_depth =
       std::min(b.depth, std::max<std::int64_t>(kKeptPanelsBytes / (g.n * operand_bytes), 1));
   // (Split by columns or by batches, a call computes all of a product's rows.)
@@ -160,10 +160,10 @@ GemmBlocking gemm_blocking(const CpuIsa& isa, const hlo::GemmShape& g, const Til
   b.keep_panels = packs_as_it_goes && g.n >= tile.columns && call_rows > rows_of_block(kept_depth);
   if (b.keep_panels) b.depth = kept_depth;
   // Packing a first-level panel reads a line of each of its rows of rhs, every row on pages of
-  // its own once rows lie a page or more apart: the address translations of a panel's rows and
-  // of the next, prefetched as the tiles go, must stay within the second-level TLB's reach
-  // (1536 pages of 4 KiB on Zen 1 and Skylake). Zen 1, f32 [2048, 2048] x [2048, 4096] (rows 16
-  // KiB apart), one core, GMAC/s: 384 steps 7.3, 256 15.6, 192 14.4 (OpenBLAS 17.4-18.4).
+  // its own once rows lie a page or more apart: the address translations of a panel's rows must
+  // stay within the second-level TLB's reach (1536 pages of 4 KiB on Zen 1 and Skylake). Zen 1,
+  // f32 [2048, 2048] x [2048, 4096] (rows 16 KiB apart), one core, GMAC/s, measured when each
+  // tile prefetched the next panel: 384 steps 7.3, 256 15.6, 192 14.4 (OpenBLAS 17.4-18.4).
   else if (tile.rhs == RhsRead::kPacked && l1_for_l2 && !g.transpose_rhs)
     b.depth = std::min(
         b.depth, std::max<std::int64_t>(kTlbReachBytes / (g.n * operand_bytes), pairs ? 2 : 1));
@@ -190,9 +190,10 @@ GemmBlocking gemm_blocking(const CpuIsa& isa, const hlo::GemmShape& g, const Til
   // m = 16 9.35, 4.50 -> 7.09, 3.46; m = 64 21.0, 10.5 -> 18.8, 9.4), but rows a power of two
   // apart put those lines in one set of the first level and few of the second, which evicted
   // them before the panel was packed: on Zen 1 a fifth of m = 16 waited on the packing's loads.
-  // So the first tile reads each line 16 steps after asking for it, and writes the panel as it
-  // goes. Zen 1, ms on one and two threads: m = 16 19.5, 10.6 -> 16.9, 9.4; m = 40 41.5, 21.6
-  // -> 38.4, 20.5; m = 64 (each tile packing a share of the next panel) 54.5, 28.6 -> 50.9, 27.8.
+  // So the first tile reads each line kPackLookahead steps after asking for it, and writes the
+  // panel as it goes. Zen 1, ms on one and two threads: m = 16 19.5, 10.6 -> 16.9, 9.4; m = 40
+  // 41.5, 21.6 -> 38.4, 20.5; m = 64 (each tile had packed a share of the next panel) 54.5,
+  // 28.6 -> 50.9, 27.8.
   // Kept panels are still packed by the tiles of the panel before, each a share of the steps
   // (keep_panels): packed by their first tile, 2048³ ran at 0.97 of OpenBLAS on one core against
   // 1.02. (A transposed lhs's depth may have made one block of rows: nothing to keep.)
