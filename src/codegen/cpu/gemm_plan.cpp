@@ -193,7 +193,7 @@ GemmBlocking gemm_blocking(const CpuIsa& isa, const hlo::GemmShape& g, const Til
   // So the first tile reads each line kPackLookahead steps after asking for it, and writes the
   // panel as it goes. Zen 1, ms on one and two threads: m = 16 19.5, 10.6 -> 16.9, 9.4; m = 40
   // 41.5, 21.6 -> 38.4, 20.5; m = 64 (each tile had packed a share of the next panel) 54.5,
-  // 28.6 -> 50.9, 27.8.
+  // 28.6 -> 50.9, 27.8 (a later run: level).
   // Kept panels are still packed by the tiles of the panel before, each a share of the steps
   // (keep_panels): packed by their first tile, 2048³ ran at 0.97 of OpenBLAS on one core against
   // 1.02. (A transposed lhs's depth may have made one block of rows: nothing to keep.)
