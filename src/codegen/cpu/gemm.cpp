@@ -106,7 +106,7 @@ class GemmEmitter {
  private:
   llvm::Value* add(llvm::Value* a, llvm::Value* c) { return b_.CreateAdd(a, c, "", true, true); }
   llvm::Value* umin(llvm::Value* a, llvm::Value* c) {
-    return b_.CreateIntrinsic(llvm::Intrinsic::umin, {b_.getInt64Ty()}, {a, c});
+    return b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, a, c);
   }
   llvm::Value* mul(llvm::Value* a, std::int64_t c) {
     return b_.CreateMul(a, em_.i64(c), "", true, true);

@@ -80,7 +80,7 @@ llvm::Value* interleave(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& r
 std::pair<llvm::Value*, llvm::Value*> share(llvm::IRBuilder<>& b, llvm::Value* count,
                                             llvm::Value* parts, llvm::Value* q) {
   auto umin = [&](llvm::Value* x, llvm::Value* y) {
-    return b.CreateIntrinsic(llvm::Intrinsic::umin, {b.getInt64Ty()}, {x, y});
+    return b.CreateBinaryIntrinsic(llvm::Intrinsic::umin, x, y);
   };
   llvm::Value* size = b.CreateUDiv(b.CreateAdd(count, b.CreateSub(parts, b.getInt64(1))), parts);
   llvm::Value* first = umin(b.CreateMul(q, size), count);
