@@ -721,7 +721,7 @@ void dense_bf16_case(std::int64_t n, int threads, int scale, std::vector<TargetR
 }
 
 // Matrix products up to and past the size where jx stops emitting its own kernel and calls BLAS
-// (2^28 multiply-adds, unless 512-bit vectors run at full rate: codegen/cpu/gemm.cpp):
+// (2^28 multiply-adds, unless 512-bit vectors run at full rate: codegen/cpu/gemm_plan.cpp):
 // jit(matmul) against cblas_sgemm alone; "(BLAS)" marks the products jx hands to BLAS.
 void products_case(int threads, int scale) {
   std::printf(

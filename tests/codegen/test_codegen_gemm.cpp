@@ -1,4 +1,4 @@
-// The blocked matrix kernel (codegen/cpu/gemm.cpp) against an explicit loop: full and partial
+// The blocked matrix kernel (codegen/cpu/gemm.hpp) against an explicit loop: full and partial
 // tiles in both directions, contractions of several panel depths, transposed operands, batch
 // dims, f32 and f64, whole and split into row ranges (or a product of few rows into column
 // panels, its rhs read in place) as the thread pool runs it; and which dots take which strategy.

@@ -50,7 +50,7 @@ std::int64_t kernel_scratch_words(const hlo::Instruction& root);
 
 // How the CPU backend computes a dot. A small or general one: a loop nest per output element,
 // summed in order as the eager evaluator does. A matrix product (hlo::as_gemm) up to 2^28
-// multiply-adds: a packed, register-blocked kernel of our own (gemm.cpp), which beats BLAS's
+// multiply-adds: a packed, register-blocked kernel of our own (gemm.hpp), which beats BLAS's
 // fixed cost and threading there and runs on jx's own threads. Larger ones: the kernel too
 // where it beats BLAS at any size (cpu::kernel_at_any_size: f32 with AVX2, 512-bit vectors at
 // full rate); elsewhere a BLAS call (a GemmThunk, not a kernel).

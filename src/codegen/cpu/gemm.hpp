@@ -1,4 +1,4 @@
-// The CPU backend's register-blocked matrix kernel (gemm.cpp), for dots whose strategy is
+// The CPU backend's register-blocked matrix kernel (gemm_emitter.hpp), for dots whose strategy is
 // kBlockedKernel, and for dense layers whose bias and activation it applies as it stores.
 #pragma once
 

@@ -1,6 +1,6 @@
 // What the CPU computes a dot with, and how its blocked kernel tiles, blocks and splits it: the
 // strategy (dot_strategy, cpu_compiler.hpp), the kernel's tile (TileShape) and blocks
-// (GemmBlocking), which the kernel's emitter (gemm.cpp) and its row count (kernel_rows,
+// (GemmBlocking), which the kernel's emitter (gemm_emitter.hpp) and its row count (kernel_rows,
 // gemm_column_panels) follow.
 #pragma once
 

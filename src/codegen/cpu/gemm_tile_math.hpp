@@ -1,6 +1,6 @@
-// The matrix kernel's arithmetic that needs none of its state (gemm.cpp): on the tile's vectors,
-// the multiply-add of bf16 pairs, a dense layer's epilogue, the transpose of a square block and
-// the interleaving of runs; on indices, a tile's share of a panel's work and where a
+// The matrix kernel's arithmetic that needs none of its state (gemm_emitter.hpp): on the tile's
+// vectors, the multiply-add of bf16 pairs, a dense layer's epilogue, the transpose of a square
+// block and the interleaving of runs; on indices, a tile's share of a panel's work and where a
 // convolution's lhs elements lie.
 #pragma once
 
