@@ -148,7 +148,9 @@ void GemmEmitter::tiles_over(const Block& block, llvm::Value* col, std::int64_t 
     tile(block.batch, add(block.row_begin, mul(q, tile_rows_)), block.last_row, block.p0,
          block.depth, col, cols, lhs, rows, packs, [&] { before_steps(q); });
   };
-  if (first_tile_packs_)
+  if (first_tile_packs_ && !last_tile_rows_)  // every block's tiles whole, so one first
+    tile_q(em_.i64(0), tile_rows_, true);
+  else if (first_tile_packs_)  // a last block may be one short tile
     emit_if_else(
         em_, b_.CreateICmpUGT(block.whole, em_.i64(0)), "gemm.packing_tile",
         [&] { tile_q(em_.i64(0), tile_rows_, true); },

@@ -98,6 +98,10 @@ class GemmEmitter {
   llvm::Value* panel_at(llvm::Value* p, llvm::Value* v, std::int64_t cols) {
     return element(panel_base_, add(mul(p, vectors(cols) * std::int64_t{lanes_}), mul(v, lanes_)));
   }
+  // Stores `vector` as panel row p's vector v.
+  void store_panel(llvm::Value* p, llvm::Value* v, std::int64_t cols, llvm::Value* vector) {
+    b_.CreateAlignedStore(vector, panel_at(p, v, cols), panel_->getAlign());
+  }
   // Panel row q's vector v of bf16 pairs (pack_pairs).
   llvm::Value* pair_panel_at(llvm::Value* q, int v, std::int64_t cols) {
     return b_.CreateInBoundsGEP(panel_elem_, panel_,

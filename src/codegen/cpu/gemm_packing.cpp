@@ -46,9 +46,12 @@ std::vector<llvm::Value*> GemmEmitter::rhs_row(llvm::Value* batch, llvm::Value* 
 
 void GemmEmitter::prefetch_rhs(llvm::Value* batch, llvm::Value* step, llvm::Value* col,
                                std::int64_t cols, bool first_level) {
-  for (std::int64_t c = 0; c < cols; c += per_line())
-    em_.prefetch(element(rhs_, rhs_at(batch, step, umin(add(col, em_.i64(c)), em_.i64(g_.n - 1)))),
-                 /*write=*/false, first_level);
+  // Rows not a whole number of lines apart start anywhere in a line: the last column's line too.
+  bool whole_lines = g_.n * itemsize(g_.dtype) % 64 == 0;
+  for (std::int64_t c = 0; c < (whole_lines ? cols : cols + per_line() - 1); c += per_line()) {
+    llvm::Value* at = umin(add(col, em_.i64(std::min(c, cols - 1))), em_.i64(g_.n - 1));
+    em_.prefetch(element(rhs_, rhs_at(batch, step, at)), /*write=*/false, first_level);
+  }
 }
 
 void GemmEmitter::pack(llvm::Value* batch, llvm::Value* p0, llvm::Value* depth, llvm::Value* col,
@@ -96,7 +99,7 @@ void GemmEmitter::pack_rows(llvm::Value* batch, llvm::Value* p0, llvm::Value* be
             row = b_.CreateMaskedGather(vec_, transposed_row(elem_, at), align_, mask(live), zero);
           else
             row = load_lanes(at, live);
-          b_.CreateAlignedStore(row, panel_at(p, em_.i64(v), cols), panel_->getAlign());
+          store_panel(p, em_.i64(v), cols, row);
         }
       },
       /*vectorize=*/false);
@@ -141,8 +144,7 @@ void GemmEmitter::pack_square(llvm::Value* batch, llvm::Value* p0, llvm::Value* 
         b_.CreateAlignedLoad(vec_, element(rhs_, rhs_at(batch, add(p0, p), column)), align_));
   }
   transpose_square(b_, r);
-  for (unsigned j = 0; j < lanes_; ++j)
-    b_.CreateAlignedStore(r[j], panel_at(add(p, em_.i64(j)), v, cols), panel_->getAlign());
+  for (unsigned j = 0; j < lanes_; ++j) store_panel(add(p, em_.i64(j)), v, cols, r[j]);
 }
 
 }  // namespace jx::codegen::cpu

@@ -64,8 +64,7 @@ void GemmEmitter::tile(llvm::Value* batch, llvm::Value* row, llvm::Value* last_r
                                                       : panel_row(p, cols);
           if (packs) {
             for (int v = 0; v < n_vec; ++v)
-              b_.CreateAlignedStore(rhs_vectors[static_cast<std::size_t>(v)],
-                                    panel_at(p, em_.i64(v), cols), panel_->getAlign());
+              store_panel(p, em_.i64(v), cols, rhs_vectors[static_cast<std::size_t>(v)]);
             llvm::Value* ahead = umin(add(step, em_.i64(kPackLookahead)), em_.i64(g_.k - 1));
             prefetch_rhs(batch, ahead, col, cols, true);
           }
