@@ -148,13 +148,12 @@ void GemmEmitter::tiles_over(const Block& block, llvm::Value* col, std::int64_t 
     tile(block.batch, add(block.row_begin, mul(q, tile_rows_)), block.last_row, block.p0,
          block.depth, col, cols, lhs, rows, packs, [&] { before_steps(q); });
   };
-  if (first_tile_packs_ && !last_tile_rows_)  // every block's tiles whole, so one first
-    tile_q(em_.i64(0), tile_rows_, true);
-  else if (first_tile_packs_)  // a last block may be one short tile
-    emit_if_else(
-        em_, b_.CreateICmpUGT(block.whole, em_.i64(0)), "gemm.packing_tile",
-        [&] { tile_q(em_.i64(0), tile_rows_, true); },
-        [&] { pack(block.batch, block.p0, block.depth, col, cols); });
+  auto packing_tile = [&] { tile_q(em_.i64(0), tile_rows_, true); };
+  if (first_tile_packs_ && !last_tile_rows_)  // whole == tiles >= 1: no block is empty
+    packing_tile();
+  else if (first_tile_packs_)  // a last block may be one short tile, which does not pack
+    emit_if_else(em_, b_.CreateICmpUGT(block.whole, em_.i64(0)), "gemm.packing_tile", packing_tile,
+                 [&] { pack(block.batch, block.p0, block.depth, col, cols); });
   for_range(em_.i64(first_tile_packs_ ? 1 : 0), block.whole, "gemm.rows",
             [&](llvm::Value* q) { tile_q(q, tile_rows_); });
   if (last_tile_rows_)

@@ -13,6 +13,8 @@
 // its tile in gemm_tile.cpp.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -78,6 +80,14 @@ class GemmEmitter {
   llvm::Value* kept_panel(llvm::Value* c) { return element(kept_, mul(c, panel_elems_)); }
 
   std::int64_t per_line() const { return 64 / itemsize(g_.dtype); }  // elements a line holds
+  // Columns of a run of `cols` from its first, a line's columns apart; `to_last`: and its last,
+  // so that every line the run touches is among theirs wherever the run starts in a line.
+  std::vector<std::int64_t> line_columns(std::int64_t cols, bool to_last) const {
+    std::vector<std::int64_t> columns;
+    for (std::int64_t c = 0; c < (to_last ? cols + per_line() - 1 : cols); c += per_line())
+      columns.push_back(std::min(c, cols - 1));
+    return columns;
+  }
 
   // The first `count` lanes of a vector (a partial vector at the right edge).
   llvm::Value* mask(std::int64_t count) {
@@ -159,8 +169,8 @@ class GemmEmitter {
   std::vector<llvm::Value*> rhs_row(llvm::Value* batch, llvm::Value* step, llvm::Value* col,
                                     std::int64_t cols);
 
-  // Asks for the lines of rhs[step, col : col + cols], a line's columns apart (none past the
-  // last column), into the first-level cache or, not `first_level`, the second.
+  // Asks for every line of rhs[step, col : col + cols] (none past the last column) into the
+  // first-level cache or, not `first_level`, the second.
   void prefetch_rhs(llvm::Value* batch, llvm::Value* step, llvm::Value* col, std::int64_t cols,
                     bool first_level);
 

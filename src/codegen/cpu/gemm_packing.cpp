@@ -1,5 +1,7 @@
 // The matrix kernel's packing (gemm_emitter.hpp): rhs panels into whole vectors (transposed
 // or in bf16 pairs where it must), blocks of lhs, and reading and asking for rhs in place.
+#include <algorithm>
+
 #include "codegen/cpu/gemm_emitter.hpp"
 #include "codegen/cpu/gemm_tile_math.hpp"
 
@@ -46,10 +48,11 @@ std::vector<llvm::Value*> GemmEmitter::rhs_row(llvm::Value* batch, llvm::Value* 
 
 void GemmEmitter::prefetch_rhs(llvm::Value* batch, llvm::Value* step, llvm::Value* col,
                                std::int64_t cols, bool first_level) {
-  // Rows not a whole number of lines apart start anywhere in a line: the last column's line too.
+  // Buffers start on a line, and so do a panel's columns in rows a whole number of lines apart;
+  // elsewhere a run may start anywhere in a line.
   bool whole_lines = g_.n * itemsize(g_.dtype) % 64 == 0;
-  for (std::int64_t c = 0; c < (whole_lines ? cols : cols + per_line() - 1); c += per_line()) {
-    llvm::Value* at = umin(add(col, em_.i64(std::min(c, cols - 1))), em_.i64(g_.n - 1));
+  for (std::int64_t c : line_columns(cols, !whole_lines)) {
+    llvm::Value* at = umin(add(col, em_.i64(c)), em_.i64(g_.n - 1));
     em_.prefetch(element(rhs_, rhs_at(batch, step, at)), /*write=*/false, first_level);
   }
 }

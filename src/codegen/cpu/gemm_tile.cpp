@@ -1,6 +1,8 @@
 // The matrix kernel's tile (gemm_emitter.hpp): rows x vectors of out accumulated in registers
 // over one block of the contraction, their steps for each way of reading the operands, and
 // the store that applies a dense layer's epilogue.
+#include <algorithm>
+
 #include "codegen/cpu/gemm_emitter.hpp"
 #include "codegen/cpu/gemm_tile_math.hpp"
 
@@ -18,10 +20,8 @@ void GemmEmitter::prefetch_next_tile_out(llvm::Value* batch, llvm::Value* row,
                                          std::int64_t cols) {
   for (int r = 0; r < tile_rows_; ++r) {
     llvm::Value* next = umin(add(row, em_.i64(tile_rows_ + r)), last_row);
-    // Every line the row's columns touch: from the first column, a line apart, and the last.
-    for (std::int64_t c = 0; c < cols + per_line() - 1; c += per_line())
-      em_.prefetch(element(out_, out_at(batch, next, add(col, em_.i64(std::min(c, cols - 1))))),
-                   /*write=*/true);
+    for (std::int64_t c : line_columns(cols, /*to_last=*/true))
+      em_.prefetch(element(out_, out_at(batch, next, add(col, em_.i64(c)))), /*write=*/true);
   }
 }
 
