@@ -1,7 +1,5 @@
 // The matrix kernel's packing (gemm_emitter.hpp): rhs panels into whole vectors (transposed
 // or in bf16 pairs where it must), blocks of lhs, and reading and asking for rhs in place.
-#include <algorithm>
-
 #include "codegen/cpu/gemm_emitter.hpp"
 #include "codegen/cpu/gemm_tile_math.hpp"
 
