@@ -126,14 +126,15 @@ struct Differ {
 
 CodeFlags CodeFlags::current() {
   const Config& c = config();
-  return {c.enable_x64, c.default_matmul_precision, c.cpu_isa, c.precise_math,
-          c.cpu_parallel_min_bytes};
+  return {c.enable_x64,   c.default_matmul_precision, c.cpu_isa, c.cpu_vector_width,
+          c.precise_math, c.cpu_parallel_min_bytes};
 }
 
 bool CodeFlags::is_current() const {
   const Config& c = config();
   return enable_x64 == c.enable_x64 && precise_math == c.precise_math &&
          cpu_parallel_min_bytes == c.cpu_parallel_min_bytes && cpu_isa == c.cpu_isa &&
+         cpu_vector_width == c.cpu_vector_width &&
          default_matmul_precision == c.default_matmul_precision;
 }
 
@@ -142,6 +143,7 @@ std::vector<std::pair<std::string, std::string>> CodeFlags::items() const {
   return {{"enable_x64", word(enable_x64)},
           {"default_matmul_precision", default_matmul_precision},
           {"cpu_isa", cpu_isa},
+          {"cpu_vector_width", std::to_string(cpu_vector_width)},
           {"precise_math", word(precise_math)},
           {"cpu_parallel_min_bytes", std::to_string(cpu_parallel_min_bytes)}};
 }

@@ -31,6 +31,7 @@ struct CodeFlags {
   bool enable_x64 = false;               // the mode traced in: it decides the dtypes of C++ scalars
   std::string default_matmul_precision;  // read when tracing
   std::string cpu_isa;                   // the rest when compiling
+  int cpu_vector_width = 0;
   bool precise_math = false;
   long long cpu_parallel_min_bytes = 0;
 

@@ -26,6 +26,7 @@ class CpuBackend : public Backend {
     options.dump_prefix = dump_prefix;
     options.precise_math = config().precise_math;
     options.isa = config().cpu_isa;
+    options.vector_width = config().cpu_vector_width;
     symbols_.clear();
     scratch_words_.clear();
     workspace_bytes_.clear();
@@ -68,11 +69,12 @@ class CpuBackend : public Backend {
 
   std::string code_target() const override {
     const Config& cfg = config();
-    const codegen::cpu::CpuIsa& isa = codegen::cpu::cpu_isa(cfg.cpu_isa);
-    // The second level's size and the cores: the matrix kernel's blocks, and whether it takes a
-    // workspace.
-    return "cpu " + isa.cpu + " " + isa.features + " l2=" + std::to_string(isa.second_level_cache) +
-           " cores=" + std::to_string(isa.cores) +
+    const codegen::cpu::CpuIsa& isa = codegen::cpu::configured_cpu_isa();
+    // The vectors, the second level's size and the cores: the matrix kernel's tiles and blocks,
+    // and whether it takes a workspace.
+    return "cpu " + isa.cpu + " " + isa.features +
+           " vector_bytes=" + std::to_string(isa.vector_bytes) +
+           " l2=" + std::to_string(isa.second_level_cache) + " cores=" + std::to_string(isa.cores) +
            " precise_math=" + std::to_string(cfg.precise_math) +
            " parallel_min_bytes=" + std::to_string(cfg.cpu_parallel_min_bytes);
   }
@@ -105,7 +107,7 @@ bool fuses_gemm_epilogue(const hlo::Instruction& dot, Platform platform) {
 bool reads_16bit_operands(const hlo::Instruction& product, Platform platform) {
   if (platform == Platform::gpu) return library_gemm(product, platform);
   return product.operands[0]->shape.dtype == bfloat16 &&
-         codegen::cpu::cpu_isa(config().cpu_isa).avx512_bf16 &&
+         codegen::cpu::configured_cpu_isa().avx512_bf16 &&
          codegen::dot_strategy(product) == codegen::DotStrategy::kBlockedKernel;
 }
 

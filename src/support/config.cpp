@@ -133,6 +133,12 @@ void apply_flag(const std::string& token, Config& c) {
     c.cpu_isa = std::string(value);
     return;
   }
+  if (name == "cpu_vector_width") {
+    long long bits = integer(0, "0, 256 or 512");
+    if (bits != 0 && bits != 256 && bits != 512) bad_value(name, value, "0, 256 or 512");
+    c.cpu_vector_width = static_cast<int>(bits);
+    return;
+  }
   if (name == "cpu_threads") {
     c.cpu_threads = static_cast<int>(std::min(integer(0, "a non-negative integer"), 1LL << 16));
     return;

@@ -41,6 +41,7 @@ TEST_CASE("config: defaults", "[jit][config]") {
   CHECK_FALSE(c.verify_persistent_cache);
   CHECK(c.cpu_threads == 0);
   CHECK(c.cpu_isa == "native");
+  CHECK(c.cpu_vector_width == 0);
   CHECK_FALSE(c.precise_math);
   CHECK(static_cast<bool>(c.log));
   CHECK(&config() == &config());
@@ -53,7 +54,7 @@ TEST_CASE("config: parse_flags sets every flag", "[jit][config]") {
       "--dump_llvm --dump_ptx --dump_dot --log_compiles --explain_cache_misses --strict_retraces "
       "--debug_nans --debug_infs --disable_jit --cache_capacity=8 --compilation_cache_dir=/tmp/cc "
       "--cpu_parallel_min_bytes=0 --cpu_flush_denormals=false --cpu_threads=3 "
-      "--cpu_isa=avx2 --precise_math --compilation_cache_max_bytes=4096 "
+      "--cpu_isa=avx2 --cpu_vector_width=512 --precise_math --compilation_cache_max_bytes=4096 "
       "--verify_persistent_cache",
       c);
   CHECK(c.dump_to == "/tmp/jx");
@@ -77,6 +78,7 @@ TEST_CASE("config: parse_flags sets every flag", "[jit][config]") {
   CHECK_FALSE(c.cpu_flush_denormals);
   CHECK(c.cpu_threads == 3);
   CHECK(c.cpu_isa == "avx2");
+  CHECK(c.cpu_vector_width == 512);
   CHECK(c.precise_math);
 }
 
@@ -123,10 +125,15 @@ TEST_CASE("config: unknown flags and bad values are errors that change nothing",
         "Bad value for --cpu_threads in JX_FLAGS: '-2' (expected a non-negative integer)");
   CHECK(error_of([&] { parse_flags("--cpu_isa=sse9", c); }) ==
         "Bad value for --cpu_isa in JX_FLAGS: 'sse9' (expected avx2, avx512 or native)");
+  CHECK(error_of([&] { parse_flags("--cpu_vector_width=384", c); }) ==
+        "Bad value for --cpu_vector_width in JX_FLAGS: '384' (expected 0, 256 or 512)");
+  CHECK(error_of([&] { parse_flags("--cpu_vector_width=wide", c); }) ==
+        "Bad value for --cpu_vector_width in JX_FLAGS: 'wide' (expected 0, 256 or 512)");
   CHECK(error_of([&] { parse_flags("--precise_math=maybe", c); }) ==
         "Bad value for --precise_math in JX_FLAGS: 'maybe' (expected true or false)");
   CHECK(c.cpu_threads == 0);
   CHECK(c.cpu_isa == "native");
+  CHECK(c.cpu_vector_width == 0);
   CHECK(error_of([&] { parse_flags("--dump_to", c); }) ==
         "Missing value for --dump_to in JX_FLAGS (expected --dump_to=DIR)");
   CHECK(error_of([&] { parse_flags("--dump_hlo_pass_re=(fusion", c); }) ==

@@ -102,17 +102,20 @@ TEST_CASE("cache misses: a flag that changes compiled code compiles anew", "[jit
     config().default_matmul_precision = "highest";
     config().cpu_parallel_min_bytes = 1;
     f(f32({2}));
+    config().cpu_vector_width = 512;
+    f(f32({2}));
   }
   f(f32({2}));  // the first entry again
   std::vector<CacheMiss> m = f.cache_misses();
-  REQUIRE(m.size() == 3);
+  REQUIRE(m.size() == 4);
   CHECK(m[1].reason == MissReason::flags_changed);
   CHECK(m[1].str() == "jit(f): flags_changed at cpu_isa: native → avx2");
   CHECK(m[2].reason == MissReason::flags_changed);
   CHECK(m[2].path == "default_matmul_precision");
   CHECK(m[2].before == "");
   CHECK(m[2].after == "highest");
-  CHECK(f.cache_info().entries == 3);
+  CHECK(m[3].str() == "jit(f): flags_changed at cpu_vector_width: 0 → 512");
+  CHECK(f.cache_info().entries == 4);
 }
 
 TEST_CASE("cache misses: a function's own capacity evicts, and the evicted signature says so",

@@ -71,25 +71,32 @@ std::vector<T> run_split(const hlo::Instruction* root, const std::vector<T>& l,
   return out;
 }
 
-// body(options) under AVX2's tiles and, where the CPU has it, AVX-512's: the kernels compile for
-// the ISA, and kernel_rows reads it from the configuration, as when jx runs. With
-// `both_second_levels`, AVX2's also as on a core of a 512 KiB and of a 1 MiB second level:
-// first- and second-level panels, whichever the host has; and as on one core, whose calls take
-// all the rows (so that products of several blocks of rows keep their panels on any host).
+// body(options) under AVX2's tiles, the CPU's own (AVX-512's where it has it), and AVX-512's
+// planned for a full-rate core in AVX2's instructions (--cpu_vector_width=512): so every host
+// runs the tiles of both kinds. The kernels compile for the ISA, and kernel_rows reads it from
+// the configuration, as when jx runs. With `both_second_levels`, AVX2's also as on a core of a
+// 512 KiB and of a 1 MiB second level: first- and second-level panels, whichever the host has;
+// and as on one core, whose calls take all the rows (so that products of several blocks of rows
+// keep their panels on any host).
 void for_each_isa(const std::function<void(const CpuCompileOptions&)>& body,
                   bool both_second_levels = false) {
   struct Target {
     const char* isa;
+    int vector_width;                 // 0: the ISA's
     std::int64_t second_level_cache;  // 0: the host's
   };
-  std::vector<Target> targets{{"avx2", 0}, {"native", 0}};
-  if (both_second_levels) targets.insert(targets.end(), {{"avx2", 512 << 10}, {"avx2", 1 << 20}});
+  std::vector<Target> targets{{"avx2", 0, 0}, {"native", 0, 0}, {"avx2", 512, 0}};
+  if (both_second_levels)
+    targets.insert(targets.end(), {{"avx2", 0, 512 << 10}, {"avx2", 0, 1 << 20}});
   for (const Target& t : targets) {
-    INFO("--cpu_isa=" << t.isa << ", second level " << t.second_level_cache);
+    INFO("--cpu_isa=" << t.isa << ", vector width " << t.vector_width << ", second level "
+                      << t.second_level_cache);
     jx::testing::ConfigGuard guard;
     config().cpu_isa = t.isa;
+    config().cpu_vector_width = t.vector_width;
     CpuCompileOptions options;
     options.isa = t.isa;
+    options.vector_width = t.vector_width;
     options.second_level_cache = t.second_level_cache;
     if (t.second_level_cache) options.cores = 1;
     body(options);
@@ -293,7 +300,7 @@ TEST_CASE("codegen: a product of few rows splits by its columns", "[codegen][gem
         [&](const CpuCompileOptions& options) {
           std::int64_t panels = kernel_rows(*dot);
           CHECK(panels > 1);
-          CHECK(panels == gemm_column_panels(cpu::cpu_isa(options.isa), *hlo::as_gemm(*dot)));
+          CHECK(panels == gemm_column_panels(cpu::compile_isa(options), *hlo::as_gemm(*dot)));
           check_all(run_split<float>(dot, l, r, 3, options), want, rtol);
           check_all(run_split<float>(dot, l, r, panels, options), want, rtol);
         },

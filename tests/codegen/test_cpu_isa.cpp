@@ -39,29 +39,68 @@ TEST_CASE("cpu_isa: avx2 leaves out AVX-512, native takes the CPU's features", "
   CHECK(has(avx2.features, "+fma") == has(native.features, "+fma"));
 }
 
-TEST_CASE("cpu_isa: any other name is a ValueError", "[codegen][isa]") {
-  CHECK_THROWS_MATCHES(cpu_isa("avx1024"), ValueError,
-                       Catch::Message("cpu_isa must be avx2, avx512 or native, got 'avx1024'"));
+// --cpu_vector_width: the kernels' vectors, nothing else of the ISA. Wider than the ISA's, as on
+// a core that runs 512-bit vectors at full rate; narrower, as on a CPU of those.
+TEST_CASE("cpu_isa: a vector width sets the kernels' vectors", "[codegen][isa]") {
+  const CpuIsa& native = cpu_isa("native");
+  for (const char* flag : {"avx2", "native"}) {
+    INFO("--cpu_isa=" << flag);
+    const CpuIsa& own = cpu_isa(flag);
+    CHECK(&cpu_isa(flag, 0) == &own);
+    for (int bits : {256, 512}) {
+      const CpuIsa& isa = cpu_isa(flag, bits);
+      CHECK(isa.vector_bytes == static_cast<unsigned>(bits / 8));
+      CHECK(isa.name == own.name);
+      CHECK(isa.features == own.features);
+      CHECK(isa.avx512_bf16 == own.avx512_bf16);
+      CHECK(isa.full_width_256 == own.full_width_256);
+      CHECK(isa.second_level_cache == own.second_level_cache);
+    }
+    CHECK_FALSE(cpu_isa(flag, 256).full_width_512);
+    // 512 bits at full rate, unless the CPU runs its own 512-bit vectors in halves (Zen 4)
+    CHECK(cpu_isa(flag, 512).full_width_512 == (own.name != "avx512" || native.full_width_512));
+  }
+  CHECK(&cpu_isa("avx512", 512) == &cpu_isa("native", 512));
 }
 
+TEST_CASE("cpu_isa: any other name or width is a ValueError", "[codegen][isa]") {
+  CHECK_THROWS_MATCHES(cpu_isa("avx1024"), ValueError,
+                       Catch::Message("cpu_isa must be avx2, avx512 or native, got 'avx1024'"));
+  CHECK_THROWS_MATCHES(cpu_isa("avx2", 1024), ValueError,
+                       Catch::Message("cpu_vector_width must be 0, 256 or 512, got 1024"));
+  CHECK_THROWS_MATCHES(cpu_isa("native", -256), ValueError,
+                       Catch::Message("cpu_vector_width must be 0, 256 or 512, got -256"));
+}
+
+// And under AVX-512, the vector width LLVM's vectorizer prefers: 512 bits, or 256 where
+// --cpu_vector_width says so.
 TEST_CASE("cpu_isa: compiled kernels name the features they were compiled for", "[codegen][isa]") {
   Hlo h;
   auto* x = h.param(0, float32, {64});
   auto* root = h.op(hlo::Opcode::kExp, float32, {64}, {x});
   auto dir = std::filesystem::temp_directory_path() / "jx_test_cpu_isa";
   std::filesystem::create_directories(dir);
-  for (const char* isa : {"avx2", "native"}) {
+  struct Target {
+    const char* isa;
+    int vector_width;
+  };
+  for (Target t : {Target{"avx2", 0}, Target{"native", 0}, Target{"native", 256}}) {
+    INFO("--cpu_isa=" << t.isa << " --cpu_vector_width=" << t.vector_width);
     CpuCompileOptions options;
-    options.isa = isa;
-    options.dump_prefix = (dir / isa).string();
+    options.isa = t.isa;
+    options.vector_width = t.vector_width;
+    options.dump_prefix = (dir / (t.isa + std::to_string(t.vector_width))).string();
     std::vector<float> in(64, 0.5f);
     std::vector<float> out = run<float>(root, {in.data()}, options);
     CHECK(out[63] == Approx(std::exp(0.5f)));
     std::ifstream ir(options.dump_prefix + ".ir-with-opt.ll");
     std::stringstream text;
     text << ir.rdbuf();
-    CHECK(text.str().find("\"target-features\"=\"" + cpu_isa(isa).features + "\"") !=
-          std::string::npos);
+    const CpuIsa& isa = cpu_isa(t.isa);
+    CHECK(text.str().find("\"target-features\"=\"" + isa.features + "\"") != std::string::npos);
+    std::string width = t.vector_width ? std::to_string(t.vector_width) : "512";
+    CHECK((text.str().find("\"prefer-vector-width\"=\"" + width + "\"") != std::string::npos) ==
+          (isa.name == "avx512"));
   }
   std::filesystem::remove_all(dir);
 }

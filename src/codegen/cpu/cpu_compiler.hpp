@@ -71,6 +71,7 @@ struct CpuCompileOptions {
   const MathTable* math = nullptr;  // none: cpu_math_table(precise_math)
   bool precise_math = false;        // --precise_math
   std::string isa = "native";       // --cpu_isa: avx2, avx512 or native
+  int vector_width = 0;             // --cpu_vector_width: 256 or 512 bits; 0, the ISA's
   // A core's second-level cache the kernels block for, bytes (0: the host's, CpuIsa): what a
   // host of another cache size would run.
   std::int64_t second_level_cache = 0;

@@ -4,12 +4,14 @@
 #include <llvm/TargetParser/Host.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "jx/config.hpp"
 #include "jx/errors.hpp"
 
 namespace jx::codegen::cpu {
@@ -65,6 +67,14 @@ CpuIsa resolve(bool cap_at_avx2) {
   return isa;
 }
 
+CpuIsa with_vector_width(CpuIsa isa, int bits) {
+  if (bits == 0) return isa;
+  bool wider = static_cast<unsigned>(bits / 8) > isa.vector_bytes;
+  isa.vector_bytes = static_cast<unsigned>(bits / 8);
+  isa.full_width_512 = bits == 512 && (wider || isa.full_width_512);
+  return isa;
+}
+
 }  // namespace
 
 int host_cores() {
@@ -72,12 +82,23 @@ int host_cores() {
   return n;
 }
 
-const CpuIsa& cpu_isa(std::string_view flag) {
+const CpuIsa& cpu_isa(std::string_view flag, int vector_width) {
   if (flag != "avx2" && flag != "avx512" && flag != "native")
     throw ValueError("cpu_isa must be avx2, avx512 or native, got '" + std::string(flag) + "'");
-  static const CpuIsa native = resolve(false);
-  static const CpuIsa capped = resolve(true);
-  return flag == "avx2" ? capped : native;
+  if (vector_width != 0 && vector_width != 256 && vector_width != 512)
+    throw ValueError("cpu_vector_width must be 0, 256 or 512, got " + std::to_string(vector_width));
+  // [capped at AVX2][width 0, 256, 512]
+  static const std::array<std::array<CpuIsa, 3>, 2> isas = [] {
+    std::array<std::array<CpuIsa, 3>, 2> all;
+    for (bool capped : {false, true}) {
+      CpuIsa own = resolve(capped);
+      for (int w : {0, 1, 2}) all[capped][w] = with_vector_width(own, w * 256);
+    }
+    return all;
+  }();
+  return isas[flag == "avx2"][vector_width / 256];
 }
+
+const CpuIsa& configured_cpu_isa() { return cpu_isa(config().cpu_isa, config().cpu_vector_width); }
 
 }  // namespace jx::codegen::cpu

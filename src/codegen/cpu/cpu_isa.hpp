@@ -1,4 +1,5 @@
-// What the CPU JIT compiles for: the host's CPU and features, capped by --cpu_isa.
+// What the CPU JIT compiles for: the host's CPU and features, capped by --cpu_isa, and the width
+// of its vectors (--cpu_vector_width).
 #pragma once
 
 #include <cstdint>
@@ -11,7 +12,7 @@ struct CpuIsa {
   std::string name;      // "avx512", "avx2" or "sse" (older CPUs): the widest extension in use
   std::string cpu;       // LLVM's name for the host CPU
   std::string features;  // the host's features, "+f" or "-f" each, comma-separated, capped
-  unsigned vector_bytes = 16;
+  unsigned vector_bytes = 16;  // of the kernels' vectors
   // AVX-512 BF16: vdpbf16ps multiplies bf16 pairs into f32 lanes, vcvtneps2bf16 rounds to bf16
   bool avx512_bf16 = false;
   // AVX-512 on a core that multiply-adds 512-bit vectors at full rate, not as two 256-bit halves
@@ -29,9 +30,14 @@ struct CpuIsa {
 };
 
 // The ISA for --cpu_isa=`flag` (avx2, avx512 or native) on this host: the flag is a maximum, as
-// XLA's --xla_cpu_max_isa, so avx512 on a CPU without it is the CPU's own. Throws
-// jx::ValueError for any other flag.
-const CpuIsa& cpu_isa(std::string_view flag);
+// XLA's --xla_cpu_max_isa, so avx512 on a CPU without it is the CPU's own. With a
+// `vector_width` (--cpu_vector_width: 256 or 512 bits; 0, the ISA's own), vectors of that width:
+// narrower than the ISA's, as a CPU of those; wider, as a core that runs them at full rate, each
+// vector split over the ISA's registers. Throws jx::ValueError for any other flag or width.
+const CpuIsa& cpu_isa(std::string_view flag, int vector_width = 0);
+
+// The ISA that config()'s --cpu_isa and --cpu_vector_width name.
+const CpuIsa& configured_cpu_isa();
 
 // The host's cores: the most threads parallel_for runs (runtime/parallel.hpp), and what the
 // matrix kernel's plan counts a call's rows from.

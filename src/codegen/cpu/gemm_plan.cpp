@@ -250,8 +250,7 @@ DotStrategy gemm_strategy(const hlo::GemmShape& g) {
   if (g.operand_dtype == bfloat16 && g.dtype == float32) return DotStrategy::kBlockedKernel;
   // Other 16-bit operands reach the CPU as f32 products: any other mix is a loop nest.
   if (g.operand_dtype != g.dtype) return DotStrategy::kLoopNest;
-  if (g.macs() > kMaxBlockedMacs &&
-      !cpu::kernel_at_any_size(cpu::cpu_isa(config().cpu_isa), g.dtype))
+  if (g.macs() > kMaxBlockedMacs && !cpu::kernel_at_any_size(cpu::configured_cpu_isa(), g.dtype))
     return DotStrategy::kBlas;
   return DotStrategy::kBlockedKernel;
 }

@@ -143,7 +143,9 @@ std::shared_ptr<CompiledKernels> compile_kernels(const std::vector<KernelRequest
     f.addFnAttr("target-features", isa.features);
     // LLVM keeps to 256-bit vectors on AVX-512 hosts by default (older cores downclocked on
     // 512-bit code); kernels are throughput loops, where twice the lanes pay on current ones.
-    if (isa.name == "avx512") f.addFnAttr("prefer-vector-width", "512");
+    // --cpu_vector_width=256 keeps them.
+    if (isa.name == "avx512")
+      f.addFnAttr("prefer-vector-width", std::to_string(8 * isa.vector_bytes));
     // A kernel's frame may hold a GEMM panel of hundreds of KiB: touching it a page at a time
     // makes a stack too small for it fault at its guard page, rather than write past it.
     f.addFnAttr("probe-stack", "inline-asm");

@@ -119,7 +119,7 @@ std::int64_t kernel_rows(const Instruction& root) {
   if (root.opcode == Opcode::kScatter) return 1;  // its updates combine in order
   if (auto conv = hlo::as_implicit_gemm(root)) return conv->shape.m;
   if (std::optional<hlo::GemmEpilogue> g = blocked_gemm(root))
-    if (std::int64_t panels = gemm_column_panels(cpu::cpu_isa(config().cpu_isa), g->shape))
+    if (std::int64_t panels = gemm_column_panels(cpu::configured_cpu_isa(), g->shape))
       return panels;
   std::optional<Shape> dims = hlo::common_output_dims(root);
   if (!dims || dims->empty()) return 1;
@@ -151,7 +151,7 @@ std::int64_t kernel_workspace_bytes(const Instruction& root, const CpuCompileOpt
 namespace cpu {
 
 CpuIsa compile_isa(const CpuCompileOptions& options) {
-  CpuIsa isa = cpu_isa(options.isa);
+  CpuIsa isa = cpu_isa(options.isa, options.vector_width);
   if (options.second_level_cache) isa.second_level_cache = options.second_level_cache;
   if (options.cores) isa.cores = options.cores;
   return isa;

@@ -42,8 +42,7 @@ constexpr std::int64_t kFewRows = 16;
 
 // The lanes of a row scan's vector of `d`.
 unsigned vector_width(DType d) {
-  std::size_t bytes =
-      cpu_isa(config().cpu_isa).full_width_256 ? kVectorBytes : kHalfWidthVectorBytes;
+  std::size_t bytes = configured_cpu_isa().full_width_256 ? kVectorBytes : kHalfWidthVectorBytes;
   return static_cast<unsigned>(std::clamp<std::size_t>(bytes / itemsize(compute_dtype(d)), 2, 16));
 }
 
