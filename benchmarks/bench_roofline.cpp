@@ -231,10 +231,10 @@ int main(int argc, char** argv) {
   std::vector<int> thread_counts;
   for (int t = 1; t <= std::min(cores, 16); t *= 2) thread_counts.push_back(t);
   if (thread_counts.back() != std::min(cores, 16)) thread_counts.push_back(std::min(cores, 16));
-  const auto& isa = jx::codegen::cpu::cpu_isa(jx::config().cpu_isa);
-  std::printf("%s, %d cores (nproc %d); jx compiles for %s (%s); load %s\n",
+  const auto& isa = jx::codegen::cpu::configured_cpu_isa();
+  std::printf("%s, %d cores (nproc %d); jx compiles for %s (%s, %u-bit vectors); load %s\n",
               bench::cpu_model().c_str(), cores, bench::affinity_cpus(), isa.cpu.c_str(),
-              isa.name.c_str(), bench::load_average().c_str());
+              isa.name.c_str(), 8 * isa.vector_bytes, bench::load_average().c_str());
   std::printf("OpenBLAS %s (kernels: %s)\n\n", openblas_get_config(), openblas_get_corename());
 
   double peak = fma_peak(1, scale);

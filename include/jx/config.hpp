@@ -51,12 +51,13 @@ struct Config {
   // runs the code of both kinds; avx512 and native take what the CPU has. Read when a function
   // compiles; part of the cache key.
   std::string cpu_isa = "native";
-  // --cpu_vector_width=256|512: the width in bits of the CPU's vectors, as XLA's
-  // --xla_cpu_prefer_vector_width: of the matrix kernel's register tiles, and of the loops LLVM
-  // vectorizes under AVX-512; 0: the ISA's widest. 256 keeps an AVX-512 CPU to 256-bit vectors.
-  // 512 on a CPU without AVX-512 plans the tiles as for a core that runs 512-bit vectors at full
-  // rate and splits each vector over the registers the CPU has: slower, but one machine runs the
-  // other kind's tiles (a test run does). Read when a function compiles; part of the cache key.
+  // --cpu_vector_width=0|256|512: the width in bits of the matrix kernel's register tiles and,
+  // under AVX-512, of the loops LLVM vectorizes, as XLA's --xla_cpu_prefer_vector_width; 0: the
+  // ISA's widest. (A few AVX-512 instructions that jx calls by name, such as exp's vscalef, stay
+  // 512 bits wide.) 512 on a CPU without AVX-512 plans the tiles as for a core that runs 512-bit
+  // vectors at full rate, each vector split over the CPU's registers: slower, but one machine
+  // runs the other kind's tiles (a test run does). Read when a function compiles; part of the
+  // cache key.
   int cpu_vector_width = 0;
   // --precise_math: the CPU computes float32 exp, tanh and erf (and logistic, through exp) in
   // their 1-ULP forms instead of the faster ones with XLA:CPU's accuracy

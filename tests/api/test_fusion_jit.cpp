@@ -371,7 +371,8 @@ TEST_CASE(
                       << (rhs_transposed ? ", rhs stored [n, k]" : ""));
     testing::ConfigGuard guard;
     config().cpu_isa = isa;
-    bool blas = large && !codegen::cpu::kernel_at_any_size(codegen::cpu::cpu_isa(isa), dtype);
+    bool blas =
+        large && !codegen::cpu::kernel_at_any_size(codegen::cpu::configured_cpu_isa(), dtype);
     std::vector<float> rhs = uniform(k * n, -1, 1, 25);
     auto at = [&](std::int64_t p, std::int64_t j) {
       return double(rhs[static_cast<std::size_t>(rhs_transposed ? j * k + p : p * n + j)]);

@@ -286,6 +286,11 @@ TEST_CASE("persistent cache: a flag that changes code is part of the key",
   precise(np::array(kInput));
   CHECK(precise.cache_info().disk_hits == 0);
   CHECK(cache.entries().size() == 2);
+  config().cpu_vector_width = 512;
+  auto wide = fresh_jit(chain);
+  wide(np::array(kInput));
+  CHECK(wide.cache_info().disk_hits == 0);
+  CHECK(cache.entries().size() == 3);
 }
 
 TEST_CASE("persistent cache: --compilation_cache_max_bytes removes the least recently used",

@@ -71,13 +71,14 @@ std::vector<T> run_split(const hlo::Instruction* root, const std::vector<T>& l,
   return out;
 }
 
-// body(options) under AVX2's tiles, the CPU's own (AVX-512's where it has it), and AVX-512's
-// planned for a full-rate core in AVX2's instructions (--cpu_vector_width=512): so every host
-// runs the tiles of both kinds. The kernels compile for the ISA, and kernel_rows reads it from
-// the configuration, as when jx runs. With `both_second_levels`, AVX2's also as on a core of a
-// 512 KiB and of a 1 MiB second level: first- and second-level panels, whichever the host has;
-// and as on one core, whose calls take all the rows (so that products of several blocks of rows
-// keep their panels on any host).
+// body(options) under AVX2's tiles, the CPU's own (AVX-512's where it has it, and its 256-bit
+// ones), and AVX-512's planned for a full-rate core in AVX2's instructions
+// (--cpu_vector_width=512): so every host runs the tiles of both kinds. The kernels compile for
+// the ISA, and kernel_rows reads it from the configuration, as when jx runs. With
+// `both_second_levels`, both kinds in AVX2's instructions also as on a core of a 512 KiB and of
+// a 1 MiB second level: first- and second-level panels, whichever the host has; and as on one
+// core, whose calls take all the rows (so that products of several blocks of rows keep their
+// panels on any host).
 void for_each_isa(const std::function<void(const CpuCompileOptions&)>& body,
                   bool both_second_levels = false) {
   struct Target {
@@ -86,8 +87,10 @@ void for_each_isa(const std::function<void(const CpuCompileOptions&)>& body,
     std::int64_t second_level_cache;  // 0: the host's
   };
   std::vector<Target> targets{{"avx2", 0, 0}, {"native", 0, 0}, {"avx2", 512, 0}};
+  if (cpu::cpu_isa("native").name == "avx512") targets.push_back({"native", 256, 0});
   if (both_second_levels)
-    targets.insert(targets.end(), {{"avx2", 0, 512 << 10}, {"avx2", 0, 1 << 20}});
+    for (int width : {0, 512})
+      targets.insert(targets.end(), {{"avx2", width, 512 << 10}, {"avx2", width, 1 << 20}});
   for (const Target& t : targets) {
     INFO("--cpu_isa=" << t.isa << ", vector width " << t.vector_width << ", second level "
                       << t.second_level_cache);

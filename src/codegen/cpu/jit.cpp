@@ -143,7 +143,7 @@ std::shared_ptr<CompiledKernels> compile_kernels(const std::vector<KernelRequest
     f.addFnAttr("target-features", isa.features);
     // LLVM keeps to 256-bit vectors on AVX-512 hosts by default (older cores downclocked on
     // 512-bit code); kernels are throughput loops, where twice the lanes pay on current ones.
-    // --cpu_vector_width=256 keeps them.
+    // --cpu_vector_width=256 keeps LLVM to 256 bits.
     if (isa.name == "avx512")
       f.addFnAttr("prefer-vector-width", std::to_string(8 * isa.vector_bytes));
     // A kernel's frame may hold a GEMM panel of hundreds of KiB: touching it a page at a time
