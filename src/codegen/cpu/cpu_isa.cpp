@@ -67,6 +67,7 @@ CpuIsa resolve(bool cap_at_avx2) {
   return isa;
 }
 
+// `isa` with vectors of `bits` (0: its own), as cpu_isa's `vector_width` says.
 CpuIsa with_vector_width(CpuIsa isa, int bits) {
   if (bits == 0) return isa;
   bool wider = static_cast<unsigned>(bits / 8) > isa.vector_bytes;
