@@ -80,13 +80,12 @@ class GemmEmitter {
   llvm::Value* kept_panel(llvm::Value* c) { return element(kept_, mul(c, panel_elems_)); }
 
   std::int64_t per_line() const { return 64 / itemsize(g_.dtype); }  // elements a line holds
-  // Whether rows of rhs and out (n apart) are a whole number of lines apart: buffers start on a
-  // line, and so does every tile's or panel's first column; elsewhere a run of them may start
-  // anywhere in a line.
-  bool rows_whole_lines() const { return g_.n * itemsize(g_.dtype) % 64 == 0; }
-  // Columns of a run of `cols` from its first, a line's columns apart; `to_last`: and its last,
-  // so that every line the run touches is among theirs wherever the run starts in a line.
-  std::vector<std::int64_t> line_columns(std::int64_t cols, bool to_last) const {
+  // Columns of a run of `cols` in a row of rhs or out, among whose lines is every line the run
+  // touches: from its first, a line's columns apart. Buffers, and every tile's or panel's first
+  // column, start on a line; where rows (n apart) are not a whole number of lines apart, a run
+  // may start anywhere in one, so its last column too.
+  std::vector<std::int64_t> line_columns(std::int64_t cols) const {
+    bool to_last = g_.n * itemsize(g_.dtype) % 64 != 0;
     std::vector<std::int64_t> columns;
     for (std::int64_t c = 0; c < (to_last ? cols + per_line() - 1 : cols); c += per_line())
       columns.push_back(std::min(c, cols - 1));

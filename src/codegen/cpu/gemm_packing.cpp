@@ -46,7 +46,7 @@ std::vector<llvm::Value*> GemmEmitter::rhs_row(llvm::Value* batch, llvm::Value* 
 
 void GemmEmitter::prefetch_rhs(llvm::Value* batch, llvm::Value* step, llvm::Value* col,
                                std::int64_t cols, bool first_level) {
-  for (std::int64_t c : line_columns(cols, !rows_whole_lines())) {
+  for (std::int64_t c : line_columns(cols)) {
     llvm::Value* at = umin(add(col, em_.i64(c)), em_.i64(g_.n - 1));
     em_.prefetch(element(rhs_, rhs_at(batch, step, at)), /*write=*/false, first_level);
   }

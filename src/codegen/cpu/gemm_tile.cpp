@@ -20,7 +20,7 @@ void GemmEmitter::prefetch_next_tile_out(llvm::Value* batch, llvm::Value* row,
                                          std::int64_t cols) {
   for (int r = 0; r < tile_rows_; ++r) {
     llvm::Value* next = umin(add(row, em_.i64(tile_rows_ + r)), last_row);
-    for (std::int64_t c : line_columns(cols, !rows_whole_lines()))
+    for (std::int64_t c : line_columns(cols))
       em_.prefetch(element(out_, out_at(batch, next, add(col, em_.i64(c)))), /*write=*/true);
   }
 }
