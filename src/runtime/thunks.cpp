@@ -13,6 +13,7 @@
 #include "core/buffer.hpp"
 #include "core/host_callbacks.hpp"
 #include "core/sort_rows.hpp"
+#include "runtime/kernel_workspaces.hpp"
 #include "runtime/parallel.hpp"
 #include "support/check.hpp"
 #include "support/format.hpp"
@@ -54,22 +55,26 @@ KernelThunk::KernelThunk(std::string name, Fn fn, std::vector<Allocation> buffer
 namespace {
 
 // What each call of a kernel gets: the run's buffers, then, where the kernel has a workspace, one
-// of the call's own (a Buffer: aligned as the others, and from its cache, so a workspace of a
-// previous run comes back without fresh pages). All are allocated before the calls run, so that
-// running out of memory throws on the caller's thread.
+// of the call's own (kernel_workspaces.hpp: aligned as the others, and a previous run's, so its
+// pages come back mapped). All are taken before the calls run, so that running out of memory
+// throws on the caller's thread.
 class CallBuffers {
  public:
   CallBuffers(std::span<void* const> shared, std::int64_t workspace_bytes, std::int64_t calls)
       : shared_(shared.data()) {
     if (!workspace_bytes) return;
     for (std::int64_t c = 0; c < calls; ++c) {
-      void* space = workspaces_
-                        .emplace_back(std::make_unique<Buffer>(
-                            static_cast<std::size_t>(workspace_bytes), Buffer::Uninitialized{}))
-                        ->data();
+      void* space =
+          workspaces_.emplace_back(take_workspace(static_cast<std::size_t>(workspace_bytes)))
+              ->data();
       lists_.emplace_back(shared.begin(), shared.end()).push_back(space);
     }
   }
+  ~CallBuffers() {
+    for (std::unique_ptr<Buffer>& workspace : workspaces_) release_workspace(std::move(workspace));
+  }
+  CallBuffers(const CallBuffers&) = delete;
+  CallBuffers& operator=(const CallBuffers&) = delete;
   // The buffers of the next call, on whichever thread makes it.
   void* const* take() {
     if (lists_.empty()) return shared_;

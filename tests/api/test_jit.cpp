@@ -2,7 +2,10 @@
 // pytrees in and out, static arguments, jit under other traces, disable_jit and errors.
 #include <catch2/catch.hpp>
 
+#include <pthread.h>
+
 #include <cmath>
+#include <exception>
 #include <functional>
 #include <map>
 #include <string>
@@ -417,6 +420,71 @@ TEST_CASE("jit: a matrix product that keeps its packed panels gets a workspace p
     for (std::size_t i = 0; i < got.size(); ++i) wrong += std::abs(got[i] - want[i]) > 1e-3;
     CHECK(wrong == 0);
   }
+}
+
+// Runs `f` on a new thread whose stack is `stack_bytes`, as a fiber's or a musl thread's is.
+void on_small_stack(std::size_t stack_bytes, const std::function<void()>& f) {
+  struct Call {
+    const std::function<void()>* f;
+    std::exception_ptr error;
+  } call{&f, nullptr};
+  pthread_attr_t attr;
+  REQUIRE(pthread_attr_init(&attr) == 0);
+  REQUIRE(pthread_attr_setstacksize(&attr, stack_bytes) == 0);
+  pthread_t thread;
+  auto run = [](void* p) -> void* {
+    auto* c = static_cast<Call*>(p);
+    try {
+      (*c->f)();
+    } catch (...) {
+      c->error = std::current_exception();
+    }
+    return nullptr;
+  };
+  REQUIRE(pthread_create(&thread, &attr, run, &call) == 0);
+  pthread_join(thread, nullptr);
+  pthread_attr_destroy(&attr);
+  if (call.error) std::rethrow_exception(call.error);
+}
+
+TEST_CASE("jit: compiled calls run on a thread of a 128 KiB stack", "[jit]") {
+  // The matrix kernel's packed block of lhs (256 KiB under AVX2's tiles on a core of a 512 KiB
+  // second level) and its panels lie in the call's workspace; a row of softmax stays on the stack
+  // (16 KiB). The caller's thread runs its share of each kernel.
+  const std::int64_t m = 600, k = 512, n = 512;
+  std::vector<float> xv, wv;
+  for (std::int64_t i = 0; i < m * k; ++i) xv.push_back(std::sin(0.37f * float(i)));
+  for (std::int64_t i = 0; i < k * n; ++i) wv.push_back(std::cos(0.11f * float(i)));
+  std::vector<double> want;
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      double s = 0;
+      for (std::int64_t p = 0; p < k; ++p)
+        s += double(xv[std::size_t(i * k + p)]) * double(wv[std::size_t(p * n + j)]);
+      want.push_back(s);
+    }
+  Array x = np::array(xv, {m, k}), w = np::array(wv, {k, n});
+  auto product = jit([](const Array& a, const Array& b) { return np::matmul(a, b); });
+  Array rows = np::reshape(np::arange(64 * 4096, float32), {64, 4096}) * 1e-4f;
+  auto softmax = jit([](const Array& a) { return nn::softmax(a, -1); });
+  product(x, w);  // compiled here: the calls below hit the cache
+  softmax(rows);
+  std::vector<double> got;
+  std::vector<float> first_row;
+  on_small_stack(128 << 10, [&] {
+    got = product(x, w).to_vector<double>();
+    first_row = softmax(rows).to_vector<float>();
+  });
+  REQUIRE(got.size() == want.size());
+  int wrong = 0;  // each a sum of 512 products of magnitude at most 1, in float32
+  for (std::size_t i = 0; i < got.size(); ++i) wrong += std::abs(got[i] - want[i]) > 1e-3;
+  CHECK(wrong == 0);
+  // Row 0 is exp(0.0001 j) / sum: its ratio of neighbours is exp(0.0001).
+  REQUIRE(first_row.size() == 64 * 4096);
+  double sum = 0;
+  for (int j = 0; j < 4096; ++j) sum += std::exp(1e-4 * j);
+  CHECK(first_row[0] == Approx(1 / sum).epsilon(1e-5));
+  CHECK(first_row[4095] == Approx(std::exp(0.4095) / sum).epsilon(1e-5));
 }
 
 TEST_CASE("jit: threads calling one jitted function share its cache", "[jit]") {

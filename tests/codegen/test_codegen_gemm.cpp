@@ -2,7 +2,11 @@
 // tiles in both directions, contractions of several panel depths, transposed operands, batch
 // dims, f32 and f64, whole and split into row ranges (or a product of few rows into column
 // panels, its rhs read in place) as the thread pool runs it; and which dots take which strategy.
+#include <filesystem>
+#include <fstream>
 #include <functional>
+#include <regex>
+#include <sstream>
 
 #include "codegen/cpu/cpu_isa.hpp"
 #include "codegen/cpu/gemm_plan.hpp"
@@ -186,6 +190,50 @@ TEST_CASE("codegen: the blocked matrix kernel against a loop", "[codegen][gemm]"
   }
 }
 
+// The bytes of the largest array that the optimized IR of `root`'s kernel, compiled under
+// `options`, allocates on the stack.
+std::int64_t largest_stack_array(const hlo::Instruction* root, CpuCompileOptions options) {
+  auto dir = std::filesystem::temp_directory_path() / "jx_test_gemm_stack";
+  std::filesystem::create_directories(dir);
+  options.dump_prefix = (dir / "kernel").string();
+  compile_kernels({{root, "kernel", /*partitioned=*/true}}, options);
+  std::ifstream ir(options.dump_prefix + ".ir-with-opt.ll");
+  std::stringstream text;
+  text << ir.rdbuf();
+  std::filesystem::remove_all(dir);
+  REQUIRE(text.str().find("define void @kernel(") != std::string::npos);
+  std::int64_t largest = 0;
+  std::string rest = text.str();
+  std::smatch m;
+  static const std::regex kArray(R"(alloca \[(\d+) x (float|double|i16)\])");
+  for (; std::regex_search(rest, m, kArray); rest = m.suffix()) {
+    std::int64_t bytes = m[2] == "double" ? 8 : m[2] == "float" ? 4 : 2;
+    largest = std::max<std::int64_t>(largest, std::stoll(m[1]) * bytes);
+  }
+  return largest;
+}
+
+// The packed panels and blocks of lhs (up to 256 KiB each) lie in the call's workspace, not on
+// the stack of the thread that runs it, which may be small (a fiber's, musl's 128 KiB): on every
+// plan, first- and second-level panels, kept or not, lhs packed or not, split by rows or columns.
+TEST_CASE("codegen: the matrix kernel keeps its panels and blocks of lhs off the stack",
+          "[codegen][gemm]") {
+  for (GemmCase c : {GemmCase{0, 600, 512, 2048, false}, GemmCase{0, 64, 4096, 1024, false},
+                     GemmCase{0, 2048, 1024, 512, false}})
+    for (DType d : {float32, bfloat16}) {
+      INFO(c.m << " x " << c.k << " x " << c.n << ", " << dtype_name(d));
+      Hlo h;
+      hlo::Instruction* dot = gemm_dot(h, d, c);
+      if (d == bfloat16) {  // an f32 product of bf16 operands: the panel of pairs
+        dot->shape.dtype = float32;
+        if (dot_strategy(*dot) != DotStrategy::kBlockedKernel) continue;
+      }
+      for_each_isa(
+          [&](const CpuCompileOptions& options) { CHECK(largest_stack_array(dot, options) == 0); },
+          /*both_second_levels=*/true);
+    }
+}
+
 // How the kernel blocks follows the core's caches (gemm_blocking): with a 1 MiB second level,
 // AVX2's tile of a product split by rows keeps a 256 KiB panel there, every row passing over it;
 // with 512 KiB, a panel of three quarters of the first level (384 steps of 16 floats), blocks of
@@ -213,7 +261,11 @@ TEST_CASE("codegen: the matrix kernel's blocks follow the second-level cache", "
   CHECK_FALSE(b.pack_lhs);
   CHECK_FALSE(b.first_tile_packs);
   CHECK_FALSE(b.keep_panels);
-  CHECK(cpu::gemm_workspace_bytes(isa, g) == 0);
+  cpu::GemmWorkspace w = cpu::gemm_workspace(isa, g, nullptr);  // the panel alone
+  CHECK(w.kept == -1);
+  CHECK(w.panel == 0);
+  CHECK(w.lhs_block == -1);
+  CHECK(w.bytes == b.depth * 16 * 4);
 
   b = blocking(512 << 10);
   CHECK(b.depth == 384);
@@ -221,17 +273,23 @@ TEST_CASE("codegen: the matrix kernel's blocks follow the second-level cache", "
   CHECK(b.pack_lhs);
   CHECK(b.keep_panels);  // packed ahead, not by the first tile
   CHECK_FALSE(b.first_tile_packs);
-  CHECK(cpu::gemm_workspace_bytes(isa, g) == 2048 * 384 * 4);  // 128 panels of 384 steps
+  w = cpu::gemm_workspace(isa, g, nullptr);
+  CHECK(w.kept == 0);                // 128 panels of 384 steps, then the panel
+  CHECK(w.panel == 2048 * 384 * 4);  // and the block of lhs after it
+  CHECK(w.lhs_block == w.panel + 384 * 16 * 4);
+  CHECK(w.bytes == w.lhs_block + 174 * 384 * 4);
 
   g.n = 4096;  // rows of rhs 16 KiB apart, kept: 6 MiB
   CHECK(blocking(512 << 10).depth == 384);
-  CHECK(cpu::gemm_workspace_bytes(isa, g) == 4096 * 384 * 4);
+  CHECK(cpu::gemm_workspace(isa, g, nullptr).panel == 4096 * 384 * 4);
   isa.cores = 16;  // 128 rows a call, one block: not kept, 4 MiB deep
   b = blocking(512 << 10);
   CHECK_FALSE(b.keep_panels);
   CHECK(b.first_tile_packs);
   CHECK(b.depth == 256);
-  CHECK(cpu::gemm_workspace_bytes(isa, g) == 0);
+  w = cpu::gemm_workspace(isa, g, nullptr);
+  CHECK(w.kept == -1);
+  CHECK(w.bytes == w.lhs_block + b.block_rows * 256 * 4);
   isa.cores = 1;
   g.n = 16384;  // split by columns (a panel of 256 steps), kept: no deeper than 8 MiB
   REQUIRE(gemm_column_panels(isa, g) > 0);
@@ -356,11 +414,12 @@ TEST_CASE("codegen: the blocked matrix kernel over bf16 operands against a loop"
       auto code = compile_kernels({{dot, "kernel", /*partitioned=*/true}}, options);
       auto fn = reinterpret_cast<KernelFn>(code->symbol("kernel"));
       std::vector<float> whole(want.size(), -7.f), split(want.size(), -7.f);
-      void* one[] = {l.data(), r.data(), whole.data()};
-      fn(one, 0, kernel_rows(*dot));
-      void* parts[] = {l.data(), r.data(), split.data()};
+      Workspace workspace(*dot, options);
+      std::vector<void*> one = workspace.after({l.data(), r.data(), whole.data()});
       std::int64_t rows = kernel_rows(*dot);
-      for (std::int64_t p = 0; p < 3; ++p) fn(parts, rows * p / 3, rows * (p + 1) / 3);
+      fn(one.data(), 0, rows);
+      std::vector<void*> parts = workspace.after({l.data(), r.data(), split.data()});
+      for (std::int64_t p = 0; p < 3; ++p) fn(parts.data(), rows * p / 3, rows * (p + 1) / 3);
       double rtol = std::max(1e-5, 4e-7 * static_cast<double>(c.k));
       check_all(whole, want, rtol);
       check_all(split, want, rtol);

@@ -24,7 +24,8 @@ class MathTable;  // codegen/elemental/math_table.hpp
 // one per tuple element), then, for a kernel with kernel_scratch_words(root) > 0, that many
 // 64-bit words, zero when the run starts and shared by its calls (a tiled scan's tickets and
 // prefixes), then, for one with kernel_workspace_bytes > 0, that many bytes of the call's own,
-// 64-byte aligned and uninitialized (a matrix product's kept panels). A partitioned kernel computes
+// 64-byte aligned and uninitialized (a matrix product's packed panels and block of lhs, rather
+// than its stack). A partitioned kernel computes
 // rows [begin, end) of its outputs (of kernel_rows(root)); any other computes everything and
 // ignores begin and end, so its loops keep constant bounds.
 struct KernelRequest {
@@ -86,7 +87,7 @@ CpuIsa compile_isa(const CpuCompileOptions& options);
 }  // namespace cpu
 
 // The workspace bytes each call of a kernel for `root`, compiled under `options`, takes after its
-// buffers and scratch; 0 for most.
+// buffers and scratch: a matrix kernel's (a dot's, or a convolution's); 0 for the others.
 std::int64_t kernel_workspace_bytes(const hlo::Instruction& root, const CpuCompileOptions& options);
 
 // Compiled code for a set of kernels. Destroying it frees the code (its ORC resource tracker).

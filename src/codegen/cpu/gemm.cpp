@@ -35,23 +35,21 @@ GemmEmitter::GemmEmitter(ElementalEmitter& em, const CpuIsa& isa, const hlo::Gem
   depth_ = blocking.depth;
   block_rows_ = blocking.block_rows;
   first_tile_packs_ = blocking.first_tile_packs;
-  JX_CHECK(blocking.keep_panels == (workspace != nullptr));
-  kept_ = workspace;
+  GemmWorkspace layout = gemm_workspace(isa, g, conv);
+  JX_CHECK((layout.bytes > 0) == (workspace != nullptr));
+  auto at = [&](std::int64_t offset) {
+    return offset < 0 ? nullptr
+                      : b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), workspace,
+                                                      static_cast<std::uint64_t>(offset));
+  };
+  kept_ = at(layout.kept);
+  lhs_block_ = at(layout.lhs_block);
+  panel_ = panel_base_ = at(layout.panel);
   JX_CHECK(!(first_tile_packs_ || kept_) ||  // packed as the tiles go, a row of rhs a step
            (tile.rhs == RhsRead::kPacked && !pairs_ && !conv && !g.transpose_rhs));
-  if (blocking.pack_lhs) {
-    lhs_block_ = em.entry_alloca(
-        llvm::ArrayType::get(elem_, static_cast<std::uint64_t>(block_rows_ * depth_)),
-        "gemm.lhs_block");
-    lhs_block_->setAlignment(llvm::Align(isa.vector_bytes));
-  }
-  if (rhs_read_ != RhsRead::kPacked) return;
+  panel_align_ = llvm::Align(isa.vector_bytes);
   panel_elem_ = pairs_ ? b_.getInt16Ty() : elem_;
-  panel_elems_ = (pairs_ ? (depth_ + 1) / 2 * 2 : depth_) * tile_vectors_ * lanes_;
-  panel_ = em.entry_alloca(
-      llvm::ArrayType::get(panel_elem_, static_cast<std::uint64_t>(panel_elems_)), "gemm.panel");
-  panel_->setAlignment(llvm::Align(isa.vector_bytes));
-  panel_base_ = panel_;
+  panel_elems_ = panel_elements(isa, g, tile, depth_);
 }
 
 void GemmEmitter::emit(llvm::Value* batch_begin, llvm::Value* batch_end, llvm::Value* row_begin,
@@ -211,8 +209,8 @@ void GemmEmitter::kept_panels(const Block& block, llvm::Value* begin, llvm::Valu
 
 void emit_implicit_gemm(ElementalEmitter& em, const CpuIsa& isa, const hlo::ImplicitGemm& conv,
                         llvm::Value* lhs, llvm::Value* rhs, llvm::Value* out,
-                        const std::optional<OuterRange>& rows) {
-  GemmEmitter gemm(em, isa, conv.shape, lhs, rhs, out, nullptr, {}, &conv);
+                        llvm::Value* workspace, const std::optional<OuterRange>& rows) {
+  GemmEmitter gemm(em, isa, conv.shape, lhs, rhs, out, workspace, {}, &conv);
   gemm.emit(em.i64(0), em.i64(1), rows ? rows->begin : em.i64(0),
             rows ? rows->end : em.i64(conv.shape.m));
 }

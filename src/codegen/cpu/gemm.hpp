@@ -21,17 +21,18 @@ struct TileEpilogue {
 };
 
 // out = epilogue(lhs · rhs), out of dims `out_dims`, over all of it or the rows of its
-// dimension 0 in `rows`; `workspace`: gemm_workspace_bytes(isa, g) of the call's own, or null
-// where that is 0.
+// dimension 0 in `rows`; `workspace`: gemm_workspace(isa, g, nullptr).bytes of the call's own
+// (gemm_plan.hpp), or null where that is 0.
 void emit_blocked_gemm(ElementalEmitter& em, const CpuIsa& isa, const hlo::GemmShape& g,
                        const Shape& out_dims, llvm::Value* lhs, llvm::Value* rhs, llvm::Value* out,
                        llvm::Value* workspace, const std::optional<OuterRange>& rows,
                        const TileEpilogue& epilogue = {});
 
 // out = the convolution `conv` (hlo::as_implicit_gemm) of lhs and rhs: the same kernel, its
-// lhs elements read where they lie in lhs, a run at a time; `rows` are the product's rows.
+// lhs elements read where they lie in lhs, a run at a time; `rows` are the product's rows;
+// `workspace`: gemm_workspace(isa, conv.shape, &conv).bytes of the call's own.
 void emit_implicit_gemm(ElementalEmitter& em, const CpuIsa& isa, const hlo::ImplicitGemm& conv,
                         llvm::Value* lhs, llvm::Value* rhs, llvm::Value* out,
-                        const std::optional<OuterRange>& rows);
+                        llvm::Value* workspace, const std::optional<OuterRange>& rows);
 
 }  // namespace jx::codegen::cpu

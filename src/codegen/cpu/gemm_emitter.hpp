@@ -27,7 +27,7 @@ namespace jx::codegen::cpu {
 
 class GemmEmitter {
  public:
-  // `workspace`: gemm_workspace_bytes of it, where the blocking keeps its panels.
+  // `workspace`: gemm_workspace(isa, g, conv).bytes of the call's own, or null where that is 0.
   GemmEmitter(ElementalEmitter& em, const CpuIsa& isa, const hlo::GemmShape& g, llvm::Value* lhs,
               llvm::Value* rhs, llvm::Value* out, llvm::Value* workspace,
               const TileEpilogue& epilogue, const hlo::ImplicitGemm* conv = nullptr);
@@ -113,7 +113,7 @@ class GemmEmitter {
   }
   // Stores `vector` as panel row p's vector v.
   void store_panel(llvm::Value* p, llvm::Value* v, std::int64_t cols, llvm::Value* vector) {
-    b_.CreateAlignedStore(vector, panel_at(p, v, cols), panel_->getAlign());
+    b_.CreateAlignedStore(vector, panel_at(p, v, cols), panel_align_);
   }
   // Panel row q's vector v of bf16 pairs (pack_pairs).
   llvm::Value* pair_panel_at(llvm::Value* q, int v, std::int64_t cols) {
@@ -266,11 +266,12 @@ class GemmEmitter {
   std::int64_t depth_ = 1, block_rows_ = 1;
   // depth_ rows of tile_vectors_ vectors (panel_elems_); panel_base_: the panel that the tiles
   // read and a pack writes, this one or a kept one
-  llvm::AllocaInst* panel_ = nullptr;
+  llvm::Value* panel_ = nullptr;
+  llvm::Align panel_align_;
   std::int64_t panel_elems_ = 0;
   llvm::Value* panel_base_ = nullptr;
-  llvm::Value* kept_ = nullptr;  // the full panels of a block of the contraction (keep_panels)
-  llvm::AllocaInst* lhs_block_ = nullptr;  // block_rows_ by depth_ of lhs, packed (pack_lhs)
+  llvm::Value* kept_ = nullptr;       // the full panels of a block of the contraction (keep_panels)
+  llvm::Value* lhs_block_ = nullptr;  // block_rows_ by depth_ of lhs, packed (pack_lhs)
   std::optional<hlo::ImplicitGemm> conv_;  // a convolution's lhs geometry, when it is one
 };
 

@@ -127,7 +127,7 @@ void GemmEmitter::pack_pairs(llvm::Value* batch, llvm::Value* p0, llvm::Value* d
           };
           llvm::Value* both =
               interleave(b_, {row(step, b_.getTrue()), row(add(step, em_.i64(1)), second)});
-          b_.CreateAlignedStore(both, pair_panel_at(q, v, cols), panel_->getAlign());
+          b_.CreateAlignedStore(both, pair_panel_at(q, v, cols), panel_align_);
         }
       },
       /*vectorize=*/false);

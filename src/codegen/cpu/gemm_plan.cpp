@@ -212,11 +212,31 @@ GemmBlocking gemm_blocking(const CpuIsa& isa, const hlo::GemmShape& g, const Til
   return b;
 }
 
-std::int64_t gemm_workspace_bytes(const CpuIsa& isa, const hlo::GemmShape& g) {
-  TileShape tile = tile_shape(isa, g, false);
-  GemmBlocking b = gemm_blocking(isa, g, tile, nullptr);
-  if (!b.keep_panels) return 0;
-  return g.n / tile.columns * tile.columns * b.depth * itemsize(g.operand_dtype);
+std::int64_t panel_elements(const CpuIsa& isa, const hlo::GemmShape& g, const TileShape& tile,
+                            std::int64_t depth) {
+  std::int64_t lanes = isa.vector_bytes / itemsize(g.dtype);
+  bool pairs = g.operand_dtype == bfloat16;
+  return (pairs ? (depth + 1) / 2 * 2 : depth) * tile.vectors(lanes) * lanes;
+}
+
+GemmWorkspace gemm_workspace(const CpuIsa& isa, const hlo::GemmShape& g,
+                             const hlo::ImplicitGemm* conv) {
+  TileShape tile = tile_shape(isa, g, conv != nullptr);
+  GemmBlocking b = gemm_blocking(isa, g, tile, conv);
+  GemmWorkspace w;
+  auto take = [&w](std::int64_t bytes) {
+    std::int64_t at = w.bytes;
+    w.bytes += (bytes + 63) / 64 * 64;
+    return at;
+  };
+  // Kept panels and the block of lhs hold elements of the product's dtype (neither is taken
+  // with bf16 pairs); a panel of pairs holds 16-bit halves.
+  std::int64_t bytes = itemsize(g.dtype), panel_bytes = g.operand_dtype == bfloat16 ? 2 : bytes;
+  if (b.keep_panels) w.kept = take(g.n / tile.columns * tile.columns * b.depth * bytes);
+  if (tile.rhs == RhsRead::kPacked)
+    w.panel = take(panel_elements(isa, g, tile, b.depth) * panel_bytes);
+  if (b.pack_lhs) w.lhs_block = take(b.block_rows * b.depth * bytes);
+  return w;
 }
 
 bool kernel_at_any_size(const CpuIsa& isa, DType dtype) {

@@ -71,8 +71,21 @@ struct GemmBlocking {
 GemmBlocking gemm_blocking(const CpuIsa& isa, const hlo::GemmShape& g, const TileShape& tile,
                            const hlo::ImplicitGemm* conv);
 
-// The workspace the blocked kernel for `g` takes (GemmBlocking::keep_panels), bytes; 0 for most.
-std::int64_t gemm_workspace_bytes(const CpuIsa& isa, const hlo::GemmShape& g);
+// Elements of one packed panel of `depth` steps of the tile's vectors (bf16 pairs: 16-bit
+// elements, the depth rounded up to a whole pair).
+std::int64_t panel_elements(const CpuIsa& isa, const hlo::GemmShape& g, const TileShape& tile,
+                            std::int64_t depth);
+
+// The kernel's own memory, in its call's workspace: the kept panels (GemmBlocking::keep_panels),
+// the packed panel and the packed block of lhs, each at a byte offset that is a multiple of 64
+// (-1: the kernel has none). They are not on the stack, where a block of lhs (256 KiB) would
+// not fit a thread of a small one (a fiber's, or musl's 128 KiB).
+struct GemmWorkspace {
+  std::int64_t kept = -1, panel = -1, lhs_block = -1;
+  std::int64_t bytes = 0;
+};
+GemmWorkspace gemm_workspace(const CpuIsa& isa, const hlo::GemmShape& g,
+                             const hlo::ImplicitGemm* conv);
 
 // Whether the kernel beats BLAS at any size on `isa` for products of `dtype` (else BLAS takes
 // the largest products).

@@ -11,7 +11,7 @@ namespace jx::codegen::cpu {
 std::vector<llvm::Value*> GemmEmitter::panel_row(llvm::Value* p, std::int64_t cols) {
   std::vector<llvm::Value*> row;
   for (int v = 0; v < vectors(cols); ++v)
-    row.push_back(b_.CreateAlignedLoad(vec_, panel_at(p, em_.i64(v), cols), panel_->getAlign()));
+    row.push_back(b_.CreateAlignedLoad(vec_, panel_at(p, em_.i64(v), cols), panel_align_));
   return row;
 }
 
@@ -156,7 +156,7 @@ void GemmEmitter::pair_steps(llvm::Value* batch, const std::vector<llvm::Value*>
     std::vector<llvm::Value*> rhs_row;
     for (int v = 0; v < n_vec; ++v)
       rhs_row.push_back(
-          b_.CreateAlignedLoad(pair_vec, pair_panel_at(q, v, cols), panel_->getAlign()));
+          b_.CreateAlignedLoad(pair_vec, pair_panel_at(q, v, cols), panel_align_));
     llvm::Value* p = add(p0, mul(q, 2));
     accumulate(acc, rhs_row, [&](std::size_t r) {
       auto lhs_element = [&](llvm::Value* step) {

@@ -69,6 +69,15 @@ std::optional<hlo::GemmEpilogue> blocked_gemm(const Instruction& root) {
   return std::nullopt;
 }
 
+// The workspace each call of the matrix kernel for `root` takes (gemm_workspace), if it is one.
+std::int64_t workspace_bytes(const Instruction& root, const cpu::CpuIsa& isa) {
+  if (std::optional<hlo::GemmEpilogue> g = blocked_gemm(root))
+    return cpu::gemm_workspace(isa, g->shape, nullptr).bytes;
+  if (root.opcode != Opcode::kConvolution) return 0;
+  std::optional<hlo::ImplicitGemm> conv = hlo::as_implicit_gemm(root);
+  return conv ? cpu::gemm_workspace(isa, conv->shape, &*conv).bytes : 0;
+}
+
 // Below this many rows a loop kernel's rows take in the next dim too: a batch of one (or a few)
 // would otherwise be as many rows, run by as many threads.
 constexpr std::int64_t kMinLoopRows = 64;
@@ -144,8 +153,7 @@ std::int64_t kernel_scratch_words(const Instruction& root) {
 }
 
 std::int64_t kernel_workspace_bytes(const Instruction& root, const CpuCompileOptions& options) {
-  std::optional<hlo::GemmEpilogue> g = blocked_gemm(root);
-  return g ? cpu::gemm_workspace_bytes(cpu::compile_isa(options), g->shape) : 0;
+  return workspace_bytes(root, cpu::compile_isa(options));
 }
 
 namespace cpu {
@@ -237,7 +245,8 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
   // (cpu_compiler.hpp).
   bool has_scratch = kernel_scratch_words(root) > 0;
   std::optional<hlo::GemmEpilogue> gemm = blocked_gemm(root);
-  bool has_workspace = gemm && gemm_workspace_bytes(isa, gemm->shape) > 0;
+  std::int64_t workspace_size = workspace_bytes(root, isa);
+  bool has_workspace = workspace_size > 0;
   unsigned extras = has_scratch + has_workspace;
   std::vector<llvm::Type*> body_params(args.count + extras, ptr);
   body_params.push_back(i64);
@@ -252,7 +261,13 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
     bool written = std::find(aliases.begin(), aliases.end(), static_cast<int>(k)) != aliases.end();
     if (k < n && !written) body->addParamAttr(k, llvm::Attribute::ReadOnly);
   }
-  if (has_workspace) body->addParamAttr(args.count + has_scratch, llvm::Attribute::NoAlias);
+  if (has_workspace) {
+    unsigned arg = args.count + has_scratch;
+    body->addParamAttr(arg, llvm::Attribute::NoAlias);
+    body->addParamAttr(arg,
+                       llvm::Attribute::getWithAlignment(ctx, llvm::Align(Buffer::kAlignment)));
+    body->addDereferenceableParamAttr(arg, static_cast<std::uint64_t>(workspace_size));
+  }
 
   auto* entry = llvm::Function::Create(llvm::FunctionType::get(void_ty, {ptr, i64, i64}, false),
                                        llvm::GlobalValue::ExternalLinkage, name, module);
@@ -300,7 +315,7 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
     std::optional<hlo::ImplicitGemm> conv = hlo::as_implicit_gemm(root);
     if (!conv) fail(root, "is not a convolution the matrix kernel computes in place");
     if (aliases[0] >= 0) fail(root, "a convolution cannot overwrite its operand");
-    emit_implicit_gemm(em, isa, *conv, operand(0), operand(1), out, rows);
+    emit_implicit_gemm(em, isa, *conv, operand(0), operand(1), out, workspace, rows);
     b.CreateRetVoid();
     return;
   }
