@@ -115,6 +115,23 @@ std::vector<Instruction*> Computation::users(const Instruction* inst) const {
   return out;
 }
 
+UserIndex::UserIndex(const Computation& c) {
+  for (Instruction* i : c.owned())
+    for (std::size_t k = 0; k < i->operands.size(); ++k) {
+      const Instruction* op = i->operands[k];
+      bool first =
+          std::find(i->operands.begin(), i->operands.begin() + static_cast<std::ptrdiff_t>(k),
+                    op) == i->operands.begin() + static_cast<std::ptrdiff_t>(k);
+      if (first) users_[op].push_back(i);
+    }
+}
+
+const std::vector<Instruction*>& UserIndex::operator()(const Instruction* inst) const {
+  static const std::vector<Instruction*> kNone;
+  auto it = users_.find(inst);
+  return it == users_.end() ? kNone : it->second;
+}
+
 void Computation::replace_all_uses(Instruction* from, Instruction* to) {
   for (const auto& i : owned_)
     if (i.get() != to) std::replace(i->operands.begin(), i->operands.end(), from, to);

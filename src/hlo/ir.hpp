@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -151,6 +152,18 @@ class Module {
   std::vector<std::unique_ptr<Computation>> computations_;
   Computation* entry_ = nullptr;
   int next_id_ = 1;
+};
+
+// Each instruction's users in a computation as it stands when built, in the order
+// Computation::users gives them: for a pass that asks for the users of many instructions and
+// changes nothing meanwhile (Computation::users scans every instruction, each time).
+class UserIndex {
+ public:
+  explicit UserIndex(const Computation& c);
+  const std::vector<Instruction*>& operator()(const Instruction* inst) const;
+
+ private:
+  std::unordered_map<const Instruction*, std::vector<Instruction*>> users_;
 };
 
 // The value every element of `i` has, when `i` is a constant (or a broadcast of one) whose

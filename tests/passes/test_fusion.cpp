@@ -136,6 +136,35 @@ TEST_CASE("fusion merger: a costly producer merges only into one user reading it
   }
 }
 
+TEST_CASE("fusion merger: a costly producer merges into a user whose body reuses every value",
+          "[passes][fusion]") {
+  // The user's body is 64 diamonds, x' = sin(x) + cos(x): 2^64 paths lead from its parameter to
+  // its root, and whether it reads the producer once is judged on each value once.
+  std::string body = "%diamonds.40 (p.41: f32[8]) -> f32[8] {\n  %p.41 = f32[8]{0} parameter(0)\n";
+  std::string x = "%p.41";
+  for (int k = 0, id = 42; k < 64; ++k) {
+    std::string s = "%s." + std::to_string(id++), c = "%c." + std::to_string(id++);
+    std::string a = "%a." + std::to_string(id++);
+    body += "  " + s + " = f32[8]{0} sine(f32[8]{0} " + x + ")\n";
+    body += "  " + c + " = f32[8]{0} cosine(f32[8]{0} " + x + ")\n";
+    body += (k == 63 ? "  ROOT " : "  ") + a + " = f32[8]{0} add(f32[8]{0} " + s + ", f32[8]{0} " +
+            c + ")\n";
+    x = a;
+  }
+  std::string text =
+      merger_text(kCostlyProducer,
+                  "  %f.18 = f32[8]{0} fusion(f32[8]{0} %f.17), kind=kLoop, calls=%diamonds.40\n",
+                  "f32[8]{0}", "negate(f32[8]{0} %f.18)");
+  text.insert(text.find("%producer.1"), body + "}\n\n");
+  auto m = fused<FusionMerger>(text);
+  std::vector<Instruction*> fusions = entry_fusions(*m);
+  REQUIRE(fusions.size() == 1);
+  std::vector<std::string> ops = ops_of(*fusions[0]);
+  CHECK(ops.size() == 2 + 3 * 64);
+  CHECK(std::count(ops.begin(), ops.end(), "exponential") == 1);
+  CHECK(std::count(ops.begin(), ops.end(), "sine") == 64);
+}
+
 // ---- multi-output fusion --------------------------------------------------------------------
 
 // exp(x) and `second`, both reading x: f32[N].

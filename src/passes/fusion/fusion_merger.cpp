@@ -11,11 +11,12 @@ using hlo::Opcode;
 
 namespace {
 
-bool mergeable(const hlo::Computation& entry, const Instruction& f) {
+bool mergeable(const hlo::Computation& entry, const hlo::UserIndex& users_of,
+               const Instruction& f) {
   if (f.opcode != Opcode::kFusion || f.shape.is_tuple || &f == entry.root() ||
       f.attrs.get_string("kind") != "kLoop")
     return false;
-  std::vector<Instruction*> users = entry.users(&f);
+  const std::vector<Instruction*>& users = users_of(&f);
   if (users.empty()) return false;
   for (const Instruction* u : users)
     if (u->opcode != Opcode::kFusion) return false;
@@ -32,9 +33,11 @@ bool mergeable(const hlo::Computation& entry, const Instruction& f) {
 bool FusionMerger::run(hlo::Module& module) {
   bool changed = false;
   for (hlo::Computation* entry : hlo::program_computations(module))
-    changed |= fusion::rewrite_to_fixed_point(*entry, [&](Instruction* f) {
-      if (!mergeable(*entry, *f)) return false;
-      for (Instruction* u : entry->users(f)) fusion::outline(*entry, {{f, u}, {f}});
+    changed |= fusion::rewrite_to_fixed_point(*entry, [&](Instruction* f, const auto& users) {
+      if (!mergeable(*entry, users, *f)) return false;
+      // A copy of the list: each outline changes the entry.
+      for (Instruction* u : std::vector<Instruction*>(users(f)))
+        fusion::outline(*entry, {{f, u}, {f}});
       return true;
     });
   return changed;

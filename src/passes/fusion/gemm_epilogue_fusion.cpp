@@ -13,14 +13,15 @@ namespace {
 
 // The dot operand of `f` that f's epilogue applies to, when f is a loop fusion of one output
 // computing activation(dot + bias) and the only reader of that dot.
-Instruction* epilogue_dot(const hlo::Computation& entry, const Instruction& f,
+Instruction* epilogue_dot(const hlo::Computation& entry, const hlo::UserIndex& users,
+                          const Instruction& f,
                           const std::function<bool(const Instruction&)>& fuses) {
   if (f.opcode != Opcode::kFusion || f.shape.is_tuple || f.attrs.get_string("kind") != "kLoop")
     return nullptr;
   const hlo::Computation& fused = *f.called[0];
   for (const Instruction* p : fused.parameters()) {
     Instruction* dot = f.operands[static_cast<std::size_t>(p->parameter_number)];
-    if (!hlo::fits_gemm_epilogue(*dot) || dot == entry.root() || entry.users(dot).size() != 1 ||
+    if (!hlo::fits_gemm_epilogue(*dot) || dot == entry.root() || users(dot).size() != 1 ||
         !fuses(*dot))
       continue;
     std::optional<hlo::EpilogueMatch> m = hlo::match_epilogue(*fused.root(), *p);
@@ -34,8 +35,8 @@ Instruction* epilogue_dot(const hlo::Computation& entry, const Instruction& f,
 bool GemmEpilogueFusion::run(hlo::Module& module) {
   bool changed = false;
   for (hlo::Computation* entry : hlo::program_computations(module))
-    changed |= fusion::rewrite_to_fixed_point(*entry, [&](Instruction* f) {
-      Instruction* dot = epilogue_dot(*entry, *f, fuses_);
+    changed |= fusion::rewrite_to_fixed_point(*entry, [&](Instruction* f, const auto& users) {
+      Instruction* dot = epilogue_dot(*entry, users, *f, fuses_);
       if (!dot) return false;
       Instruction* fused = fusion::outline(*entry, {{dot, f}, {}});
       JX_CHECK(hlo::as_gemm_epilogue(*fused), "gemm-epilogue-fusion: " << fused->name);

@@ -26,6 +26,7 @@ bool fuse_program(hlo::Computation& entry,
     std::vector<Instruction*> kernels;
   };
   std::vector<Batch> batches;
+  hlo::UserIndex users(entry);  // nothing changes before the batches are outlined
   for (Instruction* i : entry.instructions()) {
     if (!fusion::is_kernel(*i) || i->shape.byte_size() > HorizontalFusion::kMaxBytes ||
         bytes_read(*i) > max_read_bytes || fusion::computes_prefix_scan(*i))
@@ -34,7 +35,7 @@ bool fuse_program(hlo::Computation& entry,
     auto joins = [&](const Batch& batch) {
       if (batch.kernels.size() >= HorizontalFusion::kMaxKernels || batch.key != key) return false;
       for (const Instruction* b : batch.kernels)
-        if (fusion::reaches(entry, b, i) || fusion::reaches(entry, i, b)) return false;
+        if (fusion::reaches(users, b, i) || fusion::reaches(users, i, b)) return false;
       return true;
     };
     auto it = std::find_if(batches.begin(), batches.end(), joins);

@@ -177,11 +177,12 @@ bool is_immediate(const Instruction& i) {
 // Whether `p` reaches memory whatever the groups: a user of it joins no group (a dot or a
 // convolution reads its operands from buffers), directly or through reshapes (which outside a
 // kernel are their operand's buffer), or it is the program's result.
-bool materialized_anyway(const hlo::Computation& entry, const Instruction& p) {
+bool materialized_anyway(const hlo::Computation& entry, const hlo::UserIndex& users,
+                         const Instruction& p) {
   if (&p == entry.root()) return true;
-  for (const Instruction* u : entry.users(&p))
+  for (const Instruction* u : users(&p))
     if ((!can_root(*u) && !can_join(*u)) ||
-        (u->opcode == Opcode::kReshape && materialized_anyway(entry, *u)))
+        (u->opcode == Opcode::kReshape && materialized_anyway(entry, users, *u)))
       return true;
   return false;
 }
@@ -199,11 +200,15 @@ bool reads_less_than_it_writes(const Instruction& p) {
 // users inside the group are known when it is judged.
 class GroupBuilder {
  public:
-  GroupBuilder(const hlo::Computation& entry,
+  GroupBuilder(const hlo::Computation& entry, const hlo::UserIndex& users,
                const std::unordered_map<const Instruction*, int>& position,
                std::unordered_map<const Instruction*, int>& duplicates,
                const std::unordered_set<const Instruction*>& grouped)
-      : entry_(entry), position_(position), duplicates_(duplicates), grouped_(grouped) {}
+      : entry_(entry),
+        users_(users),
+        position_(position),
+        duplicates_(duplicates),
+        grouped_(grouped) {}
 
   Group build(Instruction* root) {
     Group g;
@@ -229,7 +234,7 @@ class GroupBuilder {
     if (access_.count(p) || grouped_.count(p) || !can_join(*p)) return;
     std::optional<Access> a;
     bool all_users_inside = p != entry_.root();
-    for (const Instruction* u : entry_.users(p)) {
+    for (const Instruction* u : users_(p)) {
       auto it = access_.find(u);
       if (it == access_.end()) {
         all_users_inside = false;
@@ -253,7 +258,8 @@ class GroupBuilder {
         return;
       // Its buffer is written anyway: reading it costs no more than recomputing p from its
       // operands, and spares recomputing whatever else the copy would pull in behind p.
-      if (!is_immediate(*p) && materialized_anyway(entry_, *p) && !reads_less_than_it_writes(*p))
+      if (!is_immediate(*p) && materialized_anyway(entry_, users_, *p) &&
+          !reads_less_than_it_writes(*p))
         return;
       ++duplicates_[p];
       g.duplicated.insert(p);
@@ -264,6 +270,7 @@ class GroupBuilder {
   }
 
   const hlo::Computation& entry_;
+  const hlo::UserIndex& users_;
   const std::unordered_map<const Instruction*, int>& position_;
   std::unordered_map<const Instruction*, int>& duplicates_;
   const std::unordered_set<const Instruction*>& grouped_;
@@ -276,6 +283,7 @@ bool fuse_program(hlo::Computation& entry) {
   std::vector<Instruction*> order = entry.instructions();
   std::unordered_map<const Instruction*, int> position;
   for (std::size_t k = 0; k < order.size(); ++k) position[order[k]] = static_cast<int>(k);
+  hlo::UserIndex users(entry);  // nothing changes before the groups are outlined
 
   std::unordered_map<const Instruction*, int> duplicates;
   std::unordered_set<const Instruction*> grouped;  // full members of a group
@@ -285,7 +293,7 @@ bool fuse_program(hlo::Computation& entry) {
   std::unordered_set<const Instruction*> dead;
   auto copied_by_all = [&](const Instruction* i) {
     if (i == entry.root() || duplicates[i] == 0) return false;
-    for (const Instruction* u : entry.users(i)) {
+    for (const Instruction* u : users(i)) {
       if (dead.count(u)) continue;
       bool copied = std::any_of(groups.begin(), groups.end(), [&](const Group& g) {
         return g.duplicated.count(i) && !g.duplicated.count(u) &&
@@ -303,7 +311,7 @@ bool fuse_program(hlo::Computation& entry) {
       continue;
     }
     if (!can_root(*root)) continue;
-    Group g = GroupBuilder(entry, position, duplicates, grouped).build(root);
+    Group g = GroupBuilder(entry, users, position, duplicates, grouped).build(root);
     for (Instruction* m : g.members)
       if (!g.duplicated.count(m)) grouped.insert(m);
     if (g.members.size() > 1) groups.push_back(std::move(g));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <unordered_map>
 
 #include "hlo/window.hpp"
 
@@ -18,15 +19,19 @@ bool is_kernel(const Instruction& i) {
 bool reads_once(const Instruction& fusion, std::size_t k) {
   if (fusion.opcode != Opcode::kFusion) return false;
   const hlo::Computation& c = *fusion.called[0];
+  hlo::UserIndex users(c);
+  // Each value is judged once: the paths to it through a body that reuses values are many.
+  std::unordered_map<const Instruction*, bool> judged;
   std::function<bool(const Instruction*)> ok = [&](const Instruction* i) {
-    for (const Instruction* u : c.users(i)) {
+    if (auto it = judged.find(i); it != judged.end()) return it->second;
+    const std::vector<Instruction*>& readers = users(i);
+    bool once = std::all_of(readers.begin(), readers.end(), [&](const Instruction* u) {
       if (u->opcode == Opcode::kDot) return false;
       if (u->opcode == Opcode::kReduceWindow && !hlo::as_prefix_scan(*u)) return false;
       if (u->opcode == Opcode::kBroadcast && u->shape.size() != i->shape.size()) return false;
-      if (u->opcode == Opcode::kTuple) continue;
-      if (!ok(u)) return false;
-    }
-    return true;
+      return u->opcode == Opcode::kTuple || ok(u);
+    });
+    return judged[i] = once;
   };
   return ok(c.parameters().at(k));
 }

@@ -86,11 +86,12 @@ struct Output {
 
 std::vector<Output> outputs_of(const Computation& entry, const Group& group,
                                const std::unordered_set<const Instruction*>& members) {
+  hlo::UserIndex users_of(entry);
   std::vector<Output> out;
   for (Instruction* m : group.members) {
     if (group.duplicated.count(m)) continue;
     bool used_outside = m == entry.root();
-    std::vector<Instruction*> users = entry.users(m);
+    const std::vector<Instruction*>& users = users_of(m);
     for (Instruction* u : users) used_outside |= !members.count(u);
     if (!used_outside) continue;
     if (!m->shape.is_tuple) {
@@ -175,12 +176,14 @@ Instruction* outline(Computation& entry, const Group& group) {
   return fusion;
 }
 
-bool rewrite_to_fixed_point(Computation& entry, const std::function<bool(Instruction*)>& rewrite) {
+bool rewrite_to_fixed_point(
+    Computation& entry, const std::function<bool(Instruction*, const hlo::UserIndex&)>& rewrite) {
   bool changed = false;
   for (bool again = true; again;) {
     again = false;
+    hlo::UserIndex users(entry);
     for (Instruction* i : entry.instructions())
-      if (rewrite(i)) {
+      if (rewrite(i, users)) {
         changed = again = true;
         break;  // the walk's instructions may be gone
       }
@@ -188,23 +191,19 @@ bool rewrite_to_fixed_point(Computation& entry, const std::function<bool(Instruc
   return changed;
 }
 
-bool reaches(const Computation& entry, const Instruction* from, const Instruction* to) {
-  std::unordered_map<const Instruction*, std::vector<const Instruction*>> users;
-  for (const Instruction* i : entry.owned())
-    for (const Instruction* op : i->operands) users[op].push_back(i);
+bool reaches(const hlo::UserIndex& users, const Instruction* from, const Instruction* to) {
   std::unordered_set<const Instruction*> seen;
   std::vector<const Instruction*> stack{from};
   while (!stack.empty()) {
     const Instruction* i = stack.back();
     stack.pop_back();
-    for (const Instruction* u : users[i]) {
+    for (const Instruction* u : users(i)) {
       if (u == to) return true;
       if (seen.insert(u).second) stack.push_back(u);
     }
   }
   return false;
 }
-
 
 bool is_expensive(Opcode op) {
   return hlo::has_trait(op, hlo::kTranscendental) || op == Opcode::kDivide ||

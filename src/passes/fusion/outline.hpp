@@ -25,15 +25,15 @@ struct Group {
 // removed. Returns the fusion.
 hlo::Instruction* outline(hlo::Computation& entry, const Group& group);
 
-// Offers each entry instruction, operands first, to `rewrite`, which returns whether it changed
-// the computation; after a change the walk starts over, until a whole walk changes nothing.
-// Returns whether anything changed.
-bool rewrite_to_fixed_point(hlo::Computation& entry,
-                            const std::function<bool(hlo::Instruction*)>& rewrite);
+// Offers each entry instruction, operands first, to `rewrite`, with the entry's users as the
+// walk began; `rewrite` returns whether it changed the computation. After a change the walk
+// starts over, until a whole walk changes nothing. Returns whether anything changed.
+bool rewrite_to_fixed_point(
+    hlo::Computation& entry,
+    const std::function<bool(hlo::Instruction*, const hlo::UserIndex&)>& rewrite);
 
 // Whether `to` is reachable from `from` along operand → user edges (`from` != `to`).
-bool reaches(const hlo::Computation& entry, const hlo::Instruction* from,
-             const hlo::Instruction* to);
+bool reaches(const hlo::UserIndex& users, const hlo::Instruction* from, const hlo::Instruction* to);
 
 // Expensive ops cost many cycles per element: transcendentals, divisions, and the ops that run
 // a loop per element (hlo::loops_per_element). Fusion never recomputes them.
