@@ -73,9 +73,10 @@ struct StageSamples {
   }
 };
 
-// One cold compile and run of an n-equation chain: a fresh jitted function has an empty cache.
-Stages cold_compile(const jx::Array& x, int n) {
-  auto f = jx::jit([n](const jx::Array& a) { return chain(a, n); });
+// The first call of the jitted `fn` on x, timed: a fresh jitted function has an empty cache.
+template <class Fn>
+Stages first_call(Fn fn, const jx::Array& x) {
+  auto f = jx::jit(std::move(fn));
   jx::CacheInfo before = f.cache_info();
   Stopwatch sw;
   jx::Array y = f(x);
@@ -84,17 +85,16 @@ Stages cold_compile(const jx::Array& x, int n) {
   return s;
 }
 
+// One cold compile and run of an n-equation chain.
+Stages cold_compile(const jx::Array& x, int n) {
+  return first_call([n](const jx::Array& a) { return chain(a, n); }, x);
+}
+
 // One cold compile and run of the gradient of an n-equation chain's sum: its backward pass
 // reads each step's value again (the sine's derivative), so the fused bodies reuse values, as
 // gradients do.
 Stages cold_grad_compile(const jx::Array& x, int n) {
-  auto f = jx::jit(jx::grad([n](const jx::Array& a) { return np::sum(chain(a, n)); }));
-  jx::CacheInfo before = f.cache_info();
-  Stopwatch sw;
-  jx::Array y = f(x);
-  Stages s = delta(before, f.cache_info(), sw);
-  g_sink = y.size();
-  return s;
+  return first_call(jx::grad([n](const jx::Array& a) { return np::sum(chain(a, n)); }), x);
 }
 
 struct ColdRow {

@@ -390,12 +390,21 @@ TEST_CASE("jit: a function of no arguments is traced once", "[jit]") {
   CHECK(traces == 1);
 }
 
-TEST_CASE("jit: a matrix product that keeps its packed panels gets a workspace per call", "[jit]") {
-  // [270, 260] x [260, 730] under AVX2's tiles: split by columns, two blocks of rows, so the
-  // first keeps the panels it packs in the kernel's workspace for the second (on any host).
-  ConfigGuard guard;
-  config().cpu_isa = "avx2";
-  const std::int64_t m = 270, k = 260, n = 730;
+// x [m, k] of sines and w [k, n] of cosines, and their product by a loop in double.
+struct Product {
+  Array x, w;
+  std::vector<double> want;
+  // The elements of `got` more than 1e-3 from the loop's: each is a sum of k products of
+  // magnitude at most 1, in float32.
+  int wrong(const std::vector<double>& got) const {
+    REQUIRE(got.size() == want.size());
+    int n = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) n += std::abs(got[i] - want[i]) > 1e-3;
+    return n;
+  }
+};
+
+Product sin_cos_product(std::int64_t m, std::int64_t k, std::int64_t n) {
   std::vector<float> xv, wv;
   for (std::int64_t i = 0; i < m * k; ++i) xv.push_back(std::sin(0.37f * float(i)));
   for (std::int64_t i = 0; i < k * n; ++i) wv.push_back(std::cos(0.11f * float(i)));
@@ -408,17 +417,23 @@ TEST_CASE("jit: a matrix product that keeps its packed panels gets a workspace p
       want.push_back(s);
     }
   Array x = np::array(xv, {m, k}), w = np::array(wv, {k, n});
+  return {x, w, want};
+}
+
+TEST_CASE("jit: a matrix product that keeps its packed panels gets a workspace per call", "[jit]") {
+  // [270, 260] x [260, 730] under AVX2's tiles: split by columns, two blocks of rows, so the
+  // first keeps the panels it packs in the kernel's workspace for the second (on any host).
+  ConfigGuard guard;
+  config().cpu_isa = "avx2";
+  Product p = sin_cos_product(270, 260, 730);
+  const Array &x = p.x, &w = p.w;
   for (int threads : {1, 0}) {  // 0: one per core
     INFO("--cpu_threads=" << threads);
     config().cpu_threads = threads;
     auto compiled =
         jit([](const Array& a, const Array& b) { return np::matmul(a, b); }).lower(x, w).compile();
     CHECK_THAT(compiled.thunk_sequence(), Contains(" workspace="));
-    std::vector<double> got = compiled(x, w).to_vector<double>();
-    REQUIRE(got.size() == want.size());
-    int wrong = 0;  // each a sum of 260 products of magnitude at most 1, in float32
-    for (std::size_t i = 0; i < got.size(); ++i) wrong += std::abs(got[i] - want[i]) > 1e-3;
-    CHECK(wrong == 0);
+    CHECK(p.wrong(compiled(x, w).to_vector<double>()) == 0);
   }
 }
 
@@ -451,19 +466,8 @@ TEST_CASE("jit: compiled calls run on a thread of a 128 KiB stack", "[jit]") {
   // The matrix kernel's packed block of lhs (256 KiB under AVX2's tiles on a core of a 512 KiB
   // second level) and its panels lie in the call's workspace; a row of softmax stays on the stack
   // (16 KiB). The caller's thread runs its share of each kernel.
-  const std::int64_t m = 600, k = 512, n = 512;
-  std::vector<float> xv, wv;
-  for (std::int64_t i = 0; i < m * k; ++i) xv.push_back(std::sin(0.37f * float(i)));
-  for (std::int64_t i = 0; i < k * n; ++i) wv.push_back(std::cos(0.11f * float(i)));
-  std::vector<double> want;
-  for (std::int64_t i = 0; i < m; ++i)
-    for (std::int64_t j = 0; j < n; ++j) {
-      double s = 0;
-      for (std::int64_t p = 0; p < k; ++p)
-        s += double(xv[std::size_t(i * k + p)]) * double(wv[std::size_t(p * n + j)]);
-      want.push_back(s);
-    }
-  Array x = np::array(xv, {m, k}), w = np::array(wv, {k, n});
+  Product p = sin_cos_product(600, 512, 512);
+  const Array &x = p.x, &w = p.w;
   auto product = jit([](const Array& a, const Array& b) { return np::matmul(a, b); });
   Array rows = np::reshape(np::arange(64 * 4096, float32), {64, 4096}) * 1e-4f;
   auto softmax = jit([](const Array& a) { return nn::softmax(a, -1); });
@@ -475,11 +479,8 @@ TEST_CASE("jit: compiled calls run on a thread of a 128 KiB stack", "[jit]") {
     got = product(x, w).to_vector<double>();
     first_row = softmax(rows).to_vector<float>();
   });
-  REQUIRE(got.size() == want.size());
-  int wrong = 0;  // each a sum of 512 products of magnitude at most 1, in float32
-  for (std::size_t i = 0; i < got.size(); ++i) wrong += std::abs(got[i] - want[i]) > 1e-3;
-  CHECK(wrong == 0);
-  // Row 0 is exp(0.0001 j) / sum: its ratio of neighbours is exp(0.0001).
+  CHECK(p.wrong(got) == 0);
+  // Row 0 is exp(0.0001 j) over the sum of them.
   REQUIRE(first_row.size() == 64 * 4096);
   double sum = 0;
   for (int j = 0; j < 4096; ++j) sum += std::exp(1e-4 * j);
