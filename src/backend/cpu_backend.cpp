@@ -70,11 +70,12 @@ class CpuBackend : public Backend {
   std::string code_target() const override {
     const Config& cfg = config();
     const codegen::cpu::CpuIsa& isa = codegen::cpu::configured_cpu_isa();
-    // The vectors, the second level's size and the cores: the matrix kernel's tiles and blocks,
-    // and whether it takes a workspace.
+    // The vectors, the caches' sizes and the cores: the matrix kernel's tiles and blocks, and
+    // so the workspace its code addresses (a second-level panel's depth follows the last level).
     return "cpu " + isa.cpu + " " + isa.features +
            " vector_bytes=" + std::to_string(isa.vector_bytes) +
-           " l2=" + std::to_string(isa.second_level_cache) + " cores=" + std::to_string(isa.cores) +
+           " l2=" + std::to_string(isa.second_level_cache) +
+           " llc=" + std::to_string(isa.last_level_cache) + " cores=" + std::to_string(isa.cores) +
            " precise_math=" + std::to_string(cfg.precise_math) +
            " parallel_min_bytes=" + std::to_string(cfg.cpu_parallel_min_bytes);
   }

@@ -117,12 +117,10 @@ std::vector<Instruction*> Computation::users(const Instruction* inst) const {
 
 UserIndex::UserIndex(const Computation& c) {
   for (Instruction* i : c.owned())
-    for (std::size_t k = 0; k < i->operands.size(); ++k) {
-      const Instruction* op = i->operands[k];
-      bool first =
-          std::find(i->operands.begin(), i->operands.begin() + static_cast<std::ptrdiff_t>(k),
-                    op) == i->operands.begin() + static_cast<std::ptrdiff_t>(k);
-      if (first) users_[op].push_back(i);
+    for (const Instruction* op : i->operands) {
+      std::vector<Instruction*>& users = users_[op];
+      if (users.empty() || users.back() != i)
+        users.push_back(i);  // once, however often it reads op
     }
 }
 

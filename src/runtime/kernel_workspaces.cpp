@@ -1,6 +1,7 @@
 #include "runtime/kernel_workspaces.hpp"
 
 #include <mutex>
+#include <new>
 #include <vector>
 
 namespace jx::runtime {
@@ -25,14 +26,18 @@ class Released {
     return workspace;
   }
 
-  void give(std::unique_ptr<Buffer> workspace) {
-    std::vector<std::unique_ptr<Buffer>> freed;  // destroyed outside the lock
+  // Never throws (it runs in a destructor): without memory to keep it, `workspace` is freed.
+  void give(std::unique_ptr<Buffer> workspace) noexcept {
+    std::size_t bytes = workspace->nbytes();
     std::lock_guard lock(mu_);
-    held_ += workspace->nbytes();
-    free_.push_back(std::move(workspace));
+    try {
+      free_.push_back(std::move(workspace));
+    } catch (const std::bad_alloc&) {
+      return;
+    }
+    held_ += bytes;
     while (held_ > kHeldBytes) {
       held_ -= free_.front()->nbytes();
-      freed.push_back(std::move(free_.front()));
       free_.erase(free_.begin());
     }
   }
@@ -56,6 +61,8 @@ std::unique_ptr<Buffer> take_workspace(std::size_t bytes) {
   return std::make_unique<Buffer>(bytes, Buffer::Uninitialized{});
 }
 
-void release_workspace(std::unique_ptr<Buffer> workspace) { released().give(std::move(workspace)); }
+void release_workspace(std::unique_ptr<Buffer> workspace) noexcept {
+  released().give(std::move(workspace));
+}
 
 }  // namespace jx::runtime

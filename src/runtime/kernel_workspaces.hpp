@@ -17,6 +17,7 @@ std::unique_ptr<Buffer> take_workspace(std::size_t bytes);
 
 // Keeps `workspace` for a later take_workspace, the least recently released ones freed to keep
 // what is held under 64 MiB.
-void release_workspace(std::unique_ptr<Buffer> workspace);
+// Never throws.
+void release_workspace(std::unique_ptr<Buffer> workspace) noexcept;
 
 }  // namespace jx::runtime

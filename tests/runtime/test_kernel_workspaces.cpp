@@ -3,6 +3,7 @@
 // workspace as it would its stack.
 #include <catch2/catch.hpp>
 
+#include <cstdint>
 #include <memory>
 
 #include "runtime/kernel_workspaces.hpp"
@@ -10,8 +11,9 @@
 namespace jx::runtime {
 namespace {
 
-// Sizes no other test's kernel takes, so that what they released cannot fit between them.
-constexpr std::size_t kSmall = (3 << 20) + 64 * 7, kLarge = 2 * kSmall;
+// Sizes beyond any kernel's workspace (kept panels take 8 MiB at most), so that nothing another
+// test released fits them, and both held at once (60 MiB, under the 64 MiB the pool keeps).
+constexpr std::size_t kSmall = (20 << 20) + 64 * 7, kLarge = 2 * kSmall;
 
 TEST_CASE("kernel workspaces: a released workspace comes back, the smallest that fits",
           "[runtime]") {

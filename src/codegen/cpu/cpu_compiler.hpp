@@ -25,9 +25,9 @@ class MathTable;  // codegen/elemental/math_table.hpp
 // 64-bit words, zero when the run starts and shared by its calls (a tiled scan's tickets and
 // prefixes), then, for one with kernel_workspace_bytes > 0, that many bytes of the call's own,
 // 64-byte aligned and uninitialized (a matrix product's packed panels and block of lhs, rather
-// than its stack). A partitioned kernel computes
-// rows [begin, end) of its outputs (of kernel_rows(root)); any other computes everything and
-// ignores begin and end, so its loops keep constant bounds.
+// than its stack). A partitioned kernel computes rows [begin, end) of its outputs (of
+// kernel_rows(root)); any other computes everything and ignores begin and end, so its loops
+// keep constant bounds.
 struct KernelRequest {
   const hlo::Instruction* root;
   std::string symbol;

@@ -33,13 +33,12 @@ bool mergeable(const hlo::Computation& entry, const hlo::UserIndex& users_of,
 bool FusionMerger::run(hlo::Module& module) {
   bool changed = false;
   for (hlo::Computation* entry : hlo::program_computations(module))
-    changed |= fusion::rewrite_to_fixed_point(*entry, [&](Instruction* f, const auto& users) {
-      if (!mergeable(*entry, users, *f)) return false;
-      // A copy of the list: each outline changes the entry.
-      for (Instruction* u : std::vector<Instruction*>(users(f)))
-        fusion::outline(*entry, {{f, u}, {f}});
-      return true;
-    });
+    changed |=
+        fusion::rewrite_to_fixed_point(*entry, [&](Instruction* f, const hlo::UserIndex& users) {
+          if (!mergeable(*entry, users, *f)) return false;
+          for (Instruction* u : users(f)) fusion::outline(*entry, {{f, u}, {f}});
+          return true;
+        });
   return changed;
 }
 

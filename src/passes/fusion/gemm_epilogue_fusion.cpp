@@ -35,13 +35,14 @@ Instruction* epilogue_dot(const hlo::Computation& entry, const hlo::UserIndex& u
 bool GemmEpilogueFusion::run(hlo::Module& module) {
   bool changed = false;
   for (hlo::Computation* entry : hlo::program_computations(module))
-    changed |= fusion::rewrite_to_fixed_point(*entry, [&](Instruction* f, const auto& users) {
-      Instruction* dot = epilogue_dot(*entry, users, *f, fuses_);
-      if (!dot) return false;
-      Instruction* fused = fusion::outline(*entry, {{dot, f}, {}});
-      JX_CHECK(hlo::as_gemm_epilogue(*fused), "gemm-epilogue-fusion: " << fused->name);
-      return true;
-    });
+    changed |=
+        fusion::rewrite_to_fixed_point(*entry, [&](Instruction* f, const hlo::UserIndex& users) {
+          Instruction* dot = epilogue_dot(*entry, users, *f, fuses_);
+          if (!dot) return false;
+          Instruction* fused = fusion::outline(*entry, {{dot, f}, {}});
+          JX_CHECK(hlo::as_gemm_epilogue(*fused), "gemm-epilogue-fusion: " << fused->name);
+          return true;
+        });
   return changed;
 }
 

@@ -60,13 +60,14 @@ Instruction* sibling_of(const hlo::UserIndex& users, Instruction& a) {
 bool MultiOutputFusion::run(hlo::Module& module) {
   bool changed = false;
   for (hlo::Computation* entry : hlo::program_computations(module))
-    changed |= fusion::rewrite_to_fixed_point(*entry, [&](Instruction* i, const auto& users) {
-      Instruction* partner = consumer_to_join(*entry, users, *i);
-      if (!partner) partner = sibling_of(users, *i);
-      if (!partner) return false;
-      fusion::outline(*entry, {{i, partner}, {}});
-      return true;
-    });
+    changed |=
+        fusion::rewrite_to_fixed_point(*entry, [&](Instruction* i, const hlo::UserIndex& users) {
+          Instruction* partner = consumer_to_join(*entry, users, *i);
+          if (!partner) partner = sibling_of(users, *i);
+          if (!partner) return false;
+          fusion::outline(*entry, {{i, partner}, {}});
+          return true;
+        });
   return changed;
 }
 
