@@ -25,21 +25,24 @@ bool past_avx2(std::string_view feature) {
 }
 
 // The size of cpu0's data cache of `level` (0: the highest level it has), as Linux describes it
-// (one instance: on a CPU of several core complexes, what one complex's cores share), or 0.
+// (one instance: on a CPU of several core complexes, what one complex's cores share), as much of
+// it as cache_to_count_on allows, or 0.
 std::int64_t data_cache_bytes(int level) {
   std::int64_t bytes = 0;
   for (int found = 0, index = 0;; ++index) {
     std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/";
-    std::ifstream level_file(dir + "level"), type_file(dir + "type"), size_file(dir + "size");
+    std::ifstream level_file(dir + "level"), type_file(dir + "type"), size_file(dir + "size"),
+        shared_file(dir + "shared_cpu_list");
     int this_level = 0;
-    std::string type, size;
+    std::string type, size, shared;
     if (!(level_file >> this_level && type_file >> type && size_file >> size)) return bytes;
     if (type == "Instruction" || this_level < found || (level && this_level != level)) continue;
     char* unit = nullptr;
     std::int64_t n = std::strtoll(size.c_str(), &unit, 10);
     std::int64_t scale = *unit == 'K' ? 1 << 10 : *unit == 'M' ? 1 << 20 : 1;
+    shared_file >> shared;
     found = this_level;
-    bytes = n * scale;
+    bytes = cache_to_count_on(n * scale, shared);
   }
 }
 
@@ -77,6 +80,20 @@ CpuIsa with_vector_width(CpuIsa isa, int bits) {
 }
 
 }  // namespace
+
+std::int64_t cache_to_count_on(std::int64_t bytes, std::string_view shared_cpu_list) {
+  int sharing = 0;
+  for (std::size_t at = 0; at < shared_cpu_list.size();) {
+    std::size_t comma = std::min(shared_cpu_list.find(',', at), shared_cpu_list.size());
+    std::string range(shared_cpu_list.substr(at, comma - at));
+    char* end = nullptr;
+    long first = std::strtol(range.c_str(), &end, 10);
+    long last = *end == '-' ? std::strtol(end + 1, nullptr, 10) : first;
+    sharing += static_cast<int>(std::max(0L, last - first + 1));
+    at = comma + 1;
+  }
+  return std::min(bytes, std::max(sharing, 1) * kMostCachePerCpu);
+}
 
 int host_cores() {
   static const int n = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

@@ -23,7 +23,8 @@ struct CpuIsa {
   bool full_width_256 = false;
   // A core's second-level cache, bytes (a default of 1 MiB where the host does not say).
   std::int64_t second_level_cache = std::int64_t{1} << 20;
-  // The host's last-level cache, bytes (a default of 32 MiB where the host does not say).
+  // The host's last-level cache, bytes, as much of it as cache_to_count_on allows (a default of
+  // 32 MiB where the host does not say).
   std::int64_t last_level_cache = std::int64_t{32} << 20;
   // The host's cores, over which a kernel's rows split (host_cores).
   int cores = 1;
@@ -38,6 +39,16 @@ const CpuIsa& cpu_isa(std::string_view flag, int vector_width = 0);
 
 // The ISA that config()'s --cpu_isa and --cpu_vector_width name.
 const CpuIsa& configured_cpu_isa();
+
+// More cache than this for each CPU that shares a cache is a share of a larger machine's: a
+// virtual machine of a few CPUs on a server socket sees the whole socket's last level (480 MiB
+// for 2 CPUs), which the socket's other cores fill too. No CPU has more of its own: 2-5 MiB a
+// core on servers, 12 MiB on AMD's stacked-cache parts.
+constexpr std::int64_t kMostCachePerCpu = 16 << 20;
+
+// How much of a cache of `bytes` that the CPUs in `shared_cpu_list` share (Linux's list, as
+// "0-3,8"; empty: one CPU) a program can count on: at most kMostCachePerCpu for each of them.
+std::int64_t cache_to_count_on(std::int64_t bytes, std::string_view shared_cpu_list);
 
 // The host's cores: the most threads parallel_for runs (runtime/parallel.hpp), and what the
 // matrix kernel's plan counts a call's rows from.
