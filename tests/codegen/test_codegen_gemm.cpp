@@ -338,9 +338,11 @@ TEST_CASE("codegen: a product of few rows splits by its columns", "[codegen][gem
       {0, 1, 1000, 300, false},     // a matrix-vector product, the last panel partial
       {0, 4, 777, 129, false},      // in place; with AVX2 in blocks, the last of one step
       {0, 2, 500, 40, true},        // lhs stored [k, m]
-      {0, 10, 500, 70, false},      // in place with AVX-512's registers, packed with AVX2's
+      {0, 10, 500, 70, false},      // in place: one tile with AVX-512's registers, 3 with AVX2's
       {0, 6, 2100, 1100, false},    // in place; with AVX2 in 69 blocks
-      {0, 20, 900, 300, false},     // four row tiles, packed
+      {0, 20, 900, 300, false},     // in place, tiles of 3 vectors: 8 rows (AVX2's 4), the last 4
+      {0, 32, 700, 130, true},      // the most rows read so, lhs stored [k, m], a short last panel
+      {0, 33, 900, 512, false},     // six row tiles, packed
       {0, 3, 200, 50, true, true},  // both stored transposed: packed
       // rhs stored [n, k]: dot products along rows of rhs, the last vector of steps partial
       {0, 1, 1000, 300, false, true},
@@ -374,6 +376,20 @@ TEST_CASE("codegen: a product of few rows splits by its columns", "[codegen][gem
   CHECK(gemm_column_panels(cpu::cpu_isa("avx2"), mv) == (1000 + 11) / 12);
   if (cpu::cpu_isa("native").full_width_512)
     CHECK(gemm_column_panels(cpu::cpu_isa("native"), mv) == (1000 + 23) / 24);
+  // Up to 32 rows read rhs in place in tiles of three vectors, as many rows as the rest of the
+  // accumulators make; more are packed.
+  for (const char* name : {"avx2", "native"}) {
+    INFO("--cpu_isa=" << name);
+    const cpu::CpuIsa& isa = cpu::cpu_isa(name);
+    Hlo few;
+    hlo::GemmShape g = *hlo::as_gemm(*gemm_dot(few, float32, {0, 32, 4096, 4096, false}));
+    cpu::TileShape tile = cpu::tile_shape(isa, g, false);
+    CHECK(tile.rhs == cpu::RhsRead::kInPlace);
+    CHECK(tile.columns == 3 * isa.vector_bytes / 4);
+    CHECK(tile.rows == (isa.full_width_512 ? 8 : 4));
+    g.m = 33;
+    CHECK(cpu::tile_shape(isa, g, false).rhs == cpu::RhsRead::kPacked);
+  }
   // As many rows as columns, or more: split by rows.
   Hlo h;
   hlo::Instruction* square = gemm_dot(h, float32, {0, 256, 256, 64, false});

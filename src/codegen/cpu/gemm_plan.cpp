@@ -71,13 +71,16 @@ TileShape tile_shape(const CpuIsa& isa, const hlo::GemmShape& g, bool conv) {
   int widest = isa.full_width_512 && g.operand_dtype != bfloat16 ? 4 : 2;
   auto accumulators = static_cast<int>(widest * kTileRows);
   auto rows = static_cast<int>(std::min<std::int64_t>(g.m, accumulators));
-  if (!conv && g.operand_dtype == g.dtype && g.m == rows) {
-    constexpr int kMinRunVectors = 2, kMinDotColumns = 4;
+  if (!conv && g.operand_dtype == g.dtype) {
+    constexpr int kMinRunVectors = 2, kMinDotColumns = 4, kFewTilesRunVectors = 3;
     int per_row = accumulators / rows;
-    if (!g.transpose_rhs && per_row >= kMinRunVectors)
+    if (g.m == rows && !g.transpose_rhs && per_row >= kMinRunVectors)
       return {rows, std::min(needed, per_row) * lanes, RhsRead::kInPlace};
-    if (g.transpose_rhs && !g.transpose_lhs && per_row >= kMinDotColumns)
+    if (g.m == rows && g.transpose_rhs && !g.transpose_lhs && per_row >= kMinDotColumns)
       return {rows, std::min<std::int64_t>(g.n, per_row), RhsRead::kDotProducts};
+    if (g.m <= kFewTilesRows && g.batch == 1 && !g.transpose_rhs)
+      return {accumulators / kFewTilesRunVectors, std::min(needed, kFewTilesRunVectors) * lanes,
+              RhsRead::kInPlace};
   }
   return {static_cast<int>(std::min(kTileRows, g.m)), std::clamp(needed, 1, widest) * lanes,
           RhsRead::kPacked};
