@@ -316,12 +316,16 @@ TEST_CASE("codegen: the matrix kernel's blocks follow the second-level cache", "
   b = blocking(512 << 10);
   CHECK(b.keep_panels);
   CHECK_FALSE(b.first_tile_packs);
-  // One row read in place, a run of 384 bytes: all of k at once, or in blocks of 16 steps
+  // One row read in place, a run of 384 bytes: all of k at once on a Zen core of a 1 MiB second
+  // level; in blocks of 16 steps on one of 512 KiB, or on a core whose prefetchers stop at a page
   g.m = 1;
   tile = cpu::tile_shape(isa, g, false);
   REQUIRE(tile.rhs == cpu::RhsRead::kInPlace);
+  isa.zen = true;
   CHECK(blocking(1 << 20).depth == 2048);
   CHECK(blocking(512 << 10).depth == 16);
+  isa.zen = false;
+  CHECK(blocking(1 << 20).depth == 16);
   // bf16 operands, rows of rhs 4 MiB apart: a pair of steps still, not none
   g.operand_dtype = bfloat16, g.m = 1 << 20, g.n = 1 << 21, g.k = 64;
   tile = cpu::tile_shape(isa, g, false);

@@ -38,8 +38,9 @@ TEST_CASE("cpu_isa: avx2 leaves out AVX-512, native takes the CPU's features", "
   // What AVX2 does not need is kept: the capped list differs from the CPU's only past AVX2.
   CHECK(has(avx2.features, "+fma") == has(native.features, "+fma"));
   // bf16 pairs pay on AMD's cores with AVX-512 BF16 only.
+  CHECK(native.zen == (native.cpu.rfind("znver", 0) == 0));
   CHECK_FALSE(avx2.bf16_pairs_pay);
-  CHECK(native.bf16_pairs_pay == (native.avx512_bf16 && native.cpu.rfind("znver", 0) == 0));
+  CHECK(native.bf16_pairs_pay == (native.avx512_bf16 && native.zen));
 }
 
 // --cpu_vector_width: the kernels' vectors, nothing else of the ISA. Wider than the ISA's, as on

@@ -141,7 +141,11 @@ GemmBlocking gemm_blocking(const CpuIsa& isa, const hlo::GemmShape& g, const Til
       // A long run down all of k reads a page a step; a core whose second level is too small for
       // a second-level panel reads it in blocks too. Zen 1, f32 [1, 4096] x [4096, 4096] (a run
       // of 384 bytes), ms on one and two threads: 15.6, 8.2 -> 5.1, 3.5 (OpenBLAS 10.2, 5.9).
-      b.depth = tile_vectors * isa.vector_bytes < kLongRunBytes || !second_level_fits_panel(isa)
+      // So does a core whose prefetchers stop at a page: a Xeon with AVX-512, f32 [m, 4096] x
+      // [4096, 4096], GMAC/s on one and two threads: m = 1 5.5, 10.1 -> 7.2, 13.9; m = 4 11.3,
+      // 13.2 -> 24.9, 48.2.
+      b.depth = tile_vectors * isa.vector_bytes < kLongRunBytes || !second_level_fits_panel(isa) ||
+                        !isa.zen
                     ? std::min(g.k, kInPlaceDepth)
                     : g.k;
       break;
