@@ -136,19 +136,18 @@ TEST_CASE("fusion merger: a costly producer merges only into one user reading it
   }
 }
 
-TEST_CASE("fusion merger: a costly producer merges into a user whose body reuses every value",
-          "[passes][fusion]") {
-  // The user's body is 64 diamonds, x' = sin(x) + cos(x): 2^64 paths lead from its parameter to
-  // its root, and whether it reads the producer once is judged on each value once.
+// The costly producer read by one fusion whose body is `n` diamonds, x' = sin(x) + cos(x): 2^n
+// paths lead from its parameter to its root. Its body holds 1 + 3n instructions.
+std::string diamonds_text(int n) {
   std::string body = "%diamonds.40 (p.41: f32[8]) -> f32[8] {\n  %p.41 = f32[8]{0} parameter(0)\n";
   std::string x = "%p.41";
-  for (int k = 0, id = 42; k < 64; ++k) {
+  for (int k = 0, id = 42; k < n; ++k) {
     std::string s = "%s." + std::to_string(id++), c = "%c." + std::to_string(id++);
     std::string a = "%a." + std::to_string(id++);
     body += "  " + s + " = f32[8]{0} sine(f32[8]{0} " + x + ")\n";
     body += "  " + c + " = f32[8]{0} cosine(f32[8]{0} " + x + ")\n";
-    body += (k == 63 ? "  ROOT " : "  ") + a + " = f32[8]{0} add(f32[8]{0} " + s + ", f32[8]{0} " +
-            c + ")\n";
+    body += (k == n - 1 ? "  ROOT " : "  ") + a + " = f32[8]{0} add(f32[8]{0} " + s +
+            ", f32[8]{0} " + c + ")\n";
     x = a;
   }
   std::string text =
@@ -156,13 +155,31 @@ TEST_CASE("fusion merger: a costly producer merges into a user whose body reuses
                   "  %f.18 = f32[8]{0} fusion(f32[8]{0} %f.17), kind=kLoop, calls=%diamonds.40\n",
                   "f32[8]{0}", "negate(f32[8]{0} %f.18)");
   text.insert(text.find("%producer.1"), body + "}\n\n");
-  auto m = fused<FusionMerger>(text);
+  return text;
+}
+
+TEST_CASE("fusion merger: a costly producer merges into a user whose body reuses every value",
+          "[passes][fusion]") {
+  // Whether the user reads the producer once is judged on each value once, not on each path.
+  auto m = fused<FusionMerger>(diamonds_text(64));
   std::vector<Instruction*> fusions = entry_fusions(*m);
   REQUIRE(fusions.size() == 1);
   std::vector<std::string> ops = ops_of(*fusions[0]);
   CHECK(ops.size() == 2 + 3 * 64);
   CHECK(std::count(ops.begin(), ops.end(), "exponential") == 1);
   CHECK(std::count(ops.begin(), ops.end(), "sine") == 64);
+}
+
+TEST_CASE("fusion merger: a merged body holds at most kMaxMergedSize instructions",
+          "[passes][fusion]") {
+  // The producer's 3 instructions and the user's 1 + 3n: 1024 at n = 340, 1027 at 341.
+  static_assert(FusionMerger::kMaxMergedSize == 1024);
+  auto m = fused<FusionMerger>(diamonds_text(340));
+  std::vector<Instruction*> fusions = entry_fusions(*m);
+  REQUIRE(fusions.size() == 1);
+  CHECK(ops_of(*fusions[0]).size() == 2 + 3 * 340);
+  auto [changed, out] = run_pass<FusionMerger>(diamonds_text(341));
+  CHECK_FALSE(changed);
 }
 
 // ---- multi-output fusion --------------------------------------------------------------------

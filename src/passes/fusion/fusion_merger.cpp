@@ -11,6 +11,8 @@ using hlo::Opcode;
 
 namespace {
 
+std::size_t body_size(const Instruction& fusion) { return fusion.called.front()->owned().size(); }
+
 bool mergeable(const hlo::Computation& entry, const hlo::UserIndex& users_of,
                const Instruction& f) {
   if (f.opcode != Opcode::kFusion || f.shape.is_tuple || &f == entry.root() ||
@@ -18,8 +20,13 @@ bool mergeable(const hlo::Computation& entry, const hlo::UserIndex& users_of,
     return false;
   const std::vector<Instruction*>& users = users_of(&f);
   if (users.empty()) return false;
+  // A merged body stays within kMaxMergedSize instructions: it bounds a kernel's compile time
+  // and the depth of the emitter's walk over the body (a chain of 30,000 elementwise ops, merged
+  // whole, overflowed an 8 MiB stack).
   for (const Instruction* u : users)
-    if (u->opcode != Opcode::kFusion) return false;
+    if (u->opcode != Opcode::kFusion ||
+        body_size(f) + body_size(*u) > static_cast<std::size_t>(FusionMerger::kMaxMergedSize))
+      return false;
   if (!fusion::has_costly_ops(f))
     return users.size() <= static_cast<std::size_t>(InstructionFusion::kMaxDuplication);
   if (users.size() != 1) return false;
