@@ -91,8 +91,9 @@ bool library_gemm_epilogues(Platform platform);
 // stores its tiles.
 bool fuses_gemm_epilogue(const hlo::Instruction& dot, Platform platform);
 // Whether `product`, an f32 product of bf16 or f16 operands, reads them as they are: cuBLAS's
-// (on tensor cores), or the CPU's blocked kernel for bf16 where the CPU multiplies bf16 pairs
-// (AVX-512 BF16). Otherwise they are converted to f32 first (passes::Upcast16BitDots).
+// (on tensor cores), or the CPU's blocked kernel for bf16 where bf16 pairs pay
+// (cpu::CpuIsa::bf16_pairs_pay: AVX-512 BF16 on AMD's cores). Otherwise they are converted to f32
+// first (passes::Upcast16BitDots).
 bool reads_16bit_operands(const hlo::Instruction& product, Platform platform);
 
 }  // namespace jx::backend

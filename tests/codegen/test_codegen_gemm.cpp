@@ -335,8 +335,8 @@ TEST_CASE("codegen: the matrix kernel's blocks follow the second-level cache", "
 // A product of few rows splits over the threads by its columns' panels (gemm_column_panels):
 // each part reads its columns of rhs alone. Where a tile of all the rows reads at least two
 // vectors of an rhs row a step (a run under 256 bytes in blocks of 16 steps), or (rhs stored
-// [n, k]) at least 4 of its rows, rhs is read where it lies, unpacked. Each runs in 3 parts and
-// a panel at a time, against the loop.
+// [n, k]) at least 4 of its rows, rhs is read where it lies, unpacked; so it is, up to 32 rows,
+// in tiles of three vectors. Each runs in 3 parts and a panel at a time, against the loop.
 TEST_CASE("codegen: a product of few rows splits by its columns", "[codegen][gemm]") {
   std::vector<GemmCase> cases = {
       {0, 1, 1000, 300, false},     // a matrix-vector product, the last panel partial

@@ -90,7 +90,8 @@ TEST_CASE("16-bit dots accumulate in float32 and round once, jitted and eager", 
 }
 
 // On the CPU a bf16 matrix product reads its operands as they are where the CPU multiplies bf16
-// pairs (AVX-512 BF16), and converts them to f32 elsewhere (this runs again under
+// pairs (AVX-512 BF16 on AMD's cores: CpuIsa::bf16_pairs_pay), and converts them to f32 elsewhere
+// (this runs again under
 // --cpu_isa=avx2): the same values either way, each the f32 sum of exact products rounded once.
 TEST_CASE("16-bit dots: the CPU's kernel reads bf16 operands where it multiplies bf16 pairs",
           "[passes][gemm]") {

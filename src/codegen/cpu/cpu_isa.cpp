@@ -84,17 +84,19 @@ CpuIsa with_vector_width(CpuIsa isa, int bits) {
 }  // namespace
 
 std::int64_t cache_to_count_on(std::int64_t bytes, std::string_view shared_cpu_list) {
-  int sharing = 0;
+  std::int64_t sharing = 0;
   for (std::size_t at = 0; at < shared_cpu_list.size();) {
     std::size_t comma = std::min(shared_cpu_list.find(',', at), shared_cpu_list.size());
     std::string range(shared_cpu_list.substr(at, comma - at));
-    char* end = nullptr;
-    long first = std::strtol(range.c_str(), &end, 10);
-    long last = *end == '-' ? std::strtol(end + 1, nullptr, 10) : first;
-    sharing += static_cast<int>(std::max(0L, last - first + 1));
     at = comma + 1;
+    char* end = nullptr;
+    long long first = std::strtoll(range.c_str(), &end, 10);
+    if (end == range.c_str()) continue;  // not a number: counts no CPU
+    long long last = *end == '-' ? std::strtoll(end + 1, nullptr, 10) : first;
+    sharing = std::min<std::int64_t>(sharing + std::max(0LL, last - first + 1), 1 << 20);
   }
-  return std::min(bytes, std::max(sharing, 1) * kMostCachePerCpu);
+  if (sharing == 0) return bytes;  // an unknown list: no cap
+  return std::min(bytes, sharing * kMostCachePerCpu);
 }
 
 int host_cores() {

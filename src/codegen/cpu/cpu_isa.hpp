@@ -29,7 +29,8 @@ struct CpuIsa {
   // 256-bit vectors on a core that runs their operations whole, not as two 128-bit halves as
   // Zen 1 does (false without AVX2).
   bool full_width_256 = false;
-  // A core's second-level cache, bytes (a default of 1 MiB where the host does not say).
+  // A core's second-level cache, bytes, as much of it as cache_to_count_on allows (a default of
+  // 1 MiB where the host does not say).
   std::int64_t second_level_cache = std::int64_t{1} << 20;
   // The host's last-level cache, bytes, as much of it as cache_to_count_on allows (a default of
   // 32 MiB where the host does not say).
@@ -50,12 +51,13 @@ const CpuIsa& configured_cpu_isa();
 
 // More cache than this for each CPU that shares a cache is a share of a larger machine's: a
 // virtual machine of a few CPUs on a server socket sees the whole socket's last level (480 MiB
-// for 2 CPUs), which the socket's other cores fill too. No CPU has more of its own: 2-5 MiB a
-// core on servers, 12 MiB on AMD's stacked-cache parts.
+// for 2 CPUs), which the socket's other cores fill too. Most CPUs have 2-5 MiB a core; AMD's
+// stacked-cache parts of few cores a complex have up to 48 MiB, of which this counts 16 a CPU.
 constexpr std::int64_t kMostCachePerCpu = 16 << 20;
 
 // How much of a cache of `bytes` that the CPUs in `shared_cpu_list` share (Linux's list, as
-// "0-3,8"; empty: one CPU) a program can count on: at most kMostCachePerCpu for each of them.
+// "0-3,8"; empty: unknown, so all of it) a program can count on: at most kMostCachePerCpu for
+// each of them.
 std::int64_t cache_to_count_on(std::int64_t bytes, std::string_view shared_cpu_list);
 
 // The host's cores: the most threads parallel_for runs (runtime/parallel.hpp), and what the

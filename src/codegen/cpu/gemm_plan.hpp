@@ -30,7 +30,8 @@ enum class RhsRead {
   // AVX2 m = 4 6.2, 3.1 -> 4.1, 2.1 and m = 6 6.6, 3.3 -> 3.8, 2.0 in blocks. A core with a
   // smaller second level reads every run in blocks, as does one whose prefetchers stop at a page
   // (gemm_blocking). Past one tile, where a panel packed from rows 16 KiB apart (a line of each)
-  // serves few tiles, tiles of three vectors (8 rows with AVX-512, 4 with AVX2) read in place
+  // serves few tiles, tiles of three vectors (8 rows where 512-bit vectors run at full rate,
+  // else 4) read in place
   // too. A Xeon with AVX-512, one core, GMAC/s, packed -> in place: m = 16 28-32 -> 51, 24 36
   // -> 53, 32 40 -> 55, 48 51 -> 56, 64 58-62 -> 59-62, 96 64 -> 55; --cpu_isa=avx2 m = 16 13
   // -> 38, 32 21 -> 42, 48 27 -> 43, 64 32 -> 35, 96 40 -> 33. On two cores m = 48 ran 108 ->

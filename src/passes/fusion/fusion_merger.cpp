@@ -1,5 +1,7 @@
 #include "passes/fusion/fusion_merger.hpp"
 
+#include <cstdint>
+
 #include "passes/fusion/instruction_fusion.hpp"
 #include "passes/fusion/kernels.hpp"
 #include "passes/fusion/outline.hpp"
@@ -11,7 +13,9 @@ using hlo::Opcode;
 
 namespace {
 
-std::size_t body_size(const Instruction& fusion) { return fusion.called.front()->owned().size(); }
+std::int64_t body_size(const Instruction& fusion) {
+  return static_cast<std::int64_t>(fusion.called.front()->owned().size());
+}
 
 bool mergeable(const hlo::Computation& entry, const hlo::UserIndex& users_of,
                const Instruction& f) {
@@ -23,10 +27,9 @@ bool mergeable(const hlo::Computation& entry, const hlo::UserIndex& users_of,
   // A merged body stays within kMaxMergedSize instructions: it bounds a kernel's compile time
   // and the depth of the emitter's walk over the body (a chain of 30,000 elementwise ops, merged
   // whole, overflowed an 8 MiB stack).
+  const std::int64_t room = FusionMerger::kMaxMergedSize - body_size(f);
   for (const Instruction* u : users)
-    if (u->opcode != Opcode::kFusion ||
-        body_size(f) + body_size(*u) > static_cast<std::size_t>(FusionMerger::kMaxMergedSize))
-      return false;
+    if (u->opcode != Opcode::kFusion || body_size(*u) > room) return false;
   if (!fusion::has_costly_ops(f))
     return users.size() <= static_cast<std::size_t>(InstructionFusion::kMaxDuplication);
   if (users.size() != 1) return false;
