@@ -38,8 +38,8 @@ TEST_CASE("cpu_isa: avx2 leaves out AVX-512, native takes the CPU's features", "
   // What AVX2 does not need is kept: the capped list differs from the CPU's only past AVX2.
   CHECK(has(avx2.features, "+fma") == has(native.features, "+fma"));
   // bf16 pairs need AVX-512 BF16, which AVX2 leaves out.
-  CHECK_FALSE(avx2.bf16_pairs_pay);
-  CHECK((!native.bf16_pairs_pay || native.avx512_bf16));
+  CHECK_FALSE(avx2.bf16_pairs_pay());
+  CHECK((!native.bf16_pairs_pay() || native.avx512_bf16));
 }
 
 // --cpu_vector_width: the kernels' vectors, nothing else of the ISA. Wider than the ISA's, as on

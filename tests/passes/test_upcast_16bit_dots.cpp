@@ -107,7 +107,7 @@ TEST_CASE("16-bit dots: the CPU's kernel reads bf16 operands where it multiplies
   Array x = np::array(xs, {m, k}).astype(bfloat16), w = np::array(ws, {k, n}).astype(bfloat16);
   auto matmul = [](const Array& a, const Array& b) { return np::matmul(a, b); };
   auto compiled = jit(matmul).lower(x, w).compile();
-  bool pairs = codegen::cpu::cpu_isa(config().cpu_isa).bf16_pairs_pay;
+  bool pairs = codegen::cpu::cpu_isa(config().cpu_isa).bf16_pairs_pay();
   INFO(compiled.hlo_text());
   CHECK((compiled.hlo_text().find("f32[40,96]") == std::string::npos) == pairs);
   std::vector<float> got = jit(matmul)(x, w).astype(float32).to_vector<float>();

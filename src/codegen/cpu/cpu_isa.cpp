@@ -63,7 +63,6 @@ CpuIsa resolve(bool cap_at_avx2) {
   isa.name = avx512 ? "avx512" : avx2 ? "avx2" : "sse";
   isa.vector_bytes = avx512 ? 64 : avx2 ? 32 : 16;
   isa.zen = isa.cpu.rfind("znver", 0) == 0;
-  isa.bf16_pairs_pay = isa.avx512_bf16 && isa.zen;
   isa.full_width_512 = avx512 && isa.cpu != "znver4";
   isa.full_width_256 = avx2 && isa.cpu != "znver1";
   if (std::int64_t bytes = data_cache_bytes(2)) isa.second_level_cache = bytes;

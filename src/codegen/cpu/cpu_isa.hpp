@@ -15,14 +15,14 @@ struct CpuIsa {
   unsigned vector_bytes = 16;  // of the kernels' vectors
   // AVX-512 BF16: vdpbf16ps multiplies bf16 pairs into f32 lanes, vcvtneps2bf16 rounds to bf16
   bool avx512_bf16 = false;
+  // An AMD Zen core (LLVM's znver1 to znver5), whose prefetchers follow a stream of runs a page
+  // apart; Intel's stop at each 4 KiB page (gemm_blocking reads such runs in blocks there).
+  bool zen = false;
   // Products of bf16 operands pay as pairs (vdpbf16ps, two multiply-adds a lane) only where the
   // instruction issues as often as an f32 multiply-add: AMD's Zen 4 and 5. Intel's cores issue it
   // half as often, so the pair product runs at half the f32 kernel's rate there (one core of a
   // Xeon with AVX-512 BF16: 60 against 119 GMAC/s), and bf16 operands are widened to f32 first.
-  bool bf16_pairs_pay = false;
-  // An AMD Zen core (LLVM's znver1 to znver5), whose prefetchers follow a stream of runs a page
-  // apart; Intel's stop at each 4 KiB page (gemm_blocking reads such runs in blocks there).
-  bool zen = false;
+  bool bf16_pairs_pay() const { return avx512_bf16 && zen; }
   // AVX-512 on a core that multiply-adds 512-bit vectors at full rate, not as two 256-bit halves
   // as Zen 4 does (there 512-bit code runs at AVX2's rate).
   bool full_width_512 = false;
