@@ -390,10 +390,43 @@ TEST_CASE("dumps: an output larger than the last-level cache is stored past the 
         std::string::npos);
 }
 
+// A loop kernel whose output streams reads the operands of its shape ahead, 32 lines of the
+// output's elements at a time, one prefetch a line of each operand (codegen/cpu/read_ahead.hpp):
+// f32 operands 32 prefetches a chunk, bf16 ones 16, a broadcast one none. Rows of 33 lines run
+// as a chunk of 32 and one of 1; rows of 3 lines, shorter than a chunk, prefetch a row's lines
+// each: 3 of f32, 2 of bf16.
+TEST_CASE("dumps: a kernel whose output streams reads its operands ahead", "[dumps][fusion]") {
+  const std::int64_t cache = codegen::cpu::cpu_isa(config().cpu_isa).last_level_cache;
+  auto f = [](const Array& a, const Array& b, const Array& c) { return a.astype(float32) * b + c; };
+  auto prefetches_of = [&](const std::string& name, std::int64_t rows, std::int64_t cols) {
+    INFO(name);
+    std::vector<float> a(static_cast<std::size_t>(rows * cols)), b(a.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      a[i] = static_cast<float>(int(i % 7) - 3);
+      b[i] = static_cast<float>(int(i % 5));
+    }
+    DumpScope scope("--dump_llvm");
+    std::vector<float> got =
+        jit(std::function(f), {.name = name})(np::array(a, {rows, cols}).astype(bfloat16),
+                                              np::array(b, {rows, cols}), np::array(7.0f))
+            .to_vector<float>();
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) wrong += got[i] != a[i] * b[i] + 7.0f;
+    CHECK(wrong == 0);
+    auto files = scope.files(name);
+    CHECK((read(files.at("ir-with-opt.ll")).find("!nontemporal") != std::string::npos) ==
+          (rows * cols * 4 > cache));
+    return count(read(files.at("ir-no-opt.ll")), "call void @llvm.prefetch");
+  };
+  CHECK(prefetches_of("lines_33", cache / (33 * 64) + 1, 33 * 16) == 16 + 32);
+  CHECK(prefetches_of("lines_3", cache / (3 * 64) + 1, 3 * 16) == 3 + 2);
+  CHECK(prefetches_of("small", 64, 33 * 16) == 0);
+}
+
 // A kernel that fills its output with one value is a memset once optimized: larger than the
 // last-level cache, a memset of whole lines becomes a loop of stores past the caches (a 1-d
-// range's head and tail inside a line stay memsets). Each output takes the buffer of the one before, of other values (the runtime
-// keeps large buffers for reuse), so every element is checked.
+// range's head and tail inside a line stay memsets). Each output takes the buffer of the one
+// before, of other values (the runtime keeps large buffers for reuse), so every element is checked.
 TEST_CASE("dumps: a large fill is stored past the caches", "[dumps][fusion]") {
   const std::int64_t cache = codegen::cpu::cpu_isa(config().cpu_isa).last_level_cache;
   auto ir_of = [&](const std::string& name, const Shape& shape) {
@@ -467,7 +500,7 @@ TEST_CASE("dumps: a long cumulative sum down the columns is stored past the cach
 // A long 1-d cumulative sum runs as tiles (codegen/cpu/prefix_scan.hpp), each written once, so
 // past the caches when it outgrows them: a tile that starts before the prefix before it is known
 // scans without storing, waits for it, and scans again, storing. Reversed, the stores fall on
-// lines where the length is a multiple of a line's elements.
+// lines where the length is a multiple of a line's elements. Its operand is read 4 KiB ahead.
 TEST_CASE("dumps: a long 1-d cumulative sum is stored past the caches", "[dumps][fusion]") {
   const std::int64_t cache = codegen::cpu::cpu_isa(config().cpu_isa).last_level_cache;
   for (auto [n, reverse] :
@@ -491,6 +524,7 @@ TEST_CASE("dumps: a long 1-d cumulative sum is stored past the caches", "[dumps]
     std::string ir = read(scope.files("tiles").at("ir-with-opt.ll"));
     CHECK(ir.find("!nontemporal") != std::string::npos);
     CHECK(ir.find("call void @llvm.x86.sse.sfence()") != std::string::npos);
+    CHECK(ir.find("@llvm.prefetch") != std::string::npos);
   }
 }
 

@@ -13,6 +13,7 @@
 #include "codegen/cpu/gemm.hpp"
 #include "codegen/cpu/gemm_plan.hpp"
 #include "codegen/cpu/prefix_scan.hpp"
+#include "codegen/cpu/read_ahead.hpp"
 #include "codegen/cpu/row_stash.hpp"
 #include "codegen/cpu/scatter.hpp"
 #include "codegen/cpu/streaming_stores.hpp"
@@ -472,7 +473,11 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
         mark_streaming(*output_buffers[j]);
         aligned = std::max(aligned, line(j));
       }
-      emit_loop_nest(em, nest, "out" + std::to_string(k), store_at, rows, aligned);
+      // A nest that streams reads its operands ahead, a chunk of lines at a time.
+      std::optional<LoopChunks> chunks;
+      if (aligned > 1) chunks = streaming_chunks(em, root, buffers, dims, aligned);
+      emit_loop_nest(em, nest, "out" + std::to_string(k), store_at, rows, aligned,
+                     Vectorize::kIfLarge, chunks ? &*chunks : nullptr);
     }
     for (std::size_t j = k; j < shapes.size(); ++j)
       if (shapes[j]->dims == dims) done[j] = true;

@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "codegen/cpu/cpu_compiler.hpp"
+#include "codegen/cpu/read_ahead.hpp"
 
 namespace jx::codegen::cpu {
 namespace {
@@ -56,8 +57,8 @@ bool read_in_place(const hlo::Computation& c, const Instruction* v, const Shape&
   return true;
 }
 
-// Prefetches of a chunk of the next row, one a cache line, in the kernel's operands that have
-// the fusion's shape (what the stashed value is computed from, row by row).
+// Prefetches of a chunk of the next row in the kernel's operands that have the fusion's shape
+// (what the stashed value is computed from, row by row).
 ElementalEmitter::RowChunkHook next_row_prefetch(ElementalEmitter& em,
                                                  const hlo::Instruction& fusion,
                                                  const std::vector<llvm::Value*>& buffers,
@@ -65,21 +66,7 @@ ElementalEmitter::RowChunkHook next_row_prefetch(ElementalEmitter& em,
   std::int64_t row = 1;
   for (std::int64_t d : split_reduce_dims(reduce).reduced)
     row *= reduce.operands[0]->shape.dims[static_cast<std::size_t>(d)];
-  std::vector<std::pair<llvm::Value*, DType>> streams;
-  for (std::size_t k = 0; k < buffers.size(); ++k)
-    if (fusion.operands[k]->shape.dims == fusion.shape.dims)
-      streams.emplace_back(buffers[k], fusion.operands[k]->shape.dtype);
-  return [&em, streams, row](llvm::Value* first, std::int64_t count) {
-    llvm::IRBuilder<>& b = em.b();
-    llvm::Value* next = b.CreateAdd(first, em.i64(row));
-    for (auto [base, dtype] : streams) {
-      std::int64_t per_line = kCacheLine / itemsize(dtype);
-      for (std::int64_t e = 0; e < count; e += per_line) {
-        // Past the last row this addresses no element: a prefetch of it is a no-op.
-        em.prefetch(b.CreateGEP(storage_type(em.ctx(), dtype), base, b.CreateAdd(next, em.i64(e))));
-      }
-    }
-  };
+  return read_ahead(em, fusion, buffers, fusion.shape.dims, row);
 }
 
 // Whether `i` reads its operands at its own index's first `kept` coordinates: elementwise, a

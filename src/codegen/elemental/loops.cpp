@@ -1,6 +1,8 @@
 // Counted loops and loop nests, emitted bottom-tested.
 #include "codegen/elemental/loops.hpp"
 
+#include <algorithm>
+
 #include <llvm/TargetParser/Triple.h>
 
 #include "codegen/elemental/interleave.hpp"
@@ -36,10 +38,12 @@ llvm::MDNode* loop_metadata(llvm::LLVMContext& ctx, bool vectorize, int interlea
 }
 
 // emit_for over [begin, end) whose vectorized part runs from the first multiple of `aligned`
-// to the last, scalar loops taking the rest.
+// to the last, scalar loops taking the rest. With `chunks`, the vectorized part runs in them,
+// `base` + i being iteration i's linear index and `extent` the most iterations there are.
 void emit_aligned_for(ElementalEmitter& em, llvm::Value* begin, llvm::Value* end,
                       std::int64_t aligned, const std::string& name,
-                      const std::function<void(llvm::Value*)>& body) {
+                      const std::function<void(llvm::Value*)>& body, const LoopChunks* chunks,
+                      llvm::Value* base, std::int64_t extent) {
   auto& b = em.b();
   llvm::Value* mask = em.i64(-aligned);
   // A masked value, so that its trailing zeros are known to the optimizer.
@@ -47,7 +51,16 @@ void emit_aligned_for(ElementalEmitter& em, llvm::Value* begin, llvm::Value* end
   llvm::Value* stop = b.CreateAnd(end, mask);
   llvm::Value* head_end = b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, start, end);
   emit_for(em, begin, head_end, name + ".head", body, /*vectorize=*/false);
-  emit_for(em, start, stop, name, body);
+  if (!chunks) {
+    emit_for(em, start, stop, name, body);
+  } else {
+    auto chunk = [&](llvm::Value* first) {
+      chunks->before(b.CreateAdd(base, first, "", true, true), std::min(chunks->size, extent));
+      llvm::Value* last = b.CreateAdd(first, em.i64(chunks->size), "", true, true);
+      emit_for(em, first, b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, last, stop), name, body);
+    };
+    emit_strided_for(em, start, stop, chunks->size, name + ".chunks", chunk, /*vectorize=*/false);
+  }
   emit_for(em, b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, head_end, stop), end, name + ".tail",
            body, /*vectorize=*/false);
 }
@@ -142,7 +155,7 @@ void emit_for(ElementalEmitter& em, std::int64_t n, const std::string& name,
 void emit_loop_nest(ElementalEmitter& em, const Shape& shape, const std::string& name,
                     const std::function<void(const IrIndex&)>& body,
                     const std::optional<OuterRange>& outer, std::int64_t aligned,
-                    Vectorize vectorize_as) {
+                    Vectorize vectorize_as, const LoopChunks* chunks) {
   if (shape_size(shape) == 0) return;
   bool vectorize =
       vectorize_as == Vectorize::kYes || (vectorize_as == Vectorize::kIfLarge &&
@@ -162,7 +175,9 @@ void emit_loop_nest(ElementalEmitter& em, const Shape& shape, const std::string&
     std::string loop_name = name + "." + std::to_string(d);
     if (aligned > 1 && vectorize && d + 1 == shape.size())
       emit_aligned_for(em, d == 0 && outer ? outer->begin : em.i64(0),
-                       d == 0 && outer ? outer->end : em.i64(shape[d]), aligned, loop_name, inner);
+                       d == 0 && outer ? outer->end : em.i64(shape[d]), aligned, loop_name, inner,
+                       chunks, em.b().CreateMul(linear, em.i64(shape[d]), "", true, true),
+                       shape[d]);
     else if (d == 0 && outer)
       emit_for(em, outer->begin, outer->end, loop_name, inner, vectorize);
     else if (shape[d] == 1)

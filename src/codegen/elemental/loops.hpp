@@ -52,16 +52,25 @@ struct OuterRange {
 // runs; kYes for a nest run many times inside other loops.
 enum class Vectorize { kIfLarge, kYes, kNo };
 
+// The vector loop of a loop nest run in chunks of `size` iterations, `before(first, count)`
+// emitted ahead of each: `first` the chunk's first linear index, `count` its size, or the
+// innermost dimension's where that is shorter (cpu/read_ahead.hpp).
+struct LoopChunks {
+  std::int64_t size;
+  ElementalEmitter::RowChunkHook before;
+};
+
 // body(index) for every index of `shape` in row-major order, the innermost dimension innermost;
 // nothing for a shape with a 0-sized dimension. Size-1 dimensions get no loop (unless ranged).
 // The index carries its linear form, computed incrementally. With `aligned` (a power of two),
 // the innermost loop's vectorized part starts and ends at multiples of it, scalar loops taking
 // the iterations before and after: where the innermost dimension's size is a multiple too, the
-// vector loop's linear indices are then known multiples of `aligned` (streaming_stores.hpp).
+// vector loop's linear indices are then known multiples of `aligned` (streaming_stores.hpp);
+// that part runs in `chunks` where given (a multiple of `aligned`).
 void emit_loop_nest(ElementalEmitter& em, const Shape& shape, const std::string& name,
                     const std::function<void(const IrIndex&)>& body,
                     const std::optional<OuterRange>& outer = std::nullopt, std::int64_t aligned = 1,
-                    Vectorize vectorize = Vectorize::kIfLarge);
+                    Vectorize vectorize = Vectorize::kIfLarge, const LoopChunks* chunks = nullptr);
 
 // The same indices with dim `d` (not the last) and the last dim cut into tiles of `tile`: the
 // tiles' loops in the dims' places, then d's run within a tile, then the last dim's run
