@@ -390,6 +390,57 @@ TEST_CASE("dumps: an output larger than the last-level cache is stored past the 
         std::string::npos);
 }
 
+// A streaming output of 16-bit floats is stored past the caches too. Where the target converts
+// to them in one instruction (AVX-512 BF16, AVX-512 FP16), LLVM selects an ordinary store for a
+// non-temporal one of their vectors, so they are stored with vmovntdq in inline assembly
+// (codegen/cpu/streaming_stores.cpp); elsewhere the stores carry !nontemporal.
+TEST_CASE("dumps: a streaming output of 16-bit floats is stored past the caches",
+          "[dumps][fusion]") {
+  const codegen::cpu::CpuIsa isa = codegen::cpu::cpu_isa(config().cpu_isa);
+  auto features_have = [&](const std::string& feature) {
+    return ("," + isa.features + ",").find("," + feature + ",") != std::string::npos;
+  };
+  for (DType dtype : {bfloat16, float16}) {
+    INFO(dtype_name(dtype));
+    // Small integers: x * 2 + 1 is exact in either type.
+    const std::int64_t n = isa.last_level_cache / 2 + 1008;
+    std::vector<float> x(static_cast<std::size_t>(n));
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(int(i % 101) - 50);
+    DumpScope scope("--dump_llvm");
+    auto affine = [](const Array& a) { return a * 2.0f + 1.0f; };
+    Array got = jit(std::function(affine), {.name = "half_affine"})(np::array(x).astype(dtype));
+    std::vector<float> values = got.astype(float32).to_vector<float>();
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) wrong += values[i] != x[i] * 2.0f + 1.0f;
+    CHECK(wrong == 0);
+    std::string ir = read(scope.files("half_affine").at("ir-with-opt.ll"));
+    bool converts = dtype == bfloat16 ? isa.avx512_bf16 : features_have("+avx512fp16");
+    CHECK((count(ir, "asm sideeffect \"vmovntdq") > 0) == converts);
+    CHECK((ir.find("!nontemporal") != std::string::npos) == !converts);
+    CHECK(ir.find("call void @llvm.x86.sse.sfence()") != std::string::npos);
+  }
+}
+
+// A loop converting float16 to float32 and back is vectorized a whole vector of float32 lanes
+// wide (codegen/cpu/half_loops.hpp), where LLVM's cost model alone takes 2 or 4.
+TEST_CASE("dumps: a float16 loop takes a whole vector of float32 lanes", "[dumps][fusion]") {
+  const codegen::cpu::CpuIsa isa = codegen::cpu::cpu_isa(config().cpu_isa);
+  std::vector<float> x(4099);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(int(i % 101) - 50);
+  DumpScope scope("--dump_llvm");
+  auto affine = [](const Array& a) { return a * 2.0f + 1.0f; };
+  Array got = jit(std::function(affine), {.name = "f16_affine"})(np::array(x).astype(float16));
+  std::vector<float> values = got.astype(float32).to_vector<float>();
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) wrong += values[i] != x[i] * 2.0f + 1.0f;
+  CHECK(wrong == 0);
+  auto [before, after] = std::pair(read(scope.files("f16_affine").at("ir-no-opt.ll")),
+                                   read(scope.files("f16_affine").at("ir-with-opt.ll")));
+  const std::string lanes = std::to_string(isa.vector_bytes / 4);
+  CHECK(count(before, "!\"llvm.loop.vectorize.width\", i32 " + lanes + "}") == 1);
+  CHECK(count(after, "<" + lanes + " x half>") > 0);
+}
+
 // A loop kernel whose output streams reads the operands of its shape ahead, 32 lines of the
 // output's elements at a time, one prefetch a line of each operand (codegen/cpu/read_ahead.hpp):
 // f32 operands 32 prefetches a chunk, bf16 ones 16, a broadcast one none. Rows of 33 lines run

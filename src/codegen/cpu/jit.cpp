@@ -12,6 +12,7 @@
 
 #include "codegen/cpu/cpu_compiler.hpp"
 #include "codegen/cpu/cpu_isa.hpp"
+#include "codegen/cpu/half_loops.hpp"
 #include "codegen/cpu/kernel.hpp"
 #include "codegen/cpu/streaming_stores.hpp"
 #include "codegen/cpu/x86_target_calls.hpp"
@@ -150,6 +151,7 @@ std::shared_ptr<CompiledKernels> compile_kernels(const std::vector<KernelRequest
     // makes a stack too small for it fault at its guard page, rather than write past it.
     f.addFnAttr("probe-stack", "inline-asm");
   }
+  cpu::widen_half_loops(*module, isa.vector_bytes);
   if (!options.dump_prefix.empty()) dump_module(*module, options.dump_prefix + ".ir-no-opt.ll");
   verify_module(*module);
   optimize_module(*module, tm, options.opt_level);

@@ -1,6 +1,7 @@
 #include "codegen/cpu/streaming_stores.hpp"
 
 #include <llvm/Analysis/ValueTracking.h>
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/Transforms/Utils/Local.h>
@@ -22,6 +23,40 @@ void set_nontemporal(llvm::StoreInst& store) {
   store.setMetadata(llvm::LLVMContext::MD_nontemporal,
                     llvm::MDNode::get(ctx, {llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(
                                                llvm::Type::getInt32Ty(ctx), 1))}));
+}
+
+// Whether `f` compiles for a target with `feature` ("+avx512bf16").
+bool has_feature(const llvm::Function& f, llvm::StringRef feature) {
+  llvm::SmallVector<llvm::StringRef, 64> features;
+  f.getFnAttribute("target-features").getValueAsString().split(features, ',');
+  return llvm::is_contained(features, feature);
+}
+
+// Makes a vector store, aligned to its size, non-temporal. LLVM 19 selects an ordinary store for
+// a non-temporal one of bfloat or half vectors where the target converts to them in one
+// instruction (vcvtneps2bf16 with AVX-512 BF16, vcvtps2phx with AVX-512 FP16): the conversion's
+// type folds into the store, through any bitcast, and no non-temporal pattern takes it. Such a
+// store reads each line first: a bf16 chain of 32M elements from memory on two cores ran in
+// 6.4-7.3 ms, against 4.5 with non-temporal stores. Those of a whole vector register are stored
+// with vmovntdq in inline assembly.
+void stream_store(llvm::StoreInst& store) {
+  llvm::Value* value = store.getValueOperand();
+  auto* type = llvm::cast<llvm::VectorType>(value->getType());
+  llvm::Type* element = type->getElementType();
+  const llvm::Function& f = *store.getFunction();
+  std::uint64_t bytes = type->getPrimitiveSizeInBits().getFixedValue() / 8;
+  bool whole_register = bytes == 16 || bytes == 32 || bytes == 64;
+  if (!whole_register || (!(element->isBFloatTy() && has_feature(f, "+avx512bf16")) &&
+                          !(element->isHalfTy() && has_feature(f, "+avx512fp16")))) {
+    set_nontemporal(store);
+    return;
+  }
+  llvm::IRBuilder<> b(&store);
+  auto* bits = llvm::VectorType::getInteger(type);
+  auto* signature = llvm::FunctionType::get(b.getVoidTy(), {bits, b.getPtrTy()}, false);
+  b.CreateCall(llvm::InlineAsm::get(signature, "vmovntdq $0, ($1)", "v,r", /*hasSideEffects=*/true),
+               {b.CreateBitCast(value, bits), store.getPointerOperand()});
+  store.eraseFromParent();
 }
 
 // A kernel that fills its output with one value becomes a memset, which the C library stores
@@ -72,6 +107,7 @@ void emit_streaming_stores(llvm::Module& module) {
   for (llvm::Function& f : module) {
     bool streams = false;
     std::vector<llvm::MemSetInst*> fills;
+    std::vector<llvm::StoreInst*> stores;
     for (llvm::BasicBlock& block : f)
       for (llvm::Instruction& i : block) {
         if (auto* fill = llvm::dyn_cast<llvm::MemSetInst>(&i);
@@ -86,9 +122,10 @@ void emit_streaming_stores(llvm::Module& module) {
         llvm::Align known = llvm::getKnownAlignment(at, layout);
         if (known.value() < size) continue;
         store->setAlignment(known);
-        set_nontemporal(*store);
-        streams = true;
+        stores.push_back(store);
       }
+    for (llvm::StoreInst* store : stores) stream_store(*store);
+    streams = !stores.empty();
     for (llvm::MemSetInst* fill : fills) streams |= stream_fill(*fill, layout);
     if (!streams) continue;
     for (llvm::BasicBlock& block : f)
