@@ -2,9 +2,13 @@
 // (jaxpr and HLO parse and print identically), plus --dump_hlo_pass_re and the narrowing flags.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -439,6 +443,44 @@ TEST_CASE("dumps: a float16 loop takes a whole vector of float32 lanes", "[dumps
   const std::string lanes = std::to_string(isa.vector_bytes / 4);
   CHECK(count(before, "!\"llvm.loop.vectorize.width\", i32 " + lanes + "}") == 1);
   CHECK(count(after, "<" + lanes + " x half>") > 0);
+}
+
+// What file descriptor 2 receives while `f` runs.
+std::string stderr_of(const std::function<void()>& f) {
+  std::fflush(stderr);
+  fs::path path = fs::temp_directory_path() / ("jx_stderr_" + std::to_string(getpid()));
+  int file = open(path.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0600);
+  int saved = dup(2);
+  dup2(file, 2);
+  f();
+  std::fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  close(file);
+  std::string text = read(path);
+  fs::remove(path);
+  return text;
+}
+
+// A float16 loop the vectorizer cannot take at the width asked of it (an argmax's, whose index
+// is no reduction it knows) compiles as it would have, and LLVM's report of that stays off
+// stderr.
+TEST_CASE("dumps: a float16 loop that cannot take the width compiles quietly", "[dumps][fusion]") {
+  std::vector<float> x(64 * 64);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 37) % 101);
+  std::vector<std::int32_t> got;
+  std::string printed = stderr_of([&] {
+    got =
+        jit([](const Array& a) { return np::argmax(a, 1); })(np::array(x, {64, 64}).astype(float16))
+            .to_vector<std::int32_t>();
+  });
+  CHECK(printed.empty());
+  std::size_t wrong = 0;
+  for (std::size_t r = 0; r < 64; ++r) {
+    auto row = x.begin() + static_cast<std::ptrdiff_t>(r * 64);
+    wrong += got[r] != std::max_element(row, row + 64) - row;
+  }
+  CHECK(wrong == 0);
 }
 
 // A loop kernel whose output streams reads the operands of its shape ahead, 32 lines of the

@@ -25,7 +25,9 @@ void widen_half_loops(llvm::Module& module, unsigned vector_bytes) {
     llvm::DominatorTree dominators(f);
     llvm::LoopInfo loops(dominators);
     for (llvm::Loop* loop : loops.getLoopsInPreorder()) {
-      if (!loop->isInnermost() ||
+      // Only loops.hpp's counted loops that may vectorize: a forced width on a loop the
+      // vectorizer cannot take would be reported as a failure.
+      if (!loop->isInnermost() || !loop->getLoopID() ||
           llvm::getOptionalBoolLoopAttribute(loop, "llvm.loop.vectorize.enable") == false)
         continue;
       bool converts = std::any_of(loop->block_begin(), loop->block_end(), [](llvm::BasicBlock* b) {

@@ -9,9 +9,9 @@
 
 namespace jx::codegen::cpu {
 
-// Before optimization: each innermost loop that converts between half and float, and is not
-// kept from vectorizing, is given a width of `vector_bytes` / 4 lanes
-// (llvm.loop.vectorize.width).
+// Before optimization: each innermost counted loop (elemental/loops.hpp) that converts between
+// half and float, and is not kept from vectorizing, is given a width of `vector_bytes` / 4
+// lanes (llvm.loop.vectorize.width).
 void widen_half_loops(llvm::Module& module, unsigned vector_bytes);
 
 }  // namespace jx::codegen::cpu

@@ -10,6 +10,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include <llvm/IR/DiagnosticHandler.h>
+#include <llvm/IR/DiagnosticInfo.h>
+
 #include "codegen/cpu/cpu_compiler.hpp"
 #include "codegen/cpu/cpu_isa.hpp"
 #include "codegen/cpu/half_loops.hpp"
@@ -32,6 +35,15 @@ T unwrap(llvm::Expected<T> value, const std::string& what) {
   if (!value) fail(what, value.takeError());
   return std::move(*value);
 }
+
+// Keeps the optimizer's remarks and missed-transformation warnings off stderr: a loop that cannot
+// take the vector width asked of it (half_loops.hpp: an argmax's loop over float16) is reported
+// so, and compiles all the same. Other diagnostics go to LLVM's default handling.
+struct QuietOptimizer : llvm::DiagnosticHandler {
+  bool handleDiagnostics(const llvm::DiagnosticInfo& d) override {
+    return d.getSeverity() == llvm::DS_Remark || d.getKind() == llvm::DK_OptimizationFailure;
+  }
+};
 
 // The process-wide JIT: host CPU and features, concurrent compilation, and the process's own
 // symbols (libm, memcpy) resolvable. Never destroyed: code may outlive static destructors.
@@ -118,6 +130,7 @@ std::shared_ptr<CompiledKernels> compile_kernels(const std::vector<KernelRequest
                                                  std::string* object) {
   Jit& j = jit();
   auto ctx = std::make_unique<llvm::LLVMContext>();
+  ctx->setDiagnosticHandler(std::make_unique<QuietOptimizer>());
   auto module = std::make_unique<llvm::Module>(options.module_name, *ctx);
   llvm::TargetMachine& tm = thread_target_machine(j.jtmb);
   module->setDataLayout(j.lljit->getDataLayout());
