@@ -590,6 +590,45 @@ TEST_CASE("dumps: a long cumulative sum down the columns is stored past the cach
   CHECK(off_lines.find("@llvm.prefetch") == std::string::npos);
 }
 
+// A cumulative sum along the rows of a matrix writes each row once too: larger than the
+// last-level cache, it streams and reads its operand 4 KiB ahead of each vector, forward or
+// reversed; rows that are no whole number of lines do not stream.
+TEST_CASE("dumps: a long cumulative sum along the rows is stored past the caches",
+          "[dumps][fusion]") {
+  auto ir_of = [&](const std::string& name, std::int64_t cols, bool reverse) {
+    const std::int64_t cache = codegen::cpu::cpu_isa(config().cpu_isa).last_level_cache;
+    const std::int64_t rows = cache / 4 / cols + 3;
+    std::vector<float> x(static_cast<std::size_t>(rows * cols));
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(int(i % 7) - 3);
+    DumpScope scope("--dump_llvm");
+    auto cumsum = [reverse](const Array& a) { return lax::cumsum(a, 1, reverse); };
+    std::vector<float> got =
+        jit(std::function(cumsum), {.name = name})(np::array(x, {rows, cols})).to_vector<float>();
+    // Small integers: every partial sum is exact.
+    std::size_t wrong = 0;
+    for (std::int64_t r = 0; r < rows; ++r) {
+      float sum = 0;
+      for (std::int64_t k = 0; k < cols; ++k) {
+        std::size_t i = static_cast<std::size_t>(r * cols + (reverse ? cols - 1 - k : k));
+        sum += x[i];
+        wrong += got[i] != sum;
+      }
+    }
+    INFO(name);
+    CHECK(wrong == 0);
+    return read(scope.files(name).at("ir-with-opt.ll"));
+  };
+  for (bool reverse : {false, true}) {
+    std::string ir = ir_of(reverse ? "rows_reversed" : "rows", 1024, reverse);
+    CHECK(ir.find("!nontemporal") != std::string::npos);
+    CHECK(ir.find("call void @llvm.x86.sse.sfence()") != std::string::npos);
+    CHECK(ir.find("@llvm.prefetch") != std::string::npos);
+  }
+  std::string off_lines = ir_of("rows_off_lines", 1001, false);
+  CHECK(off_lines.find("!nontemporal") == std::string::npos);
+  CHECK(off_lines.find("@llvm.prefetch") == std::string::npos);
+}
+
 // A long 1-d cumulative sum runs as tiles (codegen/cpu/prefix_scan.hpp), each written once, so
 // past the caches when it outgrows them: a tile that starts before the prefix before it is known
 // scans without storing, waits for it, and scans again, storing. Reversed, the stores fall on

@@ -421,8 +421,9 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
     };
     Emit scan = [&](std::size_t j, const Instruction& r, const ElementGenerator& x,
                     const ElementGenerator& init) {
-      // A scan in runs, or in tiles, writes its output once: it streams as a loop nest's would.
-      bool streams = (scans_in_runs(r) || scan_tiles(r) > 0) && may_stream(j);
+      // A scan writes its output once, a row, a run or a tile at a time: it streams as a loop
+      // nest's would.
+      bool streams = may_stream(j);
       if (streams) mark_streaming(*output_buffers[j]);
       std::int64_t aligned = std::max(streams ? line(j) : 1, scan_part_columns(isa, r));
       emit_prefix_scan(em, r, x, init, out_arg(j), rows, prefix_scan_of(root) != nullptr, scratch,

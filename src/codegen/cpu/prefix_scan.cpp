@@ -514,11 +514,6 @@ std::int64_t scan_tiles(const Instruction& scan) {
   return rows < kFewRows ? rows * tiles_per_row(dims.back(), scan.shape.dtype) : 0;
 }
 
-bool scans_in_runs(const Instruction& scan) {
-  std::optional<hlo::PrefixScan> p = hlo::as_prefix_scan(scan);
-  return p && static_cast<std::size_t>(p->axis) + 1 < scan.shape.dims.size();
-}
-
 std::int64_t scan_part_columns(const CpuIsa& isa, const Instruction& scan) {
   std::optional<hlo::PrefixScan> p = hlo::as_prefix_scan(scan);
   if (!p || p->axis != 0 || scan.shape.dims.size() != 2) return 1;

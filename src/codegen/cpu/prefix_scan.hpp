@@ -42,10 +42,6 @@ std::int64_t scan_tiles(const hlo::Instruction& scan);
 // published) and its prefix.
 inline std::int64_t scan_scratch_words(std::int64_t tiles) { return 1 + 2 * tiles; }
 
-// Whether `scan` runs along a dim with dims after it: it writes its output once, in order, a
-// contiguous run at a time (so the output may stream, streaming_stores.hpp).
-bool scans_in_runs(const hlo::Instruction& scan);
-
 // What a thread's part of the columns of a scan down dimension 0 of a matrix is rounded to (a
 // power of two; 1 for other scans): 8 KiB of a row, where the scan reads and writes a quarter of
 // the last-level cache or more. Each thread reads its part of every row, and parts under two
