@@ -394,6 +394,23 @@ TEST_CASE("dumps: an output larger than the last-level cache is stored past the 
         std::string::npos);
 }
 
+// The IR before and after optimization of x * 2 + 1 on n elements of a 16-bit float type, after
+// checking every element (small integers: exact in either type).
+std::pair<std::string, std::string> affine_16bit_ir(const std::string& name, DType dtype,
+                                                    std::int64_t n) {
+  std::vector<float> x(static_cast<std::size_t>(n));
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(int(i % 101) - 50);
+  DumpScope scope("--dump_llvm");
+  auto affine = [](const Array& a) { return a * 2.0f + 1.0f; };
+  Array got = jit(std::function(affine), {.name = name})(np::array(x).astype(dtype));
+  std::vector<float> values = got.astype(float32).to_vector<float>();
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) wrong += values[i] != x[i] * 2.0f + 1.0f;
+  CHECK(wrong == 0);
+  auto files = scope.files(name);
+  return {read(files.at("ir-no-opt.ll")), read(files.at("ir-with-opt.ll"))};
+}
+
 // A streaming output of 16-bit floats is stored past the caches too. Where the target converts
 // to them in one instruction (AVX-512 BF16, AVX-512 FP16), LLVM selects an ordinary store for a
 // non-temporal one of their vectors, so they are stored with vmovntdq in inline assembly
@@ -406,18 +423,7 @@ TEST_CASE("dumps: a streaming output of 16-bit floats is stored past the caches"
   };
   for (DType dtype : {bfloat16, float16}) {
     INFO(dtype_name(dtype));
-    // Small integers: x * 2 + 1 is exact in either type.
-    const std::int64_t n = isa.last_level_cache / 2 + 1008;
-    std::vector<float> x(static_cast<std::size_t>(n));
-    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(int(i % 101) - 50);
-    DumpScope scope("--dump_llvm");
-    auto affine = [](const Array& a) { return a * 2.0f + 1.0f; };
-    Array got = jit(std::function(affine), {.name = "half_affine"})(np::array(x).astype(dtype));
-    std::vector<float> values = got.astype(float32).to_vector<float>();
-    std::size_t wrong = 0;
-    for (std::size_t i = 0; i < x.size(); ++i) wrong += values[i] != x[i] * 2.0f + 1.0f;
-    CHECK(wrong == 0);
-    std::string ir = read(scope.files("half_affine").at("ir-with-opt.ll"));
+    std::string ir = affine_16bit_ir("half_affine", dtype, isa.last_level_cache / 2 + 1008).second;
     bool converts = dtype == bfloat16 ? isa.avx512_bf16 : features_have("+avx512fp16");
     CHECK((count(ir, "asm sideeffect \"vmovntdq") > 0) == converts);
     CHECK((ir.find("!nontemporal") != std::string::npos) == !converts);
@@ -429,17 +435,7 @@ TEST_CASE("dumps: a streaming output of 16-bit floats is stored past the caches"
 // wide (codegen/cpu/half_loops.hpp), where LLVM's cost model alone takes 2 or 4.
 TEST_CASE("dumps: a float16 loop takes a whole vector of float32 lanes", "[dumps][fusion]") {
   const codegen::cpu::CpuIsa isa = codegen::cpu::cpu_isa(config().cpu_isa);
-  std::vector<float> x(4099);
-  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(int(i % 101) - 50);
-  DumpScope scope("--dump_llvm");
-  auto affine = [](const Array& a) { return a * 2.0f + 1.0f; };
-  Array got = jit(std::function(affine), {.name = "f16_affine"})(np::array(x).astype(float16));
-  std::vector<float> values = got.astype(float32).to_vector<float>();
-  std::size_t wrong = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) wrong += values[i] != x[i] * 2.0f + 1.0f;
-  CHECK(wrong == 0);
-  auto [before, after] = std::pair(read(scope.files("f16_affine").at("ir-no-opt.ll")),
-                                   read(scope.files("f16_affine").at("ir-with-opt.ll")));
+  auto [before, after] = affine_16bit_ir("f16_affine", float16, 4099);
   const std::string lanes = std::to_string(isa.vector_bytes / 4);
   CHECK(count(before, "!\"llvm.loop.vectorize.width\", i32 " + lanes + "}") == 1);
   CHECK(count(after, "<" + lanes + " x half>") > 0);
@@ -545,6 +541,34 @@ TEST_CASE("dumps: a large fill is stored past the caches", "[dumps][fusion]") {
   CHECK(small.find("@llvm.memset") != std::string::npos);
 }
 
+// The optimized IR of a cumulative sum of a matrix of `cols` columns along `axis`, with rows
+// enough that it outgrows the last-level cache, after checking every element against a running
+// sum (small integers: every partial sum is exact).
+std::string large_cumsum_ir(const std::string& name, std::int64_t cols, int axis, bool reverse) {
+  const std::int64_t cache = codegen::cpu::cpu_isa(config().cpu_isa).last_level_cache;
+  const std::int64_t rows = cache / 4 / cols + 3;
+  std::vector<float> x(static_cast<std::size_t>(rows * cols));
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(int(i % 7) - 3);
+  DumpScope scope("--dump_llvm");
+  auto cumsum = [axis, reverse](const Array& a) { return lax::cumsum(a, axis, reverse); };
+  std::vector<float> got =
+      jit(std::function(cumsum), {.name = name})(np::array(x, {rows, cols})).to_vector<float>();
+  const std::int64_t lines = axis == 0 ? cols : rows, length = axis == 0 ? rows : cols;
+  std::size_t wrong = 0;
+  for (std::int64_t l = 0; l < lines; ++l) {
+    float sum = 0;
+    for (std::int64_t k = 0; k < length; ++k) {
+      std::int64_t at = reverse ? length - 1 - k : k;
+      std::size_t i = static_cast<std::size_t>(axis == 0 ? at * cols + l : l * cols + at);
+      sum += x[i];
+      wrong += got[i] != sum;
+    }
+  }
+  INFO(name);
+  CHECK(wrong == 0);
+  return read(scope.files(name).at("ir-with-opt.ll"));
+}
+
 // A cumulative sum along dimension 0 writes its output once, a run of a row at a time: larger than
 // the last-level cache, it streams, and prefetches its operand's runs two rows ahead (the last row
 // where fewer are left; in reverse, rows before). Its threads' parts of the columns are rounded
@@ -553,39 +577,15 @@ TEST_CASE("dumps: a large fill is stored past the caches", "[dumps][fusion]") {
 // lines does not stream.
 TEST_CASE("dumps: a long cumulative sum down the columns is stored past the caches",
           "[dumps][fusion]") {
-  auto ir_of = [&](const std::string& name, std::int64_t cols, bool reverse) {
-    const std::int64_t cache = codegen::cpu::cpu_isa(config().cpu_isa).last_level_cache;
-    const std::int64_t rows = cache / 4 / cols + 3;
-    std::vector<float> x(static_cast<std::size_t>(rows * cols));
-    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(int(i % 7) - 3);
-    DumpScope scope("--dump_llvm");
-    auto cumsum = [reverse](const Array& a) { return lax::cumsum(a, 0, reverse); };
-    std::vector<float> got =
-        jit(std::function(cumsum), {.name = name})(np::array(x, {rows, cols})).to_vector<float>();
-    // Small integers: every partial sum is exact.
-    std::size_t wrong = 0;
-    for (std::int64_t c = 0; c < cols; ++c) {
-      float sum = 0;
-      for (std::int64_t k = 0; k < rows; ++k) {
-        std::int64_t r = reverse ? rows - 1 - k : k;
-        std::size_t i = static_cast<std::size_t>(r * cols + c);
-        sum += x[i];
-        wrong += got[i] != sum;
-      }
-    }
-    INFO(name);
-    CHECK(wrong == 0);
-    return read(scope.files(name).at("ir-with-opt.ll"));
-  };
   for (auto [cols, reverse] : {std::pair{1040, false}, std::pair{1040, true},
                                std::pair{5008, false}, std::pair{5008, true}}) {
-    std::string ir =
-        ir_of((reverse ? "lines_reversed_" : "lines_") + std::to_string(cols), cols, reverse);
+    std::string ir = large_cumsum_ir(
+        (reverse ? "lines_reversed_" : "lines_") + std::to_string(cols), cols, 0, reverse);
     CHECK(ir.find("!nontemporal") != std::string::npos);
     CHECK(ir.find("call void @llvm.x86.sse.sfence()") != std::string::npos);
     CHECK(ir.find("@llvm.prefetch") != std::string::npos);
   }
-  std::string off_lines = ir_of("off_lines", 1001, false);
+  std::string off_lines = large_cumsum_ir("off_lines", 1001, 0, false);
   CHECK(off_lines.find("!nontemporal") == std::string::npos);
   CHECK(off_lines.find("@llvm.prefetch") == std::string::npos);
 }
@@ -595,36 +595,13 @@ TEST_CASE("dumps: a long cumulative sum down the columns is stored past the cach
 // reversed; rows that are no whole number of lines do not stream.
 TEST_CASE("dumps: a long cumulative sum along the rows is stored past the caches",
           "[dumps][fusion]") {
-  auto ir_of = [&](const std::string& name, std::int64_t cols, bool reverse) {
-    const std::int64_t cache = codegen::cpu::cpu_isa(config().cpu_isa).last_level_cache;
-    const std::int64_t rows = cache / 4 / cols + 3;
-    std::vector<float> x(static_cast<std::size_t>(rows * cols));
-    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(int(i % 7) - 3);
-    DumpScope scope("--dump_llvm");
-    auto cumsum = [reverse](const Array& a) { return lax::cumsum(a, 1, reverse); };
-    std::vector<float> got =
-        jit(std::function(cumsum), {.name = name})(np::array(x, {rows, cols})).to_vector<float>();
-    // Small integers: every partial sum is exact.
-    std::size_t wrong = 0;
-    for (std::int64_t r = 0; r < rows; ++r) {
-      float sum = 0;
-      for (std::int64_t k = 0; k < cols; ++k) {
-        std::size_t i = static_cast<std::size_t>(r * cols + (reverse ? cols - 1 - k : k));
-        sum += x[i];
-        wrong += got[i] != sum;
-      }
-    }
-    INFO(name);
-    CHECK(wrong == 0);
-    return read(scope.files(name).at("ir-with-opt.ll"));
-  };
   for (bool reverse : {false, true}) {
-    std::string ir = ir_of(reverse ? "rows_reversed" : "rows", 1024, reverse);
+    std::string ir = large_cumsum_ir(reverse ? "rows_reversed" : "rows", 1024, 1, reverse);
     CHECK(ir.find("!nontemporal") != std::string::npos);
     CHECK(ir.find("call void @llvm.x86.sse.sfence()") != std::string::npos);
     CHECK(ir.find("@llvm.prefetch") != std::string::npos);
   }
-  std::string off_lines = ir_of("rows_off_lines", 1001, false);
+  std::string off_lines = large_cumsum_ir("rows_off_lines", 1001, 1, false);
   CHECK(off_lines.find("!nontemporal") == std::string::npos);
   CHECK(off_lines.find("@llvm.prefetch") == std::string::npos);
 }
