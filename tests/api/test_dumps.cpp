@@ -288,7 +288,7 @@ TEST_CASE("dumps: the scope restores the configuration and removes its directory
 }  // namespace
 // A softmax reads each row from memory for its max, then computes exp and the sum from the
 // cache: that loop prefetches the next row, a cache line at a time (16 floats), in chunks of
-// 256 elements around the vectorized loop (ElementalEmitter::RowChunkHook).
+// 256 elements around the vectorized loop (ElementalEmitter::ChunkHook).
 TEST_CASE("dumps: a row softmax's kernel prefetches its next row as it computes this one",
           "[dumps][fusion]") {
   auto softmax = [](const Array& x) {
@@ -396,8 +396,8 @@ TEST_CASE("dumps: an output larger than the last-level cache is stored past the 
 
 // The IR before and after optimization of x * 2 + 1 on n elements of a 16-bit float type, after
 // checking every element (small integers: exact in either type).
-std::pair<std::string, std::string> affine_16bit_ir(const std::string& name, DType dtype,
-                                                    std::int64_t n) {
+static std::pair<std::string, std::string> affine_16bit_ir(const std::string& name, DType dtype,
+                                                           std::int64_t n) {
   std::vector<float> x(static_cast<std::size_t>(n));
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(int(i % 101) - 50);
   DumpScope scope("--dump_llvm");
@@ -441,18 +441,44 @@ TEST_CASE("dumps: a float16 loop takes a whole vector of float32 lanes", "[dumps
   CHECK(count(after, "<" + lanes + " x half>") > 0);
 }
 
+// A loop over float16 that sums in order keeps its order: a window sum's loop over a window of
+// 256 elements (combined in order, as the eager evaluator does) gets no width hint, which would
+// let the vectorizer reorder the sum.
+TEST_CASE("dumps: a float16 window's in-order sum is not reordered", "[dumps][fusion]") {
+  Array x = (random::normal(random::key(3), {4, 1024}) * 100.0f).astype(float16);
+  auto window_sum = [](const Array& a) {
+    return lax::reduce_window_sum(a, {1, 256}, {1, 128}, {{0, 0}, {0, 0}});
+  };
+  DumpScope scope("--dump_llvm");
+  std::vector<float> jitted =
+      jit(window_sum, {.name = "f16_windows"})(x).astype(float32).to_vector<float>();
+  std::vector<float> eager = window_sum(x).astype(float32).to_vector<float>();
+  CHECK(jitted == eager);
+  std::string before = read(scope.files("f16_windows").at("ir-no-opt.ll"));
+  CHECK(before.find("fpext half") != std::string::npos);
+  CHECK(before.find("llvm.loop.vectorize.width") == std::string::npos);
+}
+
 // What file descriptor 2 receives while `f` runs.
-std::string stderr_of(const std::function<void()>& f) {
+static std::string stderr_of(const std::function<void()>& f) {
   std::fflush(stderr);
   fs::path path = fs::temp_directory_path() / ("jx_stderr_" + std::to_string(getpid()));
   int file = open(path.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0600);
   int saved = dup(2);
   dup2(file, 2);
-  f();
-  std::fflush(stderr);
-  dup2(saved, 2);
-  close(saved);
-  close(file);
+  struct Restore {  // fd 2 back, even when f throws
+    int saved, file;
+    ~Restore() {
+      std::fflush(stderr);
+      dup2(saved, 2);
+      close(saved);
+      close(file);
+    }
+  };
+  {
+    Restore restore{saved, file};
+    f();
+  }
   std::string text = read(path);
   fs::remove(path);
   return text;
@@ -479,9 +505,10 @@ TEST_CASE("dumps: a float16 loop that cannot take the width compiles quietly", "
   CHECK(wrong == 0);
 }
 
-// A loop kernel whose output streams reads the operands of its shape ahead, 32 lines of the
-// output's elements at a time, one prefetch a line of each operand (codegen/cpu/read_ahead.hpp):
-// f32 operands 32 prefetches a chunk, bf16 ones 16, a broadcast one none. Rows of 33 lines run
+// A loop kernel whose output streams reads ahead the operands it reads only at the output's
+// index, 32 lines of the output's elements at a time, one prefetch a line of each operand
+// (codegen/cpu/read_ahead.hpp): f32 operands 32 prefetches a chunk, bf16 ones 16, a broadcast or
+// reversed one none. Rows of 33 lines run
 // as a chunk of 32 and one of 1; rows of 3 lines, shorter than a chunk, prefetch a row's lines
 // each: 3 of f32, 2 of bf16.
 TEST_CASE("dumps: a kernel whose output streams reads its operands ahead", "[dumps][fusion]") {
@@ -510,6 +537,22 @@ TEST_CASE("dumps: a kernel whose output streams reads its operands ahead", "[dum
   CHECK(prefetches_of("lines_33", cache / (33 * 64) + 1, 33 * 16) == 16 + 32);
   CHECK(prefetches_of("lines_3", cache / (3 * 64) + 1, 3 * 16) == 3 + 2);
   CHECK(prefetches_of("small", 64, 33 * 16) == 0);
+  // An operand of the output's shape read elsewhere than at the output's index (reversed) is not
+  // read ahead: x's 32 lines a chunk only.
+  const std::int64_t n = cache / 4 + 1024;
+  std::vector<float> x(static_cast<std::size_t>(n)), y(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    x[i] = static_cast<float>(int(i % 7));
+    y[i] = static_cast<float>(int(i % 11));
+  }
+  DumpScope scope("--dump_llvm");
+  auto reversed_sum = [](const Array& a, const Array& b) { return a + np::flip(b, 0); };
+  std::vector<float> got =
+      jit(reversed_sum, {.name = "reversed"})(np::array(x), np::array(y)).to_vector<float>();
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) wrong += got[i] != x[i] + y[x.size() - 1 - i];
+  CHECK(wrong == 0);
+  CHECK(count(read(scope.files("reversed").at("ir-no-opt.ll")), "call void @llvm.prefetch") == 32);
 }
 
 // A kernel that fills its output with one value is a memset once optimized: larger than the
@@ -544,7 +587,8 @@ TEST_CASE("dumps: a large fill is stored past the caches", "[dumps][fusion]") {
 // The optimized IR of a cumulative sum of a matrix of `cols` columns along `axis`, with rows
 // enough that it outgrows the last-level cache, after checking every element against a running
 // sum (small integers: every partial sum is exact).
-std::string large_cumsum_ir(const std::string& name, std::int64_t cols, int axis, bool reverse) {
+static std::string large_cumsum_ir(const std::string& name, std::int64_t cols, int axis,
+                                   bool reverse) {
   const std::int64_t cache = codegen::cpu::cpu_isa(config().cpu_isa).last_level_cache;
   const std::int64_t rows = cache / 4 / cols + 3;
   std::vector<float> x(static_cast<std::size_t>(rows * cols));

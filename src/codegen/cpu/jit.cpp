@@ -36,12 +36,15 @@ T unwrap(llvm::Expected<T> value, const std::string& what) {
   return std::move(*value);
 }
 
-// Keeps the optimizer's remarks and missed-transformation warnings off stderr: a loop that cannot
-// take the vector width asked of it (half_loops.hpp: an argmax's loop over float16) is reported
-// so, and compiles all the same. Other diagnostics go to LLVM's default handling.
+// Keeps the loop vectorizer's remarks and missed-transformation warnings off stderr: a loop that
+// cannot take the vector width asked of it (half_loops.hpp: an argmax's loop over float16) is
+// reported so, and compiles all the same. Other diagnostics go to LLVM's default handling.
 struct QuietOptimizer : llvm::DiagnosticHandler {
   bool handleDiagnostics(const llvm::DiagnosticInfo& d) override {
-    return d.getSeverity() == llvm::DS_Remark || d.getKind() == llvm::DK_OptimizationFailure;
+    if (d.getKind() == llvm::DK_OptimizationFailure) return true;
+    auto* remark = llvm::dyn_cast<llvm::DiagnosticInfoOptimizationBase>(&d);
+    return remark && d.getSeverity() == llvm::DS_Remark &&
+           remark->getPassName() == llvm::StringRef("loop-vectorize");
   }
 };
 

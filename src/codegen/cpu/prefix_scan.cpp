@@ -312,12 +312,7 @@ class ScanEmitter {
             // Reversed, the vector of positions k.. lies mirrored at the lowest of its addresses.
             llvm::Value* first =
                 reverse_ ? b_.CreateSub(em_.i64(n_ - width()), k, "", true, true) : k;
-            if (streams_) {
-              std::int64_t ahead = kVectorReadAhead / itemsize(dtype_);
-              em_.prefetch(b_.CreateGEP(
-                  type_, source_,
-                  b_.CreateAdd(row_base, b_.CreateAdd(first, em_.i64(reverse_ ? -ahead : ahead)))));
-            }
+            if (streams_) prefetch_ahead(row_base, k);
             llvm::Value* v = b_.CreateAlignedLoad(
                 vt,
                 b_.CreateInBoundsGEP(type_, source_, b_.CreateAdd(row_base, first, "", true, true)),
@@ -350,6 +345,20 @@ class ScanEmitter {
               /*vectorize=*/false);
         },
         /*vectorize=*/false);
+  }
+
+  // A prefetch of the operand kVectorReadAhead bytes past scan position k of the row at
+  // row_base, in scan order: forward into the next row, which follows it; reversed, before k in
+  // memory, or past the row's end into the next row's last elements, where it scans next.
+  void prefetch_ahead(llvm::Value* row_base, llvm::Value* k) {
+    llvm::Value* next = b_.CreateAdd(k, em_.i64(kVectorReadAhead / itemsize(dtype_)));
+    llvm::Value* offset = next;
+    if (reverse_) {
+      llvm::Value* in_row = b_.CreateSub(em_.i64(n_ - 1), next);
+      offset = b_.CreateSelect(b_.CreateICmpSLT(next, em_.i64(n_)), in_row,
+                               b_.CreateAdd(in_row, em_.i64(2 * n_)));
+    }
+    em_.prefetch(b_.CreateGEP(type_, source_, b_.CreateAdd(row_base, offset)));
   }
 
   // Scans positions [lo, hi) from `carry`, storing every result, or `offset` ⊕ it when given

@@ -4,6 +4,7 @@
 #include <functional>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "codegen/cpu/cpu_compiler.hpp"
 #include "codegen/cpu/read_ahead.hpp"
@@ -14,7 +15,6 @@ namespace {
 using hlo::Instruction;
 using hlo::Opcode;
 
-constexpr std::int64_t kCacheLine = 64;
 // The longest row stashed on the stack: with the row it is computed from, a third of a 48 KiB
 // first-level cache each.
 constexpr std::int64_t kMaxStackRowBytes = 16 << 10;
@@ -59,14 +59,17 @@ bool read_in_place(const hlo::Computation& c, const Instruction* v, const Shape&
 
 // Prefetches of a chunk of the next row in the kernel's operands that have the fusion's shape
 // (what the stashed value is computed from, row by row).
-ElementalEmitter::RowChunkHook next_row_prefetch(ElementalEmitter& em,
-                                                 const hlo::Instruction& fusion,
-                                                 const std::vector<llvm::Value*>& buffers,
-                                                 const Instruction& reduce) {
+ElementalEmitter::ChunkHook next_row_prefetch(ElementalEmitter& em, const hlo::Instruction& fusion,
+                                              const std::vector<llvm::Value*>& buffers,
+                                              const Instruction& reduce) {
   std::int64_t row = 1;
   for (std::int64_t d : split_reduce_dims(reduce).reduced)
     row *= reduce.operands[0]->shape.dims[static_cast<std::size_t>(d)];
-  return read_ahead(em, fusion, buffers, fusion.shape.dims, row);
+  std::vector<ReadStream> streams;
+  for (std::size_t k = 0; k < buffers.size(); ++k)
+    if (fusion.operands[k]->shape.dims == fusion.shape.dims)
+      streams.push_back({buffers[k], fusion.operands[k]->shape.dtype});
+  return read_ahead(em, std::move(streams), row);
 }
 
 // Whether `i` reads its operands at its own index's first `kept` coordinates: elementwise, a

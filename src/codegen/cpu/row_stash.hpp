@@ -3,7 +3,7 @@
 // sum's loop computes the value it stores it into the output's row, which the kernel writes
 // only after the sum, and the output's loop reads it back instead of computing it again. The sum's
 // loop also prefetches the next row of the kernel's operands of the output's shape: the row it
-// computes from is in the cache, the next one is not (ElementalEmitter::RowChunkHook).
+// computes from is in the cache, the next one is not (ElementalEmitter::ChunkHook).
 //
 // An output that streams (streaming_stores.hpp) is written once instead: a row of up to 16 KiB is
 // stashed on the stack, where it stays in the first-level cache. Where the rows fold in chunks,
@@ -30,11 +30,11 @@ struct RowStash {
   bool in_output = false;                    // stashed in the output's rows
   // Stashed on the stack in two rows, the output to be written a row behind.
   struct Behind {
-    const hlo::Instruction* value;            // the stashed value, or none
-    ElementGenerator load;                    // its stashed element, at an index of the output
-    std::size_t kept;                         // the output's leading dims, which index its rows
-    const hlo::Instruction* chunked;          // the reduction whose chunks write the last row's
-    ElementalEmitter::RowChunkHook prefetch;  // of the next row, by chunk
+    const hlo::Instruction* value;         // the stashed value, or none
+    ElementGenerator load;                 // its stashed element, at an index of the output
+    std::size_t kept;                      // the output's leading dims, which index its rows
+    const hlo::Instruction* chunked;       // the reduction whose chunks write the last row's
+    ElementalEmitter::ChunkHook prefetch;  // of the next row, by chunk
   };
   std::optional<Behind> behind;
 };

@@ -54,8 +54,11 @@ void stream_store(llvm::StoreInst& store) {
   llvm::IRBuilder<> b(&store);
   auto* bits = llvm::VectorType::getInteger(type);
   auto* signature = llvm::FunctionType::get(b.getVoidTy(), {bits, b.getPtrTy()}, false);
-  b.CreateCall(llvm::InlineAsm::get(signature, "vmovntdq $0, ($1)", "v,r", /*hasSideEffects=*/true),
-               {b.CreateBitCast(value, bits), store.getPointerOperand()});
+  // Registers 16-31 ("v") hold 512-bit vectors; narrower ones there would need AVX-512 VL.
+  std::string constraints = bytes == 64 ? "v,r,~{memory}" : "x,r,~{memory}";
+  b.CreateCall(
+      llvm::InlineAsm::get(signature, "vmovntdq $0, ($1)", constraints, /*hasSideEffects=*/true),
+      {b.CreateBitCast(value, bits), store.getPointerOperand()});
   store.eraseFromParent();
 }
 

@@ -65,7 +65,7 @@ struct ReduceSplit {
   std::vector<std::int64_t> kept, reduced;
 };
 ReduceSplit split_reduce_dims(const hlo::Instruction& reduce);
-// Whether the loop of `reduce` folds its operand's rows in chunks, calling a RowChunkHook
+// Whether the loop of `reduce` folds its operand's rows in chunks, calling a ChunkHook
 // (ElementalEmitter::hook_row_chunks) before each: it reduces the last dim alone, a multiple of
 // kRowChunk of at least two chunks.
 bool folds_in_row_chunks(const hlo::Instruction& reduce);
@@ -161,18 +161,20 @@ class ElementalEmitter {
   llvm::Value* hoisted(const hlo::Instruction& inst, const IrIndex& index,
                        const std::function<llvm::Value*(const IrIndex&)>& compute);
 
-  // Work a row kernel interleaves with a reduction's loop (one over the trailing dim of its
-  // operand, folds_in_row_chunks): hook(first, count) runs before each chunk of `count`
-  // elements it folds, `first` the chunk's linear index in the operand. A kernel that reads each
+  // Work emitted before each chunk of a loop run in chunks: hook(first, count), `first` the
+  // chunk's first linear index and `count` its elements (a loop nest's, loops.hpp's LoopChunks).
+  using ChunkHook = std::function<void(llvm::Value* first, std::int64_t count)>;
+  // A row kernel's work interleaved with a reduction's loop (one over the trailing dim of its
+  // operand, folds_in_row_chunks): the hook runs before each chunk of `count` elements it
+  // folds, `first` the chunk's linear index in the operand. A kernel that reads each
   // row from memory in one pass and computes from the cache in the next (a softmax's max, then
   // its exp and sum) prefetches the next row there, and one that stashes the row writes the
   // last row's output there (cpu/row_stash.hpp). The loop vectorizer does not widen a loop
   // holding a prefetch, so the chunks are a loop around the folding one.
-  using RowChunkHook = std::function<void(llvm::Value* first, std::int64_t count)>;
-  void hook_row_chunks(const hlo::Instruction& reduce, RowChunkHook hook) {
+  void hook_row_chunks(const hlo::Instruction& reduce, ChunkHook hook) {
     row_chunk_hooks_[&reduce] = std::move(hook);
   }
-  const RowChunkHook* row_chunk_hook(const hlo::Instruction& reduce) const {
+  const ChunkHook* row_chunk_hook(const hlo::Instruction& reduce) const {
     auto it = row_chunk_hooks_.find(&reduce);
     return it == row_chunk_hooks_.end() ? nullptr : &it->second;
   }
@@ -212,7 +214,7 @@ class ElementalEmitter {
   std::vector<Loop> loops_;
   int branch_depth_ = 0;  // inside if_else: values computed here may not dominate later uses
   int reductions_ = 0;    // open ReductionScopes
-  std::unordered_map<const hlo::Instruction*, RowChunkHook> row_chunk_hooks_;
+  std::unordered_map<const hlo::Instruction*, ChunkHook> row_chunk_hooks_;
   std::vector<std::vector<MemoKey>> branch_scopes_;  // memo entries made in each open branch
   std::map<MemoKey, llvm::Value*> memo_;
 };

@@ -101,7 +101,7 @@ ElementGenerator emit_reduce(ElementalEmitter& em, const Instruction& inst, cons
       llvm::Value* combined = em.apply(*inst.called[0], {b.CreateLoad(type, acc), element});
       b.CreateStore(combined, acc);
     };
-    const ElementalEmitter::RowChunkHook* hook = em.row_chunk_hook(inst);
+    const ElementalEmitter::ChunkHook* hook = em.row_chunk_hook(inst);
     std::int64_t n = shape_size(reduced_shape);
     // The loop over the reduced elements, folding each into acc.
     auto loop = [&](bool any_zero_sign) {

@@ -1,8 +1,6 @@
 // Counted loops and loop nests, emitted bottom-tested.
 #include "codegen/elemental/loops.hpp"
 
-#include <algorithm>
-
 #include <llvm/TargetParser/Triple.h>
 
 #include "codegen/elemental/interleave.hpp"
@@ -51,11 +49,12 @@ void emit_aligned_for(ElementalEmitter& em, llvm::Value* begin, llvm::Value* end
   llvm::Value* stop = b.CreateAnd(end, mask);
   llvm::Value* head_end = b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, start, end);
   emit_for(em, begin, head_end, name + ".head", body, /*vectorize=*/false);
-  if (!chunks) {
+  if (!chunks || extent <= chunks->size) {  // a row of one chunk keeps its constant bounds
+    if (chunks) chunks->before(b.CreateAdd(base, start, "", true, true), extent);
     emit_for(em, start, stop, name, body);
   } else {
     auto chunk = [&](llvm::Value* first) {
-      chunks->before(b.CreateAdd(base, first, "", true, true), std::min(chunks->size, extent));
+      chunks->before(b.CreateAdd(base, first, "", true, true), chunks->size);
       llvm::Value* last = b.CreateAdd(first, em.i64(chunks->size), "", true, true);
       emit_for(em, first, b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, last, stop), name, body);
     };

@@ -53,11 +53,12 @@ struct OuterRange {
 enum class Vectorize { kIfLarge, kYes, kNo };
 
 // The vector loop of a loop nest run in chunks of `size` iterations, `before(first, count)`
-// emitted ahead of each: `first` the chunk's first linear index, `count` its size, or the
-// innermost dimension's where that is shorter (cpu/read_ahead.hpp).
+// emitted ahead of each: `first` the chunk's first linear index, `count` `size` (a last chunk
+// may hold fewer). A loop over an innermost dimension of at most `size` runs whole, `before`
+// ahead of it with that dimension's length (cpu/read_ahead.hpp).
 struct LoopChunks {
   std::int64_t size;
-  ElementalEmitter::RowChunkHook before;
+  ElementalEmitter::ChunkHook before;
 };
 
 // body(index) for every index of `shape` in row-major order, the innermost dimension innermost;
