@@ -397,12 +397,12 @@ TEST_CASE("dumps: an output larger than the last-level cache is stored past the 
 // The IR before and after optimization of x * 2 + 1 on n elements of a 16-bit float type, after
 // checking every element (small integers: exact in either type).
 static std::pair<std::string, std::string> affine_16bit_ir(const std::string& name, DType dtype,
-                                                           std::int64_t n) {
-  std::vector<float> x(static_cast<std::size_t>(n));
+                                                           const Shape& shape) {
+  std::vector<float> x(static_cast<std::size_t>(shape_size(shape)));
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(int(i % 101) - 50);
   DumpScope scope("--dump_llvm");
   auto affine = [](const Array& a) { return a * 2.0f + 1.0f; };
-  Array got = jit(std::function(affine), {.name = name})(np::array(x).astype(dtype));
+  Array got = jit(std::function(affine), {.name = name})(np::array(x, shape).astype(dtype));
   std::vector<float> values = got.astype(float32).to_vector<float>();
   std::size_t wrong = 0;
   for (std::size_t i = 0; i < x.size(); ++i) wrong += values[i] != x[i] * 2.0f + 1.0f;
@@ -423,7 +423,8 @@ TEST_CASE("dumps: a streaming output of 16-bit floats is stored past the caches"
   };
   for (DType dtype : {bfloat16, float16}) {
     INFO(dtype_name(dtype));
-    std::string ir = affine_16bit_ir("half_affine", dtype, isa.last_level_cache / 2 + 1008).second;
+    std::string ir =
+        affine_16bit_ir("half_affine", dtype, {isa.last_level_cache / 2 + 1008}).second;
     bool converts = dtype == bfloat16 ? isa.avx512_bf16 : features_have("+avx512fp16");
     CHECK((count(ir, "asm sideeffect \"vmovntdq") > 0) == converts);
     CHECK((ir.find("!nontemporal") != std::string::npos) == !converts);
@@ -432,13 +433,22 @@ TEST_CASE("dumps: a streaming output of 16-bit floats is stored past the caches"
 }
 
 // A loop converting float16 to float32 and back is vectorized a whole vector of float32 lanes
-// wide (codegen/cpu/half_loops.hpp), where LLVM's cost model alone takes 2 or 4.
+// wide (codegen/cpu/half_loops.hpp), where LLVM's cost model alone takes 2 or 4; a loop of a
+// known count no wider than leaves no iterations over.
 TEST_CASE("dumps: a float16 loop takes a whole vector of float32 lanes", "[dumps][fusion]") {
   const codegen::cpu::CpuIsa isa = codegen::cpu::cpu_isa(config().cpu_isa);
-  auto [before, after] = affine_16bit_ir("f16_affine", float16, 4099);
-  const std::string lanes = std::to_string(isa.vector_bytes / 4);
-  CHECK(count(before, "!\"llvm.loop.vectorize.width\", i32 " + lanes + "}") == 1);
-  CHECK(count(after, "<" + lanes + " x half>") > 0);
+  auto [before, after] = affine_16bit_ir("f16_affine", float16, {4099});
+  const std::int64_t lanes = isa.vector_bytes / 4;
+  auto width = [](std::int64_t w) {
+    return "!\"llvm.loop.vectorize.width\", i32 " + std::to_string(w) + "}";
+  };
+  CHECK(count(before, width(lanes)) == 1);
+  CHECK(count(after, "<" + std::to_string(lanes) + " x half>") > 0);
+  // Rows of a known length take the widest power of two that divides it, no fewer than 4 lanes.
+  CHECK(count(affine_16bit_ir("f16_rows_24", float16, {512, 24}).first,
+              width(std::min<std::int64_t>(lanes, 8))) == 1);
+  CHECK(count(affine_16bit_ir("f16_rows_12", float16, {512, 12}).first, width(4)) == 1);
+  CHECK(count(affine_16bit_ir("f16_rows_6", float16, {512, 6}).first, "vectorize.width") == 0);
 }
 
 // A loop over float16 that sums in order keeps its order: a window sum's loop over a window of
