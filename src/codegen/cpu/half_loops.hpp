@@ -12,8 +12,8 @@ namespace jx::codegen::cpu {
 // Before optimization: each innermost counted loop (elemental/loops.hpp) that converts between
 // half and float, is not kept from vectorizing and carries no sum that must keep its order, is
 // given a width of `vector_bytes` / 4 lanes (llvm.loop.vectorize.width); one known to run fewer
-// than 4 such vectors, the widest power of two that divides its count (4 lanes at least). The hint changes how
-// wide the loop runs, never what it computes.
+// than 4 such vectors, the widest power of two that divides its count (4 lanes at least). The
+// hint changes how wide the loop runs, never what it computes.
 void widen_half_loops(llvm::Module& module, unsigned vector_bytes);
 
 }  // namespace jx::codegen::cpu

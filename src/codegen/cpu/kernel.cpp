@@ -469,14 +469,15 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
                            "out" + std::to_string(k), store_at, rows);
     } else {
       std::int64_t aligned = 1;
-      std::optional<LoopChunks> chunks;
       for (std::size_t j : group) {
         if (stash.in_output || !may_stream(j)) continue;
         mark_streaming(*output_buffers[j]);
         aligned = std::max(aligned, line(j));
       }
       // A nest that streams reads its operands ahead, a chunk of lines at a time.
-      if (aligned > 1) chunks = streaming_chunks(em, root, buffers, static_cast<int>(k), aligned);
+      std::optional<LoopChunks> chunks =
+          aligned > 1 ? streaming_chunks(em, root, buffers, static_cast<int>(k), aligned)
+                      : std::nullopt;
       emit_loop_nest(em, nest, "out" + std::to_string(k), store_at, rows, aligned,
                      Vectorize::kIfLarge, chunks ? &*chunks : nullptr);
     }
