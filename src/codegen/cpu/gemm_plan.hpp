@@ -31,11 +31,11 @@ enum class RhsRead {
   // smaller second level reads every run in blocks, as does one whose prefetchers stop at a page
   // (gemm_blocking). Past one tile, where a panel packed from rows 16 KiB apart (a line of each)
   // serves few tiles, tiles of three vectors (8 rows where 512-bit vectors run at full rate,
-  // else 4) read in place
-  // too. A Xeon with AVX-512, one core, GMAC/s, packed -> in place: m = 16 28-32 -> 51, 24 36
-  // -> 53, 32 40 -> 55, 48 51 -> 56, 64 58-62 -> 59-62, 96 64 -> 55; --cpu_isa=avx2 m = 16 13
-  // -> 38, 32 21 -> 42, 48 27 -> 43, 64 32 -> 35, 96 40 -> 33. On two cores m = 48 ran 108 ->
-  // 97 (AVX2: 53 -> 74), m = 32 87 -> 91 (AVX2: 43 -> 77): past 32 rows the panels stay.
+  // else 4) read in place too. A Xeon with AVX-512, one core, GMAC/s, packed -> in place:
+  // m = 16 28-32 -> 51, 24 36 -> 53, 32 40 -> 55, 48 51 -> 56, 64 58-62 -> 59-62, 96 64 -> 55;
+  // --cpu_isa=avx2 m = 16 13 -> 38, 32 21 -> 42, 48 27 -> 43, 64 32 -> 35, 96 40 -> 33. On two
+  // cores m = 48 ran 108 -> 97 (AVX2: 53 -> 74), m = 32 87 -> 91 (AVX2: 43 -> 77): past 32 rows
+  // the panels stay.
   kInPlace,
   // rhs [n, k]: each of the tile's columns is an rhs row, contiguous along the contraction: an
   // accumulator per row and column takes a vector of steps at a time, its lanes summed at the
