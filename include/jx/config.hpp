@@ -46,10 +46,11 @@ struct Config {
   // --cpu_threads=N: how many threads a CPU kernel splits its rows over, the calling thread
   // included, at most one per core; 0: one per core. Read each time a kernel runs.
   int cpu_threads = 0;
-  // --cpu_isa=avx2|avx512|native: the widest x86 vector extension the CPU JIT compiles for, as
-  // XLA's --xla_cpu_max_isa. avx2 leaves AVX-512 out on a CPU that has it, so that one machine
-  // runs the code of both kinds; avx512 and native take what the CPU has. Read when a function
-  // compiles; part of the cache key.
+  // --cpu_isa=avx2|avx512|native: the widest x86 extension the CPU JIT compiles for, as XLA's
+  // --xla_cpu_max_isa. avx2 leaves AVX-512 and AMX out on a CPU that has them, so that one
+  // machine runs the code of both kinds; avx512 leaves out AMX's tile unit (bf16 products then
+  // run on the vector kernel); native takes what the CPU has. Read when a function compiles;
+  // part of the cache key.
   std::string cpu_isa = "native";
   // --cpu_vector_width=0|256|512: the width in bits of the matrix kernel's register tiles and,
   // under AVX-512, of the loops LLVM vectorizes, as XLA's --xla_cpu_prefer_vector_width; 0: the

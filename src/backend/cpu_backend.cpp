@@ -107,9 +107,7 @@ bool fuses_gemm_epilogue(const hlo::Instruction& dot, Platform platform) {
 }
 bool reads_16bit_operands(const hlo::Instruction& product, Platform platform) {
   if (platform == Platform::gpu) return library_gemm(product, platform);
-  return product.operands[0]->shape.dtype == bfloat16 &&
-         codegen::cpu::configured_cpu_isa().bf16_pairs_pay() &&
-         codegen::dot_strategy(product) == codegen::DotStrategy::kBlockedKernel;
+  return codegen::kernel_reads_bf16(product);
 }
 
 std::unique_ptr<Backend> make_cpu_backend(std::shared_ptr<const runtime::DeviceRuntime> runtime) {

@@ -12,6 +12,7 @@
 #include "codegen/cpu/gemm_plan.hpp"
 #include "codegen_testing.hpp"
 #include "support/config_guard.hpp"
+#include "support/scratch_dir.hpp"
 
 namespace jx::codegen::testing {
 namespace {
@@ -76,7 +77,8 @@ std::vector<T> run_split(const hlo::Instruction* root, const std::vector<T>& l,
 }
 
 // body(options) under AVX2's tiles, the CPU's own (AVX-512's where it has it, and its 256-bit
-// ones), and AVX-512's planned for a full-rate core in AVX2's instructions
+// ones; AMX's for bf16, and then AVX-512's vector kernel too), and AVX-512's planned for a
+// full-rate core in AVX2's instructions
 // (--cpu_vector_width=512): so every host runs the tiles of both kinds. The kernels compile for
 // the ISA, and kernel_rows reads it from the configuration, as when jx runs. With
 // `both_second_levels`, both kinds in AVX2's instructions also as on a core of a 512 KiB and of
@@ -92,6 +94,8 @@ void for_each_isa(const std::function<void(const CpuCompileOptions&)>& body,
   };
   std::vector<Target> targets{{"avx2", 0, 0}, {"native", 0, 0}, {"avx2", 512, 0}};
   if (cpu::cpu_isa("native").name == "avx512") targets.push_back({"native", 256, 0});
+  // Where native multiplies bf16 on AMX's tile unit, AVX-512's vector kernel too.
+  if (cpu::cpu_isa("native").amx_bf16) targets.push_back({"avx512", 0, 0});
   if (both_second_levels)
     for (int width : {0, 512})
       targets.insert(targets.end(), {{"avx2", width, 512 << 10}, {"avx2", width, 1 << 20}});
@@ -445,6 +449,47 @@ TEST_CASE("codegen: the blocked matrix kernel over bf16 operands against a loop"
       check_all(split, want, rtol);
     });
   }
+}
+
+// Where the CPU has AMX-BF16 (and the OS lets jx use its tiles), native computes plain f32
+// products of bf16 matrices on the tile unit, split by panels of 32 columns; avx512 and avx2 keep
+// them on the vector kernel. (Its values: the test above, whose native run takes the tile unit.)
+TEST_CASE("codegen: plain bf16 products run on AMX's tile unit where the CPU has one",
+          "[codegen][gemm]") {
+  const cpu::CpuIsa &native = cpu::cpu_isa("native"), &avx512 = cpu::cpu_isa("avx512");
+  hlo::GemmShape g{.dtype = float32, .operand_dtype = bfloat16, .m = 100, .n = 70, .k = 33};
+  CHECK(cpu::amx_computes(native, g) == native.amx_bf16);
+  CHECK_FALSE(cpu::amx_computes(avx512, g));
+  CHECK_FALSE(cpu::amx_computes(cpu::cpu_isa("avx2"), g));
+  hlo::GemmShape lhs_transposed = g, rhs_transposed = g, batched = g, f32 = g;
+  lhs_transposed.transpose_lhs = rhs_transposed.transpose_rhs = true;
+  batched.batch = 2;
+  f32.operand_dtype = float32;
+  for (const hlo::GemmShape& other : {lhs_transposed, rhs_transposed, batched, f32})
+    CHECK_FALSE(cpu::amx_computes(native, other));
+  if (!native.amx_bf16) return;
+  CHECK(gemm_column_panels(native, g) == 3);  // 70 columns
+  // A panel of 64 steps (33 rounded up to tiles of 32) of 32 columns, two tiles of lhs, the sums.
+  CHECK(cpu::gemm_workspace(native, g, nullptr).bytes == 64 * 32 * 2 + 2 * 1024 + 32 * 32 * 4);
+
+  Hlo h;
+  hlo::Instruction* dot = gemm_dot(h, bfloat16, {0, g.m, g.n, g.k, false});
+  dot->shape.dtype = float32;
+  auto ir_of = [&](const char* isa) {
+    jx::testing::ConfigGuard guard;
+    config().cpu_isa = isa;
+    jx::testing::ScratchDir dir;
+    CpuCompileOptions options;
+    options.isa = isa;
+    options.dump_prefix = dir / "kernel";
+    compile_kernels({{dot, "kernel", /*partitioned=*/true}}, options);
+    std::ifstream file(dir / "kernel.ir-with-opt.ll");
+    std::stringstream text;
+    text << file.rdbuf();
+    return text.str();
+  };
+  CHECK(ir_of("native").find("@llvm.x86.tdpbf16ps.internal") != std::string::npos);
+  CHECK(ir_of("avx512").find("@llvm.x86.tdpbf16ps.internal") == std::string::npos);
 }
 
 TEST_CASE("codegen: which dots take the loop nest, the blocked kernel or BLAS", "[codegen][gemm]") {

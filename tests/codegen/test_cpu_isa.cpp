@@ -1,5 +1,6 @@
-// --cpu_isa: what the CPU JIT compiles for. avx2 leaves out every AVX-512 feature, native and
-// avx512 take the CPU's own, the compiled functions name their features, and a bad name is a
+// --cpu_isa: what the CPU JIT compiles for. avx2 leaves out every AVX-512 and AMX feature,
+// avx512 AMX's, native takes the CPU's own, the compiled functions name their features, and a
+// bad name is a
 // jx::ValueError. (The op table and the differential suite rerun under --cpu_isa=avx2 as a ctest
 // test of their own, tests/CMakeLists.txt.)
 #include <filesystem>
@@ -22,13 +23,23 @@ bool has(const std::string& features, const std::string& f) {
 TEST_CASE("cpu_isa: avx2 leaves out AVX-512, native takes the CPU's features", "[codegen][isa]") {
   const CpuIsa& native = cpu_isa("native");
   const CpuIsa& avx2 = cpu_isa("avx2");
-  CHECK(&cpu_isa("avx512") == &native);  // a maximum, as XLA's --xla_cpu_max_isa
+  // A maximum, as XLA's --xla_cpu_max_isa: avx512 is the CPU's own less the tile unit (AMX).
+  const CpuIsa& avx512 = cpu_isa("avx512");
+  CHECK(avx512.name == native.name);
+  CHECK(avx512.features.find("+amx") == std::string::npos);
+  CHECK_FALSE(avx512.amx_bf16);
+  CHECK(native.amx_bf16 ==
+        (has(native.features, "+amx-tile") && has(native.features, "+amx-bf16")));
+  CHECK(has(avx512.features, "+avx512f") == has(native.features, "+avx512f"));
+  CHECK(avx512.avx512_bf16 == native.avx512_bf16);
   CHECK_FALSE(native.cpu.empty());
   CHECK(native.cpu == avx2.cpu);
   CHECK(has(native.features, "+avx512f") == (native.name == "avx512"));
   CHECK(has(native.features, "+avx2") == (native.name != "sse"));
   CHECK_FALSE(has(avx2.features, "+avx512f"));
   CHECK(avx2.features.find("+avx512") == std::string::npos);
+  CHECK(avx2.features.find("+amx") == std::string::npos);
+  CHECK_FALSE(avx2.amx_bf16);
   CHECK(avx2.name == (native.name == "sse" ? "sse" : "avx2"));
   CHECK(avx2.vector_bytes == (avx2.name == "avx2" ? 32u : 16u));
   if (native.name == "avx512") CHECK(native.vector_bytes == 64);

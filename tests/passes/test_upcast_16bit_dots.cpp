@@ -90,9 +90,9 @@ TEST_CASE("16-bit dots accumulate in float32 and round once, jitted and eager", 
 }
 
 // On the CPU a bf16 matrix product reads its operands as they are where the CPU multiplies bf16
-// pairs (AVX-512 BF16 on AMD's cores: CpuIsa::bf16_pairs_pay), and converts them to f32 elsewhere
-// (this runs again under
-// --cpu_isa=avx2): the same values either way, each the f32 sum of exact products rounded once.
+// pairs (AVX-512 BF16 on AMD's cores: CpuIsa::bf16_pairs_pay) or bf16 tiles (AMX), and converts
+// them to f32 elsewhere (this runs again under --cpu_isa=avx2): the same values either way, each
+// the f32 sum of exact products rounded once.
 TEST_CASE("16-bit dots: the CPU's kernel reads bf16 operands where it multiplies bf16 pairs",
           "[passes][gemm]") {
   // Row i of x holds i/8 and (i+1)/8 alternately along k; column j of w holds 1 and j/4. Every
@@ -107,7 +107,8 @@ TEST_CASE("16-bit dots: the CPU's kernel reads bf16 operands where it multiplies
   Array x = np::array(xs, {m, k}).astype(bfloat16), w = np::array(ws, {k, n}).astype(bfloat16);
   auto matmul = [](const Array& a, const Array& b) { return np::matmul(a, b); };
   auto compiled = jit(matmul).lower(x, w).compile();
-  bool pairs = codegen::cpu::cpu_isa(config().cpu_isa).bf16_pairs_pay();
+  const codegen::cpu::CpuIsa& isa = codegen::cpu::cpu_isa(config().cpu_isa);
+  bool pairs = isa.bf16_pairs_pay() || isa.amx_bf16;
   INFO(compiled.hlo_text());
   CHECK((compiled.hlo_text().find("f32[40,96]") == std::string::npos) == pairs);
   std::vector<float> got = jit(matmul)(x, w).astype(float32).to_vector<float>();

@@ -61,6 +61,10 @@ DotStrategy gemm_strategy(const hlo::GemmShape& gemm);
 // The column panels a blocked kernel's product splits over the threads by (its kernel_rows,
 // under --cpu_isa), or 0 when it splits by rows: a product of few rows and more columns.
 std::int64_t gemm_column_panels(const cpu::CpuIsa& isa, const hlo::GemmShape& gemm);
+// Whether the blocked kernel reads the bf16 operands of the f32 `product` as they are: as pairs
+// (CpuIsa::bf16_pairs_pay) or on the tile unit (gemm_amx.hpp); else upcast-16bit-dots widens
+// them first.
+bool kernel_reads_bf16(const hlo::Instruction& product);
 // Whether the blocked kernel computes `dot` with a dense layer's bias and activation applied as
 // it stores its tiles (passes::GemmEpilogueFusion then makes one kernel of the three).
 bool kernel_applies_gemm_epilogue(const hlo::Instruction& dot);

@@ -11,17 +11,40 @@
 #include <thread>
 #include <vector>
 
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 #include "jx/config.hpp"
 #include "jx/errors.hpp"
 
 namespace jx::codegen::cpu {
 namespace {
 
-// Features that need AVX-512's 512-bit registers or come after it.
-bool past_avx2(std::string_view feature) {
-  for (std::string_view prefix : {"avx512", "evex512", "avx10", "amx"})
-    if (feature.substr(0, prefix.size()) == prefix) return true;
+// What --cpu_isa leaves out of the host's features: under avx2, those that need AVX-512's
+// 512-bit registers or come after it; under avx512, the tile unit (AMX); under native, nothing.
+enum class Cap { kAvx2, kAvx512, kNative };
+bool left_out(std::string_view feature, Cap cap) {
+  if (cap == Cap::kNative) return false;
+  if (feature.starts_with("amx")) return true;
+  if (cap == Cap::kAvx512) return false;
+  for (std::string_view prefix : {"avx512", "evex512", "avx10"})
+    if (feature.starts_with(prefix)) return true;
   return false;
+}
+
+// Linux lets a process use the tile unit's registers only once it asks (arch_prctl's
+// ARCH_REQ_XCOMP_PERM, Linux 5.16 on): their 8 KiB are then saved with each thread that uses
+// them. Asked once; a refusal leaves the tile features off.
+bool os_grants_tiles() {
+#if defined(__linux__) && defined(__x86_64__)
+  constexpr long kRequestPermission = 0x1023, kTileData = 18;
+  static const bool granted = syscall(SYS_arch_prctl, kRequestPermission, kTileData) == 0;
+  return granted;
+#else
+  return false;
+#endif
 }
 
 // The size of cpu0's data cache of `level` (0: the highest level it has), as Linux describes it
@@ -46,18 +69,22 @@ std::int64_t data_cache_bytes(int level) {
   }
 }
 
-CpuIsa resolve(bool cap_at_avx2) {
+CpuIsa resolve(Cap cap) {
   CpuIsa isa;
   isa.cpu = llvm::sys::getHostCPUName().str();
   std::vector<std::string> features;
-  bool avx2 = false, avx512 = false;
+  bool avx2 = false, avx512 = false, amx_tile = false, amx_bf16 = false;
   for (const auto& f : llvm::sys::getHostCPUFeatures()) {
-    bool on = f.second && !(cap_at_avx2 && past_avx2(f.first()));
+    bool on = f.second && !left_out(f.first(), cap) &&
+              (!f.first().starts_with("amx") || os_grants_tiles());
     features.push_back((on ? "+" : "-") + f.first().str());
     avx2 |= on && f.first() == "avx2";
     avx512 |= on && f.first() == "avx512f";
     isa.avx512_bf16 |= on && f.first() == "avx512bf16";
+    amx_tile |= on && f.first() == "amx-tile";
+    amx_bf16 |= on && f.first() == "amx-bf16";
   }
+  isa.amx_bf16 = amx_tile && amx_bf16;
   std::sort(features.begin(), features.end());  // a stable string: it names the code
   for (const std::string& f : features) isa.features += (isa.features.empty() ? "" : ",") + f;
   isa.name = avx512 ? "avx512" : avx2 ? "avx2" : "sse";
@@ -108,16 +135,19 @@ const CpuIsa& cpu_isa(std::string_view flag, int vector_width) {
     throw ValueError("cpu_isa must be avx2, avx512 or native, got '" + std::string(flag) + "'");
   if (vector_width != 0 && vector_width != 256 && vector_width != 512)
     throw ValueError("cpu_vector_width must be 0, 256 or 512, got " + std::to_string(vector_width));
-  // [capped at AVX2][width 0, 256, 512]
-  static const std::array<std::array<CpuIsa, 3>, 2> isas = [] {
-    std::array<std::array<CpuIsa, 3>, 2> all;
-    for (bool capped : {false, true}) {
-      CpuIsa own = resolve(capped);
-      for (int w : {0, 1, 2}) all[capped][w] = with_vector_width(own, w * 256);
+  // [Cap][width 0, 256, 512]
+  static const std::array<std::array<CpuIsa, 3>, 3> isas = [] {
+    std::array<std::array<CpuIsa, 3>, 3> all;
+    for (Cap cap : {Cap::kAvx2, Cap::kAvx512, Cap::kNative}) {
+      CpuIsa own = resolve(cap);
+      for (int w : {0, 1, 2})
+        all[static_cast<std::size_t>(cap)][static_cast<std::size_t>(w)] =
+            with_vector_width(own, w * 256);
     }
     return all;
   }();
-  return isas[flag == "avx2"][vector_width / 256];
+  Cap cap = flag == "avx2" ? Cap::kAvx2 : flag == "avx512" ? Cap::kAvx512 : Cap::kNative;
+  return isas[static_cast<std::size_t>(cap)][static_cast<std::size_t>(vector_width / 256)];
 }
 
 const CpuIsa& configured_cpu_isa() { return cpu_isa(config().cpu_isa, config().cpu_vector_width); }

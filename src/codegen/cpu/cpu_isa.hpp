@@ -15,6 +15,9 @@ struct CpuIsa {
   unsigned vector_bytes = 16;  // of the kernels' vectors
   // AVX-512 BF16: vdpbf16ps multiplies bf16 pairs into f32 lanes, vcvtneps2bf16 rounds to bf16
   bool avx512_bf16 = false;
+  // AMX-BF16, and the OS lets this process use the tile registers: the tile unit multiplies bf16
+  // matrices (gemm_amx.hpp), 8192 multiply-adds an instruction.
+  bool amx_bf16 = false;
   // An AMD Zen core (LLVM's znver1 to znver5), whose prefetchers follow a stream of runs a page
   // apart; Intel's stop at each 4 KiB page (gemm_blocking reads such runs in blocks there).
   bool zen = false;
@@ -40,7 +43,8 @@ struct CpuIsa {
 };
 
 // The ISA for --cpu_isa=`flag` (avx2, avx512 or native) on this host: the flag is a maximum, as
-// XLA's --xla_cpu_max_isa, so avx512 on a CPU without it is the CPU's own. With a
+// XLA's --xla_cpu_max_isa, so avx512 on a CPU without it is the CPU's own (avx512 leaves AMX
+// out, avx2 AVX-512 too). With a
 // `vector_width` (--cpu_vector_width: 256 or 512 bits; 0, the ISA's own), vectors of that width:
 // narrower than the ISA's, as a CPU of those; wider, as a core that runs them at full rate, each
 // vector split over the ISA's registers. Throws jx::ValueError for any other flag or width.

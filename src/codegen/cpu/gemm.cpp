@@ -2,6 +2,7 @@
 // the panels of columns, where each panel is packed, and the entry points.
 #include "codegen/cpu/gemm.hpp"
 
+#include "codegen/cpu/gemm_amx.hpp"
 #include "codegen/cpu/gemm_emitter.hpp"
 #include "codegen/cpu/gemm_tile_math.hpp"
 #include "support/check.hpp"
@@ -219,6 +220,9 @@ void emit_blocked_gemm(ElementalEmitter& em, const CpuIsa& isa, const hlo::GemmS
                        const Shape& out_dims, llvm::Value* lhs, llvm::Value* rhs, llvm::Value* out,
                        llvm::Value* workspace, const std::optional<OuterRange>& rows,
                        const TileEpilogue& epilogue) {
+  if (amx_computes(isa, g))
+    return emit_amx_gemm(em, g, lhs, rhs, out, workspace, rows ? rows->begin : em.i64(0),
+                         rows ? rows->end : em.i64(amx_panels(g)), epilogue);
   GemmEmitter gemm(em, isa, g, lhs, rhs, out, workspace, epilogue);
   // A partitioned kernel owns rows [begin, end) of out's dimension 0: rows of the product when
   // it has no batch dims, else whole products of the first batch dim; or, for a product of few

@@ -228,9 +228,13 @@ std::int64_t panel_elements(const CpuIsa& isa, const hlo::GemmShape& g, const Ti
 
 GemmWorkspace gemm_workspace(const CpuIsa& isa, const hlo::GemmShape& g,
                              const hlo::ImplicitGemm* conv) {
+  GemmWorkspace w;
+  if (!conv && amx_computes(isa, g)) {
+    w.bytes = amx_workspace(g).bytes;
+    return w;
+  }
   TileShape tile = tile_shape(isa, g, conv != nullptr);
   GemmBlocking b = gemm_blocking(isa, g, tile, conv);
-  GemmWorkspace w;
   auto take = [&w](std::int64_t bytes) {
     std::int64_t at = w.bytes;
     w.bytes += (bytes + 63) / 64 * 64;
@@ -244,6 +248,17 @@ GemmWorkspace gemm_workspace(const CpuIsa& isa, const hlo::GemmShape& g,
     w.panel = take(panel_elements(isa, g, tile, b.depth) * panel_bytes);
   if (b.pack_lhs) w.lhs_block = take(b.block_rows * b.depth * bytes);
   return w;
+}
+
+bool amx_computes(const CpuIsa& isa, const hlo::GemmShape& g) {
+  return isa.amx_bf16 && g.operand_dtype == bfloat16 && g.dtype == float32 && g.batch == 1 &&
+         !g.transpose_lhs && !g.transpose_rhs;
+}
+
+AmxWorkspace amx_workspace(const hlo::GemmShape& g) {
+  constexpr std::int64_t kLhsEdgeBytes = 2 * 16 * 64, kSumsBytes = 32 * kAmxPanelColumns * 4;
+  std::int64_t lhs_edge = amx_padded_depth(g) / 2 * kAmxPanelRowBytes;
+  return {lhs_edge, lhs_edge + kLhsEdgeBytes, lhs_edge + kLhsEdgeBytes + kSumsBytes};
 }
 
 bool kernel_at_any_size(const CpuIsa& isa, DType dtype) {
@@ -264,6 +279,7 @@ std::int64_t gemm_column_panels(const cpu::CpuIsa& isa, const hlo::GemmShape& g)
   // Zen 5, two threads, f32 [m, 4096] x [4096, 4096], ms: m = 1 4.3 -> 2.1, m = 16 5.7 -> 3.2,
   // m = 256 22.2 -> 19.4-19.9 (docs/performance.md).
   if (g.batch != 1) return 0;
+  if (cpu::amx_computes(isa, g)) return cpu::amx_panels(g);  // by columns always
   cpu::TileShape tile = cpu::tile_shape(isa, g, false);
   std::int64_t panels = (g.n + tile.columns - 1) / tile.columns;
   std::int64_t row_tiles = (g.m + tile.rows - 1) / tile.rows;
@@ -285,6 +301,13 @@ DotStrategy gemm_strategy(const hlo::GemmShape& g) {
 DotStrategy dot_strategy(const hlo::Instruction& dot) {
   std::optional<hlo::GemmShape> g = hlo::as_gemm(dot);
   return g ? gemm_strategy(*g) : DotStrategy::kLoopNest;
+}
+
+bool kernel_reads_bf16(const hlo::Instruction& product) {
+  std::optional<hlo::GemmShape> g = hlo::as_gemm(product);
+  const cpu::CpuIsa& isa = cpu::configured_cpu_isa();
+  return g && g->operand_dtype == bfloat16 && gemm_strategy(*g) == DotStrategy::kBlockedKernel &&
+         (isa.bf16_pairs_pay() || cpu::amx_computes(isa, *g));
 }
 
 bool kernel_applies_gemm_epilogue(const hlo::Instruction& dot) {

@@ -97,6 +97,27 @@ struct GemmWorkspace {
 GemmWorkspace gemm_workspace(const CpuIsa& isa, const hlo::GemmShape& g,
                              const hlo::ImplicitGemm* conv);
 
+// AMX's tile unit (gemm_amx.hpp) computes the f32 products of plain bf16 matrices (no batch,
+// neither operand transposed) on a core with AMX-BF16 that the OS lets use it
+// (CpuIsa::amx_bf16). Each of its tiles takes 32 steps of the contraction; a product splits
+// over the threads by panels of 32 columns (amx_panels), each call packing its own panels, a
+// pair of steps interleaved (kAmxPanelRowBytes) a row.
+bool amx_computes(const CpuIsa& isa, const hlo::GemmShape& g);
+constexpr std::int64_t kAmxTileSteps = 32, kAmxPanelColumns = 32;
+constexpr std::int64_t kAmxPanelRowBytes = kAmxPanelColumns * 2 * 2;
+inline std::int64_t amx_padded_depth(const hlo::GemmShape& g) {
+  return (g.k + kAmxTileSteps - 1) / kAmxTileSteps * kAmxTileSteps;
+}
+inline std::int64_t amx_panels(const hlo::GemmShape& g) {
+  return (g.n + kAmxPanelColumns - 1) / kAmxPanelColumns;
+}
+// A call's workspace: one packed panel at 0 (every step, to the padded depth), then two tiles of
+// lhs copied from its edges (zero-padded) and a block's 32 x 32 f32 sums, at multiples of 64.
+struct AmxWorkspace {
+  std::int64_t lhs_edge, sums, bytes;
+};
+AmxWorkspace amx_workspace(const hlo::GemmShape& g);
+
 // Whether the kernel beats BLAS at any size on `isa` for products of `dtype` (else BLAS takes
 // the largest products).
 bool kernel_at_any_size(const CpuIsa& isa, DType dtype);

@@ -1,0 +1,228 @@
+#include "codegen/cpu/gemm_amx.hpp"
+
+#include <llvm/IR/IntrinsicsX86.h>
+
+#include <array>
+
+#include "codegen/cpu/gemm_tile_math.hpp"
+#include "codegen/elemental/loops.hpp"
+
+namespace jx::codegen::cpu {
+namespace {
+
+// A tile register as every tile here configures it: 16 rows of 64 bytes (32 bf16 steps of lhs,
+// 16 interleaved pairs of steps of rhs, or 16 f32 sums).
+constexpr std::int64_t kRows = 16, kRowBytes = 64, kSteps = kAmxTileSteps;
+constexpr std::int64_t kBlockRows = 2 * kRows;
+constexpr std::int64_t kPanelRowBytes = kAmxPanelRowBytes;
+
+class AmxEmitter {
+ public:
+  AmxEmitter(ElementalEmitter& em, const hlo::GemmShape& g, llvm::Value* lhs, llvm::Value* rhs,
+             llvm::Value* out, llvm::Value* panel, const TileEpilogue& epilogue)
+      : em_(em),
+        b_(em.b()),
+        g_(g),
+        lhs_(lhs),
+        rhs_(rhs),
+        out_(out),
+        panel_(panel),
+        epilogue_(epilogue) {
+    AmxWorkspace layout = amx_workspace(g);
+    lhs_edge_ = byte_at(panel_, em_.i64(layout.lhs_edge));
+    sums_ = byte_at(panel_, em_.i64(layout.sums));
+  }
+
+  void emit(llvm::Value* panel_begin, llvm::Value* panel_end) {
+    emit_for(
+        em_, panel_begin, panel_end, "amx.panels",
+        [&](llvm::Value* j) {
+          llvm::Value* col = mul(j, kAmxPanelColumns);
+          pack(col);
+          emit_strided_for(
+              em_, em_.i64(0), em_.i64(g_.m), kBlockRows, "amx.rows",
+              [&](llvm::Value* row) { block(row, col); }, /*vectorize=*/false);
+        },
+        /*vectorize=*/false);
+  }
+
+ private:
+  llvm::Value* add(llvm::Value* a, llvm::Value* c) { return b_.CreateAdd(a, c, "", true, true); }
+  llvm::Value* mul(llvm::Value* a, std::int64_t c) {
+    return b_.CreateMul(a, em_.i64(c), "", true, true);
+  }
+  llvm::Value* byte_at(llvm::Value* base, llvm::Value* offset) {
+    return b_.CreateInBoundsGEP(b_.getInt8Ty(), base, offset);
+  }
+  // The first `live` lanes of `lanes` (live may be anything: none below 0, all past lanes).
+  llvm::Value* first_lanes(unsigned lanes, llvm::Value* live) {
+    std::vector<llvm::Constant*> ids;
+    for (unsigned l = 0; l < lanes; ++l) ids.push_back(em_.i64(l));
+    return b_.CreateICmpSLT(llvm::ConstantVector::get(ids), b_.CreateVectorSplat(lanes, live));
+  }
+  llvm::Value* bf16_run(llvm::Value* at, llvm::Value* mask) {
+    auto* run = llvm::FixedVectorType::get(b_.getInt16Ty(), kSteps);
+    return b_.CreateMaskedLoad(run, at, llvm::Align(2), mask, llvm::Constant::getNullValue(run));
+  }
+
+  // The tile unit's operations, on tiles of kRows x kRowBytes.
+  llvm::Value* tile_op(llvm::Intrinsic::ID id, std::vector<llvm::Value*> args) {
+    args.insert(args.begin(), {b_.getInt16(kRows), b_.getInt16(kRowBytes)});
+    return b_.CreateIntrinsic(id, {}, args);
+  }
+  llvm::Value* load_tile(llvm::Value* at, llvm::Value* stride) {
+    return tile_op(llvm::Intrinsic::x86_tileloadd64_internal, {at, stride});
+  }
+  llvm::Value* multiply_add(llvm::Value* sums, llvm::Value* lhs, llvm::Value* rhs) {
+    return tile_op(llvm::Intrinsic::x86_tdpbf16ps_internal,
+                   {b_.getInt16(kRowBytes), sums, lhs, rhs});
+  }
+
+  // Panel row q: rhs rows 2q and 2q + 1 at columns [col, col + 32), interleaved; zero past the
+  // last column and past the contraction, to the padded depth.
+  void pack(llvm::Value* col) {
+    llvm::Value* mask = first_lanes(kAmxPanelColumns, b_.CreateSub(em_.i64(g_.n), col));
+    auto row = [&](std::int64_t step_offset, llvm::Value* q) {
+      llvm::Value* at = add(mul(add(mul(q, 2), em_.i64(step_offset)), g_.n), col);
+      return bf16_run(b_.CreateInBoundsGEP(b_.getInt16Ty(), rhs_, at), mask);
+    };
+    auto store = [&](llvm::Value* q, llvm::Value* pairs) {
+      b_.CreateAlignedStore(pairs, byte_at(panel_, mul(q, kPanelRowBytes)), llvm::Align(64));
+    };
+    emit_for(
+        em_, g_.k / 2, "amx.pack",
+        [&](llvm::Value* q) {
+          store(q, interleave(b_, {row(0, q), row(1, q)}));
+        },
+        /*vectorize=*/false);
+    llvm::Value* zero =
+        llvm::Constant::getNullValue(llvm::FixedVectorType::get(b_.getInt16Ty(), kAmxPanelColumns));
+    if (g_.k % 2) store(em_.i64(g_.k / 2), interleave(b_, {row(0, em_.i64(g_.k / 2)), zero}));
+    emit_for(
+        em_, em_.i64((g_.k + 1) / 2), em_.i64(amx_padded_depth(g_) / 2), "amx.pack_zero",
+        [&](llvm::Value* q) {
+          store(q, interleave(b_, {zero, zero}));
+        },
+        /*vectorize=*/false);
+  }
+
+  // lhs rows [row, row + 16) at steps [step, step + 32), where they lie or, past an edge of lhs,
+  // copied to edge tile `t` with zeros beyond.
+  llvm::Value* lhs_tile(llvm::Value* row, llvm::Value* step, int t) {
+    llvm::Value* at = b_.CreateInBoundsGEP(b_.getInt16Ty(), lhs_, add(mul(row, g_.k), step));
+    llvm::Value* edge = byte_at(lhs_edge_, em_.i64(t * kRows * kRowBytes));
+    llvm::Value* whole = b_.CreateAnd(b_.CreateICmpSLE(add(row, em_.i64(kRows)), em_.i64(g_.m)),
+                                      b_.CreateICmpSLE(add(step, em_.i64(kSteps)), em_.i64(g_.k)));
+    emit_if(em_, b_.CreateNot(whole), "amx.lhs_edge", [&] {
+      llvm::Value* steps = first_lanes(kSteps, b_.CreateSub(em_.i64(g_.k), step));
+      emit_for(
+          em_, kRows, "amx.lhs_edge_rows",
+          [&](llvm::Value* r) {
+            llvm::Value* inside = b_.CreateICmpSLT(add(row, r), em_.i64(g_.m));
+            llvm::Value* mask = b_.CreateAnd(steps, b_.CreateVectorSplat(kSteps, inside));
+            llvm::Value* from = b_.CreateInBoundsGEP(b_.getInt16Ty(), at, mul(r, g_.k));
+            b_.CreateAlignedStore(bf16_run(from, mask), byte_at(edge, mul(r, kRowBytes)),
+                                  llvm::Align(64));
+          },
+          /*vectorize=*/false);
+    });
+    return load_tile(b_.CreateSelect(whole, at, edge),
+                     b_.CreateSelect(whole, em_.i64(2 * g_.k), em_.i64(kRowBytes)));
+  }
+
+  // Rows [row, row + 32) of the panel at `col`: four tiles of sums carried through the steps,
+  // then stored to the stack and, through the epilogue, to out.
+  void block(llvm::Value* row, llvm::Value* col) {
+    llvm::BasicBlock* before = b_.GetInsertBlock();
+    llvm::Function* f = before->getParent();
+    auto* loop = llvm::BasicBlock::Create(b_.getContext(), "amx.steps", f);
+    auto* done = llvm::BasicBlock::Create(b_.getContext(), "amx.steps_done", f);
+    std::array<llvm::Value*, 4> zero;
+    for (llvm::Value*& z : zero) z = tile_op(llvm::Intrinsic::x86_tilezero_internal, {});
+    b_.CreateBr(loop);
+    b_.SetInsertPoint(loop);
+    llvm::PHINode* s = b_.CreatePHI(b_.getInt64Ty(), 2, "amx.s");
+    s->addIncoming(em_.i64(0), before);
+    std::array<llvm::PHINode*, 4> sums;
+    for (std::size_t t = 0; t < 4; ++t) {
+      sums[t] = b_.CreatePHI(llvm::Type::getX86_AMXTy(b_.getContext()), 2, "amx.sums");
+      sums[t]->addIncoming(zero[t], before);
+    }
+    llvm::Value* step = mul(s, kSteps);
+    std::array<llvm::Value*, 2> lhs = {lhs_tile(row, step, 0),
+                                       lhs_tile(add(row, em_.i64(kRows)), step, 1)};
+    llvm::Value* panel_rows = byte_at(panel_, mul(s, kSteps / 2 * kPanelRowBytes));
+    std::array<llvm::Value*, 2> rhs;
+    for (std::size_t v = 0; v < 2; ++v)
+      rhs[v] = load_tile(byte_at(panel_rows, em_.i64(static_cast<std::int64_t>(v) * kRowBytes)),
+                         em_.i64(kPanelRowBytes));
+    std::array<llvm::Value*, 4> next;
+    for (std::size_t t = 0; t < 4; ++t) next[t] = multiply_add(sums[t], lhs[t / 2], rhs[t % 2]);
+    llvm::Value* s_next = add(s, em_.i64(1));
+    llvm::BasicBlock* latch = b_.GetInsertBlock();
+    s->addIncoming(s_next, latch);
+    for (std::size_t t = 0; t < 4; ++t) sums[t]->addIncoming(next[t], latch);
+    b_.CreateCondBr(b_.CreateICmpULT(s_next, em_.i64(amx_padded_depth(g_) / kSteps)), loop, done);
+    b_.SetInsertPoint(done);
+
+    // Sums tile t (rows 16 (t / 2), columns 16 (t % 2)) into the block's 32 x 32 f32.
+    constexpr std::int64_t kSumRowBytes = kAmxPanelColumns * 4;
+    for (std::size_t t = 0; t < 4; ++t) {
+      auto offset = static_cast<std::int64_t>(t / 2 * kRows * kSumRowBytes + t % 2 * kRowBytes);
+      tile_op(llvm::Intrinsic::x86_tilestored64_internal,
+              {byte_at(sums_, em_.i64(offset)), em_.i64(kSumRowBytes), next[t]});
+    }
+    store(row, col);
+  }
+
+  // out[row + r, col : col + 32] = epilogue(sums[r]) for the block's rows inside out.
+  void store(llvm::Value* row, llvm::Value* col) {
+    auto* vec = llvm::FixedVectorType::get(b_.getFloatTy(), kRows);
+    llvm::Align align(4);
+    std::array<llvm::Value*, 2> mask, bias{};
+    for (std::size_t v = 0; v < 2; ++v) {
+      llvm::Value* first = add(col, em_.i64(static_cast<std::int64_t>(v) * kRows));
+      mask[v] = first_lanes(kRows, b_.CreateSub(em_.i64(g_.n), first));
+      if (epilogue_.bias)
+        bias[v] =
+            b_.CreateMaskedLoad(vec, b_.CreateInBoundsGEP(b_.getFloatTy(), epilogue_.bias, first),
+                                align, mask[v], llvm::Constant::getNullValue(vec));
+    }
+    llvm::Value* rows = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, em_.i64(kBlockRows),
+                                                 b_.CreateSub(em_.i64(g_.m), row));
+    emit_for(
+        em_, em_.i64(0), rows, "amx.store",
+        [&](llvm::Value* r) {
+          for (std::size_t v = 0; v < 2; ++v) {
+            llvm::Value* from = b_.CreateInBoundsGEP(
+                b_.getFloatTy(), sums_,
+                add(mul(r, kAmxPanelColumns), em_.i64(16 * static_cast<std::int64_t>(v))));
+            llvm::Value* sum = b_.CreateAlignedLoad(vec, from, llvm::Align(64));
+            sum = apply_epilogue(em_, epilogue_.activation, sum, bias[v]);
+            llvm::Value* at =
+                add(mul(add(row, r), g_.n), add(col, em_.i64(16 * static_cast<std::int64_t>(v))));
+            b_.CreateMaskedStore(sum, b_.CreateInBoundsGEP(b_.getFloatTy(), out_, at), align,
+                                 mask[v]);
+          }
+        },
+        /*vectorize=*/false);
+  }
+
+  ElementalEmitter& em_;
+  llvm::IRBuilder<>& b_;
+  hlo::GemmShape g_;
+  llvm::Value *lhs_, *rhs_, *out_, *panel_;
+  TileEpilogue epilogue_;
+  llvm::Value* lhs_edge_;  // two tiles of lhs from its edges, zero-padded
+  llvm::Value* sums_;      // a block's 32 x 32 sums
+};
+
+}  // namespace
+
+void emit_amx_gemm(ElementalEmitter& em, const hlo::GemmShape& g, llvm::Value* lhs,
+                   llvm::Value* rhs, llvm::Value* out, llvm::Value* workspace,
+                   llvm::Value* panel_begin, llvm::Value* panel_end, const TileEpilogue& epilogue) {
+  AmxEmitter(em, g, lhs, rhs, out, workspace, epilogue).emit(panel_begin, panel_end);
+}
+
+}  // namespace jx::codegen::cpu

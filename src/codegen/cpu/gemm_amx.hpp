@@ -1,0 +1,21 @@
+// The matrix kernel on Intel's AMX tile unit, for f32 products of bf16 operands: each
+// tdpbf16ps multiplies a 16 x 32 tile of lhs by a 32 x 16 tile of rhs (its pairs of steps
+// interleaved) into 16 x 16 f32 sums, 8192 multiply-adds, where an AVX-512 multiply-add does 16.
+// Eight tile registers hold a block of 32 x 32 sums (four tiles), two tiles of lhs and two of
+// rhs. Each call packs the column panels it owns (32 columns, all steps, pairs interleaved) into
+// its workspace and passes every row block over each; lhs is read where it lies, a tile at an
+// edge copied out zero-padded first; the sums go through the workspace to the epilogue and out.
+#pragma once
+
+#include "codegen/cpu/gemm.hpp"
+#include "codegen/cpu/gemm_plan.hpp"
+
+namespace jx::codegen::cpu {
+
+// out = epilogue(lhs · rhs) for the column panels [panel_begin, panel_end) of a product that
+// amx_computes (gemm_plan.hpp); `workspace`: amx_workspace(g).bytes of the call's own.
+void emit_amx_gemm(ElementalEmitter& em, const hlo::GemmShape& g, llvm::Value* lhs,
+                   llvm::Value* rhs, llvm::Value* out, llvm::Value* workspace,
+                   llvm::Value* panel_begin, llvm::Value* panel_end, const TileEpilogue& epilogue);
+
+}  // namespace jx::codegen::cpu
