@@ -86,10 +86,10 @@ bool library_gemm(const hlo::Instruction& dot, Platform platform);
 // Whether `platform`'s GEMM library applies a bias and an activation as it writes (cuBLASLt):
 // then a dot's epilogue fuses into its call (passes::GemmEpilogueFusion).
 bool library_gemm_epilogues(Platform platform);
-// Whether `dot` takes a dense layer's bias and activation into the code that computes it: the
-// library call where library_gemm_epilogues, the CPU's blocked kernel, which applies them as it
-// stores its tiles.
-bool fuses_gemm_epilogue(const hlo::Instruction& dot, Platform platform);
+// Whether `dot` takes a dense layer's bias and activation, with an output of `out`, into the code
+// that computes it: the library call where library_gemm_epilogues (f32 operands and output),
+// the CPU's blocked kernel, which applies them as it stores its tiles.
+bool fuses_gemm_epilogue(const hlo::Instruction& dot, DType out, Platform platform);
 // Whether `product`, an f32 product of bf16 or f16 operands, reads them as they are: cuBLAS's
 // (on tensor cores), or the CPU's blocked kernel for bf16 where bf16 pairs pay
 // (cpu::CpuIsa::bf16_pairs_pay: AVX-512 BF16 on AMD's cores). Otherwise they are converted to f32

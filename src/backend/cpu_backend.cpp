@@ -101,9 +101,10 @@ bool library_gemm(const hlo::Instruction& dot, Platform platform) {
 
 bool library_gemm_epilogues(Platform platform) { return platform == Platform::gpu; }
 
-bool fuses_gemm_epilogue(const hlo::Instruction& dot, Platform platform) {
-  if (library_gemm_epilogues(platform)) return library_gemm(dot, platform);
-  return platform == Platform::cpu && codegen::kernel_applies_gemm_epilogue(dot);
+bool fuses_gemm_epilogue(const hlo::Instruction& dot, DType out, Platform platform) {
+  if (library_gemm_epilogues(platform))
+    return out == float32 && dot.operands[0]->shape.dtype == float32 && library_gemm(dot, platform);
+  return platform == Platform::cpu && codegen::kernel_applies_gemm_epilogue(dot, out);
 }
 bool reads_16bit_operands(const hlo::Instruction& product, Platform platform) {
   if (platform == Platform::gpu) return library_gemm(product, platform);

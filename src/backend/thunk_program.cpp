@@ -256,8 +256,8 @@ constexpr std::int64_t kCpuMaxBatchedReadBytes = 64 << 10;
 
 passes::PipelineOptions pipeline_options(Platform platform, bool dnn_convolutions) {
   passes::PipelineOptions options;
-  options.gemm_epilogues = [platform](const Instruction& dot) {
-    return fuses_gemm_epilogue(dot, platform);
+  options.gemm_epilogues = [platform](const Instruction& dot, DType out) {
+    return fuses_gemm_epilogue(dot, out, platform);
   };
   options.reads_16bit_operands = [platform](const Instruction& product) {
     return reads_16bit_operands(product, platform);

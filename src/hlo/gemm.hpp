@@ -50,15 +50,24 @@ struct EpilogueMatch {
 // products. Constants match to float32 precision.
 std::optional<EpilogueMatch> match_epilogue(const Instruction& root, const Instruction& value);
 
-// Whether `dot` is a product cuBLASLt applies epilogues to here: float32 matrices, no batch.
+// Whether `dot` is a product an epilogue may follow: an f32 matrix product (of f32 operands, or
+// of 16-bit ones that a backend reads as they are), no batch. Which of them a backend fuses is
+// its own choice (passes::GemmEpilogueFusion's `fuses`).
 bool fits_gemm_epilogue(const Instruction& dot);
 
+// The product's value as an epilogue in `c` reads it: `product` itself, or its conversion to a
+// 16-bit float where that is its only reader (a bf16 layer rounds its product, then adds the
+// bias and applies the activation in f32, rounding once more where it stores).
+const Instruction& epilogue_value(const Computation& c, const Instruction& product);
+
 // A fusion computing activation(lhs · rhs + bias) from a float32 matrix product of two of its
-// parameters (no batch dims), a bias parameter or none: what one cuBLASLt call computes.
+// parameters (no batch dims), a bias parameter or none: what one cuBLASLt call computes. `out`:
+// the fusion's dtype, f32 or the 16-bit float the product is rounded to (epilogue_value).
 struct GemmEpilogue {
   GemmShape shape;
   GemmActivation activation = GemmActivation::kNone;
   int lhs = 0, rhs = 1, bias = -1;  // the fusion's operands (bias -1: none)
+  DType out = float32;
 };
 std::optional<GemmEpilogue> as_gemm_epilogue(const Instruction& fusion);
 

@@ -123,8 +123,20 @@ std::optional<EpilogueMatch> match_epilogue(const Instruction& root, const Instr
 
 bool fits_gemm_epilogue(const Instruction& dot) {
   std::optional<GemmShape> shape = as_gemm(dot);
-  return shape && shape->dtype == float32 && shape->operand_dtype == float32 && shape->batch == 1 &&
-         dot.shape.rank() == 2;
+  return shape && shape->dtype == float32 && shape->batch == 1 && dot.shape.rank() == 2;
+}
+
+const Instruction& epilogue_value(const Computation& c, const Instruction& product) {
+  const Instruction* reader = nullptr;
+  for (const Instruction* i : c.instructions())
+    for (const Instruction* o : i->operands)
+      if (o == &product) {
+        if (reader) return product;
+        reader = i;
+      }
+  bool rounds =
+      reader && reader->opcode == Opcode::kConvert && k16BitFloating.contains(reader->shape.dtype);
+  return rounds ? *reader : product;
 }
 
 std::optional<GemmEpilogue> as_gemm_epilogue(const Instruction& fusion) {
@@ -139,11 +151,16 @@ std::optional<GemmEpilogue> as_gemm_epilogue(const Instruction& fusion) {
   if (!dot || !fits_gemm_epilogue(*dot) || dot->operands[0]->opcode != Opcode::kParameter ||
       dot->operands[1]->opcode != Opcode::kParameter)
     return std::nullopt;
-  std::optional<EpilogueMatch> m = match_epilogue(*c.root(), *dot);
+  const Instruction& value = epilogue_value(c, *dot);
+  std::optional<EpilogueMatch> m = match_epilogue(*c.root(), value);
   if (!m || (m->bias && m->bias->opcode != Opcode::kParameter)) return std::nullopt;
   auto operand = [](const Instruction* p) { return static_cast<int>(p->parameter_number); };
-  return GemmEpilogue{*as_gemm(*dot), m->activation, operand(dot->operands[0]),
-                      operand(dot->operands[1]), m->bias ? operand(m->bias) : -1};
+  return GemmEpilogue{*as_gemm(*dot),
+                      m->activation,
+                      operand(dot->operands[0]),
+                      operand(dot->operands[1]),
+                      m->bias ? operand(m->bias) : -1,
+                      value.shape.dtype};
 }
 
 }  // namespace jx::hlo

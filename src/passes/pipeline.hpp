@@ -32,9 +32,10 @@ struct PipelineOptions {
   std::string dump_pass_re = ".*";       // which passes `dump` sees (std::regex_search)
   DumpFn dump;                           // none: no dumps
   int max_iterations = 4;                // of the simplification fixed-point loop
-  // Set for a backend whose GEMMs apply epilogues: which dots' code takes them. Each such dot
-  // then takes in its bias and activation (GemmEpilogueFusion).
-  std::function<bool(const hlo::Instruction&)> gemm_epilogues;
+  // Set for a backend whose GEMMs apply epilogues: which dots' code takes them, for an epilogue
+  // of which output dtype. Each such dot then takes in its bias and activation
+  // (GemmEpilogueFusion).
+  std::function<bool(const hlo::Instruction&, DType)> gemm_epilogues;
   // Which f32 products of bf16 or f16 operands the backend runs on those operands as they are
   // (cuBLAS's tensor cores; the CPU's bf16 pair multiply-adds): upcast-16bit-dots leaves them.
   std::function<bool(const hlo::Instruction&)> reads_16bit_operands;

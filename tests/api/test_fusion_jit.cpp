@@ -345,6 +345,50 @@ TEST_CASE(
     }
 }
 
+// A bf16 layer: its f32 product of bf16 operands rounds to bf16, adds the bias and applies relu
+// in f32, and rounds again as it stores. Where AMX's tile unit computes the product (native on a
+// CPU with AMX-BF16), all of it is one kernel, bit for bit the product alone followed by those
+// steps (the oracle takes the product from jx, computed the same way, and does the rest); the
+// vector kernel (avx512, avx2) keeps the epilogue a kernel of its own, with the same values.
+TEST_CASE("fused jit: a bf16 layer rounds its product, then adds its bias and applies relu",
+          "[jit][fusion]") {
+  testing::ConfigGuard guard;
+  const std::int64_t m = 70, k = 90, n = 45;  // edge tiles every way, an odd panel of columns
+  Array x = np::array(uniform(m * k, -1, 1, 41), {m, k}).astype(bfloat16);
+  Array w = np::array(uniform(k * n, -1, 1, 42), {k, n}).astype(bfloat16);
+  Array b = np::array(uniform(n, -0.5f, 0.5f, 43), {n}).astype(bfloat16);
+  std::vector<float> bias = b.astype(float32).to_vector<float>();
+  auto layer = jit([](const Array& x, const Array& w, const Array& b) {
+    return nn::relu(np::matmul(x, w) + b);
+  });
+  auto product = jit([](const Array& x, const Array& w) {
+    return lax::dot_general(x, w, {{1}, {0}, {}, {}}, float32);
+  });
+  for (const char* isa : {"avx2", "avx512", "native"}) {
+    INFO("--cpu_isa=" << isa);
+    config().cpu_isa = isa;
+    auto compiled = layer.lower(x, w, b).compile();
+    std::string thunks = compiled.thunk_sequence();
+    INFO(thunks);
+    bool tiles = codegen::cpu::configured_cpu_isa().amx_bf16;
+    CHECK((count_thunks(thunks).kernels == 1) == tiles);
+    std::vector<float> sums = product(x, w).to_vector<float>();
+    std::vector<BFloat16> got = compiled(x, w, b).to_vector<BFloat16>();
+    std::size_t clamped = 0;
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        auto at = static_cast<std::size_t>(i * n + j);
+        float rounded = static_cast<float>(BFloat16(sums[at]));
+        float want = std::max(rounded + bias[static_cast<std::size_t>(j)], 0.0f);
+        clamped += want == 0;
+        INFO("out[" << i << ", " << j << "]");
+        REQUIRE(got[at].bits == BFloat16(want).bits);
+      }
+    CHECK(clamped > 0);
+    CHECK(clamped < got.size());
+  }
+}
+
 TEST_CASE(
     "fused jit: products up to 2^28 multiply-adds are kernels, larger ones too where the kernel "
     "beats BLAS at any size (f32 with AVX2, full-width AVX-512), else BLAS calls",

@@ -78,10 +78,10 @@ std::string relu(const std::string& t = "f32") {
          "  ROOT %relu = " +
          t + "[8,4] select(pred[8,4] %le, " + t + "[8,4] %zeros, " + t + "[8,4] %sum)\n";
 }
-bool every_dot(const Instruction&) { return true; }
+bool every_dot(const Instruction&, DType) { return true; }
 
 std::unique_ptr<hlo::Module> run(const std::string& text, bool expect_change,
-                                 bool (*library_gemm)(const Instruction&) = every_dot) {
+                                 bool (*library_gemm)(const Instruction&, DType) = every_dot) {
   auto [changed, out] = hlo::testing::run_pass<GemmEpilogueFusion>(text, library_gemm);
   INFO(out);
   CHECK(changed == expect_change);
@@ -126,7 +126,7 @@ TEST_CASE("gemm epilogue fusion: a bias alone, and maximum(x, 0) as relu",
 TEST_CASE("gemm epilogue fusion: what cuBLASLt's epilogues do not compute stays apart",
           "[passes][gemm_epilogue]") {
   SECTION("the backend computes the dot itself") {
-    run(dense_module(relu()), false, [](const Instruction&) { return false; });
+    run(dense_module(relu()), false, [](const Instruction&, DType) { return false; });
   }
   SECTION("float64") { run(dense_module(relu("f64"), "f64"), false); }
   SECTION("a bias along the rows") { run(dense_module(relu(), "f32", "{0}", 8), false); }
@@ -135,6 +135,63 @@ TEST_CASE("gemm epilogue fusion: what cuBLASLt's epilogues do not compute stays 
     text.replace(text.find("constant(0)"), 11, "constant(1)");
     run(text, false);
   }
+}
+
+// A bf16 layer: the f32 product of bf16 operands (as upcast-16bit-dots leaves it for a backend
+// that reads them), rounded to bf16, plus a bf16 bias, then relu (%relu); `root`: the fused
+// computation's last lines, its root among them.
+std::string bf16_dense_module(const std::string& root) {
+  return R"(HloModule m
+
+%fused (p0: bf16[4], p1: f32[8,4]) -> bf16[8,4] {
+  %p0 = bf16[4] parameter(0)
+  %p1 = f32[8,4] parameter(1)
+  %r = bf16[8,4] convert(f32[8,4] %p1)
+  %bias = bf16[8,4] broadcast(bf16[4] %p0), dimensions={1}
+  %sum = bf16[8,4] add(bf16[8,4] %r, bf16[8,4] %bias)
+  %zero = bf16[] constant(0)
+  %zeros = bf16[8,4] broadcast(bf16[] %zero), dimensions={}
+)" + root +
+         R"(}
+
+ENTRY %main (x: bf16[8,16], w: bf16[16,4], b: bf16[4]) -> bf16[8,4] {
+  %x = bf16[8,16] parameter(0)
+  %w = bf16[16,4] parameter(1)
+  %b = bf16[4] parameter(2)
+  %dot = f32[8,4] dot(bf16[8,16] %x, bf16[16,4] %w), lhs_batch_dims={}, )"
+         R"(lhs_contracting_dims={1}, rhs_batch_dims={}, rhs_contracting_dims={0}
+  ROOT %f = bf16[8,4] fusion(bf16[4] %b, f32[8,4] %dot), kind=kLoop, calls=%fused
+}
+)";
+}
+
+// The output dtype the backend was asked about, by the last call of `fuses_bf16`.
+DType asked = float64;
+bool fuses_bf16(const Instruction&, DType out) {
+  asked = out;
+  return out == bfloat16;
+}
+
+TEST_CASE("gemm epilogue fusion: a bf16 layer's product rounds, then takes its bias and relu",
+          "[passes][gemm_epilogue]") {
+  std::string text =
+      bf16_dense_module("  ROOT %relu = bf16[8,4] maximum(bf16[8,4] %sum, bf16[8,4] %zeros)\n");
+  auto m = run(text, true, fuses_bf16);
+  CHECK(asked == bfloat16);
+  std::optional<hlo::GemmEpilogue> e = hlo::as_gemm_epilogue(*m->entry()->root());
+  REQUIRE(e);
+  CHECK(e->out == bfloat16);
+  CHECK(e->activation == GemmActivation::kRelu);
+  CHECK(e->shape.operand_dtype == bfloat16);
+  CHECK(e->bias >= 0);
+  // A backend whose code for the product does not round to bf16 keeps them apart.
+  run(text, false, [](const Instruction&, DType out) { return out == float32; });
+  // The product read unrounded too (its square added after the relu): not an epilogue.
+  run(bf16_dense_module("  %relu = bf16[8,4] maximum(bf16[8,4] %sum, bf16[8,4] %zeros)\n"
+                        "  %square = f32[8,4] multiply(f32[8,4] %p1, f32[8,4] %p1)\n"
+                        "  %narrow = bf16[8,4] convert(f32[8,4] %square)\n"
+                        "  ROOT %out = bf16[8,4] add(bf16[8,4] %relu, bf16[8,4] %narrow)\n"),
+      false, fuses_bf16);
 }
 
 // The GPU pipeline's output for act(x @ w + b) at a size cuBLAS takes: one fusion holding the

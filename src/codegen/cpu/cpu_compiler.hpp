@@ -66,8 +66,10 @@ std::int64_t gemm_column_panels(const cpu::CpuIsa& isa, const hlo::GemmShape& ge
 // them first.
 bool kernel_reads_bf16(const hlo::Instruction& product);
 // Whether the blocked kernel computes `dot` with a dense layer's bias and activation applied as
-// it stores its tiles (passes::GemmEpilogueFusion then makes one kernel of the three).
-bool kernel_applies_gemm_epilogue(const hlo::Instruction& dot);
+// it stores its tiles, into an output of `out` (passes::GemmEpilogueFusion then makes one kernel
+// of the three): f32 products of f32 operands, and the tile unit's (gemm_amx.hpp), which may
+// round to a 16-bit output too (the vector kernel adds into its f32 output block by block).
+bool kernel_applies_gemm_epilogue(const hlo::Instruction& dot, DType out);
 
 struct CpuCompileOptions {
   int opt_level = 2;

@@ -12,11 +12,14 @@
 
 namespace jx::codegen::cpu {
 
-// What a finished tile becomes as it is stored: activation(tile + bias), bias a vector along
-// the columns (or none): a dense layer's epilogue (hlo::as_gemm_epilogue).
+// What a finished tile becomes as it is stored: activation(tile + bias), bias a vector of
+// `bias_dtype` along the columns (or none): a dense layer's epilogue (hlo::as_gemm_epilogue).
+// An `out` of 16 bits (the tile unit's kernel only) rounds the tile to it first, computes the
+// rest in f32 and rounds again as it stores, as the same ops fused in a loop would.
 struct TileEpilogue {
   hlo::GemmActivation activation = hlo::GemmActivation::kNone;
   llvm::Value* bias = nullptr;
+  DType bias_dtype = float32, out = float32;
   bool applies() const { return bias || activation != hlo::GemmActivation::kNone; }
 };
 

@@ -175,18 +175,36 @@ class AmxEmitter {
     store(row, col);
   }
 
+  // A vector of 16 of `d` from `at`, its lanes past `mask` zero, in f32.
+  llvm::Value* load_f32(DType d, llvm::Value* at, llvm::Value* mask) {
+    auto* vec = llvm::FixedVectorType::get(storage_type(b_.getContext(), d), kRows);
+    llvm::Value* v = b_.CreateMaskedLoad(vec, at, llvm::Align(itemsize(d)), mask,
+                                         llvm::Constant::getNullValue(vec));
+    return k16BitFloating.contains(d) ? widen(v) : v;
+  }
+  // A vector of bf16 or f16 in f32, exactly.
+  llvm::Value* widen(llvm::Value* v) {
+    auto* f32 = llvm::FixedVectorType::get(b_.getFloatTy(), kRows);
+    if (v->getType()->getScalarType()->isHalfTy()) return b_.CreateFPExt(v, f32);
+    auto* i32 = llvm::FixedVectorType::get(b_.getInt32Ty(), kRows);
+    llvm::Value* bits = b_.CreateBitCast(v, llvm::FixedVectorType::get(b_.getInt16Ty(), kRows));
+    return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(bits, i32), 16), f32);
+  }
+
   // out[row + r, col : col + 32] = epilogue(sums[r]) for the block's rows inside out.
   void store(llvm::Value* row, llvm::Value* col) {
-    auto* vec = llvm::FixedVectorType::get(b_.getFloatTy(), kRows);
-    llvm::Align align(4);
+    DType out = epilogue_.out;
+    bool rounds = k16BitFloating.contains(out);
+    llvm::Type* out_elem = storage_type(b_.getContext(), out);
     std::array<llvm::Value*, 2> mask, bias{};
     for (std::size_t v = 0; v < 2; ++v) {
       llvm::Value* first = add(col, em_.i64(static_cast<std::int64_t>(v) * kRows));
       mask[v] = first_lanes(kRows, b_.CreateSub(em_.i64(g_.n), first));
       if (epilogue_.bias)
-        bias[v] =
-            b_.CreateMaskedLoad(vec, b_.CreateInBoundsGEP(b_.getFloatTy(), epilogue_.bias, first),
-                                align, mask[v], llvm::Constant::getNullValue(vec));
+        bias[v] = load_f32(epilogue_.bias_dtype,
+                           b_.CreateInBoundsGEP(storage_type(b_.getContext(), epilogue_.bias_dtype),
+                                                epilogue_.bias, first),
+                           mask[v]);
     }
     llvm::Value* rows = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, em_.i64(kBlockRows),
                                                  b_.CreateSub(em_.i64(g_.m), row));
@@ -194,15 +212,17 @@ class AmxEmitter {
         em_, em_.i64(0), rows, "amx.store",
         [&](llvm::Value* r) {
           for (std::size_t v = 0; v < 2; ++v) {
-            llvm::Value* from = b_.CreateInBoundsGEP(
-                b_.getFloatTy(), sums_,
-                add(mul(r, kAmxPanelColumns), em_.i64(16 * static_cast<std::int64_t>(v))));
-            llvm::Value* sum = b_.CreateAlignedLoad(vec, from, llvm::Align(64));
+            auto lane = static_cast<std::int64_t>(v) * kRows;
+            llvm::Value* from = b_.CreateInBoundsGEP(b_.getFloatTy(), sums_,
+                                                     add(mul(r, kAmxPanelColumns), em_.i64(lane)));
+            llvm::Value* sum = b_.CreateAlignedLoad(
+                llvm::FixedVectorType::get(b_.getFloatTy(), kRows), from, llvm::Align(64));
+            if (rounds) sum = widen(narrow_float(b_, sum, out));
             sum = apply_epilogue(em_, epilogue_.activation, sum, bias[v]);
-            llvm::Value* at =
-                add(mul(add(row, r), g_.n), add(col, em_.i64(16 * static_cast<std::int64_t>(v))));
-            b_.CreateMaskedStore(sum, b_.CreateInBoundsGEP(b_.getFloatTy(), out_, at), align,
-                                 mask[v]);
+            if (rounds) sum = narrow_float(b_, sum, out);
+            llvm::Value* at = add(mul(add(row, r), g_.n), add(col, em_.i64(lane)));
+            b_.CreateMaskedStore(sum, b_.CreateInBoundsGEP(out_elem, out_, at),
+                                 llvm::Align(itemsize(out)), mask[v]);
           }
         },
         /*vectorize=*/false);

@@ -310,8 +310,13 @@ bool kernel_reads_bf16(const hlo::Instruction& product) {
          (isa.bf16_pairs_pay() || cpu::amx_computes(isa, *g));
 }
 
-bool kernel_applies_gemm_epilogue(const hlo::Instruction& dot) {
-  return hlo::fits_gemm_epilogue(dot) && dot_strategy(dot) == DotStrategy::kBlockedKernel;
+bool kernel_applies_gemm_epilogue(const hlo::Instruction& dot, DType out) {
+  std::optional<hlo::GemmShape> g = hlo::as_gemm(dot);
+  if (!g || !hlo::fits_gemm_epilogue(dot) || gemm_strategy(*g) != DotStrategy::kBlockedKernel)
+    return false;
+  if (cpu::amx_computes(cpu::configured_cpu_isa(), *g))
+    return out == float32 || k16BitFloating.contains(out);
+  return g->operand_dtype == float32 && out == float32;
 }
 
 }  // namespace jx::codegen

@@ -63,7 +63,9 @@ std::optional<std::size_t> transposed_dim(const Instruction& out) {
 std::optional<hlo::GemmEpilogue> blocked_gemm(const Instruction& root) {
   if (root.opcode == Opcode::kDot) {
     if (dot_strategy(root) != DotStrategy::kBlockedKernel) return std::nullopt;
-    return hlo::GemmEpilogue{*hlo::as_gemm(root)};
+    hlo::GemmEpilogue product{*hlo::as_gemm(root)};
+    product.out = root.shape.dtype;
+    return product;
   }
   std::optional<hlo::GemmEpilogue> e = hlo::as_gemm_epilogue(root);
   if (e && gemm_strategy(e->shape) == DotStrategy::kBlockedKernel) return e;
@@ -306,7 +308,11 @@ void emit_kernel(llvm::Module& module, const KernelRequest& request, const std::
   llvm::Value* out = body->getArg(static_cast<unsigned>(args.output_arg[0]));
   if (gemm) {
     if (aliases[0] >= 0) fail(root, "a matrix product cannot overwrite its operand");
-    TileEpilogue epilogue{gemm->activation, gemm->bias >= 0 ? operand(gemm->bias) : nullptr};
+    TileEpilogue epilogue{gemm->activation, nullptr, float32, gemm->out};
+    if (gemm->bias >= 0) {
+      epilogue.bias = operand(gemm->bias);
+      epilogue.bias_dtype = root.operands[static_cast<std::size_t>(gemm->bias)]->shape.dtype;
+    }
     emit_blocked_gemm(em, isa, gemm->shape, root.shape.dims, operand(gemm->lhs), operand(gemm->rhs),
                       out, workspace, rows, epilogue);
     b.CreateRetVoid();
