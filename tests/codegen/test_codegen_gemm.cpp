@@ -420,6 +420,7 @@ TEST_CASE("codegen: the blocked matrix kernel over bf16 operands against a loop"
       {3, 20, 17, 33, true, true},    // batched, both transposed
       {0, 700, 40, 300, false},       // several blocks of rows
       {0, 13, 20, 8195, false},       // AVX2's second-level panel: two depths, the last odd
+      {0, 40, 100, 4100, false},      // AMX: four panels in groups of three
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const GemmCase& c = cases[i];
@@ -469,8 +470,10 @@ TEST_CASE("codegen: plain bf16 products run on AMX's tile unit where the CPU has
     CHECK_FALSE(cpu::amx_computes(native, other));
   if (!native.amx_bf16) return;
   CHECK(gemm_column_panels(native, g) == 3);  // 70 columns
-  // A panel of 64 steps (33 rounded up to tiles of 32) of 32 columns, two tiles of lhs, the sums.
-  CHECK(cpu::gemm_workspace(native, g, nullptr).bytes == 64 * 32 * 2 + 2 * 1024 + 32 * 32 * 4);
+  // Each panel, 64 steps (33 rounded up to tiles of 32) of 32 columns, all three within a group;
+  // a block of 32 rows of lhs over those steps; the block's sums.
+  CHECK(cpu::gemm_workspace(native, g, nullptr).bytes ==
+        3 * 64 * 32 * 2 + 32 * 64 * 2 + 32 * 32 * 4);
 
   Hlo h;
   hlo::Instruction* dot = gemm_dot(h, bfloat16, {0, g.m, g.n, g.k, false});

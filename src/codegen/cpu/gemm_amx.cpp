@@ -19,29 +19,45 @@ constexpr std::int64_t kPanelRowBytes = kAmxPanelRowBytes;
 class AmxEmitter {
  public:
   AmxEmitter(ElementalEmitter& em, const hlo::GemmShape& g, llvm::Value* lhs, llvm::Value* rhs,
-             llvm::Value* out, llvm::Value* panel, const TileEpilogue& epilogue)
+             llvm::Value* out, llvm::Value* workspace, const TileEpilogue& epilogue)
       : em_(em),
         b_(em.b()),
         g_(g),
         lhs_(lhs),
         rhs_(rhs),
         out_(out),
-        panel_(panel),
+        panels_(workspace),
         epilogue_(epilogue) {
-    AmxWorkspace layout = amx_workspace(g);
-    lhs_edge_ = byte_at(panel_, em_.i64(layout.lhs_edge));
-    sums_ = byte_at(panel_, em_.i64(layout.sums));
+    layout_ = amx_workspace(g);
+    lhs_block_ = byte_at(panels_, em_.i64(layout_.lhs_block));
+    sums_ = byte_at(panels_, em_.i64(layout_.sums));
   }
 
+  // A group of panels at a time: each packed, then every block of rows passes over the group,
+  // its lhs packed once for all of them.
   void emit(llvm::Value* panel_begin, llvm::Value* panel_end) {
-    emit_for(
-        em_, panel_begin, panel_end, "amx.panels",
-        [&](llvm::Value* j) {
-          llvm::Value* col = mul(j, kAmxPanelColumns);
-          pack(col);
+    auto panel_at = [&](llvm::Value* j, llvm::Value* first) {
+      return byte_at(panels_, mul(b_.CreateSub(j, first), layout_.panel_bytes));
+    };
+    emit_strided_for(
+        em_, panel_begin, panel_end, layout_.panels, "amx.groups",
+        [&](llvm::Value* first) {
+          llvm::Value* last = b_.CreateBinaryIntrinsic(
+              llvm::Intrinsic::smin, add(first, em_.i64(layout_.panels)), panel_end);
+          auto each_panel = [&](const std::function<void(llvm::Value*, llvm::Value*)>& f) {
+            emit_for(
+                em_, first, last, "amx.panels",
+                [&](llvm::Value* j) { f(mul(j, kAmxPanelColumns), panel_at(j, first)); },
+                /*vectorize=*/false);
+          };
+          each_panel([&](llvm::Value* col, llvm::Value* panel) { pack(col, panel); });
           emit_strided_for(
               em_, em_.i64(0), em_.i64(g_.m), kBlockRows, "amx.rows",
-              [&](llvm::Value* row) { block(row, col); }, /*vectorize=*/false);
+              [&](llvm::Value* row) {
+                pack_lhs(row);
+                each_panel([&](llvm::Value* col, llvm::Value* panel) { block(row, col, panel); });
+              },
+              /*vectorize=*/false);
         },
         /*vectorize=*/false);
   }
@@ -80,14 +96,14 @@ class AmxEmitter {
 
   // Panel row q: rhs rows 2q and 2q + 1 at columns [col, col + 32), interleaved; zero past the
   // last column and past the contraction, to the padded depth.
-  void pack(llvm::Value* col) {
+  void pack(llvm::Value* col, llvm::Value* panel) {
     llvm::Value* mask = first_lanes(kAmxPanelColumns, b_.CreateSub(em_.i64(g_.n), col));
     auto row = [&](std::int64_t step_offset, llvm::Value* q) {
       llvm::Value* at = add(mul(add(mul(q, 2), em_.i64(step_offset)), g_.n), col);
       return bf16_run(b_.CreateInBoundsGEP(b_.getInt16Ty(), rhs_, at), mask);
     };
     auto store = [&](llvm::Value* q, llvm::Value* pairs) {
-      b_.CreateAlignedStore(pairs, byte_at(panel_, mul(q, kPanelRowBytes)), llvm::Align(64));
+      b_.CreateAlignedStore(pairs, byte_at(panel, mul(q, kPanelRowBytes)), llvm::Align(64));
     };
     emit_for(
         em_, g_.k / 2, "amx.pack",
@@ -106,33 +122,34 @@ class AmxEmitter {
         /*vectorize=*/false);
   }
 
-  // lhs rows [row, row + 16) at steps [step, step + 32), where they lie or, past an edge of lhs,
-  // copied to edge tile `t` with zeros beyond.
-  llvm::Value* lhs_tile(llvm::Value* row, llvm::Value* step, int t) {
-    llvm::Value* at = b_.CreateInBoundsGEP(b_.getInt16Ty(), lhs_, add(mul(row, g_.k), step));
-    llvm::Value* edge = byte_at(lhs_edge_, em_.i64(t * kRows * kRowBytes));
-    llvm::Value* whole = b_.CreateAnd(b_.CreateICmpSLE(add(row, em_.i64(kRows)), em_.i64(g_.m)),
-                                      b_.CreateICmpSLE(add(step, em_.i64(kSteps)), em_.i64(g_.k)));
-    emit_if(em_, b_.CreateNot(whole), "amx.lhs_edge", [&] {
-      llvm::Value* steps = first_lanes(kSteps, b_.CreateSub(em_.i64(g_.k), step));
-      emit_for(
-          em_, kRows, "amx.lhs_edge_rows",
-          [&](llvm::Value* r) {
-            llvm::Value* inside = b_.CreateICmpSLT(add(row, r), em_.i64(g_.m));
-            llvm::Value* mask = b_.CreateAnd(steps, b_.CreateVectorSplat(kSteps, inside));
-            llvm::Value* from = b_.CreateInBoundsGEP(b_.getInt16Ty(), at, mul(r, g_.k));
-            b_.CreateAlignedStore(bf16_run(from, mask), byte_at(edge, mul(r, kRowBytes)),
-                                  llvm::Align(64));
-          },
-          /*vectorize=*/false);
-    });
-    return load_tile(b_.CreateSelect(whole, at, edge),
-                     b_.CreateSelect(whole, em_.i64(2 * g_.k), em_.i64(kRowBytes)));
+  // lhs rows [row, row + 32) in tile order: step s's two tiles (16 rows of 32 steps each) at
+  // (2 s + t) KiB, zero past lhs's last row and step, so that each tile is 1 KiB in a run.
+  void pack_lhs(llvm::Value* row) {
+    emit_for(
+        em_, amx_padded_depth(g_) / kSteps, "amx.pack_lhs",
+        [&](llvm::Value* s) {
+          llvm::Value* step = mul(s, kSteps);
+          llvm::Value* steps = first_lanes(kSteps, b_.CreateSub(em_.i64(g_.k), step));
+          emit_for(
+              em_, kBlockRows, "amx.pack_lhs_rows",
+              [&](llvm::Value* r) {
+                llvm::Value* at = add(row, r);
+                llvm::Value* inside = b_.CreateICmpSLT(at, em_.i64(g_.m));
+                llvm::Value* mask = b_.CreateAnd(steps, b_.CreateVectorSplat(kSteps, inside));
+                llvm::Value* from =
+                    b_.CreateInBoundsGEP(b_.getInt16Ty(), lhs_, add(mul(at, g_.k), step));
+                llvm::Value* to = add(mul(s, kBlockRows * kRowBytes), mul(r, kRowBytes));
+                b_.CreateAlignedStore(bf16_run(from, mask), byte_at(lhs_block_, to),
+                                      llvm::Align(64));
+              },
+              /*vectorize=*/false);
+        },
+        /*vectorize=*/false);
   }
 
   // Rows [row, row + 32) of the panel at `col`: four tiles of sums carried through the steps,
   // then stored to the stack and, through the epilogue, to out.
-  void block(llvm::Value* row, llvm::Value* col) {
+  void block(llvm::Value* row, llvm::Value* col, llvm::Value* panel) {
     llvm::BasicBlock* before = b_.GetInsertBlock();
     llvm::Function* f = before->getParent();
     auto* loop = llvm::BasicBlock::Create(b_.getContext(), "amx.steps", f);
@@ -148,10 +165,12 @@ class AmxEmitter {
       sums[t] = b_.CreatePHI(llvm::Type::getX86_AMXTy(b_.getContext()), 2, "amx.sums");
       sums[t]->addIncoming(zero[t], before);
     }
-    llvm::Value* step = mul(s, kSteps);
-    std::array<llvm::Value*, 2> lhs = {lhs_tile(row, step, 0),
-                                       lhs_tile(add(row, em_.i64(kRows)), step, 1)};
-    llvm::Value* panel_rows = byte_at(panel_, mul(s, kSteps / 2 * kPanelRowBytes));
+    std::array<llvm::Value*, 2> lhs;
+    for (std::size_t t = 0; t < 2; ++t) {
+      llvm::Value* at = add(mul(s, kBlockRows * kRowBytes), em_.i64(t * kRows * kRowBytes));
+      lhs[t] = load_tile(byte_at(lhs_block_, at), em_.i64(kRowBytes));
+    }
+    llvm::Value* panel_rows = byte_at(panel, mul(s, kSteps / 2 * kPanelRowBytes));
     std::array<llvm::Value*, 2> rhs;
     for (std::size_t v = 0; v < 2; ++v)
       rhs[v] = load_tile(byte_at(panel_rows, em_.i64(static_cast<std::int64_t>(v) * kRowBytes)),
@@ -231,10 +250,12 @@ class AmxEmitter {
   ElementalEmitter& em_;
   llvm::IRBuilder<>& b_;
   hlo::GemmShape g_;
-  llvm::Value *lhs_, *rhs_, *out_, *panel_;
+  llvm::Value *lhs_, *rhs_, *out_;
+  llvm::Value* panels_;  // the workspace's start: a group of packed panels
+  AmxWorkspace layout_;
   TileEpilogue epilogue_;
-  llvm::Value* lhs_edge_;  // two tiles of lhs from its edges, zero-padded
-  llvm::Value* sums_;      // a block's 32 x 32 sums
+  llvm::Value* lhs_block_;  // a block of 32 rows of lhs, packed (pack_lhs)
+  llvm::Value* sums_;       // a block's 32 x 32 sums
 };
 
 }  // namespace

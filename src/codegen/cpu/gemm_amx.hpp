@@ -3,8 +3,10 @@
 // interleaved) into 16 x 16 f32 sums, 8192 multiply-adds, where an AVX-512 multiply-add does 16.
 // Eight tile registers hold a block of 32 x 32 sums (four tiles), two tiles of lhs and two of
 // rhs. Each call packs the column panels it owns (32 columns, all steps, pairs interleaved) into
-// its workspace and passes every row block over each; lhs is read where it lies, a tile at an
-// edge copied out zero-padded first; the sums go through the workspace to the epilogue and out.
+// its workspace a group at a time (AmxWorkspace), and passes every block of 32 rows over the
+// group, the block's lhs packed once for it in tile order (zero-padded at lhs's edges: tiles
+// read from one run of lines, not 16 rows that share few sets of the first-level cache); the
+// sums go through the workspace to the epilogue and out.
 #pragma once
 
 #include "codegen/cpu/gemm.hpp"

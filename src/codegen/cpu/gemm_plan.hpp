@@ -111,10 +111,11 @@ inline std::int64_t amx_padded_depth(const hlo::GemmShape& g) {
 inline std::int64_t amx_panels(const hlo::GemmShape& g) {
   return (g.n + kAmxPanelColumns - 1) / kAmxPanelColumns;
 }
-// A call's workspace: one packed panel at 0 (every step, to the padded depth), then two tiles of
-// lhs copied from its edges (zero-padded) and a block's 32 x 32 f32 sums, at multiples of 64.
+// A call's workspace: a group of `panels` packed panels of `panel_bytes` each (every step, to
+// the padded depth) at 0, then a block of 32 rows of lhs packed in tile order (zero-padded) and
+// a block's 32 x 32 f32 sums, at multiples of 64.
 struct AmxWorkspace {
-  std::int64_t lhs_edge, sums, bytes;
+  std::int64_t panel_bytes, panels, lhs_block, sums, bytes;
 };
 AmxWorkspace amx_workspace(const hlo::GemmShape& g);
 
