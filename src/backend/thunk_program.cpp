@@ -58,6 +58,7 @@ runtime::LibraryGemm library_gemm_of(const Instruction& i, const runtime::Buffer
   if (i.opcode == Opcode::kDot)
     return {i.name, *hlo::as_gemm(i), ba.at(i.operands[0]), ba.at(i.operands[1]), ba.at(&i)};
   hlo::GemmEpilogue e = *hlo::as_gemm_epilogue(i);
+  JX_CHECK(e.out == float32 && e.shape.operand_dtype == float32);  // fuses_gemm_epilogue's
   auto operand = [&](int k) { return ba.at(i.operands[static_cast<std::size_t>(k)]); };
   runtime::LibraryGemm gemm{i.name,    e.shape,      operand(e.lhs), operand(e.rhs),
                             ba.at(&i), e.activation, std::nullopt};

@@ -61,8 +61,9 @@ bool fits_gemm_epilogue(const Instruction& dot);
 const Instruction& epilogue_value(const Computation& c, const Instruction& product);
 
 // A fusion computing activation(lhs · rhs + bias) from a float32 matrix product of two of its
-// parameters (no batch dims), a bias parameter or none: what one cuBLASLt call computes. `out`:
-// the fusion's dtype, f32 or the 16-bit float the product is rounded to (epilogue_value).
+// parameters (no batch dims), a bias parameter or none: what one cuBLASLt call computes (of f32
+// operands into f32) or one CPU kernel. `out`: the fusion's dtype, f32 or the 16-bit float the
+// product is rounded to (epilogue_value).
 struct GemmEpilogue {
   GemmShape shape;
   GemmActivation activation = GemmActivation::kNone;

@@ -37,7 +37,8 @@ struct PipelineOptions {
   // (GemmEpilogueFusion).
   std::function<bool(const hlo::Instruction&, DType)> gemm_epilogues;
   // Which f32 products of bf16 or f16 operands the backend runs on those operands as they are
-  // (cuBLAS's tensor cores; the CPU's bf16 pair multiply-adds): upcast-16bit-dots leaves them.
+  // (cuBLAS's tensor cores; the CPU's bf16 pair multiply-adds or AMX tiles): upcast-16bit-dots
+  // leaves them.
   std::function<bool(const hlo::Instruction&)> reads_16bit_operands;
   // Set for a backend whose matrix kernel computes convolutions in place (the CPU): the ones it
   // takes stay convolutions (ConvolutionAsGemm).

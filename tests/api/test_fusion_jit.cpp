@@ -386,6 +386,20 @@ TEST_CASE("fused jit: a bf16 layer rounds its product, then adds its bias and ap
       }
     CHECK(clamped > 0);
     CHECK(clamped < got.size());
+
+    // The f32 product of the same operands, an f32 bias and gelu: one kernel on the tile unit
+    // too, in f32 throughout (gelu's fast tanh against the oracle's).
+    Array b32 = b.astype(float32);
+    auto wide = jit([](const Array& x, const Array& w, const Array& b) {
+      return nn::gelu(lax::dot_general(x, w, {{1}, {0}, {}, {}}, float32) + b);
+    });
+    auto wide_compiled = wide.lower(x, w, b32).compile();
+    INFO(wide_compiled.thunk_sequence());
+    CHECK((count_thunks(wide_compiled.thunk_sequence()).kernels == 1) == tiles);
+    std::vector<double> want(sums.size());
+    for (std::size_t i = 0; i < sums.size(); ++i)
+      want[i] = apply_activation("gelu", double(sums[i]) + bias[i % static_cast<std::size_t>(n)]);
+    check_close(wide_compiled(x, w, b32), want, 1e-5, 1e-6);
   }
 }
 

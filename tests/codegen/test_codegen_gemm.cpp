@@ -420,7 +420,7 @@ TEST_CASE("codegen: the blocked matrix kernel over bf16 operands against a loop"
       {3, 20, 17, 33, true, true},    // batched, both transposed
       {0, 700, 40, 300, false},       // several blocks of rows
       {0, 13, 20, 8195, false},       // AVX2's second-level panel: two depths, the last odd
-      {0, 40, 100, 4100, false},      // AMX: four panels in groups of three
+      {0, 40, 100, 4100, false},      // AMX: four panels in groups of three, in two row parts
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const GemmCase& c = cases[i];
@@ -453,8 +453,9 @@ TEST_CASE("codegen: the blocked matrix kernel over bf16 operands against a loop"
 }
 
 // Where the CPU has AMX-BF16 (and the OS lets jx use its tiles), native computes plain f32
-// products of bf16 matrices on the tile unit, split by panels of 32 columns; avx512 and avx2 keep
-// them on the vector kernel. (Its values: the test above, whose native run takes the tile unit.)
+// products of bf16 matrices on the tile unit, split by panels of 32 columns and parts of the rows;
+// avx512 and avx2 keep them on the vector kernel. (Its values: the test above, whose native run
+// takes the tile unit.)
 TEST_CASE("codegen: plain bf16 products run on AMX's tile unit where the CPU has one",
           "[codegen][gemm]") {
   const cpu::CpuIsa &native = cpu::cpu_isa("native"), &avx512 = cpu::cpu_isa("avx512");
@@ -469,7 +470,11 @@ TEST_CASE("codegen: plain bf16 products run on AMX's tile unit where the CPU has
   for (const hlo::GemmShape& other : {lhs_transposed, rhs_transposed, batched, f32})
     CHECK_FALSE(cpu::amx_computes(native, other));
   if (!native.amx_bf16) return;
-  CHECK(gemm_column_panels(native, g) == 3);  // 70 columns
+  // 70 columns: 3 panels; 100 rows: 4 blocks, in 4 parts (at least kAmxMinUnits units)
+  CHECK(gemm_column_panels(native, g) == 12);
+  hlo::GemmShape wide = g;
+  wide.n = 1000;  // 32 panels: enough units without parting the rows
+  CHECK(gemm_column_panels(native, wide) == 32);
   // Each panel, 64 steps (33 rounded up to tiles of 32) of 32 columns, all three within a group;
   // a block of 32 rows of lhs over those steps; the block's sums.
   CHECK(cpu::gemm_workspace(native, g, nullptr).bytes ==

@@ -67,6 +67,7 @@ TEST_CASE("cpu_isa: a vector width sets the kernels' vectors", "[codegen][isa]")
       CHECK(isa.name == own.name);
       CHECK(isa.features == own.features);
       CHECK(isa.avx512_bf16 == own.avx512_bf16);
+      CHECK(isa.amx_bf16 == own.amx_bf16);
       CHECK(isa.full_width_256 == own.full_width_256);
       CHECK(isa.second_level_cache == own.second_level_cache);
     }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "api/compile.hpp"
+#include "backend/backend.hpp"
 #include "codegen/gpu_ptx_testing.hpp"
 #include "hlo/gemm.hpp"
 #include "hlo/hlo_testing.hpp"
@@ -186,12 +187,19 @@ TEST_CASE("gemm epilogue fusion: a bf16 layer's product rounds, then takes its b
   CHECK(e->bias >= 0);
   // A backend whose code for the product does not round to bf16 keeps them apart.
   run(text, false, [](const Instruction&, DType out) { return out == float32; });
-  // The product read unrounded too (its square added after the relu): not an epilogue.
+  // The product read unrounded too (its square added after the relu): not an epilogue, for a
+  // backend that takes any.
   run(bf16_dense_module("  %relu = bf16[8,4] maximum(bf16[8,4] %sum, bf16[8,4] %zeros)\n"
                         "  %square = f32[8,4] multiply(f32[8,4] %p1, f32[8,4] %p1)\n"
                         "  %narrow = bf16[8,4] convert(f32[8,4] %square)\n"
                         "  ROOT %out = bf16[8,4] add(bf16[8,4] %relu, bf16[8,4] %narrow)\n"),
-      false, fuses_bf16);
+      false);
+  // cuBLASLt's epilogues take f32 operands and outputs only.
+  auto parsed = hlo::parse_module(text);
+  const Instruction* dot = parsed->entry()->root()->operands[1];
+  REQUIRE(dot->opcode == Opcode::kDot);
+  for (DType out : {bfloat16, float32})
+    CHECK_FALSE(backend::fuses_gemm_epilogue(*dot, out, Platform::gpu));
 }
 
 // The GPU pipeline's output for act(x @ w + b) at a size cuBLAS takes: one fusion holding the

@@ -39,7 +39,8 @@ struct KernelRequest {
 
 // How many independent rows a kernel for `root` has: the shared dimension 0 of its outputs (for
 // a loop kernel or one of row reductions over the last dim, its leading dims together up to 64
-// rows; for a matrix product of few rows, its column panels: gemm_column_panels), or 1 when they
+// rows; for a matrix product of few rows, its column panels, and for one on AMX's tile unit, its
+// units: gemm_column_panels), or 1 when they
 // differ or are 0-d; for a prefix scan along
 // dimension 0, its dimension 1 (which its kernel splits instead), along a later one the dims
 // before it together; for a tiled scan, its tiles
@@ -59,7 +60,8 @@ enum class DotStrategy { kLoopNest, kBlockedKernel, kBlas };
 DotStrategy dot_strategy(const hlo::Instruction& dot);
 DotStrategy gemm_strategy(const hlo::GemmShape& gemm);
 // The column panels a blocked kernel's product splits over the threads by (its kernel_rows,
-// under --cpu_isa), or 0 when it splits by rows: a product of few rows and more columns.
+// under --cpu_isa), or 0 when it splits by rows: a product of few rows and more columns; or, for
+// one on AMX's tile unit, its units of a panel and a part of the rows (cpu::amx_units).
 std::int64_t gemm_column_panels(const cpu::CpuIsa& isa, const hlo::GemmShape& gemm);
 // Whether the blocked kernel reads the bf16 operands of the f32 `product` as they are: as pairs
 // (CpuIsa::bf16_pairs_pay) or on the tile unit (gemm_amx.hpp); else upcast-16bit-dots widens

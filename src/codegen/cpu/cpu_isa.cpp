@@ -107,6 +107,17 @@ CpuIsa with_vector_width(CpuIsa isa, int bits) {
   return isa;
 }
 
+// The ISA under `cap` at vector widths 0, 256 and 512, resolved when first asked for: only
+// native asks the OS for the tile registers.
+template <Cap cap>
+const std::array<CpuIsa, 3>& widths() {
+  static const std::array<CpuIsa, 3> all = [] {
+    CpuIsa own = resolve(cap);
+    return std::array<CpuIsa, 3>{own, with_vector_width(own, 256), with_vector_width(own, 512)};
+  }();
+  return all;
+}
+
 }  // namespace
 
 std::int64_t cache_to_count_on(std::int64_t bytes, std::string_view shared_cpu_list) {
@@ -135,19 +146,10 @@ const CpuIsa& cpu_isa(std::string_view flag, int vector_width) {
     throw ValueError("cpu_isa must be avx2, avx512 or native, got '" + std::string(flag) + "'");
   if (vector_width != 0 && vector_width != 256 && vector_width != 512)
     throw ValueError("cpu_vector_width must be 0, 256 or 512, got " + std::to_string(vector_width));
-  // [Cap][width 0, 256, 512]
-  static const std::array<std::array<CpuIsa, 3>, 3> isas = [] {
-    std::array<std::array<CpuIsa, 3>, 3> all;
-    for (Cap cap : {Cap::kAvx2, Cap::kAvx512, Cap::kNative}) {
-      CpuIsa own = resolve(cap);
-      for (int w : {0, 1, 2})
-        all[static_cast<std::size_t>(cap)][static_cast<std::size_t>(w)] =
-            with_vector_width(own, w * 256);
-    }
-    return all;
-  }();
-  Cap cap = flag == "avx2" ? Cap::kAvx2 : flag == "avx512" ? Cap::kAvx512 : Cap::kNative;
-  return isas[static_cast<std::size_t>(cap)][static_cast<std::size_t>(vector_width / 256)];
+  auto w = static_cast<std::size_t>(vector_width / 256);
+  if (flag == "avx2") return widths<Cap::kAvx2>()[w];
+  if (flag == "avx512") return widths<Cap::kAvx512>()[w];
+  return widths<Cap::kNative>()[w];
 }
 
 const CpuIsa& configured_cpu_isa() { return cpu_isa(config().cpu_isa, config().cpu_vector_width); }

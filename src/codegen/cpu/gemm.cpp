@@ -222,8 +222,10 @@ void emit_blocked_gemm(ElementalEmitter& em, const CpuIsa& isa, const hlo::GemmS
                        const TileEpilogue& epilogue) {
   if (amx_computes(isa, g))
     return emit_amx_gemm(em, g, lhs, rhs, out, workspace, rows ? rows->begin : em.i64(0),
-                         rows ? rows->end : em.i64(amx_panels(g)), epilogue);
-  JX_CHECK(epilogue.out == g.dtype && (!epilogue.bias || epilogue.bias_dtype == g.dtype));
+                         rows ? rows->end : em.i64(amx_units(g)), epilogue);
+  // The vector kernel adds into its output block by block: no epilogue rounds to 16 bits.
+  JX_CHECK(!k16BitFloating.contains(epilogue.out) &&
+           (!epilogue.bias || epilogue.bias_dtype == g.dtype));
   GemmEmitter gemm(em, isa, g, lhs, rhs, out, workspace, epilogue);
   // A partitioned kernel owns rows [begin, end) of out's dimension 0: rows of the product when
   // it has no batch dims, else whole products of the first batch dim; or, for a product of few

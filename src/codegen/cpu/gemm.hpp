@@ -1,5 +1,6 @@
-// The CPU backend's register-blocked matrix kernel (gemm_emitter.hpp), for dots whose strategy is
-// kBlockedKernel, and for dense layers whose bias and activation it applies as it stores.
+// The CPU backend's register-blocked matrix kernel (gemm_emitter.hpp; AMX's tile unit for plain
+// bf16 matrices, gemm_amx.hpp), for dots whose strategy is kBlockedKernel, and for dense layers
+// whose bias and activation it applies as it stores.
 #pragma once
 
 #include <optional>
@@ -24,7 +25,8 @@ struct TileEpilogue {
 };
 
 // out = epilogue(lhs · rhs), out of dims `out_dims`, over all of it or the rows of its
-// dimension 0 in `rows`; `workspace`: gemm_workspace(isa, g, nullptr).bytes of the call's own
+// dimension 0 in `rows` (the column panels, or the tile unit's units, where gemm_column_panels
+// says so); `workspace`: gemm_workspace(isa, g, nullptr).bytes of the call's own
 // (gemm_plan.hpp), or null where that is 0.
 void emit_blocked_gemm(ElementalEmitter& em, const CpuIsa& isa, const hlo::GemmShape& g,
                        const Shape& out_dims, llvm::Value* lhs, llvm::Value* rhs, llvm::Value* out,

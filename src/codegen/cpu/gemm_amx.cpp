@@ -13,7 +13,8 @@ namespace {
 // A tile register as every tile here configures it: 16 rows of 64 bytes (32 bf16 steps of lhs,
 // 16 interleaved pairs of steps of rhs, or 16 f32 sums).
 constexpr std::int64_t kRows = 16, kRowBytes = 64, kSteps = kAmxTileSteps;
-constexpr std::int64_t kBlockRows = 2 * kRows;
+constexpr std::int64_t kBlockRows = kAmxBlockRows;
+static_assert(kBlockRows == 2 * kRows && kSteps == kAmxPanelColumns);  // bf16_run loads either
 constexpr std::int64_t kPanelRowBytes = kAmxPanelRowBytes;
 
 class AmxEmitter {
@@ -27,15 +28,42 @@ class AmxEmitter {
         rhs_(rhs),
         out_(out),
         panels_(workspace),
+        layout_(amx_workspace(g)),
         epilogue_(epilogue) {
-    layout_ = amx_workspace(g);
     lhs_block_ = byte_at(panels_, em_.i64(layout_.lhs_block));
     sums_ = byte_at(panels_, em_.i64(layout_.sums));
   }
 
-  // A group of panels at a time: each packed, then every block of rows passes over the group,
-  // its lhs packed once for all of them.
-  void emit(llvm::Value* panel_begin, llvm::Value* panel_end) {
+  // The units' parts of rows, each over its panels among the units.
+  void emit(llvm::Value* unit_begin, llvm::Value* unit_end) {
+    std::int64_t panels = amx_panels(g_), parts = amx_row_parts(g_), blocks = amx_row_blocks(g_);
+    llvm::Value* first_part = b_.CreateUDiv(unit_begin, em_.i64(panels));
+    llvm::Value* end_part = b_.CreateUDiv(add(unit_end, em_.i64(panels - 1)), em_.i64(panels));
+    emit_for(
+        em_, first_part, end_part, "amx.parts",
+        [&](llvm::Value* part) {
+          llvm::Value* first_unit = mul(part, panels);
+          auto clamp = [&](llvm::Value* unit) {
+            llvm::Value* low = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax, unit, first_unit);
+            return b_.CreateSub(b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, low,
+                                                         add(first_unit, em_.i64(panels))),
+                                first_unit);
+          };
+          auto row_of = [&](llvm::Value* p) {  // the first row of part p
+            return mul(b_.CreateUDiv(mul(p, blocks), em_.i64(parts)), kBlockRows);
+          };
+          llvm::Value* row_end = b_.CreateBinaryIntrinsic(
+              llvm::Intrinsic::umin, row_of(add(part, em_.i64(1))), em_.i64(g_.m));
+          groups(clamp(unit_begin), clamp(unit_end), row_of(part), row_end);
+        },
+        /*vectorize=*/false);
+  }
+
+ private:
+  // Panels [panel_begin, panel_end) of rows [row_begin, row_end), a group of panels at a time:
+  // each packed, then every block of rows passes over the group, its lhs packed once for all.
+  void groups(llvm::Value* panel_begin, llvm::Value* panel_end, llvm::Value* row_begin,
+              llvm::Value* row_end) {
     auto panel_at = [&](llvm::Value* j, llvm::Value* first) {
       return byte_at(panels_, mul(b_.CreateSub(j, first), layout_.panel_bytes));
     };
@@ -52,7 +80,7 @@ class AmxEmitter {
           };
           each_panel([&](llvm::Value* col, llvm::Value* panel) { pack(col, panel); });
           emit_strided_for(
-              em_, em_.i64(0), em_.i64(g_.m), kBlockRows, "amx.rows",
+              em_, row_begin, row_end, kBlockRows, "amx.rows",
               [&](llvm::Value* row) {
                 pack_lhs(row);
                 each_panel([&](llvm::Value* col, llvm::Value* panel) { block(row, col, panel); });
@@ -62,7 +90,6 @@ class AmxEmitter {
         /*vectorize=*/false);
   }
 
- private:
   llvm::Value* add(llvm::Value* a, llvm::Value* c) { return b_.CreateAdd(a, c, "", true, true); }
   llvm::Value* mul(llvm::Value* a, std::int64_t c) {
     return b_.CreateMul(a, em_.i64(c), "", true, true);
@@ -75,6 +102,11 @@ class AmxEmitter {
     std::vector<llvm::Constant*> ids;
     for (unsigned l = 0; l < lanes; ++l) ids.push_back(em_.i64(l));
     return b_.CreateICmpSLT(llvm::ConstantVector::get(ids), b_.CreateVectorSplat(lanes, live));
+  }
+  // Element `index` of `base` for a masked load or store: not `inbounds`, as the first element
+  // of a run that crosses an edge of its buffer may lie past it.
+  llvm::Value* masked_at(llvm::Type* elem, llvm::Value* base, llvm::Value* index) {
+    return b_.CreateGEP(elem, base, index);
   }
   llvm::Value* bf16_run(llvm::Value* at, llvm::Value* mask) {
     auto* run = llvm::FixedVectorType::get(b_.getInt16Ty(), kSteps);
@@ -136,8 +168,7 @@ class AmxEmitter {
                 llvm::Value* at = add(row, r);
                 llvm::Value* inside = b_.CreateICmpSLT(at, em_.i64(g_.m));
                 llvm::Value* mask = b_.CreateAnd(steps, b_.CreateVectorSplat(kSteps, inside));
-                llvm::Value* from =
-                    b_.CreateInBoundsGEP(b_.getInt16Ty(), lhs_, add(mul(at, g_.k), step));
+                llvm::Value* from = masked_at(b_.getInt16Ty(), lhs_, add(mul(at, g_.k), step));
                 llvm::Value* to = add(mul(s, kBlockRows * kRowBytes), mul(r, kRowBytes));
                 b_.CreateAlignedStore(bf16_run(from, mask), byte_at(lhs_block_, to),
                                       llvm::Align(64));
@@ -148,7 +179,7 @@ class AmxEmitter {
   }
 
   // Rows [row, row + 32) of the panel at `col`: four tiles of sums carried through the steps,
-  // then stored to the stack and, through the epilogue, to out.
+  // then stored to the workspace and, through the epilogue, to out.
   void block(llvm::Value* row, llvm::Value* col, llvm::Value* panel) {
     llvm::BasicBlock* before = b_.GetInsertBlock();
     llvm::Function* f = before->getParent();
@@ -194,20 +225,12 @@ class AmxEmitter {
     store(row, col);
   }
 
-  // A vector of 16 of `d` from `at`, its lanes past `mask` zero, in f32.
+  // A vector of 16 of `d` from `at`, its lanes past `mask` zero, widened to f32.
   llvm::Value* load_f32(DType d, llvm::Value* at, llvm::Value* mask) {
     auto* vec = llvm::FixedVectorType::get(storage_type(b_.getContext(), d), kRows);
     llvm::Value* v = b_.CreateMaskedLoad(vec, at, llvm::Align(itemsize(d)), mask,
                                          llvm::Constant::getNullValue(vec));
-    return k16BitFloating.contains(d) ? widen(v) : v;
-  }
-  // A vector of bf16 or f16 in f32, exactly.
-  llvm::Value* widen(llvm::Value* v) {
-    auto* f32 = llvm::FixedVectorType::get(b_.getFloatTy(), kRows);
-    if (v->getType()->getScalarType()->isHalfTy()) return b_.CreateFPExt(v, f32);
-    auto* i32 = llvm::FixedVectorType::get(b_.getInt32Ty(), kRows);
-    llvm::Value* bits = b_.CreateBitCast(v, llvm::FixedVectorType::get(b_.getInt16Ty(), kRows));
-    return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(bits, i32), 16), f32);
+    return k16BitFloating.contains(d) ? widen_float(b_, v) : v;
   }
 
   // out[row + r, col : col + 32] = epilogue(sums[r]) for the block's rows inside out.
@@ -220,10 +243,10 @@ class AmxEmitter {
       llvm::Value* first = add(col, em_.i64(static_cast<std::int64_t>(v) * kRows));
       mask[v] = first_lanes(kRows, b_.CreateSub(em_.i64(g_.n), first));
       if (epilogue_.bias)
-        bias[v] = load_f32(epilogue_.bias_dtype,
-                           b_.CreateInBoundsGEP(storage_type(b_.getContext(), epilogue_.bias_dtype),
-                                                epilogue_.bias, first),
-                           mask[v]);
+        bias[v] = load_f32(
+            epilogue_.bias_dtype,
+            masked_at(storage_type(b_.getContext(), epilogue_.bias_dtype), epilogue_.bias, first),
+            mask[v]);
     }
     llvm::Value* rows = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, em_.i64(kBlockRows),
                                                  b_.CreateSub(em_.i64(g_.m), row));
@@ -236,12 +259,12 @@ class AmxEmitter {
                                                      add(mul(r, kAmxPanelColumns), em_.i64(lane)));
             llvm::Value* sum = b_.CreateAlignedLoad(
                 llvm::FixedVectorType::get(b_.getFloatTy(), kRows), from, llvm::Align(64));
-            if (rounds) sum = widen(narrow_float(b_, sum, out));
+            if (rounds) sum = widen_float(b_, narrow_float(b_, sum, out));
             sum = apply_epilogue(em_, epilogue_.activation, sum, bias[v]);
             if (rounds) sum = narrow_float(b_, sum, out);
             llvm::Value* at = add(mul(add(row, r), g_.n), add(col, em_.i64(lane)));
-            b_.CreateMaskedStore(sum, b_.CreateInBoundsGEP(out_elem, out_, at),
-                                 llvm::Align(itemsize(out)), mask[v]);
+            b_.CreateMaskedStore(sum, masked_at(out_elem, out_, at), llvm::Align(itemsize(out)),
+                                 mask[v]);
           }
         },
         /*vectorize=*/false);
@@ -262,8 +285,8 @@ class AmxEmitter {
 
 void emit_amx_gemm(ElementalEmitter& em, const hlo::GemmShape& g, llvm::Value* lhs,
                    llvm::Value* rhs, llvm::Value* out, llvm::Value* workspace,
-                   llvm::Value* panel_begin, llvm::Value* panel_end, const TileEpilogue& epilogue) {
-  AmxEmitter(em, g, lhs, rhs, out, workspace, epilogue).emit(panel_begin, panel_end);
+                   llvm::Value* unit_begin, llvm::Value* unit_end, const TileEpilogue& epilogue) {
+  AmxEmitter(em, g, lhs, rhs, out, workspace, epilogue).emit(unit_begin, unit_end);
 }
 
 }  // namespace jx::codegen::cpu

@@ -14,10 +14,11 @@
 
 namespace jx::codegen::cpu {
 
-// out = epilogue(lhs · rhs) for the column panels [panel_begin, panel_end) of a product that
-// amx_computes (gemm_plan.hpp); `workspace`: amx_workspace(g).bytes of the call's own.
+// out = epilogue(lhs · rhs) for the units [unit_begin, unit_end) (amx_units: a panel of a part
+// of the rows) of a product that amx_computes (gemm_plan.hpp); `workspace`:
+// amx_workspace(g).bytes of the call's own.
 void emit_amx_gemm(ElementalEmitter& em, const hlo::GemmShape& g, llvm::Value* lhs,
                    llvm::Value* rhs, llvm::Value* out, llvm::Value* workspace,
-                   llvm::Value* panel_begin, llvm::Value* panel_end, const TileEpilogue& epilogue);
+                   llvm::Value* unit_begin, llvm::Value* unit_end, const TileEpilogue& epilogue);
 
 }  // namespace jx::codegen::cpu

@@ -288,7 +288,7 @@ std::int64_t gemm_column_panels(const cpu::CpuIsa& isa, const hlo::GemmShape& g)
   // Zen 5, two threads, f32 [m, 4096] x [4096, 4096], ms: m = 1 4.3 -> 2.1, m = 16 5.7 -> 3.2,
   // m = 256 22.2 -> 19.4-19.9 (docs/performance.md).
   if (g.batch != 1) return 0;
-  if (cpu::amx_computes(isa, g)) return cpu::amx_panels(g);  // by columns always
+  if (cpu::amx_computes(isa, g)) return cpu::amx_units(g);
   cpu::TileShape tile = cpu::tile_shape(isa, g, false);
   std::int64_t panels = (g.n + tile.columns - 1) / tile.columns;
   std::int64_t row_tiles = (g.m + tile.rows - 1) / tile.rows;

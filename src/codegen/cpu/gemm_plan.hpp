@@ -4,6 +4,7 @@
 // gemm_column_panels) follow.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "codegen/cpu/cpu_compiler.hpp"
@@ -99,18 +100,29 @@ GemmWorkspace gemm_workspace(const CpuIsa& isa, const hlo::GemmShape& g,
 
 // AMX's tile unit (gemm_amx.hpp) computes the f32 products of plain bf16 matrices (no batch,
 // neither operand transposed) on a core with AMX-BF16 that the OS lets use it
-// (CpuIsa::amx_bf16). Each of its tiles takes 32 steps of the contraction; a product splits
-// over the threads by panels of 32 columns (amx_panels), each call packing its own panels, a
-// pair of steps interleaved (kAmxPanelRowBytes) a row.
+// (CpuIsa::amx_bf16). Each of its tiles takes 32 steps of the contraction; its blocks are 32
+// rows by a panel of 32 columns, packed a pair of steps interleaved (kAmxPanelRowBytes) a row.
+// A product splits over the threads by units of a panel and a part of the rows (amx_units):
+// the rows in as many parts as make kAmxMinUnits units, or one where the panels alone do, each
+// call packing the panels of its units.
 bool amx_computes(const CpuIsa& isa, const hlo::GemmShape& g);
-constexpr std::int64_t kAmxTileSteps = 32, kAmxPanelColumns = 32;
+constexpr std::int64_t kAmxTileSteps = 32, kAmxPanelColumns = 32, kAmxBlockRows = 32;
 constexpr std::int64_t kAmxPanelRowBytes = kAmxPanelColumns * 2 * 2;
+constexpr std::int64_t kAmxMinUnits = 16;  // the cores a product of few columns splits over
 inline std::int64_t amx_padded_depth(const hlo::GemmShape& g) {
   return (g.k + kAmxTileSteps - 1) / kAmxTileSteps * kAmxTileSteps;
 }
 inline std::int64_t amx_panels(const hlo::GemmShape& g) {
   return (g.n + kAmxPanelColumns - 1) / kAmxPanelColumns;
 }
+inline std::int64_t amx_row_blocks(const hlo::GemmShape& g) {
+  return (g.m + kAmxBlockRows - 1) / kAmxBlockRows;
+}
+inline std::int64_t amx_row_parts(const hlo::GemmShape& g) {
+  return std::min(amx_row_blocks(g), (kAmxMinUnits + amx_panels(g) - 1) / amx_panels(g));
+}
+// Unit u: panel u % amx_panels of row part u / amx_panels.
+inline std::int64_t amx_units(const hlo::GemmShape& g) { return amx_row_parts(g) * amx_panels(g); }
 // A call's workspace: a group of `panels` packed panels of `panel_bytes` each (every step, to
 // the padded depth) at 0, then a block of 32 rows of lhs packed in tile order (zero-padded) and
 // a block's 32 x 32 f32 sums, at multiples of 64.

@@ -75,8 +75,8 @@ inline constexpr std::int64_t kRowChunk = 256;  // 1 KiB of float32
 llvm::Type* ir_type(llvm::LLVMContext& ctx, DType d);
 llvm::Type* storage_type(llvm::LLVMContext& ctx, DType d);
 // bfloat16 and float16 compute in f32 (ir_type) and are stored as bfloat and half
-// (storage_type): narrow_float rounds an f32 value to d's storage type (nearest even), and
-// widen_float brings a stored value back to f32, exactly.
+// (storage_type): narrow_float rounds an f32 value (or vector) to d's storage type (nearest
+// even), and widen_float brings a stored value (or vector) back to f32, exactly.
 llvm::Value* narrow_float(llvm::IRBuilder<>& b, llvm::Value* v, DType d);
 llvm::Value* widen_float(llvm::IRBuilder<>& b, llvm::Value* v);
 

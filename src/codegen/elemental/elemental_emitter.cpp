@@ -62,10 +62,13 @@ llvm::Value* narrow_float(llvm::IRBuilder<>& b, llvm::Value* v, DType d) {
 }
 
 llvm::Value* widen_float(llvm::IRBuilder<>& b, llvm::Value* v) {
-  if (v->getType()->isHalfTy()) return b.CreateFPExt(v, b.getFloatTy());
+  llvm::Type* type = v->getType();  // a half or bfloat, or a vector of them
+  llvm::Type* f32 = type->getWithNewType(b.getFloatTy());
+  if (type->getScalarType()->isHalfTy()) return b.CreateFPExt(v, f32);
   // bfloat16 → float: its bits are the float's high half.
-  llvm::Value* bits = b.CreateZExt(b.CreateBitCast(v, b.getInt16Ty()), b.getInt32Ty());
-  return b.CreateBitCast(b.CreateShl(bits, 16), b.getFloatTy());
+  llvm::Value* bits = b.CreateZExt(b.CreateBitCast(v, type->getWithNewType(b.getInt16Ty())),
+                                   type->getWithNewType(b.getInt32Ty()));
+  return b.CreateBitCast(b.CreateShl(bits, 16), f32);
 }
 
 ElementGenerator ElementalEmitter::generator(const Instruction& inst,
