@@ -421,6 +421,9 @@ TEST_CASE("codegen: the blocked matrix kernel over bf16 operands against a loop"
       {0, 700, 40, 300, false},       // several blocks of rows
       {0, 13, 20, 8195, false},       // AVX2's second-level panel: two depths, the last odd
       {0, 40, 100, 4100, false},      // AMX: four panels in groups of three, in two row parts
+      {0, 70, 50, 100, true},         // lhs stored [k, m], steps in four blocks, the last short
+      {0, 33, 45, 77, false, true},   // rhs stored [n, k], an odd depth: its last step gathered
+      {2, 40, 50, 64, false},         // batched, plain
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const GemmCase& c = cases[i];
@@ -463,18 +466,19 @@ TEST_CASE("codegen: plain bf16 products run on AMX's tile unit where the CPU has
   CHECK(cpu::amx_computes(native, g) == native.amx_bf16);
   CHECK_FALSE(cpu::amx_computes(avx512, g));
   CHECK_FALSE(cpu::amx_computes(cpu::cpu_isa("avx2"), g));
-  hlo::GemmShape lhs_transposed = g, rhs_transposed = g, batched = g, f32 = g;
-  lhs_transposed.transpose_lhs = rhs_transposed.transpose_rhs = true;
-  batched.batch = 2;
+  hlo::GemmShape transposed = g, f32 = g;
+  transposed.transpose_lhs = transposed.transpose_rhs = true;
+  transposed.batch = 3;
   f32.operand_dtype = float32;
-  for (const hlo::GemmShape& other : {lhs_transposed, rhs_transposed, batched, f32})
-    CHECK_FALSE(cpu::amx_computes(native, other));
+  CHECK(cpu::amx_computes(native, transposed) == native.amx_bf16);
+  CHECK_FALSE(cpu::amx_computes(native, f32));
   if (!native.amx_bf16) return;
   // 70 columns: 3 panels; 100 rows: 4 blocks, in 4 parts (at least kAmxMinUnits units)
   CHECK(gemm_column_panels(native, g) == 12);
   hlo::GemmShape wide = g;
   wide.n = 1000;  // 32 panels: enough units without parting the rows
   CHECK(gemm_column_panels(native, wide) == 32);
+  CHECK(gemm_column_panels(native, transposed) == 3 * 12);  // each product's units
   // Each panel, 64 steps (33 rounded up to tiles of 32) of 32 columns, all three within a group;
   // a block of 32 rows of lhs over those steps; the block's sums.
   CHECK(cpu::gemm_workspace(native, g, nullptr).bytes ==

@@ -34,32 +34,51 @@ class AmxEmitter {
     sums_ = byte_at(panels_, em_.i64(layout_.sums));
   }
 
-  // The units' parts of rows, each over its panels among the units.
+  // The units' products, each's parts of rows, each part over its panels among the units.
   void emit(llvm::Value* unit_begin, llvm::Value* unit_end) {
     std::int64_t panels = amx_panels(g_), parts = amx_row_parts(g_), blocks = amx_row_blocks(g_);
-    llvm::Value* first_part = b_.CreateUDiv(unit_begin, em_.i64(panels));
-    llvm::Value* end_part = b_.CreateUDiv(add(unit_end, em_.i64(panels - 1)), em_.i64(panels));
+    llvm::Value *lhs = lhs_, *rhs = rhs_, *out = out_;
+    chunks(unit_begin, unit_end, parts * panels, "amx.batch",
+           [&](llvm::Value* batch, llvm::Value* begin, llvm::Value* end) {
+             auto* i16 = b_.getInt16Ty();
+             lhs_ = b_.CreateInBoundsGEP(i16, lhs, mul(batch, g_.m * g_.k));
+             rhs_ = b_.CreateInBoundsGEP(i16, rhs, mul(batch, g_.k * g_.n));
+             out_ = b_.CreateInBoundsGEP(storage_type(b_.getContext(), epilogue_.out), out,
+                                         mul(batch, g_.m * g_.n));
+             chunks(begin, end, panels, "amx.parts",
+                    [&](llvm::Value* part, llvm::Value* first, llvm::Value* last) {
+                      auto row_of = [&](llvm::Value* p) {  // the first row of part p
+                        return mul(b_.CreateUDiv(mul(p, blocks), em_.i64(parts)), kBlockRows);
+                      };
+                      llvm::Value* row_end = b_.CreateBinaryIntrinsic(
+                          llvm::Intrinsic::umin, row_of(add(part, em_.i64(1))), em_.i64(g_.m));
+                      groups(first, last, row_of(part), row_end);
+                    });
+           });
+  }
+
+ private:
+  // f(c, begin_c, end_c) for each chunk c of `size` indices that [begin, end) reaches, with
+  // [begin_c, end_c) the range's part in it, counted from the chunk's first index.
+  void chunks(llvm::Value* begin, llvm::Value* end, std::int64_t size, const std::string& name,
+              const std::function<void(llvm::Value*, llvm::Value*, llvm::Value*)>& f) {
+    llvm::Value* first_chunk = b_.CreateUDiv(begin, em_.i64(size));
+    llvm::Value* end_chunk = b_.CreateUDiv(add(end, em_.i64(size - 1)), em_.i64(size));
     emit_for(
-        em_, first_part, end_part, "amx.parts",
-        [&](llvm::Value* part) {
-          llvm::Value* first_unit = mul(part, panels);
-          auto clamp = [&](llvm::Value* unit) {
-            llvm::Value* low = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax, unit, first_unit);
-            return b_.CreateSub(b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, low,
-                                                         add(first_unit, em_.i64(panels))),
-                                first_unit);
+        em_, first_chunk, end_chunk, name,
+        [&](llvm::Value* c) {
+          llvm::Value* first = mul(c, size);
+          auto clamp = [&](llvm::Value* i) {
+            llvm::Value* low = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax, i, first);
+            llvm::Value* high =
+                b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, low, add(first, em_.i64(size)));
+            return b_.CreateSub(high, first);
           };
-          auto row_of = [&](llvm::Value* p) {  // the first row of part p
-            return mul(b_.CreateUDiv(mul(p, blocks), em_.i64(parts)), kBlockRows);
-          };
-          llvm::Value* row_end = b_.CreateBinaryIntrinsic(
-              llvm::Intrinsic::umin, row_of(add(part, em_.i64(1))), em_.i64(g_.m));
-          groups(clamp(unit_begin), clamp(unit_end), row_of(part), row_end);
+          f(c, clamp(begin), clamp(end));
         },
         /*vectorize=*/false);
   }
 
- private:
   // Panels [panel_begin, panel_end) of rows [row_begin, row_end), a group of panels at a time:
   // each packed, then every block of rows passes over the group, its lhs packed once for all.
   void groups(llvm::Value* panel_begin, llvm::Value* panel_end, llvm::Value* row_begin,
@@ -129,6 +148,7 @@ class AmxEmitter {
   // Panel row q: rhs rows 2q and 2q + 1 at columns [col, col + 32), interleaved; zero past the
   // last column and past the contraction, to the padded depth.
   void pack(llvm::Value* col, llvm::Value* panel) {
+    if (g_.transpose_rhs) return pack_transposed(col, panel);
     llvm::Value* mask = first_lanes(kAmxPanelColumns, b_.CreateSub(em_.i64(g_.n), col));
     auto row = [&](std::int64_t step_offset, llvm::Value* q) {
       llvm::Value* at = add(mul(add(mul(q, 2), em_.i64(step_offset)), g_.n), col);
@@ -154,9 +174,57 @@ class AmxEmitter {
         /*vectorize=*/false);
   }
 
+  // pack() of rhs stored [n, k], whose columns' steps lie in runs: a column's 16 pairs of steps
+  // are one vector of 32-bit pairs, and 16 columns' such vectors, transposed, are 16 panel rows'
+  // halves. A last, odd step's pairs are gathered after.
+  void pack_transposed(llvm::Value* col, llvm::Value* panel) {
+    constexpr unsigned kPairs = kSteps / 2;
+    auto* pairs = llvm::FixedVectorType::get(b_.getInt32Ty(), kPairs);
+    emit_for(
+        em_, amx_padded_depth(g_) / kSteps, "amx.pack_transposed",
+        [&](llvm::Value* s) {
+          llvm::Value* whole = first_lanes(kPairs, b_.CreateSub(em_.i64(g_.k / 2), mul(s, kPairs)));
+          for (std::int64_t half = 0; half < 2; ++half) {
+            std::vector<llvm::Value*> runs;
+            for (std::int64_t c = 0; c < kPairs; ++c) {
+              llvm::Value* column = add(col, em_.i64(half * kPairs + c));
+              llvm::Value* inside = b_.CreateICmpSLT(column, em_.i64(g_.n));
+              llvm::Value* at =
+                  masked_at(b_.getInt16Ty(), rhs_, add(mul(column, g_.k), mul(s, kSteps)));
+              runs.push_back(
+                  b_.CreateMaskedLoad(pairs, at, llvm::Align(2),
+                                      b_.CreateAnd(whole, b_.CreateVectorSplat(kPairs, inside)),
+                                      llvm::Constant::getNullValue(pairs)));
+            }
+            transpose_square(b_, runs);
+            for (std::int64_t q = 0; q < kPairs; ++q) {
+              llvm::Value* at = add(mul(add(mul(s, kPairs), em_.i64(q)), kPanelRowBytes),
+                                    em_.i64(half * kPairs * 4));
+              b_.CreateAlignedStore(runs[static_cast<std::size_t>(q)], byte_at(panel, at),
+                                    llvm::Align(64));
+            }
+          }
+        },
+        /*vectorize=*/false);
+    if (g_.k % 2 == 0) return;
+    std::vector<llvm::Constant*> strides;
+    for (std::int64_t c = 0; c < kAmxPanelColumns; ++c) strides.push_back(em_.i64(c * g_.k));
+    llvm::Value* last = masked_at(b_.getInt16Ty(), rhs_, add(mul(col, g_.k), em_.i64(g_.k - 1)));
+    auto* run = llvm::FixedVectorType::get(b_.getInt16Ty(), kAmxPanelColumns);
+    llvm::Value* steps = b_.CreateMaskedGather(
+        run, masked_at(b_.getInt16Ty(), last, llvm::ConstantVector::get(strides)), llvm::Align(2),
+        first_lanes(kAmxPanelColumns, b_.CreateSub(em_.i64(g_.n), col)),
+        llvm::Constant::getNullValue(run));
+    llvm::Value* pair_row = em_.i64(g_.k / 2 * kPanelRowBytes);
+    b_.CreateAlignedStore(
+        b_.CreateZExt(steps, llvm::FixedVectorType::get(b_.getInt32Ty(), kAmxPanelColumns)),
+        byte_at(panel, pair_row), llvm::Align(64));
+  }
+
   // lhs rows [row, row + 32) in tile order: step s's two tiles (16 rows of 32 steps each) at
   // (2 s + t) KiB, zero past lhs's last row and step, so that each tile is 1 KiB in a run.
   void pack_lhs(llvm::Value* row) {
+    if (g_.transpose_lhs) return pack_lhs_transposed(row);
     emit_for(
         em_, amx_padded_depth(g_) / kSteps, "amx.pack_lhs",
         [&](llvm::Value* s) {
@@ -174,6 +242,33 @@ class AmxEmitter {
                                       llvm::Align(64));
               },
               /*vectorize=*/false);
+        },
+        /*vectorize=*/false);
+  }
+
+  // pack_lhs() of lhs stored [k, m]: a step's 32 rows are a run, and 32 steps' runs, transposed,
+  // are the rows' runs of steps.
+  void pack_lhs_transposed(llvm::Value* row) {
+    llvm::Value* rows = first_lanes(kBlockRows, b_.CreateSub(em_.i64(g_.m), row));
+    auto* run = llvm::FixedVectorType::get(b_.getInt16Ty(), kBlockRows);
+    emit_for(
+        em_, amx_padded_depth(g_) / kSteps, "amx.pack_lhs_transposed",
+        [&](llvm::Value* s) {
+          std::vector<llvm::Value*> runs;
+          for (std::int64_t p = 0; p < kSteps; ++p) {
+            llvm::Value* step = add(mul(s, kSteps), em_.i64(p));
+            llvm::Value* inside = b_.CreateICmpSLT(step, em_.i64(g_.k));
+            runs.push_back(b_.CreateMaskedLoad(
+                run, masked_at(b_.getInt16Ty(), lhs_, add(mul(step, g_.m), row)), llvm::Align(2),
+                b_.CreateAnd(rows, b_.CreateVectorSplat(kBlockRows, inside)),
+                llvm::Constant::getNullValue(run)));
+          }
+          transpose_square(b_, runs);
+          for (std::int64_t r = 0; r < kBlockRows; ++r)
+            b_.CreateAlignedStore(
+                runs[static_cast<std::size_t>(r)],
+                byte_at(lhs_block_, add(mul(s, kBlockRows * kRowBytes), em_.i64(r * kRowBytes))),
+                llvm::Align(64));
         },
         /*vectorize=*/false);
   }

@@ -257,8 +257,7 @@ GemmWorkspace gemm_workspace(const CpuIsa& isa, const hlo::GemmShape& g,
 }
 
 bool amx_computes(const CpuIsa& isa, const hlo::GemmShape& g) {
-  return isa.amx_bf16 && g.operand_dtype == bfloat16 && g.dtype == float32 && g.batch == 1 &&
-         !g.transpose_lhs && !g.transpose_rhs;
+  return isa.amx_bf16 && g.operand_dtype == bfloat16 && g.dtype == float32;
 }
 
 AmxWorkspace amx_workspace(const hlo::GemmShape& g) {
@@ -287,8 +286,8 @@ std::int64_t gemm_column_panels(const cpu::CpuIsa& isa, const hlo::GemmShape& g)
   // larger operand (n of at least 2.7 m with AVX2's tile, 10.7 m with the wide one).
   // Zen 5, two threads, f32 [m, 4096] x [4096, 4096], ms: m = 1 4.3 -> 2.1, m = 16 5.7 -> 3.2,
   // m = 256 22.2 -> 19.4-19.9 (docs/performance.md).
-  if (g.batch != 1) return 0;
   if (cpu::amx_computes(isa, g)) return cpu::amx_units(g);
+  if (g.batch != 1) return 0;
   cpu::TileShape tile = cpu::tile_shape(isa, g, false);
   std::int64_t panels = (g.n + tile.columns - 1) / tile.columns;
   std::int64_t row_tiles = (g.m + tile.rows - 1) / tile.rows;

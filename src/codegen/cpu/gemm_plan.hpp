@@ -98,8 +98,8 @@ struct GemmWorkspace {
 GemmWorkspace gemm_workspace(const CpuIsa& isa, const hlo::GemmShape& g,
                              const hlo::ImplicitGemm* conv);
 
-// AMX's tile unit (gemm_amx.hpp) computes the f32 products of plain bf16 matrices (no batch,
-// neither operand transposed) on a core with AMX-BF16 that the OS lets use it
+// AMX's tile unit (gemm_amx.hpp) computes the f32 products of bf16 matrices (batched or not,
+// either operand stored transposed or not) on a core with AMX-BF16 that the OS lets use it
 // (CpuIsa::amx_bf16). Each of its tiles takes 32 steps of the contraction; its blocks are 32
 // rows by a panel of 32 columns, packed a pair of steps interleaved (kAmxPanelRowBytes) a row.
 // A product splits over the threads by units of a panel and a part of the rows (amx_units):
@@ -121,8 +121,11 @@ inline std::int64_t amx_row_blocks(const hlo::GemmShape& g) {
 inline std::int64_t amx_row_parts(const hlo::GemmShape& g) {
   return std::min(amx_row_blocks(g), (kAmxMinUnits + amx_panels(g) - 1) / amx_panels(g));
 }
-// Unit u: panel u % amx_panels of row part u / amx_panels.
-inline std::int64_t amx_units(const hlo::GemmShape& g) { return amx_row_parts(g) * amx_panels(g); }
+// Unit u: panel u % amx_panels of row part u / amx_panels % amx_row_parts of product
+// u / (amx_panels · amx_row_parts).
+inline std::int64_t amx_units(const hlo::GemmShape& g) {
+  return g.batch * amx_row_parts(g) * amx_panels(g);
+}
 // A call's workspace: a group of `panels` packed panels of `panel_bytes` each (every step, to
 // the padded depth) at 0, then a block of 32 rows of lhs packed in tile order (zero-padded) and
 // a block's 32 x 32 f32 sums, at multiples of 64.
