@@ -504,6 +504,32 @@ TEST_CASE("codegen: plain bf16 products run on AMX's tile unit where the CPU has
   CHECK(ir_of("avx512").find("@llvm.x86.tdpbf16ps.internal") == std::string::npos);
 }
 
+// The tile unit's kernel compiles on any host (it runs only on one with the unit): products
+// plain, transposed both ways, and batched, with edges every way and an odd depth.
+TEST_CASE("codegen: the tile unit's kernel compiles for any host", "[codegen][gemm]") {
+  for (const char* isa : {"avx2", "native"})
+    for (GemmCase c : {GemmCase{0, 70, 45, 33, false}, GemmCase{0, 70, 45, 33, true, true},
+                       GemmCase{2, 40, 50, 64, false}}) {
+      INFO("--cpu_isa=" << isa << ", " << c.batch << " x " << c.m << " x " << c.k << " x " << c.n);
+      CpuCompileOptions options;
+      options.isa = isa;  // avx2: the instructions of a host without AVX-512 around the tiles
+      options.amx_tiles = true;
+      CHECK(cpu::compile_isa(options).amx_bf16);
+      CHECK(cpu::compile_isa(options).features.find("+amx-tile") != std::string::npos);
+      Hlo h;
+      hlo::Instruction* dot = gemm_dot(h, bfloat16, c);
+      dot->shape.dtype = float32;
+      jx::testing::ScratchDir dir;
+      options.dump_prefix = dir / "kernel";
+      auto code = compile_kernels({{dot, "kernel", /*partitioned=*/true}}, options);
+      CHECK(code->symbol("kernel") != nullptr);
+      std::ifstream file(dir / "kernel.ir-with-opt.ll");
+      std::stringstream text;
+      text << file.rdbuf();
+      CHECK(text.str().find("@llvm.x86.tdpbf16ps.internal") != std::string::npos);
+    }
+}
+
 TEST_CASE("codegen: which dots take the loop nest, the blocked kernel or BLAS", "[codegen][gemm]") {
   auto strategy = [](DType d, const GemmCase& c) {
     Hlo h;

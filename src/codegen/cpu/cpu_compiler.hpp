@@ -87,6 +87,9 @@ struct CpuCompileOptions {
   // The cores a kernel's rows split over, as the matrix kernel's plan counts them (0: the
   // host's, CpuIsa).
   int cores = 0;
+  // Compile for AMX's tile unit whatever the host has (cpu::with_amx_tiles): the code a host with
+  // it runs, compiled (not run) on any.
+  bool amx_tiles = false;
 };
 
 namespace cpu {

@@ -152,6 +152,18 @@ const CpuIsa& cpu_isa(std::string_view flag, int vector_width) {
   return widths<Cap::kNative>()[w];
 }
 
+CpuIsa with_amx_tiles(CpuIsa isa) {
+  for (std::string_view feature : {"amx-bf16", "amx-tile"}) {
+    std::string off = "-" + std::string(feature);
+    if (std::size_t at = isa.features.find(off); at != std::string::npos)
+      isa.features[at] = '+';
+    else if (isa.features.find("+" + std::string(feature)) == std::string::npos)
+      isa.features += ",+" + std::string(feature);
+  }
+  isa.amx_bf16 = true;
+  return isa;
+}
+
 const CpuIsa& configured_cpu_isa() { return cpu_isa(config().cpu_isa, config().cpu_vector_width); }
 
 }  // namespace jx::codegen::cpu

@@ -50,6 +50,9 @@ struct CpuIsa {
 // vector split over the ISA's registers. Throws jx::ValueError for any other flag or width.
 const CpuIsa& cpu_isa(std::string_view flag, int vector_width = 0);
 
+// `isa` with AMX-BF16's tile unit, whether or not the host has it or the OS granted it.
+CpuIsa with_amx_tiles(CpuIsa isa);
+
 // The ISA that config()'s --cpu_isa and --cpu_vector_width name.
 const CpuIsa& configured_cpu_isa();
 

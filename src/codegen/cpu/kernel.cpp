@@ -165,7 +165,7 @@ CpuIsa compile_isa(const CpuCompileOptions& options) {
   CpuIsa isa = cpu_isa(options.isa, options.vector_width);
   if (options.second_level_cache) isa.second_level_cache = options.second_level_cache;
   if (options.cores) isa.cores = options.cores;
-  return isa;
+  return options.amx_tiles ? with_amx_tiles(isa) : isa;
 }
 
 namespace {
