@@ -44,10 +44,11 @@ struct EpilogueMatch {
   const Instruction* bias = nullptr;
 };
 
-// Whether `root` computes activation(value + bias) (not `value` alone) from `value`, a rank-2
-// array: value + broadcast(b) with b a vector along the last dim; relu as jx::nn::relu writes it
-// (where(x <= 0, 0, x)) or as maximum(x, 0); gelu's tanh form with any grouping of its sums and
-// products. Constants match to float32 precision.
+// Whether `root` computes activation(value + bias) (not `value` alone, unless `value` rounds the
+// product to 16 bits: epilogue_value) from `value`, a rank-2 array: value + broadcast(b) with b a
+// vector along the last dim; relu as jx::nn::relu writes it (where(x <= 0, 0, x)) or as
+// maximum(x, 0); gelu's tanh form with any grouping of its sums and products. Constants match to
+// float32 precision.
 std::optional<EpilogueMatch> match_epilogue(const Instruction& root, const Instruction& value);
 
 // Whether `dot` is a product an epilogue may follow: an f32 matrix product (of f32 operands, or

@@ -105,6 +105,8 @@ void reachable(const Instruction* root, std::unordered_set<const Instruction*>& 
 }  // namespace
 
 std::optional<EpilogueMatch> match_epilogue(const Instruction& root, const Instruction& value) {
+  bool rounds = value.opcode == Opcode::kConvert && k16BitFloating.contains(value.shape.dtype);
+  if (&root == &value && rounds) return EpilogueMatch{};  // the rounding alone
   // The activation's argument `a`: the value, or its sum with a bias.
   std::unordered_set<const Instruction*> candidates;
   reachable(&root, candidates);

@@ -387,6 +387,17 @@ TEST_CASE("fused jit: a bf16 layer rounds its product, then adds its bias and ap
     CHECK(clamped > 0);
     CHECK(clamped < got.size());
 
+    // The product alone, rounded to bf16: one kernel on the tile unit too, bit for bit.
+    auto matmul = jit([](const Array& x, const Array& w) { return np::matmul(x, w); });
+    auto matmul_compiled = matmul.lower(x, w).compile();
+    INFO(matmul_compiled.thunk_sequence());
+    CHECK((count_thunks(matmul_compiled.thunk_sequence()).kernels == 1) == tiles);
+    std::vector<BFloat16> rounded = matmul_compiled(x, w).to_vector<BFloat16>();
+    for (std::size_t i = 0; i < sums.size(); ++i) {
+      INFO("out " << i);
+      REQUIRE(rounded[i].bits == BFloat16(sums[i]).bits);
+    }
+
     // The f32 product of the same operands, an f32 bias and gelu: one kernel on the tile unit
     // too, in f32 throughout (gelu's fast tanh against the oracle's).
     Array b32 = b.astype(float32);

@@ -194,6 +194,23 @@ TEST_CASE("gemm epilogue fusion: a bf16 layer's product rounds, then takes its b
                         "  %narrow = bf16[8,4] convert(f32[8,4] %square)\n"
                         "  ROOT %out = bf16[8,4] add(bf16[8,4] %relu, bf16[8,4] %narrow)\n"),
       false);
+  // The rounding alone, a bf16 product with no bias: an epilogue too.
+  auto rounded = run(R"(HloModule m
+
+ENTRY %main (x: bf16[8,16], w: bf16[16,4]) -> bf16[8,4] {
+  %x = bf16[8,16] parameter(0)
+  %w = bf16[16,4] parameter(1)
+  %dot = f32[8,4] dot(bf16[8,16] %x, bf16[16,4] %w), lhs_batch_dims={}, )"
+                     R"(lhs_contracting_dims={1}, rhs_batch_dims={}, rhs_contracting_dims={0}
+  ROOT %r = bf16[8,4] convert(f32[8,4] %dot)
+}
+)",
+                     true, fuses_bf16);
+  e = hlo::as_gemm_epilogue(*rounded->entry()->root());
+  REQUIRE(e);
+  CHECK(e->out == bfloat16);
+  CHECK(e->activation == GemmActivation::kNone);
+  CHECK(e->bias == -1);
   // cuBLASLt's epilogues take f32 operands and outputs only.
   auto parsed = hlo::parse_module(text);
   const Instruction* dot = parsed->entry()->root()->operands[1];
