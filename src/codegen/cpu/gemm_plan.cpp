@@ -261,10 +261,11 @@ bool amx_computes(const CpuIsa& isa, const hlo::GemmShape& g) {
 }
 
 AmxWorkspace amx_workspace(const hlo::GemmShape& g) {
-  constexpr std::int64_t kSumsBytes = 32 * kAmxPanelColumns * 4;
+  constexpr std::int64_t kSumsBytes = kAmxBlockRows * kAmxPanelColumns * 4;
   std::int64_t panel_bytes = amx_padded_depth(g) / 2 * kAmxPanelRowBytes;
   std::int64_t panels = std::clamp<std::int64_t>(kAmxGroupBytes / panel_bytes, 1, amx_panels(g));
-  std::int64_t lhs_block = panels * panel_bytes, lhs_bytes = 32 * amx_padded_depth(g) * 2;
+  std::int64_t lhs_block = panels * panel_bytes;
+  std::int64_t lhs_bytes = kAmxBlockRows * amx_padded_depth(g) * 2;  // bf16
   return {panel_bytes, panels, lhs_block, lhs_block + lhs_bytes,
           lhs_block + lhs_bytes + kSumsBytes};
 }
