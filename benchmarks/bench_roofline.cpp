@@ -1,7 +1,8 @@
 // The CPU against its own limits: the FMA peak of one core, measured here with a loop of
 // independent multiply-adds, and what jx's matrix kernel reaches of it at 1, 2, 4, 8 and 16
-// threads (where the machine has them: --cpu_threads) against OpenBLAS on as many threads;
-// products of few rows, memory-bound on their rhs; and how elementwise and row-softmax kernels
+// threads (where the machine has them: --cpu_threads) against OpenBLAS on as many threads; bf16
+// products (AMX's tile unit where the CPU has one) against the vector kernel; products of few
+// rows, memory-bound on their rhs; and how elementwise and row-softmax kernels
 // scale with threads. Efficiency is against the one-thread time. The ISA jx compiles for is
 // printed (JX_FLAGS=--cpu_isa=avx2 on an AVX-512 machine measures the other kind).
 //
@@ -144,6 +145,46 @@ void dense_table(const std::vector<int>& thread_counts, double peak_one, double 
   std::printf("\n");
 }
 
+// f32 products of bf16 matrices (lax.dot_general with preferred_element_type=float32): jx as
+// configured (on AMX's tile unit where the CPU has one) against the same product under
+// --cpu_isa=avx512, AVX-512's vector kernel after converting both operands (AVX2's where the CPU
+// has no AVX-512), compiled and timed in the same run; and the first against the f32 FMA peak.
+void bf16_table(const std::vector<int>& thread_counts, double peak_one, double peak_busy,
+                double scale) {
+  const std::string configured = jx::config().cpu_isa;
+  bool tiles = jx::codegen::cpu::configured_cpu_isa().amx_bf16;
+  std::printf(
+      "bf16 products into f32, x, W: bf16[n, n]; GMAC/s as configured (%s), against the f32\n"
+      "FMA peak of the threads used, and against --cpu_isa=avx512 (the vector kernel)\n",
+      tiles ? "AMX's tile unit" : "the vector kernel");
+  std::printf("  %5s %7s %10s %9s %14s %9s\n", "n", "threads", "jx GMAC/s", "of peak",
+              "avx512 GMAC/s", "ratio");
+  auto product = [](const jx::Array& a, const jx::Array& b) {
+    return jx::lax::dot_general(a, b, {{1}, {0}, {}, {}}, jx::float32);
+  };
+  for (int n : {512, 1024, 2048}) {
+    auto nn = static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
+    jx::Array x = np::array(ramp(nn, -1, 1), jx::Shape{n, n}).astype(jx::bfloat16);
+    jx::Array w = np::array(ramp(nn, -0.05f, 0.05f), jx::Shape{n, n}).astype(jx::bfloat16);
+    double macs = static_cast<double>(n) * n * n;
+    for (int threads : thread_counts) {
+      set_threads(threads);
+      std::vector<double> ms;
+      for (const std::string& isa : {configured, std::string("avx512")}) {
+        jx::config().cpu_isa = isa;
+        auto fresh = jx::jit(product, {.name = "bf16_product"});
+        ms.push_back(median_ms([&] { fresh(x, w).block_until_ready(); }, scale));
+      }
+      jx::config().cpu_isa = configured;
+      double rate = macs / ms[0] / 1e6, vector = macs / ms[1] / 1e6;
+      std::printf("  %5d %7d %10.1f %8.2fx %14.1f %8.2fx\n", n, threads, rate,
+                  rate * 1e9 / ((threads == 1 ? peak_one : peak_busy) * threads), vector,
+                  ms[1] / ms[0]);
+    }
+  }
+  std::printf("\n");
+}
+
 // OpenBLAS's idle threads spin (sched_yield) for about 0.1 s after a threaded call, and on a
 // machine with few cores take one from whatever runs next: waited out before jx's next timing.
 void settle_blas() { std::this_thread::sleep_for(std::chrono::milliseconds(200)); }
@@ -244,6 +285,7 @@ int main(int argc, char** argv) {
       "%d busy\n\n",
       kLanes, peak / 1e9, peak_all / 1e9, cores);
   dense_table(thread_counts, peak, peak_all, scale);
+  bf16_table(thread_counts, peak, peak_all, scale);
   few_rows_table(thread_counts, scale);
   scaling_table(thread_counts, scale);
   std::printf("load %s\n", bench::load_average().c_str());
