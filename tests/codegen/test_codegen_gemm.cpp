@@ -455,11 +455,11 @@ TEST_CASE("codegen: the blocked matrix kernel over bf16 operands against a loop"
   }
 }
 
-// Where the CPU has AMX-BF16 (and the OS lets jx use its tiles), native computes plain f32
-// products of bf16 matrices on the tile unit, split by panels of 32 columns and parts of the rows;
-// avx512 and avx2 keep them on the vector kernel. (Its values: the test above, whose native run
-// takes the tile unit.)
-TEST_CASE("codegen: plain bf16 products run on AMX's tile unit where the CPU has one",
+// Where the CPU has AMX-BF16 (and the OS lets jx use its tiles), native computes f32 products of
+// bf16 matrices (transposed, batched or not) on the tile unit, split by panels of 32 columns and
+// parts of the rows; avx512 and avx2 keep them on the vector kernel. (Its values: the test above,
+// whose native run takes the tile unit.)
+TEST_CASE("codegen: bf16 products run on AMX's tile unit where the CPU has one",
           "[codegen][gemm]") {
   const cpu::CpuIsa &native = cpu::cpu_isa("native"), &avx512 = cpu::cpu_isa("avx512");
   hlo::GemmShape g{.dtype = float32, .operand_dtype = bfloat16, .m = 100, .n = 70, .k = 33};
@@ -478,7 +478,8 @@ TEST_CASE("codegen: plain bf16 products run on AMX's tile unit where the CPU has
   hlo::GemmShape wide = g;
   wide.n = 1000;  // 32 panels: enough units without parting the rows
   CHECK(gemm_column_panels(native, wide) == 32);
-  CHECK(gemm_column_panels(native, transposed) == 3 * 12);  // each product's units
+  // 3 products of 3 panels: rows in 2 parts make 18 units
+  CHECK(gemm_column_panels(native, transposed) == 3 * 2 * 3);
   // Each panel, 64 steps (33 rounded up to tiles of 32) of 32 columns, all three within a group;
   // a block of 32 rows of lhs over those steps; the block's sums.
   CHECK(cpu::gemm_workspace(native, g, nullptr).bytes ==
@@ -515,7 +516,9 @@ TEST_CASE("codegen: the tile unit's kernel compiles for any host", "[codegen][ge
       options.isa = isa;  // avx2: the instructions of a host without AVX-512 around the tiles
       options.amx_tiles = true;
       CHECK(cpu::compile_isa(options).amx_bf16);
-      CHECK(cpu::compile_isa(options).features.find("+amx-tile") != std::string::npos);
+      std::string features = cpu::compile_isa(options).features;
+      CHECK(features.find("-amx-tile") == std::string::npos);
+      CHECK(features.find("-amx-bf16") == std::string::npos);
       Hlo h;
       hlo::Instruction* dot = gemm_dot(h, bfloat16, c);
       dot->shape.dtype = float32;

@@ -61,7 +61,8 @@ DotStrategy dot_strategy(const hlo::Instruction& dot);
 DotStrategy gemm_strategy(const hlo::GemmShape& gemm);
 // The column panels a blocked kernel's product splits over the threads by (its kernel_rows,
 // under --cpu_isa), or 0 when it splits by rows: a product of few rows and more columns; or, for
-// one on AMX's tile unit, its units of a panel and a part of the rows (cpu::amx_units).
+// one on AMX's tile unit, its units of a panel and a part of the rows of one product
+// (cpu::amx_units).
 std::int64_t gemm_column_panels(const cpu::CpuIsa& isa, const hlo::GemmShape& gemm);
 // Whether the blocked kernel reads the bf16 operands of the f32 `product` as they are: as pairs
 // (CpuIsa::bf16_pairs_pay) or on the tile unit (gemm_amx.hpp); else upcast-16bit-dots widens

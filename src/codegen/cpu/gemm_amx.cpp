@@ -38,6 +38,7 @@ class AmxEmitter {
   void emit(llvm::Value* unit_begin, llvm::Value* unit_end) {
     std::int64_t panels = amx_panels(g_), parts = amx_row_parts(g_), blocks = amx_row_blocks(g_);
     llvm::Value *lhs = lhs_, *rhs = rhs_, *out = out_;
+    unit_end = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, unit_end, em_.i64(amx_units(g_)));
     chunks(unit_begin, unit_end, parts * panels, "amx.batch",
            [&](llvm::Value* batch, llvm::Value* begin, llvm::Value* end) {
              auto* i16 = b_.getInt16Ty();
@@ -354,7 +355,7 @@ class AmxEmitter {
                                                      add(mul(r, kAmxPanelColumns), em_.i64(lane)));
             llvm::Value* sum = b_.CreateAlignedLoad(
                 llvm::FixedVectorType::get(b_.getFloatTy(), kRows), from, llvm::Align(64));
-            if (rounds) sum = widen_float(b_, narrow_float(b_, sum, out));
+            if (rounds && epilogue_.applies()) sum = widen_float(b_, narrow_float(b_, sum, out));
             sum = apply_epilogue(em_, epilogue_.activation, sum, bias[v]);
             if (rounds) sum = narrow_float(b_, sum, out);
             llvm::Value* at = add(mul(add(row, r), g_.n), add(col, em_.i64(lane)));

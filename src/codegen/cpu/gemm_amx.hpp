@@ -15,7 +15,8 @@
 namespace jx::codegen::cpu {
 
 // out = epilogue(lhs · rhs) for the units [unit_begin, unit_end) (amx_units: a panel of a part
-// of the rows) of a product that amx_computes (gemm_plan.hpp); `workspace`:
+// of the rows of one product of the batch) of a product that amx_computes (gemm_plan.hpp);
+// `workspace`:
 // amx_workspace(g).bytes of the call's own.
 void emit_amx_gemm(ElementalEmitter& em, const hlo::GemmShape& g, llvm::Value* lhs,
                    llvm::Value* rhs, llvm::Value* out, llvm::Value* workspace,

@@ -102,9 +102,9 @@ GemmWorkspace gemm_workspace(const CpuIsa& isa, const hlo::GemmShape& g,
 // either operand stored transposed or not) on a core with AMX-BF16 that the OS lets use it
 // (CpuIsa::amx_bf16). Each of its tiles takes 32 steps of the contraction; its blocks are 32
 // rows by a panel of 32 columns, packed a pair of steps interleaved (kAmxPanelRowBytes) a row.
-// A product splits over the threads by units of a panel and a part of the rows (amx_units):
-// the rows in as many parts as make kAmxMinUnits units, or one where the panels alone do, each
-// call packing the panels of its units.
+// A product splits over the threads by units of a panel and a part of the rows of one product
+// of the batch (amx_units): the rows in as many parts as make kAmxMinUnits units, or one where
+// the products' panels alone do, each call packing the panels of its units.
 bool amx_computes(const CpuIsa& isa, const hlo::GemmShape& g);
 constexpr std::int64_t kAmxTileSteps = 32, kAmxPanelColumns = 32, kAmxBlockRows = 32;
 constexpr std::int64_t kAmxPanelRowBytes = kAmxPanelColumns * 2 * 2;
@@ -119,7 +119,8 @@ inline std::int64_t amx_row_blocks(const hlo::GemmShape& g) {
   return (g.m + kAmxBlockRows - 1) / kAmxBlockRows;
 }
 inline std::int64_t amx_row_parts(const hlo::GemmShape& g) {
-  return std::min(amx_row_blocks(g), (kAmxMinUnits + amx_panels(g) - 1) / amx_panels(g));
+  std::int64_t units = g.batch * amx_panels(g);
+  return std::min(amx_row_blocks(g), (kAmxMinUnits + units - 1) / units);
 }
 // Unit u: panel u % amx_panels of row part u / amx_panels % amx_row_parts of product
 // u / (amx_panels · amx_row_parts).

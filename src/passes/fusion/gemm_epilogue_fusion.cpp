@@ -16,21 +16,21 @@ namespace {
 // alone, and f is the only reader of that dot.
 Instruction* epilogue_dot(const hlo::Computation& entry, const hlo::UserIndex& users,
                           const Instruction& f, const GemmEpilogueFusion::Fuses& fuses) {
-  auto takes = [&](Instruction* dot, DType out) {
-    return hlo::fits_gemm_epilogue(*dot) && dot != entry.root() && users(dot).size() == 1 &&
-           fuses(*dot, out);
+  auto fits = [&](Instruction* dot) {
+    return hlo::fits_gemm_epilogue(*dot) && dot != entry.root() && users(dot).size() == 1;
   };
   if (f.opcode == Opcode::kConvert && k16BitFloating.contains(f.shape.dtype)) {
     Instruction* dot = f.operands[0];
-    return dot->opcode == Opcode::kDot && takes(dot, f.shape.dtype) ? dot : nullptr;
+    return dot->opcode == Opcode::kDot && fits(dot) && fuses(*dot, f.shape.dtype) ? dot : nullptr;
   }
   if (f.opcode != Opcode::kFusion || f.shape.is_tuple || f.attrs.get_string("kind") != "kLoop")
     return nullptr;
   const hlo::Computation& fused = *f.called[0];
   for (const Instruction* p : fused.parameters()) {
     Instruction* dot = f.operands[static_cast<std::size_t>(p->parameter_number)];
+    if (!fits(dot)) continue;
     const Instruction& value = hlo::epilogue_value(fused, *p);
-    if (!takes(dot, value.shape.dtype)) continue;
+    if (!fuses(*dot, value.shape.dtype)) continue;
     std::optional<hlo::EpilogueMatch> m = hlo::match_epilogue(*fused.root(), value);
     if (m && (!m->bias || m->bias->opcode == Opcode::kParameter)) return dot;
   }

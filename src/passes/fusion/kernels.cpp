@@ -4,6 +4,7 @@
 #include <functional>
 #include <unordered_map>
 
+#include "hlo/gemm.hpp"
 #include "hlo/window.hpp"
 
 namespace jx::passes::fusion {
@@ -12,6 +13,7 @@ using hlo::Instruction;
 using hlo::Opcode;
 
 bool is_kernel(const Instruction& i) {
+  if (i.opcode == Opcode::kFusion && hlo::as_gemm_epilogue(i)) return false;
   return hlo::runs_as(i.opcode) == hlo::RunsAs::kKernel &&
          !hlo::has_trait(i.opcode, hlo::kOwnKernel);
 }

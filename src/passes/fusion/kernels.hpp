@@ -6,9 +6,11 @@
 
 namespace jx::passes::fusion {
 
-// Instructions the backends run as an emitted loop over their output (fusions, and unfused ops
-// other than dots, which may be BLAS calls, sorts, which run on the host, and scatters, whose
-// kernels walk their updates): what horizontal and multi-output fusion may join.
+// Instructions the backends run as an emitted loop over their output (fusions other than a dot's
+// with its epilogue, hlo::as_gemm_epilogue: a library call or the matrix kernel, which joined to
+// another would become a loop per element; and unfused ops other than dots, which may be BLAS
+// calls, sorts, which run on the host, and scatters, whose kernels walk their updates): what
+// horizontal and multi-output fusion may join.
 bool is_kernel(const hlo::Instruction& inst);
 
 // Whether `fusion` reads operand `k` at most once per element it computes: no broadcast that
