@@ -14,7 +14,9 @@ namespace {
 // 16 interleaved pairs of steps of rhs, or 16 f32 sums).
 constexpr std::int64_t kRows = 16, kRowBytes = 64, kSteps = kAmxTileSteps;
 constexpr std::int64_t kBlockRows = kAmxBlockRows;
-static_assert(kBlockRows == 2 * kRows && kSteps == kAmxPanelColumns);  // bf16_run loads either
+// A block is two tiles of lhs; a transposed rhs packs half a panel of columns by a tile of
+// steps as one square of pairs.
+static_assert(kBlockRows == 2 * kRows && kSteps == kAmxPanelColumns);
 constexpr std::int64_t kPanelRowBytes = kAmxPanelRowBytes;
 
 class AmxEmitter {
@@ -128,9 +130,13 @@ class AmxEmitter {
   llvm::Value* masked_at(llvm::Type* elem, llvm::Value* base, llvm::Value* index) {
     return b_.CreateGEP(elem, base, index);
   }
-  llvm::Value* bf16_run(llvm::Value* at, llvm::Value* mask) {
-    auto* run = llvm::FixedVectorType::get(b_.getInt16Ty(), kSteps);
-    return b_.CreateMaskedLoad(run, at, llvm::Align(2), mask, llvm::Constant::getNullValue(run));
+  // A run of `lanes` 16-bit elements (or `lanes` pairs of them, as i32) from `at`, zero in the
+  // lanes past `mask` and, where `inside` is false, in all of them.
+  llvm::Value* run(unsigned lanes, llvm::Value* at, llvm::Value* mask, llvm::Value* inside,
+                   bool pairs = false) {
+    auto* type = llvm::FixedVectorType::get(pairs ? b_.getInt32Ty() : b_.getInt16Ty(), lanes);
+    if (inside) mask = b_.CreateAnd(mask, b_.CreateVectorSplat(lanes, inside));
+    return b_.CreateMaskedLoad(type, at, llvm::Align(2), mask, llvm::Constant::getNullValue(type));
   }
 
   // The tile unit's operations, on tiles of kRows x kRowBytes.
@@ -153,7 +159,7 @@ class AmxEmitter {
     llvm::Value* mask = first_lanes(kAmxPanelColumns, b_.CreateSub(em_.i64(g_.n), col));
     auto row = [&](std::int64_t step_offset, llvm::Value* q) {
       llvm::Value* at = add(mul(add(mul(q, 2), em_.i64(step_offset)), g_.n), col);
-      return bf16_run(b_.CreateInBoundsGEP(b_.getInt16Ty(), rhs_, at), mask);
+      return run(kAmxPanelColumns, b_.CreateInBoundsGEP(b_.getInt16Ty(), rhs_, at), mask, nullptr);
     };
     auto store = [&](llvm::Value* q, llvm::Value* pairs) {
       b_.CreateAlignedStore(pairs, byte_at(panel, mul(q, kPanelRowBytes)), llvm::Align(64));
@@ -180,7 +186,6 @@ class AmxEmitter {
   // halves. A last, odd step's pairs are gathered after.
   void pack_transposed(llvm::Value* col, llvm::Value* panel) {
     constexpr unsigned kPairs = kSteps / 2;
-    auto* pairs = llvm::FixedVectorType::get(b_.getInt32Ty(), kPairs);
     emit_for(
         em_, amx_padded_depth(g_) / kSteps, "amx.pack_transposed",
         [&](llvm::Value* s) {
@@ -192,10 +197,7 @@ class AmxEmitter {
               llvm::Value* inside = b_.CreateICmpSLT(column, em_.i64(g_.n));
               llvm::Value* at =
                   masked_at(b_.getInt16Ty(), rhs_, add(mul(column, g_.k), mul(s, kSteps)));
-              runs.push_back(
-                  b_.CreateMaskedLoad(pairs, at, llvm::Align(2),
-                                      b_.CreateAnd(whole, b_.CreateVectorSplat(kPairs, inside)),
-                                      llvm::Constant::getNullValue(pairs)));
+              runs.push_back(run(kPairs, at, whole, inside, /*pairs=*/true));
             }
             transpose_square(b_, runs);
             for (std::int64_t q = 0; q < kPairs; ++q) {
@@ -236,10 +238,9 @@ class AmxEmitter {
               [&](llvm::Value* r) {
                 llvm::Value* at = add(row, r);
                 llvm::Value* inside = b_.CreateICmpSLT(at, em_.i64(g_.m));
-                llvm::Value* mask = b_.CreateAnd(steps, b_.CreateVectorSplat(kSteps, inside));
                 llvm::Value* from = masked_at(b_.getInt16Ty(), lhs_, add(mul(at, g_.k), step));
                 llvm::Value* to = add(mul(s, kBlockRows * kRowBytes), mul(r, kRowBytes));
-                b_.CreateAlignedStore(bf16_run(from, mask), byte_at(lhs_block_, to),
+                b_.CreateAlignedStore(run(kSteps, from, steps, inside), byte_at(lhs_block_, to),
                                       llvm::Align(64));
               },
               /*vectorize=*/false);
@@ -251,7 +252,6 @@ class AmxEmitter {
   // are the rows' runs of steps.
   void pack_lhs_transposed(llvm::Value* row) {
     llvm::Value* rows = first_lanes(kBlockRows, b_.CreateSub(em_.i64(g_.m), row));
-    auto* run = llvm::FixedVectorType::get(b_.getInt16Ty(), kBlockRows);
     emit_for(
         em_, amx_padded_depth(g_) / kSteps, "amx.pack_lhs_transposed",
         [&](llvm::Value* s) {
@@ -259,10 +259,9 @@ class AmxEmitter {
           for (std::int64_t p = 0; p < kSteps; ++p) {
             llvm::Value* step = add(mul(s, kSteps), em_.i64(p));
             llvm::Value* inside = b_.CreateICmpSLT(step, em_.i64(g_.k));
-            runs.push_back(b_.CreateMaskedLoad(
-                run, masked_at(b_.getInt16Ty(), lhs_, add(mul(step, g_.m), row)), llvm::Align(2),
-                b_.CreateAnd(rows, b_.CreateVectorSplat(kBlockRows, inside)),
-                llvm::Constant::getNullValue(run)));
+            runs.push_back(run(kBlockRows,
+                               masked_at(b_.getInt16Ty(), lhs_, add(mul(step, g_.m), row)), rows,
+                               inside));
           }
           transpose_square(b_, runs);
           for (std::int64_t r = 0; r < kBlockRows; ++r)
