@@ -122,20 +122,21 @@ TEST_CASE("cpu_isa: compiled kernels name the features they were compiled for", 
 }  // namespace
 }  // namespace jx::codegen::testing
 
-TEST_CASE("cpu_isa: a cache counts at most 16 MiB for each CPU that shares it", "[codegen][isa]") {
+TEST_CASE("cpu_isa: a cache counts at most 12 MiB for each CPU that shares it", "[codegen][isa]") {
   using jx::codegen::cpu::cache_to_count_on;
   constexpr std::int64_t MiB = 1 << 20;
   // A virtual machine of 2 CPUs on a socket whose last level is 480 MiB.
-  CHECK(cache_to_count_on(480 * MiB, "0-1") == 32 * MiB);
-  CHECK(cache_to_count_on(480 * MiB, "0-3,8,10-11") == 7 * 16 * MiB);
+  CHECK(cache_to_count_on(480 * MiB, "0-1") == 24 * MiB);
+  CHECK(cache_to_count_on(480 * MiB, "0-3,8,10-11") == 7 * 12 * MiB);
   // A core complex's own cache, or a core's second level, is all there.
-  CHECK(cache_to_count_on(32 * MiB, "0-1") == 32 * MiB);
+  CHECK(cache_to_count_on(24 * MiB, "0-1") == 24 * MiB);
+  CHECK(cache_to_count_on(32 * MiB, "0-3") == 32 * MiB);
   CHECK(cache_to_count_on(8 * MiB, "0-3") == 8 * MiB);
   CHECK(cache_to_count_on(2 * MiB, "0") == 2 * MiB);
   // Without a list, or one of nothing readable, all of it; parts that are not numbers count none.
   CHECK(cache_to_count_on(64 * MiB, "") == 64 * MiB);
   CHECK(cache_to_count_on(64 * MiB, "x") == 64 * MiB);
-  CHECK(cache_to_count_on(480 * MiB, "0,,x,1") == 32 * MiB);
+  CHECK(cache_to_count_on(480 * MiB, "0,,x,1") == 24 * MiB);
   // A range too long for any machine counts no more than the cache.
   CHECK(cache_to_count_on(480 * MiB, "0-4294967295") == 480 * MiB);
 }

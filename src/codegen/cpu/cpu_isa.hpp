@@ -58,9 +58,10 @@ const CpuIsa& configured_cpu_isa();
 
 // More cache than this for each CPU that shares a cache is a share of a larger machine's: a
 // virtual machine of a few CPUs on a server socket sees the whole socket's last level (480 MiB
-// for 2 CPUs), which the socket's other cores fill too. Most CPUs have 2-5 MiB a core; AMD's
-// stacked-cache parts of few cores a complex have up to 48 MiB, of which this counts 16 a CPU.
-constexpr std::int64_t kMostCachePerCpu = 16 << 20;
+// for 2 CPUs), which the socket's other cores fill too. Server cores have 2-5 MiB each, AMD's
+// stacked-cache parts 12. On such a VM a 32 MiB output streamed, timed in turn with a triad, ran
+// 1.5x as fast (docs/performance.md), which a count of 16 MiB a CPU left unstreamed.
+constexpr std::int64_t kMostCachePerCpu = 12 << 20;
 
 // How much of a cache of `bytes` that the CPUs in `shared_cpu_list` share (Linux's list, as
 // "0-3,8"; empty: unknown, so all of it) a program can count on: at most kMostCachePerCpu for
