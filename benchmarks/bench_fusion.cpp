@@ -682,17 +682,21 @@ void cumsum_case(const Triad& triad, int threads, int scale, const Peers& peers,
   std::printf("\n");
 }
 
-// The dense layer with bf16 inputs against the same layer in f32, timed in turn.
+// The dense layer with bf16 inputs against the same layer in f32 and, where libtorch is
+// installed, against libtorch's bf16 layer (oneDNN's kernels).
 void dense_bf16_case(std::int64_t n, int threads, int scale, std::vector<TargetRow>& rows) {
   std::printf("Dense layer relu(x @ W + b) in bfloat16 vs float32, n = %lld\n",
               static_cast<long long>(n));
   std::size_t nn = static_cast<std::size_t>(n * n);
-  jx::Array x = np::array(random_vector(nn, 70, -1, 1, threads), jx::Shape{n, n});
-  jx::Array w = np::array(random_vector(nn, 71, -1, 1, threads), jx::Shape{n, n});
-  jx::Array b = np::array(random_vector(n, 72, -1, 1, threads), jx::Shape{n});
+  std::vector<float> xv = random_vector(nn, 70, -1, 1, threads),
+                     wv = random_vector(nn, 71, -1, 1, threads),
+                     bv = random_vector(n, 72, -1, 1, threads);
+  jx::Array x = np::array(xv, jx::Shape{n, n}), w = np::array(wv, jx::Shape{n, n});
+  jx::Array b = np::array(bv, jx::Shape{n});
   jx::Array xb = x.astype(jx::bfloat16), wb = w.astype(jx::bfloat16), bb = b.astype(jx::bfloat16);
   auto f = jx::jit(dense_relu, {.name = "dense_relu"});
-  // Interleaved call by call, so that drift in the machine's load hits both alike.
+  // The two layers interleaved call by call, so that drift in the machine's load hits both
+  // alike; libtorch's after, alone: its pool's threads spin on the cores after each call.
   auto samples =
       bench::sample_interleaved({[&] { g_sink = static_cast<double>(f(x, w, b).size()); },
                                  [&] { g_sink = static_cast<double>(f(xb, wb, bb).size()); }},
@@ -704,20 +708,39 @@ void dense_bf16_case(std::int64_t n, int threads, int scale, std::vector<TargetR
 
   // Against the f32 layer of the same (bf16) inputs: the product accumulates in f32 and rounds
   // once, the bias add rounds again, each within half a bf16 ulp of the products' magnitude.
-  jx::Array want = f(xb.astype(jx::float32), wb.astype(jx::float32), bb.astype(jx::float32));
-  std::vector<float> wv = want.to_vector<float>(), gv = f(xb, wb, bb).to_vector<float>();
-  double worst = 0, largest = 0;
-  for (std::size_t i = 0; i < nn; ++i) {
-    worst = std::max(worst, std::abs(static_cast<double>(gv[i]) - wv[i]));
-    largest = std::max(largest, static_cast<double>(wv[i]));
-  }
-  std::printf("  bf16 vs f32 of the same inputs: max |difference| %.3g (largest value %.3g)\n\n",
-              worst, largest);
-  if (!(worst <= 0x1p-7 * largest))
-    fail("dense bf16: jx differs from its f32 layer by " + fmt("%.3g", worst));
+  std::vector<float> want =
+      f(xb.astype(jx::float32), wb.astype(jx::float32), bb.astype(jx::float32)).to_vector<float>();
+  auto check = [&](const char* who, const std::vector<float>& got) {
+    double worst = 0, largest = 0;
+    for (std::size_t i = 0; i < nn; ++i) {
+      worst = std::max(worst, std::abs(static_cast<double>(got[i]) - want[i]));
+      largest = std::max(largest, static_cast<double>(want[i]));
+    }
+    std::printf("  %s bf16 vs f32 of the same inputs: max |difference| %.3g (largest value %.3g)\n",
+                who, worst, largest);
+    if (!(worst <= 0x1p-7 * largest))
+      fail(std::string("dense bf16: ") + who + " differs from the f32 layer by " +
+           fmt("%.3g", worst));
+  };
+  check("jx", f(xb, wb, bb).to_vector<float>());
   rows.push_back(ratio_row("dense bf16 n=" + std::to_string(n) + ": f32 / bf16",
                            fmt("%.3f ms", t16.median_ms), fmt("%.3f ms f32", t32.median_ms),
                            t32.median_ms / t16.median_ms, Cmp::kAtLeast, 1.0));
+#if JX_HAVE_TORCH
+  auto to_torch = [](std::vector<float>& v, std::vector<std::int64_t> dims) {
+    return torch::from_blob(v.data(), dims, torch::kFloat32).to(torch::kBFloat16);
+  };
+  torch::Tensor xt = to_torch(xv, {n, n}), wt = to_torch(wv, {n, n}), bt = to_torch(bv, {n});
+  auto torch_layer = [&] { return torch::relu(torch::addmm(bt, xt, wt)); };
+  Timing tt = time_calls([&] { g_sink = static_cast<double>(torch_layer().numel()); }, scale);
+  print_timing("libtorch eager relu(addmm) in bfloat16", tt);
+  torch::Tensor yt = torch_layer().to(torch::kFloat32).contiguous();
+  check("libtorch", std::vector<float>(yt.data_ptr<float>(), yt.data_ptr<float>() + nn));
+  rows.push_back(ratio_row("dense bf16 n=" + std::to_string(n) + ": torch / jx",
+                           fmt("%.3f ms", t16.median_ms), fmt("%.3f ms libtorch", tt.median_ms),
+                           tt.median_ms / t16.median_ms, Cmp::kNone, 0));
+#endif
+  std::printf("\n");
 }
 
 // Matrix products up to and past the size where jx stops emitting its own kernel and calls BLAS

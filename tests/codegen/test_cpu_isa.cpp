@@ -53,6 +53,42 @@ TEST_CASE("cpu_isa: avx2 leaves out AVX-512, native takes the CPU's features", "
   CHECK((!native.bf16_pairs_pay() || native.avx512_bf16));
 }
 
+// Linux lends the tile registers only on request: refused, the tile unit is off, in the ISA and
+// in the features that name the compiled code; under avx512 and avx2, or on a CPU without the
+// unit, nothing is asked.
+TEST_CASE("cpu_isa: a refused tile unit leaves AMX out", "[codegen][isa]") {
+  using cpu::capped_isa;
+  const std::vector<std::pair<std::string, bool>> xeon = {{"amx-bf16", true},   {"amx-int8", true},
+                                                          {"amx-tile", true},   {"avx2", true},
+                                                          {"avx512bf16", true}, {"avx512f", true}};
+  int asked = 0;
+  auto answer = [&](bool grant) {
+    return [&asked, grant] {
+      ++asked;
+      return grant;
+    };
+  };
+  CpuIsa granted = capped_isa("sapphirerapids", xeon, "native", answer(true));
+  CHECK(asked == 1);
+  CHECK(granted.amx_bf16);
+  CHECK(has(granted.features, "+amx-tile"));
+  CpuIsa refused = capped_isa("sapphirerapids", xeon, "native", answer(false));
+  CHECK(asked == 2);
+  CHECK_FALSE(refused.amx_bf16);
+  CHECK(refused.features == "+avx2,+avx512bf16,+avx512f,-amx-bf16,-amx-int8,-amx-tile");
+  CHECK(refused.name == "avx512");
+  CHECK(refused.avx512_bf16);
+  CHECK(capped_isa("sapphirerapids", xeon, "avx512", answer(true)).features == refused.features);
+  CHECK_FALSE(capped_isa("sapphirerapids", xeon, "avx2", answer(true)).amx_bf16);
+  CHECK_FALSE(
+      capped_isa("icelake-server", {{"amx-tile", false}, {"avx512f", true}}, "native", answer(true))
+          .amx_bf16);
+  CHECK(asked == 2);
+  CHECK_THROWS_MATCHES(
+      capped_isa("sapphirerapids", xeon, "amx", answer(true)), ValueError,
+      Catch::Matchers::Message("cpu_isa must be avx2, avx512 or native, got 'amx'"));
+}
+
 // --cpu_vector_width: the kernels' vectors, nothing else of the ISA. Wider than the ISA's, as on
 // a core that runs 512-bit vectors at full rate; narrower, as on a CPU of those.
 TEST_CASE("cpu_isa: a vector width sets the kernels' vectors", "[codegen][isa]") {

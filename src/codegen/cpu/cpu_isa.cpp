@@ -7,6 +7,8 @@
 #include <array>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -69,20 +71,32 @@ std::int64_t data_cache_bytes(int level) {
   }
 }
 
-CpuIsa resolve(Cap cap) {
+Cap cap_of(std::string_view flag) {
+  if (flag == "avx2") return Cap::kAvx2;
+  if (flag == "avx512") return Cap::kAvx512;
+  if (flag == "native") return Cap::kNative;
+  throw ValueError("cpu_isa must be avx2, avx512 or native, got '" + std::string(flag) + "'");
+}
+
+CpuIsa capped(std::string cpu, const std::vector<std::pair<std::string, bool>>& host_features,
+              Cap cap, const std::function<bool()>& grants_tiles) {
   CpuIsa isa;
-  isa.cpu = llvm::sys::getHostCPUName().str();
+  isa.cpu = std::move(cpu);
+  std::optional<bool> granted;  // asked at most once
+  auto tiles = [&] {
+    if (!granted) granted = grants_tiles();
+    return *granted;
+  };
   std::vector<std::string> features;
   bool avx2 = false, avx512 = false, amx_tile = false, amx_bf16 = false;
-  for (const auto& f : llvm::sys::getHostCPUFeatures()) {
-    bool on = f.second && !left_out(f.first(), cap) &&
-              (!f.first().starts_with("amx") || os_grants_tiles());
-    features.push_back((on ? "+" : "-") + f.first().str());
-    avx2 |= on && f.first() == "avx2";
-    avx512 |= on && f.first() == "avx512f";
-    isa.avx512_bf16 |= on && f.first() == "avx512bf16";
-    amx_tile |= on && f.first() == "amx-tile";
-    amx_bf16 |= on && f.first() == "amx-bf16";
+  for (const auto& [name, has] : host_features) {
+    bool on = has && !left_out(name, cap) && (!name.starts_with("amx") || tiles());
+    features.push_back((on ? "+" : "-") + name);
+    avx2 |= on && name == "avx2";
+    avx512 |= on && name == "avx512f";
+    isa.avx512_bf16 |= on && name == "avx512bf16";
+    amx_tile |= on && name == "amx-tile";
+    amx_bf16 |= on && name == "amx-bf16";
   }
   isa.amx_bf16 = amx_tile && amx_bf16;
   std::sort(features.begin(), features.end());  // a stable string: it names the code
@@ -92,6 +106,14 @@ CpuIsa resolve(Cap cap) {
   isa.zen = isa.cpu.rfind("znver", 0) == 0;
   isa.full_width_512 = avx512 && isa.cpu != "znver4";
   isa.full_width_256 = avx2 && isa.cpu != "znver1";
+  return isa;
+}
+
+CpuIsa resolve(Cap cap) {
+  std::vector<std::pair<std::string, bool>> host;
+  for (const auto& f : llvm::sys::getHostCPUFeatures())
+    host.emplace_back(f.first().str(), f.second);
+  CpuIsa isa = capped(llvm::sys::getHostCPUName().str(), host, cap, os_grants_tiles);
   if (std::int64_t bytes = data_cache_bytes(2)) isa.second_level_cache = bytes;
   if (std::int64_t bytes = data_cache_bytes(0)) isa.last_level_cache = bytes;
   isa.cores = host_cores();
@@ -142,14 +164,18 @@ int host_cores() {
 }
 
 const CpuIsa& cpu_isa(std::string_view flag, int vector_width) {
-  if (flag != "avx2" && flag != "avx512" && flag != "native")
-    throw ValueError("cpu_isa must be avx2, avx512 or native, got '" + std::string(flag) + "'");
+  Cap cap = cap_of(flag);
   if (vector_width != 0 && vector_width != 256 && vector_width != 512)
     throw ValueError("cpu_vector_width must be 0, 256 or 512, got " + std::to_string(vector_width));
   auto w = static_cast<std::size_t>(vector_width / 256);
-  if (flag == "avx2") return widths<Cap::kAvx2>()[w];
-  if (flag == "avx512") return widths<Cap::kAvx512>()[w];
+  if (cap == Cap::kAvx2) return widths<Cap::kAvx2>()[w];
+  if (cap == Cap::kAvx512) return widths<Cap::kAvx512>()[w];
   return widths<Cap::kNative>()[w];
+}
+
+CpuIsa capped_isa(std::string cpu, const std::vector<std::pair<std::string, bool>>& host_features,
+                  std::string_view flag, const std::function<bool()>& grants_tiles) {
+  return capped(std::move(cpu), host_features, cap_of(flag), grants_tiles);
 }
 
 CpuIsa with_amx_tiles(CpuIsa isa) {

@@ -3,8 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace jx::codegen::cpu {
 
@@ -49,6 +52,14 @@ struct CpuIsa {
 // narrower than the ISA's, as a CPU of those; wider, as a core that runs them at full rate, each
 // vector split over the ISA's registers. Throws jx::ValueError for any other flag or width.
 const CpuIsa& cpu_isa(std::string_view flag, int vector_width = 0);
+
+// The features, and what follows from them, that --cpu_isa=`flag` gives a CPU LLVM names `cpu`
+// with `host_features` (LLVM's names, each on or off), where `grants_tiles` says whether the OS
+// lets this process use the tile registers: asked once, and only where the flag keeps a tile
+// feature the CPU has; refused, the tile features are off. Caches and cores keep CpuIsa's
+// defaults. cpu_isa's own, on the host; throws jx::ValueError for another flag.
+CpuIsa capped_isa(std::string cpu, const std::vector<std::pair<std::string, bool>>& host_features,
+                  std::string_view flag, const std::function<bool()>& grants_tiles);
 
 // `isa` with AMX-BF16's tile unit, whether or not the host has it or the OS granted it.
 CpuIsa with_amx_tiles(CpuIsa isa);
