@@ -1,6 +1,7 @@
 // The CPU against its own limits: the FMA peak of one core, measured here with a loop of
 // independent multiply-adds, and what jx's matrix kernel reaches of it at 1, 2, 4, 8 and 16
-// threads (where the machine has them: --cpu_threads) against OpenBLAS on as many threads; bf16
+// threads (where the machine has them: --cpu_threads) against OpenBLAS and, where Debian's
+// libdnnl2 is installed, oneDNN's sgemm on as many threads; bf16
 // products (AMX's tile unit where the CPU has one) against the vector kernel; products of few
 // rows, memory-bound on their rhs; and how elementwise and row-softmax kernels
 // scale with threads. Efficiency is against the one-thread time. The ISA jx compiles for is
@@ -8,9 +9,11 @@
 //
 //   bench_roofline [S]   S: S times the sampling (0.25: a quarter, for a machine lent briefly)
 #include <cblas.h>
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -84,6 +87,35 @@ double fma_peak(int threads, double scale) {
   return best;
 }
 
+// ---- oneDNN ------------------------------------------------------------------------------------
+
+// oneDNN's sgemm (its own JIT kernels for the CPU it runs on), a second reference beside
+// OpenBLAS: whether a fraction of the FMA peak is the kernel's or the machine's. Loaded at run
+// time, as Debian ships the library (libdnnl2, which libtorch depends on) without headers; its
+// build runs on OpenMP, whose thread count the library's own omp_set_num_threads sets.
+struct OneDnn {
+  using Sgemm = int (*)(char, char, std::int64_t, std::int64_t, std::int64_t, float, const float*,
+                        std::int64_t, const float*, std::int64_t, float, float*, std::int64_t);
+  Sgemm sgemm = nullptr;
+  void (*set_threads)(int) = nullptr;
+
+  OneDnn() {
+    void* lib = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) return;
+    set_threads = reinterpret_cast<void (*)(int)>(dlsym(lib, "omp_set_num_threads"));
+    if (set_threads) sgemm = reinterpret_cast<Sgemm>(dlsym(lib, "dnnl_sgemm"));
+  }
+  // Row-major c[n, n] = a @ b.
+  void multiply(int n, const float* a, const float* b, float* c) const {
+    sgemm('N', 'N', n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+  }
+};
+
+const OneDnn& onednn() {
+  static const OneDnn lib;
+  return lib;
+}
+
 // ---- timing --------------------------------------------------------------------------------
 
 double median_ms(const std::function<void()>& call, double scale) {
@@ -93,6 +125,7 @@ double median_ms(const std::function<void()>& call, double scale) {
 void set_threads(int threads) {
   jx::config().cpu_threads = threads;
   openblas_set_num_threads(threads);
+  if (onednn().set_threads) onednn().set_threads(threads);
 }
 
 std::vector<float> ramp(std::size_t n, float lo, float hi) {
@@ -115,9 +148,9 @@ void dense_table(const std::vector<int>& thread_counts, double peak_one, double 
                  double scale) {
   std::printf(
       "Dense layer relu(x @ W + b), x, W: f32[n, n]; GMAC/s, fraction of the FMA peak of\n"
-      "the threads used, efficiency against 1 thread, and OpenBLAS sgemm alone\n");
-  std::printf("  %5s %7s %10s %9s %7s %7s %12s %9s\n", "n", "threads", "jx GMAC/s", "of peak",
-              "effic.", "", "sgemm GMAC/s", "jx/sgemm");
+      "the threads used, efficiency against 1 thread, and OpenBLAS sgemm and oneDNN's alone\n");
+  std::printf("  %5s %7s %10s %9s %7s %7s %12s %9s %13s %10s\n", "n", "threads", "jx GMAC/s",
+              "of peak", "effic.", "", "sgemm GMAC/s", "jx/sgemm", "oneDNN GMAC/s", "jx/oneDNN");
   for (int n : {256, 512, 1024, 2048}) {
     auto nn = static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
     std::vector<float> xh = ramp(nn, -1, 1), wh = ramp(nn, -0.05f, 0.05f), c(nn);
@@ -137,9 +170,14 @@ void dense_table(const std::vector<int>& thread_counts, double peak_one, double 
           scale);
       if (threads == 1) one_thread = tj;
       double rate = macs / tj / 1e6, blas = macs / ts / 1e6;
-      std::printf("  %5d %7d %10.1f %8.2fx %6.2fx %7s %12.1f %8.2fx\n", n, threads, rate,
+      std::printf("  %5d %7d %10.1f %8.2fx %6.2fx %7s %12.1f %8.2fx", n, threads, rate,
                   rate * 1e9 / ((threads == 1 ? peak_one : peak_busy) * threads),
                   one_thread / tj / threads, "", blas, ts / tj);
+      if (onednn().sgemm) {
+        double td = median_ms([&] { onednn().multiply(n, xh.data(), wh.data(), c.data()); }, scale);
+        std::printf(" %13.1f %9.2fx", macs / td / 1e6, td / tj);
+      }
+      std::printf("\n");
     }
   }
   std::printf("\n");
@@ -276,7 +314,9 @@ int main(int argc, char** argv) {
   std::printf("%s, %d cores (nproc %d); jx compiles for %s (%s, %u-bit vectors); load %s\n",
               bench::cpu_model().c_str(), cores, bench::affinity_cpus(), isa.cpu.c_str(),
               isa.name.c_str(), 8 * isa.vector_bytes, bench::load_average().c_str());
-  std::printf("OpenBLAS %s (kernels: %s)\n\n", openblas_get_config(), openblas_get_corename());
+  std::printf("OpenBLAS %s (kernels: %s); oneDNN: %s\n\n", openblas_get_config(),
+              openblas_get_corename(),
+              onednn().sgemm ? "libdnnl.so.2's dnnl_sgemm" : "not installed (libdnnl2)");
 
   double peak = fma_peak(1, scale);
   double peak_all = fma_peak(cores, scale);
