@@ -3,9 +3,12 @@
 // --cpu_flush_denormals=false; the caller's own floating-point mode is left as it was.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
+#include "codegen/cpu/cpu_isa.hpp"
 #include "jx/jx.hpp"
 #include "support/config_guard.hpp"
 #include "support/float_environment.hpp"
@@ -81,6 +84,42 @@ TEST_CASE("denormals: every thread of a split kernel computes in the caller's mo
       for (float v : got) as_wanted += v == (flush ? 0.0f : product);
       CHECK(as_wanted == got.size());
     }
+  }
+}
+
+// AMX's tile unit reads subnormal bf16 operands as zeros and flushes subnormal sums, as
+// vdpbf16ps does, whatever --cpu_flush_denormals says (docs/architecture.md). AVX-512's vector
+// kernel (--cpu_isa=avx512, which leaves AMX out) keeps both when the flag is off.
+TEST_CASE("denormals: the tile unit flushes bf16 products whatever the flag", "[jit][denormals]") {
+  constexpr std::int64_t n = 256;
+  const float subnormal = std::ldexp(1.0f, -130), half_way = std::ldexp(1.0f, -70);
+  REQUIRE(std::fpclassify(subnormal) == FP_SUBNORMAL);
+  ConfigGuard guard;
+  config().cpu_flush_denormals = false;  // before the operands are made: they hold subnormals
+  // Every sum is n subnormals, a normal float; and the identity times 2^-70 squared, 2^-140.
+  Array subnormals = np::full({n, n}, np::array(subnormal)).astype(bfloat16);
+  Array ones = np::ones({n, n}, bfloat16);
+  Array scaled = np::full({n, n}, np::array(half_way)).astype(bfloat16);
+  Array diagonal = (np::eye(n) * half_way).astype(bfloat16);
+  const float sum_of_subnormals = static_cast<float>(n) * subnormal, tiny_sum = half_way * half_way;
+  REQUIRE(std::fpclassify(sum_of_subnormals) == FP_NORMAL);
+  REQUIRE(std::fpclassify(tiny_sum) == FP_SUBNORMAL);
+  REQUIRE(subnormals.astype(float32).to_vector<float>().front() == subnormal);
+  auto product = [](const Array& a, const Array& b) {
+    return lax::dot_general(a, b, {{1}, {0}, {}, {}}, float32);
+  };
+  auto all_equal = [](const Array& a, float want) {
+    std::vector<float> v = a.to_vector<float>();
+    return std::all_of(v.begin(), v.end(), [&](float x) { return x == want; });
+  };
+  for (const char* isa : {"native", "avx512"}) {
+    INFO("--cpu_isa=" << isa);
+    config().cpu_isa = isa;
+    bool tiles = codegen::cpu::configured_cpu_isa().amx_bf16;
+    auto f = jit(product);
+    CHECK(all_equal(f(subnormals, ones), tiles ? 0.0f : sum_of_subnormals));
+    Array tiny = f(scaled, diagonal);
+    CHECK(all_equal(np::diagonal(tiny), tiles ? 0.0f : tiny_sum));
   }
 }
 
