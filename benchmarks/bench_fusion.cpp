@@ -683,7 +683,7 @@ void cumsum_case(const Triad& triad, int threads, int scale, const Peers& peers,
 }
 
 // The dense layer with bf16 inputs against the same layer in f32 and, where libtorch is
-// installed, against libtorch's bf16 layer (oneDNN's kernels).
+// installed, against libtorch's bf16 layer (oneDNN's kernels on a CPU with AVX-512).
 void dense_bf16_case(std::int64_t n, int threads, int scale, std::vector<TargetRow>& rows) {
   std::printf("Dense layer relu(x @ W + b) in bfloat16 vs float32, n = %lld\n",
               static_cast<long long>(n));

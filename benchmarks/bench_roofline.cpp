@@ -1,11 +1,11 @@
 // The CPU against its own limits: the FMA peak of one core, measured here with a loop of
 // independent multiply-adds, and what jx's matrix kernel reaches of it at 1, 2, 4, 8 and 16
-// threads (where the machine has them: --cpu_threads) against OpenBLAS and, where Debian's
-// libdnnl2 is installed, oneDNN's sgemm on as many threads; bf16
-// products (AMX's tile unit where the CPU has one) against the vector kernel; products of few
-// rows, memory-bound on their rhs; and how elementwise and row-softmax kernels
-// scale with threads. Efficiency is against the one-thread time. The ISA jx compiles for is
-// printed (JX_FLAGS=--cpu_isa=avx2 on an AVX-512 machine measures the other kind).
+// threads (where the machine has them: --cpu_threads) against OpenBLAS and, where oneDNN is
+// installed, its sgemm on as many threads; bf16 products (AMX's tile unit where the CPU has
+// one) against the vector kernel; products of few rows, memory-bound on their rhs; and how
+// elementwise and row-softmax kernels scale with threads. Efficiency is against the one-thread
+// time. The ISA jx compiles for is printed (JX_FLAGS=--cpu_isa=avx2 on an AVX-512 machine measures
+// the other kind).
 //
 //   bench_roofline [S]   S: S times the sampling (0.25: a quarter, for a machine lent briefly)
 #include <cblas.h>
@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -90,24 +91,33 @@ double fma_peak(int threads, double scale) {
 // ---- oneDNN ------------------------------------------------------------------------------------
 
 // oneDNN's sgemm (its own JIT kernels for the CPU it runs on), a second reference beside
-// OpenBLAS: whether a fraction of the FMA peak is the kernel's or the machine's. Loaded at run
-// time, as Debian ships the library (libdnnl2, which libtorch depends on) without headers; its
-// build runs on OpenMP, whose thread count the library's own omp_set_num_threads sets.
+// OpenBLAS: whether a fraction of the FMA peak is the kernel's or the machine's. An optional
+// library (Debian's libdnnl2, which libtorch depends on), loaded at run time; Debian's build
+// runs on OpenMP, whose omp_set_num_threads (libgomp's, which the library loads) sets its
+// threads. `absent` says why it is left out, if it is.
 struct OneDnn {
   using Sgemm = int (*)(char, char, std::int64_t, std::int64_t, std::int64_t, float, const float*,
                         std::int64_t, const float*, std::int64_t, float, float*, std::int64_t);
   Sgemm sgemm = nullptr;
   void (*set_threads)(int) = nullptr;
+  std::string absent;
 
   OneDnn() {
     void* lib = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) return;
+    if (!lib) {
+      absent = "not installed (libdnnl2)";
+      return;
+    }
     set_threads = reinterpret_cast<void (*)(int)>(dlsym(lib, "omp_set_num_threads"));
+    if (!set_threads) absent = "libdnnl.so.2 is not an OpenMP build: left out";
     if (set_threads) sgemm = reinterpret_cast<Sgemm>(dlsym(lib, "dnnl_sgemm"));
   }
-  // Row-major c[n, n] = a @ b.
+  // Row-major c[n, n] = a @ b; exits where oneDNN reports an error.
   void multiply(int n, const float* a, const float* b, float* c) const {
-    sgemm('N', 'N', n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+    if (int status = sgemm('N', 'N', n, n, n, 1.0f, a, n, b, n, 0.0f, c, n); status != 0) {
+      std::fprintf(stderr, "dnnl_sgemm failed: status %d\n", status);
+      std::exit(1);
+    }
   }
 };
 
@@ -148,9 +158,11 @@ void dense_table(const std::vector<int>& thread_counts, double peak_one, double 
                  double scale) {
   std::printf(
       "Dense layer relu(x @ W + b), x, W: f32[n, n]; GMAC/s, fraction of the FMA peak of\n"
-      "the threads used, efficiency against 1 thread, and OpenBLAS sgemm and oneDNN's alone\n");
-  std::printf("  %5s %7s %10s %9s %7s %7s %12s %9s %13s %10s\n", "n", "threads", "jx GMAC/s",
-              "of peak", "effic.", "", "sgemm GMAC/s", "jx/sgemm", "oneDNN GMAC/s", "jx/oneDNN");
+      "the threads used, efficiency against 1 thread, and OpenBLAS sgemm (and oneDNN's) alone\n");
+  std::printf("  %5s %7s %10s %9s %7s %7s %12s %9s", "n", "threads", "jx GMAC/s", "of peak",
+              "effic.", "", "sgemm GMAC/s", "jx/sgemm");
+  if (onednn().sgemm) std::printf(" %13s %10s", "oneDNN GMAC/s", "jx/oneDNN");
+  std::printf("\n");
   for (int n : {256, 512, 1024, 2048}) {
     auto nn = static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
     std::vector<float> xh = ramp(nn, -1, 1), wh = ramp(nn, -0.05f, 0.05f), c(nn);
@@ -174,7 +186,14 @@ void dense_table(const std::vector<int>& thread_counts, double peak_one, double 
                   rate * 1e9 / ((threads == 1 ? peak_one : peak_busy) * threads),
                   one_thread / tj / threads, "", blas, ts / tj);
       if (onednn().sgemm) {
-        double td = median_ms([&] { onednn().multiply(n, xh.data(), wh.data(), c.data()); }, scale);
+        std::vector<float> d(nn);
+        double td = median_ms([&] { onednn().multiply(n, xh.data(), wh.data(), d.data()); }, scale);
+        double worst = 0;  // against OpenBLAS's product, whose sums run in another order
+        for (std::size_t i = 0; i < nn; ++i) worst = std::max<double>(worst, std::abs(d[i] - c[i]));
+        if (!(worst <= 1e-4 * n)) {
+          std::fprintf(stderr, "dnnl_sgemm differs from cblas_sgemm by %g\n", worst);
+          std::exit(1);
+        }
         std::printf(" %13.1f %9.2fx", macs / td / 1e6, td / tj);
       }
       std::printf("\n");
@@ -316,7 +335,7 @@ int main(int argc, char** argv) {
               isa.name.c_str(), 8 * isa.vector_bytes, bench::load_average().c_str());
   std::printf("OpenBLAS %s (kernels: %s); oneDNN: %s\n\n", openblas_get_config(),
               openblas_get_corename(),
-              onednn().sgemm ? "libdnnl.so.2's dnnl_sgemm" : "not installed (libdnnl2)");
+              onednn().sgemm ? "libdnnl.so.2's dnnl_sgemm" : onednn().absent.c_str());
 
   double peak = fma_peak(1, scale);
   double peak_all = fma_peak(cores, scale);

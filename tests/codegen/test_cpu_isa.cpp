@@ -79,11 +79,20 @@ TEST_CASE("cpu_isa: a refused tile unit leaves AMX out", "[codegen][isa]") {
   CHECK(refused.name == "avx512");
   CHECK(refused.avx512_bf16);
   CHECK(capped_isa("sapphirerapids", xeon, "avx512", answer(true)).features == refused.features);
-  CHECK_FALSE(capped_isa("sapphirerapids", xeon, "avx2", answer(true)).amx_bf16);
+  CpuIsa avx2 = capped_isa("sapphirerapids", xeon, "avx2", answer(true));
+  CHECK(avx2.features == "+avx2,-amx-bf16,-amx-int8,-amx-tile,-avx512bf16,-avx512f");
+  CHECK(avx2.name == "avx2");
+  CHECK(avx2.vector_bytes == 32u);
+  CHECK_FALSE(avx2.avx512_bf16);
+  CHECK_FALSE(avx2.amx_bf16);
   CHECK_FALSE(
       capped_isa("icelake-server", {{"amx-tile", false}, {"avx512f", true}}, "native", answer(true))
           .amx_bf16);
   CHECK(asked == 2);
+  // The tile unit computes bf16 products only with both features.
+  CHECK_FALSE(
+      capped_isa("sapphirerapids", {{"amx-tile", true}, {"avx512f", true}}, "native", answer(true))
+          .amx_bf16);
   CHECK_THROWS_MATCHES(
       capped_isa("sapphirerapids", xeon, "amx", answer(true)), ValueError,
       Catch::Matchers::Message("cpu_isa must be avx2, avx512 or native, got 'amx'"));

@@ -67,11 +67,12 @@ CpuIsa with_amx_tiles(CpuIsa isa);
 // The ISA that config()'s --cpu_isa and --cpu_vector_width name.
 const CpuIsa& configured_cpu_isa();
 
-// More cache than this for each CPU that shares a cache is a share of a larger machine's: a
-// virtual machine of a few CPUs on a server socket sees the whole socket's last level (480 MiB
-// for 2 CPUs), which the socket's other cores fill too. Server cores have 2-5 MiB each, AMD's
-// stacked-cache parts 12. On such a VM a 32 MiB output streamed, timed in turn with a triad, ran
-// 1.5x as fast (docs/performance.md), which a count of 16 MiB a CPU left unstreamed.
+// More cache than this for each CPU (hardware thread) that shares a cache is a share of a
+// larger machine's: a virtual machine of a few CPUs on a server socket sees the whole socket's
+// last level (480 MiB for 2 CPUs), which the socket's other cores fill too. Most cores have
+// 2-5 MiB, 8-core stacked-cache complexes 12; complexes of 2-4 such cores (up to 48 MiB a core)
+// count only part of theirs. It decides which outputs stream (streaming_stores.hpp), how deep a
+// matrix kernel's lhs blocks are, and when a column scan splits (docs/performance.md).
 constexpr std::int64_t kMostCachePerCpu = 12 << 20;
 
 // How much of a cache of `bytes` that the CPUs in `shared_cpu_list` share (Linux's list, as
