@@ -119,15 +119,21 @@ ProgramPlan plan_program(const hlo::Computation& program, const std::vector<bool
   ProgramPlan plan{program.instructions(), {}, {}};
   runtime::defer_overwrites_of_donated(program, plan.order, donated);
   plan.ba = runtime::assign_buffers(program, plan.order, donated);
-  // A matrix kernel is compute-bound: it splits as a streaming kernel of 4 bytes per
-  // multiply-add would (both take about as long; bench_fusion).
+  // A matrix kernel is compute-bound: it splits as a streaming kernel of a byte per 4
+  // multiply-adds would. Each thread packs its own panels and the output's lines move between
+  // cores, so below that a split lost: f32 products on a 2-core Xeon, one thread against two,
+  // 64^3 3.6 -> 4.4 us, 80^3 7.2 -> 8.1 (a byte per multiply-add split both), 96^3 11.2 -> 11.3,
+  // 112^3 17.3 -> 15.1, [256, 32] x [32, 64] 6.5 -> 5.4 (docs/performance.md).
+  constexpr std::int64_t kMacsPerByte = 4;
   auto split = [&](const Instruction* i) {
     if (platform != Platform::cpu) return false;
     std::int64_t bytes = 0;
     for (const runtime::Allocation& a : plan.buffers(i)) bytes += a.size;
-    if (auto g = hlo::as_gemm(*i)) bytes = std::max(bytes, 4 * g->macs());
-    if (auto e = hlo::as_gemm_epilogue(*i)) bytes = std::max(bytes, 4 * e->shape.macs());
-    if (auto c = hlo::as_implicit_gemm(*i)) bytes = std::max(bytes, 4 * c->shape.macs());
+    std::optional<hlo::GemmShape> gemm;
+    if (auto g = hlo::as_gemm(*i)) gemm = *g;
+    if (auto e = hlo::as_gemm_epilogue(*i)) gemm = e->shape;
+    if (auto c = hlo::as_implicit_gemm(*i)) gemm = c->shape;
+    if (gemm) bytes = std::max(bytes, gemm->macs() / kMacsPerByte);
     return runtime::split_pays(codegen::kernel_rows(*i), bytes);
   };
   for (const Instruction* i : plan.order) {
