@@ -895,5 +895,24 @@ TEST_CASE(
   check_close(compiled(np::array(xv, {rows, cols})), want, 1e-5, 1e-6);
 }
 
+// A matrix kernel splits its rows over the cores as a streaming kernel of a byte per 4
+// multiply-adds would (--cpu_parallel_min_bytes, 128 KiB): small products run whole, where the
+// split's own costs exceeded its gain (docs/performance.md).
+TEST_CASE("fused jit: a matrix product splits over the cores from 2^19 multiply-adds",
+          "[jit][fusion]") {
+  auto product = jit([](const Array& a, const Array& b) { return np::matmul(a, b); });
+  auto splits = [&](std::int64_t m, std::int64_t k, std::int64_t n) {
+    std::string thunks =
+        product.lower(np::ones({m, k}), np::ones({k, n})).compile().thunk_sequence();
+    INFO(thunks);
+    return thunks.find("parallel") != std::string::npos;
+  };
+  const bool cores = codegen::cpu::host_cores() > 1;
+  CHECK_FALSE(splits(64, 64, 64));      // 2^18 multiply-adds, 48 KiB of buffers
+  CHECK_FALSE(splits(80, 80, 80));      // 512,000: 125 KiB
+  CHECK(splits(256, 32, 64) == cores);  // 2^19
+  CHECK(splits(128, 128, 128) == cores);
+}
+
 }  // namespace
 }  // namespace jx
