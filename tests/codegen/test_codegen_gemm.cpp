@@ -407,7 +407,8 @@ TEST_CASE("codegen: a product of few rows splits by its columns", "[codegen][gem
 }
 
 // An f32 product of bf16 operands, as upcast-16bit-dots leaves it where the CPU multiplies bf16
-// pairs: the kernel packs pairs of contraction steps; with AVX-512 BF16 one instruction
+// pairs: the kernel packs pairs of contraction steps (or, for few rows, reads rhs in place and
+// interleaves each pair of its rows: pairs_in_place); with AVX-512 BF16 one instruction
 // multiplies and adds each pair, elsewhere (--cpu_isa=avx2) two f32 multiply-adds do.
 TEST_CASE("codegen: the blocked matrix kernel over bf16 operands against a loop",
           "[codegen][gemm]") {
@@ -424,6 +425,11 @@ TEST_CASE("codegen: the blocked matrix kernel over bf16 operands against a loop"
       {0, 70, 50, 100, true},         // lhs stored [k, m], steps in four blocks, the last short
       {0, 33, 45, 77, false, true},   // rhs stored [n, k], an odd depth: its last step gathered
       {2, 40, 50, 64, false},         // batched, plain
+      {0, 1, 300, 333, false},        // one row: rhs read in place, an odd depth, an edge vector
+      {0, 5, 100, 4100, false},       // five rows in place, the depth in blocks
+      {0, 8, 300, 77, false},         // eight rows in place: tiles of 4 rows and 3 vectors
+      {0, 3, 40, 51, true},           // three rows of lhs stored [k, m], rhs in place
+      {0, 20, 90, 45, false},         // in place where AVX-512 BF16 multiplies and AMX does not
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const GemmCase& c = cases[i];

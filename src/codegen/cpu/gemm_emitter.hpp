@@ -229,10 +229,16 @@ class GemmEmitter {
                          const std::vector<llvm::AllocaInst*>& acc);
 
   // The tile's steps over bf16 operands, a pair at a time: each row's two lhs elements,
-  // broadcast as one 32-bit lane, multiply-add the panel row's interleaved pairs into f32 lanes.
-  // An odd depth ends with a pair whose second lhs element is zero (its panel half is too).
+  // broadcast as one 32-bit lane, multiply-add the panel row's interleaved pairs (or, read in
+  // place, rhs's two rows interleaved in registers: pair_row) into f32 lanes. An odd depth ends
+  // with a pair whose second lhs element is zero (its panel half is too).
   void pair_steps(llvm::Value* batch, const std::vector<llvm::Value*>& row_of, llvm::Value* p0,
-                  llvm::Value* depth, std::int64_t cols, const std::vector<llvm::AllocaInst*>& acc);
+                  llvm::Value* depth, llvm::Value* col, std::int64_t cols,
+                  const std::vector<llvm::AllocaInst*>& acc);
+  // rhs rows `step` and, where `second`, step + 1 at the columns of vector v of the tile's
+  // `cols` from `col`, interleaved into pairs (zero past rhs's last column and the second row).
+  llvm::Value* pair_row(llvm::Value* batch, llvm::Value* step, llvm::Value* second,
+                        llvm::Value* col, int v, std::int64_t cols);
 
   // The tile's steps of a convolution, a run at a time: each row's lhs elements start at the
   // row's offset moved by the run's first step, and follow the run's stride.

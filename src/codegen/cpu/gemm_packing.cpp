@@ -103,32 +103,35 @@ void GemmEmitter::pack_rows(llvm::Value* batch, llvm::Value* p0, llvm::Value* be
       /*vectorize=*/false);
 }
 
-void GemmEmitter::pack_pairs(llvm::Value* batch, llvm::Value* p0, llvm::Value* depth,
-                             llvm::Value* col, std::int64_t cols) {
+llvm::Value* GemmEmitter::pair_row(llvm::Value* batch, llvm::Value* step, llvm::Value* second,
+                                   llvm::Value* col, int v, std::int64_t cols) {
   llvm::Type* i16 = b_.getInt16Ty();
   auto* half = llvm::FixedVectorType::get(i16, lanes_);
   llvm::Align align(2);
   llvm::Value* zero = llvm::Constant::getNullValue(half);
+  std::int64_t live = v + 1 < vectors(cols) ? lanes_ : last_lanes(cols);
+  llvm::Value* first_col = add(col, em_.i64(std::int64_t{v} * lanes_));
+  // Row `p` of rhs at the vector's columns, where `on`.
+  auto row = [&](llvm::Value* p, llvm::Value* on) {
+    llvm::Value* at = b_.CreateInBoundsGEP(i16, rhs_, rhs_at(batch, p, first_col));
+    llvm::Value* lanes_on = b_.CreateAnd(mask(live), b_.CreateVectorSplat(lanes_, on));
+    if (!g_.transpose_rhs) return b_.CreateMaskedLoad(half, at, align, lanes_on, zero);
+    return b_.CreateMaskedGather(half, transposed_row(i16, at), align, lanes_on, zero);
+  };
+  return interleave(b_, {row(step, b_.getTrue()), row(add(step, em_.i64(1)), second)});
+}
+
+void GemmEmitter::pack_pairs(llvm::Value* batch, llvm::Value* p0, llvm::Value* depth,
+                             llvm::Value* col, std::int64_t cols) {
   llvm::Value* pairs = b_.CreateLShr(b_.CreateAdd(depth, em_.i64(1)), em_.i64(1));
   emit_for(
       em_, em_.i64(0), pairs, "gemm.pack_pairs",
       [&](llvm::Value* q) {
         llvm::Value* step = add(p0, mul(q, 2));
         llvm::Value* second = b_.CreateICmpULT(add(mul(q, 2), em_.i64(1)), depth);
-        for (int v = 0; v < vectors(cols); ++v) {
-          std::int64_t live = v + 1 < vectors(cols) ? lanes_ : last_lanes(cols);
-          llvm::Value* first_col = add(col, em_.i64(std::int64_t{v} * lanes_));
-          // Row `p` of rhs at the vector's columns, where `on`.
-          auto row = [&](llvm::Value* p, llvm::Value* on) {
-            llvm::Value* at = b_.CreateInBoundsGEP(i16, rhs_, rhs_at(batch, p, first_col));
-            llvm::Value* lanes_on = b_.CreateAnd(mask(live), b_.CreateVectorSplat(lanes_, on));
-            if (!g_.transpose_rhs) return b_.CreateMaskedLoad(half, at, align, lanes_on, zero);
-            return b_.CreateMaskedGather(half, transposed_row(i16, at), align, lanes_on, zero);
-          };
-          llvm::Value* both =
-              interleave(b_, {row(step, b_.getTrue()), row(add(step, em_.i64(1)), second)});
-          b_.CreateAlignedStore(both, pair_panel_at(q, v, cols), panel_align_);
-        }
+        for (int v = 0; v < vectors(cols); ++v)
+          b_.CreateAlignedStore(pair_row(batch, step, second, col, v, cols),
+                                pair_panel_at(q, v, cols), panel_align_);
       },
       /*vectorize=*/false);
 }

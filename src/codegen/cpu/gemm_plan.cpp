@@ -77,12 +77,14 @@ TileShape tile_shape(const CpuIsa& isa, const hlo::GemmShape& g, bool conv) {
   int widest = isa.full_width_512 && g.operand_dtype != bfloat16 ? 4 : 2;
   auto accumulators = static_cast<int>(widest * kTileRows);
   auto rows = static_cast<int>(std::min<std::int64_t>(g.m, accumulators));
-  if (!conv && g.operand_dtype == g.dtype) {
+  // bf16 pairs read in place too, interleaved in registers, but take no dot products.
+  bool pairs = g.operand_dtype == bfloat16;
+  if (!conv && (g.operand_dtype == g.dtype || pairs)) {
     constexpr int kMinRunVectors = 2, kMinDotColumns = 4, kFewTilesRunVectors = 3;
     int per_row = accumulators / rows;
     if (g.m == rows && !g.transpose_rhs && per_row >= kMinRunVectors)
       return {rows, std::min(needed, per_row) * lanes, RhsRead::kInPlace};
-    if (g.m == rows && g.transpose_rhs && !g.transpose_lhs && per_row >= kMinDotColumns)
+    if (g.m == rows && g.transpose_rhs && !g.transpose_lhs && per_row >= kMinDotColumns && !pairs)
       return {rows, std::min<std::int64_t>(g.n, per_row), RhsRead::kDotProducts};
     if (g.m <= kFewTilesRows && g.batch == 1 && !g.transpose_rhs)
       return {accumulators / kFewTilesRunVectors, std::min(needed, kFewTilesRunVectors) * lanes,
@@ -256,8 +258,22 @@ GemmWorkspace gemm_workspace(const CpuIsa& isa, const hlo::GemmShape& g,
   return w;
 }
 
+bool pairs_in_place(const CpuIsa& isa, const hlo::GemmShape& g) {
+  // A Xeon with AMX, [m, 4096] x [4096, 4096] of bf16 into f32, two threads, GMAC/s, in place
+  // against the tile unit: m = 1 22 / 5, 4 63 / 22, 8 72 / 46, 16 73 / 83, 32 72 / 170; under
+  // --cpu_isa=avx512 (vdpbf16ps, no tile unit) against widening W first: m = 1 21 / 3, 4 66 / 12,
+  // 16 72 / 44, 32 68 / 59; under --cpu_isa=avx2 (two FMAs a pair): m = 1 15 / 4, 8 29 / 25, 16
+  // 31 / 40.
+  constexpr std::int64_t kMostRows = 8;
+  bool pair_instruction_alone = isa.avx512_bf16 && !isa.amx_bf16;
+  return g.operand_dtype == bfloat16 && g.dtype == float32 &&
+         (g.m <= kMostRows || pair_instruction_alone) &&
+         tile_shape(isa, g, /*conv=*/false).rhs == RhsRead::kInPlace;
+}
+
 bool amx_computes(const CpuIsa& isa, const hlo::GemmShape& g) {
-  return isa.amx_bf16 && g.operand_dtype == bfloat16 && g.dtype == float32;
+  return isa.amx_bf16 && g.operand_dtype == bfloat16 && g.dtype == float32 &&
+         !pairs_in_place(isa, g);
 }
 
 AmxWorkspace amx_workspace(const hlo::GemmShape& g) {
@@ -316,7 +332,7 @@ bool kernel_reads_bf16(const hlo::Instruction& product) {
   std::optional<hlo::GemmShape> g = hlo::as_gemm(product);
   const cpu::CpuIsa& isa = cpu::configured_cpu_isa();
   return g && g->operand_dtype == bfloat16 && gemm_strategy(*g) == DotStrategy::kBlockedKernel &&
-         (isa.bf16_pairs_pay() || cpu::amx_computes(isa, *g));
+         (isa.bf16_pairs_pay() || cpu::amx_computes(isa, *g) || cpu::pairs_in_place(isa, *g));
 }
 
 bool kernel_applies_gemm_epilogue(const hlo::Instruction& dot, DType out) {

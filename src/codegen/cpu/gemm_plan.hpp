@@ -98,13 +98,20 @@ struct GemmWorkspace {
 GemmWorkspace gemm_workspace(const CpuIsa& isa, const hlo::GemmShape& g,
                              const hlo::ImplicitGemm* conv);
 
+// Whether the vector kernel reads the bf16 rhs of an f32 product of few rows in place, each
+// pair of its rows interleaved in registers (RhsRead::kInPlace), rather than the tile unit or a
+// widened copy taking it: products memory-bound on rhs, which is then read once, at 2 bytes an
+// element. Up to 8 rows; every few-rows product where AVX-512 BF16 multiplies pairs and no tile
+// unit does.
+bool pairs_in_place(const CpuIsa& isa, const hlo::GemmShape& g);
+
 // AMX's tile unit (gemm_amx.hpp) computes the f32 products of bf16 matrices (batched or not,
 // either operand stored transposed or not) on a core with AMX-BF16 that the OS lets use it
-// (CpuIsa::amx_bf16). Each of its tiles takes 32 steps of the contraction; its blocks are 32
-// rows by a panel of 32 columns, packed a pair of steps interleaved (kAmxPanelRowBytes) a row.
-// A product splits over the threads by units of a panel and a part of the rows of one product
-// of the batch (amx_units): the rows in as many parts as make kAmxMinUnits units, or one where
-// the products' panels alone do, each call packing the panels of its units.
+// (CpuIsa::amx_bf16), but those pairs_in_place takes. Each of its tiles takes 32 steps of the
+// contraction; its blocks are 32 rows by a panel of 32 columns, packed a pair of steps interleaved
+// (kAmxPanelRowBytes) a row. A product splits over the threads by units of a panel and a part of
+// the rows of one product of the batch (amx_units): the rows in as many parts as make kAmxMinUnits
+// units, or one where the products' panels alone do, each call packing the panels of its units.
 bool amx_computes(const CpuIsa& isa, const hlo::GemmShape& g);
 constexpr std::int64_t kAmxTileSteps = 32, kAmxPanelColumns = 32, kAmxBlockRows = 32;
 constexpr std::int64_t kAmxPanelRowBytes = kAmxPanelColumns * 2 * 2;

@@ -49,7 +49,7 @@ void GemmEmitter::tile(llvm::Value* batch, llvm::Value* row, llvm::Value* last_r
       b_.CreateStore(b_.CreateSelect(first, zero, partial), acc.back());
     }
   if (pairs_) {
-    pair_steps(batch, row_of, p0, depth, cols, acc);
+    pair_steps(batch, row_of, p0, depth, col, cols, acc);
   } else if (rhs_read_ == RhsRead::kDotProducts) {
     dot_product_steps(batch, row_of, col, cols, acc);
   } else if (conv_) {
@@ -146,18 +146,21 @@ void GemmEmitter::dot_product_steps(llvm::Value* batch, const std::vector<llvm::
 }
 
 void GemmEmitter::pair_steps(llvm::Value* batch, const std::vector<llvm::Value*>& row_of,
-                             llvm::Value* p0, llvm::Value* depth, std::int64_t cols,
-                             const std::vector<llvm::AllocaInst*>& acc) {
+                             llvm::Value* p0, llvm::Value* depth, llvm::Value* col,
+                             std::int64_t cols, const std::vector<llvm::AllocaInst*>& acc) {
   int n_vec = vectors(cols);
   llvm::Type* i16 = b_.getInt16Ty();
   llvm::Type* i32 = b_.getInt32Ty();
   auto* pair_vec = llvm::FixedVectorType::get(b_.getBFloatTy(), 2 * lanes_);
   auto step = [&](llvm::Value* q, bool last_alone) {
+    llvm::Value* p = add(p0, mul(q, 2));
     std::vector<llvm::Value*> rhs_row;
     for (int v = 0; v < n_vec; ++v)
       rhs_row.push_back(
-          b_.CreateAlignedLoad(pair_vec, pair_panel_at(q, v, cols), panel_align_));
-    llvm::Value* p = add(p0, mul(q, 2));
+          rhs_read_ == RhsRead::kInPlace
+              ? b_.CreateBitCast(pair_row(batch, p, b_.getInt1(!last_alone), col, v, cols),
+                                 pair_vec)
+              : b_.CreateAlignedLoad(pair_vec, pair_panel_at(q, v, cols), panel_align_));
     accumulate(acc, rhs_row, [&](std::size_t r) {
       auto lhs_element = [&](llvm::Value* step) {
         return b_.CreateInBoundsGEP(i16, lhs_, lhs_at(batch, row_of[r], step));
