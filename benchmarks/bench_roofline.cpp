@@ -247,21 +247,28 @@ void bf16_table(const std::vector<int>& thread_counts, double peak_one, double p
 void settle_blas() { std::this_thread::sleep_for(std::chrono::milliseconds(200)); }
 
 // Products of few rows, [m, 4096] x [4096, 4096]: memory-bound on rhs (64 MiB) for few rows, so
-// GB/s of rhs read; split over the threads by columns.
+// GB/s of rhs read; split over the threads by columns. And the same product of bf16 matrices
+// into f32 (rhs 32 MiB), against the f32 product's time.
 void few_rows_table(const std::vector<int>& thread_counts, double scale) {
   std::printf(
       "Products of few rows, x: f32[m, %d] @ W: f32[%d, %d]; ms, GB/s of W, and OpenBLAS\n"
-      "sgemm on as many threads\n",
+      "sgemm on as many threads; then x and W in bf16 (the product in f32): ms, GB/s of W, and\n"
+      "the f32 product's time over it\n",
       kFewRowsDepth, kFewRowsDepth, kFewRowsDepth);
-  std::printf("  %5s %7s %10s %9s %12s %9s\n", "m", "threads", "jx ms", "W GB/s", "sgemm ms",
-              "jx/sgemm");
+  std::printf("  %5s %7s %10s %9s %12s %9s %10s %9s %9s\n", "m", "threads", "jx ms", "W GB/s",
+              "sgemm ms", "jx/sgemm", "bf16 ms", "W GB/s", "f32/bf16");
   const int k = kFewRowsDepth, n = kFewRowsDepth;
   std::vector<float> wh = ramp(static_cast<std::size_t>(k) * n, -0.05f, 0.05f);
   jx::Array w = np::array(wh, jx::Shape{k, n});
+  jx::Array w16 = w.astype(jx::bfloat16);
+  auto bf16_product = [](const jx::Array& a, const jx::Array& b) {
+    return jx::lax::dot_general(a, b, {{1}, {0}, {}, {}}, jx::float32);
+  };
   for (int m : {1, 4, 16, 64, 256}) {
     std::vector<float> xh = ramp(static_cast<std::size_t>(m) * k, -1, 1);
     std::vector<float> c(static_cast<std::size_t>(m) * n);
     jx::Array x = np::array(xh, jx::Shape{m, k});
+    jx::Array x16 = x.astype(jx::bfloat16);
     for (int threads : thread_counts) {
       set_threads(threads);
       auto fresh = jx::jit([](const jx::Array& a, const jx::Array& b) { return np::matmul(a, b); });
@@ -273,8 +280,10 @@ void few_rows_table(const std::vector<int>& thread_counts, double scale) {
           },
           scale);
       if (threads > 1) settle_blas();
-      std::printf("  %5d %7d %10.3f %9.1f %12.3f %8.2fx\n", m, threads, tj, 4.0 * k * n / tj / 1e6,
-                  ts, ts / tj);
+      auto fresh16 = jx::jit(bf16_product);
+      double th = median_ms([&] { fresh16(x16, w16).block_until_ready(); }, scale);
+      std::printf("  %5d %7d %10.3f %9.1f %12.3f %8.2fx %10.3f %9.1f %8.2fx\n", m, threads, tj,
+                  4.0 * k * n / tj / 1e6, ts, ts / tj, th, 2.0 * k * n / th / 1e6, tj / th);
     }
   }
   std::printf("\n");
