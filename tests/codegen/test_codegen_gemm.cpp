@@ -430,6 +430,8 @@ TEST_CASE("codegen: the blocked matrix kernel over bf16 operands against a loop"
       {0, 8, 300, 77, false},         // eight rows in place: tiles of 4 rows and 3 vectors
       {0, 3, 40, 51, true},           // three rows of lhs stored [k, m], rhs in place
       {0, 20, 90, 45, false},         // in place where AVX-512 BF16 multiplies and AMX does not
+      {2, 3, 70, 33, false},          // batched, three rows in place
+      {0, 2, 101, 77, false, true},   // two rows of rhs stored [n, k]: packed, not dot products
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const GemmCase& c = cases[i];
@@ -461,10 +463,29 @@ TEST_CASE("codegen: the blocked matrix kernel over bf16 operands against a loop"
   }
 }
 
+// A bf16 product of few rows is bound by reading rhs: the vector kernel reads it in place, up
+// to 8 rows, and every few-rows product where AVX-512 BF16 multiplies pairs with no tile unit.
+TEST_CASE("codegen: bf16 products of few rows read rhs in place", "[codegen][gemm]") {
+  hlo::GemmShape g{.dtype = float32, .operand_dtype = bfloat16, .m = 8, .n = 4096, .k = 4096};
+  hlo::GemmShape nine = g, twenty = g;
+  nine.m = 9, twenty.m = 20;
+  const cpu::CpuIsa& avx2 = cpu::cpu_isa("avx2");
+  if (avx2.name == "avx2") {
+    CHECK(cpu::pairs_in_place(avx2, g));
+    CHECK_FALSE(cpu::pairs_in_place(avx2, nine));
+  }
+  const cpu::CpuIsa& native = cpu::cpu_isa("native");
+  bool pair_instruction_alone = native.avx512_bf16 && !native.amx_bf16;
+  CHECK(cpu::pairs_in_place(native, twenty) == pair_instruction_alone);
+  CHECK(cpu::amx_computes(native, twenty) == native.amx_bf16);
+  CHECK_FALSE(cpu::amx_computes(native, g));
+  CHECK(cpu::pairs_in_place(native, g) == (native.vector_bytes >= 32));
+}
+
 // Where the CPU has AMX-BF16 (and the OS lets jx use its tiles), native computes f32 products of
-// bf16 matrices (transposed, batched or not) on the tile unit, split by panels of 32 columns and
-// parts of the rows; avx512 and avx2 keep them on the vector kernel. (Its values: the test above,
-// whose native run takes the tile unit.)
+// bf16 matrices (transposed, batched or not; of more than 8 rows) on the tile unit, split by panels
+// of 32 columns and parts of the rows; avx512 and avx2 keep them on the vector kernel. (Its values:
+// the test above, whose native run takes the tile unit.)
 TEST_CASE("codegen: bf16 products run on AMX's tile unit where the CPU has one",
           "[codegen][gemm]") {
   const cpu::CpuIsa &native = cpu::cpu_isa("native"), &avx512 = cpu::cpu_isa("avx512");

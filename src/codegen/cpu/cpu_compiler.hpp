@@ -65,8 +65,8 @@ DotStrategy gemm_strategy(const hlo::GemmShape& gemm);
 // (cpu::amx_units).
 std::int64_t gemm_column_panels(const cpu::CpuIsa& isa, const hlo::GemmShape& gemm);
 // Whether the blocked kernel reads the bf16 operands of the f32 `product` as they are: as pairs
-// (CpuIsa::bf16_pairs_pay) or on the tile unit (gemm_amx.hpp); else upcast-16bit-dots widens
-// them first.
+// (CpuIsa::bf16_pairs_pay, or few rows reading rhs in place: cpu::pairs_in_place) or on the
+// tile unit (gemm_amx.hpp); else upcast-16bit-dots widens them first.
 bool kernel_reads_bf16(const hlo::Instruction& product);
 // Whether the blocked kernel computes `dot` with a dense layer's bias and activation applied as
 // it stores its tiles, into an output of `out` (passes::GemmEpilogueFusion then makes one kernel

@@ -152,8 +152,7 @@ GemmBlocking gemm_blocking(const CpuIsa& isa, const hlo::GemmShape& g, const Til
       // So does a core whose prefetchers stop at a page: a Xeon with AVX-512, f32 [m, 4096] x
       // [4096, 4096], GMAC/s on one and two threads: m = 1 5.5, 10.1 -> 7.2, 13.9; m = 4 11.3,
       // 13.2 -> 24.9, 48.2.
-      b.depth = tile_vectors * isa.vector_bytes < kLongRunBytes || !second_level_fits_panel(isa) ||
-                        !isa.zen
+      b.depth = tile_width < kLongRunBytes || !second_level_fits_panel(isa) || !isa.zen
                     ? std::min(g.k, kInPlaceDepth)
                     : g.k;
       break;
@@ -265,8 +264,8 @@ bool pairs_in_place(const CpuIsa& isa, const hlo::GemmShape& g) {
   // 16 72 / 44, 32 68 / 59; under --cpu_isa=avx2 (two FMAs a pair): m = 1 15 / 4, 8 29 / 25, 16
   // 31 / 40.
   constexpr std::int64_t kMostRows = 8;
-  bool pair_instruction_alone = isa.avx512_bf16 && !isa.amx_bf16;
-  return g.operand_dtype == bfloat16 && g.dtype == float32 &&
+  bool pair_instruction_alone = isa.avx512_bf16 && isa.vector_bytes == 64 && !isa.amx_bf16;
+  return g.operand_dtype == bfloat16 && g.dtype == float32 && isa.vector_bytes >= 32 &&
          (g.m <= kMostRows || pair_instruction_alone) &&
          tile_shape(isa, g, /*conv=*/false).rhs == RhsRead::kInPlace;
 }
@@ -331,8 +330,13 @@ DotStrategy dot_strategy(const hlo::Instruction& dot) {
 bool kernel_reads_bf16(const hlo::Instruction& product) {
   std::optional<hlo::GemmShape> g = hlo::as_gemm(product);
   const cpu::CpuIsa& isa = cpu::configured_cpu_isa();
+  // A transposed rhs that simplification folds into the product later is packed, not read in
+  // place: its pairs are then widened instead.
+  bool rhs_folds =
+      product.operands.size() > 1 && product.operands[1]->opcode == hlo::Opcode::kTranspose;
   return g && g->operand_dtype == bfloat16 && gemm_strategy(*g) == DotStrategy::kBlockedKernel &&
-         (isa.bf16_pairs_pay() || cpu::amx_computes(isa, *g) || cpu::pairs_in_place(isa, *g));
+         (isa.bf16_pairs_pay() || cpu::amx_computes(isa, *g) ||
+          (cpu::pairs_in_place(isa, *g) && !rhs_folds));
 }
 
 bool kernel_applies_gemm_epilogue(const hlo::Instruction& dot, DType out) {

@@ -17,8 +17,8 @@ namespace jx::codegen::cpu {
 // The kernel's tile: `rows` of out by `columns`, summed in registers. Packing rhs into panels
 // pays where many row tiles read each panel; a product of one tile of rows reads rhs where it
 // lies instead, in a tile of all its rows and as many accumulators, and one of a few tiles
-// (kFewTilesRows rows at most) in tiles of three vectors (RhsRead). Not a bf16 rhs, nor a
-// convolution's.
+// (kFewTilesRows rows at most) in tiles of three vectors (RhsRead). Not a convolution's; a bf16
+// rhs (pairs) in place, never as dot products.
 enum class RhsRead {
   kPacked,
   // rhs [k, n]: each step reads a run of an rhs row, the tile's columns, at least two vectors.
