@@ -285,6 +285,23 @@ double apply_activation(const std::string& activation, double s) {
   return s;
 }
 
+// activation(x @ W + bias) in double, for x [m, k] and W [k, n] (or stored [n, k]: `w_nk`); an
+// empty bias adds none.
+std::vector<double> dense_oracle(const std::vector<float>& x, const std::vector<float>& w,
+                                 const std::vector<float>& bias, std::int64_t m, std::int64_t k,
+                                 std::int64_t n, const std::string& activation, bool w_nk = false) {
+  std::vector<double> want;
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      double s = bias.empty() ? 0.0 : bias[static_cast<std::size_t>(j)];
+      for (std::int64_t p = 0; p < k; ++p)
+        s += double(x[static_cast<std::size_t>(i * k + p)]) *
+             w[static_cast<std::size_t>(w_nk ? j * k + p : p * n + j)];
+      want.push_back(apply_activation(activation, s));
+    }
+  return want;
+}
+
 TEST_CASE(
     "fused jit: activation(x @ W + b) is one kernel, applying bias and activation as it "
     "stores",
@@ -318,15 +335,8 @@ TEST_CASE(
           });
       std::vector<float> xv = uniform(c.m * c.k, -1, 1, 7), wv = uniform(c.k * c.n, -1, 1, 8),
                          bv = uniform(c.n, -0.5f, 0.5f, 9);
-      std::vector<double> want(static_cast<std::size_t>(c.m * c.n));
-      for (std::int64_t i = 0; i < c.m; ++i)
-        for (std::int64_t j = 0; j < c.n; ++j) {
-          double s = c.bias ? bv[static_cast<std::size_t>(j)] : 0.0;
-          for (std::int64_t p = 0; p < c.k; ++p)
-            s += double(xv[static_cast<std::size_t>(i * c.k + p)]) *
-                 wv[static_cast<std::size_t>(p * c.n + j)];
-          want[static_cast<std::size_t>(i * c.n + j)] = apply_activation(activation, s);
-        }
+      std::vector<double> want =
+          dense_oracle(xv, wv, c.bias ? bv : std::vector<float>{}, c.m, c.k, c.n, activation);
       Array x = np::array(xv, {c.m, c.k}), w = np::array(wv, {c.k, c.n}), b = np::array(bv, {c.n});
       auto compiled = dense.lower(x, w, b).compile();
       std::string thunks = compiled.thunk_sequence();
@@ -364,17 +374,8 @@ TEST_CASE("fused jit: dense layers sharing their input stay matrix kernels", "[j
   CHECK(count_thunks(compiled.thunk_sequence()).kernels == 2);
   V out = compiled(V{x, a, b, c});
   for (int layer = 0; layer < 2; ++layer) {
-    const std::vector<float>& w = layer ? bv : av;
-    std::vector<double> want(static_cast<std::size_t>(n * n));
-    for (std::int64_t i = 0; i < n; ++i)
-      for (std::int64_t j = 0; j < n; ++j) {
-        double s = cv[static_cast<std::size_t>(j)];
-        for (std::int64_t p = 0; p < k; ++p)
-          s += double(xv[static_cast<std::size_t>(i * k + p)]) *
-               w[static_cast<std::size_t>(p * n + j)];
-        want[static_cast<std::size_t>(i * n + j)] = std::max(s, 0.0);
-      }
-    check_close(out[static_cast<std::size_t>(layer)], want, 1e-5, 1e-5);
+    check_close(out[static_cast<std::size_t>(layer)],
+                dense_oracle(xv, layer ? bv : av, cv, n, k, n, "relu"), 1e-5, 1e-5);
   }
 }
 
@@ -659,16 +660,8 @@ TEST_CASE("fused jit: relu(x @ W.T + b) reads W as it lies, in one kernel", "[ji
     ThunkCounts counts = count_thunks(thunks);
     CHECK(counts.kernels + counts.products == 1);
     CHECK(thunks.find("transpose") == std::string::npos);
-    std::vector<double> want;
-    for (std::int64_t i = 0; i < m; ++i)
-      for (std::int64_t j = 0; j < n; ++j) {
-        double s = bv[static_cast<std::size_t>(j)];
-        for (std::int64_t p = 0; p < k; ++p)
-          s += double(xv[static_cast<std::size_t>(i * k + p)]) *
-               wv[static_cast<std::size_t>(j * k + p)];
-        want.push_back(std::max(s, 0.0));
-      }
-    check_close(compiled(x, w, b), want, 1e-5, 1e-5);
+    check_close(compiled(x, w, b), dense_oracle(xv, wv, bv, m, k, n, "relu", /*w_nk=*/true), 1e-5,
+                1e-5);
   }
 }
 
