@@ -93,8 +93,8 @@ bool fuses_gemm_epilogue(const hlo::Instruction& dot, DType out, Platform platfo
 // Whether `product`, an f32 product of bf16 or f16 operands, reads them as they are: cuBLAS's
 // (on tensor cores), or the CPU's blocked kernel for bf16 where bf16 pairs pay
 // (cpu::CpuIsa::bf16_pairs_pay: AVX-512 BF16 on AMD's cores), a few rows read rhs in place
-// (cpu::pairs_in_place), or AMX's tile unit computes it (codegen::kernel_reads_bf16). Otherwise they are converted to f32 first
-// (passes::Upcast16BitDots).
+// (cpu::pairs_in_place), or AMX's tile unit computes it (codegen::kernel_reads_bf16). Otherwise
+// they are converted to f32 first (passes::Upcast16BitDots).
 bool reads_16bit_operands(const hlo::Instruction& product, Platform platform);
 
 }  // namespace jx::backend

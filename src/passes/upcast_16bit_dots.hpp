@@ -2,8 +2,8 @@
 // result converted back: JAX's dot of 16-bit arrays accumulates in float32 and rounds once.
 // Where the backend reads 16-bit operands (cuBLAS's tensor cores, the CPU's blocked kernel for
 // bf16 where its pair multiply-adds pay, CpuIsa::bf16_pairs_pay, or it reads a few rows' rhs in
-// place, or AMX's tile unit computes the product) the product takes them as they
-// are; elsewhere they are converted to float32 (as XLA's CPU backend does), so the product runs on
+// place, or AMX's tile unit computes the product) the product takes them as they are; elsewhere
+// they are converted to float32 (as XLA's CPU backend does), so the product runs on
 // the f32 paths (the blocked kernel, BLAS) and the conversions fuse into their neighbours.
 #pragma once
 

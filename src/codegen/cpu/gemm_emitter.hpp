@@ -190,6 +190,10 @@ class GemmEmitter {
   void pack_rows(llvm::Value* batch, llvm::Value* p0, llvm::Value* begin, llvm::Value* end,
                  llvm::Value* col, std::int64_t cols, int from_vector = 0);
 
+  // rhs rows `step` and, where `second`, step + 1 at the columns of vector v of the tile's
+  // `cols` from `col`, interleaved into pairs (zero past rhs's last column and the second row).
+  llvm::Value* pair_row(llvm::Value* batch, llvm::Value* step, llvm::Value* second,
+                        llvm::Value* col, int v, std::int64_t cols);
   // bf16 operands: panel row q holds steps p0 + 2q and p0 + 2q + 1 (zero past the depth) of
   // the panel's columns interleaved, a vector of 2 x lanes_ at a time, as the pair multiply-add
   // reads them.
@@ -235,10 +239,6 @@ class GemmEmitter {
   void pair_steps(llvm::Value* batch, const std::vector<llvm::Value*>& row_of, llvm::Value* p0,
                   llvm::Value* depth, llvm::Value* col, std::int64_t cols,
                   const std::vector<llvm::AllocaInst*>& acc);
-  // rhs rows `step` and, where `second`, step + 1 at the columns of vector v of the tile's
-  // `cols` from `col`, interleaved into pairs (zero past rhs's last column and the second row).
-  llvm::Value* pair_row(llvm::Value* batch, llvm::Value* step, llvm::Value* second,
-                        llvm::Value* col, int v, std::int64_t cols);
 
   // The tile's steps of a convolution, a run at a time: each row's lhs elements start at the
   // row's offset moved by the run's first step, and follow the run's stride.

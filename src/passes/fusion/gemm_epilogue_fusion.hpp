@@ -1,9 +1,8 @@
 // GEMM epilogue fusion, for backends whose GEMM applies a bias and an activation as it writes
 // (cuBLASLt's epilogues, the CPU's blocked kernel): a dot read only by a fusion computing
 // activation(dot + bias) (or of the dot rounded to bf16 or f16), or only by that rounding alone,
-// becomes one output fusion of the
-// two, which hlo::as_gemm_epilogue recognizes and the backend runs as one library call or one
-// kernel, without the dot's result going through memory.
+// becomes one output fusion of the two, which hlo::as_gemm_epilogue recognizes and the backend
+// runs as one library call or one kernel, without the dot's result going through memory.
 #pragma once
 
 #include <functional>
