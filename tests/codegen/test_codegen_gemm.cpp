@@ -421,7 +421,7 @@ TEST_CASE("codegen: the blocked matrix kernel over bf16 operands against a loop"
       {3, 20, 17, 33, true, true},    // batched, both transposed
       {0, 700, 40, 300, false},       // several blocks of rows
       {0, 13, 20, 8195, false},       // AVX2's second-level panel: two depths, the last odd
-      {0, 40, 100, 4100, false},      // AMX: four panels in groups of three, in two row parts
+      {0, 40, 100, 4100, false},      // AMX: four panels, two row parts, steps in two blocks
       {0, 70, 50, 100, true},         // lhs stored [k, m], steps in four blocks, the last short
       {0, 33, 45, 77, false, true},   // rhs stored [n, k], an odd depth: its last step gathered
       {2, 40, 50, 64, false},         // batched, plain
@@ -432,6 +432,13 @@ TEST_CASE("codegen: the blocked matrix kernel over bf16 operands against a loop"
       {0, 20, 90, 45, false},         // in place where AVX-512 BF16 multiplies and AMX does not
       {2, 3, 70, 33, false},          // batched, three rows in place
       {0, 2, 101, 77, false, true},   // two rows of rhs stored [n, k]: packed, not dot products
+      // AMX: sums carried between blocks of steps (the last short, the odd step in it), ...
+      {0, 20, 1000, 1001, false},
+      {0, 20, 1000, 1001, true},         // ... lhs stored [k, m]
+      {0, 20, 1000, 1001, false, true},  // ... rhs stored [n, k]
+      {0, 70, 2000, 600, false},         // ... three blocks of rows
+      {0, 5, 1000, 1001, false},         // ... tiles of five rows
+      {2, 12, 700, 300, false, true},    // batched tiles of 12 rows, rhs stored [n, k]
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const GemmCase& c = cases[i];
@@ -464,26 +471,29 @@ TEST_CASE("codegen: the blocked matrix kernel over bf16 operands against a loop"
 }
 
 // A bf16 product of few rows is bound by reading rhs: the vector kernel reads it in place, up
-// to 8 rows, and every few-rows product where AVX-512 BF16 multiplies pairs with no tile unit.
+// to 8 rows (3 where a tile unit takes more), and every few-rows product where AVX-512 BF16
+// multiplies pairs with no tile unit.
 TEST_CASE("codegen: bf16 products of few rows read rhs in place", "[codegen][gemm]") {
-  hlo::GemmShape g{.dtype = float32, .operand_dtype = bfloat16, .m = 8, .n = 4096, .k = 4096};
-  hlo::GemmShape nine = g, twenty = g;
-  nine.m = 9, twenty.m = 20;
+  hlo::GemmShape g{.dtype = float32, .operand_dtype = bfloat16, .m = 3, .n = 4096, .k = 4096};
+  hlo::GemmShape eight = g, nine = g, twenty = g;
+  eight.m = 8, nine.m = 9, twenty.m = 20;
   const cpu::CpuIsa& avx2 = cpu::cpu_isa("avx2");
   if (avx2.name == "avx2") {
-    CHECK(cpu::pairs_in_place(avx2, g));
+    CHECK(cpu::pairs_in_place(avx2, eight));
     CHECK_FALSE(cpu::pairs_in_place(avx2, nine));
   }
   const cpu::CpuIsa& native = cpu::cpu_isa("native");
   bool pair_instruction_alone = native.avx512_bf16 && !native.amx_bf16;
   CHECK(cpu::pairs_in_place(native, twenty) == pair_instruction_alone);
   CHECK(cpu::amx_computes(native, twenty) == native.amx_bf16);
+  CHECK(cpu::amx_computes(native, eight) == native.amx_bf16);
+  CHECK(cpu::pairs_in_place(native, eight) == (native.vector_bytes >= 32 && !native.amx_bf16));
   CHECK_FALSE(cpu::amx_computes(native, g));
   CHECK(cpu::pairs_in_place(native, g) == (native.vector_bytes >= 32));
 }
 
 // Where the CPU has AMX-BF16 (and the OS lets jx use its tiles), native computes f32 products of
-// bf16 matrices (transposed, batched or not; of more than 8 rows) on the tile unit, split by panels
+// bf16 matrices (transposed, batched or not; of more than 3 rows) on the tile unit, split by panels
 // of 32 columns and parts of the rows; avx512 and avx2 keep them on the vector kernel. (Its values:
 // the test above, whose native run takes the tile unit.)
 TEST_CASE("codegen: bf16 products run on AMX's tile unit where the CPU has one",
@@ -507,10 +517,19 @@ TEST_CASE("codegen: bf16 products run on AMX's tile unit where the CPU has one",
   CHECK(gemm_column_panels(native, wide) == 32);
   // 3 products of 3 panels: rows in 2 parts make 18 units
   CHECK(gemm_column_panels(native, transposed) == 3 * 2 * 3);
-  // Each panel, 64 steps (33 rounded up to tiles of 32) of 32 columns, all three within a group;
-  // a block of 32 rows of lhs over those steps; the block's sums.
+  // Each panel, 64 steps (33 rounded up to tiles of 32) of 32 columns and a row of pairs that
+  // skews the next, all three within a group; a block of 32 rows of lhs over those steps; the
+  // block's sums.
   CHECK(cpu::gemm_workspace(native, g, nullptr).bytes ==
-        3 * 64 * 32 * 2 + 32 * 64 * 2 + 32 * 32 * 4);
+        3 * (64 * 32 * 2 + 128) + 32 * 64 * 2 + 32 * 32 * 4);
+  // 32 panels of 1024 steps take 2 MiB: 512 steps at a time fill the 1 MiB group, and the sums
+  // of the part's one block of rows are carried for each panel.
+  hlo::GemmShape deep{.dtype = float32, .operand_dtype = bfloat16, .m = 20, .n = 1000, .k = 1001};
+  cpu::AmxWorkspace layout = cpu::amx_workspace(deep);
+  CHECK(layout.carried);
+  CHECK(layout.panels == 32);
+  CHECK(layout.steps == 512);
+  CHECK(layout.bytes == 32 * (512 * 32 * 2 + 128) + 32 * 512 * 2 + 32 * 32 * 32 * 4);
 
   Hlo h;
   hlo::Instruction* dot = gemm_dot(h, bfloat16, {0, g.m, g.n, g.k, false});

@@ -2,6 +2,7 @@
 
 #include <llvm/IR/IntrinsicsX86.h>
 
+#include <algorithm>
 #include <array>
 
 #include "codegen/cpu/gemm_tile_math.hpp"
@@ -10,8 +11,9 @@
 namespace jx::codegen::cpu {
 namespace {
 
-// A tile register as every tile here configures it: 16 rows of 64 bytes (32 bf16 steps of lhs,
-// 16 interleaved pairs of steps of rhs, or 16 f32 sums).
+// A tile register as the tiles here configure it: 16 rows of 64 bytes (32 bf16 steps of lhs,
+// 16 interleaved pairs of steps of rhs, or 16 f32 sums); a product's rows alone, where fewer, in
+// tiles of lhs and sums.
 constexpr std::int64_t kRows = 16, kRowBytes = 64, kSteps = kAmxTileSteps;
 constexpr std::int64_t kBlockRows = kAmxBlockRows;
 // A block is two tiles of lhs; a transposed rhs packs half a panel of columns by a tile of
@@ -82,34 +84,64 @@ class AmxEmitter {
         /*vectorize=*/false);
   }
 
-  // Panels [panel_begin, panel_end) of rows [row_begin, row_end), a group of panels at a time:
-  // each packed, then every block of rows passes over the group, its lhs packed once for all.
+  // Panels [panel_begin, panel_end) of rows [row_begin, row_end), a group of panels and a block
+  // of steps at a time: the group's panels packed for the block's steps, then every block of
+  // rows passes over them, its lhs for those steps packed once for all, its sums carried in the
+  // workspace to the next block of steps (sums_of) and stored after the last.
   void groups(llvm::Value* panel_begin, llvm::Value* panel_end, llvm::Value* row_begin,
               llvm::Value* row_end) {
-    auto panel_at = [&](llvm::Value* j, llvm::Value* first) {
-      return byte_at(panels_, mul(b_.CreateSub(j, first), layout_.panel_bytes));
-    };
+    std::int64_t depth = amx_padded_depth(g_);
     emit_strided_for(
         em_, panel_begin, panel_end, layout_.panels, "amx.groups",
         [&](llvm::Value* first) {
           llvm::Value* last = b_.CreateBinaryIntrinsic(
               llvm::Intrinsic::smin, add(first, em_.i64(layout_.panels)), panel_end);
-          auto each_panel = [&](const std::function<void(llvm::Value*, llvm::Value*)>& f) {
-            emit_for(
-                em_, first, last, "amx.panels",
-                [&](llvm::Value* j) { f(mul(j, kAmxPanelColumns), panel_at(j, first)); },
-                /*vectorize=*/false);
-          };
-          each_panel([&](llvm::Value* col, llvm::Value* panel) { pack(col, panel); });
           emit_strided_for(
-              em_, row_begin, row_end, kBlockRows, "amx.rows",
-              [&](llvm::Value* row) {
-                pack_lhs(row);
-                each_panel([&](llvm::Value* col, llvm::Value* panel) { block(row, col, panel); });
+              em_, em_.i64(0), em_.i64(depth), layout_.steps, "amx.depth",
+              [&](llvm::Value* step) {
+                Steps steps{step, em_.i64(layout_.steps / kSteps)};
+                if (layout_.carried)
+                  steps.tiles = b_.CreateUDiv(
+                      b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, em_.i64(layout_.steps),
+                                               b_.CreateSub(em_.i64(depth), step)),
+                      em_.i64(kSteps));
+                pack(first, last, steps);
+                emit_strided_for(
+                    em_, row_begin, row_end, kBlockRows, "amx.rows",
+                    [&](llvm::Value* row) {
+                      pack_lhs(row, steps);
+                      llvm::Value* row_block =
+                          b_.CreateUDiv(b_.CreateSub(row, row_begin), em_.i64(kBlockRows));
+                      emit_for(
+                          em_, first, last, "amx.panels",
+                          [&](llvm::Value* j) {
+                            llvm::Value* nth = b_.CreateSub(j, first);
+                            block(row, mul(j, kAmxPanelColumns), panel_at(nth), steps,
+                                  sums_of(row_block, nth));
+                          },
+                          /*vectorize=*/false);
+                    },
+                    /*vectorize=*/false);
               },
               /*vectorize=*/false);
         },
         /*vectorize=*/false);
+  }
+
+  // A block of steps: from `first` (a multiple of kSteps), `tiles` tiles of kSteps.
+  struct Steps {
+    llvm::Value *first, *tiles;
+  };
+
+  // The group's nth panel.
+  llvm::Value* panel_at(llvm::Value* nth) {
+    return byte_at(panels_, mul(nth, layout_.panel_bytes));
+  }
+  // The sums of a part's block of rows for the group's nth panel.
+  llvm::Value* sums_of(llvm::Value* row_block, llvm::Value* nth) {
+    if (!layout_.carried) return sums_;
+    llvm::Value* at = add(mul(row_block, layout_.panels), nth);
+    return byte_at(sums_, mul(at, kBlockRows * kAmxPanelColumns * 4));
   }
 
   llvm::Value* add(llvm::Value* a, llvm::Value* c) { return b_.CreateAdd(a, c, "", true, true); }
@@ -139,56 +171,61 @@ class AmxEmitter {
     return b_.CreateMaskedLoad(type, at, llvm::Align(2), mask, llvm::Constant::getNullValue(type));
   }
 
-  // The tile unit's operations, on tiles of kRows x kRowBytes.
-  llvm::Value* tile_op(llvm::Intrinsic::ID id, std::vector<llvm::Value*> args) {
-    args.insert(args.begin(), {b_.getInt16(kRows), b_.getInt16(kRowBytes)});
+  // The tile unit's operations, on tiles of `rows` x kRowBytes.
+  llvm::Value* tile_op(llvm::Intrinsic::ID id, std::int64_t rows, std::vector<llvm::Value*> args) {
+    args.insert(args.begin(),
+                {b_.getInt16(static_cast<std::uint16_t>(rows)), b_.getInt16(kRowBytes)});
     return b_.CreateIntrinsic(id, {}, args);
   }
-  llvm::Value* load_tile(llvm::Value* at, llvm::Value* stride) {
-    return tile_op(llvm::Intrinsic::x86_tileloadd64_internal, {at, stride});
-  }
-  llvm::Value* multiply_add(llvm::Value* sums, llvm::Value* lhs, llvm::Value* rhs) {
-    return tile_op(llvm::Intrinsic::x86_tdpbf16ps_internal,
-                   {b_.getInt16(kRowBytes), sums, lhs, rhs});
+  llvm::Value* load_tile(std::int64_t rows, llvm::Value* at, std::int64_t stride) {
+    return tile_op(llvm::Intrinsic::x86_tileloadd64_internal, rows, {at, em_.i64(stride)});
   }
 
-  // Panel row q: rhs rows 2q and 2q + 1 at columns [col, col + 32), interleaved; zero past the
-  // last column and past the contraction, to the padded depth.
-  void pack(llvm::Value* col, llvm::Value* panel) {
-    if (g_.transpose_rhs) return pack_transposed(col, panel);
-    llvm::Value* mask = first_lanes(kAmxPanelColumns, b_.CreateSub(em_.i64(g_.n), col));
-    auto row = [&](std::int64_t step_offset, llvm::Value* q) {
-      llvm::Value* at = add(mul(add(mul(q, 2), em_.i64(step_offset)), g_.n), col);
-      return run(kAmxPanelColumns, b_.CreateInBoundsGEP(b_.getInt16Ty(), rhs_, at), mask, nullptr);
-    };
-    auto store = [&](llvm::Value* q, llvm::Value* pairs) {
-      b_.CreateAlignedStore(pairs, byte_at(panel, mul(q, kPanelRowBytes)), llvm::Align(64));
-    };
+  // Row q of the group's panels [first, last) for a block of steps: rhs rows 2q and 2q + 1 of
+  // the block at each panel's 32 columns, interleaved; zero past the last column and past the
+  // contraction. A row of every panel at a time, so that each step reads a run of an rhs row.
+  void pack(llvm::Value* first, llvm::Value* last, const Steps& steps) {
+    if (g_.transpose_rhs) {
+      emit_for(
+          em_, first, last, "amx.pack_panels",
+          [&](llvm::Value* j) {
+            pack_transposed(mul(j, kAmxPanelColumns), panel_at(b_.CreateSub(j, first)), steps);
+          },
+          /*vectorize=*/false);
+      return;
+    }
     emit_for(
-        em_, g_.k / 2, "amx.pack",
+        em_, em_.i64(0), mul(steps.tiles, kSteps / 2), "amx.pack",
         [&](llvm::Value* q) {
-          store(q, interleave(b_, {row(0, q), row(1, q)}));
-        },
-        /*vectorize=*/false);
-    llvm::Value* zero =
-        llvm::Constant::getNullValue(llvm::FixedVectorType::get(b_.getInt16Ty(), kAmxPanelColumns));
-    if (g_.k % 2) store(em_.i64(g_.k / 2), interleave(b_, {row(0, em_.i64(g_.k / 2)), zero}));
-    emit_for(
-        em_, em_.i64((g_.k + 1) / 2), em_.i64(amx_padded_depth(g_) / 2), "amx.pack_zero",
-        [&](llvm::Value* q) {
-          store(q, interleave(b_, {zero, zero}));
+          llvm::Value* pair = add(b_.CreateUDiv(steps.first, em_.i64(2)), q);
+          emit_for(
+              em_, first, last, "amx.pack_panels",
+              [&](llvm::Value* j) {
+                llvm::Value* col = mul(j, kAmxPanelColumns);
+                llvm::Value* mask = first_lanes(kAmxPanelColumns, b_.CreateSub(em_.i64(g_.n), col));
+                auto row = [&](std::int64_t offset) {
+                  llvm::Value* step = add(mul(pair, 2), em_.i64(offset));
+                  llvm::Value* at = masked_at(b_.getInt16Ty(), rhs_, add(mul(step, g_.n), col));
+                  return run(kAmxPanelColumns, at, mask, b_.CreateICmpSLT(step, em_.i64(g_.k)));
+                };
+                llvm::Value* to = byte_at(panel_at(b_.CreateSub(j, first)), mul(q, kPanelRowBytes));
+                b_.CreateAlignedStore(interleave(b_, {row(0), row(1)}), to, llvm::Align(64));
+              },
+              /*vectorize=*/false);
         },
         /*vectorize=*/false);
   }
 
-  // pack() of rhs stored [n, k], whose columns' steps lie in runs: a column's 16 pairs of steps
-  // are one vector of 32-bit pairs, and 16 columns' such vectors, transposed, are 16 panel rows'
-  // halves. A last, odd step's pairs are gathered after.
-  void pack_transposed(llvm::Value* col, llvm::Value* panel) {
+  // One panel of pack() of rhs stored [n, k], whose columns' steps lie in runs: a column's 16
+  // pairs of steps are one vector of 32-bit pairs, and 16 columns' such vectors, transposed, are
+  // 16 panel rows' halves. A last, odd step's pairs are gathered after, in its block.
+  void pack_transposed(llvm::Value* col, llvm::Value* panel, const Steps& steps) {
     constexpr unsigned kPairs = kSteps / 2;
+    llvm::Value* first_tile = b_.CreateUDiv(steps.first, em_.i64(kSteps));
     emit_for(
-        em_, amx_padded_depth(g_) / kSteps, "amx.pack_transposed",
-        [&](llvm::Value* s) {
+        em_, em_.i64(0), steps.tiles, "amx.pack_transposed",
+        [&](llvm::Value* t) {
+          llvm::Value* s = add(first_tile, t);
           llvm::Value* whole = first_lanes(kPairs, b_.CreateSub(em_.i64(g_.k / 2), mul(s, kPairs)));
           for (std::int64_t half = 0; half < 2; ++half) {
             std::vector<llvm::Value*> runs;
@@ -201,7 +238,7 @@ class AmxEmitter {
             }
             transpose_square(b_, runs);
             for (std::int64_t q = 0; q < kPairs; ++q) {
-              llvm::Value* at = add(mul(add(mul(s, kPairs), em_.i64(q)), kPanelRowBytes),
+              llvm::Value* at = add(mul(add(mul(t, kPairs), em_.i64(q)), kPanelRowBytes),
                                     em_.i64(half * kPairs * 4));
               b_.CreateAlignedStore(runs[static_cast<std::size_t>(q)], byte_at(panel, at),
                                     llvm::Align(64));
@@ -210,28 +247,31 @@ class AmxEmitter {
         },
         /*vectorize=*/false);
     if (g_.k % 2 == 0) return;
-    std::vector<llvm::Constant*> strides;
-    for (std::int64_t c = 0; c < kAmxPanelColumns; ++c) strides.push_back(em_.i64(c * g_.k));
-    llvm::Value* last = masked_at(b_.getInt16Ty(), rhs_, add(mul(col, g_.k), em_.i64(g_.k - 1)));
-    auto* run = llvm::FixedVectorType::get(b_.getInt16Ty(), kAmxPanelColumns);
-    llvm::Value* steps = b_.CreateMaskedGather(
-        run, masked_at(b_.getInt16Ty(), last, llvm::ConstantVector::get(strides)), llvm::Align(2),
-        first_lanes(kAmxPanelColumns, b_.CreateSub(em_.i64(g_.n), col)),
-        llvm::Constant::getNullValue(run));
-    llvm::Value* pair_row = em_.i64(g_.k / 2 * kPanelRowBytes);
-    b_.CreateAlignedStore(
-        b_.CreateZExt(steps, llvm::FixedVectorType::get(b_.getInt32Ty(), kAmxPanelColumns)),
-        byte_at(panel, pair_row), llvm::Align(64));
+    llvm::Value* pair_row = b_.CreateSub(em_.i64(g_.k / 2), b_.CreateUDiv(steps.first, em_.i64(2)));
+    emit_if(em_, b_.CreateICmpULT(pair_row, mul(steps.tiles, kPairs)), "amx.pack_odd_step", [&] {
+      std::vector<llvm::Constant*> strides;
+      for (std::int64_t c = 0; c < kAmxPanelColumns; ++c) strides.push_back(em_.i64(c * g_.k));
+      llvm::Value* last = masked_at(b_.getInt16Ty(), rhs_, add(mul(col, g_.k), em_.i64(g_.k - 1)));
+      auto* run = llvm::FixedVectorType::get(b_.getInt16Ty(), kAmxPanelColumns);
+      llvm::Value* steps_of_columns = b_.CreateMaskedGather(
+          run, masked_at(b_.getInt16Ty(), last, llvm::ConstantVector::get(strides)), llvm::Align(2),
+          first_lanes(kAmxPanelColumns, b_.CreateSub(em_.i64(g_.n), col)),
+          llvm::Constant::getNullValue(run));
+      b_.CreateAlignedStore(b_.CreateZExt(steps_of_columns, llvm::FixedVectorType::get(
+                                                                b_.getInt32Ty(), kAmxPanelColumns)),
+                            byte_at(panel, mul(pair_row, kPanelRowBytes)), llvm::Align(64));
+    });
   }
 
-  // lhs rows [row, row + 32) in tile order: step s's two tiles (16 rows of 32 steps each) at
-  // (2 s + t) KiB, zero past lhs's last row and step, so that each tile is 1 KiB in a run.
-  void pack_lhs(llvm::Value* row) {
-    if (g_.transpose_lhs) return pack_lhs_transposed(row);
+  // lhs rows [row, row + 32) of a block of steps in tile order: the block's tile s's two tiles
+  // (16 rows of 32 steps each) at (2 s + t) KiB, zero past lhs's last row and step, so that each
+  // tile is 1 KiB in a run.
+  void pack_lhs(llvm::Value* row, const Steps& steps) {
+    if (g_.transpose_lhs) return pack_lhs_transposed(row, steps);
     emit_for(
-        em_, amx_padded_depth(g_) / kSteps, "amx.pack_lhs",
+        em_, em_.i64(0), steps.tiles, "amx.pack_lhs",
         [&](llvm::Value* s) {
-          llvm::Value* step = mul(s, kSteps);
+          llvm::Value* step = add(steps.first, mul(s, kSteps));
           llvm::Value* steps = first_lanes(kSteps, b_.CreateSub(em_.i64(g_.k), step));
           emit_for(
               em_, kBlockRows, "amx.pack_lhs_rows",
@@ -250,14 +290,14 @@ class AmxEmitter {
 
   // pack_lhs() of lhs stored [k, m]: a step's 32 rows are a run, and 32 steps' runs, transposed,
   // are the rows' runs of steps.
-  void pack_lhs_transposed(llvm::Value* row) {
+  void pack_lhs_transposed(llvm::Value* row, const Steps& steps) {
     llvm::Value* rows = first_lanes(kBlockRows, b_.CreateSub(em_.i64(g_.m), row));
     emit_for(
-        em_, amx_padded_depth(g_) / kSteps, "amx.pack_lhs_transposed",
+        em_, em_.i64(0), steps.tiles, "amx.pack_lhs_transposed",
         [&](llvm::Value* s) {
           std::vector<llvm::Value*> runs;
           for (std::int64_t p = 0; p < kSteps; ++p) {
-            llvm::Value* step = add(mul(s, kSteps), em_.i64(p));
+            llvm::Value* step = add(add(steps.first, mul(s, kSteps)), em_.i64(p));
             llvm::Value* inside = b_.CreateICmpSLT(step, em_.i64(g_.k));
             runs.push_back(run(kBlockRows,
                                masked_at(b_.getInt16Ty(), lhs_, add(mul(step, g_.m), row)), rows,
@@ -273,51 +313,92 @@ class AmxEmitter {
         /*vectorize=*/false);
   }
 
-  // Rows [row, row + 32) of the panel at `col`: four tiles of sums carried through the steps,
-  // then stored to the workspace and, through the epilogue, to out.
-  void block(llvm::Value* row, llvm::Value* col, llvm::Value* panel) {
-    llvm::BasicBlock* before = b_.GetInsertBlock();
-    llvm::Function* f = before->getParent();
+  // Rows [row, row + 32) of the panel at `col` for a block of steps: tiles of sums (rows 16 t / 2,
+  // columns 16 (t % 2) of the block's 32 x 32 f32), zero or carried from the blocks of steps
+  // before, through the block's steps, then stored to `sums` and, after the last block, through
+  // the epilogue to out. A product of at most 16 rows configures its tiles of lhs and sums with
+  // its rows alone: one tile of lhs, two of sums, each tdpbf16ps taking time by its rows.
+  void block(llvm::Value* row, llvm::Value* col, llvm::Value* panel, const Steps& steps,
+             llvm::Value* sums) {
+    constexpr std::int64_t kSumRowBytes = kAmxPanelColumns * 4;
+    std::int64_t rows = std::min(g_.m, kRows);
+    std::size_t lhs_tiles = g_.m > kRows ? 2 : 1, sum_tiles = 2 * lhs_tiles;
+    auto sums_tile = [&](std::size_t t) {
+      auto offset = static_cast<std::int64_t>(t / 2 * kRows * kSumRowBytes + t % 2 * kRowBytes);
+      return byte_at(sums, em_.i64(offset));
+    };
+    auto* amx = llvm::Type::getX86_AMXTy(b_.getContext());
+    llvm::Function* f = b_.GetInsertBlock()->getParent();
     auto* loop = llvm::BasicBlock::Create(b_.getContext(), "amx.steps", f);
     auto* done = llvm::BasicBlock::Create(b_.getContext(), "amx.steps_done", f);
-    std::array<llvm::Value*, 4> zero;
-    for (llvm::Value*& z : zero) z = tile_op(llvm::Intrinsic::x86_tilezero_internal, {});
+    auto zeros = [&] {
+      std::vector<llvm::Value*> z;
+      for (std::size_t t = 0; t < sum_tiles; ++t)
+        z.push_back(tile_op(llvm::Intrinsic::x86_tilezero_internal, rows, {}));
+      return z;
+    };
+    std::vector<llvm::Value*> start;
+    if (layout_.carried) {  // zero in the first block of steps, else carried
+      auto* first = llvm::BasicBlock::Create(b_.getContext(), "amx.sums_zero", f, loop);
+      auto* later = llvm::BasicBlock::Create(b_.getContext(), "amx.sums_carried", f, loop);
+      auto* entry = llvm::BasicBlock::Create(b_.getContext(), "amx.sums_start", f, loop);
+      b_.CreateCondBr(b_.CreateICmpEQ(steps.first, em_.i64(0)), first, later);
+      b_.SetInsertPoint(first);
+      std::vector<llvm::Value*> zero = zeros();
+      b_.CreateBr(entry);
+      b_.SetInsertPoint(later);
+      for (std::size_t t = 0; t < sum_tiles; ++t) {
+        llvm::Value* carried = load_tile(rows, sums_tile(t), kSumRowBytes);
+        b_.SetInsertPoint(entry);
+        llvm::PHINode* phi = b_.CreatePHI(amx, 2);
+        phi->addIncoming(zero[t], first);
+        phi->addIncoming(carried, later);
+        start.push_back(phi);
+        b_.SetInsertPoint(later);
+      }
+      b_.CreateBr(entry);
+      b_.SetInsertPoint(entry);
+    } else {
+      start = zeros();
+    }
+    llvm::BasicBlock* before = b_.GetInsertBlock();
     b_.CreateBr(loop);
     b_.SetInsertPoint(loop);
     llvm::PHINode* s = b_.CreatePHI(b_.getInt64Ty(), 2, "amx.s");
     s->addIncoming(em_.i64(0), before);
-    std::array<llvm::PHINode*, 4> sums;
-    for (std::size_t t = 0; t < 4; ++t) {
-      sums[t] = b_.CreatePHI(llvm::Type::getX86_AMXTy(b_.getContext()), 2, "amx.sums");
-      sums[t]->addIncoming(zero[t], before);
+    std::vector<llvm::PHINode*> carried;
+    for (std::size_t t = 0; t < sum_tiles; ++t) {
+      carried.push_back(b_.CreatePHI(amx, 2, "amx.sums"));
+      carried[t]->addIncoming(start[t], before);
     }
-    std::array<llvm::Value*, 2> lhs;
-    for (std::size_t t = 0; t < 2; ++t) {
+    std::array<llvm::Value*, 2> lhs{}, rhs{};
+    for (std::size_t t = 0; t < lhs_tiles; ++t) {
       llvm::Value* at = add(mul(s, kBlockRows * kRowBytes), em_.i64(t * kRows * kRowBytes));
-      lhs[t] = load_tile(byte_at(lhs_block_, at), em_.i64(kRowBytes));
+      lhs[t] = load_tile(rows, byte_at(lhs_block_, at), kRowBytes);
     }
     llvm::Value* panel_rows = byte_at(panel, mul(s, kSteps / 2 * kPanelRowBytes));
-    std::array<llvm::Value*, 2> rhs;
     for (std::size_t v = 0; v < 2; ++v)
-      rhs[v] = load_tile(byte_at(panel_rows, em_.i64(static_cast<std::int64_t>(v) * kRowBytes)),
-                         em_.i64(kPanelRowBytes));
-    std::array<llvm::Value*, 4> next;
-    for (std::size_t t = 0; t < 4; ++t) next[t] = multiply_add(sums[t], lhs[t / 2], rhs[t % 2]);
+      rhs[v] =
+          load_tile(kRows, byte_at(panel_rows, em_.i64(static_cast<std::int64_t>(v) * kRowBytes)),
+                    kPanelRowBytes);
+    std::vector<llvm::Value*> next;
+    for (std::size_t t = 0; t < sum_tiles; ++t)
+      next.push_back(tile_op(llvm::Intrinsic::x86_tdpbf16ps_internal, rows,
+                             {b_.getInt16(kRowBytes), carried[t], lhs[t / 2], rhs[t % 2]}));
     llvm::Value* s_next = add(s, em_.i64(1));
     llvm::BasicBlock* latch = b_.GetInsertBlock();
     s->addIncoming(s_next, latch);
-    for (std::size_t t = 0; t < 4; ++t) sums[t]->addIncoming(next[t], latch);
-    b_.CreateCondBr(b_.CreateICmpULT(s_next, em_.i64(amx_padded_depth(g_) / kSteps)), loop, done);
+    for (std::size_t t = 0; t < sum_tiles; ++t) carried[t]->addIncoming(next[t], latch);
+    b_.CreateCondBr(b_.CreateICmpULT(s_next, steps.tiles), loop, done);
     b_.SetInsertPoint(done);
 
-    // Sums tile t (rows 16 (t / 2), columns 16 (t % 2)) into the block's 32 x 32 f32.
-    constexpr std::int64_t kSumRowBytes = kAmxPanelColumns * 4;
-    for (std::size_t t = 0; t < 4; ++t) {
-      auto offset = static_cast<std::int64_t>(t / 2 * kRows * kSumRowBytes + t % 2 * kRowBytes);
-      tile_op(llvm::Intrinsic::x86_tilestored64_internal,
-              {byte_at(sums_, em_.i64(offset)), em_.i64(kSumRowBytes), next[t]});
-    }
-    store(row, col);
+    for (std::size_t t = 0; t < sum_tiles; ++t)
+      tile_op(llvm::Intrinsic::x86_tilestored64_internal, rows,
+              {sums_tile(t), em_.i64(kSumRowBytes), next[t]});
+    if (!layout_.carried) return store(row, col, sums);
+    llvm::Value* end = add(steps.first, mul(steps.tiles, kSteps));
+    emit_if(em_, b_.CreateICmpEQ(end, em_.i64(amx_padded_depth(g_))), "amx.last_steps",
+            [&] { store(row, col, sums); });
   }
 
   // A vector of 16 of `d` from `at`, its lanes past `mask` zero, widened to f32.
@@ -329,7 +410,7 @@ class AmxEmitter {
   }
 
   // out[row + r, col : col + 32] = epilogue(sums[r]) for the block's rows inside out.
-  void store(llvm::Value* row, llvm::Value* col) {
+  void store(llvm::Value* row, llvm::Value* col, llvm::Value* sums) {
     DType out = epilogue_.out;
     bool rounds = k16BitFloating.contains(out);
     llvm::Type* out_elem = storage_type(b_.getContext(), out);
@@ -350,7 +431,7 @@ class AmxEmitter {
         [&](llvm::Value* r) {
           for (std::size_t v = 0; v < 2; ++v) {
             auto lane = static_cast<std::int64_t>(v) * kRows;
-            llvm::Value* from = b_.CreateInBoundsGEP(b_.getFloatTy(), sums_,
+            llvm::Value* from = b_.CreateInBoundsGEP(b_.getFloatTy(), sums,
                                                      add(mul(r, kAmxPanelColumns), em_.i64(lane)));
             llvm::Value* sum = b_.CreateAlignedLoad(
                 llvm::FixedVectorType::get(b_.getFloatTy(), kRows), from, llvm::Align(64));
@@ -373,7 +454,7 @@ class AmxEmitter {
   AmxWorkspace layout_;
   TileEpilogue epilogue_;
   llvm::Value* lhs_block_;  // a block of 32 rows of lhs, packed (pack_lhs)
-  llvm::Value* sums_;       // a block's 32 x 32 sums
+  llvm::Value* sums_;       // a block's 32 x 32 sums, or every block's of a part (carried)
 };
 
 }  // namespace

@@ -2,11 +2,13 @@
 // tdpbf16ps multiplies a 16 x 32 tile of lhs by a 32 x 16 tile of rhs (its pairs of steps
 // interleaved) into 16 x 16 f32 sums, 8192 multiply-adds, where an AVX-512 multiply-add does 16.
 // Eight tile registers hold a block of 32 x 32 sums (four tiles), two tiles of lhs and two of
-// rhs. Each call packs the column panels it owns (32 columns, all steps, pairs interleaved) into
-// its workspace a group at a time (AmxWorkspace), and passes every block of 32 rows over the
-// group, the block's lhs packed once for it in tile order (zero-padded at lhs's edges: tiles
-// read from one run of lines, not 16 rows that share few sets of the first-level cache); the
-// sums go through the workspace to the epilogue and out.
+// rhs (a product of at most 16 rows: tiles of its rows, two of sums and one of lhs). Each call
+// packs the column panels it owns (32 columns, pairs of steps interleaved) into its workspace a
+// group and a block of steps at a time (AmxWorkspace), a row of every panel of the group at a
+// time, and passes every block of 32 rows over the group, the block's lhs for those steps packed
+// once for it in tile order (zero-padded at lhs's edges: tiles read from one run of lines, not 16
+// rows that share few sets of the first-level cache); the sums carry through the workspace from
+// one block of steps to the next, and after the last go through the epilogue and out.
 #pragma once
 
 #include "codegen/cpu/gemm.hpp"

@@ -31,6 +31,9 @@ constexpr std::int64_t kPanelBytes = 16 << 10, kL1ForL2PanelBytes = 24 << 10,
 // 256 KiB / 512 KiB / 1 MiB / 1.5 MiB / 3 MiB: n = 1024 333 / 403 / 440 / 372 / 349, n = 2048
 // 258 / 337 / 401 / 390 / 303).
 constexpr std::int64_t kAmxGroupBytes = 1 << 20;
+// Where the panels of a group take part of the steps, the sums that blocks of rows carry from
+// one part to the next take at most this many bytes.
+constexpr std::int64_t kAmxCarriedSumsBytes = 512 << 10;
 
 // Steps of a transposed lhs whose rows lie `stride` bytes apart that a block may hold: half the
 // lines of a 1 MiB, 16-way second-level cache that such addresses can occupy (16 sets, so 128
@@ -259,14 +262,14 @@ GemmWorkspace gemm_workspace(const CpuIsa& isa, const hlo::GemmShape& g,
 
 bool pairs_in_place(const CpuIsa& isa, const hlo::GemmShape& g) {
   // A Xeon with AMX, [m, 4096] x [4096, 4096] of bf16 into f32, two threads, GMAC/s, in place
-  // against the tile unit: m = 1 22 / 5, 4 63 / 22, 8 72 / 46, 16 73 / 83, 32 72 / 170; under
+  // against the tile unit: m = 1 23 / 20, 2 49 / 39, 3 59 / 55, 4 71 / 79, 8 81 / 149; under
   // --cpu_isa=avx512 (vdpbf16ps, no tile unit) against widening W first: m = 1 21 / 3, 4 66 / 12,
   // 16 72 / 44, 32 68 / 59; under --cpu_isa=avx2 (two FMAs a pair): m = 1 15 / 4, 8 29 / 25, 16
   // 31 / 40.
-  constexpr std::int64_t kMostRows = 8;
+  std::int64_t most_rows = isa.amx_bf16 ? 3 : 8;
   bool pair_instruction_alone = isa.avx512_bf16 && isa.vector_bytes == 64 && !isa.amx_bf16;
   return g.operand_dtype == bfloat16 && g.dtype == float32 && isa.vector_bytes >= 32 &&
-         (g.m <= kMostRows || pair_instruction_alone) &&
+         (g.m <= most_rows || pair_instruction_alone) &&
          tile_shape(isa, g, /*conv=*/false).rhs == RhsRead::kInPlace;
 }
 
@@ -276,13 +279,26 @@ bool amx_computes(const CpuIsa& isa, const hlo::GemmShape& g) {
 }
 
 AmxWorkspace amx_workspace(const hlo::GemmShape& g) {
-  constexpr std::int64_t kSumsBytes = kAmxBlockRows * kAmxPanelColumns * 4;
-  std::int64_t panel_bytes = amx_padded_depth(g) / 2 * kAmxPanelRowBytes;
-  std::int64_t panels = std::clamp<std::int64_t>(kAmxGroupBytes / panel_bytes, 1, amx_panels(g));
-  std::int64_t lhs_block = panels * panel_bytes;
-  std::int64_t lhs_bytes = kAmxBlockRows * amx_padded_depth(g) * 2;  // bf16
-  return {panel_bytes, panels, lhs_block, lhs_block + lhs_bytes,
-          lhs_block + lhs_bytes + kSumsBytes};
+  constexpr std::int64_t kBlockSumsBytes = kAmxBlockRows * kAmxPanelColumns * 4;
+  std::int64_t depth = amx_padded_depth(g), parts = amx_row_parts(g);
+  std::int64_t part_blocks = (amx_row_blocks(g) + parts - 1) / parts;
+  // As many panels as a group of every step holds, or as many as the carried sums of a part's
+  // blocks of rows allow, where that is more: a product of few rows or a deep one reads long
+  // runs of rhs rows and packs lhs once, at the cost of carrying its sums.
+  std::int64_t whole_panels = kAmxGroupBytes / (depth / 2 * kAmxPanelRowBytes);
+  std::int64_t carried_panels = kAmxCarriedSumsBytes / (part_blocks * kBlockSumsBytes);
+  AmxWorkspace w;
+  w.panels = std::clamp<std::int64_t>(std::max(whole_panels, carried_panels), 1, amx_panels(g));
+  std::int64_t group_steps = kAmxGroupBytes / (w.panels * kAmxPanelRowBytes) * 2;
+  w.steps = std::clamp(group_steps / kAmxTileSteps * kAmxTileSteps, kAmxTileSteps, depth);
+  w.carried = w.steps < depth;
+  // A row of pairs more, so that the group's panels, packed a row of each at a time, do not all
+  // start in the same sets of the first-level cache.
+  w.panel_bytes = w.steps / 2 * kAmxPanelRowBytes + kAmxPanelRowBytes;
+  w.lhs_block = w.panels * w.panel_bytes;
+  w.sums = w.lhs_block + kAmxBlockRows * w.steps * 2;  // bf16
+  w.bytes = w.sums + (w.carried ? part_blocks * w.panels : 1) * kBlockSumsBytes;
+  return w;
 }
 
 bool kernel_at_any_size(const CpuIsa& isa, DType dtype) {

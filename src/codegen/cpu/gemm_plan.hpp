@@ -101,8 +101,8 @@ GemmWorkspace gemm_workspace(const CpuIsa& isa, const hlo::GemmShape& g,
 // Whether the vector kernel reads the bf16 rhs of an f32 product of few rows in place, each
 // pair of its rows interleaved in registers (RhsRead::kInPlace), rather than the tile unit or a
 // widened copy taking it: products memory-bound on rhs, which is then read once, at 2 bytes an
-// element. Up to 8 rows; every few-rows product where AVX-512 BF16 multiplies pairs and no tile
-// unit does.
+// element. Up to 8 rows (3 where a tile unit takes more); every few-rows product where AVX-512
+// BF16 multiplies pairs and no tile unit does.
 bool pairs_in_place(const CpuIsa& isa, const hlo::GemmShape& g);
 
 // AMX's tile unit (gemm_amx.hpp) computes the f32 products of bf16 matrices (batched or not,
@@ -134,11 +134,14 @@ inline std::int64_t amx_row_parts(const hlo::GemmShape& g) {
 inline std::int64_t amx_units(const hlo::GemmShape& g) {
   return g.batch * amx_row_parts(g) * amx_panels(g);
 }
-// A call's workspace: a group of `panels` packed panels of `panel_bytes` each (every step, to
-// the padded depth) at 0, then a block of 32 rows of lhs packed in tile order (zero-padded) and
-// a block's 32 x 32 f32 sums, at multiples of 64.
+// A call's workspace: a group of `panels` panels packed for a block of `steps` steps (pairs
+// interleaved, `panel_bytes` each) at 0, then a block of 32 rows of lhs for those steps packed in
+// tile order (zero-padded), then sums of 32 x 32 f32: one block's where the steps are all of the
+// padded depth, else, `carried` from one block of steps to the next, every block of rows' of a
+// part for each panel of the group; each at a multiple of 64.
 struct AmxWorkspace {
-  std::int64_t panel_bytes, panels, lhs_block, sums, bytes;
+  std::int64_t steps, panels, panel_bytes, lhs_block, sums, bytes;
+  bool carried;
 };
 AmxWorkspace amx_workspace(const hlo::GemmShape& g);
 
