@@ -435,7 +435,7 @@ TEST_CASE("codegen: the blocked matrix kernel over bf16 operands against a loop"
       // AMX: sums carried between blocks of steps (the last short, the odd step in it), ...
       {0, 20, 1000, 1001, false},
       {0, 20, 1000, 1001, true},         // ... lhs stored [k, m]
-      {0, 20, 1000, 1001, false, true},  // ... rhs stored [n, k]
+      {0, 20, 1000, 2001, false, true},  // ... rhs stored [n, k], 1024 steps a block
       {0, 70, 2000, 600, false},         // ... three blocks of rows
       {0, 5, 1000, 1001, false},         // ... tiles of five rows
       {2, 12, 700, 300, false, true},    // batched tiles of 12 rows, rhs stored [n, k]
@@ -530,6 +530,14 @@ TEST_CASE("codegen: bf16 products run on AMX's tile unit where the CPU has one",
   CHECK(layout.panels == 32);
   CHECK(layout.steps == 512);
   CHECK(layout.bytes == 32 * (512 * 32 * 2 + 128) + 32 * 512 * 2 + 32 * 32 * 32 * 4);
+  // A transposed rhs's runs of steps: 1024 steps a block, so 16 panels.
+  deep.transpose_rhs = true;
+  CHECK_FALSE(cpu::amx_workspace(deep).carried);
+  deep.k = 2001;
+  layout = cpu::amx_workspace(deep);
+  CHECK(layout.carried);
+  CHECK(layout.panels == 16);
+  CHECK(layout.steps == 1024);
 
   Hlo h;
   hlo::Instruction* dot = gemm_dot(h, bfloat16, {0, g.m, g.n, g.k, false});

@@ -287,6 +287,12 @@ AmxWorkspace amx_workspace(const hlo::GemmShape& g) {
   // runs of rhs rows and packs lhs once, at the cost of carrying its sums.
   std::int64_t whole_panels = kAmxGroupBytes / (depth / 2 * kAmxPanelRowBytes);
   std::int64_t carried_panels = kAmxCarriedSumsBytes / (part_blocks * kBlockSumsBytes);
+  // A transposed rhs is packed from runs of a column's steps: in blocks of at least 1024 steps,
+  // runs of 2 KiB (a Xeon with AMX, [16, 4096] x [4096, 4096] with rhs stored [n, k], two
+  // threads, GMAC/s, blocks of 128 steps 138, of at least 256 / 512 / 1024 / 2048 162 / 170 /
+  // 185 / 183).
+  if (g.transpose_rhs)
+    carried_panels = std::min(carried_panels, kAmxGroupBytes / (1024 / 2 * kAmxPanelRowBytes));
   AmxWorkspace w;
   w.panels = std::clamp<std::int64_t>(std::max(whole_panels, carried_panels), 1, amx_panels(g));
   std::int64_t group_steps = kAmxGroupBytes / (w.panels * kAmxPanelRowBytes) * 2;
