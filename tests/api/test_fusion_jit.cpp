@@ -387,64 +387,73 @@ TEST_CASE("fused jit: dense layers sharing their input stay matrix kernels", "[j
 TEST_CASE("fused jit: a bf16 layer rounds its product, then adds its bias and applies relu",
           "[jit][fusion]") {
   testing::ConfigGuard guard;
-  const std::int64_t m = 70, k = 90, n = 45;  // edge tiles every way, an odd panel of columns
-  Array x = np::array(uniform(m * k, -1, 1, 41), {m, k}).astype(bfloat16);
-  Array w = np::array(uniform(k * n, -1, 1, 42), {k, n}).astype(bfloat16);
-  Array b = np::array(uniform(n, -0.5f, 0.5f, 43), {n}).astype(bfloat16);
-  std::vector<float> bias = b.astype(float32).to_vector<float>();
-  auto layer = jit([](const Array& x, const Array& w, const Array& b) {
-    return nn::relu(np::matmul(x, w) + b);
-  });
-  auto product = jit([](const Array& x, const Array& w) {
-    return lax::dot_general(x, w, {{1}, {0}, {}, {}}, float32);
-  });
-  for (const char* isa : {"avx2", "avx512", "native"}) {
-    INFO("--cpu_isa=" << isa);
-    config().cpu_isa = isa;
-    auto compiled = layer.lower(x, w, b).compile();
-    std::string thunks = compiled.thunk_sequence();
-    INFO(thunks);
-    bool tiles = codegen::cpu::configured_cpu_isa().amx_bf16;
-    CHECK((count_thunks(thunks).kernels == 1) == tiles);
-    std::vector<float> sums = product(x, w).to_vector<float>();
-    std::vector<BFloat16> got = compiled(x, w, b).to_vector<BFloat16>();
-    std::size_t clamped = 0;
-    for (std::int64_t i = 0; i < m; ++i)
-      for (std::int64_t j = 0; j < n; ++j) {
-        auto at = static_cast<std::size_t>(i * n + j);
-        float rounded = static_cast<float>(BFloat16(sums[at]));
-        float want = std::max(rounded + bias[static_cast<std::size_t>(j)], 0.0f);
-        clamped += want == 0;
-        INFO("out[" << i << ", " << j << "]");
-        REQUIRE(got[at].bits == BFloat16(want).bits);
-      }
-    CHECK(clamped > 0);
-    CHECK(clamped < got.size());
-
-    // The product alone, rounded to bf16: one kernel on the tile unit too, bit for bit.
-    auto matmul = jit([](const Array& x, const Array& w) { return np::matmul(x, w); });
-    auto matmul_compiled = matmul.lower(x, w).compile();
-    INFO(matmul_compiled.thunk_sequence());
-    CHECK((count_thunks(matmul_compiled.thunk_sequence()).kernels == 1) == tiles);
-    std::vector<BFloat16> rounded = matmul_compiled(x, w).to_vector<BFloat16>();
-    for (std::size_t i = 0; i < sums.size(); ++i) {
-      INFO("out " << i);
-      REQUIRE(rounded[i].bits == BFloat16(sums[i]).bits);
-    }
-
-    // The f32 product of the same operands, an f32 bias and gelu: one kernel on the tile unit
-    // too, in f32 throughout (gelu's fast tanh against the oracle's).
-    Array b32 = b.astype(float32);
-    auto wide = jit([](const Array& x, const Array& w, const Array& b) {
-      return nn::gelu(lax::dot_general(x, w, {{1}, {0}, {}, {}}, float32) + b);
+  auto one_kernel = [](const std::string& thunks) {
+    ThunkCounts c = count_thunks(thunks);
+    return c.kernels + c.products == 1;
+  };
+  // Edge tiles every way, an odd panel of columns; few rows, whose sums the tile unit carries
+  // between blocks of steps.
+  for (auto [m, k, n] :
+       {std::tuple<std::int64_t, std::int64_t, std::int64_t>{70, 90, 45}, {6, 801, 1000}}) {
+    INFO(m << " x " << k << " x " << n);
+    Array x = np::array(uniform(m * k, -1, 1, 41), {m, k}).astype(bfloat16);
+    Array w = np::array(uniform(k * n, -1, 1, 42), {k, n}).astype(bfloat16);
+    Array b = np::array(uniform(n, -0.5f, 0.5f, 43), {n}).astype(bfloat16);
+    std::vector<float> bias = b.astype(float32).to_vector<float>();
+    auto layer = jit([](const Array& x, const Array& w, const Array& b) {
+      return nn::relu(np::matmul(x, w) + b);
     });
-    auto wide_compiled = wide.lower(x, w, b32).compile();
-    INFO(wide_compiled.thunk_sequence());
-    CHECK((count_thunks(wide_compiled.thunk_sequence()).kernels == 1) == tiles);
-    std::vector<double> want(sums.size());
-    for (std::size_t i = 0; i < sums.size(); ++i)
-      want[i] = apply_activation("gelu", double(sums[i]) + bias[i % static_cast<std::size_t>(n)]);
-    check_close(wide_compiled(x, w, b32), want, 1e-5, 1e-6);
+    auto product = jit([](const Array& x, const Array& w) {
+      return lax::dot_general(x, w, {{1}, {0}, {}, {}}, float32);
+    });
+    for (const char* isa : {"avx2", "avx512", "native"}) {
+      INFO("--cpu_isa=" << isa);
+      config().cpu_isa = isa;
+      auto compiled = layer.lower(x, w, b).compile();
+      std::string thunks = compiled.thunk_sequence();
+      INFO(thunks);
+      bool tiles = codegen::cpu::configured_cpu_isa().amx_bf16;
+      CHECK(one_kernel(thunks) == tiles);
+      std::vector<float> sums = product(x, w).to_vector<float>();
+      std::vector<BFloat16> got = compiled(x, w, b).to_vector<BFloat16>();
+      std::size_t clamped = 0;
+      for (std::int64_t i = 0; i < m; ++i)
+        for (std::int64_t j = 0; j < n; ++j) {
+          auto at = static_cast<std::size_t>(i * n + j);
+          float rounded = static_cast<float>(BFloat16(sums[at]));
+          float want = std::max(rounded + bias[static_cast<std::size_t>(j)], 0.0f);
+          clamped += want == 0;
+          INFO("out[" << i << ", " << j << "]");
+          REQUIRE(got[at].bits == BFloat16(want).bits);
+        }
+      CHECK(clamped > 0);
+      CHECK(clamped < got.size());
+
+      // The product alone, rounded to bf16: one kernel on the tile unit too, bit for bit.
+      auto matmul = jit([](const Array& x, const Array& w) { return np::matmul(x, w); });
+      auto matmul_compiled = matmul.lower(x, w).compile();
+      INFO(matmul_compiled.thunk_sequence());
+      CHECK(one_kernel(matmul_compiled.thunk_sequence()) == tiles);
+      std::vector<BFloat16> rounded = matmul_compiled(x, w).to_vector<BFloat16>();
+      for (std::size_t i = 0; i < sums.size(); ++i) {
+        INFO("out " << i);
+        REQUIRE(rounded[i].bits == BFloat16(sums[i]).bits);
+      }
+
+      // The f32 product of the same operands, an f32 bias and gelu: one kernel on the tile unit
+      // too, in f32 throughout (gelu's fast tanh against the oracle's).
+      Array b32 = b.astype(float32);
+      auto wide = jit([](const Array& x, const Array& w, const Array& b) {
+        return nn::gelu(lax::dot_general(x, w, {{1}, {0}, {}, {}}, float32) + b);
+      });
+      auto wide_compiled = wide.lower(x, w, b32).compile();
+      INFO(wide_compiled.thunk_sequence());
+      CHECK(one_kernel(wide_compiled.thunk_sequence()) == tiles);
+      std::vector<double> want(sums.size());
+      for (std::size_t i = 0; i < sums.size(); ++i)
+        want[i] = apply_activation("gelu", double(sums[i]) + bias[i % static_cast<std::size_t>(n)]);
+      check_close(wide_compiled(x, w, b32), want, 1e-5, 1e-6);
+    }
   }
 }
 

@@ -426,19 +426,21 @@ TEST_CASE("codegen: the blocked matrix kernel over bf16 operands against a loop"
       {0, 33, 45, 77, false, true},   // rhs stored [n, k], an odd depth: its last step gathered
       {2, 40, 50, 64, false},         // batched, plain
       {0, 1, 300, 333, false},        // one row: rhs read in place, an odd depth, an edge vector
-      {0, 5, 100, 4100, false},       // five rows in place, the depth in blocks
-      {0, 8, 300, 77, false},         // eight rows in place: tiles of 4 rows and 3 vectors
-      {0, 3, 40, 51, true},           // three rows of lhs stored [k, m], rhs in place
-      {0, 20, 90, 45, false},         // in place where AVX-512 BF16 multiplies and AMX does not
-      {2, 3, 70, 33, false},          // batched, three rows in place
-      {0, 2, 101, 77, false, true},   // two rows of rhs stored [n, k]: packed, not dot products
+      {0, 5, 100, 4100, false},       // five rows in place, the depth in blocks (AMX: 5-row tiles)
+      {0, 8, 300, 77, false},        // eight rows in place: tiles of 4 rows and 3 vectors (not AMX)
+      {0, 3, 40, 51, true},          // three rows of lhs stored [k, m], rhs in place
+      {0, 20, 90, 45, false},        // in place where AVX-512 BF16 multiplies and AMX does not
+      {2, 3, 70, 33, false},         // batched, three rows in place
+      {0, 2, 101, 77, false, true},  // two rows of rhs stored [n, k]: packed, not dot products
       // AMX: sums carried between blocks of steps (the last short, the odd step in it), ...
-      {0, 20, 1000, 1001, false},
-      {0, 20, 1000, 1001, true},         // ... lhs stored [k, m]
+      {0, 20, 1000, 801, false},
+      {0, 20, 1000, 801, true},          // ... lhs stored [k, m]
       {0, 20, 1000, 2001, false, true},  // ... rhs stored [n, k], 1024 steps a block
       {0, 70, 2000, 600, false},         // ... three blocks of rows
-      {0, 5, 1000, 1001, false},         // ... tiles of five rows
-      {2, 12, 700, 300, false, true},    // batched tiles of 12 rows, rhs stored [n, k]
+      {0, 300, 96, 5500, false},         // ... six parts of rows, of one or two blocks
+      {0, 5, 1000, 801, false},          // ... tiles of five rows
+      {2, 12, 700, 801, false},          // ... batched, tiles of 12 rows
+      {2, 12, 700, 300, false, true},    // AMX: batched tiles of 12 rows, rhs stored [n, k]
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const GemmCase& c = cases[i];

@@ -265,22 +265,22 @@ class AmxEmitter {
 
   // lhs rows [row, row + 32) of a block of steps in tile order: the block's tile s's two tiles
   // (16 rows of 32 steps each) at (2 s + t) KiB, zero past lhs's last row and step, so that each
-  // tile is 1 KiB in a run.
+  // tile is 1 KiB in a run (a product of at most 16 rows: its rows alone, all its tiles read).
   void pack_lhs(llvm::Value* row, const Steps& steps) {
     if (g_.transpose_lhs) return pack_lhs_transposed(row, steps);
     emit_for(
         em_, em_.i64(0), steps.tiles, "amx.pack_lhs",
         [&](llvm::Value* s) {
           llvm::Value* step = add(steps.first, mul(s, kSteps));
-          llvm::Value* steps = first_lanes(kSteps, b_.CreateSub(em_.i64(g_.k), step));
+          llvm::Value* live = first_lanes(kSteps, b_.CreateSub(em_.i64(g_.k), step));
           emit_for(
-              em_, kBlockRows, "amx.pack_lhs_rows",
+              em_, g_.m > kRows ? kBlockRows : g_.m, "amx.pack_lhs_rows",
               [&](llvm::Value* r) {
                 llvm::Value* at = add(row, r);
                 llvm::Value* inside = b_.CreateICmpSLT(at, em_.i64(g_.m));
                 llvm::Value* from = masked_at(b_.getInt16Ty(), lhs_, add(mul(at, g_.k), step));
                 llvm::Value* to = add(mul(s, kBlockRows * kRowBytes), mul(r, kRowBytes));
-                b_.CreateAlignedStore(run(kSteps, from, steps, inside), byte_at(lhs_block_, to),
+                b_.CreateAlignedStore(run(kSteps, from, live, inside), byte_at(lhs_block_, to),
                                       llvm::Align(64));
               },
               /*vectorize=*/false);

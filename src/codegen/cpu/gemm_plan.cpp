@@ -31,8 +31,8 @@ constexpr std::int64_t kPanelBytes = 16 << 10, kL1ForL2PanelBytes = 24 << 10,
 // 256 KiB / 512 KiB / 1 MiB / 1.5 MiB / 3 MiB: n = 1024 333 / 403 / 440 / 372 / 349, n = 2048
 // 258 / 337 / 401 / 390 / 303).
 constexpr std::int64_t kAmxGroupBytes = 1 << 20;
-// Where the panels of a group take part of the steps, the sums that blocks of rows carry from
-// one part to the next take at most this many bytes.
+// Where the panels of a group take a block of the steps, the sums that blocks of rows carry from
+// one block of steps to the next take at most this many bytes (where one panel's fit).
 constexpr std::int64_t kAmxCarriedSumsBytes = 512 << 10;
 
 // Steps of a transposed lhs whose rows lie `stride` bytes apart that a block may hold: half the
