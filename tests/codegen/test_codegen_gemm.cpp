@@ -238,6 +238,35 @@ TEST_CASE("codegen: the matrix kernel keeps its panels and blocks of lhs off the
     }
 }
 
+// The wide tile (512-bit vectors at full rate) keeps a second-level panel where every row of a
+// product passes over it; split by columns (few rows), it takes a first-level panel that its
+// first tile packs as it goes, but from a transposed rhs, which is packed whole.
+TEST_CASE("codegen: the wide tile's products of few rows pack first-level panels as they go",
+          "[codegen][gemm]") {
+  cpu::CpuIsa isa = cpu::cpu_isa("avx2", 512);
+  isa.second_level_cache = 2 << 20;
+  hlo::GemmShape g;
+  g.m = 64, g.n = g.k = 4096;
+  auto blocking = [&] {
+    return cpu::gemm_blocking(isa, g, cpu::tile_shape(isa, g, false), nullptr);
+  };
+  REQUIRE(cpu::tile_shape(isa, g, false).columns == 64);
+  REQUIRE(gemm_column_panels(isa, g) > 0);
+  cpu::GemmBlocking b = blocking();
+  CHECK(b.first_tile_packs);
+  CHECK(b.depth == 128);  // 32 KiB of 64 floats a step
+  g.transpose_rhs = true;
+  b = blocking();
+  CHECK_FALSE(b.first_tile_packs);
+  CHECK(b.depth == 1024);               // 256 KiB
+  g.transpose_rhs = false, g.m = 4096;  // split by rows
+  REQUIRE(gemm_column_panels(isa, g) == 0);
+  b = blocking();
+  CHECK_FALSE(b.first_tile_packs);
+  CHECK_FALSE(b.keep_panels);
+  CHECK(b.depth > 128);
+}
+
 // How the kernel blocks follows the core's caches (gemm_blocking): with a 1 MiB second level,
 // AVX2's tile of a product split by rows keeps a 256 KiB panel there, every row passing over it;
 // with 512 KiB, a panel of three quarters of the first level (384 steps of 16 floats), blocks of

@@ -46,13 +46,19 @@ std::int64_t transposed_lhs_depth(std::int64_t stride) {
 
 // Whether the packed panel would stay in the second-level cache, every row of the product
 // passing over it: the wide tile's, and AVX2's 6x16 where the product splits by rows; not a
-// convolution's. AVX2's panel is one line of each rhs row it packs: down 4096 steps of a product
-// split by columns, that is a page a line, for few row tiles to read (Zen 5, f32 [16, 4096] x
-// [4096, 4096], one core: 9.2 -> 15.8 ms), where a first-level panel takes 256 steps at a time.
+// convolution's. A panel is a few lines of each rhs row it packs: down 4096 steps of a product
+// split by columns, that is a page a step, for few row tiles to read, where a first-level panel
+// takes 128 or 256 steps at a time, packed by its first tile as it goes (`tiles_pack`: plain
+// rows of f32 or f64). Zen 5, AVX2's 6x16, f32 [16, 4096] x [4096, 4096], one core: 9.2 -> 15.8
+// ms; a Xeon, the wide tile, f32 [m, 4096] x [4096, 4096], two threads, GMAC/s: m = 48 117 ->
+// 152, 64 131 -> 154, 128 158 -> 173, 256 and 512 level, [64, 1024] x [1024, 4096] 64 -> 85.
+// A transposed rhs, packed whole, keeps the wide tile's second-level panel (m = 64: 148 against
+// 93 with a first-level one).
 bool wants_second_level_panel(const cpu::CpuIsa& isa, int tile_vectors, bool column_split,
-                              bool conv) {
+                              bool tiles_pack, bool conv) {
   if (conv) return false;
-  return tile_vectors > 2 || (isa.vector_bytes == 32 && !column_split);
+  if (column_split) return tile_vectors > 2 && !tiles_pack;
+  return tile_vectors > 2 || isa.vector_bytes == 32;
 }
 
 // Whether the second level holds four such panels. With less, the panel and lhs streaming past
@@ -117,7 +123,9 @@ GemmBlocking gemm_blocking(const CpuIsa& isa, const hlo::GemmShape& g, const Til
   std::int64_t operand_bytes = itemsize(g.operand_dtype);
   std::int64_t tile_width = tile_vectors * lanes * operand_bytes;
   bool column_split = gemm_column_panels(isa, g) > 0;
-  bool wants_l2 = wants_second_level_panel(isa, tile_vectors, column_split, conv != nullptr);
+  bool tiles_pack = tile.rhs == RhsRead::kPacked && !pairs && !g.transpose_rhs && !conv;
+  bool wants_l2 =
+      wants_second_level_panel(isa, tile_vectors, column_split, tiles_pack, conv != nullptr);
   bool panel_in_l2 = wants_l2 && second_level_fits_panel(isa);
   // A product that would pass every row over a second-level panel, on a core whose second level
   // is too small for one: it takes a first-level panel, and the choices below measured for it.
@@ -128,8 +136,7 @@ GemmBlocking gemm_blocking(const CpuIsa& isa, const hlo::GemmShape& g, const Til
                                                 : kPanelBytes;
   // The tiles over a packed first-level panel make it ready as they go (first_tile_packs,
   // keep_panels), where rhs rows lie apart, a line of each in a panel.
-  bool packs_as_it_goes = tile.rhs == RhsRead::kPacked && !pairs && !g.transpose_rhs && !conv &&
-                          ((column_split && !panel_in_l2) || l1_for_l2);
+  bool packs_as_it_goes = tiles_pack && ((column_split && !panel_in_l2) || l1_for_l2);
   auto rows_of_block = [&](std::int64_t depth) {
     std::int64_t rows = panel_in_l2 ? g.m : std::min(g.m, kLhsBlockBytes / (depth * operand_bytes));
     return (std::max<std::int64_t>(rows, 1) + tile.rows - 1) / tile.rows * tile.rows;
