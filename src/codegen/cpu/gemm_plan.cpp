@@ -49,11 +49,11 @@ std::int64_t transposed_lhs_depth(std::int64_t stride) {
 // convolution's. A panel is a few lines of each rhs row it packs: down 4096 steps of a product
 // split by columns, that is a page a step, for few row tiles to read, where a first-level panel
 // takes 128 or 256 steps at a time, packed by its first tile as it goes (`tiles_pack`: plain
-// rows of f32 or f64). Zen 5, AVX2's 6x16, f32 [16, 4096] x [4096, 4096], one core: 9.2 -> 15.8
-// ms; a Xeon, the wide tile, f32 [m, 4096] x [4096, 4096], two threads, GMAC/s: m = 48 117 ->
-// 152, 64 131 -> 154, 128 158 -> 173, 256 and 512 level, [64, 1024] x [1024, 4096] 64 -> 85.
-// A transposed rhs, packed whole, keeps the wide tile's second-level panel (m = 64: 148 against
-// 93 with a first-level one).
+// rows of f32 or f64). Zen 5, AVX2's 6x16, f32 [16, 4096] x [4096, 4096], one core: 9.2 ms with
+// a first-level panel, 15.8 with a second-level one; a Xeon, the wide tile, f32 [m, 4096] x
+// [4096, 4096], two threads, GMAC/s, second-level -> first-level: m = 48 117 -> 152, 64 131 ->
+// 154, 128 158 -> 173, 256 and 512 level, [64, 1024] x [1024, 4096] 64 -> 85. A transposed rhs,
+// packed whole, keeps the wide tile's second-level panel (m = 64: 148 against 93).
 bool wants_second_level_panel(const cpu::CpuIsa& isa, int tile_vectors, bool column_split,
                               bool tiles_pack, bool conv) {
   if (conv) return false;
