@@ -265,7 +265,7 @@ class AmxEmitter {
 
   // lhs rows [row, row + 32) of a block of steps in tile order: the block's tile s's two tiles
   // (16 rows of 32 steps each) at (2 s + t) KiB, zero past lhs's last row and step, so that each
-  // tile is 1 KiB in a run (a product of at most 16 rows: its rows alone, all its tiles read).
+  // tile is 1 KiB in a run (a product of fewer than 32 rows: its rows alone, all its tiles read).
   void pack_lhs(llvm::Value* row, const Steps& steps) {
     if (g_.transpose_lhs) return pack_lhs_transposed(row, steps);
     emit_for(
@@ -274,7 +274,7 @@ class AmxEmitter {
           llvm::Value* step = add(steps.first, mul(s, kSteps));
           llvm::Value* live = first_lanes(kSteps, b_.CreateSub(em_.i64(g_.k), step));
           emit_for(
-              em_, g_.m > kRows ? kBlockRows : g_.m, "amx.pack_lhs_rows",
+              em_, std::min(g_.m, kBlockRows), "amx.pack_lhs_rows",
               [&](llvm::Value* r) {
                 llvm::Value* at = add(row, r);
                 llvm::Value* inside = b_.CreateICmpSLT(at, em_.i64(g_.m));
@@ -316,12 +316,14 @@ class AmxEmitter {
   // Rows [row, row + 32) of the panel at `col` for a block of steps: tiles of sums (rows 16 t / 2,
   // columns 16 (t % 2) of the block's 32 x 32 f32), zero or carried from the blocks of steps
   // before, through the block's steps, then stored to `sums` and, after the last block, through
-  // the epilogue to out. A product of at most 16 rows configures its tiles of lhs and sums with
-  // its rows alone: one tile of lhs, two of sums, each tdpbf16ps taking time by its rows.
+  // the epilogue to out. A product of fewer than 32 rows configures its tiles of lhs and sums with
+  // its rows alone (at most 16, one tile of lhs and two of sums), each tdpbf16ps taking time by
+  // its rows.
   void block(llvm::Value* row, llvm::Value* col, llvm::Value* panel, const Steps& steps,
              llvm::Value* sums) {
     constexpr std::int64_t kSumRowBytes = kAmxPanelColumns * 4;
-    std::int64_t rows = std::min(g_.m, kRows);
+    // The rows of lhs tile t, and of sums tile t's (t / 2).
+    auto rows = [&](std::size_t t) { return std::min(kRows, g_.m - kRows * std::int64_t(t)); };
     std::size_t lhs_tiles = g_.m > kRows ? 2 : 1, sum_tiles = 2 * lhs_tiles;
     auto sums_tile = [&](std::size_t t) {
       auto offset = static_cast<std::int64_t>(t / 2 * kRows * kSumRowBytes + t % 2 * kRowBytes);
@@ -334,7 +336,7 @@ class AmxEmitter {
     auto zeros = [&] {
       std::vector<llvm::Value*> z;
       for (std::size_t t = 0; t < sum_tiles; ++t)
-        z.push_back(tile_op(llvm::Intrinsic::x86_tilezero_internal, rows, {}));
+        z.push_back(tile_op(llvm::Intrinsic::x86_tilezero_internal, rows(t / 2), {}));
       return z;
     };
     std::vector<llvm::Value*> start;
@@ -348,7 +350,7 @@ class AmxEmitter {
       b_.CreateBr(entry);
       b_.SetInsertPoint(later);
       for (std::size_t t = 0; t < sum_tiles; ++t) {
-        llvm::Value* carried = load_tile(rows, sums_tile(t), kSumRowBytes);
+        llvm::Value* carried = load_tile(rows(t / 2), sums_tile(t), kSumRowBytes);
         b_.SetInsertPoint(entry);
         llvm::PHINode* phi = b_.CreatePHI(amx, 2);
         phi->addIncoming(zero[t], first);
@@ -374,7 +376,7 @@ class AmxEmitter {
     std::array<llvm::Value*, 2> lhs{}, rhs{};
     for (std::size_t t = 0; t < lhs_tiles; ++t) {
       llvm::Value* at = add(mul(s, kBlockRows * kRowBytes), em_.i64(t * kRows * kRowBytes));
-      lhs[t] = load_tile(rows, byte_at(lhs_block_, at), kRowBytes);
+      lhs[t] = load_tile(rows(t), byte_at(lhs_block_, at), kRowBytes);
     }
     llvm::Value* panel_rows = byte_at(panel, mul(s, kSteps / 2 * kPanelRowBytes));
     for (std::size_t v = 0; v < 2; ++v)
@@ -383,7 +385,7 @@ class AmxEmitter {
                     kPanelRowBytes);
     std::vector<llvm::Value*> next;
     for (std::size_t t = 0; t < sum_tiles; ++t)
-      next.push_back(tile_op(llvm::Intrinsic::x86_tdpbf16ps_internal, rows,
+      next.push_back(tile_op(llvm::Intrinsic::x86_tdpbf16ps_internal, rows(t / 2),
                              {b_.getInt16(kRowBytes), carried[t], lhs[t / 2], rhs[t % 2]}));
     llvm::Value* s_next = add(s, em_.i64(1));
     llvm::BasicBlock* latch = b_.GetInsertBlock();
@@ -393,7 +395,7 @@ class AmxEmitter {
     b_.SetInsertPoint(done);
 
     for (std::size_t t = 0; t < sum_tiles; ++t)
-      tile_op(llvm::Intrinsic::x86_tilestored64_internal, rows,
+      tile_op(llvm::Intrinsic::x86_tilestored64_internal, rows(t / 2),
               {sums_tile(t), em_.i64(kSumRowBytes), next[t]});
     if (!layout_.carried) return store(row, col, sums);
     llvm::Value* end = add(steps.first, mul(steps.tiles, kSteps));

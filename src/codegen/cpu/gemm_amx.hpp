@@ -2,7 +2,8 @@
 // tdpbf16ps multiplies a 16 x 32 tile of lhs by a 32 x 16 tile of rhs (its pairs of steps
 // interleaved) into 16 x 16 f32 sums, 8192 multiply-adds, where an AVX-512 multiply-add does 16.
 // Eight tile registers hold a block of 32 x 32 sums (four tiles), two tiles of lhs and two of
-// rhs (a product of at most 16 rows: tiles of its rows, two of sums and one of lhs). Each call
+// rhs (a product of fewer than 32 rows: tiles of its rows alone; one of lhs and two of sums
+// where 16 or fewer). Each call
 // packs the column panels it owns (32 columns, pairs of steps interleaved) into its workspace a
 // group and a block of steps at a time (AmxWorkspace), a row of every panel of the group at a
 // time, and passes every block of 32 rows over the group, the block's lhs for those steps packed
