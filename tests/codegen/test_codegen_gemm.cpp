@@ -591,11 +591,13 @@ TEST_CASE("codegen: bf16 products run on AMX's tile unit where the CPU has one",
 }
 
 // The tile unit's kernel compiles on any host (it runs only on one with the unit): products
-// plain, transposed both ways, and batched, with edges every way and an odd depth.
+// plain, transposed both ways, and batched, with edges every way and an odd depth; and with sums
+// carried between blocks of steps in tiles of fewer rows.
 TEST_CASE("codegen: the tile unit's kernel compiles for any host", "[codegen][gemm]") {
   for (const char* isa : {"avx2", "native"})
     for (GemmCase c : {GemmCase{0, 70, 45, 33, false}, GemmCase{0, 70, 45, 33, true, true},
-                       GemmCase{2, 40, 50, 64, false}}) {
+                       GemmCase{2, 40, 50, 64, false}, GemmCase{0, 20, 1000, 801, false},
+                       GemmCase{0, 5, 1000, 2001, true, true}}) {
       INFO("--cpu_isa=" << isa << ", " << c.batch << " x " << c.m << " x " << c.k << " x " << c.n);
       CpuCompileOptions options;
       options.isa = isa;  // avx2: the instructions of a host without AVX-512 around the tiles
