@@ -1,5 +1,7 @@
 #include "runtime/parallel.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -64,6 +66,8 @@ class Pool {
  public:
   explicit Pool(int workers) {
     threads_ = std::min(workers + 1, 0xffff);
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) == 0) allowed_cpus_ = CPU_COUNT(&allowed);
     for (int w = 1; w < threads_; ++w)
       std::thread([this, w] {
         profiler::detail::name_this_thread("cpu worker " + std::to_string(w));
@@ -78,6 +82,7 @@ class Pool {
     fn_ = &fn;
     rows_ = rows;
     float_control_ = detail::float_control();
+    caller_cpu_.store(sched_getcpu(), std::memory_order_relaxed);
     auto chunks = static_cast<std::uint64_t>(std::min<std::int64_t>({rows, threads, threads_}));
     done_.store(0, std::memory_order_relaxed);
     std::uint64_t job = (claims_.load(std::memory_order_relaxed) >> 32) + 1;
@@ -109,16 +114,23 @@ class Pool {
   void work() {
     for (std::uint64_t seen = 0;;) {
       seen = await_change(posted_, seen);
+      // Woken where the caller runs, a worker would wait for the caller to yield it the core
+      // (and the caller would run the worker's chunk too) until the scheduler's load tracking
+      // spread them, tens of milliseconds into a process: it moves. Where the pool has more
+      // threads than CPUs, some share one.
+      if (threads_ <= allowed_cpus_) move_off_cpu(caller_cpu_.load(std::memory_order_relaxed));
       run_chunks(seen);
     }
   }
 
-  std::mutex mutex_;          // one job at a time
-  std::int64_t threads_ = 1;  // at most 2^16 - 1 chunks fit a claim
+  std::mutex mutex_;               // one job at a time
+  std::int64_t threads_ = 1;       // at most 2^16 - 1 chunks fit a claim
+  std::int64_t allowed_cpus_ = 1;  // the process's, when the pool started
   // The job: written by the caller before it publishes the job's number, read after a claim.
   const RowFn* fn_ = nullptr;
   std::int64_t rows_ = 0;
   unsigned long float_control_ = 0;  // the caller's: its chunks run in the same float mode
+  std::atomic<int> caller_cpu_{-1};  // where the caller posted the latest job
   // job number << 32 | chunks << 16 | next chunk
   alignas(64) std::atomic<std::uint64_t> claims_{0};
   alignas(64) std::atomic<std::uint64_t> posted_{0};  // the latest job number, to wait on
@@ -134,6 +146,19 @@ Pool* pool() {
 }
 
 }  // namespace
+
+void move_off_cpu(int cpu) {
+  if (cpu < 0 || sched_getcpu() != cpu) return;
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0 || !CPU_ISSET(cpu, &allowed) ||
+      CPU_COUNT(&allowed) < 2)
+    return;
+  // Barred from `cpu` for a moment, the thread is migrated at once.
+  cpu_set_t elsewhere = allowed;
+  CPU_CLR(cpu, &elsewhere);
+  if (sched_setaffinity(0, sizeof elsewhere, &elsewhere) == 0)
+    sched_setaffinity(0, sizeof allowed, &allowed);
+}
 
 int parallelism() {
   int threads = config().cpu_threads;

@@ -23,4 +23,8 @@ int parallelism();
 // thread. Decided when compiling; how many threads take the rows is decided as it runs.
 bool split_pays(std::int64_t rows, std::int64_t bytes);
 
+// Moves the calling thread off CPU `cpu` where it runs there and its affinity allows another
+// CPU; its affinity is as before. (A worker woken on its caller's CPU does.)
+void move_off_cpu(int cpu);
+
 }  // namespace jx::runtime

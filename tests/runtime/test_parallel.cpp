@@ -1,9 +1,11 @@
 // The thread pool: every row of every job runs exactly once, across back-to-back jobs of
 // different sizes and with several threads submitting at once (one holds the pool, the others
-// run their rows themselves).
+// run their rows themselves); a worker woken on its caller's CPU moves off it.
+#include <sched.h>
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <iostream>
 #include <thread>
 #include <vector>
 
@@ -74,6 +76,58 @@ TEST_CASE("parallel_for: --cpu_threads caps the threads, at one per core", "[run
   config().cpu_threads = 1000;
   CHECK(parallelism() == cores);
   CHECK(visits(1000) == std::vector<int>(1000, 1));
+}
+
+// A worker woken on its caller's CPU moves off it (move_off_cpu), keeping its affinity. Run on
+// a thread of its own, which it pins: on the CPU named, allowed another, it moves; elsewhere, or
+// allowed that CPU alone, it stays.
+TEST_CASE("parallel_for: a thread moves off a CPU it may leave, its affinity kept", "[runtime]") {
+  cpu_set_t process;
+  REQUIRE(sched_getaffinity(0, sizeof process, &process) == 0);
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &process)) cpus.push_back(c);
+  if (cpus.size() < 2) {
+    std::cout << "JX_SKIPPED: one CPU allowed, nowhere to move" << std::endl;
+    return;
+  }
+  const int here = cpus[0], there = cpus[1];
+  auto only = [](std::initializer_list<int> on) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c : on) CPU_SET(c, &set);
+    return set;
+  };
+  struct Seen {
+    int before = -1, after = -1;
+    bool kept = false;
+  };
+  // Pinned to `here` (which migrates it there), then allowed `mask`; move_off_cpu(cpu).
+  auto run = [&](cpu_set_t mask, int cpu) {
+    Seen seen;
+    std::thread([&] {
+      cpu_set_t pin = only({here});
+      if (sched_setaffinity(0, sizeof pin, &pin) != 0 ||
+          sched_setaffinity(0, sizeof mask, &mask) != 0)
+        return;
+      seen.before = sched_getcpu();
+      move_off_cpu(cpu);
+      seen.after = sched_getcpu();
+      cpu_set_t now;
+      seen.kept = sched_getaffinity(0, sizeof now, &now) == 0 && CPU_EQUAL(&now, &mask);
+    }).join();
+    return seen;
+  };
+  Seen moved = run(only({here, there}), here);
+  REQUIRE(moved.before == here);
+  CHECK(moved.after == there);
+  CHECK(moved.kept);
+  Seen elsewhere = run(only({here, there}), there);
+  CHECK(elsewhere.after == here);
+  CHECK(elsewhere.kept);
+  Seen alone = run(only({here}), here);
+  CHECK(alone.after == here);
+  CHECK(alone.kept);
 }
 
 }  // namespace
