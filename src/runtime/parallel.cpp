@@ -1,7 +1,5 @@
 #include "runtime/parallel.hpp"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -15,6 +13,10 @@
 #include "jx/config.hpp"
 #include "support/float_environment.hpp"
 #include "support/profiler.hpp"
+
+#if defined(__linux__)
+#include <sched.h>
+#endif
 
 namespace jx::runtime {
 namespace {
@@ -66,8 +68,7 @@ class Pool {
  public:
   explicit Pool(int workers) {
     threads_ = std::min(workers + 1, 0xffff);
-    cpu_set_t allowed;
-    if (sched_getaffinity(0, sizeof allowed, &allowed) == 0) allowed_cpus_ = CPU_COUNT(&allowed);
+    allowed_cpus_ = allowed_cpus();
     for (int w = 1; w < threads_; ++w)
       std::thread([this, w] {
         profiler::detail::name_this_thread("cpu worker " + std::to_string(w));
@@ -82,7 +83,7 @@ class Pool {
     fn_ = &fn;
     rows_ = rows;
     float_control_ = detail::float_control();
-    caller_cpu_.store(sched_getcpu(), std::memory_order_relaxed);
+    caller_cpu_.store(current_cpu(), std::memory_order_relaxed);
     auto chunks = static_cast<std::uint64_t>(std::min<std::int64_t>({rows, threads, threads_}));
     done_.store(0, std::memory_order_relaxed);
     std::uint64_t job = (claims_.load(std::memory_order_relaxed) >> 32) + 1;
@@ -125,7 +126,7 @@ class Pool {
 
   std::mutex mutex_;               // one job at a time
   std::int64_t threads_ = 1;       // at most 2^16 - 1 chunks fit a claim
-  std::int64_t allowed_cpus_ = 1;  // the process's, when the pool started
+  std::int64_t allowed_cpus_ = 1;  // those its first caller (and so its workers) may run on
   // The job: written by the caller before it publishes the job's number, read after a claim.
   const RowFn* fn_ = nullptr;
   std::int64_t rows_ = 0;
@@ -147,18 +148,32 @@ Pool* pool() {
 
 }  // namespace
 
+#if defined(__linux__)
+int current_cpu() { return sched_getcpu(); }
+
+int allowed_cpus() {
+  cpu_set_t allowed;
+  return sched_getaffinity(0, sizeof allowed, &allowed) == 0 ? CPU_COUNT(&allowed) : 1;
+}
+
 void move_off_cpu(int cpu) {
   if (cpu < 0 || sched_getcpu() != cpu) return;
   cpu_set_t allowed;
   if (sched_getaffinity(0, sizeof allowed, &allowed) != 0 || !CPU_ISSET(cpu, &allowed) ||
       CPU_COUNT(&allowed) < 2)
     return;
-  // Barred from `cpu` for a moment, the thread is migrated at once.
+  // Barred from `cpu` for a moment, the thread is migrated at once. Best effort: where the mask
+  // cannot be restored (the process's CPUs changed meanwhile), the thread keeps the narrower one.
   cpu_set_t elsewhere = allowed;
   CPU_CLR(cpu, &elsewhere);
   if (sched_setaffinity(0, sizeof elsewhere, &elsewhere) == 0)
     sched_setaffinity(0, sizeof allowed, &allowed);
 }
+#else
+int current_cpu() { return -1; }
+int allowed_cpus() { return 1; }
+void move_off_cpu(int) {}
+#endif
 
 int parallelism() {
   int threads = config().cpu_threads;

@@ -79,11 +79,16 @@ TEST_CASE("parallel_for: --cpu_threads caps the threads, at one per core", "[run
 }
 
 // A worker woken on its caller's CPU moves off it (move_off_cpu), keeping its affinity. Run on
-// a thread of its own, which it pins: on the CPU named, allowed another, it moves; elsewhere, or
-// allowed that CPU alone, it stays.
+// a thread of its own, which it pins: on the CPU named, allowed another, it moves; allowed that
+// CPU alone, it stays. (That the pool's workers call it is not checked: where they run is the
+// scheduler's.) A thread the scheduler moves between the calls (a busy host) tries again.
 TEST_CASE("parallel_for: a thread moves off a CPU it may leave, its affinity kept", "[runtime]") {
   cpu_set_t process;
-  REQUIRE(sched_getaffinity(0, sizeof process, &process) == 0);
+  if (sched_getaffinity(0, sizeof process, &process) != 0) {
+    std::cout << "JX_SKIPPED: the CPUs allowed do not fit a cpu_set_t" << std::endl;
+    return;
+  }
+  CHECK(allowed_cpus() == CPU_COUNT(&process));
   std::vector<int> cpus;
   for (int c = 0; c < CPU_SETSIZE; ++c)
     if (CPU_ISSET(c, &process)) cpus.push_back(c);
@@ -110,7 +115,7 @@ TEST_CASE("parallel_for: a thread moves off a CPU it may leave, its affinity kep
       if (sched_setaffinity(0, sizeof pin, &pin) != 0 ||
           sched_setaffinity(0, sizeof mask, &mask) != 0)
         return;
-      seen.before = sched_getcpu();
+      seen.before = current_cpu();
       move_off_cpu(cpu);
       seen.after = sched_getcpu();
       cpu_set_t now;
@@ -118,13 +123,12 @@ TEST_CASE("parallel_for: a thread moves off a CPU it may leave, its affinity kep
     }).join();
     return seen;
   };
-  Seen moved = run(only({here, there}), here);
+  Seen moved;
+  for (int attempt = 0; attempt < 5 && moved.before != here; ++attempt)
+    moved = run(only({here, there}), here);
   REQUIRE(moved.before == here);
   CHECK(moved.after == there);
   CHECK(moved.kept);
-  Seen elsewhere = run(only({here, there}), there);
-  CHECK(elsewhere.after == here);
-  CHECK(elsewhere.kept);
   Seen alone = run(only({here}), here);
   CHECK(alone.after == here);
   CHECK(alone.kept);

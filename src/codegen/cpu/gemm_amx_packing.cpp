@@ -1,5 +1,7 @@
 // The AMX kernel's packing (gemm_amx_emitter.hpp): rhs panels with pairs of steps interleaved
 // (transposed in registers where rhs is stored [n, k]) and blocks of lhs in tile order.
+#include <algorithm>
+
 #include "codegen/cpu/gemm_amx_emitter.hpp"
 #include "codegen/cpu/gemm_tile_math.hpp"
 #include "codegen/elemental/loops.hpp"
