@@ -11,7 +11,7 @@
 
 namespace bench {
 
-// Every reference runs on this many threads: all the cores jx may use.
+// The machine's hardware threads (jx uses those the process may run on: affinity_cpus).
 inline int hardware_threads() {
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }

@@ -334,7 +334,7 @@ void scaling_table(const std::vector<int>& thread_counts, double scale) {
 
 int main(int argc, char** argv) {
   const double scale = argc > 1 ? std::max(0.05, std::atof(argv[1])) : 1;
-  int cores = bench::hardware_threads();
+  int cores = jx::codegen::cpu::host_cores();  // those the process may run on
   std::vector<int> thread_counts;
   for (int t = 1; t <= std::min(cores, 16); t *= 2) thread_counts.push_back(t);
   if (thread_counts.back() != std::min(cores, 16)) thread_counts.push_back(std::min(cores, 16));

@@ -59,7 +59,9 @@ TEST_CASE("parallel_for: threads submitting at once", "[runtime]") {
 TEST_CASE("parallel_for: --cpu_threads caps the threads, at one per core", "[runtime]") {
   testing::ConfigGuard guard;
   int cores = parallelism();  // the default: one per core
-  REQUIRE(cores == static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  cpu_set_t allowed;  // what `nproc` counts: under `taskset -c 0` (CTest runs that too), one
+  REQUIRE(sched_getaffinity(0, sizeof allowed, &allowed) == 0);
+  REQUIRE(cores == CPU_COUNT(&allowed));
   config().cpu_threads = 1;
   CHECK(parallelism() == 1);
   // One thread: a single call over all rows, on the calling thread.

@@ -14,6 +14,7 @@
 #include <vector>
 
 #if defined(__linux__)
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #endif
@@ -159,7 +160,16 @@ std::int64_t cache_to_count_on(std::int64_t bytes, std::string_view shared_cpu_l
 }
 
 int host_cores() {
-  static const int n = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // The CPUs the process may run on (what `nproc` prints, and what XLA counts), not all of the
+  // machine's: in a cpuset of fewer, more threads would only share them.
+  static const int n = [] {
+#if defined(__linux__)
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) == 0)
+      return std::max(1, CPU_COUNT(&allowed));
+#endif
+    return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  }();
   return n;
 }
 

@@ -80,8 +80,9 @@ constexpr std::int64_t kMostCachePerCpu = 12 << 20;
 // each of them.
 std::int64_t cache_to_count_on(std::int64_t bytes, std::string_view shared_cpu_list);
 
-// The host's cores: the most threads parallel_for runs (runtime/parallel.hpp), and what the
-// matrix kernel's plan counts a call's rows from.
+// The host's cores that the process may run on (its affinity when it first asks): the most
+// threads parallel_for runs (runtime/parallel.hpp), and what the matrix kernel's plan counts a
+// call's rows from.
 int host_cores();
 
 }  // namespace jx::codegen::cpu
