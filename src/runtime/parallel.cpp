@@ -68,7 +68,6 @@ class Pool {
  public:
   explicit Pool(int workers) {
     threads_ = std::min(workers + 1, 0xffff);
-    allowed_cpus_ = allowed_cpus();
     for (int w = 1; w < threads_; ++w)
       std::thread([this, w] {
         profiler::detail::name_this_thread("cpu worker " + std::to_string(w));
@@ -117,16 +116,15 @@ class Pool {
       seen = await_change(posted_, seen);
       // Woken where the caller runs, a worker would wait for the caller to yield it the core
       // (and the caller would run the worker's chunk too) until the scheduler's load tracking
-      // spread them, tens of milliseconds into a process: it moves. Where the pool has more
-      // threads than CPUs, some share one.
-      if (threads_ <= allowed_cpus_) move_off_cpu(caller_cpu_.load(std::memory_order_relaxed));
+      // spread them, tens of milliseconds into a process: it moves (the pool has a thread per
+      // CPU the process may run on, host_cores).
+      move_off_cpu(caller_cpu_.load(std::memory_order_relaxed));
       run_chunks(seen);
     }
   }
 
-  std::mutex mutex_;               // one job at a time
-  std::int64_t threads_ = 1;       // at most 2^16 - 1 chunks fit a claim
-  std::int64_t allowed_cpus_ = 1;  // those its first caller (and so its workers) may run on
+  std::mutex mutex_;          // one job at a time
+  std::int64_t threads_ = 1;  // at most 2^16 - 1 chunks fit a claim
   // The job: written by the caller before it publishes the job's number, read after a claim.
   const RowFn* fn_ = nullptr;
   std::int64_t rows_ = 0;
@@ -151,11 +149,6 @@ Pool* pool() {
 #if defined(__linux__)
 int current_cpu() { return sched_getcpu(); }
 
-int allowed_cpus() {
-  cpu_set_t allowed;
-  return sched_getaffinity(0, sizeof allowed, &allowed) == 0 ? CPU_COUNT(&allowed) : 1;
-}
-
 void move_off_cpu(int cpu) {
   if (cpu < 0 || sched_getcpu() != cpu) return;
   cpu_set_t allowed;
@@ -171,7 +164,6 @@ void move_off_cpu(int cpu) {
 }
 #else
 int current_cpu() { return -1; }
-int allowed_cpus() { return 1; }
 void move_off_cpu(int) {}
 #endif
 

@@ -25,9 +25,8 @@ bool split_pays(std::int64_t rows, std::int64_t bytes);
 
 // Moves the calling thread off CPU `cpu` where it runs there and its affinity allows another
 // CPU; its affinity is as before. (A worker woken on its caller's CPU does.) Linux only, as
-// current_cpu (-1 elsewhere) and allowed_cpus (the calling thread's; 1 elsewhere).
+// current_cpu (-1 elsewhere).
 void move_off_cpu(int cpu);
 int current_cpu();
-int allowed_cpus();
 
 }  // namespace jx::runtime

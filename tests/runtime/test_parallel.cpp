@@ -90,7 +90,6 @@ TEST_CASE("parallel_for: a thread moves off a CPU it may leave, its affinity kep
     std::cout << "JX_SKIPPED: the CPUs allowed do not fit a cpu_set_t" << std::endl;
     return;
   }
-  CHECK(allowed_cpus() == CPU_COUNT(&process));
   std::vector<int> cpus;
   for (int c = 0; c < CPU_SETSIZE; ++c)
     if (CPU_ISSET(c, &process)) cpus.push_back(c);
