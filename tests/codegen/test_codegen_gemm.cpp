@@ -185,6 +185,13 @@ TEST_CASE("codegen: the blocked matrix kernel against a loop", "[codegen][gemm]"
       {0, 268, 730, 259, false},
       {0, 670, 40, 300, false},
       {2, 400, 40, 400, false},  // batched: each product keeps its own
+      // rhs rows exactly a tile wide, read as the panel where they lie (f32 on the wide tile
+      // n = 64, 48 and 16; AVX2's 16; f64 32 and 16): three depths of a second-level panel, the
+      // last partial; batched with lhs stored [k, m]; blocks of rows; a tile of one vector
+      {0, 100, 64, 2100, false},
+      {3, 50, 32, 300, true},
+      {0, 700, 48, 300, false},
+      {0, 37, 16, 70, false},
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     INFO("case " << i);
@@ -265,6 +272,35 @@ TEST_CASE("codegen: the wide tile's products of few rows pack first-level panels
   CHECK_FALSE(b.first_tile_packs);
   CHECK_FALSE(b.keep_panels);
   CHECK(b.depth > 128);
+}
+
+// Where rhs's rows are exactly the tile's columns, rhs is already its panels: the tiles read it
+// where it lies and the workspace holds no panel; not where its rows are longer or shorter, it is
+// stored transposed or its bf16 pairs are interleaved.
+TEST_CASE("codegen: rhs rows a tile wide are read as the panel", "[codegen][gemm]") {
+  for (int width : {0, 512}) {
+    cpu::CpuIsa isa = cpu::cpu_isa("avx2", width);
+    hlo::GemmShape g;
+    g.m = 256, g.k = 300;
+    auto blocking = [&] {
+      return cpu::gemm_blocking(isa, g, cpu::tile_shape(isa, g, false), nullptr);
+    };
+    std::int64_t columns = width ? 64 : 16;
+    for (std::int64_t n : {columns, std::int64_t{16}, columns + 16, std::int64_t{10}}) {
+      INFO("vector width " << width << ", n = " << n);
+      g.n = n;
+      bool whole_tile = n == cpu::tile_shape(isa, g, false).columns;
+      CHECK(whole_tile == (n == columns || n == 16));
+      CHECK(blocking().rhs_is_panel == whole_tile);
+      CHECK((cpu::gemm_workspace(isa, g, nullptr).panel < 0) == whole_tile);
+    }
+    g.n = columns;
+    g.transpose_rhs = true;
+    CHECK_FALSE(blocking().rhs_is_panel);
+    g.transpose_rhs = false;
+    g.operand_dtype = bfloat16;
+    CHECK_FALSE(blocking().rhs_is_panel);
+  }
 }
 
 // How the kernel blocks follows the core's caches (gemm_blocking): with a 1 MiB second level,

@@ -36,6 +36,7 @@ GemmEmitter::GemmEmitter(ElementalEmitter& em, const CpuIsa& isa, const hlo::Gem
   depth_ = blocking.depth;
   block_rows_ = blocking.block_rows;
   first_tile_packs_ = blocking.first_tile_packs;
+  rhs_is_panel_ = blocking.rhs_is_panel;
   GemmWorkspace layout = gemm_workspace(isa, g, conv);
   JX_CHECK((layout.bytes > 0) == (workspace != nullptr));
   auto at = [&](std::int64_t offset) {
@@ -48,7 +49,8 @@ GemmEmitter::GemmEmitter(ElementalEmitter& em, const CpuIsa& isa, const hlo::Gem
   panel_ = panel_base_ = at(layout.panel);
   JX_CHECK(!(first_tile_packs_ || kept_) ||  // packed as the tiles go, a row of rhs a step
            (tile.rhs == RhsRead::kPacked && !pairs_ && !conv && !g.transpose_rhs));
-  panel_align_ = llvm::Align(isa.vector_bytes);
+  // rhs, read as its own panel, is aligned as its elements are.
+  panel_align_ = rhs_is_panel_ ? align_ : llvm::Align(isa.vector_bytes);
   panel_elem_ = pairs_ ? b_.getInt16Ty() : elem_;
   panel_elems_ = panel_elements(isa, g, tile, depth_);
 }
@@ -120,7 +122,10 @@ void GemmEmitter::row_block(llvm::Value* batch, llvm::Value* p0, llvm::Value* de
   Block block{batch, p0, depth, row_begin, b_.CreateSub(row_end, em_.i64(1)), tiles, whole};
   if (lhs_block_) pack_lhs(batch, p0, depth, row_begin, block.last_row, tiles);
   auto panel = [&](llvm::Value* col, std::int64_t cols) {
-    if (rhs_read_ == RhsRead::kPacked && !first_tile_packs_) pack(batch, p0, depth, col, cols);
+    if (rhs_is_panel_)
+      panel_base_ = element(rhs_, rhs_at(batch, p0, col));
+    else if (rhs_read_ == RhsRead::kPacked && !first_tile_packs_)
+      pack(batch, p0, depth, col, cols);
     tiles_over(block, col, cols, [](llvm::Value*) {});
   };
   auto cols = [&](llvm::Value* c) { panel(mul(c, width), width); };

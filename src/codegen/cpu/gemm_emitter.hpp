@@ -269,6 +269,7 @@ class GemmEmitter {
   RhsRead rhs_read_ = RhsRead::kPacked;
   std::optional<OuterRange> panels_;  // the column panels computed, when not all
   bool first_tile_packs_ = false;     // GemmBlocking's
+  bool rhs_is_panel_ = false;         // GemmBlocking's: panel_base_ points into rhs
   std::int64_t depth_ = 1, block_rows_ = 1;
   // depth_ rows of tile_vectors_ vectors (panel_elems_); panel_base_: the panel that the tiles
   // read and a pack writes, this one or a kept one

@@ -136,12 +136,15 @@ GemmBlocking gemm_blocking(const CpuIsa& isa, const hlo::GemmShape& g, const Til
                                                 : kPanelBytes;
   // The tiles over a packed first-level panel make it ready as they go (first_tile_packs,
   // keep_panels), where rhs rows lie apart, a line of each in a panel.
-  bool packs_as_it_goes = tiles_pack && ((column_split && !panel_in_l2) || l1_for_l2);
+  bool rhs_is_panel = tiles_pack && g.n == tile.columns;
+  bool packs_as_it_goes =
+      tiles_pack && !rhs_is_panel && ((column_split && !panel_in_l2) || l1_for_l2);
   auto rows_of_block = [&](std::int64_t depth) {
     std::int64_t rows = panel_in_l2 ? g.m : std::min(g.m, kLhsBlockBytes / (depth * operand_bytes));
     return (std::max<std::int64_t>(rows, 1) + tile.rows - 1) / tile.rows * tile.rows;
   };
   GemmBlocking b;
+  b.rhs_is_panel = rhs_is_panel;
   // Read in place, rhs has no panel to keep in a cache (RhsRead); dot products take all of k.
   switch (tile.rhs) {
     case RhsRead::kPacked:
@@ -261,7 +264,7 @@ GemmWorkspace gemm_workspace(const CpuIsa& isa, const hlo::GemmShape& g,
   // with bf16 pairs); a panel of pairs holds 16-bit halves.
   std::int64_t bytes = itemsize(g.dtype), panel_bytes = g.operand_dtype == bfloat16 ? 2 : bytes;
   if (b.keep_panels) w.kept = take(g.n / tile.columns * tile.columns * b.depth * bytes);
-  if (tile.rhs == RhsRead::kPacked)
+  if (tile.rhs == RhsRead::kPacked && !b.rhs_is_panel)
     w.panel = take(panel_elements(isa, g, tile, b.depth) * panel_bytes);
   if (b.pack_lhs) w.lhs_block = take(b.block_rows * b.depth * bytes);
   return w;

@@ -78,6 +78,9 @@ struct GemmBlocking {
   // second level.
   bool keep_panels = false;
   bool pack_lhs = false;
+  // rhs's rows are the tile's columns (n of one full panel, plain f32 or f64): rhs is already
+  // every panel of any depth, which the tiles read where it lies, with nothing packed.
+  bool rhs_is_panel = false;
 };
 GemmBlocking gemm_blocking(const CpuIsa& isa, const hlo::GemmShape& g, const TileShape& tile,
                            const hlo::ImplicitGemm* conv);
