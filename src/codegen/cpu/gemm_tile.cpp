@@ -55,28 +55,43 @@ void GemmEmitter::tile(llvm::Value* batch, llvm::Value* row, llvm::Value* last_r
   } else if (conv_) {
     run_steps(row_of, p0, depth, cols, acc);
   } else {
-    emit_for(
-        em_, em_.i64(0), depth, "gemm.k",
-        [&](llvm::Value* p) {
-          llvm::Value* step = add(p0, p);
-          std::vector<llvm::Value*> rhs_vectors = rhs_read_ == RhsRead::kInPlace || packs
-                                                      ? rhs_row(batch, step, col, cols)
-                                                      : panel_row(p, cols);
-          if (packs) {
-            for (int v = 0; v < n_vec; ++v)
-              store_panel(p, em_.i64(v), cols, rhs_vectors[static_cast<std::size_t>(v)]);
-            llvm::Value* ahead = umin(add(step, em_.i64(kPackLookahead)), em_.i64(g_.k - 1));
-            prefetch_rhs(batch, ahead, col, cols, true);
-          }
-          accumulate(acc, rhs_vectors, [&](std::size_t r) {
-            llvm::Value* at =
-                packed_lhs ? element(packed_lhs,
-                                     add(mul(p, tile_rows_), em_.i64(static_cast<std::int64_t>(r))))
-                           : element(lhs_, lhs_at(batch, row_of[r], step));
-            return b_.CreateVectorSplat(lanes_, b_.CreateAlignedLoad(elem_, at, align_));
-          });
-        },
-        /*vectorize=*/false);
+    auto step_at = [&](llvm::Value* p) {
+      llvm::Value* step = add(p0, p);
+      std::vector<llvm::Value*> rhs_vectors = rhs_read_ == RhsRead::kInPlace || packs
+                                                  ? rhs_row(batch, step, col, cols)
+                                                  : panel_row(p, cols);
+      if (packs) {
+        for (int v = 0; v < n_vec; ++v)
+          store_panel(p, em_.i64(v), cols, rhs_vectors[static_cast<std::size_t>(v)]);
+        llvm::Value* ahead = umin(add(step, em_.i64(kPackLookahead)), em_.i64(g_.k - 1));
+        prefetch_rhs(batch, ahead, col, cols, true);
+      }
+      accumulate(acc, rhs_vectors, [&](std::size_t r) {
+        llvm::Value* at =
+            packed_lhs ? element(packed_lhs,
+                                 add(mul(p, tile_rows_), em_.i64(static_cast<std::int64_t>(r))))
+                       : element(lhs_, lhs_at(batch, row_of[r], step));
+        return b_.CreateVectorSplat(lanes_, b_.CreateAlignedLoad(elem_, at, align_));
+      });
+    };
+    if (rhs_read_ == RhsRead::kPacked && !packs) {
+      // Over a packed panel, two steps an iteration (an odd last one alone), half the loop's own
+      // instructions a step: faster where the panel is in the second level. A Xeon, f32, one core,
+      // ms: 1024³ 12.9-13.6 -> 11.8-12.5, 2048³ 100.3-100.7 -> 97.9-98.3, [4096, 512] x [512, 4096]
+      // 111.8-118.5 -> 107.8-113.2; AVX2's tile 1024³ 22.1 -> 21.0-21.6; in the first-level cache
+      // ([600, 96] x [96, 64]) level.
+      llvm::Value* even = b_.CreateAnd(depth, em_.i64(-2));
+      emit_strided_for(
+          em_, em_.i64(0), even, 2, "gemm.k",
+          [&](llvm::Value* p) {
+            step_at(p);
+            step_at(add(p, em_.i64(1)));
+          },
+          /*vectorize=*/false);
+      emit_if(em_, b_.CreateICmpULT(even, depth), "gemm.k_odd", [&] { step_at(even); });
+    } else {
+      emit_for(em_, em_.i64(0), depth, "gemm.k", step_at, /*vectorize=*/false);
+    }
   }
   auto store = [&](bool finish) {
     for (int v = 0; v < n_vec; ++v) {
