@@ -405,7 +405,8 @@ TEST_CASE("codegen: the matrix kernel's blocks follow the second-level cache", "
 // each part reads its columns of rhs alone. Where a tile of all the rows reads at least two
 // vectors of an rhs row a step (a run under 256 bytes in blocks of 16 steps), or (rhs stored
 // [n, k]) at least 4 of its rows, rhs is read where it lies, unpacked; so it is, up to 32 rows,
-// in tiles of three vectors. Each runs in 3 parts and a panel at a time, against the loop.
+// in tiles of three vectors (but the wide tile's f32 products). Each runs in 3
+// parts and a panel at a time, against the loop.
 TEST_CASE("codegen: a product of few rows splits by its columns", "[codegen][gemm]") {
   std::vector<GemmCase> cases = {
       {0, 1, 1000, 300, false},     // a matrix-vector product, the last panel partial
@@ -450,19 +451,28 @@ TEST_CASE("codegen: a product of few rows splits by its columns", "[codegen][gem
   if (cpu::cpu_isa("native").full_width_512)
     CHECK(gemm_column_panels(cpu::cpu_isa("native"), mv) == (1000 + 23) / 24);
   // Up to 32 rows read rhs in place in tiles of three vectors, as many rows as the rest of the
-  // accumulators make; more are packed.
-  for (const char* name : {"avx2", "native"}) {
-    INFO("--cpu_isa=" << name);
-    const cpu::CpuIsa& isa = cpu::cpu_isa(name);
-    Hlo few;
-    hlo::GemmShape g = *hlo::as_gemm(*gemm_dot(few, float32, {0, 32, 4096, 4096, false}));
-    cpu::TileShape tile = cpu::tile_shape(isa, g, false);
-    CHECK(tile.rhs == cpu::RhsRead::kInPlace);
-    CHECK(tile.columns == 3 * isa.vector_bytes / 4);
-    CHECK(tile.rows == (isa.full_width_512 ? 8 : 4));
-    g.m = 33;
-    CHECK(cpu::tile_shape(isa, g, false).rhs == cpu::RhsRead::kPacked);
-  }
+  // accumulators make; more are packed. So do the wide tile's f64 products; its f32 ones past one
+  // tile of rows (12) are packed.
+  for (int width : {0, 512})
+    for (DType d : {float32, float64}) {
+      INFO("vector width " << width << ", " << dtype_name(d));
+      cpu::CpuIsa isa = cpu::cpu_isa("avx2", width);
+      Hlo few;
+      hlo::GemmShape g = *hlo::as_gemm(*gemm_dot(few, d, {0, 32, 4096, 4096, false}));
+      bool packed_past_a_tile = width && d == float32;
+      cpu::TileShape tile = cpu::tile_shape(isa, g, false);
+      CHECK((tile.rhs == cpu::RhsRead::kInPlace) == !packed_past_a_tile);
+      if (!packed_past_a_tile) {
+        CHECK(tile.columns * itemsize(d) == 3 * static_cast<std::int64_t>(isa.vector_bytes));
+        CHECK(tile.rows == (width ? 8 : 4));
+      }
+      g.m = 13;
+      CHECK((cpu::tile_shape(isa, g, false).rhs == cpu::RhsRead::kInPlace) == !packed_past_a_tile);
+      g.m = 12;  // the wide tile's: one tile of all the rows
+      CHECK(cpu::tile_shape(isa, g, false).rhs == cpu::RhsRead::kInPlace);
+      g.m = 33;
+      CHECK(cpu::tile_shape(isa, g, false).rhs == cpu::RhsRead::kPacked);
+    }
   // As many rows as columns, or more: split by rows.
   Hlo h;
   hlo::Instruction* square = gemm_dot(h, float32, {0, 256, 256, 64, false});
