@@ -185,9 +185,11 @@ TEST_CASE("codegen: the blocked matrix kernel against a loop", "[codegen][gemm]"
       {0, 268, 730, 259, false},
       {0, 670, 40, 300, false},
       {2, 400, 40, 400, false},  // batched: each product keeps its own
+      {0, 45, 8, 60, false},     // rhs rows of one vector: AVX2's f32, f64's
       // rhs rows exactly a tile wide, read as the panel where they lie (f32 on the wide tile
-      // n = 64, 48 and 16; AVX2's 16; f64 32 and 16): three depths of a second-level panel, the
-      // last partial; batched with lhs stored [k, m]; blocks of rows; a tile of one vector
+      // n = 64, 48 and 16; AVX2's 16; f64 32 and 16, AVX2's 16 and 8 just above): three depths of a
+      // second-level panel, the last partial; batched with lhs stored [k, m]; blocks of rows; a
+      // tile of one vector
       {0, 100, 64, 2100, false},
       {3, 50, 32, 300, true},
       {0, 700, 48, 300, false},
@@ -265,8 +267,11 @@ TEST_CASE("codegen: the wide tile's products of few rows pack first-level panels
   g.transpose_rhs = true;
   b = blocking();
   CHECK_FALSE(b.first_tile_packs);
-  CHECK(b.depth == 1024);               // 256 KiB
-  g.transpose_rhs = false, g.m = 4096;  // split by rows
+  CHECK(b.depth == 1024);             // 256 KiB
+  g.transpose_rhs = false, g.m = 16;  // more than one tile of rows: packed too
+  REQUIRE(cpu::tile_shape(isa, g, false).rhs == cpu::RhsRead::kPacked);
+  CHECK(blocking().first_tile_packs);
+  g.m = 4096;  // split by rows
   REQUIRE(gemm_column_panels(isa, g) == 0);
   b = blocking();
   CHECK_FALSE(b.first_tile_packs);
@@ -285,12 +290,12 @@ TEST_CASE("codegen: rhs rows a tile wide are read as the panel", "[codegen][gemm
     auto blocking = [&] {
       return cpu::gemm_blocking(isa, g, cpu::tile_shape(isa, g, false), nullptr);
     };
-    std::int64_t columns = width ? 64 : 16;
-    for (std::int64_t n : {columns, std::int64_t{16}, columns + 16, std::int64_t{10}}) {
+    std::int64_t columns = width ? 64 : 16, lanes = width ? 16 : 8;
+    for (std::int64_t n : {columns, lanes, columns + lanes, std::int64_t{10}}) {
       INFO("vector width " << width << ", n = " << n);
       g.n = n;
       bool whole_tile = n == cpu::tile_shape(isa, g, false).columns;
-      CHECK(whole_tile == (n == columns || n == 16));
+      CHECK(whole_tile == (n == columns || n == lanes));
       CHECK(blocking().rhs_is_panel == whole_tile);
       CHECK((cpu::gemm_workspace(isa, g, nullptr).panel < 0) == whole_tile);
     }
@@ -298,9 +303,31 @@ TEST_CASE("codegen: rhs rows a tile wide are read as the panel", "[codegen][gemm
     g.transpose_rhs = true;
     CHECK_FALSE(blocking().rhs_is_panel);
     g.transpose_rhs = false;
-    g.operand_dtype = bfloat16;
+    g.operand_dtype = bfloat16;  // pairs of rows interleaved: a panel of its own at any width
+    g.n = cpu::tile_shape(isa, g, false).columns;
+    REQUIRE(cpu::tile_shape(isa, g, false).rhs == cpu::RhsRead::kPacked);
     CHECK_FALSE(blocking().rhs_is_panel);
   }
+}
+
+// rhs read as the panel is read at its elements' alignment: here one element past a line, f32
+// rows of the wide tile's 64 columns and AVX2's 16, f64 rows of 32 and 8, against the loop.
+TEST_CASE("codegen: rhs read as the panel at any alignment", "[codegen][gemm]") {
+  auto check = [](auto zero, std::int64_t n) {
+    using T = decltype(zero);
+    GemmCase c{0, 50, n, 70, false};
+    std::vector<T> l = ramp<T>(c.m * c.k, -2, 0.01);
+    std::vector<T> shifted = ramp<T>(c.k * c.n + 1, 1.5, -0.003);
+    std::vector<T> r(shifted.begin() + 1, shifted.end());
+    std::vector<T> want = gemm_oracle(c, l, r);
+    Hlo h;
+    hlo::Instruction* dot = gemm_dot(h, dtype_of<T>(), c);
+    for_each_isa([&](const CpuCompileOptions& options) {
+      check_all(run<T>(dot, {l.data(), shifted.data() + 1}, options), want, 1e-5);
+    });
+  };
+  for (std::int64_t n : {64, 16}) check(0.0f, n);
+  for (std::int64_t n : {32, 8}) check(0.0, n);
 }
 
 // How the kernel blocks follows the core's caches (gemm_blocking): with a 1 MiB second level,
@@ -409,13 +436,16 @@ TEST_CASE("codegen: the matrix kernel's blocks follow the second-level cache", "
 // parts and a panel at a time, against the loop.
 TEST_CASE("codegen: a product of few rows splits by its columns", "[codegen][gemm]") {
   std::vector<GemmCase> cases = {
-      {0, 1, 1000, 300, false},     // a matrix-vector product, the last panel partial
-      {0, 4, 777, 129, false},      // in place; with AVX2 in blocks, the last of one step
-      {0, 2, 500, 40, true},        // lhs stored [k, m]
-      {0, 10, 500, 70, false},      // in place: one tile with AVX-512's registers, 3 with AVX2's
-      {0, 6, 2100, 1100, false},    // in place; with AVX2 in 69 blocks
-      {0, 20, 900, 300, false},     // in place, tiles of 3 vectors: 8 rows (AVX2's 4), the last 4
-      {0, 32, 700, 130, true},      // the most rows read so, lhs stored [k, m], a short last panel
+      {0, 1, 1000, 300, false},   // a matrix-vector product, the last panel partial
+      {0, 4, 777, 129, false},    // in place; with AVX2 in blocks, the last of one step
+      {0, 2, 500, 40, true},      // lhs stored [k, m]
+      {0, 10, 500, 70, false},    // in place: one tile with AVX-512's registers, 3 with AVX2's
+      {0, 6, 2100, 1100, false},  // in place; with AVX2 in 69 blocks
+      // in place in tiles of 3 vectors, 8 rows (AVX2's 4; the wide tile's f32 packed), the last 4
+      {0, 20, 900, 300, false},
+      {0, 32, 700, 130, true},  // the most rows read so, lhs stored [k, m], a short last panel
+      // the wide tile's f32 in place too: packed, it would split by rows (4 panels, 5 row tiles)
+      {0, 30, 200, 16, false},
       {0, 33, 900, 512, false},     // six row tiles, packed
       {0, 3, 200, 50, true, true},  // both stored transposed: packed
       // rhs stored [n, k]: dot products along rows of rhs, the last vector of steps partial

@@ -2,7 +2,8 @@
 // (gemm_plan.hpp). The contraction is cut into blocks of depth_ steps and the rows into blocks of
 // block_rows_ (gemm_blocking); for each, a panel of rhs (its rows of two or four vectors of
 // columns, transposed here when rhs is stored transposed) is packed into contiguous whole
-// vectors (before its tiles, by its first tile, or ahead and kept), and every tile of out, 6 rows
+// vectors (before its tiles, by its first tile, or ahead and kept; not at all where rhs's rows are
+// exactly the tile's columns, rhs_is_panel), and every tile of out, 6 rows
 // by 2 vectors (or 4), adds its share in registers: each step loads the panel row's vectors,
 // broadcasts 6 lhs elements and issues 12 (or 24) independent multiply-adds, enough to cover the
 // FMA latency on both ports. Blocks of lhs may be packed too (pack_lhs). The last block of the
@@ -271,8 +272,8 @@ class GemmEmitter {
   bool first_tile_packs_ = false;     // GemmBlocking's
   bool rhs_is_panel_ = false;         // GemmBlocking's: panel_base_ points into rhs
   std::int64_t depth_ = 1, block_rows_ = 1;
-  // depth_ rows of tile_vectors_ vectors (panel_elems_); panel_base_: the panel that the tiles
-  // read and a pack writes, this one or a kept one
+  // depth_ rows of tile_vectors_ vectors (panel_elems_; none where rhs is the panel);
+  // panel_base_: the panel that the tiles read and a pack writes, this one, a kept one or rhs
   llvm::Value* panel_ = nullptr;
   llvm::Align panel_align_;
   std::int64_t panel_elems_ = 0;

@@ -17,8 +17,9 @@ namespace jx::codegen::cpu {
 // The kernel's tile: `rows` of out by `columns`, summed in registers. Packing rhs into panels
 // pays where many row tiles read each panel; a product of one tile of rows reads rhs where it
 // lies instead, in a tile of all its rows and as many accumulators, and one of a few tiles
-// (kFewTilesRows rows at most) in tiles of three vectors (RhsRead). Not a convolution's; a bf16
-// rhs (pairs) in place, never as dot products.
+// (kFewTilesRows rows at most) in tiles of three vectors (RhsRead; but the wide tile's f32
+// products that split by columns). Not a convolution's; a bf16 rhs (pairs) in place, never as dot
+// products.
 enum class RhsRead {
   kPacked,
   // rhs [k, n]: each step reads a run of an rhs row, the tile's columns, at least two vectors.
@@ -36,8 +37,8 @@ enum class RhsRead {
   // m = 16 28-32 -> 51, 24 36 -> 53, 32 40 -> 55, 48 51 -> 56, 64 58-62 -> 59-62, 96 64 -> 55;
   // --cpu_isa=avx2 m = 16 13 -> 38, 32 21 -> 42, 48 27 -> 43, 64 32 -> 35, 96 40 -> 33. On two
   // cores m = 48 ran 108 -> 97 (AVX2: 53 -> 74), m = 32 87 -> 91 (AVX2: 43 -> 77): past 32 rows
-  // the panels stay. The wide tile's f32 products keep them past one tile of rows, since its
-  // first tiles pack first-level panels as they go (tile_shape).
+  // the panels stay. The wide tile's f32 products split by columns keep them past one tile of
+  // rows, since their first tiles pack first-level panels as they go (tile_shape).
   kInPlace,
   // rhs [n, k]: each of the tile's columns is an rhs row, contiguous along the contraction: an
   // accumulator per row and column takes a vector of steps at a time, its lanes summed at the
@@ -53,7 +54,7 @@ struct TileShape {
 };
 constexpr std::int64_t kTileRows = 6, kInPlaceDepth = 16, kLongRunBytes = 256;
 // The most rows a product reads rhs in place for, in tiles of three vectors (RhsRead::kInPlace),
-// but the wide tile's f32 products (tile_shape).
+// but the wide tile's f32 products split by columns (tile_shape).
 constexpr std::int64_t kFewTilesRows = 32;
 
 // The tile for `g` on `isa` (`conv`: an implicit-GEMM convolution's, which always packs).
@@ -80,8 +81,9 @@ struct GemmBlocking {
   // second level.
   bool keep_panels = false;
   bool pack_lhs = false;
-  // rhs's rows are the tile's columns (n of one full panel, plain f32 or f64): rhs is already
-  // every panel of any depth, which the tiles read where it lies, with nothing packed.
+  // rhs's rows are exactly the tile's columns (n of one to all of the tile's vectors, plain f32
+  // or f64): rhs is already every panel of any depth, which the tiles read where it lies, with
+  // nothing packed.
   bool rhs_is_panel = false;
 };
 GemmBlocking gemm_blocking(const CpuIsa& isa, const hlo::GemmShape& g, const TileShape& tile,
