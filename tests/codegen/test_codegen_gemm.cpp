@@ -432,8 +432,9 @@ TEST_CASE("codegen: the matrix kernel's blocks follow the second-level cache", "
 // each part reads its columns of rhs alone. Where a tile of all the rows reads at least two
 // vectors of an rhs row a step (a run under 256 bytes in blocks of 16 steps), or (rhs stored
 // [n, k]) at least 4 of its rows, rhs is read where it lies, unpacked; so it is, up to 32 rows,
-// in tiles of three vectors (but the wide tile's f32 products). Each runs in 3
-// parts and a panel at a time, against the loop.
+// in tiles of three vectors (48 with AVX2's f32 tile on Intel; the wide tile's f32 products
+// packed where they split by columns). Each runs in 3 parts and a panel at a time, against the
+// loop.
 TEST_CASE("codegen: a product of few rows splits by its columns", "[codegen][gemm]") {
   std::vector<GemmCase> cases = {
       {0, 1, 1000, 300, false},   // a matrix-vector product, the last panel partial
@@ -443,9 +444,10 @@ TEST_CASE("codegen: a product of few rows splits by its columns", "[codegen][gem
       {0, 6, 2100, 1100, false},  // in place; with AVX2 in 69 blocks
       // in place in tiles of 3 vectors, 8 rows (AVX2's 4; the wide tile's f32 packed), the last 4
       {0, 20, 900, 300, false},
-      {0, 32, 700, 130, true},  // the most rows read so, lhs stored [k, m], a short last panel
+      {0, 32, 700, 130, true},  // 32 rows, lhs stored [k, m], a short last panel
       // the wide tile's f32 in place too: packed, it would split by rows (4 panels, 5 row tiles)
       {0, 30, 200, 16, false},
+      {0, 40, 600, 16, false},      // AVX2's f32 in place past 32 rows (Intel's prefetchers)
       {0, 33, 900, 512, false},     // six row tiles, packed
       {0, 3, 200, 50, true, true},  // both stored transposed: packed
       // rhs stored [n, k]: dot products along rows of rhs, the last vector of steps partial
@@ -481,28 +483,36 @@ TEST_CASE("codegen: a product of few rows splits by its columns", "[codegen][gem
   if (cpu::cpu_isa("native").full_width_512)
     CHECK(gemm_column_panels(cpu::cpu_isa("native"), mv) == (1000 + 23) / 24);
   // Up to 32 rows read rhs in place in tiles of three vectors, as many rows as the rest of the
-  // accumulators make; more are packed. So do the wide tile's f64 products; its f32 ones past one
-  // tile of rows (12) are packed.
-  for (int width : {0, 512})
-    for (DType d : {float32, float64}) {
-      INFO("vector width " << width << ", " << dtype_name(d));
-      cpu::CpuIsa isa = cpu::cpu_isa("avx2", width);
-      Hlo few;
-      hlo::GemmShape g = *hlo::as_gemm(*gemm_dot(few, d, {0, 32, 4096, 4096, false}));
-      bool packed_past_a_tile = width && d == float32;
-      cpu::TileShape tile = cpu::tile_shape(isa, g, false);
-      CHECK((tile.rhs == cpu::RhsRead::kInPlace) == !packed_past_a_tile);
-      if (!packed_past_a_tile) {
-        CHECK(tile.columns * itemsize(d) == 3 * static_cast<std::int64_t>(isa.vector_bytes));
-        CHECK(tile.rows == (width ? 8 : 4));
+  // accumulators make; more are packed. AVX2's f32 tile reads so up to 48 rows where the
+  // prefetchers stop at a page (not on a Zen); the wide tile's f32 products past one tile of
+  // rows (12) are packed where the packed tiles split them by columns.
+  for (bool zen : {false, true})
+    for (int width : {0, 512})
+      for (DType d : {float32, float64}) {
+        INFO((zen ? "a Zen" : "not a Zen") << ", vector width " << width << ", " << dtype_name(d));
+        cpu::CpuIsa isa = cpu::cpu_isa("avx2", width);
+        isa.zen = zen;
+        Hlo few;
+        hlo::GemmShape g = *hlo::as_gemm(*gemm_dot(few, d, {0, 32, 4096, 4096, false}));
+        auto in_place = [&](std::int64_t m) {
+          g.m = m;
+          return cpu::tile_shape(isa, g, false).rhs == cpu::RhsRead::kInPlace;
+        };
+        bool packed_past_a_tile = width && d == float32;
+        std::int64_t most = !width && d == float32 && !zen ? 48 : 32;
+        CHECK(in_place(12));  // the wide tile's: one tile of all the rows
+        CHECK(in_place(13) == !packed_past_a_tile);
+        CHECK(in_place(32) == !packed_past_a_tile);
+        CHECK(in_place(most) == !packed_past_a_tile);
+        CHECK_FALSE(in_place(most + 1));
+        if (in_place(32)) {
+          cpu::TileShape tile = cpu::tile_shape(isa, g, false);
+          CHECK(tile.columns * itemsize(d) == 3 * static_cast<std::int64_t>(isa.vector_bytes));
+          CHECK(tile.rows == (width ? 8 : 4));
+        }
+        g.n = 200;  // packed, 30 rows would split by rows (4 panels, 5 row tiles): in place
+        CHECK(in_place(30));
       }
-      g.m = 13;
-      CHECK((cpu::tile_shape(isa, g, false).rhs == cpu::RhsRead::kInPlace) == !packed_past_a_tile);
-      g.m = 12;  // the wide tile's: one tile of all the rows
-      CHECK(cpu::tile_shape(isa, g, false).rhs == cpu::RhsRead::kInPlace);
-      g.m = 33;
-      CHECK(cpu::tile_shape(isa, g, false).rhs == cpu::RhsRead::kPacked);
-    }
   // As many rows as columns, or more: split by rows.
   Hlo h;
   hlo::Instruction* square = gemm_dot(h, float32, {0, 256, 256, 64, false});

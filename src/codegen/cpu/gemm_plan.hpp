@@ -37,8 +37,9 @@ enum class RhsRead {
   // m = 16 28-32 -> 51, 24 36 -> 53, 32 40 -> 55, 48 51 -> 56, 64 58-62 -> 59-62, 96 64 -> 55;
   // --cpu_isa=avx2 m = 16 13 -> 38, 32 21 -> 42, 48 27 -> 43, 64 32 -> 35, 96 40 -> 33. On two
   // cores m = 48 ran 108 -> 97 (AVX2: 53 -> 74), m = 32 87 -> 91 (AVX2: 43 -> 77): past 32 rows
-  // the panels stay. The wide tile's f32 products split by columns keep them past one tile of
-  // rows, since their first tiles pack first-level panels as they go (tile_shape).
+  // the panels stay (48 for AVX2's f32 tile where the prefetchers stop at a page). The wide
+  // tile's f32 products split by columns keep them past one tile of rows, since their first
+  // tiles pack first-level panels as they go (tile_shape).
   kInPlace,
   // rhs [n, k]: each of the tile's columns is an rhs row, contiguous along the contraction: an
   // accumulator per row and column takes a vector of steps at a time, its lanes summed at the
@@ -54,8 +55,9 @@ struct TileShape {
 };
 constexpr std::int64_t kTileRows = 6, kInPlaceDepth = 16, kLongRunBytes = 256;
 // The most rows a product reads rhs in place for, in tiles of three vectors (RhsRead::kInPlace),
-// but the wide tile's f32 products split by columns (tile_shape).
-constexpr std::int64_t kFewTilesRows = 32;
+// but the wide tile's f32 products split by columns, and AVX2's f32 tile where the prefetchers
+// stop at a page (tile_shape).
+constexpr std::int64_t kFewTilesRows = 32, kFewTilesRowsAvx2 = 48;
 
 // The tile for `g` on `isa` (`conv`: an implicit-GEMM convolution's, which always packs).
 TileShape tile_shape(const CpuIsa& isa, const hlo::GemmShape& g, bool conv);
