@@ -3,12 +3,12 @@
 // block_rows_ (gemm_blocking); for each, a panel of rhs (its rows of two or four vectors of
 // columns, transposed here when rhs is stored transposed) is packed into contiguous whole
 // vectors (before its tiles, by its first tile, or ahead and kept; not at all where rhs's rows are
-// exactly the tile's columns, rhs_is_panel), and every tile of out, 6 rows
-// by 2 vectors (or 4), adds its share in registers: each step loads the panel row's vectors,
-// broadcasts 6 lhs elements and issues 12 (or 24) independent multiply-adds, enough to cover the
-// FMA latency on both ports. Blocks of lhs may be packed too (pack_lhs). The last block of the
-// contraction may apply a dense layer's bias and activation as it stores a tile. A product of few
-// rows reads rhs unpacked and splits over the threads by columns (TileShape, gemm_column_panels).
+// exactly the tile's columns, rhs_is_panel), and every tile of out, 6 rows by 2 vectors (or 4),
+// adds its share in registers: each step loads the panel row's vectors, broadcasts 6 lhs elements
+// and issues 12 (or 24) independent multiply-adds, enough to cover the FMA latency on both ports.
+// Blocks of lhs may be packed too (pack_lhs). The last block of the contraction may apply a dense
+// layer's bias and activation as it stores a tile. A product of few rows reads rhs unpacked and
+// splits over the threads by columns (TileShape, gemm_column_panels).
 //
 // The emitter's loops over blocks and panels are in gemm.cpp, its packing in gemm_packing.cpp,
 // its tile in gemm_tile.cpp.

@@ -97,12 +97,12 @@ TileShape tile_shape(const CpuIsa& isa, const hlo::GemmShape& g, bool conv) {
       return {rows, std::min<std::int64_t>(g.n, per_row), RhsRead::kDotProducts};
     // The wide tile's f32 products that its packed tiles would split by columns
     // (gemm_column_panels) pack past one tile of rows: their first tiles pack first-level panels
-    // as they go (gemm_blocking). A Xeon, f32 [m, 4096] x [4096, 4096],
-    // two threads, ms, in place -> packed: m = 13 2.26-2.43 -> 2.04-2.13, 16 2.57-2.73 ->
-    // 2.40-2.48, 24 3.83-3.92 -> 3.12-3.20, 32 5.19-5.42 -> 3.98-4.11; [16, 4096] x [4096, 1024]
-    // 0.83-0.85 -> 0.61. On one thread in place runs ahead (m = 16 4.74-4.83 against 5.45-5.85,
-    // 24 6.8-7.0 against 7.5-7.6, 32 level), as it does for f64 on two (m = 16 5.6-5.8 against
-    // 6.8-6.9): one kernel serves any count of threads, and jx runs on every core unless told.
+    // as they go (gemm_blocking). A Xeon, f32 [m, 4096] x [4096, 4096], two threads, ms, in
+    // place -> packed: m = 13 2.26-2.43 -> 2.04-2.13, 16 2.57-2.73 -> 2.40-2.48, 24 3.83-3.92 ->
+    // 3.12-3.20, 32 5.19-5.42 -> 3.98-4.11; [16, 4096] x [4096, 1024] 0.83-0.85 -> 0.61. On one
+    // thread in place runs ahead (m = 16 4.74-4.83 against 5.45-5.85, 24 6.8-7.0 against 7.5-7.6,
+    // 32 level), as it does for f64 on two (m = 16 5.6-5.8 against 6.8-6.9): one kernel serves any
+    // count of threads, and jx runs on every core unless told.
     std::int64_t packed_panels = (g.n + widest * lanes - 1) / (widest * lanes);
     bool packs_by_columns = widest == 4 && g.dtype == float32 && packed_panels > 1 &&
                             packed_panels >= (g.m + kTileRows - 1) / kTileRows;
