@@ -25,21 +25,13 @@ enum class RhsRead {
   // rhs [k, n]: each step reads a run of an rhs row, the tile's columns, at least two vectors.
   // A run shorter than kLongRunBytes is read in blocks of kInPlaceDepth steps, each of which
   // passes over all the tile's panels: the next panel reads the next run of the same rows, which
-  // the hardware prefetchers follow (one panel down all of k reads a new page every step). Zen 5,
-  // f32 [m, 4096] x [4096, 4096] by columns, ms on one and two threads, packed -> in place:
-  // AVX-512 m = 1 4.2, 4.2 -> 1.5, 0.65; m = 4 4.6, 4.5 -> 2.4, 1.1 (a run of 384 bytes, all of
-  // k: in blocks 3.0, 1.5); m = 8 5.4, 2.7 -> 3.4, 1.7 and m = 12 5.4, 2.8 -> 3.8, 1.8 in blocks;
-  // AVX2 m = 4 6.2, 3.1 -> 4.1, 2.1 and m = 6 6.6, 3.3 -> 3.8, 2.0 in blocks. A core with a
-  // smaller second level reads every run in blocks, as does one whose prefetchers stop at a page
-  // (gemm_blocking). Past one tile, where a panel packed from rows 16 KiB apart (a line of each)
-  // serves few tiles, tiles of three vectors (8 rows where 512-bit vectors run at full rate,
-  // else 4) read in place too. A Xeon with AVX-512, one core, GMAC/s, packed -> in place:
-  // m = 16 28-32 -> 51, 24 36 -> 53, 32 40 -> 55, 48 51 -> 56, 64 58-62 -> 59-62, 96 64 -> 55;
-  // --cpu_isa=avx2 m = 16 13 -> 38, 32 21 -> 42, 48 27 -> 43, 64 32 -> 35, 96 40 -> 33. On two
-  // cores m = 48 ran 108 -> 97 (AVX2: 53 -> 74), m = 32 87 -> 91 (AVX2: 43 -> 77): past 32 rows
-  // the panels stay (48 for AVX2's f32 tile where the prefetchers stop at a page). The wide
-  // tile's f32 products split by columns keep them past one tile of rows, since their first
-  // tiles pack first-level panels as they go (tile_shape).
+  // the hardware prefetchers follow (one panel down all of k reads a new page every step). A core
+  // with a smaller second level reads every run in blocks, as does one whose prefetchers stop at
+  // a page (gemm_blocking). Past one tile, where a panel packed from rows 16 KiB apart (a line of
+  // each) serves few tiles, tiles of three vectors (8 rows where 512-bit vectors run at full
+  // rate, else 4) read in place too, up to kFewTilesRows; the wide tile's f32 products split by
+  // columns pack instead, their first tiles packing first-level panels as they go (tile_shape).
+  // The figures: docs/performance.md, "The kernel's plan, rule by rule".
   kInPlace,
   // rhs [n, k]: each of the tile's columns is an rhs row, contiguous along the contraction: an
   // accumulator per row and column takes a vector of steps at a time, its lanes summed at the

@@ -76,10 +76,8 @@ void GemmEmitter::tile(llvm::Value* batch, llvm::Value* row, llvm::Value* last_r
     };
     if (rhs_read_ == RhsRead::kPacked && !packs) {
       // Over a packed panel, two steps an iteration (an odd last one alone), half the loop's own
-      // instructions a step: faster where the panel is in the second level. A Xeon, f32, one core,
-      // ms: 1024³ 12.9-13.6 -> 11.8-12.5, 2048³ 100.3-100.7 -> 97.9-98.3, [4096, 512] x [512, 4096]
-      // 111.8-118.5 -> 107.8-113.2; AVX2's tile 1024³ 22.1 -> 21.0-21.6; in the first-level cache
-      // ([600, 96] x [96, 64]) level. The odd step's code only where a block may be odd.
+      // instructions a step: 3-8% faster where the panel is in the second level, level in the
+      // first (docs/performance.md). The odd step's code only where a block may be odd.
       llvm::Value* even = b_.CreateAnd(depth, em_.i64(-2));
       emit_strided_for(
           em_, em_.i64(0), even, 2, "gemm.k",
