@@ -1,6 +1,6 @@
 // jx::jit: trace once per abstract signature, compile, cache, and call the compiled program.
 // The templates here only flatten arguments, key the call and rebuild results; the cache,
-// tracing, compilation, statistics and logging live in libjx (src/api/jit.cpp).
+// tracing, compilation, statistics and logging live in libjx (src/api/jit*.cpp).
 #pragma once
 
 #include <concepts>

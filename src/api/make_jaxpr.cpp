@@ -44,6 +44,7 @@ ClosedJaxpr make_jaxpr_flat(const FlatFn& fn, const std::vector<ShapedArray>& in
 
 std::vector<ShapedArray> avals_of(const std::vector<Array>& xs) {
   std::vector<ShapedArray> out;
+  out.reserve(xs.size());
   for (const auto& x : xs) out.push_back(x.aval());
   return out;
 }

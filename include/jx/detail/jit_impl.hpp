@@ -1,5 +1,5 @@
 // The non-template interface between jx::jit's templates (jit.hpp) and its implementation in
-// libjx (src/api/jit.cpp): the cache key of one call, and what the cache asks of a miss.
+// libjx (src/api/jit*.cpp): the cache key of one call, and what the cache asks of a miss.
 #pragma once
 
 #include <cstddef>
@@ -94,7 +94,7 @@ struct CallResult {
   std::shared_ptr<const void> out_proto;
 };
 
-class JitState;  // a jitted function's options, cache and statistics (src/api/jit.cpp)
+class JitState;  // a jitted function's options, cache and statistics (src/api/jit_state.hpp)
 
 // What identifies a stateless callable: its type, and a function pointer's address. jit wrappers
 // of one identity and equal options share their state (cache, statistics, misses), as JAX keys
