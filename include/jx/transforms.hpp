@@ -1,7 +1,8 @@
-// Transformations of functions: make_jaxpr; autodiff (grad, value_and_grad, jvp, vjp, jacfwd,
-// jacrev, hessian, custom_jvp, custom_vjp, checkpoint); vmap. Arguments and results are pytrees;
-// each transform traces the function to a jaxpr, transforms the jaxpr and runs it, so transforms
-// compose with each other and with jit.
+// Transformations of functions: make_jaxpr, eval_shape and parse_jaxpr; autodiff (grad,
+// value_and_grad, jvp, vjp, jacfwd, jacrev, hessian). Arguments and results are pytrees; each
+// transform traces the function to a jaxpr, transforms the jaxpr and runs it, so transforms
+// compose with each other and with jit. Included from here: custom_jvp, custom_vjp and checkpoint
+// (custom_derivatives.hpp), vmap (vmap.hpp).
 #pragma once
 
 #include <algorithm>
@@ -19,9 +20,11 @@
 #include <vector>
 
 #include "jx/array.hpp"
+#include "jx/custom_derivatives.hpp"
 #include "jx/detail/autodiff_impl.hpp"
-#include "jx/detail/vmap_impl.hpp"
+#include "jx/detail/flat_fn.hpp"
 #include "jx/tree.hpp"
+#include "jx/vmap.hpp"
 
 namespace jx {
 
@@ -152,43 +155,6 @@ constexpr GradOptions<kAux1 || kAux2, kInt1 || kInt2> operator|(GradOptions<kAux
 }
 
 namespace detail {
-
-// The arguments' leaves, and where each argument's leaves begin (plus the end).
-template <class... Args>
-std::vector<Array> flatten_args(std::vector<std::size_t>& begins, const Args&... args) {
-  std::vector<Array> leaves;
-  ((begins.push_back(leaves.size()), tree::flatten(args, leaves)), ...);
-  begins.push_back(leaves.size());
-  return leaves;
-}
-
-// f called on the arguments rebuilt from `leaves` (scalars become Arrays, as under jit).
-template <class F, class... Args>
-auto call_rebuilt(const F& f, const std::vector<Array>& leaves, const Args&... args) {
-  [[maybe_unused]] std::size_t pos = 0;  // unread when there are no args
-  // Braced initialization runs left to right, so leaves are consumed in order.
-  std::tuple<tree::rebuilt_t<Args>...> rebuilt{tree::rebuild(args, leaves, pos)...};
-  return std::apply(f, rebuilt);
-}
-
-template <class F, class... Args>
-using result_t = std::decay_t<std::invoke_result_t<const F&, tree::rebuilt_t<Args>...>>;
-
-// A flat view of f for the tracer: leaves in, leaves out; the last result's structure is kept
-// in `proto` (the function runs once per trace) so results can be rebuilt.
-template <class F, class... Args>
-FlatFn flat_fn(const F& f, std::optional<result_t<F, Args...>>& proto, const Args&... args) {
-  return [&](const std::vector<Array>& leaves) {
-    proto.emplace(call_rebuilt(f, leaves, args...));
-    return tree::leaves(*proto);
-  };
-}
-
-template <class T>
-auto rebuild_from(const T& like, const std::vector<Array>& leaves, std::size_t begin = 0) {
-  std::size_t pos = begin;
-  return tree::rebuild(like, leaves, pos);
-}
 
 template <class T>
 void check_same_structure(const T& a, const T& b, const char* message_a, const char* message_b) {
@@ -573,222 +539,6 @@ auto hessian(F f, std::vector<int> argnums, GradOptions<kAux, kAllowInt> options
 template <class F, bool kAux = false, bool kAllowInt = false>
 auto hessian(F f, std::initializer_list<int> argnums, GradOptions<kAux, kAllowInt> options = {}) {
   return hessian(std::move(f), std::vector<int>(argnums), options);
-}
-
-// custom_jvp(f, rule): f with a user-written jvp rule. rule(primals, tangents) takes two
-// std::tuples shaped like f's arguments and returns std::pair{f(primals...), tangent}. The rule
-// must be linear in the tangents for reverse mode to transpose it.
-template <class F, class Rule>
-auto custom_jvp(F f, Rule rule) {
-  return [f = std::move(f), rule = std::move(rule)](const auto&... args) {
-    using R = detail::result_t<F, std::decay_t<decltype(args)>...>;
-    std::optional<R> proto;
-    std::vector<std::size_t> begins;
-    std::vector<Array> leaves = detail::flatten_args(begins, args...);
-    std::size_t n = leaves.size();
-    detail::FlatFn flat_rule = [&](const std::vector<Array>& xs) {
-      std::vector<Array> ts(xs.begin() + static_cast<std::ptrdiff_t>(n), xs.end());
-      std::size_t p = 0, t = 0;
-      std::tuple<tree::rebuilt_t<std::decay_t<decltype(args)>>...> primals{
-          tree::rebuild(args, xs, p)...};
-      std::tuple<tree::rebuilt_t<std::decay_t<decltype(args)>>...> tangents{
-          tree::rebuild(args, ts, t)...};
-      auto [out, out_tangent] = rule(primals, tangents);
-      std::vector<Array> flat = tree::leaves(out);
-      tree::flatten(out_tangent, flat);
-      return flat;
-    };
-    std::vector<Array> outs =
-        detail::custom_jvp_call(detail::flat_fn(f, proto, args...), flat_rule, leaves);
-    return detail::rebuild_from(*proto, outs);
-  };
-}
-
-// custom_vjp(f, fwd, bwd): f with user-written reverse mode. fwd(args...) returns
-// std::pair{f(args...), residuals} (any pytree); bwd(residuals, cotangent) returns a std::tuple
-// with one cotangent per argument, shaped like it.
-template <class F, class Fwd, class Bwd>
-auto custom_vjp(F f, Fwd fwd, Bwd bwd) {
-  return [f = std::move(f), fwd = std::move(fwd), bwd = std::move(bwd)](const auto&... args) {
-    using R = detail::result_t<F, std::decay_t<decltype(args)>...>;
-    using FwdOut = detail::result_t<Fwd, std::decay_t<decltype(args)>...>;
-    std::optional<R> proto;
-    std::optional<FwdOut> fwd_proto;
-    std::vector<std::size_t> begins;
-    std::vector<Array> leaves = detail::flatten_args(begins, args...);
-    detail::FlatFn flat_fwd = [&](const std::vector<Array>& xs) {
-      fwd_proto.emplace(detail::call_rebuilt(fwd, xs, args...));
-      std::vector<Array> flat = tree::leaves(fwd_proto->first);
-      tree::flatten(fwd_proto->second, flat);
-      return flat;
-    };
-    detail::FlatFn flat_bwd = [&](const std::vector<Array>& xs) {
-      std::size_t pos = 0;
-      auto residuals = tree::rebuild(fwd_proto->second, xs, pos);
-      auto ct = tree::rebuild(*proto, xs, pos);
-      return tree::leaves(bwd(residuals, ct));
-    };
-    std::vector<Array> outs =
-        detail::custom_vjp_call(detail::flat_fn(f, proto, args...), flat_fwd, flat_bwd, leaves);
-    return detail::rebuild_from(*proto, outs);
-  };
-}
-
-// Which of its intermediate values a checkpoint's reverse mode keeps from the forward pass
-// instead of computing them again (jax.checkpoint_policies). Only values computed from what the
-// forward pass knows can be kept.
-enum class CheckpointPolicy : int {
-  nothing_saveable,     // JAX's default: the backward pass computes everything again
-  everything_saveable,  // every value: reverse mode as without checkpoint
-  dots_saveable,        // dot_general's and conv_general_dilated's outputs (checkpoint_dots)
-  dots_with_no_batch_dims_saveable,  // dot_general's, where it has no batch dimensions
-  save_only_these_names,             // values checkpoint_name named with one of `names`
-  save_any_names_but_these,          // values checkpoint_name named, but with none of `names`
-};
-
-struct CheckpointOptions {
-  // Whether the recomputation is kept apart from the forward pass when both are compiled into
-  // one program (an opt-barrier on its inputs), as JAX's prevent_cse; false lets CSE merge them
-  // back, which keeps the residuals after all (JAX's advice for checkpoint inside scan).
-  bool prevent_cse = true;
-  CheckpointPolicy policy = CheckpointPolicy::nothing_saveable;
-  std::vector<std::string> names;  // for the policies on names
-};
-
-// x, named for a checkpoint policy (jax.ad_checkpoint.checkpoint_name).
-Array checkpoint_name(const Array& x, const std::string& name);
-
-// checkpoint(f) (jax.checkpoint, also known as remat): f whose reverse mode stores none of its
-// intermediate values for the backward pass (but those options.policy saves); the backward pass
-// computes them again from f's inputs. Less memory for more compute: checkpointing each layer of
-// a deep model keeps one value per layer alive between the passes instead of all of them. Its
-// value and derivatives are f's.
-template <class F>
-auto checkpoint(F f, CheckpointOptions options = {}) {
-  return [f = std::move(f), options](const auto&... args) {
-    using R = detail::result_t<F, std::decay_t<decltype(args)>...>;
-    std::optional<R> proto;
-    std::vector<std::size_t> begins;
-    std::vector<Array> leaves = detail::flatten_args(begins, args...);
-    std::vector<Array> outs =
-        detail::checkpoint_call(detail::flat_fn(f, proto, args...), leaves, options.prevent_cse,
-                                options.policy, options.names);
-    return detail::rebuild_from(*proto, outs);
-  };
-}
-template <class F>
-auto remat(F f, CheckpointOptions options = {}) {
-  return checkpoint(std::move(f), options);
-}
-
-// ---- vmap ----------------------------------------------------------------------------------
-
-// "Not batched", as an in_axes or out_axes entry (JAX's None).
-struct NoneAxis {};
-inline constexpr NoneAxis none{};
-
-// One in_axes/out_axes entry: an axis (negative counts from the end), jx::none, or a list of
-// entries for the children of a container (a struct's fields, a vector's or tuple's elements,
-// a map's values by key), as JAX takes a tree prefix of the value: {jx::none, 0} for a pair
-// maps its second element only. An axis or jx::none applies to every leaf below it.
-class Axis {
- public:
-  Axis(int axis) : axis_(axis) {}  // NOLINT: implicit, so {0, jx::none} reads as in JAX
-  Axis(NoneAxis) {}                // NOLINT
-  Axis(std::initializer_list<Axis> children) : children_(children), is_list_(true) {}  // NOLINT
-  bool is_list() const { return is_list_; }
-  const std::optional<int>& get() const { return axis_; }
-  const std::vector<Axis>& children() const { return children_; }
-
- private:
-  std::optional<int> axis_;
-  std::vector<Axis> children_;
-  bool is_list_ = false;
-};
-
-// vmap's in_axes: one entry for every argument (0, jx::none), or one per argument
-// ({0, jx::none, {1, jx::none}}), each a tree prefix of its argument.
-class InAxes {
- public:
-  InAxes(int axis) : all_(axis) {}             // NOLINT
-  InAxes(NoneAxis) : all_(none) {}             // NOLINT
-  InAxes(std::initializer_list<Axis> per_arg)  // NOLINT
-      : all_(none), per_arg_(per_arg), listed_(true) {}
-  // The entry of argument i of n; a list of another length is a jx::TypeError.
-  const Axis& of(std::size_t i, std::size_t n) const {
-    if (!listed_) return all_;
-    if (per_arg_.size() != n)
-      throw TypeError(
-          "vmap in_axes must be an int, jx::none, or a list with one entry per "
-          "positional argument, but got " +
-          std::to_string(per_arg_.size()) + " entries for " + std::to_string(n) + " arguments.");
-    return per_arg_[i];
-  }
-
- private:
-  Axis all_;
-  std::vector<Axis> per_arg_;
-  bool listed_ = false;
-};
-
-namespace detail {
-
-// Appends the axis of each leaf of x, as `spec`, a tree prefix of x, gives it. `what` names
-// the spec in errors ("in_axes", "out_axes").
-template <class T>
-void leaf_axes(const Axis& spec, const T& x, const char* what,
-               std::vector<std::optional<int>>& out) {
-  if (!spec.is_list()) {
-    out.insert(out.end(), tree::leaves(x).size(), spec.get());
-    return;
-  }
-  std::size_t n = spec.children().size();
-  auto mismatch = [&](const std::string& value) {
-    return TypeError(std::string("vmap ") + what +
-                     " specification must be a tree prefix of the corresponding value, got a "
-                     "list of " +
-                     std::to_string(n) + " entries for " + value + ".");
-  };
-  if constexpr (tree::is_container_v<T>) {
-    std::size_t children = 0;
-    tree::for_each_child(x, [&](const auto&) { ++children; });
-    if (children != n) throw mismatch("a value with " + std::to_string(children) + " children");
-    std::size_t i = 0;
-    tree::for_each_child(x, [&](const auto& c) { leaf_axes(spec.children()[i++], c, what, out); });
-  } else {
-    throw mismatch("a leaf");
-  }
-}
-
-}  // namespace detail
-
-// vmap(f, in_axes, out_axes)(args...): f mapped over a batch axis of its arguments, computed by
-// rewriting f's jaxpr with each primitive's batch rule (no loop at run time). Outputs get the
-// batch axis at out_axes, a tree prefix of f's result.
-template <class F>
-auto vmap(F f, InAxes in_axes = 0, Axis out_axes = 0) {
-  return [f = std::move(f), in_axes = std::move(in_axes),
-          out_axes = std::move(out_axes)](const auto&... args) {
-    using R = detail::result_t<F, std::decay_t<decltype(args)>...>;
-    std::vector<std::size_t> begins;
-    std::vector<Array> leaves = detail::flatten_args(begins, args...);
-    std::vector<std::optional<int>> axes;
-    std::vector<int> arg_of_leaf;
-    constexpr std::size_t n = sizeof...(args);
-    std::size_t a = 0;
-    (detail::leaf_axes(in_axes.of(a++, n), args, "in_axes", axes), ...);
-    for (std::size_t k = 0; k < n; ++k)
-      arg_of_leaf.insert(arg_of_leaf.end(), begins[k + 1] - begins[k], static_cast<int>(k));
-    std::optional<R> proto;
-    auto out_leaf_axes = [&] {
-      std::vector<std::optional<int>> out;
-      detail::leaf_axes(out_axes, *proto, "out_axes", out);
-      return out;
-    };
-    std::vector<Array> outs = detail::vmap_flat(detail::flat_fn(f, proto, args...), leaves, axes,
-                                                arg_of_leaf, out_leaf_axes);
-    return detail::rebuild_from(*proto, outs);
-  };
 }
 
 }  // namespace jx

@@ -1,5 +1,6 @@
-// What the autodiff templates in transforms.hpp call into: flat functions over leaves. The
-// transforms themselves (jvp, partial_eval, transpose, vjp) live in libjx (src/transforms).
+// What the autodiff templates of transforms.hpp and custom_derivatives.hpp call into: flat
+// functions over leaves. The transforms themselves (jvp, partial_eval, transpose, vjp) live in
+// libjx (src/transforms).
 #pragma once
 
 #include <cstddef>
@@ -12,7 +13,7 @@
 #include "jx/array.hpp"
 
 namespace jx {
-enum class CheckpointPolicy : int;  // jx/transforms.hpp
+enum class CheckpointPolicy : int;  // jx/custom_derivatives.hpp
 }  // namespace jx
 
 namespace jx::detail {
