@@ -46,6 +46,10 @@ struct Config {
   // --cpu_threads=N: how many threads a CPU kernel splits its rows over, the calling thread
   // included, at most one per core; 0: one per core. Read each time a kernel runs.
   int cpu_threads = 0;
+  // --cpu_huge_pages=false: host buffers of 2 MiB or more stay on the OS's default pages instead
+  // of asking for transparent huge pages (Linux's MADV_HUGEPAGE), which streaming kernels and
+  // large products read faster (docs/performance.md). Read as each buffer is allocated.
+  bool cpu_huge_pages = true;
   // --cpu_isa=avx2|avx512|native: the widest x86 extension the CPU JIT compiles for, as XLA's
   // --xla_cpu_max_isa. avx2 leaves AVX-512 and AMX out on a CPU that has them, so that one
   // machine runs the code of both kinds; avx512 leaves out AMX's tile unit (bf16 products then

@@ -37,6 +37,7 @@ constexpr BoolFlag kBoolFlags[] = {
     {"disable_jit", &Config::disable_jit},
     {"gpu_graphs", &Config::gpu_graphs},
     {"cpu_flush_denormals", &Config::cpu_flush_denormals},
+    {"cpu_huge_pages", &Config::cpu_huge_pages},
     {"enable_x64", &Config::enable_x64},
     {"precise_math", &Config::precise_math},
     {"verify_persistent_cache", &Config::verify_persistent_cache},

@@ -36,6 +36,7 @@ TEST_CASE("config: defaults", "[jit][config]") {
   CHECK_FALSE(c.disable_jit);
   CHECK(c.cache_capacity == 64);
   CHECK(c.cpu_flush_denormals);
+  CHECK(c.cpu_huge_pages);
   CHECK(c.compilation_cache_dir.empty());
   CHECK(c.compilation_cache_max_bytes == (1LL << 30));
   CHECK_FALSE(c.verify_persistent_cache);
@@ -53,7 +54,8 @@ TEST_CASE("config: parse_flags sets every flag", "[jit][config]") {
       "--dump_to=/tmp/jx --dump_jaxpr --dump_hlo --dump_hlo_pass_re=fusion|dce "
       "--dump_llvm --dump_ptx --dump_dot --log_compiles --explain_cache_misses --strict_retraces "
       "--debug_nans --debug_infs --disable_jit --cache_capacity=8 --compilation_cache_dir=/tmp/cc "
-      "--cpu_parallel_min_bytes=0 --cpu_flush_denormals=false --cpu_threads=3 "
+      "--cpu_parallel_min_bytes=0 --cpu_flush_denormals=false --cpu_huge_pages=false "
+      "--cpu_threads=3 "
       "--cpu_isa=avx2 --cpu_vector_width=512 --precise_math --compilation_cache_max_bytes=4096 "
       "--verify_persistent_cache",
       c);
@@ -76,6 +78,7 @@ TEST_CASE("config: parse_flags sets every flag", "[jit][config]") {
   CHECK(c.verify_persistent_cache);
   CHECK(c.cpu_parallel_min_bytes == 0);
   CHECK_FALSE(c.cpu_flush_denormals);
+  CHECK_FALSE(c.cpu_huge_pages);
   CHECK(c.cpu_threads == 3);
   CHECK(c.cpu_isa == "avx2");
   CHECK(c.cpu_vector_width == 512);

@@ -1,11 +1,18 @@
-// The large-buffer cache: a loop's own buffers come back, whatever earlier work released.
+// Host buffers: the large-buffer cache (a loop's own buffers come back, whatever earlier work
+// released) and huge pages for large buffers.
 #include <catch2/catch.hpp>
 
+#include <cstdint>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <memory>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "core/buffer.hpp"
+#include "jx/config.hpp"
 
 namespace jx {
 namespace {
@@ -31,6 +38,49 @@ TEST_CASE(
   }
   for (void* p : elsewhere) std::free(p);
 }
+
+#if defined(__linux__)
+// The VmFlags of the mapping of this process that holds `address` (/proc/self/smaps).
+std::string vm_flags_at(const void* address) {
+  auto at = reinterpret_cast<std::uintptr_t>(address);
+  std::ifstream smaps("/proc/self/smaps");
+  bool inside = false;
+  for (std::string line; std::getline(smaps, line);) {
+    std::uintptr_t begin = 0, end = 0;
+    char dash = 0;
+    std::istringstream range(line);
+    if (range >> std::hex >> begin >> dash >> end && dash == '-') {
+      inside = begin <= at && at < end;
+    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+      return line;
+    }
+  }
+  return "";
+}
+
+TEST_CASE("a large buffer starts on a huge page and offers its whole huge pages to THP",
+          "[buffer]") {
+  constexpr std::size_t kHugePage = 2 * kMiB;
+  Buffer big(2 * kHugePage + 192, Buffer::Uninitialized{});
+  CHECK(reinterpret_cast<std::uintptr_t>(big.data()) % kHugePage == 0);
+  // A kernel without transparent huge pages refuses the advice and marks nothing.
+  if (!std::filesystem::exists("/sys/kernel/mm/transparent_hugepage/enabled")) return;
+  // "hg": madvise(MADV_HUGEPAGE) covers the mapping. Its last 192 bytes are not a whole huge
+  // page: their mapping is not marked, so they commit 4 KiB and no more.
+  auto* bytes = static_cast<const char*>(big.data());
+  CHECK(vm_flags_at(bytes).find(" hg") != std::string::npos);
+  CHECK(vm_flags_at(bytes + kHugePage + kHugePage / 2).find(" hg") != std::string::npos);
+  CHECK(vm_flags_at(bytes + 2 * kHugePage).find(" hg") == std::string::npos);
+
+  // --cpu_huge_pages=false: the OS's default pages.
+  struct Restore {
+    ~Restore() { config().cpu_huge_pages = true; }
+  } restore;
+  config().cpu_huge_pages = false;
+  Buffer plain(2 * kHugePage + 64, Buffer::Uninitialized{});
+  CHECK(vm_flags_at(plain.data()).find(" hg") == std::string::npos);
+}
+#endif
 
 }  // namespace
 }  // namespace jx
