@@ -25,6 +25,9 @@
 #if defined(__SSE__)
 #include <immintrin.h>
 #endif
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include <Eigen/Core>
 #include <jx/jx.hpp>
@@ -229,8 +232,16 @@ struct FreeFloats {
 };
 using LineAlignedFloats = std::unique_ptr<float[], FreeFloats>;
 
+// On huge pages as jx's own large buffers are (--cpu_huge_pages), so that the floor is the
+// machine's bandwidth on the same kind of memory.
 LineAlignedFloats line_aligned_floats(std::size_t n) {
-  return LineAlignedFloats(static_cast<float*>(std::aligned_alloc(64, n * sizeof(float))));
+  constexpr std::size_t kHugePage = 2 << 20;
+  std::size_t bytes = (n * sizeof(float) + kHugePage - 1) / kHugePage * kHugePage;
+  void* p = std::aligned_alloc(kHugePage, bytes);
+#if defined(__linux__)
+  if (p && jx::config().cpu_huge_pages) madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+  return LineAlignedFloats(static_cast<float*>(p));
 }
 
 // a = b + s·c, stored past the caches as jx stores an output larger than the last-level cache: a
