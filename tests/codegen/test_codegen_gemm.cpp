@@ -194,6 +194,10 @@ TEST_CASE("codegen: the blocked matrix kernel against a loop", "[codegen][gemm]"
       {3, 50, 32, 300, true},
       {0, 700, 48, 300, false},
       {0, 37, 16, 70, false},
+      // a second-level panel packed by its first tile (rhs rows within a page, split by rows):
+      // three depths, the last partial, a narrower last panel; lhs stored [k, m]
+      {0, 40, 100, 2100, false},
+      {0, 70, 200, 1500, true},
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     INFO("case " << i);
@@ -250,7 +254,7 @@ TEST_CASE("codegen: the matrix kernel keeps its panels and blocks of lhs off the
 // The wide tile (512-bit vectors at full rate) keeps a second-level panel where every row of a
 // product passes over it; split by columns (few rows), it takes a first-level panel that its
 // first tile packs as it goes, but from a transposed rhs, which is packed whole.
-TEST_CASE("codegen: the wide tile's products of few rows pack first-level panels as they go",
+TEST_CASE("codegen: the wide tile's panels packed as its tiles go: few rows, or rows within a page",
           "[codegen][gemm]") {
   cpu::CpuIsa isa = cpu::cpu_isa("avx2", 512);
   isa.second_level_cache = 2 << 20;
@@ -271,12 +275,27 @@ TEST_CASE("codegen: the wide tile's products of few rows pack first-level panels
   g.transpose_rhs = false, g.m = 16;  // more than one tile of rows: packed too
   REQUIRE(cpu::tile_shape(isa, g, false).rhs == cpu::RhsRead::kPacked);
   CHECK(blocking().first_tile_packs);
-  g.m = 4096;  // split by rows
+  g.m = 4096;  // split by rows: a second-level panel, rows 16 KiB apart, packed ahead
   REQUIRE(gemm_column_panels(isa, g) == 0);
   b = blocking();
   CHECK_FALSE(b.first_tile_packs);
   CHECK_FALSE(b.keep_panels);
   CHECK(b.depth > 128);
+  // Rows of rhs within a page of each other: the second-level panel is packed by its first
+  // tile, whole (not kept: every row passes over it); a page apart, ahead.
+  g.m = 600, g.n = 1023, g.k = 2100;
+  REQUIRE(gemm_column_panels(isa, g) == 0);
+  b = blocking();
+  CHECK(b.first_tile_packs);
+  CHECK_FALSE(b.keep_panels);
+  CHECK(b.depth == 1024);
+  g.n = 1024;
+  CHECK_FALSE(blocking().first_tile_packs);
+  g.n = 511, g.dtype = g.operand_dtype = float64;  // 4088 bytes
+  REQUIRE(cpu::tile_shape(isa, g, false).columns == 32);
+  CHECK(blocking().first_tile_packs);
+  g.n = 512;
+  CHECK_FALSE(blocking().first_tile_packs);
 }
 
 // Where rhs's rows are exactly the tile's columns, rhs is already its panels: the tiles read it

@@ -24,7 +24,7 @@ constexpr std::int64_t kMaxBlockedMacs = std::int64_t{1} << 28;
 // takes three quarters of the first level.
 constexpr std::int64_t kPanelBytes = 16 << 10, kL1ForL2PanelBytes = 24 << 10,
                        kL2PanelBytes = 256 << 10, kLhsBlockBytes = 256 << 10,
-                       kTlbReachBytes = 4 << 20, kKeptPanelsBytes = 8 << 20;
+                       kTlbReachBytes = 4 << 20, kKeptPanelsBytes = 8 << 20, kPageBytes = 4096;
 
 // The tile unit's kernel packs its panels a group of this many bytes at a time, every block of
 // rows passing over the group.
@@ -128,11 +128,16 @@ GemmBlocking gemm_blocking(const CpuIsa& isa, const hlo::GemmShape& g, const Til
                              : tile_vectors > 2 ? 2 * kPanelBytes
                              : l1_for_l2        ? kL1ForL2PanelBytes
                                                 : kPanelBytes;
-  // The tiles over a packed first-level panel make it ready as they go (first_tile_packs,
-  // keep_panels), where rhs rows lie apart, a line of each in a panel.
   bool rhs_is_panel = tiles_pack && g.n == tile.columns;
+  // The tiles over a packed first-level panel make it ready as they go (first_tile_packs,
+  // keep_panels), where rhs rows lie apart, a line of each in a panel. So does a second-level
+  // panel whose rhs rows lie within a page of each other: its first tile's copy overlaps its
+  // multiply-adds, where a copy ahead would hold up every thread's first tile (rows a page or
+  // more apart, a page a step, keep the copy ahead).
+  bool rows_within_page = g.n * operand_bytes < kPageBytes;
   bool packs_as_it_goes =
-      tiles_pack && !rhs_is_panel && ((column_split && !panel_in_l2) || l1_for_l2);
+      tiles_pack && !rhs_is_panel &&
+      ((column_split && !panel_in_l2) || l1_for_l2 || (panel_in_l2 && rows_within_page));
   auto rows_of_block = [&](std::int64_t depth) {
     std::int64_t rows = panel_in_l2 ? g.m : std::min(g.m, kLhsBlockBytes / (depth * operand_bytes));
     return (std::max<std::int64_t>(rows, 1) + tile.rows - 1) / tile.rows * tile.rows;
