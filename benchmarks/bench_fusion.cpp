@@ -230,18 +230,18 @@ constexpr std::size_t kTriadN = std::size_t{32} << 20;  // 128 MiB per array
 struct FreeFloats {
   void operator()(float* p) const { std::free(p); }
 };
-using LineAlignedFloats = std::unique_ptr<float[], FreeFloats>;
+using HugePageFloats = std::unique_ptr<float[], FreeFloats>;
 
 // On huge pages as jx's own large buffers are (--cpu_huge_pages), so that the floor is the
 // machine's bandwidth on the same kind of memory.
-LineAlignedFloats line_aligned_floats(std::size_t n) {
+HugePageFloats huge_page_floats(std::size_t n) {
   constexpr std::size_t kHugePage = 2 << 20;
   std::size_t bytes = (n * sizeof(float) + kHugePage - 1) / kHugePage * kHugePage;
   void* p = std::aligned_alloc(kHugePage, bytes);
 #if defined(__linux__)
   if (p && jx::config().cpu_huge_pages) madvise(p, bytes, MADV_HUGEPAGE);
 #endif
-  return LineAlignedFloats(static_cast<float*>(p));
+  return HugePageFloats(static_cast<float*>(p));
 }
 
 // a = b + s·c, stored past the caches as jx stores an output larger than the last-level cache: a
@@ -276,9 +276,9 @@ class Triad {
  public:
   explicit Triad(int threads)
       : threads_(threads),
-        a_(line_aligned_floats(kTriadN)),
-        b_(line_aligned_floats(kTriadN)),
-        c_(line_aligned_floats(kTriadN)) {
+        a_(huge_page_floats(kTriadN)),
+        b_(huge_page_floats(kTriadN)),
+        c_(huge_page_floats(kTriadN)) {
     fill_random(a_.get(), kTriadN, 1, -1, 1, threads);
     fill_random(b_.get(), kTriadN, 2, -1, 1, threads);
     fill_random(c_.get(), kTriadN, 3, -1, 1, threads);
@@ -312,7 +312,7 @@ class Triad {
  private:
   static constexpr float kScale = 3.0f;
   int threads_;
-  LineAlignedFloats a_, b_, c_;
+  HugePageFloats a_, b_, c_;
 };
 
 // The time moving `bytes` takes at a triad's bandwidth: no memory-bound kernel beats it.

@@ -48,7 +48,8 @@ struct Config {
   int cpu_threads = 0;
   // --cpu_huge_pages=false: host buffers of 2 MiB or more stay on the OS's default pages instead
   // of asking for transparent huge pages (Linux's MADV_HUGEPAGE), which streaming kernels and
-  // large products read faster (docs/performance.md). Read as each buffer is allocated.
+  // large products read faster (docs/performance.md). Read as a buffer is freshly allocated
+  // (the blocks that released buffers leave for reuse keep their pages).
   bool cpu_huge_pages = true;
   // --cpu_isa=avx2|avx512|native: the widest x86 extension the CPU JIT compiles for, as XLA's
   // --xla_cpu_max_isa. avx2 leaves AVX-512 and AMX out on a CPU that has them, so that one

@@ -1,13 +1,15 @@
-// Buffers come from aligned_alloc, but released ones are kept for reuse at both ends of the size
+// Buffers come from aligned_alloc (those of 2 MiB or more from a mapping of their own, on huge
+// pages where the OS gives them), but released ones are kept for reuse at both ends of the size
 // range. Large ones go to a process-wide cache: a jitted function called in a loop gets its
 // previous output's memory back instead of fresh pages from the OS, whose first touch (a page
-// fault and zeroing per 4 KiB) would cost as much as the kernel writing them. Small ones go to
+// fault and zeroing per page) would cost as much as the kernel writing them. Small ones go to
 // per-thread free lists: glibc's aligned allocation and release of a few bytes costs more than
 // a whole small jitted call otherwise.
 #include "core/buffer.hpp"
 #include "jx/config.hpp"
 #include "support/hot_thread_local.hpp"
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
@@ -21,6 +23,55 @@
 
 namespace jx {
 namespace {
+
+// A buffer of a huge page or more is a mapping of its own that starts on a huge-page boundary and
+// offers its whole huge pages to the OS (Linux's MADV_HUGEPAGE; in THP's madvise mode only memory
+// so marked gets them): a kernel streaming through it, or a matrix kernel walking its operands,
+// then takes one address translation per 2 MiB instead of 512. Its own mapping, not malloc's
+// heap, so that the advice ends with the buffer and no huge page reaches past it. Where the OS
+// declines, or a fresh buffer is allocated under --cpu_huge_pages=false, pages stay 4 KiB.
+constexpr std::size_t kHugePage = 2 << 20, kPage = 4 << 10;
+
+// (AddressSanitizer checks malloc's blocks alone: under it, they all stay malloc's.)
+#if defined(__linux__) && !defined(__SANITIZE_ADDRESS__)
+#define JX_OWN_MAPPINGS 1
+bool own_mapping(std::size_t padded) { return padded >= kHugePage; }
+#else
+bool own_mapping(std::size_t) { return false; }
+#endif
+
+std::size_t mapping_bytes(std::size_t padded) { return (padded + kPage - 1) / kPage * kPage; }
+
+void* allocate(std::size_t padded) {
+#if defined(JX_OWN_MAPPINGS)
+  if (own_mapping(padded)) {
+    // A huge page longer, the excess on either side of the aligned start unmapped again.
+    std::size_t bytes = mapping_bytes(padded);
+    void* raw = mmap(nullptr, bytes + kHugePage, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED) return nullptr;
+    auto* first = static_cast<char*>(raw);
+    std::size_t head =
+        (kHugePage - reinterpret_cast<std::uintptr_t>(first) % kHugePage) % kHugePage;
+    if (head) munmap(first, head);
+    munmap(first + head + bytes, kHugePage - head);
+    void* p = first + head;
+    if (config().cpu_huge_pages) madvise(p, bytes / kHugePage * kHugePage, MADV_HUGEPAGE);
+    return p;
+  }
+#endif
+  return std::aligned_alloc(Buffer::kAlignment, padded);
+}
+
+void release(void* p, std::size_t padded) {
+#if defined(JX_OWN_MAPPINGS)
+  if (own_mapping(padded)) {
+    munmap(p, mapping_bytes(padded));
+    return;
+  }
+#endif
+  std::free(p);
+}
 
 constexpr std::size_t kCachedMin = 1 << 20;        // smaller ones are malloc's business
 constexpr std::size_t kCacheCapacity = 256 << 20;  // bytes held while unused
@@ -45,7 +96,7 @@ class LargeBufferCache {
     if (padded > kCacheCapacity) return false;
     std::lock_guard lock(mu_);
     while (held_ + padded > kCacheCapacity) {
-      std::free(free_.front().data);
+      release(free_.front().data, free_.front().size);
       held_ -= free_.front().size;
       free_.erase(free_.begin());
     }
@@ -94,25 +145,6 @@ LargeBufferCache& cache() {
   return *instance;
 }
 
-// A buffer of a huge page or more starts on a huge-page boundary and offers its whole huge pages
-// to the OS (Linux's MADV_HUGEPAGE; in THP's madvise mode only memory so marked gets them): a
-// kernel streaming through it, or a matrix kernel walking its operands, then takes one address
-// translation per 2 MiB instead of 512. Where the OS declines, or under --cpu_huge_pages=false,
-// pages stay 4 KiB, as does the tail past the last whole huge page: no memory is committed
-// beyond the buffer.
-constexpr std::size_t kHugePage = 2 << 20;
-
-void* allocate(std::size_t padded) {
-  if (padded < kHugePage || !config().cpu_huge_pages)
-    return std::aligned_alloc(Buffer::kAlignment, padded);
-  void* p = nullptr;
-  if (posix_memalign(&p, kHugePage, padded) != 0) return nullptr;
-#if defined(__linux__)
-  madvise(p, padded / kHugePage * kHugePage, MADV_HUGEPAGE);  // advice: refused, nothing changes
-#endif
-  return p;
-}
-
 std::size_t padded_size(std::size_t nbytes) {
   // aligned_alloc wants a multiple of the alignment; a 0-byte buffer still gets a valid pointer.
   std::size_t padded = (nbytes + Buffer::kAlignment - 1) / Buffer::kAlignment * Buffer::kAlignment;
@@ -144,7 +176,7 @@ Buffer::~Buffer() {
     list->push_back(data_);
     return;
   }
-  if (padded < kCachedMin || !cache().give(data_, padded)) std::free(data_);
+  if (padded < kCachedMin || !cache().give(data_, padded)) release(data_, padded);
 }
 
 }  // namespace jx

@@ -194,7 +194,8 @@ TEST_CASE("codegen: the blocked matrix kernel against a loop", "[codegen][gemm]"
       {3, 50, 32, 300, true},
       {0, 700, 48, 300, false},
       {0, 37, 16, 70, false},
-      // a second-level panel packed by its first tile (rhs rows within a page, split by rows):
+      // a second-level panel packed by its first tile (rhs rows within a page; the wide tile
+      // splits them by rows):
       // three depths, the last partial, a narrower last panel; lhs stored [k, m]
       {0, 40, 100, 2100, false},
       {0, 70, 200, 1500, true},
@@ -252,12 +253,14 @@ TEST_CASE("codegen: the matrix kernel keeps its panels and blocks of lhs off the
 }
 
 // The wide tile (512-bit vectors at full rate) keeps a second-level panel where every row of a
-// product passes over it; split by columns (few rows), it takes a first-level panel that its
-// first tile packs as it goes, but from a transposed rhs, which is packed whole.
+// product passes over it, packed ahead, or by its first tile where rhs rows lie within a page;
+// split by columns (few rows), it takes a first-level panel that its first tile packs as it goes,
+// but from a transposed rhs, which is packed whole.
 TEST_CASE("codegen: the wide tile's panels packed as its tiles go: few rows, or rows within a page",
           "[codegen][gemm]") {
   cpu::CpuIsa isa = cpu::cpu_isa("avx2", 512);
   isa.second_level_cache = 2 << 20;
+  isa.last_level_cache = 32 << 20;  // 600 rows of lhs, 1024 steps deep, fit a quarter
   hlo::GemmShape g;
   g.m = 64, g.n = g.k = 4096;
   auto blocking = [&] {

@@ -55,7 +55,8 @@ bool wants_second_level_panel(const cpu::CpuIsa& isa, int tile_vectors, bool col
 }
 
 // Whether the second level holds four such panels. With less, the panel and lhs streaming past
-// it evict each other: a first-level panel keeps a block of lhs in the second level instead.
+// it evict each other, and lhs comes from the last level, which such cores reach more slowly: a
+// first-level panel keeps a block of lhs in the second level instead.
 bool second_level_fits_panel(const cpu::CpuIsa& isa) {
   return isa.second_level_cache >= 4 * kL2PanelBytes;
 }
@@ -85,8 +86,8 @@ TileShape tile_shape(const CpuIsa& isa, const hlo::GemmShape& g, bool conv) {
       return {rows, std::min<std::int64_t>(g.n, per_row), RhsRead::kDotProducts};
     // The wide tile's f32 products that its packed tiles would split by columns
     // (gemm_column_panels) pack past one tile of rows: their first tiles pack first-level panels
-    // as they go (gemm_blocking). In place runs ahead on one thread, but one kernel serves any
-    // count of threads, and jx runs on every core unless told.
+    // as they go (gemm_blocking). In place runs ahead on one thread (and f64's on two), but one
+    // kernel serves any count of threads, and jx runs on every core unless told.
     std::int64_t packed_panels = (g.n + widest * lanes - 1) / (widest * lanes);
     bool packs_by_columns = widest == 4 && g.dtype == float32 && packed_panels > 1 &&
                             packed_panels >= (g.m + kTileRows - 1) / kTileRows;

@@ -76,7 +76,7 @@ void GemmEmitter::tile(llvm::Value* batch, llvm::Value* row, llvm::Value* last_r
     };
     if (rhs_read_ == RhsRead::kPacked && !packs) {
       // Over a packed panel, two steps an iteration (an odd last one alone), half the loop's own
-      // instructions a step: 3-8% faster where the panel is in the second level, level in the
+      // instructions a step: 2-8% faster where the panel is in the second level, level in the
       // first (docs/performance.md). The odd step's code only where a block may be odd.
       llvm::Value* even = b_.CreateAnd(depth, em_.i64(-2));
       emit_strided_for(
