@@ -45,6 +45,7 @@ std::size_t mapping_bytes(std::size_t padded) { return (padded + kPage - 1) / kP
 void* allocate(std::size_t padded) {
 #if defined(JX_OWN_MAPPINGS)
   if (own_mapping(padded)) {
+    bool huge = config().cpu_huge_pages;  // read first: it throws on a bad JX_FLAGS
     // A huge page longer, the excess on either side of the aligned start unmapped again.
     std::size_t bytes = mapping_bytes(padded);
     void* raw = mmap(nullptr, bytes + kHugePage, PROT_READ | PROT_WRITE,
@@ -56,7 +57,7 @@ void* allocate(std::size_t padded) {
     if (head) munmap(first, head);
     munmap(first + head + bytes, kHugePage - head);
     void* p = first + head;
-    if (config().cpu_huge_pages) madvise(p, bytes / kHugePage * kHugePage, MADV_HUGEPAGE);
+    if (huge) madvise(p, bytes / kHugePage * kHugePage, MADV_HUGEPAGE);
     return p;
   }
 #endif
