@@ -15,15 +15,14 @@
 #include "lower/lower.hpp"
 #include "passes/pipeline.hpp"
 #include "support/profiler.hpp"
+#include "support/stopwatch.hpp"
 
 namespace jx::api {
 namespace {
 
 using backend::ExecutableSpec;
 
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
+using support::ms_since;
 
 int next_module_id() {
   static std::atomic<int> next{1};

@@ -21,10 +21,6 @@
 
 namespace jx::detail {
 
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
 std::string argnums_str(const std::vector<int>& xs) { return detail::tuple_str(xs); }
 
 [[noreturn]] void throw_arg_error(const JitState& st, const CallArgs& ca) {

@@ -2,7 +2,6 @@
 // path (jit.cpp), the miss path (jit_miss.cpp) and AOT lowering (jit_aot.cpp) all take.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -16,6 +15,7 @@
 #include "jx/detail/jit_impl.hpp"
 #include "jx/device.hpp"
 #include "jx/jit.hpp"
+#include "support/stopwatch.hpp"
 
 namespace jx::detail {
 
@@ -45,8 +45,8 @@ class JitState : public std::enable_shared_from_this<JitState> {
 };
 
 // jit.cpp
-using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t0);
+using support::Clock;
+using support::ms_since;
 std::string argnums_str(const std::vector<int>& xs);
 [[noreturn]] void throw_arg_error(const JitState& st, const CallArgs& ca);
 std::vector<bool> donated_leaves(const JitState& st, const CallArgs& ca);
