@@ -61,6 +61,14 @@ bool second_level_fits_panel(const cpu::CpuIsa& isa) {
   return isa.second_level_cache >= 4 * kL2PanelBytes;
 }
 
+// Whether a product of `panels` column panels and `m` rows in tiles of `tile_rows` splits over
+// the threads by those panels (gemm_column_panels): split by rows, every thread packs and reads
+// all of rhs; by columns, every thread reads all of lhs. Columns, where they make at least as
+// many parts as the rows' tiles: then rhs is the larger operand.
+bool splits_by_columns(std::int64_t panels, std::int64_t m, std::int64_t tile_rows) {
+  return panels > 1 && panels >= (m + tile_rows - 1) / tile_rows;
+}
+
 }  // namespace
 
 namespace cpu {
@@ -89,8 +97,8 @@ TileShape tile_shape(const CpuIsa& isa, const hlo::GemmShape& g, bool conv) {
     // as they go (gemm_blocking). In place runs ahead on one thread (and f64's on two), but one
     // kernel serves any count of threads, and jx runs on every core unless told.
     std::int64_t packed_panels = (g.n + widest * lanes - 1) / (widest * lanes);
-    bool packs_by_columns = widest == 4 && g.dtype == float32 && packed_panels > 1 &&
-                            packed_panels >= (g.m + kTileRows - 1) / kTileRows;
+    bool packs_by_columns =
+        widest == 4 && g.dtype == float32 && splits_by_columns(packed_panels, g.m, kTileRows);
     // AVX2's f32 tile packs first-level panels a line of each rhs row a step, which prefetchers
     // that stop at a page do not follow: in place pays for more rows there.
     bool avx2_f32 = isa.vector_bytes == 32 && g.operand_dtype == float32 && !isa.zen;
@@ -299,15 +307,12 @@ bool kernel_at_any_size(const CpuIsa& isa, DType dtype) {
 }  // namespace cpu
 
 std::int64_t gemm_column_panels(const cpu::CpuIsa& isa, const hlo::GemmShape& g) {
-  // Split by rows, every thread packs and reads all of rhs; by columns, every thread reads all
-  // of lhs. Columns, where they make at least as many parts as the rows' tiles: then rhs is the
-  // larger operand (n of at least 2.7 m with AVX2's tile, 10.7 m with the wide one).
+  // (Columns where n is at least 2.7 m with AVX2's tile, 10.7 m with the wide one.)
   if (cpu::amx_computes(isa, g)) return cpu::amx_units(g);
   if (g.batch != 1) return 0;
   cpu::TileShape tile = cpu::tile_shape(isa, g, false);
   std::int64_t panels = (g.n + tile.columns - 1) / tile.columns;
-  std::int64_t row_tiles = (g.m + tile.rows - 1) / tile.rows;
-  return panels > 1 && panels >= row_tiles ? panels : 0;
+  return splits_by_columns(panels, g.m, tile.rows) ? panels : 0;
 }
 
 DotStrategy gemm_strategy(const hlo::GemmShape& g) {
