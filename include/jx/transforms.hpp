@@ -57,7 +57,6 @@ ClosedJaxpr parse_jaxpr(std::string_view text, std::vector<Array> consts = {});
 namespace detail {
 ClosedJaxpr make_jaxpr_flat(const FlatFn& fn, const std::vector<ShapedArray>& in_avals,
                             const std::string& name);
-std::vector<ShapedArray> avals_of(const std::vector<Array>& xs);
 }  // namespace detail
 
 // make_jaxpr(f)(args...): the jaxpr of f traced at the args' abstract values. Arguments and

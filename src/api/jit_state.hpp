@@ -12,6 +12,7 @@
 
 #include "api/jit_cache.hpp"
 #include "jx/config.hpp"
+#include "jx/detail/flat_fn.hpp"
 #include "jx/detail/jit_impl.hpp"
 #include "jx/device.hpp"
 #include "jx/jit.hpp"
@@ -55,9 +56,6 @@ std::shared_ptr<const ClosedJaxprData> trace_call(JitState& st, const CallArgs& 
                                                   std::shared_ptr<const void>& out_proto,
                                                   double& trace_ms);
 bool closes_over_tracer(const ClosedJaxprData& j);
-
-// make_jaxpr.cpp (declared for users in jx/transforms.hpp)
-std::vector<ShapedArray> avals_of(const std::vector<Array>& xs);
 
 // jit_miss.cpp
 api::JitCache::EntryPtr compile_miss(JitState& st, const CallArgs& ca, const MissHandler& miss,

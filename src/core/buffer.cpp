@@ -30,49 +30,40 @@ namespace {
 // then takes one address translation per 2 MiB instead of 512. Its own mapping, not malloc's
 // heap, so that the advice ends with the buffer and no huge page reaches past it. Where the OS
 // declines, or a fresh buffer is allocated under --cpu_huge_pages=false, pages stay 4 KiB.
-constexpr std::size_t kHugePage = 2 << 20, kPage = 4 << 10;
-
 // (AddressSanitizer checks malloc's blocks alone: under it, they all stay malloc's.)
 #if defined(__linux__) && !defined(__SANITIZE_ADDRESS__)
-#define JX_OWN_MAPPINGS 1
+constexpr std::size_t kHugePage = 2 << 20, kPage = 4 << 10;
 bool own_mapping(std::size_t padded) { return padded >= kHugePage; }
-#else
-bool own_mapping(std::size_t) { return false; }
-#endif
-
 std::size_t mapping_bytes(std::size_t padded) { return (padded + kPage - 1) / kPage * kPage; }
 
 void* allocate(std::size_t padded) {
-#if defined(JX_OWN_MAPPINGS)
-  if (own_mapping(padded)) {
-    bool huge = config().cpu_huge_pages;  // read first: it throws on a bad JX_FLAGS
-    // A huge page longer, the excess on either side of the aligned start unmapped again.
-    std::size_t bytes = mapping_bytes(padded);
-    void* raw = mmap(nullptr, bytes + kHugePage, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (raw == MAP_FAILED) return nullptr;
-    auto* first = static_cast<char*>(raw);
-    std::size_t head =
-        (kHugePage - reinterpret_cast<std::uintptr_t>(first) % kHugePage) % kHugePage;
-    if (head) munmap(first, head);
-    munmap(first + head + bytes, kHugePage - head);
-    void* p = first + head;
-    if (huge) madvise(p, bytes / kHugePage * kHugePage, MADV_HUGEPAGE);
-    return p;
-  }
-#endif
-  return std::aligned_alloc(Buffer::kAlignment, padded);
+  if (!own_mapping(padded)) return std::aligned_alloc(Buffer::kAlignment, padded);
+  bool huge = config().cpu_huge_pages;  // read first: it throws on a bad JX_FLAGS
+  // A huge page longer, the excess on either side of the aligned start unmapped again.
+  std::size_t bytes = mapping_bytes(padded);
+  void* raw =
+      mmap(nullptr, bytes + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) return nullptr;
+  auto* first = static_cast<char*>(raw);
+  std::size_t head = (kHugePage - reinterpret_cast<std::uintptr_t>(first) % kHugePage) % kHugePage;
+  if (head) munmap(first, head);
+  munmap(first + head + bytes, kHugePage - head);
+  void* p = first + head;
+  if (huge) madvise(p, bytes / kHugePage * kHugePage, MADV_HUGEPAGE);
+  return p;
 }
 
 void release(void* p, std::size_t padded) {
-#if defined(JX_OWN_MAPPINGS)
   if (own_mapping(padded)) {
     munmap(p, mapping_bytes(padded));
-    return;
+  } else {
+    std::free(p);
   }
-#endif
-  std::free(p);
 }
+#else
+void* allocate(std::size_t padded) { return std::aligned_alloc(Buffer::kAlignment, padded); }
+void release(void* p, std::size_t) { std::free(p); }
+#endif
 
 constexpr std::size_t kCachedMin = 1 << 20;        // smaller ones are malloc's business
 constexpr std::size_t kCacheCapacity = 256 << 20;  // bytes held while unused

@@ -1,5 +1,5 @@
-// How the transform templates see a function: its arguments' leaves, a flat function of leaves
-// for the tracer, and its result rebuilt from leaves (transforms.hpp, custom_derivatives.hpp,
+// How the transform templates see a function: its arguments' leaves and their abstract values,
+// a flat function of leaves for the tracer, and its result rebuilt from leaves (transforms.hpp, custom_derivatives.hpp,
 // vmap.hpp).
 #pragma once
 
@@ -23,6 +23,9 @@ std::vector<Array> flatten_args(std::vector<std::size_t>& begins, const Args&...
   begins.push_back(leaves.size());
   return leaves;
 }
+
+// The leaves' abstract values: what the tracer traces at (defined in make_jaxpr.cpp).
+std::vector<ShapedArray> avals_of(const std::vector<Array>& xs);
 
 // f called on the arguments rebuilt from `leaves` (scalars become Arrays, as under jit).
 template <class F, class... Args>
