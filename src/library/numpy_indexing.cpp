@@ -12,20 +12,34 @@ namespace {
 using Ints = std::vector<std::int64_t>;
 using Mode = lax::GatherScatterMode;
 
-// Integer indices with negative entries counted from the end of an axis of n elements.
-Array normalized(const Array& indices, std::int64_t n) {
+// What start indices into x are: int32, or int64 where an axis is longer than int32 reaches
+// (JAX's int_dtype_for_shape).
+DType index_dtype(const Shape& shape) {
+  bool long_axis = std::any_of(shape.begin(), shape.end(), [](std::int64_t n) {
+    return n > std::numeric_limits<std::int32_t>::max();
+  });
+  return long_axis ? int64 : int32;
+}
+
+// Integer indices into an axis of n elements as `to`, negative entries counted from the end
+// unless `from_end` is false. Narrower ints first widen, as JAX's indexing does, so that counting
+// from the end cannot wrap. Entries `to` cannot hold (int64, uint32) first clamp to -1 or n: out
+// of bounds still, where a plain conversion would wrap them into range.
+Array as_indices(const Array& indices, std::int64_t n, DType to, bool from_end = true) {
   if (!is_integral(indices.dtype()))
     throw TypeError("Indexer must have integer type, got indexer with type " +
                     std::string(dtype_name(indices.dtype())));
-  // Narrower ints first widen, as JAX's indexing does, so that counting from the end of a long
-  // axis cannot wrap: int32, or int64 where the axis is longer than int32 reaches.
-  DType wide = n > std::numeric_limits<std::int32_t>::max() ? int64 : int32;
-  Array i = itemsize(indices.dtype()) < itemsize(wide) ? lax::convert_element_type(indices, wide)
-                                                       : indices;
-  if (is_unsigned(i.dtype())) return i;
-  Array end = lax::convert_element_type(Array(static_cast<double>(n)), i.dtype());
-  return lax::select_n(lax::lt(i, lax::convert_element_type(Array(0), i.dtype())),
-                       {i, lax::add(i, end)});
+  Array i =
+      itemsize(indices.dtype()) < itemsize(to) ? lax::convert_element_type(indices, to) : indices;
+  auto constant = [&](std::int64_t v) {
+    return lax::convert_element_type(Array(static_cast<double>(v)), i.dtype());
+  };
+  bool is_signed = !is_unsigned(i.dtype());
+  if (is_signed && from_end)
+    i = lax::select_n(lax::lt(i, constant(0)), {i, lax::add(i, constant(n))});
+  if (i.dtype() == to) return i;
+  if (is_signed) i = lax::max(i, constant(-1));
+  return lax::convert_element_type(lax::min(i, constant(n)), to);
 }
 
 // The indices as start vectors of length 1: a trailing dim of 1.
@@ -35,12 +49,25 @@ Array as_starts(const Array& indices) {
   return lax::reshape(indices, s);
 }
 
+// Zeros of x's dtype and weak type in `shape`: what gathering an empty result gives, as JAX's
+// indexing returns rather than gather from an empty axis.
+Array zeros_of(const Array& x, const Shape& shape) {
+  return lax::broadcast_in_dim(lax::convert_element_type(Array(0), x.dtype(), x.weak_type()), shape,
+                               {});
+}
+
 // Gathers x's slices at `indices` along `axis`: the result has indices' dims where axis was.
 Array take_along(const Array& x, const Array& indices, std::int64_t axis, Mode mode,
                  std::optional<double> fill) {
-  Array idx = as_starts(normalized(indices, x.shape()[static_cast<std::size_t>(axis)]));
+  auto ax = static_cast<std::size_t>(axis);
+  Array idx =
+      as_starts(as_indices(indices, x.shape()[ax], index_dtype(x.shape()), mode != Mode::kClip));
+  Shape out = x.shape();
+  out.erase(out.begin() + axis);
+  out.insert(out.begin() + axis, indices.shape().begin(), indices.shape().end());
+  if (shape_size(out) == 0) return zeros_of(x, out);
   Ints offset, sizes = x.shape();
-  sizes[static_cast<std::size_t>(axis)] = 1;
+  sizes[ax] = 1;
   for (std::int64_t d = 0; d < x.ndim(); ++d)
     if (d != axis) offset.push_back(d < axis ? d : d + indices.ndim() - 1);
   return lax::gather(x, idx, {offset, {axis}, {axis}}, sizes, false, false, mode, fill);
@@ -118,6 +145,7 @@ IndexPlan plan_index(const Array& x_in, const std::vector<Index>& index, bool fo
   while (d < rank) items.push_back(slice()), xs.push_back(x_in.shape()[d++]);
   IndexPlan p;
   p.x = lax::reshape(x_in, xs);
+  DType to = index_dtype(xs);
 
   // What each dim is: a window, a strided walk, or advanced.
   enum class Kind { kWindow, kStrided, kAdvanced };
@@ -141,7 +169,7 @@ IndexPlan plan_index(const Array& x_in, const std::vector<Index>& index, bool fo
         throw IndexError("index " + std::to_string(*i) + " is out of bounds for axis " +
                          std::to_string(k) + " with size " + std::to_string(xs[k]));
       int_at[k] = *i < 0 ? *i + xs[k] : *i;
-      advanced.push_back(lax::convert_element_type(Array(int_at[k]), int32));
+      advanced.push_back(lax::convert_element_type(Array(int_at[k]), to));
       continue;
     }
     const Array& a = std::get<Array>(v);
@@ -149,7 +177,7 @@ IndexPlan plan_index(const Array& x_in, const std::vector<Index>& index, bool fo
       throw TypeError(
           "Array boolean indices must be concrete and are not supported by jx's "
           "indexing; use np::where");
-    advanced.push_back(normalized(a, xs[k]));
+    advanced.push_back(as_indices(a, xs[k], to));
     p.basic = false;
   }
   for (Kind k : kind) p.basic = p.basic && k != Kind::kStrided;
@@ -191,7 +219,7 @@ IndexPlan plan_index(const Array& x_in, const std::vector<Index>& index, bool fo
   const bool build = for_scatter || !p.basic;
   auto starts_of = [&](const Array& v, const Ints& at) {
     if (build)
-      components.push_back(lax::broadcast_in_dim(lax::convert_element_type(v, int32), grid, at));
+      components.push_back(lax::broadcast_in_dim(lax::convert_element_type(v, to), grid, at));
   };
   for (std::size_t k = 0; k < xs.size(); ++k) {
     auto dim = static_cast<std::int64_t>(k);
@@ -209,9 +237,9 @@ IndexPlan plan_index(const Array& x_in, const std::vector<Index>& index, bool fo
     p.dims.start_index_map.push_back(dim);
     if (kind[k] == Kind::kStrided) {
       const SliceRange& r = ranges[k];
-      starts_of(lax::add(lax::mul(lax::iota(int32, {r.length}, 0),
-                                  lax::convert_element_type(Array(r.step), int32)),
-                         lax::convert_element_type(Array(r.start), int32)),
+      starts_of(lax::add(lax::mul(lax::iota(to, {r.length}, 0),
+                                  lax::convert_element_type(Array(r.step), to)),
+                         lax::convert_element_type(Array(r.start), to)),
                 {batch_of[k]});
       continue;
     }
@@ -227,7 +255,7 @@ IndexPlan plan_index(const Array& x_in, const std::vector<Index>& index, bool fo
   for (Array& c : components) c = lax::expand_dims(c, {vector_dim});
   Shape none = grid;
   none.push_back(0);
-  p.starts = components.empty() ? np::zeros(none, int32) : lax::concatenate(components, vector_dim);
+  p.starts = components.empty() ? np::zeros(none, to) : lax::concatenate(components, vector_dim);
   return p;
 }
 
@@ -242,6 +270,7 @@ Array basic_get(const IndexPlan& p) {
 Array get(const Array& x, const std::vector<Index>& index) {
   IndexPlan p = plan_index(x, index, false);
   if (p.basic) return basic_get(p);
+  if (shape_size(p.shape) == 0) return zeros_of(x, p.shape);
   return lax::gather(p.x, p.starts, p.dims, p.slice_sizes, false, false, Mode::kPromiseInBounds);
 }
 
@@ -250,6 +279,7 @@ Array update(const Array& x, const std::vector<Index>& index, const Array& v,
              decltype(&lax::scatter_add) op) {
   IndexPlan p = plan_index(x, index, true);
   Array updates = np::broadcast_to(lax::convert_element_type(v, x.dtype()), p.shape);
+  if (shape_size(p.shape) == 0) return x;
   lax::ScatterDimensionNumbers d{p.dims.offset_dims, p.dims.collapsed_slice_dims,
                                  p.dims.start_index_map};
   return lax::reshape(op(p.x, p.starts, updates, d, false, false, Mode::kFillOrDrop), x.shape());
@@ -263,6 +293,8 @@ Array take(const Array& a, const Array& indices, std::optional<int> axis,
            std::optional<lax::GatherScatterMode> mode, std::optional<double> fill_value) {
   Array x = axis ? a : ravel(a);
   std::int64_t ax = axis ? np::detail::canonical_axis(*axis, x.ndim()) : 0;
+  if (x.shape()[static_cast<std::size_t>(ax)] == 0 && indices.size() != 0)
+    throw IndexError("Cannot do a non-empty take() from an empty axis.");
   return take_along(x, indices, ax, mode.value_or(Mode::kFillOrDrop), fill_value);
 }
 
@@ -287,7 +319,8 @@ Array take_along_axis(const Array& a, const Array& indices, int axis,
     if (a.shape()[d] == 0 || indices.shape()[d] == 0) xs[d] = is[d] = 0;
   }
   Array x = broadcast_to(a, xs);
-  Array idx = as_starts(normalized(broadcast_to(indices, is), xs[ax]));
+  Array idx = as_starts(as_indices(broadcast_to(indices, is), xs[ax], index_dtype(xs)));
+  if (xs[ax] == 0 || shape_size(is) == 0) return zeros_of(x, is);
   auto k = static_cast<std::int64_t>(ax);
   Ints sizes(xs.size(), 1);
   lax::GatherDimensionNumbers d{Ints{}, Ints{k}, Ints{k}, batch, batch};

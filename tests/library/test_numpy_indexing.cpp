@@ -250,5 +250,61 @@ TEST_CASE("indices of a narrow dtype index long axes; updates into empty dims ar
   }
 }
 
+TEST_CASE("64-bit and uint32 indices out of int32's range stay out of bounds", "[numpy_indexing]") {
+  // Start indices are int32 for these shapes; a plain conversion would wrap 2^32 + 1 to 1 and
+  // 2^32 - 1 to -1, into range.
+  Array x = np::array(std::vector<float>{10, 20, 30});
+  Array far = np::array(std::vector<std::int64_t>{(std::int64_t{1} << 32) + 1});
+  Array far_back = np::array(std::vector<std::int64_t>{-(std::int64_t{1} << 32) - 1});
+  Array top = np::array(std::vector<std::uint32_t>{4294967295u});
+  for (const Array& i : {far, top}) {
+    CHECK(values(x[i]) == V{30});
+    CHECK(values(x.at(i).get()) == V{30});
+    CHECK(values(x.at(i).add(1.0f)) == V{10, 20, 30});  // dropped
+    CHECK(values(x.at(i).set(0.0f)) == V{10, 20, 30});
+  }
+  CHECK(values(x.at(far_back).get()) == V{10});
+  CHECK(values(x.at(far_back).add(1.0f)) == V{10, 20, 30});
+  CHECK(std::isnan(values(np::take(x, far))[0]));  // filled
+  Array m = counting({2, 3});
+  CHECK(values(m[{0, far}]) == V{2});
+  CHECK(values(m[{0, top}]) == V{2});
+  auto add = jx::jit([](const Array& a, const Array& i) { return a.at(i).add(1.0f); });
+  CHECK(values(add(x, far)) == V{10, 20, 30});
+  CHECK(values(add(x, np::array(std::vector<std::int64_t>{-1}))) == V{10, 20, 31});
+}
+
+TEST_CASE("np::take in clip mode clamps negative indices instead of counting from the end",
+          "[numpy_indexing]") {
+  Array x = counting({5});
+  Array ids = ints({-1, -7, 9, 2}, {4});
+  CHECK(values(np::take(x, ids, 0, lax::GatherScatterMode::kClip)) == V{0, 0, 4, 2});
+  V filled = values(np::take(x, ids, 0));  // fill mode counts -1 from the end
+  CHECK(filled[0] == 4);
+  CHECK(std::isnan(filled[1]));
+  CHECK(std::isnan(filled[2]));
+}
+
+TEST_CASE("Indexing that selects nothing from an empty axis gives an empty result",
+          "[numpy_indexing]") {
+  Array e = np::zeros({0, 3}, float32), none = np::zeros({0}, int32);
+  CHECK(e[none].shape() == Shape{0, 3});
+  CHECK(np::zeros({0}, float32)[none].shape() == Shape{0});
+  CHECK(e.at(none).get().shape() == Shape{0, 3});
+  CHECK(np::take(e, none, 0).shape() == Shape{0, 3});
+  CHECK(np::take(e, np::zeros({2, 0}, int32), 0).shape() == Shape{2, 0, 3});
+  CHECK(np::take_along_axis(np::zeros({0}, float32), none, 0).shape() == Shape{0});
+  CHECK(e.at(none).set(1.0f).shape() == Shape{0, 3});
+  auto get = jx::jit([](const Array& a, const Array& i) { return a[i]; });
+  CHECK(get(e, none).shape() == Shape{0, 3});
+  // Selecting nothing from a non-empty axis too.
+  CHECK(counting({3, 2})[none].shape() == Shape{0, 2});
+  Array weak = np::broadcast_to(Array(1.0), {0});  // the zeros keep dtype and weak type
+  CHECK(weak[none].weak_type());
+  CHECK(np::take(np::zeros({0}, int32), none).dtype() == int32);
+  CHECK_THROWS_MATCHES(np::take(e, ints({0}, {1}), 0), IndexError,
+                       Catch::Message("Cannot do a non-empty take() from an empty axis."));
+}
+
 }  // namespace
 }  // namespace jx
