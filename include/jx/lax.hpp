@@ -44,6 +44,9 @@ Array ceil(const Array& x);
 enum class RoundingMethod : int { kAwayFromZero = 0, kToNearestEven = 1 };
 Array round(const Array& x, RoundingMethod method = RoundingMethod::kAwayFromZero);
 Array erf(const Array& x);
+// The inverse error function on (-1, 1), ±inf at ±1: float32 as XLA's ErfInv (Giles' single-
+// precision approximation), float64 that refined by two Newton steps on erf.
+Array erf_inv(const Array& x);
 Array is_finite(const Array& x);  // bool: neither inf nor NaN
 Array integer_pow(const Array& x, int y);
 Array bitwise_not(const Array& x);  // the primitive `not`
@@ -272,9 +275,6 @@ Array scatter_max(const Array& operand, const Array& indices, const Array& updat
                   std::optional<GatherScatterMode> mode = std::nullopt);
 
 // Composed of the primitives above, not primitives of their own.
-// The inverse error function on (-1, 1), ±inf at ±1: float32 as XLA's ErfInv (Giles' single-
-// precision approximation), float64 that refined by two Newton steps on erf.
-Array erf_inv(const Array& x);
 // lax.associative_scan of one array: the inclusive scan of `fn` (associative) along `axis`, from
 // its end when `reverse`, in O(log n) rounds of strided slices, pads and concatenations
 // (Blelloch's recursion, as JAX writes it). The cumulative reductions differentiate through it.

@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "jx/lax.hpp"
+#include "lower/lower.hpp"
 #include "support/check.hpp"
 #include "trace/staging.hpp"
 
@@ -53,6 +54,18 @@ Param trace_converted(const detail::FlatFn& fn, const std::vector<ShapedArray>& 
   ClosedJaxprData j = trace::trace_to_jaxpr(fn, avals, name);
   if (out_avals) *out_avals = j.jaxpr.out_avals();
   return closed_over(std::move(j), operands, count);
+}
+
+std::vector<hlo::Instruction*> lower_traced(hlo::Builder& b,
+                                            std::span<hlo::Instruction* const> operands,
+                                            const detail::FlatFn& fn, const std::string& name) {
+  std::vector<ShapedArray> avals;
+  for (hlo::Instruction* op : operands) avals.push_back({op->shape.dims, op->shape.dtype, false});
+  ClosedJaxprData j = trace::trace_to_jaxpr(fn, avals, name);
+  std::vector<hlo::Instruction*> args;
+  for (const Array& c : j.consts) args.push_back(b.constant(c));
+  args.insert(args.end(), operands.begin(), operands.end());
+  return lower_jaxpr_inline(b, j.jaxpr, args);
 }
 
 ClosedJaxprData with_unused_inputs(ClosedJaxprData j, std::size_t at,

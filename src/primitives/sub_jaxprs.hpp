@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "hlo/builder.hpp"
 #include "jaxpr/jaxpr.hpp"
 #include "jx/detail/autodiff_impl.hpp"
 
@@ -34,6 +35,12 @@ Param closed_over(ClosedJaxprData j, std::vector<Array>& operands, std::size_t& 
 Param trace_converted(const detail::FlatFn& fn, const std::vector<ShapedArray>& avals,
                       const std::string& name, std::vector<Array>& operands, std::size_t& count,
                       std::vector<ShapedArray>* out_avals = nullptr);
+
+// The HLO of fn, traced with lax ops at the operands' types, built inline: the lowering of a
+// primitive computed as a composite of others.
+std::vector<hlo::Instruction*> lower_traced(hlo::Builder& b,
+                                            std::span<hlo::Instruction* const> operands,
+                                            const detail::FlatFn& fn, const std::string& name);
 
 // j taking fresh, unread inputs of `avals` before its invar `at`.
 ClosedJaxprData with_unused_inputs(ClosedJaxprData j, std::size_t at,

@@ -8,12 +8,11 @@
 #include "core/array_impl.hpp"
 #include "hlo/scalar_ops.hpp"
 #include "jx/lax.hpp"
-#include "lower/lower.hpp"
 #include "primitives/elementwise.hpp"
 #include "primitives/layout.hpp"
+#include "primitives/sub_jaxprs.hpp"
 #include "primitives/windowed.hpp"
 #include "support/check.hpp"
-#include "trace/staging.hpp"
 #include "trace/tracer.hpp"
 #include "transforms/ad_rules.hpp"
 
@@ -232,14 +231,8 @@ Array scatter_by_taps(const Array& s, const Array& x, SelectPrim select,
 template <class F>
 std::vector<hlo::Instruction*> lower_traced(hlo::Builder& b, Operands ops, const std::string& name,
                                             F f) {
-  std::vector<ShapedArray> avals;
-  for (hlo::Instruction* op : ops) avals.push_back({op->shape.dims, op->shape.dtype, false});
-  ClosedJaxprData j = trace::trace_to_jaxpr(
-      [f](const std::vector<Array>& a) { return std::vector<Array>{f(a[0], a[1])}; }, avals, name);
-  std::vector<hlo::Instruction*> args;
-  for (const Array& c : j.consts) args.push_back(b.constant(c));
-  args.insert(args.end(), ops.begin(), ops.end());
-  return lower_jaxpr_inline(b, j.jaxpr, args);
+  return sub::lower_traced(
+      b, ops, [f](const std::vector<Array>& a) { return std::vector<Array>{f(a[0], a[1])}; }, name);
 }
 
 // ---- shared rule pieces ----

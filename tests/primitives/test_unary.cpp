@@ -30,6 +30,15 @@ OpRow unary_row(std::string name, std::vector<DType> dtypes, Array (*op)(const A
 
 const std::vector<DType>& kF = kFloatingTypes;
 
+// erf's inverse in double: bisection on [-6, 6] (erf is 1 in double beyond), then Newton.
+double erf_inverse(double x) {
+  double lo = -6, hi = 6;
+  for (int i = 0; i < 80; ++i) (std::erf((lo + hi) / 2) < x ? lo : hi) = (lo + hi) / 2;
+  double y = (lo + hi) / 2;
+  for (int i = 0; i < 3; ++i) y -= (std::erf(y) - x) * std::sqrt(M_PI) / 2 * std::exp(y * y);
+  return y;
+}
+
 // A row whose oracle gives the exact result, wrapped to the dtype for integers (neg and
 // integer_pow of an unsigned x wrap modulo 2^bits).
 OpRow wrapping_row(std::string name, std::vector<DType> dtypes, Array (*op)(const Array&),
@@ -82,6 +91,7 @@ const bool kRows = add_rows({
         "round", kF, [](const Array& x) { return lax::round(x); },
         [](double x) { return std::round(x); }),
     unary_row("erf", kF, lax::erf, [](double x) { return std::erf(x); }),
+    unary_row("erf_inv", kF, lax::erf_inv, erf_inverse, -0.99, 0.99),
     wrapping_row(
         "integer_pow", kNumericTypes, [](const Array& x) { return lax::integer_pow(x, 3); },
         [](double x) { return x * x * x; }),
