@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <type_traits>
+#include <type_traits>
 
 #include "jx/float16.hpp"
 
@@ -47,6 +48,11 @@ O convert_element(T x) {
   }
 }
 
+// The unsigned type integer arithmetic on T wraps in: T's width, but never narrower than unsigned
+// int (an unsigned short would be promoted to int, where a product can overflow).
+template <class T>
+using wrapping_t = std::common_type_t<std::make_unsigned_t<T>, unsigned>;
+
 // acc + a * b in a compute type: integers wrap (unsigned arithmetic keeps that defined), as XLA's
 // do; bool is or-of-ands.
 template <class C>
@@ -54,7 +60,7 @@ C mul_add(C acc, C a, C b) {
   if constexpr (std::is_same_v<C, bool>) {
     return acc || (a && b);
   } else if constexpr (std::is_integral_v<C>) {
-    using U = std::make_unsigned_t<C>;
+    using U = wrapping_t<C>;
     return static_cast<C>(static_cast<U>(acc) + static_cast<U>(a) * static_cast<U>(b));
   } else {
     return static_cast<C>(acc + a * b);

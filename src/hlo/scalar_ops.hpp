@@ -25,11 +25,12 @@ template <class T>
 using Wide = std::conditional_t<is_float_element_v<T>, compute_t<T>, double>;
 
 // Integer arithmetic wraps modulo 2^n, as XLA's does: signed overflow is undefined in C++, so it
-// runs in the unsigned type of the same width (the conversion back is modular since C++20).
+// runs unsigned (the conversion back is modular since C++20), and at least as wide as unsigned
+// int, which 16- and 8-bit operands would otherwise be promoted past, to a signed int.
 template <class T, class Op>
 T wrapping(T x, T y, Op op) {
   if constexpr (kIsInt<T>) {
-    using U = std::make_unsigned_t<T>;
+    using U = wrapping_t<T>;
     return static_cast<T>(op(static_cast<U>(x), static_cast<U>(y)));
   } else {
     return static_cast<T>(op(x, y));

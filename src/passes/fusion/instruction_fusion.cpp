@@ -26,7 +26,10 @@ namespace {
 struct Access {
   std::optional<std::vector<int>> loops;  // absent: arbitrary indices, each element once
   bool reused = false;                    // some elements are computed repeatedly
-  int uses = 1;  // reads per element of the group's output: a layout op passes its own on
+  // Reads per element of the group's output, counted to 2 (one or more than one is what
+  // matters; a chain of values each read twice would double it at every step): a layout op passes
+  // its own on.
+  int uses = 1;
 };
 
 int deepest(const std::vector<int>& loops) {
@@ -128,7 +131,7 @@ Access through(const Instruction& user, std::size_t k, const Access& a) {
 }
 
 Access combine(const Access& x, const Access& y) {
-  Access c{std::nullopt, x.reused || y.reused, x.uses + y.uses};
+  Access c{std::nullopt, x.reused || y.reused, std::min(x.uses + y.uses, 2)};
   if (x.loops && y.loops && *x.loops == *y.loops) c.loops = x.loops;
   return c;
 }
