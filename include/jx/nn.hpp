@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -29,9 +30,9 @@ Array log_softmax(const Array& x, const np::Axes& axis = -1);
 // log(sum(exp(x))); a slice that is all -inf gives -inf (and one holding +inf gives +inf), not NaN.
 Array logsumexp(const Array& x, const np::Axes& axis = -1, bool keepdims = false);
 
-// labels[..., None] == arange(num_classes), as `dtype`: a label outside [0, num_classes) gives
-// a row of zeros.
-Array one_hot(const Array& labels, int num_classes, DType dtype = float32);
+// labels[..., None] == arange(num_classes), as `dtype` (the default float dtype unless given):
+// a label outside [0, num_classes) gives a row of zeros.
+Array one_hot(const Array& labels, int num_classes, std::optional<DType> dtype = std::nullopt);
 
 // ---- losses ----------------------------------------------------------------------------------
 // optax.softmax_cross_entropy_with_integer_labels: logits [..., C], integer labels [...] →

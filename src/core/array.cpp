@@ -72,6 +72,8 @@ Array with_aval(const Array& x, ShapedArray aval) {
   JX_CHECK(!impl.tracer && (impl.buffer || impl.storage));
   auto out = std::make_shared<detail::ArrayImpl>(impl);
   out->aval = std::move(aval);
+  // Only a weak 0-d array stands for a C++ double: reshaped, it is an ordinary array.
+  if (!out->aval.shape.empty() || !out->aval.weak_type) out->literal.reset();
   JX_CHECK(out->aval.size() * itemsize(out->aval.dtype) ==
            (impl.storage ? impl.storage->nbytes() : impl.buffer->nbytes()));
   return Array(std::move(out));

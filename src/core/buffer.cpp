@@ -7,6 +7,7 @@
 // a whole small jitted call otherwise.
 #include "core/buffer.hpp"
 #include "jx/config.hpp"
+#include "jx/errors.hpp"
 #include "support/hot_thread_local.hpp"
 
 #include <cstdint>
@@ -14,7 +15,7 @@
 #include <cstring>
 #include <iterator>
 #include <mutex>
-#include <new>
+#include <string>
 #include <vector>
 
 #if defined(__linux__)
@@ -87,14 +88,15 @@ class LargeBufferCache {
   bool give(void* p, std::size_t padded) {
     if (padded > kCacheCapacity) return false;
     std::lock_guard lock(mu_);
-    while (held_ + padded > kCacheCapacity) {
-      release(free_.front().data, free_.front().size);
-      held_ -= free_.front().size;
-      free_.erase(free_.begin());
-    }
+    while (held_ + padded > kCacheCapacity) release_oldest();
     free_.push_back({padded, p});
     held_ += padded;
     return true;
+  }
+  // Gives every kept block back to the OS.
+  void clear() {
+    std::lock_guard lock(mu_);
+    while (!free_.empty()) release_oldest();
   }
 
  private:
@@ -102,6 +104,11 @@ class LargeBufferCache {
     std::size_t size;
     void* data;
   };
+  void release_oldest() {
+    release(free_.front().data, free_.front().size);
+    held_ -= free_.front().size;
+    free_.erase(free_.begin());
+  }
   std::mutex mu_;
   std::vector<Block> free_;  // oldest release first
   std::size_t held_ = 0;
@@ -155,7 +162,11 @@ Buffer::Buffer(std::size_t nbytes, Uninitialized) : nbytes_(nbytes) {
     data_ = cache().take(padded);
   }
   if (!data_) data_ = allocate(padded);
-  if (!data_) throw std::bad_alloc();
+  if (!data_) {  // what the cache keeps may be what is missing
+    cache().clear();
+    data_ = allocate(padded);
+  }
+  if (!data_) throw Error("out of host memory allocating " + std::to_string(nbytes) + " bytes");
 }
 
 Buffer::Buffer(std::size_t nbytes) : Buffer(nbytes, Uninitialized{}) {

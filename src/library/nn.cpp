@@ -67,8 +67,8 @@ Array logsumexp(const Array& x, const np::Axes& axis, bool keepdims) {
   return np::log(sumexp) + np::reshape(amax, sumexp.shape());
 }
 
-Array one_hot(const Array& labels, int num_classes, DType dtype) {
-  return is_class(labels, num_classes).astype(dtype);
+Array one_hot(const Array& labels, int num_classes, std::optional<DType> dtype) {
+  return is_class(labels, num_classes).astype(dtype.value_or(default_float_dtype()));
 }
 
 Array softmax_cross_entropy(const Array& logits, const Array& labels) {

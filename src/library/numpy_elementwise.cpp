@@ -53,7 +53,7 @@ std::pair<Array, Array> float_divmod(const Array& a, const Array& b) {
 // x ** n for integer x and n of equal shape: binary exponentiation unrolled over 6 bits, as
 // JAX's _pow_int_int (a larger exponent overflows any base but 0 and ±1, which stay exact).
 Array integer_power(Array x, Array n) {
-  Array zero = scalar_like(n, 0), one = scalar_like(n, 1), two = scalar_like(n, 2);
+  Array zero = scalar_like(n, 0), one = scalar_like(n, 1);
   // 0 ** n is 0 for n != 0, and 1 for n == 0.
   Array x_zero = lax::eq(x, zero);
   Array acc =
@@ -62,7 +62,7 @@ Array integer_power(Array x, Array n) {
     Array odd = lax::ne(lax::bitwise_and(n, one), zero);
     acc = select(odd, lax::mul(acc, x), acc);
     x = lax::mul(x, x);
-    n = lax::div(n, two);  // a right shift for the non-negative exponents integers allow
+    n = lax::shift_right_logical(n, one);  // a negative exponent's bits, as JAX's
   }
   return acc;
 }

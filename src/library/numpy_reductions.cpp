@@ -71,7 +71,7 @@ Array arg_reduce(const std::string& name, ArgFn fn, const Array& x, std::optiona
   }
   if (operand.shape()[ax] == 0)
     throw ShapeError("attempt to get " + name + " of an empty sequence");
-  Array out = fn(operand, ax, int32);
+  Array out = fn(operand, ax, default_int_dtype());
   return keepdims && !dims.empty() ? lax::expand_dims(out, dims) : out;
 }
 
@@ -134,7 +134,8 @@ Array sort(const Array& x, int axis) { return lax::sort(x, axis); }
 // The positions sorted along with x: an iota as sort_key_val's values.
 Array argsort(const Array& x, int axis) {
   std::int64_t ax = detail::canonical_axis(axis, x.ndim());
-  return lax::sort_key_val(x, lax::iota(int32, x.shape(), ax), static_cast<int>(ax)).second;
+  return lax::sort_key_val(x, lax::iota(default_int_dtype(), x.shape(), ax), static_cast<int>(ax))
+      .second;
 }
 
 }  // namespace jx::np

@@ -3,6 +3,7 @@
 // integer_pow not. Each primitive's rules stand together; most are one HLO opcode (def_unary)
 // and a derivative.
 #include <cmath>
+#include <limits>
 
 #include <numbers>
 
@@ -17,14 +18,14 @@ namespace {
 
 using trace::bind1;
 
-// The type integer arithmetic wraps in: the unsigned twin of a signed integer.
+// The type arithmetic on T wraps in: wrapping_t for an integer (element_convert.hpp).
 template <class T>
 struct Wrapping {
   using type = T;
 };
 template <class T>
 requires(std::is_integral_v<T> && !std::is_same_v<T, bool>) struct Wrapping<T> {
-  using type = std::make_unsigned_t<T>;
+  using type = wrapping_t<T>;
 };
 
 }  // namespace
@@ -211,10 +212,14 @@ const bool kRegistered = [] {
     std::int64_t y = params.get("y").as_int();
     JvpResult r{{lax::integer_pow(x, static_cast<int>(y))}, {Array()}};
     if (y == 0) return r;
-    r.tangents[0] =
-        y == 1
-            ? tangents[0]
-            : tangents[0] * (static_cast<double>(y) * lax::integer_pow(x, static_cast<int>(y - 1)));
+    if (y == 1) {
+      r.tangents[0] = tangents[0];
+      return r;
+    }
+    // x^(n-1) for n = INT_MIN is past int: x^n / x.
+    Array below = y > std::numeric_limits<int>::min() ? lax::integer_pow(x, static_cast<int>(y - 1))
+                                                      : r.primals[0] / x;
+    r.tangents[0] = tangents[0] * (static_cast<double>(y) * below);
     return r;
   };
   return true;

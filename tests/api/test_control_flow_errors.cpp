@@ -185,6 +185,8 @@ TEST_CASE("scan errors: xs leading axes, length, and carry types", "[control_flo
         "scan got `length` argument of 5 which disagrees with leading axis sizes [3].");
   CHECK(exact_error_of<ValueError>([&] { lax::scan(step, c, std::tuple<>{}); }) ==
         "scan got no values to scan over and `length` not provided.");
+  CHECK(exact_error_of<ValueError>([&] { lax::scan(step, c, std::tuple<>{}, {.length = -1}); }) ==
+        "scan got `length` argument of -1, which must be non-negative.");
   CHECK(exact_error_of<ValueError>([&] { lax::scan(step, c, f32({})); }) ==
         "scan got value with no leading axis to scan over: f32[].");
   CHECK(exact_error_of<TypeError>([&] {

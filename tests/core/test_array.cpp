@@ -47,6 +47,20 @@ TEST_CASE("C++ doubles meet a dtype from their exact value, as JAX's Python floa
   CHECK((b + (1.0 + 0x1p-8 + 0x1p-30)).to_vector<BFloat16>()[0].bits == 0x3F81);
 }
 
+TEST_CASE("A C++ double reshaped is an ordinary weak float32 array", "[array]") {
+  Array d = np::reshape(Array(0.1), {1});
+  CHECK(d.weak_type());
+  CHECK(d.astype(float32).shape() == Shape{1});
+  CHECK(np::sum(d, 0).item<float>() == 0.1f);
+  CHECK(np::expand_dims(Array(0.1), 0).astype(float64).shape() == Shape{1});
+  // It meets float64 from its float32 value, eagerly as under jit.
+  Array y = np::array(std::vector<double>{1.0});
+  double want = 1.0 + static_cast<double>(0.1f);
+  CHECK((d + y).to_vector<double>()[0] == want);
+  CHECK(jit([](const Array& a, const Array& b) { return a + b; })(d, y).to_vector<double>()[0] ==
+        want);
+}
+
 TEST_CASE("to_vector and item in an array's own dtype give its bits, NaN payloads included",
           "[array]") {
   std::vector<BFloat16> in{BFloat16::from_bits(0x7FC1), BFloat16::from_bits(0xFF81),
@@ -72,6 +86,12 @@ TEST_CASE("x64 mode (--enable_x64): C++ ints and doubles are weak int64 and floa
   CHECK(np::zeros({2}).dtype() == float64);
   CHECK(np::mean(np::array({1, 2})).dtype() == float64);
   CHECK(np::sum(np::array(std::vector<std::uint8_t>{200, 100})).dtype() == uint64);
+  Array v = np::array({1.0, 3.0, 2.0});
+  CHECK(np::argmax(v).aval() == ShapedArray{{}, int64, false});
+  CHECK(np::argmin(v).item<std::int64_t>() == 0);
+  CHECK(np::argsort(v).dtype() == int64);
+  CHECK(np::argsort(v).to_vector<std::int64_t>() == std::vector<std::int64_t>{0, 2, 1});
+  CHECK(nn::one_hot(np::array({1}), 2).dtype() == float64);
 }
 
 TEST_CASE("JAX's default mode: int32 + 1.5 is float32, reductions widen as JAX's", "[array]") {
@@ -183,6 +203,11 @@ TEST_CASE("arrays too big to address are a ValueError eagerly and under a trace"
                          return lax::broadcast_in_dim(x, huge, {});
                        })(np::array(1)),
                        ValueError, too_big("(4294967296, 4294967296)", "int32"));
+  // Addressable, but more than any machine maps (256 TiB): an error, not std::bad_alloc.
+  CHECK_THROWS_MATCHES(np::zeros({std::int64_t{1} << 46}), Error,
+                       Catch::Message("out of host memory allocating 281474976710656 bytes"));
+  CHECK_THROWS_MATCHES(lax::pad(np::ones({5}), Array(0.0f), {{std::int64_t{1} << 46, 0, 0}}), Error,
+                       Catch::Message("out of host memory allocating 281474976710676 bytes"));
   // Empty arrays hold no bytes, whatever their other dims.
   CHECK(np::zeros({0, std::int64_t{1} << 62, std::int64_t{1} << 62}).size() == 0);
   // The largest float64 vector that int64 bytes can count is fine as an abstract value.

@@ -115,6 +115,13 @@ TEST_CASE("power: integer exponents exactly, floats through pow", "[numpy]") {
   CHECK(np::power(i, e).to_vector<int>() == std::vector<int>{1, -8, 9});
   CHECK(np::power(np::array({0, 0, 2}), np::array({0, 5, 10})).to_vector<int>() ==
         std::vector<int>{1, 0, 1024});
+  // A negative exponent is its six low bits, all ones: x^63, wrapping (3^63 mod 2^32 =
+  // 2111105451), as JAX's _pow_int_int; x^-2 is x^62.
+  Array neg = np::array({-1, -1, -1, -2});
+  for (const Array& p : {np::power(np::array({2, 3, -1, 2}), neg),
+                         jit([](const Array&a, const Array&b) { return np::power(a, b); })(
+                             np::array({2, 3, -1, 2}), neg)})
+    CHECK(p.to_vector<int>() == std::vector<int>{0, 2111105451, -1, 0});
   Array f = np::array({1.f, 4.f, 9.f});
   check_values(np::power(f, 0.5f), {1, 2, 3});
   check_values(np::power(f, 2), {1, 16, 81});

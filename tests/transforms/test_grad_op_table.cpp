@@ -446,6 +446,17 @@ TEST_CASE("grad special points: integer_pow, including x = 0", "[grad_op_table]"
   }
 }
 
+TEST_CASE("grad special points: integer_pow at the smallest int exponent", "[grad_op_table]") {
+  // n x^(n-1) with n - 1 past int: at x = 1 it is n; at x = 2, 2^-2147483649 is below every
+  // double, so -0.
+  constexpr int n = std::numeric_limits<int>::min();
+  auto f = [](const Array& x) { return lax::integer_pow(x, n); };
+  CHECK(d1(f, 1.0) == static_cast<double>(n));
+  double at_two = d1(f, 2.0);
+  CHECK(at_two == 0.0);
+  CHECK(std::signbit(at_two));
+}
+
 TEST_CASE("grad special points: stop_gradient has derivative 0", "[grad_op_table]") {
   auto f = [](const Array& x) { return lax::mul(x, lax::stop_gradient(x)); };  // d/dx = x
   CHECK(d1(f, 3.0) == 3.0);

@@ -80,6 +80,9 @@ std::vector<Array> bind_scan(ClosedJaxprData body, const std::vector<Array>& con
 
 std::vector<ShapedArray> scan_abstract_eval(Avals in, const Params& params) {
   ScanParams s(params);
+  if (s.length < 0)
+    throw ValueError("scan got `length` argument of " + std::to_string(s.length) +
+                     ", which must be non-negative.");
   std::vector<ShapedArray> all(in.begin(), in.end()), body_in = sub::slice(all, 0, s.nc + s.nn);
   for (std::size_t k = s.nc + s.nn; k < all.size(); ++k) {
     if (all[k].shape.empty() || all[k].shape[0] != s.length)
