@@ -45,7 +45,8 @@ enum class RoundingMethod : int { kAwayFromZero = 0, kToNearestEven = 1 };
 Array round(const Array& x, RoundingMethod method = RoundingMethod::kAwayFromZero);
 Array erf(const Array& x);
 // The inverse error function on (-1, 1), ±inf at ±1: float32 as XLA's ErfInv (Giles' single-
-// precision approximation), float64 that refined by two Newton steps on erf.
+// precision approximation), float64 that refined by two Newton steps on erf. Accuracy:
+// docs/math_accuracy.md.
 Array erf_inv(const Array& x);
 Array is_finite(const Array& x);  // bool: neither inf nor NaN
 Array integer_pow(const Array& x, int y);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "support/float_ulps.hpp"
 #include "support/op_table.hpp"
 
 namespace jx::testing {
@@ -178,6 +179,24 @@ TEST_CASE("integer_pow: negative exponents on floats, exact powers of integers",
       lax::integer_pow(np::array({2, 3}), -1), TypeError,
       Catch::Message("integer_pow with a negative exponent needs a floating dtype, "
                      "got int32"));
+}
+
+TEST_CASE("erf_inv: within 4 float32 ULP of the exact inverse, near ±1 too", "[unary]") {
+  // Near ±1, 1 - x² formed from x·x keeps few of its bits (64 ULP at 0.9998).
+  std::vector<float> xs;
+  for (float x = 0.0f; x < 1.0f; x = std::nextafter(x + 0.0007f, 1.0f)) xs.push_back(x);
+  for (int k = 1; k < 4000; k += 7) xs.push_back(1.0f - static_cast<float>(k) * 0x1p-24f);
+  for (std::size_t i = 0, n = xs.size(); i < n; ++i) xs.push_back(-xs[i]);
+  for (const std::vector<float>& got :
+       {lax::erf_inv(np::array(xs)).to_vector<float>(),
+        jit([](const Array& x) { return lax::erf_inv(x); })(np::array(xs)).to_vector<float>()}) {
+    double worst = 0;
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      INFO("x = " << xs[i]);
+      worst = std::max(worst, ulp_distance(got[i], static_cast<float>(erf_inverse(xs[i]))));
+    }
+    CHECK(worst <= 4);
+  }
 }
 
 TEST_CASE("unary ops reject dtypes outside their domain, in JAX's words", "[unary][errors]") {
