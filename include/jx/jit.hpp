@@ -3,6 +3,7 @@
 // tracing, compilation, statistics and logging live in libjx (src/api/jit*.cpp).
 #pragma once
 
+#include <charconv>
 #include <concepts>
 #include <cstdint>
 #include <functional>
@@ -129,7 +130,10 @@ std::shared_ptr<const void> static_copy(const void* v) {
 }
 template <class T>
 std::string static_str(const void* v) {
-  if constexpr (Printable<T>) {
+  if constexpr (std::is_floating_point_v<T>) {  // the shortest text that reads back as it
+    char text[64];
+    return {text, std::to_chars(text, text + sizeof text, *static_cast<const T*>(v)).ptr};
+  } else if constexpr (Printable<T>) {
     std::ostringstream os;
     os << std::boolalpha << *static_cast<const T*>(v);
     return os.str();

@@ -125,6 +125,8 @@ std::string warm_key(const JitState& st, const api::Signature& sig, const Device
                     " " + backend::code_target(device) + "\n" + api::signature_str(sig) + "\n";
   for (const tree::TreeDef& t : sig.structures) key += t.str() + "\n";
   for (const auto& [name, value] : sig.flags.items()) key += name + "=" + value + " ";
+  // Static values print as their type says (or as "<value>"): distinct ones may print alike.
+  for (const api::StoredStatic& s : sig.statics) key += "#" + std::to_string(s.hash) + " ";
   return key + "donate=" + argnums_str(st.donate_argnums) +
          " static=" + argnums_str(st.static_argnums);
 }

@@ -25,22 +25,28 @@ struct Scratch {
 
 namespace {
 
-// The buffer of donated argument `arg`, which it gives up: its own when nothing else holds it,
-// else a copy.
+// Whether another argument of the call is the same array as argument `arg` (passed twice, or a
+// constant the function closed over): deleting it would delete that one too.
+bool passed_again(const std::vector<Array>& args, int arg) {
+  const auto* impl = args[static_cast<std::size_t>(arg)].impl().get();
+  for (std::size_t k = 0; k < args.size(); ++k)
+    if (k != static_cast<std::size_t>(arg) && args[k].impl().get() == impl) return true;
+  return false;
+}
+
+// The buffer of donated argument `arg`, which the program updates in place: the argument's own,
+// which it gives up (it is deleted), when nothing else holds it; else a copy. An argument passed
+// again is not deleted, as JAX leaves a donation it cannot use.
 std::shared_ptr<Buffer> take_donated(const std::vector<Array>& args, int arg) {
   const Array& a = args[static_cast<std::size_t>(arg)];
   std::shared_ptr<Buffer>& held = a.impl()->buffer;
   const Buffer& source = concrete_buffer(a, "jit dispatch");
-  bool shared = held.use_count() > 1;
-  for (std::size_t k = 0; k < args.size() && !shared; ++k)
-    shared = k != static_cast<std::size_t>(arg) && args[k].impl()->buffer == held;
-  std::shared_ptr<Buffer> out = held;
-  if (shared) {
-    out = std::make_shared<Buffer>(source.nbytes(), Buffer::Uninitialized{});
-    std::memcpy(out->data(), source.data(), source.nbytes());
-  }
-  held.reset();  // the argument is deleted
-  return out;
+  bool again = passed_again(args, arg);
+  if (!again && held.use_count() == 1) return std::move(held);
+  auto copy = std::make_shared<Buffer>(source.nbytes(), Buffer::Uninitialized{});
+  std::memcpy(copy->data(), source.data(), source.nbytes());
+  if (!again) held.reset();  // another array shares the buffer: it stays as it is
+  return copy;
 }
 
 // Holds the scratch of the current nesting depth for one execution.
@@ -189,7 +195,8 @@ void Executable::execute_on_device(const std::vector<Array>& args, Scratch& scra
     for (auto [arg, out] : donations_) {
       if (out != static_cast<int>(k)) continue;
       const detail::ArrayImpl& donor = impl_of(args[static_cast<std::size_t>(arg)]);
-      if (donor.storage && donor.device() == device_->device() && donor.storage.use_count() == 1) {
+      if (donor.storage && donor.device() == device_->device() && donor.storage.use_count() == 1 &&
+          !passed_again(args, arg)) {
         storage = donor.storage;
         args[static_cast<std::size_t>(arg)].impl()->storage.reset();  // the argument is deleted
       }

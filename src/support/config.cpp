@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <regex>
 #include <vector>
 
@@ -111,15 +112,18 @@ void apply_flag(const std::string& token, Config& c) {
     return;
   }
   // Integer flags: the value must parse whole and reach the minimum.
-  auto integer = [&](long long min, std::string_view want) {
+  auto integer = [&](long long min, std::string_view want,
+                     long long max = std::numeric_limits<long long>::max()) {
     long long n = 0;
     auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
-    if (!has_value || ec != std::errc() || end != value.data() + value.size() || n < min)
+    if (!has_value || ec != std::errc() || end != value.data() + value.size() || n < min ||
+        n > max)
       bad_value(name, value, want);
     return n;
   };
   if (name == "cache_capacity") {
-    c.cache_capacity = static_cast<int>(integer(1, "a positive integer"));
+    c.cache_capacity = static_cast<int>(
+        integer(1, "a positive integer up to 2147483647", std::numeric_limits<int>::max()));
     return;
   }
   if (name == "default_matmul_precision") {

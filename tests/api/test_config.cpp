@@ -110,13 +110,20 @@ TEST_CASE("config: unknown flags and bad values are errors that change nothing",
   CHECK(error_of([&] { parse_flags("--dump_jaxpr=yes", c); }) ==
         "Bad value for --dump_jaxpr in JX_FLAGS: 'yes' (expected true or false)");
   CHECK(error_of([&] { parse_flags("--cache_capacity=lots", c); }) ==
-        "Bad value for --cache_capacity in JX_FLAGS: 'lots' (expected a positive integer)");
+        "Bad value for --cache_capacity in JX_FLAGS: 'lots' (expected a positive integer "
+        "up to 2147483647)");
   CHECK(error_of([&] { parse_flags("--cache_capacity=0", c); }) ==
-        "Bad value for --cache_capacity in JX_FLAGS: '0' (expected a positive integer)");
+        "Bad value for --cache_capacity in JX_FLAGS: '0' (expected a positive integer "
+        "up to 2147483647)");
   CHECK(error_of([&] { parse_flags("--cache_capacity=12x", c); }) ==
-        "Bad value for --cache_capacity in JX_FLAGS: '12x' (expected a positive integer)");
+        "Bad value for --cache_capacity in JX_FLAGS: '12x' (expected a positive integer "
+        "up to 2147483647)");
+  CHECK(error_of([&] { parse_flags("--cache_capacity=4294967297", c); }) ==
+        "Bad value for --cache_capacity in JX_FLAGS: '4294967297' (expected a positive integer "
+        "up to 2147483647)");
   CHECK(error_of([&] { parse_flags("--cache_capacity", c); }) ==
-        "Bad value for --cache_capacity in JX_FLAGS: '' (expected a positive integer)");
+        "Bad value for --cache_capacity in JX_FLAGS: '' (expected a positive integer "
+        "up to 2147483647)");
   CHECK(error_of([&] { parse_flags("--cpu_parallel_min_bytes=-1", c); }) ==
         "Bad value for --cpu_parallel_min_bytes in JX_FLAGS: '-1' (expected a non-negative "
         "integer)");

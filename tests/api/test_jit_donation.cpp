@@ -55,6 +55,31 @@ TEST_CASE("donation: a buffer another array shares is copied, and that array kee
   CHECK(view.to_vector<float>() == ramp(12).to_vector<float>());
 }
 
+TEST_CASE("donation: an array the call reads again is not donated (passed twice, or closed over)",
+          "[jit][donation]") {
+  // Deleting it would free the buffer the other argument still reads (large enough that freed
+  // memory is returned to the OS).
+  auto f = jit([](const Array& a, const Array& b) { return a * 2.0f + b; },
+               {.donate_argnums = {0}});
+  Array y = np::ones({100000}, float32);
+  std::vector<float> threes(100000, 3.0f);
+  CHECK(f(y, y).to_vector<float>() == threes);
+  CHECK(!y.is_deleted());
+  auto both = jit([](const Array& a, const Array& b) { return std::pair{a * 2.0f, b * 3.0f}; },
+                  {.donate_argnums = {0, 1}});
+  Array z = np::array({1.0f, 2.0f});
+  auto [twice, thrice] = both(z, z);
+  CHECK(twice.to_vector<float>() == std::vector<float>{2, 4});
+  CHECK(thrice.to_vector<float>() == std::vector<float>{3, 6});
+  CHECK(!z.is_deleted());
+  // A constant of the cached program stays whole for the calls after.
+  Array c = np::ones({4}, float32);
+  auto g = jit([&c](const Array& a) { return a * 2.0f + c; }, {.donate_argnums = {0}});
+  CHECK(g(np::ones({4}, float32)).to_vector<float>() == std::vector<float>(4, 3.0f));
+  CHECK(g(c).to_vector<float>() == std::vector<float>(4, 3.0f));
+  CHECK(g(np::ones({4}, float32)).to_vector<float>() == std::vector<float>(4, 3.0f));
+}
+
 TEST_CASE("donation: without an output of its shape the argument stays; others are unaffected",
           "[jit][donation]") {
   auto f =

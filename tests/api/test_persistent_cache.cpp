@@ -180,6 +180,43 @@ TEST_CASE("persistent cache: a persistent_key warm start runs the stored program
   CHECK(cache.log.empty());
 }
 
+// A static value whose type prints nothing of it: only its hash tells values apart.
+struct Mode {
+  int k;
+  bool operator==(const Mode&) const = default;
+};
+
+}  // namespace
+}  // namespace jx
+
+template <>
+struct std::hash<jx::Mode> {
+  std::size_t operator()(const jx::Mode& m) const { return static_cast<std::size_t>(m.k); }
+};
+
+namespace jx {
+namespace {
+
+TEST_CASE("persistent cache: static values that print alike are distinct warm entries",
+          "[jit][persistent_cache]") {
+  CacheDir cache;
+  Array y = np::array({1.0f, 2.0f});
+  // 1000000 and 1000001 print alike at six digits; a Mode does not print at all.
+  auto scale = [](const Array& a, Static<double> s) { return a * static_cast<float>(s.value); };
+  auto by_mode = [](const Array& a, Static<Mode> m) { return a * static_cast<float>(m.value.k); };
+  for (int process = 0; process < 2; ++process) {  // the second loads what the first stored
+    auto f = fresh_jit(scale, {.persistent_key = "scale-v1"});
+    CHECK(f(y, Static<double>{1000000.0}).to_vector<float>() ==
+          std::vector<float>{1000000.0f, 2000000.0f});
+    CHECK(f(y, Static<double>{1000001.0}).to_vector<float>() ==
+          std::vector<float>{1000001.0f, 2000002.0f});
+    auto g = fresh_jit(by_mode, {.persistent_key = "mode-v1"});
+    CHECK(g(y, Static<Mode>{{2}}).to_vector<float>() == std::vector<float>{2.0f, 4.0f});
+    CHECK(g(y, Static<Mode>{{3}}).to_vector<float>() == std::vector<float>{3.0f, 6.0f});
+    CHECK(g.cache_info().disk_hits == process * 2);
+  }
+}
+
 TEST_CASE("persistent cache: a warm start keeps the consts the function closed over",
           "[jit][persistent_cache]") {
   CacheDir cache;
