@@ -91,7 +91,7 @@ JX_PYTREE_TEMPLATE(ScaleByAdamState, count, mu, nu)
 namespace detail {
 Array zeros_like_leaf(const Array& x);     // strong-typed: a state's type never changes
 Array safe_increment(const Array& count);  // count + 1, saturating at the int32 maximum
-// 1 - decay^count, in `dtype`: Adam's bias correction.
+// 1 - decay^count, computed in float32 at least and rounded to `dtype`: Adam's bias correction.
 Array bias_correction(double decay, const Array& count, DType dtype);
 template <class P>
 auto zeros_like_tree(const P& params) {

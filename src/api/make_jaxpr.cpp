@@ -14,6 +14,10 @@ std::vector<ShapedArray> ClosedJaxpr::out_avals() const { return data_->jaxpr.ou
 const std::vector<Array>& ClosedJaxpr::consts() const { return data_->consts; }
 
 std::vector<Array> ClosedJaxpr::operator()(const std::vector<Array>& args) const {
+  std::vector<ShapedArray> want = in_avals(), got = detail::avals_of(args);
+  if (!sub::same_types(want, got))
+    throw TypeError("ClosedJaxpr takes arguments " + sub::avals_str(want) + ", got " +
+                    sub::avals_str(got));
   return eval_jaxpr(data_->jaxpr, data_->consts, args);
 }
 

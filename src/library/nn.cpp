@@ -19,8 +19,16 @@ Array inexact(const Array& x) {
 
 // The maximum over `axis`, kept as size-1 axes, with no gradient: every use below is a shift
 // that the result does not depend on.
+// The max over `axis`, kept as size-1 dims, from -inf (JAX's max(..., initial=-inf)): an empty
+// axis gives -inf rather than an error.
+Array max_from_neg_inf(const Array& x, const np::Axes& axis) {
+  if (x.size() != 0) return np::max(x, axis, /*keepdims=*/true);
+  return np::full_like(np::sum(x, axis, /*keepdims=*/true),
+                       -std::numeric_limits<double>::infinity());
+}
+
 Array shift_of(const Array& x, const np::Axes& axis) {
-  return np::stop_gradient(np::max(x, axis, /*keepdims=*/true));
+  return np::stop_gradient(max_from_neg_inf(x, axis));
 }
 
 Array is_class(const Array& labels, int num_classes) {
@@ -59,7 +67,7 @@ Array log_softmax(const Array& x, const np::Axes& axis) {
 
 Array logsumexp(const Array& x, const np::Axes& axis, bool keepdims) {
   Array v = inexact(x);
-  Array amax = np::max(v, axis, /*keepdims=*/true);
+  Array amax = max_from_neg_inf(v, axis);
   // A non-finite maximum shifts by 0 instead: -inf - -inf would be NaN (jax.nn.logsumexp).
   Array finite = np::abs(amax) < std::numeric_limits<double>::infinity();
   amax = np::stop_gradient(np::where(finite, amax, 0));

@@ -24,7 +24,7 @@ Schedule linear_schedule(double init_value, double end_value, int transition_ste
 
 Schedule cosine_decay_schedule(double init_value, int decay_steps, double alpha) {
   if (decay_steps <= 0)
-    throw Error("cosine_decay_schedule requires positive decay_steps, got decay_steps=" +
+    throw ValueError("cosine_decay_schedule requires positive decay_steps, got decay_steps=" +
                 std::to_string(decay_steps));
   return [=](const Array& count) {
     Array steps = np::minimum(count, decay_steps).astype(float32);
@@ -37,7 +37,7 @@ Schedule cosine_decay_schedule(double init_value, int decay_steps, double alpha)
 Schedule warmup_cosine_decay_schedule(double init_value, double peak_value, int warmup_steps,
                                       int decay_steps, double end_value) {
   if (decay_steps <= warmup_steps)
-    throw Error("warmup_cosine_decay_schedule: decay_steps (" + std::to_string(decay_steps) +
+    throw ValueError("warmup_cosine_decay_schedule: decay_steps (" + std::to_string(decay_steps) +
                 ") must exceed warmup_steps (" + std::to_string(warmup_steps) + ")");
   double alpha = peak_value == 0 ? 0 : end_value / peak_value;
   Schedule warmup = linear_schedule(init_value, peak_value, warmup_steps);
@@ -57,8 +57,11 @@ Array safe_increment(const Array& count) {
   return np::where(count < kMax, count + 1, count);
 }
 
+// In float32 at least, then rounded to `dtype`, as optax: 0.999 is 1 in bfloat16, and 1 - 1^t
+// would divide by 0.
 Array bias_correction(double decay, const Array& count, DType dtype) {
-  return 1.0 - np::power(np::full({}, decay, dtype), count.astype(dtype));
+  DType wide = itemsize(dtype) < 4 ? float32 : dtype;
+  return (1.0 - np::power(np::full({}, decay, wide), count.astype(wide))).astype(dtype);
 }
 
 }  // namespace detail

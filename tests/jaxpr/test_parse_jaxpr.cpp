@@ -124,6 +124,10 @@ TEST_CASE("parse_jaxpr: constvars take the consts given, checked", "[jaxpr][pars
   CHECK(error_of<CompileError>([] {
           parse_jaxpr("{ lambda ; a:f32[]. let b:f32[] = frob a in (b,) }");
         }) == "jaxpr parse error at line 1, column 35: unknown primitive 'frob'");
+  // Called with other arguments than its invars: a TypeError, not a failed internal check.
+  CHECK(error_of<TypeError>([&] { j({}); }) == "ClosedJaxpr takes arguments [f32[2]], got []");
+  CHECK(error_of<TypeError>([&] { j({np::array({1.f, 2.f, 3.f})}); }) ==
+        "ClosedJaxpr takes arguments [f32[2]], got [f32[3]]");
 }
 
 }  // namespace

@@ -162,6 +162,18 @@ TEST_CASE("nn: softmax, log_softmax and logsumexp are stable at large and infini
               {0.25, 0, 0.75});
 }
 
+TEST_CASE("nn: softmax, log_softmax and logsumexp over an empty axis, as JAX's", "[nn]") {
+  // Their max starts from -inf (jax.nn's initial=-inf): no error, and log(0) = -inf.
+  Array x = np::zeros({2, 0}, float32);
+  CHECK(nn::softmax(x).shape() == Shape{2, 0});
+  CHECK(nn::log_softmax(x).shape() == Shape{2, 0});
+  Array lse = nn::logsumexp(x);
+  CHECK(lse.shape() == Shape{2});
+  for (float v : lse.to_vector<float>()) CHECK(v == -std::numeric_limits<float>::infinity());
+  CHECK(jit([](const Array& a) { return nn::logsumexp(a); })(x).to_vector<float>() ==
+        lse.to_vector<float>());
+}
+
 TEST_CASE("nn: logsumexp over axes, keepdims, and its gradient", "[nn]") {
   Array x = f64(kLogits, {3, 4});
   Array r = nn::logsumexp(x);

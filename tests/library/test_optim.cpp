@@ -148,6 +148,18 @@ TEST_CASE("optim: adam and adamw against loops with optax's formulas", "[optim]"
                 4);
   // float32 parameters stay float32; b2 = 0.999 rounds to float32 there, as in optax.
   check_against(optim::adam(0.01), adam_oracle(lr, 0.9, 0.999, 1e-8), 3, float32, 1e-4);
+  // bfloat16 parameters: 1 - 0.999^t in bfloat16 would be 0 (0.999 rounds to 1), and every
+  // update 0. Computed in float32, the first update is -lr g/|g| to bfloat16's precision.
+  CHECK(optim::detail::bias_correction(0.999, np::array(1), bfloat16).item<float>() ==
+        Approx(0.001).epsilon(0.01));
+  Array p = np::array({1.0f, -2.0f, 0.5f}).astype(bfloat16);
+  Array g = np::array({0.1f, -0.3f, 2.0f}).astype(bfloat16);
+  auto adam = optim::adam(1.0);
+  Array update = adam.update(g, adam.init(p), p).first;
+  CHECK(update.dtype() == bfloat16);
+  std::vector<float> u = update.astype(float32).to_vector<float>();
+  for (std::size_t i = 0; i < u.size(); ++i)
+    CHECK(u[i] == Approx(i == 1 ? 1.0 : -1.0).epsilon(0.02));
 }
 
 TEST_CASE("optim: schedules against their closed forms", "[optim]") {
@@ -182,9 +194,10 @@ TEST_CASE("optim: schedules against their closed forms", "[optim]") {
   for (int t : {2, 7, 25})
     CHECK(jitted(np::array(t)).item<double>() == Approx(at(wc, t)).epsilon(1e-6));
 
-  CHECK(testing::exact_error_of<Error>([] { optim::cosine_decay_schedule(1.0, 0); }) ==
+  CHECK(testing::exact_error_of<ValueError>([] { optim::cosine_decay_schedule(1.0, 0); }) ==
         "cosine_decay_schedule requires positive decay_steps, got decay_steps=0");
-  CHECK(testing::exact_error_of<Error>([] { optim::warmup_cosine_decay_schedule(0, 1, 5, 5); }) ==
+  CHECK(testing::exact_error_of<ValueError>(
+            [] { optim::warmup_cosine_decay_schedule(0, 1, 5, 5); }) ==
         "warmup_cosine_decay_schedule: decay_steps (5) must exceed warmup_steps (5)");
 }
 
