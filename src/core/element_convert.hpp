@@ -5,7 +5,6 @@
 #include <cmath>
 #include <limits>
 #include <type_traits>
-#include <type_traits>
 
 #include "jx/float16.hpp"
 

@@ -11,6 +11,7 @@
 
 #include "core/array_impl.hpp"
 #include "core/dtype_dispatch.hpp"
+#include "core/element_convert.hpp"
 #include "jaxpr/jaxpr.hpp"
 
 namespace jx {
@@ -323,11 +324,11 @@ class Parser {
       T* out = lit.impl()->buffer->as<T>();
       if constexpr (std::is_same_v<T, bool>) {
         *out = v.text == "True";
-      } else if constexpr (std::is_floating_point_v<T>) {
+      } else if constexpr (is_float_element_v<T>) {
         double x = v.text == "inf"   ? std::numeric_limits<double>::infinity()
                    : v.text == "nan" ? std::numeric_limits<double>::quiet_NaN()
                                      : number(v);
-        *out = static_cast<T>(negative ? -x : x);
+        *out = convert_element<T>(negative ? -x : x);
       } else {
         std::int64_t x = integer(v);
         if (x < static_cast<std::int64_t>(std::numeric_limits<T>::lowest()) ||

@@ -143,7 +143,7 @@ std::string literal_str(const Array& lit) {
     T x = *concrete_buffer(lit, "print").as<T>();
     if constexpr (std::is_same_v<T, bool>)
       return x ? "True" : "False";
-    else if constexpr (std::is_floating_point_v<T>)
+    else if constexpr (is_float_element_v<T>)  // as the double it is, as JAX prints x.item()
       return detail::python_float_repr(static_cast<double>(x), false);
     else
       return std::to_string(x);

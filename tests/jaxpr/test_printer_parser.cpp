@@ -104,6 +104,10 @@ TEST_CASE("printer: literals of every dtype", "[jaxpr]") {
   check_round_trip("{ lambda ; . let  in (-9223372036854775808:i64[], 4294967295:u32[]) }");
   // f32 values print as the double they are, the way JAX prints np.float32(0.1).item().
   check_round_trip("{ lambda ; . let  in (0.10000000149011612:f32[], 1e+20:f64[], 0.1:f64[]) }");
+  // So do the 16-bit floats' (bfloat16's 0.1 is 0.10009765625); they read back exactly.
+  check_round_trip("{ lambda ; . let  in (0.10009765625:bf16[], 0.0999755859375:f16[]) }");
+  Jaxpr h = read_jaxpr("{ lambda ; . let  in (0.1:bf16[], 3.0:f16[], -inf:bf16[]) }");
+  CHECK(to_string(h) == "{ lambda ; . let  in (0.10009765625:bf16[], 3.0:f16[], -inf:bf16[]) }");
   Jaxpr j = read_jaxpr("{ lambda ; . let  in (0.1:f32[], 2:f32[], -0.0:f32[]) }");
   CHECK(to_string(j) ==
         "{ lambda ; . let  in (0.10000000149011612:f32[], 2.0:f32[], -0.0:f32[]) }");
