@@ -257,6 +257,49 @@ void throw_too_few_args(const JitState& st, int num_args) {
               ", but was called with only " + std::to_string(num_args) + " positional arguments");
 }
 
+namespace {
+
+// A miss on a signature another thread is compiling waits for that compile and takes its entry
+// (a hit, after all): concurrent first calls trace and compile once, and count one miss.
+api::JitCache::EntryPtr compile_once(JitState& st, const CallArgs& ca, const MissHandler& miss,
+                                     const Device& device) {
+  std::pair<std::string, std::uint64_t> key{device.str(), api::hash_call(ca)};
+  std::promise<void> done;
+  std::shared_future<void> pending;
+  {
+    std::lock_guard lock(st.mu);
+    auto [it, mine] = st.compiling.try_emplace(key, done.get_future().share());
+    if (!mine) pending = it->second;
+  }
+  if (pending.valid()) {
+    pending.wait();
+    {
+      std::lock_guard lock(st.mu);
+      if (api::JitCache::EntryPtr entry = st.cache_for(device).find(ca)) {
+        --st.stats.misses;
+        ++st.stats.hits;
+        return entry;
+      }
+    }
+    return compile_miss(st, ca, miss, device);  // it failed, or hashed alike but differs
+  }
+  auto finish = [&] {
+    std::lock_guard lock(st.mu);
+    st.compiling.erase(key);
+    done.set_value();
+  };
+  try {
+    api::JitCache::EntryPtr entry = compile_miss(st, ca, miss, device);
+    finish();
+    return entry;
+  } catch (...) {
+    finish();
+    throw;
+  }
+}
+
+}  // namespace
+
 CallResult jit_call(JitState& st, CallArgs& ca, const MissHandler& miss) {
   CallResult r;
   const Config& cfg = config();
@@ -280,7 +323,7 @@ CallResult jit_call(JitState& st, CallArgs& ca, const MissHandler& miss) {
     entry = st.cache_for(device).find(ca);
     ++(entry ? st.stats.hits : st.stats.misses);
   }
-  if (!entry) entry = compile_miss(st, ca, miss, device);
+  if (!entry) entry = compile_once(st, ca, miss, device);
   r.outs = run_entry(*entry, ca.leaves);
   if (cfg.debug_nans || cfg.debug_infs) check_outputs(st, *entry, ca.leaves, r.outs);
   const void* proto = entry->out_proto.get();

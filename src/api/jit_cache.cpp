@@ -237,7 +237,8 @@ std::vector<SignatureDiff> signature_diffs(const Signature& seen, const Signatur
     lb += now.structures[i].num_leaves();
   }
   if (out.empty() && seen.type_token != now.type_token)
-    d.add(MissReason::new_tree_structure, "args", "", "", "args: the C++ argument types changed");
+    d.add(MissReason::new_tree_structure, "args", "the C++ argument types before",
+          "other C++ types (a float for a double, say)");
   return out;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -38,6 +39,8 @@ class JitState : public std::enable_shared_from_this<JitState> {
   std::map<int, api::JitCache> gpu_caches;  // by GPU id
   CacheInfo stats;
   std::vector<CacheMiss> misses;  // every miss, oldest first
+  // Signatures being compiled, by device and call hash: a thread missing on one waits for it.
+  std::map<std::pair<std::string, std::uint64_t>, std::shared_future<void>> compiling;
 
   api::JitCache& cache_for(const Device& d) {
     return d.platform() == Platform::cpu ? cache : gpu_caches[d.id()];

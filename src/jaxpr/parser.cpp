@@ -364,7 +364,10 @@ class Parser {
       Token key = expect_ident("a parameter name or ']'");
       if (out.has(key.text)) fail_at(key.line, key.col, "parameter '" + key.text + "' given twice");
       expect('=', "'=' after parameter '" + key.text + "'");
-      out.set(key.text, param());
+      // A call's name is a name, where a shared jaxpr has it too: JAX names a jit's jaxpr, printed
+      // once up front, after its function.
+      bool name = key.text == "name" && ident(peek()) && shared_.count(peek().text);
+      out.set(key.text, name ? Param::name(next().text) : param());
     }
     next();
     return out;

@@ -78,6 +78,14 @@ TEST_CASE("cache misses: weak types, static values, tree structure and flags", "
   REQUIRE(km.size() == 2);
   CHECK(km[1].reason == MissReason::new_tree_structure);
   CHECK(km[1].path == "args[0]");
+  // The same abstract values from other C++ types: the message still says what changed.
+  auto m = jit([](const Array& x, const Array& s) { return x * s; });
+  m(f32({2}), 2.0f);
+  m(f32({2}), 2.0);
+  REQUIRE(m.cache_misses().size() == 2);
+  CHECK(m.cache_misses()[1].str() ==
+        "jit(f): new_tree_structure at args: the C++ argument types before → other C++ types (a "
+        "float for a double, say)");
   {
     ConfigGuard guard;
     config().enable_x64 = true;

@@ -73,6 +73,12 @@ TEST_CASE("parse_jaxpr: JAX's nested jit texts, shared jaxprs and aliased argume
   CHECK(scalar(f(np::array({3.f}))) == 18);            // 2 x^2
   CHECK(scalar(jx::grad(f)(np::array({3.f}))) == 12);  // 4 x
   CHECK(scalar(jit(jx::grad(f))(np::array({3.f}))) == 12);
+  // A named function's shared jaxpr takes its name: `name=inner` stays a name.
+  auto inner = jit([](const Array& b) { return b * 2.f; }, {.name = "inner"});
+  ClosedJaxpr twice = make_jaxpr([&](const Array& a) { return inner(a) + inner(a + 1.f); })(
+      np::array({1.f, 2.f, 3.f}));
+  CHECK(twice.str().find("let inner = {") == 0);
+  CHECK(parse_jaxpr(twice.str()).str() == twice.str());
 }
 
 TEST_CASE("parse_jaxpr: JAX's cond and scan texts", "[jaxpr][parse]") {
