@@ -1,5 +1,5 @@
 // jx::devices, cpu, gpu and device_put.
-#include "jx/device.hpp"
+#include "api/device.hpp"
 
 #include <cstring>
 #include <ostream>
@@ -30,7 +30,13 @@ Device gpu(int id) {
   return {Platform::gpu, id};
 }
 
+void api::check_device(const Device& d) {
+  if (d.platform() == Platform::cpu && d.id() != 0)
+    throw ValueError("Unknown device " + d.str() + ": the CPU is cpu:0");
+}
+
 Array device_put(const Array& x, const Device& device) {
+  api::check_device(device);
   const detail::ArrayImpl& impl = impl_of(x);
   if (impl.tracer) return x;  // under a trace, the jitted program decides where it runs
   if (device == impl.device()) {

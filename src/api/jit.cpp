@@ -7,6 +7,7 @@
 #include <tuple>
 #include <typeindex>
 
+#include "api/device.hpp"
 #include "api/jit_state.hpp"
 #include "backend/backend.hpp"
 #include "core/array_impl.hpp"
@@ -225,6 +226,7 @@ std::shared_ptr<JitState> make_jit_state(const JitOptions& options, std::optiona
   st->trace_name = "jit(" + options.name + ")";
   st->static_argnums = options.static_argnums;
   st->donate_argnums = options.donate_argnums;
+  if (options.device) api::check_device(*options.device);
   st->device = options.device;
   st->persistent_key = options.persistent_key;
   if (options.cache_capacity < 0)

@@ -51,6 +51,11 @@ TEST_CASE("devices: device_put to the CPU commits an array there", "[devices]") 
   // Results of operations on committed arrays stay committed.
   CHECK((y + 1.0f).committed());
   CHECK_FALSE((x + 1.0f).committed());
+  // A device jx::devices() does not list is an error, not cpu:0.
+  CHECK_THROWS_MATCHES(device_put(x, Device(Platform::cpu, 7)), ValueError,
+                       Catch::Message("Unknown device cpu:7: the CPU is cpu:0"));
+  CHECK_THROWS_MATCHES(jit([](const Array& a) { return a; }, {.device = Device(Platform::cpu, 1)}),
+                       ValueError, Catch::Message("Unknown device cpu:1: the CPU is cpu:0"));
 }
 
 TEST_CASE("devices: a tracer has no device", "[devices]") {
