@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <functional>
+#include <initializer_list>
 #include <sstream>
 
-#include "support/check.hpp"
+#include "jx/errors.hpp"
 #include "support/format.hpp"
 
 namespace jx {
@@ -12,6 +13,34 @@ namespace jx {
 // Printing a sub-jaxpr lives with the jaxpr printer.
 std::string closed_jaxpr_param_str(const ClosedJaxprData& j);
 bool closed_jaxpr_equal(const ClosedJaxprData& a, const ClosedJaxprData& b);
+
+namespace {
+
+// Params come from jaxpr text too: one of the wrong kind is the text's error, not jx's.
+const char* kind_name(Param::Kind k) {
+  using K = Param::Kind;
+  switch (k) {
+    case K::kNone: return "None";
+    case K::kBool: return "a bool";
+    case K::kInt: return "an integer";
+    case K::kFloat: return "a float";
+    case K::kDType: return "a dtype";
+    case K::kName: return "a name";
+    case K::kTuple: return "a tuple";
+    case K::kList: return "a list";
+    case K::kJaxpr: return "a jaxpr";
+    case K::kRecord: return "a record";
+  }
+  return "?";
+}
+
+void expect_kind(Param::Kind got, std::initializer_list<Param::Kind> want) {
+  if (std::find(want.begin(), want.end(), got) != want.end()) return;
+  throw TypeError(std::string("a primitive parameter is ") + kind_name(got) + " where " +
+                  kind_name(*want.begin()) + " is expected");
+}
+
+}  // namespace
 
 Param Param::boolean(bool v) {
   Param p;
@@ -84,27 +113,27 @@ Param Param::record(std::string type, std::vector<std::pair<std::string, Param>>
 }
 
 bool Param::as_bool() const {
-  JX_CHECK(kind_ == Kind::kBool);
+  expect_kind(kind_, {Kind::kBool});
   return int_ != 0;
 }
 std::int64_t Param::as_int() const {
-  JX_CHECK(kind_ == Kind::kInt);
+  expect_kind(kind_, {Kind::kInt});
   return int_;
 }
 double Param::as_float() const {
-  JX_CHECK(kind_ == Kind::kFloat || kind_ == Kind::kInt);
+  expect_kind(kind_, {Kind::kFloat, Kind::kInt});
   return kind_ == Kind::kInt ? static_cast<double>(int_) : float_;
 }
 DType Param::as_dtype() const {
-  JX_CHECK(kind_ == Kind::kDType);
+  expect_kind(kind_, {Kind::kDType});
   return static_cast<DType>(int_);
 }
 const std::string& Param::as_name() const {
-  JX_CHECK(kind_ == Kind::kName);
+  expect_kind(kind_, {Kind::kName});
   return name_;
 }
 const std::vector<Param>& Param::items() const {
-  JX_CHECK(kind_ == Kind::kTuple || kind_ == Kind::kList);
+  expect_kind(kind_, {Kind::kTuple, Kind::kList});
   return items_;
 }
 std::vector<std::int64_t> Param::as_ints() const {
@@ -113,18 +142,19 @@ std::vector<std::int64_t> Param::as_ints() const {
   return out;
 }
 const std::shared_ptr<const ClosedJaxprData>& Param::as_jaxpr() const {
-  JX_CHECK(kind_ == Kind::kJaxpr);
+  expect_kind(kind_, {Kind::kJaxpr});
   return jaxpr_;
 }
 
 const std::string& Param::record_type() const {
-  JX_CHECK(kind_ == Kind::kRecord);
+  expect_kind(kind_, {Kind::kRecord});
   return name_;
 }
 const Param& Param::field(const std::string& name) const {
-  JX_CHECK(kind_ == Kind::kRecord);
+  expect_kind(kind_, {Kind::kRecord});
   auto it = std::find(fields_.begin(), fields_.end(), name);
-  JX_CHECK(it != fields_.end(), "record " << name_ << " has no field '" << name << "'");
+  if (it == fields_.end())
+    throw TypeError("primitive parameter " + name_ + " has no field '" + name + "'");
   return items_[static_cast<std::size_t>(it - fields_.begin())];
 }
 
@@ -187,7 +217,7 @@ Params::Params(std::initializer_list<std::pair<std::string, Param>> entries) {
 
 const Param& Params::get(const std::string& name) const {
   const Param* p = find(name);
-  JX_CHECK(p, "missing primitive parameter '" << name << "'");
+  if (!p) throw TypeError("missing primitive parameter '" + name + "'");
   return *p;
 }
 

@@ -431,6 +431,13 @@ TEST_CASE("typecheck: ill-typed texts throw jx::TypeError in JAX's words", "[jax
   CHECK(type_error("{ lambda ; a:i32[3]. let b:f32[3] = sin a in (b,) }") ==
         "Jaxpr typecheck error: sin does not accept dtype int32. Accepted dtypes are subtypes "
         "of floating.\n\nin equation:\n\nb:f32[3] = sin a");
+  // Params of the wrong kind, or missing: the text's error, not an internal one.
+  CHECK(type_error("{ lambda ; a:f32[]. let b:f32[] = integer_pow[y=3.5] a in (b,) }") ==
+        "Jaxpr typecheck error: a primitive parameter is a float where an integer is "
+        "expected\n\nin equation:\n\nb:f32[] = integer_pow[y=3.5] a");
+  CHECK(type_error("{ lambda ; a:f32[]. let b:f32[] = integer_pow a in (b,) }") ==
+        "Jaxpr typecheck error: missing primitive parameter 'y'\n\nin equation:\n\nb:f32[] = "
+        "integer_pow a");
   CHECK(type_error("{ lambda ; a:f32[]. let b:f32[] c:f32[] = sin a in (b,) }") ==
         "Jaxpr typecheck error: the equation binds 2 outputs but sin has 1\n\nin "
         "equation:\n\nb:f32[] c:f32[] = sin a");
