@@ -29,7 +29,8 @@ struct JitOptions {
   // Arguments whose buffers an output may take over (as JAX's donate_argnums): an output of the
   // same shape and dtype computed where the argument is last read is written over it. Such an
   // argument is deleted by the call (Array::is_deleted; reading it throws jx::Error); one no
-  // output can take over stays as it was.
+  // output can take over stays as it was, as does one the call reads again (passed twice, or
+  // closed over by the function).
   std::vector<int> donate_argnums;
   std::string name = "f";  // the program is jit_<name>
   // Where the program runs. Unset: on the device its committed arguments share (see
