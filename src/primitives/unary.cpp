@@ -18,16 +18,6 @@ namespace {
 
 using trace::bind1;
 
-// The type arithmetic on T wraps in: wrapping_t for an integer (element_convert.hpp).
-template <class T>
-struct Wrapping {
-  using type = T;
-};
-template <class T>
-requires(std::is_integral_v<T> && !std::is_same_v<T, bool>) struct Wrapping<T> {
-  using type = wrapping_t<T>;
-};
-
 }  // namespace
 
 Primitive neg_p("neg"), exp_p("exp"), exp2_p("exp2"), log_p("log"), log1p_p("log1p"),
@@ -178,16 +168,16 @@ const bool kRegistered = [] {
     std::int64_t y = params.get("y").as_int();
     return std::vector<Array>{map_unary(in[0], out[0], [y](auto x) {
       using T = decltype(x);
-      // Integers multiply in their unsigned type, so overflow wraps instead of being UB.
-      using M = typename Wrapping<T>::type;
-      M acc = M(1), base = static_cast<M>(x);
+      // Integers multiply as XLA's do, wrapping instead of overflowing (hlo::wrapping).
+      auto times = [](T a, T b) { return hlo::wrapping(a, b, std::multiplies<>{}); };
+      T acc = T(1), base = x;
       for (std::int64_t n = y < 0 ? -y : y; n; n >>= 1) {
-        if (n & 1) acc = static_cast<M>(acc * base);
-        if (n > 1) base = static_cast<M>(base * base);
+        if (n & 1) acc = times(acc, base);
+        if (n > 1) base = times(base, base);
       }
       if constexpr (std::is_floating_point_v<T>)
         if (y < 0) return T(1) / acc;
-      return static_cast<T>(acc);
+      return acc;
     })};
   };
   // As XLA: repeated squaring with multiplies; a negative power divides 1 by the result.
